@@ -1,0 +1,51 @@
+//! What analysis hands to the reporters.
+
+use crate::model::StoredExperiment;
+use serde::Serialize;
+
+/// A median with its 95% bootstrap confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Estimate {
+    pub median: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+/// A ratio of medians (configuration / baseline) with its 95% bootstrap CI.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Ratio {
+    pub value: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+impl Ratio {
+    /// True when the CI lies wholly on one side of 1.0.
+    pub fn excludes_one(&self) -> bool {
+        self.ci_high < 1.0 || self.ci_low > 1.0
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfigSummary {
+    pub ok_runs: usize,
+    pub total_runs: usize,
+    pub peak_rss_bytes: Option<Estimate>,
+    pub mean_rss_bytes: Option<Estimate>,
+    pub mean_pss_bytes: Option<Estimate>,
+    pub wall_s: Option<Estimate>,
+    /// user + sys
+    pub cpu_s: Option<Estimate>,
+    pub ratio_peak_rss_bytes: Option<Ratio>,
+    pub ratio_mean_rss_bytes: Option<Ratio>,
+    pub ratio_wall_s: Option<Ratio>,
+}
+
+/// The experiment plus one summary per configuration, in the same order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Analysis {
+    pub experiment: StoredExperiment,
+    /// Index into `experiment.configs`.
+    pub baseline: usize,
+    pub summaries: Vec<ConfigSummary>,
+}

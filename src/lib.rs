@@ -1,0 +1,17 @@
+//! allocscope: run a program under several memory allocators and tunings,
+//! sample its process tree, store the runs and say which configuration to use.
+//! Data flows one way: cli -> options -> plan -> run -> store -> analyze -> report.
+
+pub mod alloc;
+pub mod analyze;
+pub mod cli;
+pub mod commands;
+pub mod host;
+pub mod model;
+pub mod options;
+pub mod plan;
+pub mod report;
+pub mod run;
+pub mod sample;
+pub mod store;
+pub mod units;

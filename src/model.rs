@@ -1,0 +1,165 @@
+//! The records that flow between pipeline stages: a configuration to launch,
+//! the samples and outcome of one run, and the metrics derived from them.
+//! Stages exchange these plain values and nothing else.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A configuration is a name plus a launch environment. Nothing downstream of
+/// `alloc` branches on which allocator it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// What the user typed, e.g. `glibc:arena_max=2` or `mylib=/opt/libfoo.so`.
+    pub name: String,
+    /// Allocator family or user label: `glibc`, `jemalloc`, `mylib`, ...
+    pub allocator: String,
+    /// The library that must be mapped in the workload for the run to count
+    /// (the preloaded `.so`, or glibc's `libc.so.6`).
+    pub library: Option<PathBuf>,
+    pub version: Option<String>,
+    /// Variables added to the caller's environment, in order.
+    pub env: Vec<(String, String)>,
+}
+
+/// One point of the process tree's time series. Sizes in bytes; `t_s` is
+/// seconds since the workload started. PSS/USS/swap are read at an adaptive
+/// rate (see `sample`), so they are absent on some ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Sample {
+    pub t_s: f64,
+    pub rss_bytes: u64,
+    pub pss_bytes: Option<u64>,
+    pub uss_bytes: Option<u64>,
+    pub swap_bytes: Option<u64>,
+    pub vsz_bytes: u64,
+    pub processes: u32,
+    pub threads: u32,
+    /// Cumulative over the live processes of the tree.
+    pub minor_faults: u64,
+    pub major_faults: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Ok,
+    Failed,
+    Crashed,
+    Timeout,
+    NotLoaded,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Failed => "failed",
+            RunStatus::Crashed => "crashed",
+            RunStatus::Timeout => "timeout",
+            RunStatus::NotLoaded => "not_loaded",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<RunStatus> {
+        [
+            RunStatus::Ok,
+            RunStatus::Failed,
+            RunStatus::Crashed,
+            RunStatus::Timeout,
+            RunStatus::NotLoaded,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+}
+
+/// Everything measured about one finished run, before any statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Repetition number within its configuration, from 1.
+    pub index: u32,
+    pub status: RunStatus,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub wall_s: f64,
+    /// CPU time of the tree, from wait4's rusage of every reaped process.
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// Largest `ru_maxrss` among reaped processes (the kernel's VmHWM).
+    pub max_hwm_bytes: u64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    pub samples: Vec<Sample>,
+    pub stdout_path: PathBuf,
+    pub stderr_path: PathBuf,
+    /// Why the status is what it is, when that is not obvious.
+    pub message: Option<String>,
+    /// Allocator libraries the program brought itself (linked, not preloaded).
+    pub linked_allocators: Vec<String>,
+    /// CPU time allocscope's sampler spent on this run.
+    pub sampler_cpu_s: f64,
+    pub started_at: String,
+}
+
+/// Per-run figures derived from a `RunRecord` (see `analyze::metrics`).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct RunMetrics {
+    pub peak_rss_bytes: u64,
+    pub mean_rss_bytes: u64,
+    pub final_rss_bytes: u64,
+    pub peak_pss_bytes: Option<u64>,
+    pub mean_pss_bytes: Option<u64>,
+}
+
+/// The host an experiment ran on, recorded once per experiment.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Host {
+    pub kernel: String,
+    pub glibc: String,
+    pub cpus: u32,
+    /// The bracketed choice of /sys/kernel/mm/transparent_hugepage/enabled.
+    pub thp: String,
+    /// The cgroup's memory.max, `None` when unlimited or unknown.
+    pub cgroup_memory_limit_bytes: Option<u64>,
+    pub hostname: String,
+}
+
+/// What identifies an experiment, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentInfo {
+    pub name: Option<String>,
+    pub command: Vec<String>,
+    pub started_at: String,
+    pub host: Host,
+    pub runs_per_config: u32,
+    pub warmup: u32,
+    pub interval_ms: u64,
+    pub baseline: String,
+}
+
+/// A run as kept in the store: the record plus its derived metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredRun {
+    pub id: i64,
+    pub record: RunRecord,
+    pub metrics: RunMetrics,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredConfig {
+    pub id: i64,
+    pub config: Config,
+    pub runs: Vec<StoredRun>,
+}
+
+/// `running` while allocscope works on it; `complete`, `interrupted` (Ctrl-C or
+/// SIGTERM) once it stopped; a `running` experiment whose allocscope is gone is
+/// shown as `incomplete`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredExperiment {
+    pub id: i64,
+    pub info: ExperimentInfo,
+    pub status: String,
+    pub finished_at: Option<String>,
+    pub configs: Vec<StoredConfig>,
+}
