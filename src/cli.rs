@@ -1,1 +1,124 @@
-//! (being written)
+//! Command-line definitions (clap) and nothing else: checking and converting
+//! what the user typed happens in `options`.
+
+use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "allocscope",
+    version,
+    about = "Measure which memory allocator and tuning a program should run with",
+    long_about = "Runs a program under each allocator configuration (glibc malloc and its \
+                  tunables, jemalloc, tcmalloc, mimalloc, any allocator library), samples the \
+                  memory of its whole process tree, stores every run in SQLite and compares \
+                  the configurations with confidence intervals."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run COMMAND under each configuration, sample it, store and compare.
+    Compare(CompareArgs),
+    /// List the allocators this machine has, and the packages of the missing ones.
+    Allocators,
+    /// Re-render a stored experiment (the latest by default) without re-running.
+    Report(ReportArgs),
+    /// Run a compare of the bundled multithreaded workload under every installed allocator.
+    Demo(DemoArgs),
+    /// Run a built-in workload as an ordinary process (any allocator can be preloaded into it).
+    #[command(hide = true)]
+    Workload(WorkloadArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Write the results as JSON (schema allocscope/1); `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Write one CSV row per configuration with the summary; `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Also export every sample: a `timeline` per run in the JSON, and
+    /// FILE.samples.csv (long format) beside the CSV.
+    #[arg(long)]
+    pub samples: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Allocator configuration, repeatable: NAME[:key=value,...] (glibc, jemalloc,
+    /// tcmalloc, mimalloc) or LABEL=/path/to/lib.so[:env.NAME=value,...].
+    /// Default: glibc, glibc:arena_max=2, jemalloc, tcmalloc, mimalloc.
+    #[arg(short = 'a', long = "alloc", value_name = "CONFIG")]
+    pub alloc: Vec<String>,
+    /// Measured runs per configuration.
+    #[arg(short = 'r', long, default_value = "3", value_name = "N", allow_negative_numbers = true)]
+    pub runs: String,
+    /// Unmeasured runs per configuration before the measured ones.
+    #[arg(long, default_value = "0", value_name = "N", allow_negative_numbers = true)]
+    pub warmup: String,
+    /// Sampling interval, from 10ms to 1h.
+    #[arg(long, default_value = "100ms", value_name = "DUR")]
+    pub interval: String,
+    /// Time limit per run; the whole process tree is killed when it is reached.
+    #[arg(long, value_name = "DUR")]
+    pub timeout: Option<String>,
+    /// The configuration the others are compared with (default: the first).
+    #[arg(long, value_name = "CONFIG")]
+    pub baseline: Option<String>,
+    /// A name for this experiment in the store.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The SQLite store.
+    #[arg(long, default_value = "allocscope.db", value_name = "FILE")]
+    pub db: PathBuf,
+    #[command(flatten)]
+    pub export: ExportArgs,
+    /// The program to measure and its arguments.
+    #[arg(last = true, value_name = "COMMAND", num_args = 1.., required = true)]
+    pub command: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The experiment's id (see --list); the latest when omitted.
+    pub experiment: Option<i64>,
+    /// The SQLite store.
+    #[arg(long, default_value = "allocscope.db", value_name = "FILE")]
+    pub db: PathBuf,
+    /// List the stored experiments.
+    #[arg(long)]
+    pub list: bool,
+    /// Compare with this configuration instead of the experiment's baseline.
+    #[arg(long, value_name = "CONFIG")]
+    pub baseline: Option<String>,
+    #[command(flatten)]
+    pub export: ExportArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// The SQLite store.
+    #[arg(long, default_value = "allocscope.db", value_name = "FILE")]
+    pub db: PathBuf,
+    /// Measured runs per configuration.
+    #[arg(short = 'r', long, default_value = "3", value_name = "N", allow_negative_numbers = true)]
+    pub runs: String,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkloadArgs {
+    /// The workload: `threads` (multithreaded cross-thread churn).
+    pub name: String,
+    /// Worker threads.
+    #[arg(long, default_value_t = 8)]
+    pub threads: usize,
+    /// Allocation operations per thread.
+    #[arg(long, default_value_t = 400_000)]
+    pub ops: u64,
+}

@@ -15,3 +15,4 @@ pub mod run;
 pub mod sample;
 pub mod store;
 pub mod units;
+pub mod workload;

@@ -1,1 +1,197 @@
-//! (being written)
+//! Validated settings: everything the user typed, checked and converted
+//! before anything runs. Errors here are user mistakes (exit 2) whose message
+//! says how to fix them.
+
+use crate::units::{parse_duration, UnitError};
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use thiserror::Error;
+
+pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
+pub const MAX_INTERVAL: Duration = Duration::from_secs(3600);
+
+/// A mistake in the command line; the message names it and the fix.
+#[derive(Debug, Error)]
+pub enum UsageError {
+    #[error(transparent)]
+    Unit(#[from] UnitError),
+    #[error("--interval {0} is out of range; use a value from 10ms to 1h")]
+    IntervalRange(String),
+    #[error("--timeout {0} is too short; use at least 10ms")]
+    TimeoutRange(String),
+    #[error("{flag} '{value}' is not a count; use a whole number {min} or more (e.g. {flag} 5)")]
+    Count { flag: &'static str, value: String, min: u32 },
+    #[error("command '{0}' not found; check the name, or give its path")]
+    CommandNotFound(String),
+    #[error("'{0}' is a directory, not a command; give the program to run")]
+    CommandIsDirectory(String),
+    #[error("'{0}' is not executable; chmod +x it or run it through its interpreter")]
+    CommandNotExecutable(String),
+    #[error("no command given; put the program to run after `--`, e.g. allocscope compare -- ./myprog")]
+    NoCommand,
+    #[error("--baseline '{given}' is not one of the configurations: {known}")]
+    UnknownBaseline { given: String, known: String },
+    #[error("configuration '{0}' is given twice; each -a must be distinct")]
+    DuplicateConfig(String),
+    #[error("{0}")]
+    Alloc(String),
+    #[error("no allocator configuration is available; install libjemalloc2, libtcmalloc-minimal4 or libmimalloc2.0, or pass -a glibc")]
+    NoConfigs,
+}
+
+pub fn parse_count(flag: &'static str, value: &str, min: u32) -> Result<u32, UsageError> {
+    match value.trim().parse::<u32>() {
+        Ok(n) if n >= min => Ok(n),
+        _ => Err(UsageError::Count { flag, value: value.to_string(), min }),
+    }
+}
+
+pub fn parse_interval(text: &str) -> Result<Duration, UsageError> {
+    let interval = parse_duration(text)?;
+    if !(MIN_INTERVAL..=MAX_INTERVAL).contains(&interval) {
+        return Err(UsageError::IntervalRange(text.to_string()));
+    }
+    Ok(interval)
+}
+
+pub fn parse_timeout(text: &str) -> Result<Duration, UsageError> {
+    let timeout = parse_duration(text)?;
+    if timeout < MIN_INTERVAL {
+        return Err(UsageError::TimeoutRange(text.to_string()));
+    }
+    Ok(timeout)
+}
+
+/// Finds the program the way execvp would: a name with a slash is a path,
+/// otherwise each PATH entry is tried. Checks it is a runnable file.
+pub fn resolve_command(program: &OsString) -> Result<PathBuf, UsageError> {
+    let shown = program.to_string_lossy().to_string();
+    let candidate = Path::new(program);
+    let found = if shown.contains('/') {
+        candidate.exists().then(|| candidate.to_path_buf())
+    } else {
+        std::env::var_os("PATH")
+            .map(|path| std::env::split_paths(&path).map(|dir| dir.join(candidate)).collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .find(|p| p.is_file() && is_executable(p))
+    };
+    let path = found.ok_or_else(|| UsageError::CommandNotFound(shown.clone()))?;
+    if path.is_dir() {
+        return Err(UsageError::CommandIsDirectory(shown));
+    }
+    if !is_executable(&path) {
+        return Err(UsageError::CommandNotExecutable(shown));
+    }
+    Ok(path)
+}
+
+fn is_executable(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interval_must_be_between_10ms_and_1h() {
+        assert_eq!(parse_interval("10ms").ok(), Some(Duration::from_millis(10)));
+        assert_eq!(parse_interval("1h").ok(), Some(Duration::from_secs(3600)));
+        for bad in ["0", "9ms", "2h", "fast"] {
+            assert!(parse_interval(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn counts_reject_negative_and_garbage() {
+        assert_eq!(parse_count("--runs", "3", 1).ok(), Some(3));
+        assert!(parse_count("--runs", "-1", 1).is_err());
+        assert!(parse_count("--runs", "0", 1).is_err());
+        assert_eq!(parse_count("--warmup", "0", 0).ok(), Some(0));
+        let message = parse_count("--runs", "x", 1).map(|_| ()).unwrap_err().to_string();
+        assert!(message.contains("--runs 'x'"), "{message}");
+    }
+
+    #[test]
+    fn resolves_commands_on_path_and_rejects_directories() {
+        assert!(resolve_command(&OsString::from("sh")).is_ok());
+        assert!(matches!(
+            resolve_command(&OsString::from("no-such-program-xyz")),
+            Err(UsageError::CommandNotFound(_))
+        ));
+        assert!(matches!(resolve_command(&OsString::from("/tmp")), Err(UsageError::CommandIsDirectory(_))));
+        assert!(matches!(
+            resolve_command(&OsString::from("/etc/passwd")),
+            Err(UsageError::CommandNotExecutable(_))
+        ));
+    }
+}
+
+/// Everything `compare` needs, checked.
+#[derive(Debug)]
+pub struct CompareSettings {
+    pub configs: Vec<crate::model::Config>,
+    /// Lines to show before running, e.g. skipped allocators.
+    pub warnings: Vec<String>,
+    pub runs: u32,
+    pub warmup: u32,
+    pub interval: Duration,
+    pub timeout: Option<Duration>,
+    pub baseline: String,
+    pub name: Option<String>,
+    pub db: PathBuf,
+    pub program: PathBuf,
+    pub command: Vec<OsString>,
+}
+
+impl CompareSettings {
+    pub fn from_args(
+        args: &crate::cli::CompareArgs,
+        registry: &crate::alloc::Registry,
+    ) -> Result<CompareSettings, UsageError> {
+        let runs = parse_count("--runs", &args.runs, 1)?;
+        let warmup = parse_count("--warmup", &args.warmup, 0)?;
+        let interval = parse_interval(&args.interval)?;
+        let timeout = args.timeout.as_deref().map(parse_timeout).transpose()?;
+        let program_name = args.command.first().ok_or(UsageError::NoCommand)?;
+        let program = resolve_command(program_name)?;
+        let (configs, warnings) = if args.alloc.is_empty() {
+            registry.default_configs()
+        } else {
+            let mut configs = Vec::new();
+            for spec in &args.alloc {
+                let config = registry.resolve(spec).map_err(|e| UsageError::Alloc(e.to_string()))?;
+                if configs.iter().any(|c: &crate::model::Config| c.name == config.name) {
+                    return Err(UsageError::DuplicateConfig(config.name));
+                }
+                configs.push(config);
+            }
+            (configs, Vec::new())
+        };
+        let first = configs.first().ok_or(UsageError::NoConfigs)?;
+        let baseline = match &args.baseline {
+            None => first.name.clone(),
+            Some(given) if configs.iter().any(|c| &c.name == given) => given.clone(),
+            Some(given) => {
+                let known = configs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
+                return Err(UsageError::UnknownBaseline { given: given.clone(), known });
+            }
+        };
+        Ok(CompareSettings {
+            configs,
+            warnings,
+            runs,
+            warmup,
+            interval,
+            timeout,
+            baseline,
+            name: args.name.clone(),
+            db: args.db.clone(),
+            program,
+            command: args.command.clone(),
+        })
+    }
+}

@@ -1,1 +1,7 @@
-//! (being written)
+//! One function per subcommand, each wiring the pipeline stages together.
+
+pub mod allocators;
+pub mod compare;
+pub mod exports;
+pub mod listing;
+pub mod report;

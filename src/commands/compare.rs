@@ -1,0 +1,154 @@
+//! `allocscope compare`: plan the runs, execute each under its configuration,
+//! store each as soon as it ends, then analyse and report from the store.
+
+use crate::alloc::elf::{inspect_program, preload_ignored_reason};
+use crate::analyze::{analyze, run_metrics};
+use crate::cli::ExportArgs;
+use crate::model::{ExperimentInfo, RunStatus};
+use crate::options::CompareSettings;
+use crate::run::{self, Interrupt, Launch, Outcome};
+use crate::sample::Sampler;
+use crate::store::Store;
+use crate::units::{format_bytes, format_seconds};
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// The sampler may spend this fraction of one core on PSS reads.
+const PSS_BUDGET: f64 = 0.01;
+
+/// Runs the whole matrix and returns the process exit code: 0 when every run
+/// ended `ok`, 1 when some did not, 128+signal when interrupted.
+pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Result<i32> {
+    for warning in &settings.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let mut store = Store::open(&settings.db)?;
+    let interrupt = Interrupt::install()?;
+    run::become_subreaper()?;
+    let program_info = inspect_program(&settings.program);
+    let preload_ignored = program_info.as_ref().and_then(preload_ignored_reason);
+    let linked = program_info.map(|info| info.linked_allocators).unwrap_or_default();
+    if let Some(reason) = &preload_ignored {
+        eprintln!("warning: {reason}; its runs will be reported as not_loaded");
+    }
+    for name in &linked {
+        eprintln!(
+            "note: {} links {name} itself; a preloaded allocator takes over malloc, \
+             but the program's own statistics may keep naming {name}",
+            settings.program.display()
+        );
+    }
+
+    let info = ExperimentInfo {
+        name: settings.name.clone(),
+        command: settings.command.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+        host: crate::host::capture(),
+        runs_per_config: settings.runs,
+        warmup: settings.warmup,
+        interval_ms: settings.interval.as_millis() as u64,
+        baseline: settings.baseline.clone(),
+    };
+    let (experiment_id, config_ids) = store.begin_experiment(&info, &settings.configs)?;
+    let log_dir = log_directory(&settings.db, experiment_id)?;
+    let plan = crate::plan::interleaved(settings.configs.len(), settings.runs, settings.warmup);
+    eprintln!(
+        "allocscope: experiment {experiment_id}: {} configurations x {} runs{} of {}",
+        settings.configs.len(),
+        settings.runs,
+        if settings.warmup > 0 { format!(" (+{} warm-up)", settings.warmup) } else { String::new() },
+        info.command.join(" ")
+    );
+
+    let mut sampler = Sampler::new(PSS_BUDGET);
+    let mut all_ok = true;
+    let mut interrupted = false;
+    for (step, planned) in plan.iter().enumerate() {
+        let config = &settings.configs[planned.config];
+        let kind = if planned.warmup { "warmup" } else { "run" };
+        let stem = format!("{:02}-{}-{kind}{}", planned.config + 1, slug(&config.name), planned.repetition);
+        let launch = Launch {
+            program: &settings.program,
+            args: &settings.command[1..],
+            config,
+            index: planned.repetition,
+            stdout_path: log_dir.join(format!("{stem}.stdout")),
+            stderr_path: log_dir.join(format!("{stem}.stderr")),
+            interval: settings.interval,
+            timeout: settings.timeout,
+            preload_ignored: preload_ignored.clone(),
+            linked_allocators: linked.clone(),
+        };
+        let record = match run::execute(&launch, &mut sampler, &interrupt)? {
+            Outcome::Interrupted => {
+                interrupted = true;
+                break;
+            }
+            Outcome::Finished(record) => record,
+        };
+        let metrics = run_metrics(&record);
+        eprintln!(
+            "[{}/{}] {:<24} {kind} {}: {:<10} {:>9}  peak RSS {}{}",
+            step + 1,
+            plan.len(),
+            config.name,
+            planned.repetition,
+            record.status.as_str(),
+            format_seconds(record.wall_s),
+            format_bytes(metrics.peak_rss_bytes as f64),
+            record.message.as_ref().map(|m| format!("  ({m})")).unwrap_or_default()
+        );
+        if planned.warmup {
+            continue;
+        }
+        all_ok &= record.status == RunStatus::Ok;
+        store.add_run(config_ids[planned.config], &record, &metrics)?;
+    }
+    store.finish_experiment(experiment_id, if interrupted { "interrupted" } else { "complete" })?;
+
+    let experiment = store.load_experiment(Some(experiment_id))?;
+    let analysis = analyze(experiment, &settings.baseline)?;
+    super::exports::print_table_and_export(&analysis, exports)?;
+    if interrupted {
+        eprintln!("allocscope: interrupted; the finished runs are stored in experiment {experiment_id}");
+        return Ok(interrupt.exit_code());
+    }
+    Ok(if all_ok { 0 } else { 1 })
+}
+
+/// Where the runs' stdout and stderr are kept: beside the store, one
+/// directory per experiment.
+fn log_directory(db: &Path, experiment_id: i64) -> anyhow::Result<PathBuf> {
+    let parent = match db.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let parent = parent
+        .canonicalize()
+        .with_context(|| format!("resolving '{}'", parent.display()))?;
+    let dir = parent.join("allocscope-logs").join(experiment_id.to_string());
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating '{}'", dir.display()))?;
+    Ok(dir)
+}
+
+/// A configuration name as a file-name part: `glibc:arena_max=2` -> `glibc-arena_max-2`.
+fn slug(name: &str) -> String {
+    let slug: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '-' })
+        .take(48)
+        .collect();
+    slug.trim_matches('-').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slug;
+
+    #[test]
+    fn slugs_are_safe_file_names() {
+        assert_eq!(slug("glibc:arena_max=2"), "glibc-arena_max-2");
+        assert_eq!(slug("mine=/opt/lib/libfoo.so"), "mine--opt-lib-libfoo.so");
+    }
+}

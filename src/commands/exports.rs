@@ -1,0 +1,36 @@
+//! Where the rendered bytes go: the table to stdout, each requested export to
+//! its file (`-` is stdout). Shared by `compare` and `report`.
+
+use crate::analyze::types::Analysis;
+use crate::cli::ExportArgs;
+use crate::report::csv::CsvReporter;
+use crate::report::json::JsonReporter;
+use crate::report::samples_csv::SamplesCsvReporter;
+use crate::report::table::TableReporter;
+use crate::report::{write_output, Reporter};
+use std::path::{Path, PathBuf};
+
+pub fn print_table_and_export(analysis: &Analysis, exports: &ExportArgs) -> anyhow::Result<()> {
+    let to_stdout = |p: &Option<PathBuf>| p.as_deref() == Some(Path::new("-"));
+    // Keep stdout machine-readable when an export goes there.
+    if !to_stdout(&exports.export_json) && !to_stdout(&exports.export_csv) {
+        write_output(Path::new("-"), &TableReporter.render(analysis)?)?;
+    }
+    if let Some(path) = &exports.export_json {
+        let reporter = JsonReporter { include_samples: exports.samples };
+        write_output(path, &reporter.render(analysis)?)?;
+    }
+    if let Some(path) = &exports.export_csv {
+        write_output(path, &CsvReporter.render(analysis)?)?;
+        if exports.samples && path != Path::new("-") {
+            write_output(&samples_csv_path(path), &SamplesCsvReporter.render(analysis)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// `results.csv` -> `results.samples.csv`.
+pub fn samples_csv_path(csv: &Path) -> PathBuf {
+    let stem = csv.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    csv.with_file_name(format!("{stem}.samples.csv"))
+}

@@ -1,0 +1,25 @@
+//! `allocscope report`: re-render a stored experiment, or list them.
+
+use crate::analyze::analyze;
+use crate::cli::ReportArgs;
+use crate::store::Store;
+use anyhow::bail;
+
+pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
+    if !args.db.exists() {
+        bail!(
+            "no store at '{}'; run `allocscope compare` first, or pass --db FILE",
+            args.db.display()
+        );
+    }
+    let store = Store::open(&args.db)?;
+    if args.list {
+        print!("{}", super::listing::render(&store.list()?));
+        return Ok(0);
+    }
+    let experiment = store.load_experiment(args.experiment)?;
+    let baseline = args.baseline.clone().unwrap_or_else(|| experiment.info.baseline.clone());
+    let analysis = analyze(experiment, &baseline)?;
+    super::exports::print_table_and_export(&analysis, &args.export)?;
+    Ok(0)
+}

@@ -1,0 +1,101 @@
+//! Did the configuration's allocator really load? Read from /proc/PID/maps of
+//! the workload: static, setuid and Go programs ignore LD_PRELOAD, and a run
+//! under an allocator that never loaded must not be compared as if it had.
+
+use crate::alloc::allocator_of_library;
+use crate::sample::maps::{is_mapped, mapped_paths};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub struct LoadCheck {
+    library: Option<PathBuf>,
+    /// The library was seen mapped in a process of the tree.
+    seen: bool,
+    /// A process had libc mapped but not the library: the dynamic loader was
+    /// done with preloads, so the library is not coming.
+    missing_after_libc: bool,
+    /// Other allocator libraries seen mapped (ones the program links itself).
+    others: Vec<String>,
+    observations: u32,
+}
+
+impl LoadCheck {
+    pub fn new(library: Option<PathBuf>) -> LoadCheck {
+        LoadCheck { library, seen: false, missing_after_libc: false, others: Vec::new(), observations: 0 }
+    }
+
+    /// True once there is nothing left to find out.
+    pub fn settled(&self) -> bool {
+        self.library.is_none() || self.seen
+    }
+
+    pub fn verified(&self) -> bool {
+        self.seen
+    }
+
+    /// Poll quickly right after exec, then back off.
+    pub fn poll_interval(&self) -> Duration {
+        if self.observations < 50 {
+            Duration::from_millis(2)
+        } else {
+            Duration::from_millis(20)
+        }
+    }
+
+    /// Looks at the workload's own process first, then the rest of the tree.
+    pub fn observe(&mut self, main: i32, tree: &[i32]) {
+        let Some(library) = self.library.clone() else { return };
+        self.observations += 1;
+        let candidates = std::iter::once(main).chain(tree.iter().copied().filter(|&p| p != main));
+        for pid in candidates {
+            let Some(paths) = mapped_paths(pid) else { continue };
+            self.note_other_allocators(&paths, &library);
+            if is_mapped(&paths, &library) {
+                self.seen = true;
+                self.missing_after_libc = false;
+                return;
+            }
+            if paths.iter().any(|p| is_libc(p)) {
+                self.missing_after_libc = true;
+            }
+        }
+    }
+
+    fn note_other_allocators(&mut self, paths: &[PathBuf], library: &Path) {
+        let ours = allocator_of_library(library);
+        for path in paths {
+            if let Some(name) = allocator_of_library(path) {
+                if Some(name) != ours && !self.others.iter().any(|o| o == name) {
+                    self.others.push(name.to_string());
+                }
+            }
+        }
+    }
+
+    /// The message for a `not_loaded` run, or None when the run counts.
+    pub fn not_loaded_reason(&self, preload_ignored: Option<&str>) -> Option<String> {
+        let library = self.library.as_ref()?;
+        if self.seen {
+            return None;
+        }
+        let name = library.display();
+        match preload_ignored {
+            Some(reason) => Some(format!("'{name}' was not loaded: {reason}")),
+            None if self.missing_after_libc => Some(format!(
+                "'{name}' was not mapped in the workload; static and setuid binaries and programs \
+                 with their own allocator (such as Go binaries) ignore LD_PRELOAD"
+            )),
+            None => None,
+        }
+    }
+
+    pub fn other_allocators(&self) -> Vec<String> {
+        self.others.clone()
+    }
+}
+
+fn is_libc(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("libc.so") || n.starts_with("libc-"))
+}

@@ -1,0 +1,76 @@
+//! Starting the workload in its own process group, tied to allocscope's life,
+//! and ending its whole tree.
+
+use anyhow::Context;
+use std::ffi::OsString;
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Makes orphaned descendants of the workload children of allocscope, so they
+/// can be sampled, reaped and ended. Call once, before the first run.
+pub fn become_subreaper() -> anyhow::Result<()> {
+    // SAFETY: prctl with integer arguments only.
+    let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error()).context("making allocscope a child subreaper");
+    }
+    Ok(())
+}
+
+/// Starts `program args...` with the caller's environment plus `env`, stdin
+/// closed, stdout/stderr to the given files, in a new process group, with a
+/// parent-death signal so that a killed allocscope takes the workload with it.
+/// Must be called from the thread that lives for the whole experiment: the
+/// parent-death signal fires when the forking *thread* exits.
+pub fn spawn(
+    program: &Path,
+    args: &[OsString],
+    env: &[(String, String)],
+    stdout_path: &Path,
+    stderr_path: &Path,
+) -> anyhow::Result<i32> {
+    let stdout = File::create(stdout_path)
+        .with_context(|| format!("creating '{}'", stdout_path.display()))?;
+    let stderr = File::create(stderr_path)
+        .with_context(|| format!("creating '{}'", stderr_path.display()))?;
+    let mut command = Command::new(program);
+    command.args(args).stdin(Stdio::null()).stdout(stdout).stderr(stderr);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        command.pre_exec(move || {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // allocscope died before the signal was armed.
+            if libc::getppid() != parent {
+                libc::_exit(137);
+            }
+            Ok(())
+        });
+    }
+    let child = command
+        .spawn()
+        .with_context(|| format!("starting '{}'", program.display()))?;
+    Ok(child.id() as i32)
+}
+
+/// Sends SIGKILL to the workload's process group and to every listed
+/// descendant (those that left the group with setsid/setpgid included).
+pub fn kill_tree(group: i32, descendants: &[i32]) {
+    // SAFETY: kill with plain integers; errors (already gone) are fine.
+    unsafe {
+        libc::kill(-group, libc::SIGKILL);
+        for &pid in descendants {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! Mistakes on the command line: one line naming the problem and the fix,
+//! exit 2, nothing run, nothing stored.
+
+use crate::common::*;
+
+fn rejected(args: &[&str], expected_words: &[&str]) {
+    let scratch = Scratch::new();
+    let db = scratch.db();
+    let mut full = vec!["compare", "--db", db.to_str().expect("utf-8")];
+    full.extend_from_slice(args);
+    let output = scratch.run(&full);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line expected: {err}");
+    for word in expected_words {
+        assert!(err.contains(word), "{args:?}: '{word}' missing from: {err}");
+    }
+    assert!(!db.exists(), "{args:?} created a store");
+}
+
+#[test]
+fn missing_command_is_named_and_nothing_runs() {
+    rejected(&["--", "no-such-program-xyz"], &["no-such-program-xyz", "not found"]);
+}
+
+#[test]
+fn directory_as_command_is_rejected() {
+    rejected(&["--", "/tmp"], &["/tmp", "directory"]);
+}
+
+#[test]
+fn unknown_allocator_lists_the_built_in_names() {
+    rejected(&["-a", "jemaloc", "--", "true"], &["jemaloc", "glibc", "jemalloc", "tcmalloc", "mimalloc"]);
+}
+
+#[test]
+fn unknown_glibc_key_lists_the_valid_keys() {
+    rejected(&["-a", "glibc:arena=2", "--", "true"], &["arena", "arena_max", "trim_threshold"]);
+}
+
+#[test]
+fn library_that_is_missing_or_not_elf_is_rejected() {
+    rejected(&["-a", "mine=/no/such/lib.so", "--", "true"], &["/no/such/lib.so"]);
+    rejected(&["-a", "mine=/etc/passwd", "--", "true"], &["/etc/passwd", "ELF"]);
+}
+
+#[test]
+fn malformed_durations_and_counts_are_rejected() {
+    rejected(&["--interval", "0", "--", "true"], &["--interval"]);
+    rejected(&["--interval", "2h", "--", "true"], &["10ms", "1h"]);
+    rejected(&["--timeout", "5parsecs", "--", "true"], &["5parsecs"]);
+    rejected(&["--runs", "-1", "--", "true"], &["--runs"]);
+    rejected(&["--runs", "0", "--", "true"], &["--runs"]);
+}
+
+#[test]
+fn unknown_baseline_lists_the_configurations() {
+    rejected(&["-a", "glibc", "--baseline", "jemalloc", "--", "true"], &["jemalloc", "glibc"]);
+}

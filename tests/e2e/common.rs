@@ -1,0 +1,124 @@
+//! Helpers for the end-to-end tests: build the C workloads, run the real
+//! binary in a scratch directory, read its JSON export.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+static BUILD_LOCK: Mutex<()> = Mutex::new(());
+
+/// Compiles tests/programs/NAME.c (once per test binary run) and returns it.
+pub fn program(name: &str) -> PathBuf {
+    program_with(name, &[])
+}
+
+pub fn program_with(name: &str, extra_flags: &[&str]) -> PathBuf {
+    let _guard = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let suffix = extra_flags.join("").replace(['-', ' '], "");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}{suffix}"));
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs").join(format!("{name}.c"));
+    if !out.exists() {
+        let status = Command::new("cc")
+            .args(["-O2", "-pthread", "-o"])
+            .arg(&out)
+            .arg(&source)
+            .args(extra_flags)
+            .status()
+            .expect("cc runs");
+        assert!(status.success(), "compiling {}", source.display());
+    }
+    out
+}
+
+/// A scratch directory with its own store.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch { dir: tempfile::tempdir().expect("tempdir") }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.path("store.db")
+    }
+
+    /// Runs allocscope with the given arguments in the scratch directory.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("allocscope runs")
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_allocscope"));
+        command.args(args).current_dir(self.dir.path());
+        command
+    }
+
+    /// `compare` with the store and a JSON export in the scratch directory;
+    /// returns the output and the parsed JSON.
+    pub fn compare(&self, options: &[&str], workload: &[&str]) -> (Output, Value) {
+        let json = self.path("out.json");
+        let db = self.db();
+        let mut args = vec!["compare", "--db", db.to_str().expect("utf-8"), "--export-json"];
+        args.push(json.to_str().expect("utf-8"));
+        args.extend_from_slice(options);
+        args.push("--");
+        args.extend_from_slice(workload);
+        let output = self.run(&args);
+        let text = std::fs::read_to_string(&json).unwrap_or_else(|_| {
+            panic!("no JSON export; stderr:\n{}", String::from_utf8_lossy(&output.stderr))
+        });
+        (output, serde_json::from_str(&text).expect("valid JSON"))
+    }
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The allocator libraries installed on this machine, by the names allocscope uses.
+pub fn installed_allocators() -> Vec<&'static str> {
+    let listing = Command::new("ldconfig").arg("-p").output().expect("ldconfig runs");
+    let text = String::from_utf8_lossy(&listing.stdout);
+    let mut found = vec!["glibc"];
+    for (name, soname) in [
+        ("jemalloc", "libjemalloc.so.2"),
+        ("tcmalloc", "libtcmalloc_minimal.so.4"),
+        ("mimalloc", "libmimalloc.so.2"),
+    ] {
+        if text.contains(soname) {
+            found.push(name);
+        }
+    }
+    found
+}
+
+pub fn configs(json: &Value) -> &Vec<Value> {
+    json["configs"].as_array().expect("configs array")
+}
+
+pub fn config<'a>(json: &'a Value, name: &str) -> &'a Value {
+    configs(json)
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("config {name} in {json}"))
+}
+
+pub fn runs(config: &Value) -> &Vec<Value> {
+    config["runs"].as_array().expect("runs array")
+}
+
+/// The `-a` arguments for every installed allocator.
+pub fn every_allocator_args() -> Vec<String> {
+    installed_allocators().iter().flat_map(|a| ["-a".to_string(), a.to_string()]).collect()
+}

@@ -1,0 +1,174 @@
+//! Measuring real workloads under every installed allocator.
+
+use crate::common::*;
+use std::process::Command;
+
+fn as_u64(value: &serde_json::Value) -> u64 {
+    value.as_u64().unwrap_or_else(|| panic!("expected a number, got {value}"))
+}
+
+#[test]
+fn lists_glibc_and_every_installed_allocator_with_its_library() {
+    let scratch = Scratch::new();
+    let output = scratch.run(&["allocators"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for name in installed_allocators() {
+        assert!(text.contains(name), "{name} missing from:\n{text}");
+    }
+    assert!(text.contains("libc.so.6"), "{text}");
+}
+
+#[test]
+fn single_threaded_program_runs_and_maps_every_installed_allocator() {
+    let scratch = Scratch::new();
+    let single = program("single");
+    let args = every_allocator_args();
+    let mut options: Vec<&str> = args.iter().map(String::as_str).collect();
+    options.extend(["-r", "2", "--interval", "20ms"]);
+    let (output, json) = scratch.compare(&options, &[single.to_str().expect("utf-8"), "48", "200"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(configs(&json).len(), installed_allocators().len());
+    for config in configs(&json) {
+        assert_eq!(runs(config).len(), 2);
+        for run in runs(config) {
+            assert_eq!(run["status"], "ok", "{run}");
+            // The library was seen mapped, not merely assumed.
+            assert!(run["message"].is_null(), "{run}");
+            let peak = as_u64(&run["peak_rss_bytes"]);
+            assert!(peak > 40 << 20 && peak < 200 << 20, "peak {peak} for {}", config["name"]);
+            assert!(as_u64(&run["samples"]) >= 3, "{run}");
+        }
+    }
+}
+
+#[test]
+fn single_process_peak_rss_equals_gnu_time_within_2_percent() {
+    let scratch = Scratch::new();
+    let single = program("single");
+    let (output, json) = scratch.compare(
+        &["-a", "glibc", "-r", "1"],
+        &[single.to_str().expect("utf-8"), "96", "100"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let ours = as_u64(&config(&json, "glibc")["runs"][0]["peak_rss_bytes"]) as f64;
+    let timed = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(&single)
+        .args(["96", "100"])
+        .output()
+        .expect("GNU time is installed (scripts/bootstrap)");
+    let kib: f64 = String::from_utf8_lossy(&timed.stderr).trim().lines().last().and_then(|l| l.parse().ok()).expect("a number");
+    let theirs = kib * 1024.0;
+    let error = (ours - theirs).abs() / theirs;
+    assert!(error < 0.02, "allocscope {ours} vs /usr/bin/time {theirs}: {:.2}%", error * 100.0);
+}
+
+#[test]
+fn multithreaded_program_is_compared_under_every_allocator_with_ratios() {
+    let scratch = Scratch::new();
+    let threads = program("threads");
+    let args = every_allocator_args();
+    let mut options: Vec<&str> = args.iter().map(String::as_str).collect();
+    options.extend(["-a", "glibc:arena_max=1", "-r", "3", "--interval", "20ms"]);
+    let (output, json) = scratch.compare(&options, &[threads.to_str().expect("utf-8"), "4", "60000"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let table = stdout(&output);
+    assert!(table.contains("baseline"), "{table}");
+    for config in configs(&json) {
+        let summary = &config["summary"];
+        for key in ["peak_rss_bytes", "mean_rss_bytes", "wall_s"] {
+            let estimate = &summary[key];
+            let (low, median, high) = (
+                estimate["ci_low"].as_f64().expect("ci_low"),
+                estimate["median"].as_f64().expect("median"),
+                estimate["ci_high"].as_f64().expect("ci_high"),
+            );
+            assert!(low <= median && median <= high, "{key}: {estimate}");
+            let ratio = &summary["ratio"][key];
+            assert!(ratio["value"].as_f64().is_some_and(|v| v > 0.0), "{key}: {ratio}");
+        }
+        assert!(table.contains(config["name"].as_str().expect("name")), "{table}");
+    }
+    // Threads really ran: the tree had more than one thread at some point.
+    let glibc = config(&json, "glibc");
+    assert!(as_u64(&glibc["runs"][0]["peak_rss_bytes"]) > 10 << 20);
+}
+
+#[test]
+fn tree_pss_of_forked_children_is_n_times_their_private_memory() {
+    let scratch = Scratch::new();
+    let forks = program("forks");
+    let args = every_allocator_args();
+    let mut options: Vec<&str> = args.iter().map(String::as_str).collect();
+    options.extend(["-r", "1", "--interval", "50ms"]);
+    let (children, mib) = (4u64, 64u64);
+    let (output, json) = scratch.compare(&options, &[forks.to_str().expect("utf-8"), "4", "64", "1500"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let expected = (children * mib) as f64 * 1048576.0;
+    for config in configs(&json) {
+        let run = &config["runs"][0];
+        let pss = as_u64(&run["peak_pss_bytes"]) as f64;
+        let error = (pss - expected).abs() / expected;
+        assert!(error < 0.05, "{}: tree PSS {pss} vs {expected} ({:.1}%)", config["name"], error * 100.0);
+        let peak_rss = as_u64(&run["peak_rss_bytes"]) as f64;
+        assert!(peak_rss >= expected, "{}: tree RSS {peak_rss} below {expected}", config["name"]);
+    }
+}
+
+#[test]
+fn environment_passes_through_plus_the_configuration_variables() {
+    let scratch = Scratch::new();
+    let (output, json) = scratch.compare(
+        &["-a", "glibc:arena_max=2,env.ALLOCSCOPE_TEST_VAR=from-config", "-r", "1"],
+        &["sh", "-c", "echo \"$CALLER_VAR $ALLOCSCOPE_TEST_VAR $GLIBC_TUNABLES\"; read line; echo \"stdin:$line\""],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = &configs(&json)[0]["runs"][0];
+    let stdout_path = run["stdout_path"].as_str().expect("stdout_path");
+    let printed = std::fs::read_to_string(stdout_path).expect("stdout kept");
+    assert!(printed.contains("from-config"), "{printed}");
+    assert!(printed.contains("glibc.malloc.arena_max=2"), "{printed}");
+    // stdin is closed: `read` gets nothing.
+    assert!(printed.contains("stdin:\n") || printed.ends_with("stdin:"), "{printed}");
+}
+
+#[test]
+fn caller_environment_reaches_the_workload() {
+    let scratch = Scratch::new();
+    let json_path = scratch.path("env.json");
+    let db = scratch.db();
+    let output = scratch
+        .command(&[
+            "compare", "--db", db.to_str().expect("utf-8"), "-a", "glibc", "-r", "1",
+            "--export-json", json_path.to_str().expect("utf-8"), "--", "sh", "-c", "echo $CALLER_VAR",
+        ])
+        .env("CALLER_VAR", "from-caller")
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).expect("json")).expect("valid");
+    let path = json["configs"][0]["runs"][0]["stdout_path"].as_str().expect("path").to_string();
+    assert_eq!(std::fs::read_to_string(path).expect("stdout kept").trim(), "from-caller");
+}
+
+#[test]
+fn static_program_is_reported_not_loaded_with_the_reason() {
+    let Some(static_single) = std::panic::catch_unwind(|| program_with("single", &["-static"])).ok() else {
+        eprintln!("skipped: static libc is not installed");
+        return;
+    };
+    let scratch = Scratch::new();
+    let mut options = vec!["-r", "1"];
+    if installed_allocators().contains(&"jemalloc") {
+        options.extend(["-a", "jemalloc"]);
+    } else {
+        options.extend(["-a", "glibc"]);
+    }
+    let (output, json) = scratch.compare(&options, &[static_single.to_str().expect("utf-8"), "8", "50"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let run = &configs(&json)[0]["runs"][0];
+    assert_eq!(run["status"], "not_loaded", "{run}");
+    assert!(run["message"].as_str().is_some_and(|m| m.contains("static")), "{run}");
+}

@@ -1,0 +1,8 @@
+//! End-to-end tests: the real binary, real allocators, real /proc, a real
+//! SQLite file, on the small C workloads in tests/programs/.
+
+mod bad_input;
+mod common;
+mod compare;
+mod lifecycle;
+mod store;

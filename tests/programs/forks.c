@@ -1,0 +1,27 @@
+/* Multi-process: forks CHILDREN children that each allocate and touch MIB MiB
+ * of private memory, hold it for HOLD_MS, and exit; the parent waits.
+ * usage: forks [CHILDREN=4] [MIB=64] [HOLD_MS=1500] */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+    int children = argc > 1 ? atoi(argv[1]) : 4;
+    long mib = argc > 2 ? atol(argv[2]) : 64;
+    long hold_ms = argc > 3 ? atol(argv[3]) : 1500;
+    for (int i = 0; i < children; i++) {
+        if (fork() == 0) {
+            size_t size = (size_t)mib << 20;
+            char *block = malloc(size);
+            memset(block, i + 1, size);
+            struct timespec ts = {hold_ms / 1000, (hold_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+            free(block);
+            _exit(0);
+        }
+    }
+    while (wait(NULL) > 0) {}
+    return 0;
+}
