@@ -41,271 +41,89 @@ const fn k(name: &'static str, kind: Kind, meaning: &'static str) -> Key {
 }
 
 /// glibc 2.36 `glibc.malloc.*` tunables.
+#[rustfmt::skip]
 pub const GLIBC_KEYS: &[Key] = &[
     k("arena_max", Kind::Uint, "maximum number of malloc arenas"),
-    k(
-        "arena_test",
-        Kind::Uint,
-        "arenas created before arena_max is checked",
-    ),
-    k(
-        "check",
-        Kind::Uint,
-        "heap consistency checking level (needs libc_malloc_debug.so)",
-    ),
-    k(
-        "hugetlb",
-        Kind::Uint,
-        "1 = madvise THP for the heap, 2 = use huge pages",
-    ),
-    k(
-        "mmap_max",
-        Kind::Uint,
-        "maximum number of chunks served by mmap",
-    ),
-    k(
-        "mmap_threshold",
-        Kind::Size,
-        "requests at least this large are served by mmap",
-    ),
-    k(
-        "mxfast",
-        Kind::Size,
-        "largest request served from the fastbins",
-    ),
-    k(
-        "perturb",
-        Kind::Uint,
-        "fill byte for allocated and freed memory (debugging)",
-    ),
-    k(
-        "tcache_count",
-        Kind::Uint,
-        "chunks kept per thread-cache bin",
-    ),
-    k(
-        "tcache_max",
-        Kind::Size,
-        "largest request served from the thread cache",
-    ),
-    k(
-        "tcache_unsorted_limit",
-        Kind::Uint,
-        "unsorted chunks scanned when filling the tcache",
-    ),
-    k(
-        "top_pad",
-        Kind::Size,
-        "extra memory requested from the kernel on each heap growth",
-    ),
-    k(
-        "trim_threshold",
-        Kind::Size,
-        "free memory at the heap top that triggers returning it",
-    ),
+    k("arena_test", Kind::Uint, "arenas created before arena_max is checked"),
+    k("check", Kind::Uint, "heap consistency checking level (needs libc_malloc_debug.so)"),
+    k("hugetlb", Kind::Uint, "1 = madvise THP for the heap, 2 = use huge pages"),
+    k("mmap_max", Kind::Uint, "maximum number of chunks served by mmap"),
+    k("mmap_threshold", Kind::Size, "requests at least this large are served by mmap"),
+    k("mxfast", Kind::Size, "largest request served from the fastbins"),
+    k("perturb", Kind::Uint, "fill byte for allocated and freed memory (debugging)"),
+    k("tcache_count", Kind::Uint, "chunks kept per thread-cache bin"),
+    k("tcache_max", Kind::Size, "largest request served from the thread cache"),
+    k("tcache_unsorted_limit", Kind::Uint, "unsorted chunks scanned when filling the tcache"),
+    k("top_pad", Kind::Size, "extra memory requested from the kernel on each heap growth"),
+    k("trim_threshold", Kind::Size, "free memory at the heap top that triggers returning it"),
 ];
 
 /// jemalloc 5.x `MALLOC_CONF` options.
+#[rustfmt::skip]
 pub const JEMALLOC_KEYS: &[Key] = &[
-    k(
-        "abort_conf",
-        Kind::Bool,
-        "abort on an invalid MALLOC_CONF option",
-    ),
-    k(
-        "background_thread",
-        Kind::Bool,
-        "purge unused pages from background threads",
-    ),
-    k(
-        "dirty_decay_ms",
-        Kind::Int,
-        "time before dirty pages are purged (-1 = never)",
-    ),
-    k(
-        "lg_extent_max_active_fit",
-        Kind::Uint,
-        "log2 of the largest size ratio when reusing extents",
-    ),
-    k(
-        "lg_tcache_max",
-        Kind::Uint,
-        "log2 of the largest size class in the thread cache",
-    ),
-    k(
-        "metadata_thp",
-        Kind::Choice(&["disabled", "auto", "always"]),
+    k("abort_conf", Kind::Bool, "abort on an invalid MALLOC_CONF option"),
+    k("background_thread", Kind::Bool, "purge unused pages from background threads"),
+    k("dirty_decay_ms", Kind::Int, "time before dirty pages are purged (-1 = never)"),
+    k("lg_extent_max_active_fit", Kind::Uint, "log2 of the largest size ratio when reusing extents"),
+    k("lg_tcache_max", Kind::Uint, "log2 of the largest size class in the thread cache"),
+    k("metadata_thp", Kind::Choice(&["disabled", "auto", "always"]),
         "transparent huge pages for metadata",
     ),
-    k(
-        "muzzy_decay_ms",
-        Kind::Int,
-        "time before muzzy pages are released (-1 = never)",
-    ),
+    k("muzzy_decay_ms", Kind::Int, "time before muzzy pages are released (-1 = never)"),
     k("narenas", Kind::Uint, "number of arenas"),
-    k(
-        "oversize_threshold",
-        Kind::Size,
-        "requests at least this large use a dedicated arena",
-    ),
-    k(
-        "percpu_arena",
-        Kind::Choice(&["disabled", "percpu", "phycpu"]),
+    k("oversize_threshold", Kind::Size, "requests at least this large use a dedicated arena"),
+    k("percpu_arena", Kind::Choice(&["disabled", "percpu", "phycpu"]),
         "one arena per CPU",
     ),
-    k(
-        "retain",
-        Kind::Bool,
-        "retain virtual memory instead of unmapping it",
-    ),
+    k("retain", Kind::Bool, "retain virtual memory instead of unmapping it"),
     k("stats_print", Kind::Bool, "print statistics at exit"),
     k("tcache", Kind::Bool, "enable the thread cache"),
-    k(
-        "tcache_max",
-        Kind::Size,
-        "largest size class kept in the thread cache",
-    ),
-    k(
-        "thp",
-        Kind::Choice(&["default", "always", "never"]),
+    k("tcache_max", Kind::Size, "largest size class kept in the thread cache"),
+    k("thp", Kind::Choice(&["default", "always", "never"]),
         "transparent huge pages for arenas",
     ),
 ];
 
 /// gperftools tcmalloc `TCMALLOC_*` variables.
+#[rustfmt::skip]
 pub const TCMALLOC_KEYS: &[Key] = &[
-    k(
-        "aggressive_decommit",
-        Kind::Bool,
-        "return freed spans to the kernel at once",
-    ),
-    k(
-        "heap_limit_mb",
-        Kind::Uint,
-        "fail allocations beyond this heap size in MiB",
-    ),
-    k(
-        "large_alloc_report_threshold",
-        Kind::Size,
-        "report allocations at least this large",
-    ),
-    k(
-        "max_total_thread_cache_bytes",
-        Kind::Size,
-        "total size of all thread caches",
-    ),
-    k(
-        "release_rate",
-        Kind::Float,
-        "how fast free memory is returned to the kernel (0 = never)",
-    ),
-    k(
-        "sample_parameter",
-        Kind::Uint,
-        "bytes between heap-profile samples (0 = off)",
-    ),
+    k("aggressive_decommit", Kind::Bool, "return freed spans to the kernel at once"),
+    k("heap_limit_mb", Kind::Uint, "fail allocations beyond this heap size in MiB"),
+    k("large_alloc_report_threshold", Kind::Size, "report allocations at least this large"),
+    k("max_total_thread_cache_bytes", Kind::Size, "total size of all thread caches"),
+    k("release_rate", Kind::Float, "how fast free memory is returned to the kernel (0 = never)"),
+    k("sample_parameter", Kind::Uint, "bytes between heap-profile samples (0 = off)"),
     k("skip_mmap", Kind::Bool, "never get memory with mmap"),
     k("skip_sbrk", Kind::Bool, "never get memory with sbrk"),
-    k(
-        "transfer_num_obj",
-        Kind::Uint,
-        "objects moved between thread and central caches at once",
-    ),
+    k("transfer_num_obj", Kind::Uint, "objects moved between thread and central caches at once"),
 ];
 
 /// mimalloc `MIMALLOC_*` options: those of 2.0.9 (Debian 12), plus a few 2.1
 /// names marked as such, which 2.0 ignores.
+#[rustfmt::skip]
 pub const MIMALLOC_KEYS: &[Key] = &[
-    k(
-        "abandoned_page_decommit",
-        Kind::Bool,
-        "decommit pages of exited threads",
-    ),
-    k(
-        "abandoned_page_reset",
-        Kind::Bool,
-        "reset pages of exited threads",
-    ),
-    k(
-        "allow_decommit",
-        Kind::Bool,
-        "return unused memory to the kernel",
-    ),
-    k(
-        "allow_large_os_pages",
-        Kind::Bool,
-        "use large OS pages (mimalloc 2.1+)",
-    ),
-    k(
-        "arena_eager_commit",
-        Kind::Uint,
-        "commit arena memory eagerly, 2 = only without overcommit (mimalloc 2.1+)",
-    ),
-    k(
-        "decommit_extend_delay",
-        Kind::Uint,
-        "extra decommit delay in ms per use",
-    ),
+    k("abandoned_page_decommit", Kind::Bool, "decommit pages of exited threads"),
+    k("abandoned_page_reset", Kind::Bool, "reset pages of exited threads"),
+    k("allow_decommit", Kind::Bool, "return unused memory to the kernel"),
+    k("allow_large_os_pages", Kind::Bool, "use large OS pages (mimalloc 2.1+)"),
+    k("arena_eager_commit", Kind::Uint, "commit arena memory eagerly, 2 = only without overcommit (mimalloc 2.1+)"),
+    k("decommit_extend_delay", Kind::Uint, "extra decommit delay in ms per use"),
     k("destroy_on_exit", Kind::Bool, "release all memory at exit"),
     k("eager_commit", Kind::Bool, "commit segments eagerly"),
-    k(
-        "eager_commit_delay",
-        Kind::Uint,
-        "segments per thread before eager commit starts",
-    ),
+    k("eager_commit_delay", Kind::Uint, "segments per thread before eager commit starts"),
     k("large_os_pages", Kind::Bool, "use large (2 MiB) OS pages"),
-    k(
-        "limit_os_alloc",
-        Kind::Bool,
-        "use only reserved memory, never the OS",
-    ),
+    k("limit_os_alloc", Kind::Bool, "use only reserved memory, never the OS"),
     k("max_errors", Kind::Uint, "error messages shown at most"),
-    k(
-        "max_segment_reclaim",
-        Kind::Uint,
-        "abandoned segments reclaimed per try",
-    ),
+    k("max_segment_reclaim", Kind::Uint, "abandoned segments reclaimed per try"),
     k("max_warnings", Kind::Uint, "warning messages shown at most"),
-    k(
-        "os_tag",
-        Kind::Uint,
-        "tag for memory from the OS (macOS only)",
-    ),
-    k(
-        "purge_decommits",
-        Kind::Bool,
-        "purge by decommitting instead of resetting (mimalloc 2.1+)",
-    ),
-    k(
-        "purge_delay",
-        Kind::Int,
-        "ms before unused memory is purged, -1 = never (mimalloc 2.1+)",
-    ),
-    k(
-        "reserve_huge_os_pages",
-        Kind::Uint,
-        "1 GiB huge pages to reserve at start",
-    ),
-    k(
-        "reserve_huge_os_pages_at",
-        Kind::Uint,
-        "NUMA node for reserve_huge_os_pages",
-    ),
-    k(
-        "reserve_os_memory",
-        Kind::Size,
-        "memory to reserve at start",
-    ),
-    k(
-        "reset_delay",
-        Kind::Uint,
-        "ms before unused memory is reset",
-    ),
-    k(
-        "segment_decommit_delay",
-        Kind::Uint,
-        "ms before unused segment memory is decommitted",
-    ),
+    k("os_tag", Kind::Uint, "tag for memory from the OS (macOS only)"),
+    k("purge_decommits", Kind::Bool, "purge by decommitting instead of resetting (mimalloc 2.1+)"),
+    k("purge_delay", Kind::Int, "ms before unused memory is purged, -1 = never (mimalloc 2.1+)"),
+    k("reserve_huge_os_pages", Kind::Uint, "1 GiB huge pages to reserve at start"),
+    k("reserve_huge_os_pages_at", Kind::Uint, "NUMA node for reserve_huge_os_pages"),
+    k("reserve_os_memory", Kind::Size, "memory to reserve at start"),
+    k("reset_delay", Kind::Uint, "ms before unused memory is reset"),
+    k("segment_decommit_delay", Kind::Uint, "ms before unused segment memory is decommitted"),
     k("show_errors", Kind::Bool, "print errors"),
     k("show_stats", Kind::Bool, "print statistics at exit"),
     k("use_numa_nodes", Kind::Uint, "NUMA nodes to use (0 = all)"),

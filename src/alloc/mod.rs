@@ -11,6 +11,8 @@ pub mod keys;
 pub mod registry;
 
 #[cfg(test)]
+mod elf_tests;
+#[cfg(test)]
 mod tests;
 
 pub use config::{parse_spec, Spec, Target};
