@@ -74,3 +74,67 @@ fn setuid_and_go_programs_are_flagged() {
     info.is_go = true;
     assert!(preload_ignored_reason(&info).is_some_and(|r| r.contains("Go runtime")));
 }
+
+#[test]
+fn setuid_copy_of_a_program_is_flagged() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = dir.path().join("ls");
+    std::fs::copy("/bin/ls", &bin).expect("copy /bin/ls");
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o4755)).expect("chmod");
+    let info = inspect_program(&bin).expect("ELF");
+    assert!(info.is_setuid);
+    assert!(preload_ignored_reason(&info).is_some_and(|r| r.contains("secure mode")));
+}
+
+#[test]
+fn go_program_is_recognised() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("m.go");
+    let bin = dir.path().join("m");
+    std::fs::write(&src, "package main\nfunc main() {}\n").expect("write");
+    let built = std::process::Command::new("go")
+        .arg("build")
+        .arg("-o")
+        .arg(&bin)
+        .arg(&src)
+        .current_dir(dir.path())
+        .env("GO111MODULE", "off")
+        .status();
+    if !built.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: no Go toolchain to build a test program");
+        return;
+    }
+    let info = inspect_program(&bin).expect("ELF");
+    assert!(info.is_go, "{info:?}");
+}
+
+#[test]
+fn program_linking_jemalloc_itself_is_reported() {
+    let lib = Path::new("/lib/x86_64-linux-gnu/libjemalloc.so.2");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("j.c");
+    let bin = dir.path().join("j");
+    std::fs::write(
+        &src,
+        "#include <stdlib.h>\nint main(void){free(malloc(8));return 0;}\n",
+    )
+    .expect("write");
+    let built = std::process::Command::new("cc")
+        .arg("-o")
+        .arg(&bin)
+        .arg(&src)
+        .arg("-Wl,--no-as-needed")
+        .arg(lib)
+        .status();
+    if !lib.exists() || !built.is_ok_and(|s| s.success()) {
+        eprintln!(
+            "skipped: cannot link a test program against {}",
+            lib.display()
+        );
+        return;
+    }
+    let info = inspect_program(&bin).expect("ELF");
+    assert_eq!(info.linked_allocators, ["jemalloc"]);
+    assert!(info.needs.iter().any(|n| n == "libjemalloc.so.2"));
+}
