@@ -84,15 +84,18 @@ pub const JEMALLOC_KEYS: &[Key] = &[
     ),
 ];
 
-/// gperftools tcmalloc `TCMALLOC_*` variables.
+/// gperftools tcmalloc `TCMALLOC_*` variables read by libtcmalloc_minimal
+/// (checked against its strings; the profiler-only ones are left out).
 #[rustfmt::skip]
 pub const TCMALLOC_KEYS: &[Key] = &[
     k("aggressive_decommit", Kind::Bool, "return freed spans to the kernel at once"),
+    k("disable_memory_release", Kind::Bool, "never return free memory to the kernel"),
     k("heap_limit_mb", Kind::Uint, "fail allocations beyond this heap size in MiB"),
     k("large_alloc_report_threshold", Kind::Size, "report allocations at least this large"),
     k("max_total_thread_cache_bytes", Kind::Size, "total size of all thread caches"),
+    k("memfs_limit_mb", Kind::Uint, "limit of memory taken from memfs_malloc_path, in MiB"),
+    k("memfs_malloc_path", Kind::Text, "hugetlbfs path to allocate huge pages from"),
     k("release_rate", Kind::Float, "how fast free memory is returned to the kernel (0 = never)"),
-    k("sample_parameter", Kind::Uint, "bytes between heap-profile samples (0 = off)"),
     k("skip_mmap", Kind::Bool, "never get memory with mmap"),
     k("skip_sbrk", Kind::Bool, "never get memory with sbrk"),
     k("transfer_num_obj", Kind::Uint, "objects moved between thread and central caches at once"),
@@ -107,6 +110,7 @@ pub const MIMALLOC_KEYS: &[Key] = &[
     k("allow_decommit", Kind::Bool, "return unused memory to the kernel"),
     k("allow_large_os_pages", Kind::Bool, "use large OS pages (mimalloc 2.1+)"),
     k("arena_eager_commit", Kind::Uint, "commit arena memory eagerly, 2 = only without overcommit (mimalloc 2.1+)"),
+    k("decommit_delay", Kind::Uint, "ms before unused memory is decommitted (alias reset_delay)"),
     k("decommit_extend_delay", Kind::Uint, "extra decommit delay in ms per use"),
     k("destroy_on_exit", Kind::Bool, "release all memory at exit"),
     k("eager_commit", Kind::Bool, "commit segments eagerly"),
@@ -117,12 +121,13 @@ pub const MIMALLOC_KEYS: &[Key] = &[
     k("max_segment_reclaim", Kind::Uint, "abandoned segments reclaimed per try"),
     k("max_warnings", Kind::Uint, "warning messages shown at most"),
     k("os_tag", Kind::Uint, "tag for memory from the OS (macOS only)"),
+    k("page_reset", Kind::Bool, "reset (madvise) freed pages at once"),
     k("purge_decommits", Kind::Bool, "purge by decommitting instead of resetting (mimalloc 2.1+)"),
     k("purge_delay", Kind::Int, "ms before unused memory is purged, -1 = never (mimalloc 2.1+)"),
     k("reserve_huge_os_pages", Kind::Uint, "1 GiB huge pages to reserve at start"),
-    k("reserve_huge_os_pages_at", Kind::Uint, "NUMA node for reserve_huge_os_pages"),
+    k("reserve_huge_os_pages_at", Kind::Int, "NUMA node for reserve_huge_os_pages"),
     k("reserve_os_memory", Kind::Size, "memory to reserve at start"),
-    k("reset_delay", Kind::Uint, "ms before unused memory is reset"),
+    k("reset_delay", Kind::Uint, "ms before unused memory is decommitted (alias decommit_delay)"),
     k("segment_decommit_delay", Kind::Uint, "ms before unused segment memory is decommitted"),
     k("show_errors", Kind::Bool, "print errors"),
     k("show_stats", Kind::Bool, "print statistics at exit"),
