@@ -52,6 +52,8 @@ pub enum AllocError {
     EnvConflict { name: String, spec: String },
     #[error("{allocator} is not installed; install the Debian package {package} (apt-get install {package})")]
     NotInstalled { allocator: String, package: String },
+    #[error("'{}' contains a space, which LD_PRELOAD treats as a separator; copy or link the library to a path without spaces", path.display())]
+    PathNotPreloadable { path: PathBuf },
     #[error("'{}' does not exist; give the path of an allocator shared library", path.display())]
     LibraryMissing { path: PathBuf },
     #[error("'{}' cannot be read ({reason}); check its permissions", path.display())]

@@ -222,7 +222,8 @@ impl Registry {
                         path: path.clone(),
                     });
                 }
-                let path = Path::new(path);
+                let path = expand_home(path);
+                let path = path.as_path();
                 elf::check_library(path)?;
                 // Absolute, so the preload still works from the workload's directory.
                 let mapped =
@@ -230,6 +231,9 @@ impl Registry {
                         path: path.to_path_buf(),
                         reason: e.to_string(),
                     })?;
+                if mapped.to_string_lossy().contains(char::is_whitespace) {
+                    return Err(AllocError::PathNotPreloadable { path: mapped });
+                }
                 let version = version_of(path, &mapped);
                 config::build(typed, &spec, label, None, Some(&mapped), version)
             }
@@ -253,6 +257,14 @@ impl Registry {
             }
         }
         (configs, warnings)
+    }
+}
+
+/// `~/lib.so` -> `$HOME/lib.so`: the shell leaves a `~` after `LABEL=` alone.
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
     }
 }
 

@@ -233,6 +233,11 @@ fn user_library_takes_only_env_keys_and_is_checked() {
         "'/no/such.so' does not exist; give the path of an allocator shared library"
     );
     assert!(err("x=/etc/passwd").starts_with("'/etc/passwd' is not an ELF shared object"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spaced = dir.path().join("my lib.so");
+    std::fs::copy(lib, &spaced).expect("copy");
+    let got = err(&format!("sp={}", spaced.display()));
+    assert!(got.contains("contains a space"), "{got}");
 }
 
 #[test]
