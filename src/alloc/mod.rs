@@ -1,1 +1,21 @@
-//! (being written)
+//! The allocator registry: which allocators exist (glibc, jemalloc, tcmalloc,
+//! mimalloc, or a user's `.so`), where this machine has them, and how a
+//! configuration such as `glibc:arena_max=2` or `mylib=/opt/libfoo.so`
+//! becomes a `model::Config` (a name plus a launch environment). Nothing
+//! downstream needs to know which allocator a configuration uses.
+
+pub mod config;
+pub mod elf;
+pub mod error;
+pub mod keys;
+pub mod registry;
+
+#[cfg(test)]
+mod elf_tests;
+#[cfg(test)]
+mod tests;
+
+pub use config::{parse_spec, Spec, Target};
+pub use elf::{check_library, inspect_program, preload_ignored_reason, ProgramInfo};
+pub use error::AllocError;
+pub use registry::{allocator_of_library, Builtin, Found, Registry, BUILTINS};

@@ -1,0 +1,83 @@
+//! `allocscope allocators`: the table of built-in allocators this machine
+//! has (library, version) and, for each missing one, the Debian package that
+//! provides it. Rendering only; discovery is `alloc::Registry::discover`.
+
+use crate::alloc::Registry;
+
+/// An aligned table, one row per built-in allocator, ending in a newline.
+pub fn render(registry: &Registry) -> String {
+    let header = ["ALLOCATOR", "LIBRARY", "VERSION", "STATUS"].map(String::from);
+    let mut rows = vec![header];
+    for (builtin, found) in registry.entries() {
+        rows.push(match found {
+            Some(f) => [
+                builtin.name.to_string(),
+                f.library.display().to_string(),
+                f.version.clone().unwrap_or_else(|| "?".into()),
+                "found".to_string(),
+            ],
+            None => [
+                builtin.name.to_string(),
+                "-".to_string(),
+                "-".to_string(),
+                format!("missing: apt-get install {}", builtin.package),
+            ],
+        });
+    }
+    let mut widths = [0usize; 4];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let mut line = String::new();
+        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+            if i + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<w$}  "));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::Found;
+    use std::path::PathBuf;
+
+    #[test]
+    fn lists_found_and_missing_allocators_with_install_hint() {
+        let lib = |p: &str| PathBuf::from(p);
+        let registry = Registry::from_found(vec![
+            Found {
+                name: "glibc",
+                library: lib("/lib/x86_64-linux-gnu/libc.so.6"),
+                mapped: lib("/usr/lib/x86_64-linux-gnu/libc.so.6"),
+                version: Some("2.36".into()),
+                package: "libc6",
+            },
+            Found {
+                name: "jemalloc",
+                library: lib("/lib/x86_64-linux-gnu/libjemalloc.so.2"),
+                mapped: lib("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"),
+                version: None,
+                package: "libjemalloc2",
+            },
+        ]);
+        let expected = "\
+ALLOCATOR  LIBRARY                                 VERSION  STATUS
+glibc      /lib/x86_64-linux-gnu/libc.so.6         2.36     found
+jemalloc   /lib/x86_64-linux-gnu/libjemalloc.so.2  ?        found
+tcmalloc   -                                       -        missing: apt-get install libtcmalloc-minimal4
+mimalloc   -                                       -        missing: apt-get install libmimalloc2.0
+";
+        assert_eq!(render(&registry), expected);
+    }
+}
