@@ -37,7 +37,7 @@ pub fn spawn(
         .with_context(|| format!("creating '{}'", stderr_path.display()))?;
     let mut command = Command::new(program);
     command.args(args).stdin(Stdio::null()).stdout(stdout).stderr(stderr);
-    for (name, value) in env {
+    for (name, value) in merged_env(env, |name| std::env::var(name).ok()) {
         command.env(name, value);
     }
     // SAFETY: only async-signal-safe calls between fork and exec.
@@ -72,5 +72,45 @@ pub fn kill_tree(group: i32, descendants: &[i32]) {
         for &pid in descendants {
             libc::kill(pid, libc::SIGKILL);
         }
+    }
+}
+
+/// The configuration's variables merged with the caller's: our allocator
+/// goes first in LD_PRELOAD (the first definition of malloc wins), and our
+/// tunables go last in GLIBC_TUNABLES (a later setting overrides).
+fn merged_env(env: &[(String, String)], caller: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+    env.iter()
+        .map(|(name, value)| {
+            let merged = match (name.as_str(), caller(name).filter(|v| !v.is_empty())) {
+                ("LD_PRELOAD", Some(theirs)) => format!("{value} {theirs}"),
+                ("GLIBC_TUNABLES", Some(theirs)) => format!("{theirs}:{value}"),
+                _ => value.clone(),
+            };
+            (name.clone(), merged)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merged_env;
+
+    #[test]
+    fn merges_preload_and_tunables_with_the_callers() {
+        let ours = vec![
+            ("LD_PRELOAD".to_string(), "/lib/libjemalloc.so.2".to_string()),
+            ("GLIBC_TUNABLES".to_string(), "glibc.malloc.arena_max=2".to_string()),
+            ("MALLOC_CONF".to_string(), "narenas:1".to_string()),
+        ];
+        let caller = |name: &str| match name {
+            "LD_PRELOAD" => Some("libtrace.so".to_string()),
+            "GLIBC_TUNABLES" => Some("glibc.malloc.check=0".to_string()),
+            "MALLOC_CONF" => Some("narenas:4".to_string()),
+            _ => None,
+        };
+        let merged = merged_env(&ours, caller);
+        assert_eq!(merged[0].1, "/lib/libjemalloc.so.2 libtrace.so");
+        assert_eq!(merged[1].1, "glibc.malloc.check=0:glibc.malloc.arena_max=2");
+        assert_eq!(merged[2].1, "narenas:1");
     }
 }
