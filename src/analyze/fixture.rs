@@ -74,7 +74,11 @@ fn config(name: &str, allocator: &str, env: &[(&str, &str)]) -> Config {
     Config {
         name: name.to_string(),
         allocator: allocator.to_string(),
-        library: Some(format!("/usr/lib/x86_64-linux-gnu/lib{allocator}.so").into()),
+        library: Some(if allocator == "glibc" {
+            "/lib/x86_64-linux-gnu/libc.so.6".into()
+        } else {
+            format!("/usr/lib/x86_64-linux-gnu/lib{allocator}.so").into()
+        }),
         version: Some("1.0".to_string()),
         env: env
             .iter()
@@ -87,7 +91,7 @@ fn config(name: &str, allocator: &str, env: &[(&str, &str)]) -> Config {
 /// `mimalloc,eager` (a name that needs CSV quoting; the program links jemalloc).
 pub fn experiment() -> StoredExperiment {
     let specs: [(Config, u64, f64); 3] = [
-        (config("glibc", "c", &[]), 120, 2.0),
+        (config("glibc", "glibc", &[]), 120, 2.0),
         (
             config(
                 "jemalloc",
