@@ -169,3 +169,27 @@ fn write_output_writes_files_and_names_bad_paths() -> Result<()> {
     assert!(msg.contains("missing/out.csv"), "{msg}");
     Ok(())
 }
+
+#[test]
+fn table_warns_about_an_incomplete_experiment() -> Result<()> {
+    let mut e = fixture::experiment();
+    e.status = "incomplete".to_string();
+    let text = String::from_utf8(TableReporter.render(&analyze(e, "glibc")?)?)?;
+    assert!(
+        text.contains("warning: the experiment is incomplete"),
+        "{text}"
+    );
+    Ok(())
+}
+
+#[test]
+fn table_says_when_a_configuration_has_no_successful_runs() -> Result<()> {
+    let mut e = fixture::experiment();
+    for run in &mut e.configs[1].runs {
+        run.record.status = crate::model::RunStatus::Failed;
+    }
+    let text = String::from_utf8(TableReporter.render(&analyze(e, "glibc")?)?)?;
+    assert!(text.contains("0/5 runs ok"), "{text}");
+    assert!(text.contains("no successful runs"), "{text}");
+    Ok(())
+}

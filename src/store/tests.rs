@@ -296,3 +296,39 @@ fn extra_environment_keys_are_kept() -> Result<()> {
     )));
     Ok(())
 }
+
+#[test]
+fn failed_add_run_leaves_no_partial_run() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut store = Store::open(&dir.path().join("a.db"))?;
+    let (id, ids) = store.begin_experiment(&info(), &configs())?;
+    store.add_run(ids[0], &record(1, RunStatus::Ok), &metrics(1))?;
+    let mut bad = record(2, RunStatus::Ok);
+    bad.samples[1].rss_bytes = u64::MAX; // cannot be stored: the whole run rolls back
+    assert!(store.add_run(ids[0], &bad, &metrics(2)).is_err());
+    store.add_run(ids[0], &record(3, RunStatus::Ok), &metrics(3))?;
+    let loaded = store.load_experiment(Some(id))?;
+    let indexes: Vec<u32> = loaded.configs[0]
+        .runs
+        .iter()
+        .map(|r| r.record.index)
+        .collect();
+    assert_eq!(indexes, [1, 3]);
+    let orphans: i64 = store.conn.query_row(
+        "SELECT count(*) FROM samples WHERE run_id NOT IN (SELECT id FROM runs)",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(orphans, 0);
+    Ok(())
+}
+
+#[test]
+fn finish_rejects_unknown_status_and_missing_experiment() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut store = Store::open(&dir.path().join("a.db"))?;
+    let (id, _) = store.begin_experiment(&info(), &configs())?;
+    assert!(store.finish_experiment(id, "done").is_err());
+    assert!(store.finish_experiment(id + 1, "complete").is_err());
+    Ok(())
+}
