@@ -40,8 +40,7 @@ impl Store {
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI;
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Connection::open_with_flags(path, flags)
             .with_context(|| format!("opening database '{shown}'"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
