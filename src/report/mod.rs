@@ -1,1 +1,40 @@
-//! (being written)
+//! Reporters: each output format lives in one file and implements
+//! `Reporter`, turning an `Analysis` into bytes. Reporters never touch /proc
+//! or SQLite; `write_output` decides where the bytes go (`-` is stdout).
+
+pub mod csv;
+pub mod format;
+pub mod json;
+pub mod samples_csv;
+pub mod table;
+
+#[cfg(test)]
+mod tests;
+
+pub use self::csv::CsvReporter;
+pub use json::JsonReporter;
+pub use samples_csv::SamplesCsvReporter;
+pub use table::TableReporter;
+
+use crate::analyze::types::Analysis;
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::Path;
+
+/// Renders an analysis in one output format.
+pub trait Reporter {
+    fn render(&self, analysis: &Analysis) -> Result<Vec<u8>>;
+}
+
+/// Writes rendered bytes to `path`, or to stdout when `path` is `-`.
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+    if path == Path::new("-") {
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes)
+            .and_then(|()| out.flush())
+            .context("writing the report to stdout")?;
+        return Ok(());
+    }
+    std::fs::write(path, bytes)
+        .with_context(|| format!("writing the report to '{}'", path.display()))
+}

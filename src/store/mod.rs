@@ -1,1 +1,253 @@
-//! (being written)
+//! The SQLite store: one file holding experiments, their host environment,
+//! configurations, runs and samples. Each finished run is committed in its own
+//! transaction, so a crash in run 37 keeps runs 1-36. Only this module speaks
+//! SQL; everything else exchanges the plain records of `crate::model`.
+
+mod load;
+mod schema;
+#[cfg(test)]
+mod tests;
+
+pub use load::ExperimentListing;
+pub use schema::SCHEMA_VERSION;
+
+use crate::model::{Config, ExperimentInfo, RunMetrics, RunRecord};
+use anyhow::{anyhow, bail, Context, Result};
+use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a writer waits for another allocscope holding the file's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and brings its schema
+    /// up to date.
+    pub fn open(path: &Path) -> Result<Store> {
+        let shown = path.display();
+        if path.is_dir() {
+            bail!("'{shown}' is a directory; give a database file such as '{shown}/allocscope.db'");
+        }
+        if let Ok(meta) = std::fs::metadata(path) {
+            if meta.permissions().readonly() {
+                bail!("'{shown}' is read-only; make it writable or choose another database file");
+            }
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(path, flags)
+            .with_context(|| format!("opening database '{shown}'"))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .with_context(|| format!("configuring database '{shown}'"))?;
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+            .with_context(|| format!("enabling WAL on '{shown}' (is it writable?)"))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            bail!(
+                "'{shown}' refused WAL journal mode (got '{mode}'); is it on a network filesystem?"
+            );
+        }
+        conn.pragma_update(None, "foreign_keys", true)
+            .with_context(|| format!("configuring database '{shown}'"))?;
+        schema::migrate(&mut conn).with_context(|| format!("preparing database '{shown}'"))?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records a new experiment as `running`, owned by this process, with its
+    /// host environment and configurations. Returns the experiment id and one
+    /// config id per configuration, in order.
+    pub fn begin_experiment(
+        &mut self,
+        info: &ExperimentInfo,
+        configs: &[Config],
+    ) -> Result<(i64, Vec<i64>)> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .context("starting an experiment")?;
+        tx.execute(
+            "INSERT INTO experiments (name, command, started_at, status, pid, runs_per_config,
+                 warmup, interval_ms, baseline)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7, ?8)",
+            params![
+                info.name,
+                serde_json::to_string(&info.command)?,
+                info.started_at,
+                std::process::id(),
+                info.runs_per_config,
+                info.warmup,
+                to_i64(info.interval_ms, "interval_ms")?,
+                info.baseline,
+            ],
+        )
+        .context("storing the experiment")?;
+        let experiment_id = tx.last_insert_rowid();
+        let host = &info.host;
+        let env: [(&str, Option<String>); 6] = [
+            ("kernel", Some(host.kernel.clone())),
+            ("glibc", Some(host.glibc.clone())),
+            ("cpus", Some(host.cpus.to_string())),
+            ("thp", Some(host.thp.clone())),
+            (
+                "cgroup_memory_limit_bytes",
+                host.cgroup_memory_limit_bytes.map(|b| b.to_string()),
+            ),
+            ("hostname", Some(host.hostname.clone())),
+        ];
+        for (key, value) in env {
+            tx.execute(
+                "INSERT INTO environment (experiment_id, key, value) VALUES (?1, ?2, ?3)",
+                params![experiment_id, key, value],
+            )
+            .context("storing the host environment")?;
+        }
+        let mut config_ids = Vec::with_capacity(configs.len());
+        for (position, config) in configs.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO configs (experiment_id, position, name, allocator, library, version, env)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    experiment_id,
+                    i64::try_from(position)?,
+                    config.name,
+                    config.allocator,
+                    config.library.as_ref().map(|p| p.to_string_lossy().into_owned()),
+                    config.version,
+                    serde_json::to_string(&config.env)?,
+                ],
+            )
+            .with_context(|| format!("storing configuration '{}'", config.name))?;
+            config_ids.push(tx.last_insert_rowid());
+        }
+        tx.commit().context("committing the new experiment")?;
+        Ok((experiment_id, config_ids))
+    }
+
+    /// Adds (or replaces) one environment entry, e.g. `jemalloc_version`.
+    pub fn set_environment(&mut self, experiment_id: i64, key: &str, value: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO environment (experiment_id, key, value) VALUES (?1, ?2, ?3)",
+                params![experiment_id, key, value],
+            )
+            .with_context(|| format!("storing environment entry '{key}'"))?;
+        Ok(())
+    }
+
+    /// Stores one finished run and its samples in a single transaction,
+    /// committed before returning.
+    pub fn add_run(
+        &mut self,
+        config_id: i64,
+        record: &RunRecord,
+        metrics: &RunMetrics,
+    ) -> Result<i64> {
+        let context = || format!("storing run {} of configuration {config_id}", record.index);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .with_context(context)?;
+        tx.execute(
+            "INSERT INTO runs (config_id, idx, status, exit_code, signal, wall_s, user_s, sys_s,
+                 max_hwm_bytes, minor_faults, major_faults, peak_rss_bytes, mean_rss_bytes,
+                 final_rss_bytes, peak_pss_bytes, mean_pss_bytes, stdout_path, stderr_path,
+                 message, linked_allocators, sampler_cpu_s, started_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                 ?18, ?19, ?20, ?21, ?22)",
+            params![
+                config_id,
+                record.index,
+                record.status.as_str(),
+                record.exit_code,
+                record.signal,
+                record.wall_s,
+                record.user_s,
+                record.sys_s,
+                to_i64(record.max_hwm_bytes, "max_hwm_bytes")?,
+                to_i64(record.minor_faults, "minor_faults")?,
+                to_i64(record.major_faults, "major_faults")?,
+                to_i64(metrics.peak_rss_bytes, "peak_rss_bytes")?,
+                to_i64(metrics.mean_rss_bytes, "mean_rss_bytes")?,
+                to_i64(metrics.final_rss_bytes, "final_rss_bytes")?,
+                opt_i64(metrics.peak_pss_bytes, "peak_pss_bytes")?,
+                opt_i64(metrics.mean_pss_bytes, "mean_pss_bytes")?,
+                record.stdout_path.to_string_lossy(),
+                record.stderr_path.to_string_lossy(),
+                record.message,
+                serde_json::to_string(&record.linked_allocators)?,
+                record.sampler_cpu_s,
+                record.started_at,
+            ],
+        )
+        .with_context(context)?;
+        let run_id = tx.last_insert_rowid();
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO samples (run_id, t_s, rss_bytes, pss_bytes, uss_bytes, swap_bytes,
+                         vsz_bytes, processes, threads, minor_faults, major_faults)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                )
+                .with_context(context)?;
+            for s in &record.samples {
+                insert
+                    .execute(params![
+                        run_id,
+                        s.t_s,
+                        to_i64(s.rss_bytes, "rss_bytes")?,
+                        opt_i64(s.pss_bytes, "pss_bytes")?,
+                        opt_i64(s.uss_bytes, "uss_bytes")?,
+                        opt_i64(s.swap_bytes, "swap_bytes")?,
+                        to_i64(s.vsz_bytes, "vsz_bytes")?,
+                        s.processes,
+                        s.threads,
+                        to_i64(s.minor_faults, "minor_faults")?,
+                        to_i64(s.major_faults, "major_faults")?,
+                    ])
+                    .with_context(context)?;
+            }
+        }
+        tx.commit().with_context(context)?;
+        Ok(run_id)
+    }
+
+    /// Marks the experiment `complete` or `interrupted` and stamps its end.
+    pub fn finish_experiment(&mut self, id: i64, status: &str) -> Result<()> {
+        if !matches!(status, "complete" | "interrupted") {
+            bail!("unknown final experiment status '{status}' (expected complete or interrupted)");
+        }
+        let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE experiments SET status = ?1, finished_at = ?2 WHERE id = ?3",
+                params![status, now, id],
+            )
+            .with_context(|| format!("finishing experiment {id}"))?;
+        if changed == 0 {
+            return Err(anyhow!("no experiment {id} in '{}'", self.path.display()));
+        }
+        Ok(())
+    }
+}
+
+fn to_i64(value: u64, what: &str) -> Result<i64> {
+    i64::try_from(value).with_context(|| format!("{what} = {value} is too large to store"))
+}
+
+fn opt_i64(value: Option<u64>, what: &str) -> Result<Option<i64>> {
+    value.map(|v| to_i64(v, what)).transpose()
+}

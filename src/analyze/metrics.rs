@@ -1,0 +1,150 @@
+//! Per-run figures from one run's samples: peak, time-weighted mean and final
+//! RSS, and peak and mean PSS where PSS was read.
+
+use crate::model::{RunMetrics, RunRecord, Sample};
+
+/// Derives a run's metrics from its record.
+///
+/// The peak RSS is the larger of the sampled maximum and the kernel's VmHWM:
+/// for a single process VmHWM is exact (sampling can miss a short spike); for
+/// a tree the sampled sum is the better figure, but never less than the
+/// largest single process's high-water mark.
+pub fn run_metrics(record: &RunRecord) -> RunMetrics {
+    let samples = &record.samples;
+    let rss: Vec<(f64, u64)> = samples.iter().map(|s| (s.t_s, s.rss_bytes)).collect();
+    let pss: Vec<(f64, u64)> = samples
+        .iter()
+        .filter_map(|s| s.pss_bytes.map(|p| (s.t_s, p)))
+        .collect();
+    let sampled_peak = rss.iter().map(|&(_, v)| v).max().unwrap_or(0);
+    RunMetrics {
+        peak_rss_bytes: sampled_peak.max(record.max_hwm_bytes),
+        mean_rss_bytes: time_weighted_mean(&rss).unwrap_or(0),
+        final_rss_bytes: samples.last().map(|s: &Sample| s.rss_bytes).unwrap_or(0),
+        peak_pss_bytes: pss.iter().map(|&(_, v)| v).max(),
+        mean_pss_bytes: time_weighted_mean(&pss),
+    }
+}
+
+/// Trapezoid-rule mean of a step-free series over its own time span. One
+/// point is its own mean; points all at one instant average plainly.
+fn time_weighted_mean(series: &[(f64, u64)]) -> Option<u64> {
+    let (first, last) = (series.first()?, series.last()?);
+    let span = last.0 - first.0;
+    if series.len() == 1 || span <= 0.0 || !span.is_finite() {
+        let sum: f64 = series.iter().map(|&(_, v)| v as f64).sum();
+        return Some((sum / series.len() as f64).round() as u64);
+    }
+    let area: f64 = series
+        .windows(2)
+        .map(|w| {
+            let dt = (w[1].0 - w[0].0).max(0.0);
+            dt * (w[0].1 as f64 + w[1].1 as f64) / 2.0
+        })
+        .sum();
+    Some((area / span).round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::RunStatus;
+
+    fn sample(t_s: f64, rss_bytes: u64, pss_bytes: Option<u64>) -> Sample {
+        Sample {
+            t_s,
+            rss_bytes,
+            pss_bytes,
+            ..Sample::default()
+        }
+    }
+
+    fn record(samples: Vec<Sample>, max_hwm_bytes: u64) -> RunRecord {
+        RunRecord {
+            index: 1,
+            status: RunStatus::Ok,
+            exit_code: Some(0),
+            signal: None,
+            wall_s: 1.0,
+            user_s: 0.0,
+            sys_s: 0.0,
+            max_hwm_bytes,
+            minor_faults: 0,
+            major_faults: 0,
+            samples,
+            stdout_path: "out".into(),
+            stderr_path: "err".into(),
+            message: None,
+            linked_allocators: vec![],
+            sampler_cpu_s: 0.0,
+            started_at: String::new(),
+        }
+    }
+
+    #[test]
+    fn mean_is_time_weighted_by_trapezoid() {
+        // 0..1 s ramps 0 -> 100 (area 50), 1..3 s stays 100 (area 200): 250 / 3.
+        let r = record(
+            vec![
+                sample(0.0, 0, None),
+                sample(1.0, 100, None),
+                sample(3.0, 100, None),
+            ],
+            0,
+        );
+        let m = run_metrics(&r);
+        assert_eq!(m.mean_rss_bytes, 83);
+        assert_eq!(m.peak_rss_bytes, 100);
+        assert_eq!(m.final_rss_bytes, 100);
+        assert_eq!((m.peak_pss_bytes, m.mean_pss_bytes), (None, None));
+    }
+
+    #[test]
+    fn uneven_intervals_weigh_by_duration_not_count() {
+        // Nine quick samples at 10 then a long stretch at 1000.
+        let mut s: Vec<Sample> = (0..9)
+            .map(|i| sample(f64::from(i) * 0.01, 10, None))
+            .collect();
+        s.push(sample(0.09, 1000, None));
+        s.push(sample(10.09, 1000, None));
+        let m = run_metrics(&record(s, 0));
+        // area = 0.08*10 + 0.01*505 + 10*1000 = 10005.85 over 10.09 s.
+        assert_eq!(m.mean_rss_bytes, (10005.85_f64 / 10.09).round() as u64);
+    }
+
+    #[test]
+    fn peak_is_never_below_the_kernels_high_water_mark() {
+        let r = record(vec![sample(0.0, 50, None), sample(1.0, 70, None)], 90);
+        assert_eq!(run_metrics(&r).peak_rss_bytes, 90);
+        let r = record(vec![sample(0.0, 50, None), sample(1.0, 170, None)], 90);
+        assert_eq!(run_metrics(&r).peak_rss_bytes, 170);
+    }
+
+    #[test]
+    fn pss_skips_samples_without_pss() {
+        let r = record(
+            vec![
+                sample(0.0, 100, Some(40)),
+                sample(1.0, 100, None),
+                sample(2.0, 100, Some(80)),
+                sample(3.0, 100, None),
+            ],
+            0,
+        );
+        let m = run_metrics(&r);
+        assert_eq!(m.peak_pss_bytes, Some(80));
+        assert_eq!(m.mean_pss_bytes, Some(60));
+        assert_eq!(m.mean_rss_bytes, 100);
+    }
+
+    #[test]
+    fn one_sample_is_its_own_mean_and_none_gives_zero() {
+        let m = run_metrics(&record(vec![sample(0.5, 42, Some(7))], 0));
+        assert_eq!((m.mean_rss_bytes, m.final_rss_bytes), (42, 42));
+        assert_eq!((m.peak_pss_bytes, m.mean_pss_bytes), (Some(7), Some(7)));
+        let m = run_metrics(&record(vec![], 33));
+        assert_eq!(m.peak_rss_bytes, 33);
+        assert_eq!((m.mean_rss_bytes, m.final_rss_bytes), (0, 0));
+        assert_eq!(m.mean_pss_bytes, None);
+    }
+}

@@ -1,0 +1,68 @@
+//! Tests of `analyze` on the shared fixture experiment.
+
+use super::*;
+
+#[test]
+fn unknown_baseline_lists_the_configuration_names() {
+    let err = analyze(fixture::experiment(), "tcmalloc").err();
+    let msg = err.map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg.contains("'tcmalloc'"), "{msg}");
+    assert!(msg.contains("glibc, jemalloc, mimalloc,eager"), "{msg}");
+}
+
+#[test]
+fn summaries_count_only_ok_runs() -> Result<()> {
+    let a = analyze(fixture::experiment(), "glibc")?;
+    assert_eq!(a.baseline, 0);
+    let counts: Vec<_> = a
+        .summaries
+        .iter()
+        .map(|s| (s.ok_runs, s.total_runs))
+        .collect();
+    assert_eq!(counts, [(5, 5), (4, 5), (5, 5)]);
+    Ok(())
+}
+
+#[test]
+fn baseline_ratios_are_exactly_one() -> Result<()> {
+    let a = analyze(fixture::experiment(), "glibc")?;
+    let s = &a.summaries[0];
+    assert_eq!(s.ratio_peak_rss_bytes, Some(BASELINE_RATIO));
+    assert_eq!(s.ratio_mean_rss_bytes, Some(BASELINE_RATIO));
+    assert_eq!(s.ratio_wall_s, Some(BASELINE_RATIO));
+    Ok(())
+}
+
+#[test]
+fn smaller_allocator_has_ratio_below_one_excluding_one() -> Result<()> {
+    let a = analyze(fixture::experiment(), "glibc")?;
+    let jemalloc = a.summaries[1]
+        .ratio_peak_rss_bytes
+        .ok_or_else(|| anyhow::anyhow!("no ratio"))?;
+    assert!(
+        jemalloc.value < 0.6 && jemalloc.excludes_one(),
+        "{jemalloc:?}"
+    );
+    let mi_wall = a.summaries[2]
+        .ratio_wall_s
+        .ok_or_else(|| anyhow::anyhow!("no ratio"))?;
+    assert!(mi_wall.value < 0.5, "{mi_wall:?}");
+    assert!(a.summaries[0].mean_pss_bytes.is_some());
+    Ok(())
+}
+
+#[test]
+fn configuration_without_ok_runs_has_no_estimates() -> Result<()> {
+    let mut e = fixture::experiment();
+    for run in &mut e.configs[1].runs {
+        run.record.status = crate::model::RunStatus::Failed;
+    }
+    let a = analyze(e, "glibc")?;
+    let s = &a.summaries[1];
+    assert_eq!((s.ok_runs, s.total_runs), (0, 5));
+    assert_eq!(
+        (s.peak_rss_bytes, s.wall_s, s.ratio_wall_s),
+        (None, None, None)
+    );
+    Ok(())
+}

@@ -1,0 +1,94 @@
+//! Human-readable numbers for the text reports: sizes in KiB/MiB/GiB, times
+//! in ms/s, ratios as `0.52x`, and CSV field quoting.
+
+/// `1536` -> `1.5 KiB`; binary units, one decimal above bytes.
+pub fn size(bytes: f64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if !bytes.is_finite() {
+        return "-".to_string();
+    }
+    if bytes.abs() < 1024.0 {
+        return format!("{bytes:.0} B");
+    }
+    let mut value = bytes / 1024.0;
+    let mut unit = UNITS[0];
+    for next in &UNITS[1..] {
+        if value.abs() < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = next;
+    }
+    format!("{value:.1} {unit}")
+}
+
+/// Seconds as `12.3 ms` below one second, `2.35 s` above.
+pub fn duration(seconds: f64) -> String {
+    if !seconds.is_finite() {
+        "-".to_string()
+    } else if seconds.abs() < 1.0 {
+        format!("{:.1} ms", seconds * 1000.0)
+    } else {
+        format!("{seconds:.2} s")
+    }
+}
+
+/// A ratio as `0.52x`.
+pub fn ratio(value: f64) -> String {
+    format!("{value:.2}x")
+}
+
+/// One CSV field, quoted when it holds a comma, quote or line break.
+pub fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// One CSV record from its fields, ended by `\n`.
+pub fn csv_line<I: IntoIterator<Item = String>>(fields: I) -> String {
+    let mut line = fields
+        .into_iter()
+        .map(|f| csv_field(&f))
+        .collect::<Vec<_>>()
+        .join(",");
+    line.push('\n');
+    line
+}
+
+/// An optional number for CSV: empty when absent.
+pub fn opt<T: ToString>(value: Option<T>) -> String {
+    value.map(|v| v.to_string()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_use_binary_units() {
+        assert_eq!(size(512.0), "512 B");
+        assert_eq!(size(1536.0), "1.5 KiB");
+        assert_eq!(size(120.0 * 1048576.0), "120.0 MiB");
+        assert_eq!(size(3.0 * 1073741824.0), "3.0 GiB");
+    }
+
+    #[test]
+    fn durations_switch_to_ms_below_a_second() {
+        assert_eq!(duration(0.0123), "12.3 ms");
+        assert_eq!(duration(2.345), "2.35 s");
+    }
+
+    #[test]
+    fn csv_quotes_only_when_needed() {
+        assert_eq!(csv_field("glibc"), "glibc");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(
+            csv_line(["a".to_string(), "b\nc".to_string()]),
+            "a,\"b\nc\"\n"
+        );
+    }
+}

@@ -1,0 +1,198 @@
+//! The `allocscope/1` JSON document: experiment, host, every configuration
+//! with its runs and summary, and optionally each run's sample timeline.
+//! Key names are a public interface: add keys, never rename them.
+
+use super::Reporter;
+use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
+use crate::model::{Host, Sample, StoredConfig, StoredRun};
+use anyhow::{Context, Result};
+use serde::{Serialize, Serializer};
+
+pub const SCHEMA: &str = "allocscope/1";
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsonReporter {
+    /// Adds each run's samples as `timeline`.
+    pub include_samples: bool,
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema: &'static str,
+    experiment: Experiment<'a>,
+    configs: Vec<ConfigOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct Experiment<'a> {
+    id: i64,
+    command: &'a [String],
+    name: Option<&'a str>,
+    started_at: &'a str,
+    finished_at: Option<&'a str>,
+    status: &'a str,
+    baseline: &'a str,
+    runs_per_config: u32,
+    warmup: u32,
+    interval_ms: u64,
+    host: &'a Host,
+}
+
+#[derive(Serialize)]
+struct ConfigOut<'a> {
+    name: &'a str,
+    allocator: &'a str,
+    library: Option<String>,
+    version: Option<&'a str>,
+    #[serde(serialize_with = "env_object")]
+    env: &'a [(String, String)],
+    runs: Vec<RunOut<'a>>,
+    summary: SummaryOut,
+}
+
+#[derive(Serialize)]
+struct RunOut<'a> {
+    index: u32,
+    status: &'static str,
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    wall_s: f64,
+    user_s: f64,
+    sys_s: f64,
+    max_hwm_bytes: u64,
+    peak_rss_bytes: u64,
+    mean_rss_bytes: u64,
+    final_rss_bytes: u64,
+    peak_pss_bytes: Option<u64>,
+    mean_pss_bytes: Option<u64>,
+    minor_faults: u64,
+    major_faults: u64,
+    /// How many samples were taken.
+    samples: usize,
+    stdout_path: String,
+    stderr_path: String,
+    message: Option<&'a str>,
+    linked_allocators: &'a [String],
+    sampler_cpu_s: f64,
+    started_at: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeline: Option<&'a [Sample]>,
+}
+
+#[derive(Serialize)]
+struct SummaryOut {
+    ok_runs: usize,
+    total_runs: usize,
+    peak_rss_bytes: Option<Estimate>,
+    mean_rss_bytes: Option<Estimate>,
+    mean_pss_bytes: Option<Estimate>,
+    wall_s: Option<Estimate>,
+    cpu_s: Option<Estimate>,
+    ratio: RatioOut,
+}
+
+#[derive(Serialize)]
+struct RatioOut {
+    peak_rss_bytes: Option<Ratio>,
+    mean_rss_bytes: Option<Ratio>,
+    wall_s: Option<Ratio>,
+}
+
+/// The environment as a JSON object, keeping the order it is applied in.
+fn env_object<S: Serializer>(env: &&[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(env.iter().map(|(k, v)| (k, v)))
+}
+
+fn run_out(run: &StoredRun, include_samples: bool) -> RunOut<'_> {
+    let (r, m) = (&run.record, &run.metrics);
+    RunOut {
+        index: r.index,
+        status: r.status.as_str(),
+        exit_code: r.exit_code,
+        signal: r.signal,
+        wall_s: r.wall_s,
+        user_s: r.user_s,
+        sys_s: r.sys_s,
+        max_hwm_bytes: r.max_hwm_bytes,
+        peak_rss_bytes: m.peak_rss_bytes,
+        mean_rss_bytes: m.mean_rss_bytes,
+        final_rss_bytes: m.final_rss_bytes,
+        peak_pss_bytes: m.peak_pss_bytes,
+        mean_pss_bytes: m.mean_pss_bytes,
+        minor_faults: r.minor_faults,
+        major_faults: r.major_faults,
+        samples: r.samples.len(),
+        stdout_path: r.stdout_path.to_string_lossy().into_owned(),
+        stderr_path: r.stderr_path.to_string_lossy().into_owned(),
+        message: r.message.as_deref(),
+        linked_allocators: &r.linked_allocators,
+        sampler_cpu_s: r.sampler_cpu_s,
+        started_at: &r.started_at,
+        timeline: include_samples.then_some(r.samples.as_slice()),
+    }
+}
+
+fn config_out<'a>(c: &'a StoredConfig, s: &'a ConfigSummary, include: bool) -> ConfigOut<'a> {
+    ConfigOut {
+        name: &c.config.name,
+        allocator: &c.config.allocator,
+        library: c
+            .config
+            .library
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned()),
+        version: c.config.version.as_deref(),
+        env: &c.config.env,
+        runs: c.runs.iter().map(|r| run_out(r, include)).collect(),
+        summary: SummaryOut {
+            ok_runs: s.ok_runs,
+            total_runs: s.total_runs,
+            peak_rss_bytes: s.peak_rss_bytes,
+            mean_rss_bytes: s.mean_rss_bytes,
+            mean_pss_bytes: s.mean_pss_bytes,
+            wall_s: s.wall_s,
+            cpu_s: s.cpu_s,
+            ratio: RatioOut {
+                peak_rss_bytes: s.ratio_peak_rss_bytes,
+                mean_rss_bytes: s.ratio_mean_rss_bytes,
+                wall_s: s.ratio_wall_s,
+            },
+        },
+    }
+}
+
+impl Reporter for JsonReporter {
+    fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
+        let e = &analysis.experiment;
+        let baseline = e
+            .configs
+            .get(analysis.baseline)
+            .map(|c| c.config.name.as_str())
+            .unwrap_or(e.info.baseline.as_str());
+        let doc = Document {
+            schema: SCHEMA,
+            experiment: Experiment {
+                id: e.id,
+                command: &e.info.command,
+                name: e.info.name.as_deref(),
+                started_at: &e.info.started_at,
+                finished_at: e.finished_at.as_deref(),
+                status: &e.status,
+                baseline,
+                runs_per_config: e.info.runs_per_config,
+                warmup: e.info.warmup,
+                interval_ms: e.info.interval_ms,
+                host: &e.info.host,
+            },
+            configs: e
+                .configs
+                .iter()
+                .zip(&analysis.summaries)
+                .map(|(c, s)| config_out(c, s, self.include_samples))
+                .collect(),
+        };
+        let mut bytes = serde_json::to_vec_pretty(&doc).context("encoding the JSON report")?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+}

@@ -1,0 +1,54 @@
+//! Every sample of every run in long format (one row per sample), for
+//! plotting timelines. Absent PSS/USS/swap readings are empty cells.
+
+use super::format::{csv_line, opt};
+use super::Reporter;
+use crate::analyze::types::Analysis;
+use anyhow::Result;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SamplesCsvReporter;
+
+const HEADER: [&str; 13] = [
+    "config",
+    "run",
+    "t_s",
+    "rss_bytes",
+    "pss_bytes",
+    "uss_bytes",
+    "swap_bytes",
+    "vsz_bytes",
+    "processes",
+    "threads",
+    "minor_faults",
+    "major_faults",
+    "run_status",
+];
+
+impl Reporter for SamplesCsvReporter {
+    fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
+        let mut out = csv_line(HEADER.iter().map(|h| h.to_string()));
+        for config in &analysis.experiment.configs {
+            for run in &config.runs {
+                for s in &run.record.samples {
+                    out.push_str(&csv_line([
+                        config.config.name.clone(),
+                        run.record.index.to_string(),
+                        s.t_s.to_string(),
+                        s.rss_bytes.to_string(),
+                        opt(s.pss_bytes),
+                        opt(s.uss_bytes),
+                        opt(s.swap_bytes),
+                        s.vsz_bytes.to_string(),
+                        s.processes.to_string(),
+                        s.threads.to_string(),
+                        s.minor_faults.to_string(),
+                        s.major_faults.to_string(),
+                        run.record.status.as_str().to_string(),
+                    ]));
+                }
+            }
+        }
+        Ok(out.into_bytes())
+    }
+}

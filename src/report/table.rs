@@ -1,0 +1,309 @@
+//! The terminal comparison: one block per metric, one line per configuration
+//! with its median, 95% CI and ratio to the baseline, then a footer with the
+//! failed runs, linked-allocator notes and the sampler's overhead. Fits in
+//! 80-100 columns for configuration names up to ~20 characters.
+
+use super::format::{duration, ratio, size};
+use super::Reporter;
+use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
+use crate::model::{RunStatus, StoredExperiment};
+use anyhow::Result;
+use std::fmt::Write as _;
+
+/// Marks a ratio whose CI excludes 1.0.
+const MARK: &str = "*";
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TableReporter;
+
+/// One metric block: its title, how to read the estimate and the ratio from a
+/// summary, and how to format a value.
+struct Block {
+    title: &'static str,
+    estimate: fn(&ConfigSummary) -> Option<Estimate>,
+    ratio: fn(&ConfigSummary) -> Option<Ratio>,
+    show: fn(f64) -> String,
+}
+
+const BLOCKS: [Block; 4] = [
+    Block {
+        title: "peak RSS",
+        estimate: |s| s.peak_rss_bytes,
+        ratio: |s| s.ratio_peak_rss_bytes,
+        show: size,
+    },
+    Block {
+        title: "mean RSS (time-weighted)",
+        estimate: |s| s.mean_rss_bytes,
+        ratio: |s| s.ratio_mean_rss_bytes,
+        show: size,
+    },
+    Block {
+        title: "mean PSS (time-weighted)",
+        estimate: |s| s.mean_pss_bytes,
+        ratio: |_| None,
+        show: size,
+    },
+    Block {
+        title: "wall time",
+        estimate: |s| s.wall_s,
+        ratio: |s| s.ratio_wall_s,
+        show: duration,
+    },
+];
+
+impl Reporter for TableReporter {
+    fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
+        let mut out = String::new();
+        header(&mut out, analysis)?;
+        let width = name_width(&analysis.experiment);
+        for block in &BLOCKS {
+            if analysis
+                .summaries
+                .iter()
+                .all(|s| (block.estimate)(s).is_none())
+            {
+                continue;
+            }
+            metric_block(&mut out, analysis, block, width)?;
+        }
+        footer(&mut out, analysis)?;
+        Ok(out.into_bytes())
+    }
+}
+
+fn name_width(experiment: &StoredExperiment) -> usize {
+    experiment
+        .configs
+        .iter()
+        .map(|c| c.config.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(12)
+}
+
+fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
+    let e = &analysis.experiment;
+    let name = e
+        .info
+        .name
+        .as_deref()
+        .map(|n| format!(" \"{n}\""))
+        .unwrap_or_default();
+    writeln!(
+        out,
+        "experiment {}{name}: {}, started {}",
+        e.id, e.status, e.info.started_at
+    )?;
+    writeln!(out, "command: {}", shell_words(&e.info.command))?;
+    let h = &e.info.host;
+    let limit = h
+        .cgroup_memory_limit_bytes
+        .map(|b| size(b as f64))
+        .unwrap_or_else(|| "none".to_string());
+    writeln!(
+        out,
+        "host: {}, Linux {}, glibc {}, {} CPUs, THP {}, cgroup memory limit {limit}",
+        h.hostname, h.kernel, h.glibc, h.cpus, h.thp
+    )?;
+    match e.status.as_str() {
+        "complete" => {}
+        "running" => writeln!(
+            out,
+            "warning: the experiment is still running; results are partial"
+        )?,
+        other => writeln!(
+            out,
+            "warning: the experiment is {other}; results cover only the runs it stored"
+        )?,
+    }
+    let width = name_width(e);
+    writeln!(
+        out,
+        "\nconfigurations ({} runs each)",
+        e.info.runs_per_config
+    )?;
+    for (i, (config, summary)) in e.configs.iter().zip(&analysis.summaries).enumerate() {
+        let c = &config.config;
+        let version = c
+            .version
+            .as_deref()
+            .map(|v| format!(" {v}"))
+            .unwrap_or_default();
+        let base = if i == analysis.baseline {
+            "  (baseline)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "  {:<width$}  {}/{} runs ok  {}{version}{base}",
+            c.name, summary.ok_runs, summary.total_runs, c.allocator
+        )?;
+    }
+    Ok(())
+}
+
+fn metric_block(out: &mut String, analysis: &Analysis, block: &Block, width: usize) -> Result<()> {
+    let rows: Vec<(String, String, String, String)> = analysis
+        .experiment
+        .configs
+        .iter()
+        .zip(&analysis.summaries)
+        .enumerate()
+        .map(|(i, (config, summary))| {
+            let name = config.config.name.clone();
+            let Some(est) = (block.estimate)(summary) else {
+                return (name, "-".into(), "no successful runs".into(), String::new());
+            };
+            let median = (block.show)(est.median);
+            let ci = format!(
+                "[{}, {}]",
+                (block.show)(est.ci_low),
+                (block.show)(est.ci_high)
+            );
+            let vs = if i == analysis.baseline {
+                "baseline".to_string()
+            } else {
+                (block.ratio)(summary).map(ratio_cell).unwrap_or_default()
+            };
+            (name, median, ci, vs)
+        })
+        .collect();
+    let median_w = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(6);
+    let ci_w = rows.iter().map(|r| r.2.len()).max().unwrap_or(0).max(6);
+    // The title heads the name column, which widens for a long title.
+    let width = width.max(block.title.chars().count().saturating_sub(2));
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<w$}  {:>median_w$}  {:<ci_w$}  vs baseline",
+        block.title,
+        "median",
+        "95% CI",
+        w = width + 2
+    )?;
+    for (name, median, ci, vs) in rows {
+        let line = format!("  {name:<width$}  {median:>median_w$}  {ci:<ci_w$}  {vs}");
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+fn ratio_cell(r: Ratio) -> String {
+    let mark = if r.excludes_one() {
+        format!(" {MARK}")
+    } else {
+        String::new()
+    };
+    format!(
+        "{} [{:.2}, {:.2}]{mark}",
+        ratio(r.value),
+        r.ci_low,
+        r.ci_high
+    )
+}
+
+fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {
+    let e = &analysis.experiment;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{MARK} the ratio's 95% CI excludes 1.0: a difference beyond run-to-run noise."
+    )?;
+    let failed: Vec<_> = e
+        .configs
+        .iter()
+        .flat_map(|c| c.runs.iter().map(move |r| (&c.config.name, &r.record)))
+        .filter(|(_, r)| r.status != RunStatus::Ok)
+        .collect();
+    if !failed.is_empty() {
+        writeln!(out, "failed runs (excluded from the summary above):")?;
+        for (name, r) in failed {
+            let mut line = format!("  {name} run {}: {}", r.index, r.status.as_str());
+            if let Some(code) = r.exit_code {
+                write!(line, ", exit code {code}")?;
+            }
+            if let Some(sig) = r.signal {
+                write!(line, ", signal {sig}{}", signal_name(sig))?;
+            }
+            if let Some(msg) = &r.message {
+                write!(line, ": {msg}")?;
+            }
+            writeln!(out, "{line}")?;
+        }
+    }
+    for (lib, configs) in linked_allocators(e) {
+        writeln!(
+            out,
+            "note: the program links {lib} itself (seen in: {});\n      \
+             a preloaded allocator may not replace it, so those runs may measure {lib}.",
+            configs.join(", ")
+        )?;
+    }
+    let runs = e.configs.iter().flat_map(|c| &c.runs);
+    let (sampler_s, wall_s) = runs.fold((0.0, 0.0), |(s, w), r| {
+        (s + r.record.sampler_cpu_s, w + r.record.wall_s)
+    });
+    if wall_s > 0.0 {
+        writeln!(
+            out,
+            "sampler overhead: {:.2}% of a core ({} of sampler CPU over {} of runs)",
+            100.0 * sampler_s / wall_s,
+            duration(sampler_s),
+            duration(wall_s)
+        )?;
+    }
+    Ok(())
+}
+
+/// Each allocator the program linked itself, with the configurations whose
+/// runs saw it, in first-seen order.
+fn linked_allocators(e: &StoredExperiment) -> Vec<(String, Vec<String>)> {
+    let mut found: Vec<(String, Vec<String>)> = Vec::new();
+    for config in &e.configs {
+        for lib in config.runs.iter().flat_map(|r| &r.record.linked_allocators) {
+            let name = &config.config.name;
+            match found.iter_mut().find(|(l, _)| l == lib) {
+                Some((_, names)) if names.contains(name) => {}
+                Some((_, names)) => names.push(name.clone()),
+                None => found.push((lib.clone(), vec![name.clone()])),
+            }
+        }
+    }
+    found
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        1 => " (SIGHUP)",
+        2 => " (SIGINT)",
+        4 => " (SIGILL)",
+        6 => " (SIGABRT)",
+        7 => " (SIGBUS)",
+        8 => " (SIGFPE)",
+        9 => " (SIGKILL)",
+        11 => " (SIGSEGV)",
+        13 => " (SIGPIPE)",
+        15 => " (SIGTERM)",
+        _ => "",
+    }
+}
+
+/// The command as a shell would need it typed, quoting words that need it.
+fn shell_words(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+            if plain {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

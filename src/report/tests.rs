@@ -1,0 +1,195 @@
+//! Golden-file tests of every reporter on the fixture experiment. Timestamps
+//! and run paths are filtered before comparing. Regenerate with
+//! `UPDATE_GOLDEN=1 cargo test --lib report`.
+
+use super::*;
+use crate::analyze::{analyze, fixture};
+use anyhow::{anyhow, bail};
+use std::path::PathBuf;
+
+fn analysis() -> Result<Analysis> {
+    analyze(fixture::experiment(), "glibc")
+}
+
+/// Replaces what varies between machines and runs with stable placeholders.
+fn filter(text: &str) -> Result<String> {
+    let stamp =
+        regex::Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")?;
+    Ok(stamp
+        .replace_all(&text.replace(fixture::RUN_DIR, "[rundir]"), "[timestamp]")
+        .into_owned())
+}
+
+fn check_golden(name: &str, reporter: &dyn Reporter) -> Result<()> {
+    let bytes = reporter.render(&analysis()?)?;
+    let actual = filter(&String::from_utf8(bytes)?)?;
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "src", "report", "golden", name]
+        .iter()
+        .collect();
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, &actual)?;
+        return Ok(());
+    }
+    let expected = std::fs::read_to_string(&path).map_err(|e| {
+        anyhow!(
+            "reading {}: {e}; run with UPDATE_GOLDEN=1 to create it",
+            path.display()
+        )
+    })?;
+    if actual != expected {
+        bail!(
+            "{name} differs from its golden file (UPDATE_GOLDEN=1 regenerates it)\n\
+             --- expected\n{expected}\n--- actual\n{actual}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn table_matches_golden() -> Result<()> {
+    check_golden("table.txt", &TableReporter)
+}
+
+#[test]
+fn json_matches_golden() -> Result<()> {
+    check_golden(
+        "report.json",
+        &JsonReporter {
+            include_samples: false,
+        },
+    )
+}
+
+#[test]
+fn json_with_samples_matches_golden() -> Result<()> {
+    check_golden(
+        "report_with_samples.json",
+        &JsonReporter {
+            include_samples: true,
+        },
+    )
+}
+
+#[test]
+fn csv_matches_golden() -> Result<()> {
+    check_golden("summary.csv", &CsvReporter)
+}
+
+#[test]
+fn samples_csv_matches_golden() -> Result<()> {
+    check_golden("samples.csv", &SamplesCsvReporter)
+}
+
+#[test]
+fn json_has_the_documented_keys() -> Result<()> {
+    let bytes = JsonReporter {
+        include_samples: false,
+    }
+    .render(&analysis()?)?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes)?;
+    assert_eq!(v["schema"], "allocscope/1");
+    let e = &v["experiment"];
+    for key in [
+        "id",
+        "command",
+        "name",
+        "started_at",
+        "finished_at",
+        "status",
+        "baseline",
+    ] {
+        assert!(e.get(key).is_some(), "experiment.{key}");
+    }
+    for key in [
+        "kernel",
+        "glibc",
+        "cpus",
+        "thp",
+        "cgroup_memory_limit_bytes",
+        "hostname",
+    ] {
+        assert!(e["host"].get(key).is_some(), "host.{key}");
+    }
+    let c = &v["configs"][1];
+    assert_eq!(c["env"]["LD_PRELOAD"], "/usr/lib/libjemalloc.so.2");
+    assert_eq!(c["runs"][0]["samples"], 4);
+    assert!(c["runs"][0].get("timeline").is_none());
+    assert_eq!(c["runs"][2]["status"], "crashed");
+    assert_eq!(c["summary"]["ok_runs"], 4);
+    assert!(c["summary"]["ratio"]["peak_rss_bytes"]["value"]
+        .as_f64()
+        .is_some());
+    assert!(c["summary"]["wall_s"]["ci_low"].as_f64().is_some());
+    Ok(())
+}
+
+#[test]
+fn json_timeline_lists_every_sample() -> Result<()> {
+    let bytes = JsonReporter {
+        include_samples: true,
+    }
+    .render(&analysis()?)?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes)?;
+    let timeline = &v["configs"][0]["runs"][0]["timeline"];
+    assert_eq!(timeline.as_array().map(Vec::len), Some(4));
+    assert!(timeline[0]["pss_bytes"].is_null());
+    assert!(timeline[1]["pss_bytes"].as_u64().is_some());
+    Ok(())
+}
+
+#[test]
+fn table_marks_failed_runs_and_linked_allocators() -> Result<()> {
+    let text = String::from_utf8(TableReporter.render(&analysis()?)?)?;
+    assert!(
+        text.contains("jemalloc run 3: crashed, signal 11 (SIGSEGV)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("note: the program links jemalloc itself"),
+        "{text}"
+    );
+    assert!(text.contains("baseline"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    Ok(())
+}
+
+#[test]
+fn write_output_writes_files_and_names_bad_paths() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("out.csv");
+    write_output(&path, b"a,b\n")?;
+    assert_eq!(std::fs::read(&path)?, b"a,b\n");
+    let bad = dir.path().join("missing").join("out.csv");
+    let msg = format!(
+        "{:#}",
+        write_output(&bad, b"x")
+            .err()
+            .ok_or_else(|| anyhow!("no error"))?
+    );
+    assert!(msg.contains("missing/out.csv"), "{msg}");
+    Ok(())
+}
+
+#[test]
+fn table_warns_about_an_incomplete_experiment() -> Result<()> {
+    let mut e = fixture::experiment();
+    e.status = "incomplete".to_string();
+    let text = String::from_utf8(TableReporter.render(&analyze(e, "glibc")?)?)?;
+    assert!(
+        text.contains("warning: the experiment is incomplete"),
+        "{text}"
+    );
+    Ok(())
+}
+
+#[test]
+fn table_says_when_a_configuration_has_no_successful_runs() -> Result<()> {
+    let mut e = fixture::experiment();
+    for run in &mut e.configs[1].runs {
+        run.record.status = crate::model::RunStatus::Failed;
+    }
+    let text = String::from_utf8(TableReporter.render(&analyze(e, "glibc")?)?)?;
+    assert!(text.contains("0/5 runs ok"), "{text}");
+    assert!(text.contains("no successful runs"), "{text}");
+    Ok(())
+}

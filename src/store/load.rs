@@ -1,0 +1,331 @@
+//! Reading experiments back: one whole experiment for analysis, or a short
+//! listing of all of them. An experiment still marked `running` whose
+//! allocscope process is gone is reported as `incomplete`.
+
+use super::Store;
+use crate::model::{
+    Config, ExperimentInfo, Host, RunMetrics, RunRecord, RunStatus, Sample, StoredConfig,
+    StoredExperiment, StoredRun,
+};
+use anyhow::{anyhow, bail, Context, Result};
+use rusqlite::{params, OptionalExtension, Row};
+use std::path::PathBuf;
+
+/// One line of `allocscope report --list`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ExperimentListing {
+    pub id: i64,
+    pub name: Option<String>,
+    pub started_at: String,
+    pub status: String,
+    pub command: Vec<String>,
+    pub configs: usize,
+    pub ok_runs: usize,
+    pub total_runs: usize,
+}
+
+impl Store {
+    /// Loads an experiment with all its configurations, runs and samples;
+    /// `None` loads the latest one.
+    pub fn load_experiment(&self, id: Option<i64>) -> Result<StoredExperiment> {
+        let id = match id {
+            Some(id) => id,
+            None => self
+                .conn
+                .query_row("SELECT max(id) FROM experiments", [], |r| {
+                    r.get::<_, Option<i64>>(0)
+                })?
+                .ok_or_else(|| {
+                    anyhow!(
+                        "no experiments in '{}' yet; record one with `allocscope run`",
+                        self.path.display()
+                    )
+                })?,
+        };
+        let row = self
+            .conn
+            .query_row(
+                "SELECT name, command, started_at, finished_at, status, pid, runs_per_config,
+                        warmup, interval_ms, baseline
+                 FROM experiments WHERE id = ?1",
+                params![id],
+                |r| {
+                    Ok((
+                        r.get::<_, Option<String>>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, i64>(5)?,
+                        r.get::<_, u32>(6)?,
+                        r.get::<_, u32>(7)?,
+                        u64_at(r, 8)?,
+                        r.get::<_, String>(9)?,
+                    ))
+                },
+            )
+            .optional()
+            .with_context(|| format!("reading experiment {id}"))?;
+        let Some((name, command, started_at, finished_at, status, pid, rpc, warmup, iv, base)) =
+            row
+        else {
+            bail!(
+                "no experiment {id} in '{}'; `allocscope report --list` shows the stored ones",
+                self.path.display()
+            );
+        };
+        let info = ExperimentInfo {
+            name,
+            command: parse_json(&command, "command")?,
+            started_at,
+            host: self.load_host(id)?,
+            runs_per_config: rpc,
+            warmup,
+            interval_ms: iv,
+            baseline: base,
+        };
+        Ok(StoredExperiment {
+            id,
+            info,
+            status: effective_status(&status, pid),
+            finished_at,
+            configs: self.load_configs(id)?,
+        })
+    }
+
+    /// Every environment entry of an experiment, host fields and extras alike.
+    pub fn load_environment(&self, experiment_id: i64) -> Result<Vec<(String, Option<String>)>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT key, value FROM environment WHERE experiment_id = ?1 ORDER BY rowid",
+        )?;
+        let rows = stmt.query_map(params![experiment_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .with_context(|| format!("reading the environment of experiment {experiment_id}"))
+    }
+
+    fn load_host(&self, id: i64) -> Result<Host> {
+        let mut host = Host::default();
+        for (key, value) in self.load_environment(id)? {
+            let value = value.unwrap_or_default();
+            match key.as_str() {
+                "kernel" => host.kernel = value,
+                "glibc" => host.glibc = value,
+                "cpus" => host.cpus = value.parse().unwrap_or(0),
+                "thp" => host.thp = value,
+                "cgroup_memory_limit_bytes" => host.cgroup_memory_limit_bytes = value.parse().ok(),
+                "hostname" => host.hostname = value,
+                _ => {}
+            }
+        }
+        Ok(host)
+    }
+
+    fn load_configs(&self, experiment_id: i64) -> Result<Vec<StoredConfig>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, name, allocator, library, version, env FROM configs
+             WHERE experiment_id = ?1 ORDER BY position",
+        )?;
+        let rows = stmt
+            .query_map(params![experiment_id], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, String>(5)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .with_context(|| format!("reading configurations of experiment {experiment_id}"))?;
+        let mut configs = Vec::with_capacity(rows.len());
+        for (id, name, allocator, library, version, env) in rows {
+            let config = Config {
+                name,
+                allocator,
+                library: library.map(PathBuf::from),
+                version,
+                env: parse_json(&env, "configuration env")?,
+            };
+            configs.push(StoredConfig {
+                id,
+                config,
+                runs: self.load_runs(id)?,
+            });
+        }
+        Ok(configs)
+    }
+
+    fn load_runs(&self, config_id: i64) -> Result<Vec<StoredRun>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, idx, status, exit_code, signal, wall_s, user_s, sys_s, max_hwm_bytes,
+                    minor_faults, major_faults, peak_rss_bytes, mean_rss_bytes, final_rss_bytes,
+                    peak_pss_bytes, mean_pss_bytes, stdout_path, stderr_path, message,
+                    linked_allocators, sampler_cpu_s, started_at
+             FROM runs WHERE config_id = ?1 ORDER BY idx, id",
+        )?;
+        let rows = stmt
+            .query_map(params![config_id], run_from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .with_context(|| format!("reading runs of configuration {config_id}"))?;
+        let mut runs = Vec::with_capacity(rows.len());
+        for (id, status, linked, mut record, metrics) in rows {
+            record.status = RunStatus::parse(&status)
+                .ok_or_else(|| anyhow!("run {id} has an unknown status '{status}'"))?;
+            record.linked_allocators = parse_json(&linked, "linked_allocators")?;
+            record.samples = self.load_samples(id)?;
+            runs.push(StoredRun {
+                id,
+                record,
+                metrics,
+            });
+        }
+        Ok(runs)
+    }
+
+    fn load_samples(&self, run_id: i64) -> Result<Vec<Sample>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT t_s, rss_bytes, pss_bytes, uss_bytes, swap_bytes, vsz_bytes, processes,
+                    threads, minor_faults, major_faults
+             FROM samples WHERE run_id = ?1 ORDER BY rowid",
+        )?;
+        let rows = stmt.query_map(params![run_id], |r| {
+            Ok(Sample {
+                t_s: r.get(0)?,
+                rss_bytes: u64_at(r, 1)?,
+                pss_bytes: opt_u64_at(r, 2)?,
+                uss_bytes: opt_u64_at(r, 3)?,
+                swap_bytes: opt_u64_at(r, 4)?,
+                vsz_bytes: u64_at(r, 5)?,
+                processes: r.get(6)?,
+                threads: r.get(7)?,
+                minor_faults: u64_at(r, 8)?,
+                major_faults: u64_at(r, 9)?,
+            })
+        })?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .with_context(|| format!("reading samples of run {run_id}"))
+    }
+
+    /// All experiments, oldest first.
+    pub fn list(&self) -> Result<Vec<ExperimentListing>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT e.id, e.name, e.started_at, e.status, e.pid, e.command,
+                    (SELECT count(*) FROM configs c WHERE c.experiment_id = e.id),
+                    (SELECT count(*) FROM runs r JOIN configs c ON r.config_id = c.id
+                        WHERE c.experiment_id = e.id AND r.status = 'ok'),
+                    (SELECT count(*) FROM runs r JOIN configs c ON r.config_id = c.id
+                        WHERE c.experiment_id = e.id)
+             FROM experiments e ORDER BY e.id",
+        )?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, String>(5)?,
+                    u64_at(r, 6)? as usize,
+                    u64_at(r, 7)? as usize,
+                    u64_at(r, 8)? as usize,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .context("listing experiments")?;
+        rows.into_iter()
+            .map(
+                |(id, name, started_at, status, pid, command, configs, ok, total)| {
+                    Ok(ExperimentListing {
+                        id,
+                        name,
+                        started_at,
+                        status: effective_status(&status, pid),
+                        command: parse_json(&command, "command")?,
+                        configs,
+                        ok_runs: ok,
+                        total_runs: total,
+                    })
+                },
+            )
+            .collect()
+    }
+}
+
+type RunRow = (i64, String, String, RunRecord, RunMetrics);
+
+/// The scalar columns of a run; status, JSON and samples are filled in after.
+fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
+    let record = RunRecord {
+        index: r.get(1)?,
+        status: RunStatus::Ok,
+        exit_code: r.get(3)?,
+        signal: r.get(4)?,
+        wall_s: r.get(5)?,
+        user_s: r.get(6)?,
+        sys_s: r.get(7)?,
+        max_hwm_bytes: u64_at(r, 8)?,
+        minor_faults: u64_at(r, 9)?,
+        major_faults: u64_at(r, 10)?,
+        samples: Vec::new(),
+        stdout_path: PathBuf::from(r.get::<_, String>(16)?),
+        stderr_path: PathBuf::from(r.get::<_, String>(17)?),
+        message: r.get(18)?,
+        linked_allocators: Vec::new(),
+        sampler_cpu_s: r.get(20)?,
+        started_at: r.get(21)?,
+    };
+    let metrics = RunMetrics {
+        peak_rss_bytes: u64_at(r, 11)?,
+        mean_rss_bytes: u64_at(r, 12)?,
+        final_rss_bytes: u64_at(r, 13)?,
+        peak_pss_bytes: opt_u64_at(r, 14)?,
+        mean_pss_bytes: opt_u64_at(r, 15)?,
+    };
+    Ok((r.get(0)?, r.get(2)?, r.get(19)?, record, metrics))
+}
+
+/// SQLite integers are signed; sizes and counts are stored non-negative.
+fn u64_at(r: &Row<'_>, idx: usize) -> rusqlite::Result<u64> {
+    let v: i64 = r.get(idx)?;
+    u64::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, v))
+}
+
+fn opt_u64_at(r: &Row<'_>, idx: usize) -> rusqlite::Result<Option<u64>> {
+    match r.get::<_, Option<i64>>(idx)? {
+        None => Ok(None),
+        Some(v) => u64::try_from(v)
+            .map(Some)
+            .map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, v)),
+    }
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+    serde_json::from_str(text).with_context(|| format!("the stored {what} is not valid JSON"))
+}
+
+/// `running` only while the allocscope that owns the experiment is alive;
+/// otherwise it died without finishing and the experiment is `incomplete`.
+fn effective_status(status: &str, pid: i64) -> String {
+    if status == "running" && !owner_alive(pid) {
+        "incomplete".to_string()
+    } else {
+        status.to_string()
+    }
+}
+
+/// True when `pid` is this process or a live process named allocscope (a pid
+/// reused by another program does not count).
+fn owner_alive(pid: i64) -> bool {
+    if pid == i64::from(std::process::id()) {
+        return true;
+    }
+    if pid <= 0 {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/comm")) {
+        Ok(comm) => comm.trim_end().starts_with("allocscope"),
+        Err(_) => false,
+    }
+}

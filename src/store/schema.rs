@@ -1,0 +1,122 @@
+//! The SQLite schema and its migrations. The schema version lives in
+//! `PRAGMA user_version`; each step moves the file from one version to the
+//! next inside a transaction, so a file is never left half-migrated.
+
+use anyhow::{bail, Context, Result};
+use rusqlite::Connection;
+
+/// The schema this build writes. Bump it and add a step to `migrate_step`.
+pub const SCHEMA_VERSION: u32 = 1;
+
+const V1: &str = "
+CREATE TABLE experiments (
+    id              INTEGER PRIMARY KEY,
+    name            TEXT,
+    command         TEXT NOT NULL,   -- JSON array of strings
+    started_at      TEXT NOT NULL,
+    finished_at     TEXT,
+    status          TEXT NOT NULL,   -- running | complete | interrupted
+    pid             INTEGER NOT NULL,-- the allocscope process that writes it
+    runs_per_config INTEGER NOT NULL,
+    warmup          INTEGER NOT NULL,
+    interval_ms     INTEGER NOT NULL,
+    baseline        TEXT NOT NULL
+);
+CREATE TABLE environment (
+    experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+    key           TEXT NOT NULL,
+    value         TEXT,
+    PRIMARY KEY (experiment_id, key)
+);
+CREATE TABLE configs (
+    id            INTEGER PRIMARY KEY,
+    experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+    position      INTEGER NOT NULL,
+    name          TEXT NOT NULL,
+    allocator     TEXT NOT NULL,
+    library       TEXT,
+    version       TEXT,
+    env           TEXT NOT NULL      -- JSON array of [key, value] pairs, in order
+);
+CREATE INDEX configs_experiment ON configs(experiment_id);
+CREATE TABLE runs (
+    id                INTEGER PRIMARY KEY,
+    config_id         INTEGER NOT NULL REFERENCES configs(id) ON DELETE CASCADE,
+    idx               INTEGER NOT NULL,
+    status            TEXT NOT NULL,
+    exit_code         INTEGER,
+    signal            INTEGER,
+    wall_s            REAL NOT NULL,
+    user_s            REAL NOT NULL,
+    sys_s             REAL NOT NULL,
+    max_hwm_bytes     INTEGER NOT NULL,
+    minor_faults      INTEGER NOT NULL,
+    major_faults      INTEGER NOT NULL,
+    peak_rss_bytes    INTEGER NOT NULL,
+    mean_rss_bytes    INTEGER NOT NULL,
+    final_rss_bytes   INTEGER NOT NULL,
+    peak_pss_bytes    INTEGER,
+    mean_pss_bytes    INTEGER,
+    stdout_path       TEXT NOT NULL,
+    stderr_path       TEXT NOT NULL,
+    message           TEXT,
+    linked_allocators TEXT NOT NULL, -- JSON array of strings
+    sampler_cpu_s     REAL NOT NULL,
+    started_at        TEXT NOT NULL
+);
+CREATE INDEX runs_config ON runs(config_id);
+CREATE TABLE samples (
+    run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    t_s          REAL NOT NULL,
+    rss_bytes    INTEGER NOT NULL,
+    pss_bytes    INTEGER,
+    uss_bytes    INTEGER,
+    swap_bytes   INTEGER,
+    vsz_bytes    INTEGER NOT NULL,
+    processes    INTEGER NOT NULL,
+    threads      INTEGER NOT NULL,
+    minor_faults INTEGER NOT NULL,
+    major_faults INTEGER NOT NULL
+);
+CREATE INDEX samples_run ON samples(run_id);
+";
+
+/// Reads the file's schema version.
+pub fn version(conn: &Connection) -> Result<u32> {
+    conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
+        .context("reading the schema version")
+}
+
+/// Brings the schema up to `SCHEMA_VERSION`, one step at a time. Refuses a
+/// file written by a newer allocscope rather than guessing at its layout.
+pub fn migrate(conn: &mut Connection) -> Result<()> {
+    let mut current = version(conn)?;
+    if current > SCHEMA_VERSION {
+        bail!(
+            "the database has schema version {current}, but this allocscope only knows \
+             version {SCHEMA_VERSION}; use a newer allocscope or another --db file"
+        );
+    }
+    while current < SCHEMA_VERSION {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        // Another process may have migrated while we waited for the lock.
+        let seen = version(&tx)?;
+        if seen == current {
+            migrate_step(&tx, current)?;
+            tx.pragma_update(None, "user_version", current + 1)?;
+        }
+        tx.commit()
+            .with_context(|| format!("migrating the schema from version {current}"))?;
+        current = version(conn)?;
+    }
+    Ok(())
+}
+
+/// Moves the schema from `from` to `from + 1`.
+fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
+    match from {
+        0 => conn.execute_batch(V1).context("creating the schema")?,
+        other => bail!("no migration from schema version {other}"),
+    }
+    Ok(())
+}

@@ -1,0 +1,334 @@
+//! Round-trip and error tests for the store, on temporary files.
+
+use super::*;
+use crate::model::{Host, RunStatus, Sample, StoredConfig, StoredExperiment, StoredRun};
+use rusqlite::params;
+
+fn info() -> ExperimentInfo {
+    ExperimentInfo {
+        name: Some("nightly".into()),
+        command: vec!["./bench".into(), "--size".into(), "big data".into()],
+        started_at: "2026-01-02T03:04:05Z".into(),
+        host: Host {
+            kernel: "6.1.0-18-amd64".into(),
+            glibc: "2.36".into(),
+            cpus: 2,
+            thp: "madvise".into(),
+            cgroup_memory_limit_bytes: Some(4 << 30),
+            hostname: "box".into(),
+        },
+        runs_per_config: 3,
+        warmup: 1,
+        interval_ms: 50,
+        baseline: "glibc".into(),
+    }
+}
+
+fn configs() -> Vec<Config> {
+    vec![
+        Config {
+            name: "glibc".into(),
+            allocator: "glibc".into(),
+            library: Some("/lib/x86_64-linux-gnu/libc.so.6".into()),
+            version: Some("2.36".into()),
+            env: vec![],
+        },
+        Config {
+            name: "jemalloc:dirty_decay_ms=0".into(),
+            allocator: "jemalloc".into(),
+            library: Some("/usr/lib/libjemalloc.so.2".into()),
+            version: None,
+            env: vec![
+                ("LD_PRELOAD".into(), "/usr/lib/libjemalloc.so.2".into()),
+                ("MALLOC_CONF".into(), "dirty_decay_ms:0".into()),
+            ],
+        },
+    ]
+}
+
+fn record(index: u32, status: RunStatus) -> RunRecord {
+    RunRecord {
+        index,
+        status,
+        exit_code: if status == RunStatus::Crashed {
+            None
+        } else {
+            Some(0)
+        },
+        signal: if status == RunStatus::Crashed {
+            Some(11)
+        } else {
+            None
+        },
+        wall_s: 1.25 * f64::from(index),
+        user_s: 0.5,
+        sys_s: 0.125,
+        max_hwm_bytes: 10 << 20,
+        minor_faults: 1000,
+        major_faults: 2,
+        samples: vec![
+            Sample {
+                t_s: 0.0,
+                rss_bytes: 1 << 20,
+                vsz_bytes: 8 << 20,
+                processes: 1,
+                threads: 1,
+                ..Sample::default()
+            },
+            Sample {
+                t_s: 0.05,
+                rss_bytes: 3 << 20,
+                pss_bytes: Some(2 << 20),
+                uss_bytes: Some(1 << 19),
+                swap_bytes: Some(0),
+                vsz_bytes: 9 << 20,
+                processes: 2,
+                threads: 5,
+                minor_faults: 700,
+                major_faults: 1,
+            },
+        ],
+        stdout_path: "/tmp/run/1.out".into(),
+        stderr_path: "/tmp/run/1.err".into(),
+        message: (status != RunStatus::Ok).then(|| "segfault, \"quoted\"".to_string()),
+        linked_allocators: if index == 2 {
+            vec!["jemalloc".into()]
+        } else {
+            vec![]
+        },
+        sampler_cpu_s: 0.01,
+        started_at: "2026-01-02T03:04:06Z".into(),
+    }
+}
+
+fn metrics(index: u32) -> RunMetrics {
+    RunMetrics {
+        peak_rss_bytes: 10 << 20,
+        mean_rss_bytes: u64::from(index) << 20,
+        final_rss_bytes: 3 << 20,
+        peak_pss_bytes: Some(2 << 20),
+        mean_pss_bytes: None,
+    }
+}
+
+#[test]
+fn stored_experiment_loads_back_equal() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("a.db");
+    let mut store = Store::open(&path)?;
+    let (id, config_ids) = store.begin_experiment(&info(), &configs())?;
+    let mut expected_runs = vec![Vec::new(), Vec::new()];
+    for (slot, &config_id) in config_ids.iter().enumerate() {
+        for index in 1..=3 {
+            let status = if slot == 1 && index == 3 {
+                RunStatus::Crashed
+            } else {
+                RunStatus::Ok
+            };
+            let (r, m) = (record(index, status), metrics(index));
+            let run_id = store.add_run(config_id, &r, &m)?;
+            expected_runs[slot].push(StoredRun {
+                id: run_id,
+                record: r,
+                metrics: m,
+            });
+        }
+    }
+    store.finish_experiment(id, "complete")?;
+    let loaded = store.load_experiment(Some(id))?;
+    let expected = StoredExperiment {
+        id,
+        info: info(),
+        status: "complete".into(),
+        finished_at: loaded.finished_at.clone(),
+        configs: configs()
+            .into_iter()
+            .zip(config_ids)
+            .zip(expected_runs)
+            .map(|((config, id), runs)| StoredConfig { id, config, runs })
+            .collect(),
+    };
+    assert!(loaded.finished_at.is_some());
+    assert_eq!(loaded, expected);
+    assert_eq!(store.load_experiment(None)?, expected);
+
+    let listing = store.list()?;
+    assert_eq!(listing.len(), 1);
+    assert_eq!(listing[0].configs, 2);
+    assert_eq!((listing[0].ok_runs, listing[0].total_runs), (5, 6));
+    assert_eq!(listing[0].status, "complete");
+    assert_eq!(listing[0].command, info().command);
+    Ok(())
+}
+
+#[test]
+fn runs_survive_without_finish_and_reopen() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("a.db");
+    let (id, ids) = {
+        let mut store = Store::open(&path)?;
+        let (id, ids) = store.begin_experiment(&info(), &configs())?;
+        store.add_run(ids[0], &record(1, RunStatus::Ok), &metrics(1))?;
+        (id, ids)
+    };
+    let store = Store::open(&path)?;
+    let loaded = store.load_experiment(Some(id))?;
+    assert_eq!(loaded.configs[0].id, ids[0]);
+    assert_eq!(loaded.configs[0].runs.len(), 1);
+    // Our own process still owns it, so it is running.
+    assert_eq!(loaded.status, "running");
+    Ok(())
+}
+
+#[test]
+fn running_experiment_of_dead_process_is_incomplete() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut store = Store::open(&dir.path().join("a.db"))?;
+    let (id, _) = store.begin_experiment(&info(), &configs())?;
+    // pid 1 is alive but is not allocscope; a huge pid is not alive.
+    for pid in [1_i64, 4_000_000_000] {
+        store.conn.execute(
+            "UPDATE experiments SET pid = ?1 WHERE id = ?2",
+            params![pid, id],
+        )?;
+        assert_eq!(store.load_experiment(Some(id))?.status, "incomplete");
+        assert_eq!(store.list()?[0].status, "incomplete");
+    }
+    Ok(())
+}
+
+#[test]
+fn two_handles_writing_alternately_both_succeed() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("shared.db");
+    let mut a = Store::open(&path)?;
+    let mut b = Store::open(&path)?;
+    let (ea, ca) = a.begin_experiment(&info(), &configs())?;
+    let (eb, cb) = b.begin_experiment(&info(), &configs())?;
+    for index in 1..=3 {
+        a.add_run(ca[0], &record(index, RunStatus::Ok), &metrics(index))?;
+        b.add_run(cb[1], &record(index, RunStatus::Ok), &metrics(index))?;
+    }
+    a.finish_experiment(ea, "complete")?;
+    b.finish_experiment(eb, "interrupted")?;
+    assert_eq!(b.load_experiment(Some(ea))?.configs[0].runs.len(), 3);
+    assert_eq!(a.load_experiment(Some(eb))?.configs[1].runs.len(), 3);
+    assert_eq!(a.load_experiment(Some(eb))?.status, "interrupted");
+    assert_eq!(a.list()?.len(), 2);
+    Ok(())
+}
+
+#[test]
+fn missing_experiment_error_names_id_and_list_command() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut store = Store::open(&dir.path().join("a.db"))?;
+    let empty = format!(
+        "{:#}",
+        store
+            .load_experiment(None)
+            .err()
+            .context("expected error")?
+    );
+    assert!(empty.contains("no experiments"), "{empty}");
+    store.begin_experiment(&info(), &configs())?;
+    let msg = format!(
+        "{:#}",
+        store
+            .load_experiment(Some(42))
+            .err()
+            .context("expected error")?
+    );
+    assert!(
+        msg.contains("42") && msg.contains("allocscope report --list"),
+        "{msg}"
+    );
+    Ok(())
+}
+
+#[test]
+fn open_refuses_a_directory() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let msg = format!(
+        "{:#}",
+        Store::open(dir.path()).err().context("expected error")?
+    );
+    assert!(msg.contains("is a directory"), "{msg}");
+    Ok(())
+}
+
+#[test]
+fn open_refuses_a_read_only_file() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("ro.db");
+    drop(Store::open(&path)?);
+    let mut perms = std::fs::metadata(&path)?.permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&path, perms)?;
+    let msg = format!("{:#}", Store::open(&path).err().context("expected error")?);
+    assert!(msg.contains("read-only"), "{msg}");
+    Ok(())
+}
+
+#[test]
+fn open_refuses_a_newer_schema() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("new.db");
+    {
+        let conn = rusqlite::Connection::open(&path)?;
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)?;
+    }
+    let msg = format!("{:#}", Store::open(&path).err().context("expected error")?);
+    assert!(msg.contains("newer allocscope"), "{msg}");
+    Ok(())
+}
+
+#[test]
+fn extra_environment_keys_are_kept() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut store = Store::open(&dir.path().join("a.db"))?;
+    let (id, _) = store.begin_experiment(&info(), &configs())?;
+    store.set_environment(id, "jemalloc_version", "5.3.0")?;
+    let env = store.load_environment(id)?;
+    assert!(env.contains(&("jemalloc_version".into(), Some("5.3.0".into()))));
+    assert!(env.contains(&(
+        "cgroup_memory_limit_bytes".into(),
+        Some((4_u64 << 30).to_string())
+    )));
+    Ok(())
+}
+
+#[test]
+fn failed_add_run_leaves_no_partial_run() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut store = Store::open(&dir.path().join("a.db"))?;
+    let (id, ids) = store.begin_experiment(&info(), &configs())?;
+    store.add_run(ids[0], &record(1, RunStatus::Ok), &metrics(1))?;
+    let mut bad = record(2, RunStatus::Ok);
+    bad.samples[1].rss_bytes = u64::MAX; // cannot be stored: the whole run rolls back
+    assert!(store.add_run(ids[0], &bad, &metrics(2)).is_err());
+    store.add_run(ids[0], &record(3, RunStatus::Ok), &metrics(3))?;
+    let loaded = store.load_experiment(Some(id))?;
+    let indexes: Vec<u32> = loaded.configs[0]
+        .runs
+        .iter()
+        .map(|r| r.record.index)
+        .collect();
+    assert_eq!(indexes, [1, 3]);
+    let orphans: i64 = store.conn.query_row(
+        "SELECT count(*) FROM samples WHERE run_id NOT IN (SELECT id FROM runs)",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(orphans, 0);
+    Ok(())
+}
+
+#[test]
+fn finish_rejects_unknown_status_and_missing_experiment() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut store = Store::open(&dir.path().join("a.db"))?;
+    let (id, _) = store.begin_experiment(&info(), &configs())?;
+    assert!(store.finish_experiment(id, "done").is_err());
+    assert!(store.finish_experiment(id + 1, "complete").is_err());
+    Ok(())
+}
