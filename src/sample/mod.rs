@@ -17,7 +17,7 @@ use crate::model::Sample;
 use std::time::{Duration, Instant};
 
 pub use maps::{is_mapped, mapped_paths};
-pub use tree::descendants;
+pub use tree::{descendants, TreeWalker};
 
 /// Reads /proc for a set of pids, one `sample()` per tick.
 #[derive(Debug)]
