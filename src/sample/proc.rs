@@ -260,9 +260,11 @@ mod tests {
 
     #[test]
     fn children_with_trailing_space() {
-        // Format of task/TID/children (proc(5)); this kernel lacks
-        // CONFIG_PROC_CHILDREN, so the text is written by hand.
-        assert_eq!(parse_children("5831 5840 "), vec![5831, 5840]);
+        // A shell with two `sleep`s and the `cat` that read the file.
+        assert_eq!(
+            parse_children(include_str!("fixtures/children.txt")),
+            vec![19641, 19642, 19644]
+        );
         assert_eq!(parse_children(""), Vec::<i32>::new());
         assert_eq!(parse_children("12 x -3 0 7\n"), vec![12, 7]);
     }
