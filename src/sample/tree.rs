@@ -281,7 +281,9 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         let mut walker = TreeWalker::new(me);
-        let walks = [walker.walk(), walker.walk()];
+        // The /proc scan fallback, exercised even where children files exist.
+        let scanned = descendants_from_parents(me, &scan_parents());
+        let walks = [walker.walk(), walker.walk(), scanned];
         let grandchild = tree.iter().copied().find(is_grandchild);
         let _ = child.kill();
         let _ = child.wait();
