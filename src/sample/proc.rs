@@ -1,0 +1,307 @@
+//! Parsers for the per-process files of /proc (`statm`, `stat`, `status`,
+//! `smaps_rollup`, `task/TID/children`) and one-line wrappers that read them.
+//! Parsers take the text and return `None` on anything unexpected; the
+//! wrappers return `None` when the process is gone, which is normal.
+//! Sizes leave this module in bytes: kB is converted here and nowhere else.
+
+use std::fs;
+
+/// Memory sizes from /proc/PID/statm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Statm {
+    pub vsz_bytes: u64,
+    pub rss_bytes: u64,
+}
+
+/// The fields of /proc/PID/stat the sampler uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub ppid: i32,
+    pub state: char,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    pub threads: u32,
+    /// Start time after boot, in clock ticks (`_SC_CLK_TCK`).
+    pub start_ticks: u64,
+}
+
+/// Totals from /proc/PID/smaps_rollup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rollup {
+    pub pss_bytes: u64,
+    /// Private_Clean + Private_Dirty: what freeing the process would return.
+    pub uss_bytes: u64,
+    pub swap_bytes: u64,
+    pub rss_bytes: u64,
+}
+
+/// `size resident shared text lib data dt`, in pages.
+pub fn parse_statm(text: &str, page_size_bytes: u64) -> Option<Statm> {
+    let mut fields = text.split_ascii_whitespace();
+    let size_pages: u64 = fields.next()?.parse().ok()?;
+    let resident_pages: u64 = fields.next()?.parse().ok()?;
+    Some(Statm {
+        vsz_bytes: size_pages.checked_mul(page_size_bytes)?,
+        rss_bytes: resident_pages.checked_mul(page_size_bytes)?,
+    })
+}
+
+/// `pid (comm) state ppid ...`. The comm may contain spaces and `)`, so the
+/// fields start after the LAST `)`.
+pub fn parse_stat(text: &str) -> Option<Stat> {
+    let after_comm = &text[text.rfind(')')? + 1..];
+    // Field numbers below are those of proc(5); `fields[0]` is field 3 (state).
+    let fields: Vec<&str> = after_comm.split_ascii_whitespace().collect();
+    let field = |number: usize| fields.get(number.checked_sub(3)?).copied();
+    let mut state_chars = field(3)?.chars();
+    let state = state_chars.next()?;
+    if state_chars.next().is_some() {
+        return None;
+    }
+    Some(Stat {
+        state,
+        ppid: field(4)?.parse().ok()?,
+        minor_faults: field(10)?.parse().ok()?,
+        major_faults: field(12)?.parse().ok()?,
+        threads: field(20)?.parse().ok()?,
+        start_ticks: field(22)?.parse().ok()?,
+    })
+}
+
+/// Value of a `Key:   123 kB` line, in bytes.
+fn kb_field(line: &str, key: &str) -> Option<u64> {
+    let rest = line.strip_prefix(key)?.strip_prefix(':')?;
+    let mut parts = rest.split_ascii_whitespace();
+    let kb: u64 = parts.next()?.parse().ok()?;
+    match parts.next() {
+        Some("kB") => kb.checked_mul(1024),
+        _ => None,
+    }
+}
+
+/// Needs Rss, Pss, Private_Clean and Private_Dirty; Swap is 0 when absent
+/// (kernels without swap support omit it).
+pub fn parse_smaps_rollup(text: &str) -> Option<Rollup> {
+    let (mut rss, mut pss, mut clean, mut dirty, mut swap) = (None, None, None, None, None);
+    for line in text.lines() {
+        let slot = match line.split(':').next() {
+            Some("Rss") => (&mut rss, "Rss"),
+            Some("Pss") => (&mut pss, "Pss"),
+            Some("Private_Clean") => (&mut clean, "Private_Clean"),
+            Some("Private_Dirty") => (&mut dirty, "Private_Dirty"),
+            Some("Swap") => (&mut swap, "Swap"),
+            _ => continue,
+        };
+        *slot.0 = Some(kb_field(line, slot.1)?);
+    }
+    Some(Rollup {
+        pss_bytes: pss?,
+        uss_bytes: clean?.checked_add(dirty?)?,
+        swap_bytes: swap.unwrap_or(0),
+        rss_bytes: rss?,
+    })
+}
+
+/// VmHWM (peak resident set) from /proc/PID/status, in bytes. Kernel
+/// threads and zombies have no VmHWM line.
+pub fn parse_status_hwm(text: &str) -> Option<u64> {
+    text.lines().find_map(|line| kb_field(line, "VmHWM"))
+}
+
+/// /proc/PID/task/TID/children: pids separated by spaces (with a trailing
+/// space). Anything that is not a positive pid is skipped.
+pub fn parse_children(text: &str) -> Vec<i32> {
+    text.split_ascii_whitespace()
+        .filter_map(|word| word.parse::<i32>().ok())
+        .filter(|pid| *pid > 0)
+        .collect()
+}
+
+fn read(pid: i32, file: &str) -> Option<String> {
+    fs::read_to_string(format!("/proc/{pid}/{file}")).ok()
+}
+
+pub fn read_statm(pid: i32, page_size_bytes: u64) -> Option<Statm> {
+    parse_statm(&read(pid, "statm")?, page_size_bytes)
+}
+
+pub fn read_stat(pid: i32) -> Option<Stat> {
+    parse_stat(&read(pid, "stat")?)
+}
+
+pub fn read_smaps_rollup(pid: i32) -> Option<Rollup> {
+    parse_smaps_rollup(&read(pid, "smaps_rollup")?)
+}
+
+pub fn read_status_hwm(pid: i32) -> Option<u64> {
+    parse_status_hwm(&read(pid, "status")?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const KIB: u64 = 1024;
+
+    #[test]
+    fn statm_converts_pages_to_bytes() {
+        let statm = parse_statm(include_str!("fixtures/statm_python.txt"), 4096);
+        assert_eq!(
+            statm,
+            Some(Statm {
+                vsz_bytes: 72258 * 4096,
+                rss_bytes: 16199 * 4096
+            })
+        );
+    }
+
+    #[test]
+    fn statm_rejects_truncated_text() {
+        assert_eq!(parse_statm("730", 4096), None);
+        assert_eq!(parse_statm("", 4096), None);
+    }
+
+    #[test]
+    fn stat_splits_at_last_paren_when_comm_has_spaces_and_parens() {
+        let stat = parse_stat(include_str!("fixtures/stat_comm_paren.txt"));
+        assert_eq!(
+            stat,
+            Some(Stat {
+                ppid: 1,
+                state: 'S',
+                minor_faults: 129,
+                major_faults: 0,
+                threads: 1,
+                start_ticks: 33356
+            })
+        );
+    }
+
+    #[test]
+    fn stat_reads_faults_and_threads_of_multithreaded_process() {
+        let stat = parse_stat(include_str!("fixtures/stat_python_threads.txt"));
+        assert_eq!(
+            stat,
+            Some(Stat {
+                ppid: 5830,
+                state: 'S',
+                minor_faults: 15706,
+                major_faults: 13,
+                threads: 4,
+                start_ticks: 33826
+            })
+        );
+    }
+
+    #[test]
+    fn stat_parses_kernel_thread() {
+        let stat = parse_stat(include_str!("fixtures/stat_kthread.txt"));
+        assert_eq!(stat.map(|s| (s.ppid, s.threads)), Some((0, 1)));
+    }
+
+    #[test]
+    fn stat_rejects_missing_paren_and_short_text() {
+        assert_eq!(parse_stat("5762 a b c S 1 2 3"), None);
+        assert_eq!(parse_stat("5762 (x) S 1 5754"), None);
+    }
+
+    #[test]
+    fn smaps_rollup_sums_private_into_uss() {
+        let rollup = parse_smaps_rollup(include_str!("fixtures/smaps_rollup_sleep.txt"));
+        assert_eq!(
+            rollup,
+            Some(Rollup {
+                pss_bytes: 269 * KIB,
+                uss_bytes: 148 * KIB,
+                swap_bytes: 0,
+                rss_bytes: 1796 * KIB,
+            })
+        );
+    }
+
+    #[test]
+    fn smaps_rollup_of_process_with_touched_heap() {
+        let rollup = parse_smaps_rollup(include_str!("fixtures/smaps_rollup_python.txt"));
+        assert_eq!(
+            rollup,
+            Some(Rollup {
+                pss_bytes: 63001 * KIB,
+                uss_bytes: (4632 + 58136) * KIB,
+                swap_bytes: 0,
+                rss_bytes: 64796 * KIB,
+            })
+        );
+    }
+
+    #[test]
+    fn smaps_rollup_does_not_confuse_pss_with_pss_anon() {
+        let text =
+            "Rss: 10 kB\nPss_Anon: 7 kB\nPss: 5 kB\nPrivate_Clean: 1 kB\nPrivate_Dirty: 2 kB\n";
+        let rollup = parse_smaps_rollup(text).expect("parses");
+        assert_eq!(rollup.pss_bytes, 5 * KIB);
+        assert_eq!(rollup.swap_bytes, 0);
+    }
+
+    #[test]
+    fn smaps_rollup_of_empty_text_is_none() {
+        assert_eq!(parse_smaps_rollup(""), None);
+    }
+
+    #[test]
+    fn status_hwm_in_bytes() {
+        assert_eq!(
+            parse_status_hwm(include_str!("fixtures/status_python.txt")),
+            Some(64796 * KIB)
+        );
+        assert!(parse_status_hwm(include_str!("fixtures/status_sleep.txt")).is_some());
+        assert_eq!(parse_status_hwm("Name:\tkthreadd\nState:\tS\n"), None);
+    }
+
+    #[test]
+    fn children_with_trailing_space() {
+        // A shell with two `sleep`s and the `cat` that read the file.
+        assert_eq!(
+            parse_children(include_str!("fixtures/children.txt")),
+            vec![19641, 19642, 19644]
+        );
+        assert_eq!(parse_children(""), Vec::<i32>::new());
+        assert_eq!(parse_children("12 x -3 0 7\n"), vec![12, 7]);
+    }
+
+    #[test]
+    fn reads_own_process() {
+        let pid = std::process::id() as i32;
+        assert!(read_statm(pid, 4096).is_some_and(|s| s.rss_bytes > 0));
+        assert!(read_stat(pid).is_some_and(|s| s.threads >= 1));
+        assert!(read_status_hwm(pid).is_some());
+    }
+
+    #[test]
+    fn vanished_process_reads_as_none() {
+        assert_eq!(read_stat(i32::MAX), None);
+        assert_eq!(read_smaps_rollup(i32::MAX), None);
+    }
+
+    proptest! {
+        #[test]
+        fn parsers_never_panic(text in "\\PC*") {
+            let _ = parse_statm(&text, 4096);
+            let _ = parse_stat(&text);
+            let _ = parse_smaps_rollup(&text);
+            let _ = parse_status_hwm(&text);
+            let _ = parse_children(&text);
+        }
+
+        #[test]
+        fn parsers_never_panic_on_proc_like_text(
+            text in "[0-9 ()a-zA-Z:\\n]{0,200}kB[0-9 ()SR:\\n]{0,50}",
+            page in 0u64..=u64::MAX,
+        ) {
+            let _ = parse_statm(&text, page);
+            let _ = parse_stat(&text);
+            let _ = parse_smaps_rollup(&text);
+            let _ = parse_status_hwm(&text);
+        }
+    }
+}
