@@ -2,20 +2,16 @@
 //! store each as soon as it ends, then analyse and report from the store.
 
 use crate::alloc::elf::{inspect_program, preload_ignored_reason};
-use crate::analyze::{analyze, run_metrics};
+use crate::analyze::{analyze, metrics::run_metrics};
 use crate::cli::ExportArgs;
 use crate::model::{ExperimentInfo, RunStatus};
 use crate::options::CompareSettings;
 use crate::run::{self, Interrupt, Launch, Outcome};
-use crate::sample::Sampler;
 use crate::store::Store;
 use crate::units::{format_bytes, format_seconds};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
-
-/// The sampler may spend this fraction of one core on PSS reads.
-const PSS_BUDGET: f64 = 0.01;
 
 /// Runs the whole matrix and returns the process exit code: 0 when every run
 /// ended `ok`, 1 when some did not, 128+signal when interrupted.
@@ -61,7 +57,6 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
         info.command.join(" ")
     );
 
-    let mut sampler = Sampler::new(PSS_BUDGET);
     let mut all_ok = true;
     let mut interrupted = false;
     for (step, planned) in plan.iter().enumerate() {
@@ -80,7 +75,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             preload_ignored: preload_ignored.clone(),
             linked_allocators: linked.clone(),
         };
-        let record = match run::execute(&launch, &mut sampler, &interrupt)? {
+        let record = match run::execute(&launch, &interrupt)? {
             Outcome::Interrupted => {
                 interrupted = true;
                 break;

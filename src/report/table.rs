@@ -237,7 +237,8 @@ fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {
         writeln!(
             out,
             "note: the program links {lib} itself (seen in: {});\n      \
-             a preloaded allocator may not replace it, so those runs may measure {lib}.",
+             a preloaded allocator takes over malloc, but the program's own\n      \
+             statistics keep naming {lib}.",
             configs.join(", ")
         )?;
     }

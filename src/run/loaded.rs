@@ -35,7 +35,7 @@ impl LoadCheck {
 
     /// Poll quickly right after exec, then back off.
     pub fn poll_interval(&self) -> Duration {
-        if self.observations < 50 {
+        if self.observations < 10 {
             Duration::from_millis(2)
         } else {
             Duration::from_millis(20)

@@ -11,7 +11,7 @@ pub use interrupt::Interrupt;
 pub use process::become_subreaper;
 
 use crate::model::{Config, RunRecord, RunStatus, Sample};
-use crate::sample::{tree, Sampler};
+use crate::sample::{thread_cpu_seconds, Sampler, TreeWalker, DEFAULT_BUDGET};
 use loaded::LoadCheck;
 use reaper::{ReaperEvent, Reaped};
 use std::ffi::OsString;
@@ -73,10 +73,11 @@ impl Usage {
     }
 }
 
-pub fn execute(launch: &Launch, sampler: &mut Sampler, interrupt: &Interrupt) -> anyhow::Result<Outcome> {
+pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome> {
     let own_pid = std::process::id() as i32;
+    let mut sampler = Sampler::new(DEFAULT_BUDGET);
+    let mut walker = TreeWalker::new(own_pid);
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-    let sampler_cpu_before = sampler.cpu_seconds();
     let start = Instant::now();
     let pid = process::spawn(
         launch.program,
@@ -105,16 +106,20 @@ pub fn execute(launch: &Launch, sampler: &mut Sampler, interrupt: &Interrupt) ->
             }
         }
         if ending.is_some() && last_kill.is_none_or(|at| now - at >= KILL_RETRY) {
-            process::kill_tree(pid, &tree::descendants(own_pid));
+            process::kill_tree(pid, &walker.walk());
             last_kill = Some(now);
         }
         if now >= next_tick && ending.is_none() {
-            let pids = tree::descendants(own_pid);
+            let cpu_before = thread_cpu_seconds();
+            let pids = walker.walk();
+            if !load_check.settled() {
+                load_check.observe(pid, &pids);
+            }
+            sampler.charge(thread_cpu_seconds() - cpu_before);
             if !pids.is_empty() {
                 let t_s = (now - start).as_secs_f64();
                 samples.push(sampler.sample(&pids, t_s));
             }
-            load_check.observe(pid, &pids);
             next_tick += launch.interval;
             if next_tick <= now {
                 next_tick = now + launch.interval;
@@ -122,7 +127,9 @@ pub fn execute(launch: &Launch, sampler: &mut Sampler, interrupt: &Interrupt) ->
         } else if !load_check.settled() && ending.is_none() {
             // The dynamic loader maps preloads within milliseconds of exec:
             // look early so that short runs are verified too.
-            load_check.observe(pid, &tree::descendants(own_pid));
+            let cpu_before = thread_cpu_seconds();
+            load_check.observe(pid, &walker.walk());
+            sampler.charge(thread_cpu_seconds() - cpu_before);
         }
         let mut nap = next_tick.saturating_duration_since(Instant::now()).min(MAX_NAP);
         if !load_check.settled() {
@@ -184,7 +191,7 @@ pub fn execute(launch: &Launch, sampler: &mut Sampler, interrupt: &Interrupt) ->
         stderr_path: launch.stderr_path.clone(),
         message,
         linked_allocators,
-        sampler_cpu_s: sampler.cpu_seconds() - sampler_cpu_before,
+        sampler_cpu_s: sampler.cpu_seconds(),
         started_at,
     })))
 }

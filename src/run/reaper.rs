@@ -11,7 +11,6 @@ pub struct Reaped {
     pub pid: i32,
     /// Raw wait status.
     pub status: i32,
-    pub at: Instant,
     pub user_s: f64,
     pub sys_s: f64,
     pub max_rss_bytes: u64,
@@ -44,7 +43,6 @@ pub fn spawn_reaper(events: Sender<ReaperEvent>) -> std::io::Result<std::thread:
             let reaped = Reaped {
                 pid,
                 status,
-                at,
                 user_s: seconds(usage.ru_utime),
                 sys_s: seconds(usage.ru_stime),
                 max_rss_bytes: (usage.ru_maxrss.max(0) as u64) * 1024,

@@ -4,10 +4,14 @@
 //! read on every tick. PSS/USS/swap come from `smaps_rollup`, which walks the
 //! page tables under the mm lock: 20-90 µs on a quiet process, 1-4 ms on a
 //! busy many-threaded one, and it can stall the workload's own mmap/madvise.
-//! So those reads are rationed: after each one the next is postponed until
-//! its CPU cost is at most `pss_budget_fraction` of the wall time since, and a
-//! sample carries PSS only when it was read for every process of that tick.
-//! The sampler measures its own CPU time so every run can report it.
+//! So those reads are rationed by a CPU budget for the *whole* sampler (tree
+//! walks and maps checks charged by the caller included): a token bucket
+//! fills at `budget` seconds of CPU per second and every read spends from it;
+//! a PSS pass runs only when the bucket holds what the last pass cost. A
+//! smaller floor keeps PSS coming when the cheap reads alone use the budget
+//! (very short intervals). A sample carries PSS only when it was read for
+//! every process of that tick. The sampler measures its own CPU time so every
+//! run can report it.
 
 pub mod maps;
 pub mod proc;
@@ -19,16 +23,29 @@ use std::time::{Duration, Instant};
 pub use maps::{is_mapped, mapped_paths};
 pub use tree::{descendants, TreeWalker};
 
+/// The whole sampler's CPU budget during runs, as a share of one core. Kept
+/// under 1% with a margin, since the bucket spends right up to it.
+pub const DEFAULT_BUDGET: f64 = 0.008;
+
+/// Share of the budget that PSS reads may always use, even when the cheap
+/// reads have spent the rest.
+const PSS_FLOOR_SHARE: f64 = 0.2;
+/// The most CPU time the bucket saves up, so a quiet spell cannot buy a
+/// burst of PSS passes.
+const MAX_SAVED_CPU: Duration = Duration::from_millis(20);
+
 /// Reads /proc for a set of pids, one `sample()` per tick.
 #[derive(Debug)]
 pub struct Sampler {
     page_size_bytes: u64,
-    pss_budget_fraction: f64,
-    /// When the next smaps_rollup pass may run; `None` before the first call.
-    next_pss_at: Option<Instant>,
-    /// No further PSS reads at all (a budget of zero, or a gap too long to
-    /// represent).
-    pss_disabled: bool,
+    budget_fraction: f64,
+    /// CPU seconds the sampler may still spend (may go negative).
+    tokens_s: f64,
+    /// The same for the PSS floor.
+    floor_tokens_s: f64,
+    last_fill: Option<Instant>,
+    /// What the last PSS pass cost; the next one is expected to cost as much.
+    last_pss_cost_s: f64,
     cpu_s: f64,
     pss_cpu_s: f64,
     pss_reads: u64,
@@ -36,19 +53,39 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// `pss_budget_fraction` is the share of one core smaps_rollup reads may
-    /// use, e.g. 0.01 for 1%.
-    pub fn new(pss_budget_fraction: f64) -> Sampler {
+    /// `budget_fraction` is the share of one core the whole sampler may use,
+    /// e.g. 0.01 for 1%.
+    pub fn new(budget_fraction: f64) -> Sampler {
         Sampler {
             page_size_bytes: page_size_bytes(),
-            pss_budget_fraction,
-            next_pss_at: None,
-            pss_disabled: false,
+            budget_fraction: budget_fraction.max(0.0),
+            tokens_s: 0.0,
+            floor_tokens_s: 0.0,
+            last_fill: None,
+            last_pss_cost_s: 0.0,
             cpu_s: 0.0,
             pss_cpu_s: 0.0,
             pss_reads: 0,
             ticks: 0,
         }
+    }
+
+    /// Counts CPU time the caller spent for the sampler (walking the tree,
+    /// reading maps) against the budget and in `cpu_seconds()`.
+    pub fn charge(&mut self, cpu_s: f64) {
+        self.cpu_s += cpu_s.max(0.0);
+        self.tokens_s -= cpu_s.max(0.0);
+    }
+
+    fn refill(&mut self, now: Instant) {
+        let cap = MAX_SAVED_CPU.as_secs_f64().max(2.0 * self.last_pss_cost_s);
+        if let Some(last) = self.last_fill {
+            let elapsed = (now - last).as_secs_f64();
+            self.tokens_s = (self.tokens_s + elapsed * self.budget_fraction).min(cap);
+            self.floor_tokens_s =
+                (self.floor_tokens_s + elapsed * self.budget_fraction * PSS_FLOOR_SHARE).min(cap);
+        }
+        self.last_fill = Some(now);
     }
 
     /// Sums the live processes among `pids` at time `t_s` (seconds since the
@@ -57,7 +94,7 @@ impl Sampler {
     pub fn sample(&mut self, pids: &[i32], t_s: f64) -> Sample {
         let cpu_start_s = thread_cpu_seconds();
         let now = Instant::now();
-        let read_pss = !self.pss_disabled && self.next_pss_at.is_none_or(|next_at| now >= next_at);
+        self.refill(now);
 
         let mut sample = Sample {
             t_s,
@@ -84,14 +121,24 @@ impl Sampler {
                 live.push(pid);
             }
         }
+        let cheap_cost_s = (thread_cpu_seconds() - cpu_start_s).max(0.0);
+        self.tokens_s -= cheap_cost_s;
 
-        if read_pss {
+        let first = self.pss_reads == 0;
+        let affordable = self.tokens_s >= self.last_pss_cost_s;
+        let on_floor = self.floor_tokens_s >= self.last_pss_cost_s;
+        if first || affordable || on_floor {
             let pss_start_s = thread_cpu_seconds();
             let totals = read_pss_totals(&live);
             let pss_cost_s = (thread_cpu_seconds() - pss_start_s).max(0.0);
             self.pss_cpu_s += pss_cost_s;
             self.pss_reads += 1;
-            self.schedule_next_pss(now, pss_cost_s);
+            self.last_pss_cost_s = pss_cost_s;
+            if affordable || first {
+                self.tokens_s -= pss_cost_s;
+            } else {
+                self.floor_tokens_s -= pss_cost_s;
+            }
             if let Some((pss, uss, swap)) = totals {
                 sample.pss_bytes = Some(pss);
                 sample.uss_bytes = Some(uss);
@@ -104,22 +151,8 @@ impl Sampler {
         sample
     }
 
-    /// Postpones the next PSS pass so that this one's CPU cost is at most the
-    /// budgeted fraction of the wall time until then.
-    fn schedule_next_pss(&mut self, started: Instant, cost_s: f64) {
-        let gap = if self.pss_budget_fraction > 0.0 {
-            Duration::try_from_secs_f64(cost_s / self.pss_budget_fraction).ok()
-        } else {
-            None
-        };
-        match gap.and_then(|gap| started.checked_add(gap)) {
-            Some(next_at) => self.next_pss_at = Some(next_at),
-            None => self.pss_disabled = true,
-        }
-    }
-
-    /// Thread CPU time spent inside `sample()` so far: the sampler's own
-    /// overhead, reported with every run.
+    /// Thread CPU time the sampler used so far (`sample()` plus what was
+    /// charged): its own overhead, reported with every run.
     pub fn cpu_seconds(&self) -> f64 {
         self.cpu_s
     }
@@ -194,6 +227,7 @@ mod tests {
         assert!(sample.uss_bytes.is_some() && sample.swap_bytes.is_some());
         assert_eq!(sampler.pss_reads(), 1);
         // A zero budget allows no further reads.
+        std::thread::sleep(Duration::from_millis(5));
         assert_eq!(sampler.sample(&[own_pid()], 0.1).pss_bytes, None);
         assert_eq!(sampler.pss_reads(), 1);
         assert!(sampler.cpu_seconds() > 0.0);
@@ -216,6 +250,20 @@ mod tests {
         }
         assert_eq!(with_pss, sampler.pss_reads());
         assert!(sampler.pss_reads() < 20, "read PSS on every tick");
+    }
+
+    #[test]
+    fn charged_cpu_counts_against_the_budget() {
+        let mut sampler = Sampler::new(0.5);
+        sampler.sample(&[own_pid()], 0.0);
+        std::thread::sleep(Duration::from_millis(20));
+        // The caller spent far more than the budget allows on a tree walk:
+        // only the floor could pay for PSS, and it has not saved enough.
+        sampler.charge(1.0);
+        assert!(sampler.cpu_seconds() >= 1.0);
+        let reads_before = sampler.pss_reads();
+        sampler.sample(&[own_pid()], 0.02);
+        assert!(sampler.pss_reads() - reads_before <= 1);
     }
 
     #[test]
