@@ -1,5 +1,12 @@
 //! Per-run figures from one run's samples: peak, time-weighted mean and final
 //! RSS, and peak and mean PSS where PSS was read.
+//!
+//! PSS is read sparsely (smaps_rollup is rationed by the sampler's CPU
+//! budget) while RSS is read every tick. So the PSS series is the dense RSS
+//! series times the PSS/RSS ratio, interpolated linearly between the ticks
+//! that read PSS (held flat before the first and after the last). At those
+//! ticks it is exactly the PSS read; between them it follows RSS. Averaging
+//! only the sparse reads would miss what happened in between.
 
 use crate::model::{RunMetrics, RunRecord, Sample};
 
@@ -12,10 +19,7 @@ use crate::model::{RunMetrics, RunRecord, Sample};
 pub fn run_metrics(record: &RunRecord) -> RunMetrics {
     let samples = &record.samples;
     let rss: Vec<(f64, u64)> = samples.iter().map(|s| (s.t_s, s.rss_bytes)).collect();
-    let pss: Vec<(f64, u64)> = samples
-        .iter()
-        .filter_map(|s| s.pss_bytes.map(|p| (s.t_s, p)))
-        .collect();
+    let pss = estimated_pss(samples);
     let sampled_peak = rss.iter().map(|&(_, v)| v).max().unwrap_or(0);
     RunMetrics {
         peak_rss_bytes: sampled_peak.max(record.max_hwm_bytes),
@@ -23,6 +27,40 @@ pub fn run_metrics(record: &RunRecord) -> RunMetrics {
         final_rss_bytes: samples.last().map(|s: &Sample| s.rss_bytes).unwrap_or(0),
         peak_pss_bytes: pss.iter().map(|&(_, v)| v).max(),
         mean_pss_bytes: time_weighted_mean(&pss),
+    }
+}
+
+/// The PSS series at every tick: RSS times the interpolated PSS/RSS ratio.
+/// Empty when no tick read PSS.
+fn estimated_pss(samples: &[Sample]) -> Vec<(f64, u64)> {
+    let reads: Vec<(f64, f64)> = samples
+        .iter()
+        .filter(|s| s.rss_bytes > 0)
+        .filter_map(|s| s.pss_bytes.map(|p| (s.t_s, p as f64 / s.rss_bytes as f64)))
+        .collect();
+    if reads.is_empty() {
+        return Vec::new();
+    }
+    samples
+        .iter()
+        .map(|s| {
+            let value = match s.pss_bytes {
+                Some(pss) => pss,
+                None => (s.rss_bytes as f64 * ratio_at(&reads, s.t_s)).round() as u64,
+            };
+            (s.t_s, value)
+        })
+        .collect()
+}
+
+/// Linear interpolation of `(t, ratio)` points (sorted by t) at `t`.
+fn ratio_at(points: &[(f64, f64)], t: f64) -> f64 {
+    let after = points.partition_point(|&(pt, _)| pt <= t);
+    match (after.checked_sub(1).map(|i| points[i]), points.get(after)) {
+        (Some((t0, r0)), Some(&(t1, r1))) if t1 > t0 => r0 + (r1 - r0) * (t - t0) / (t1 - t0),
+        (Some((_, r0)), _) => r0,
+        (None, Some(&(_, r1))) => r1,
+        (None, None) => 1.0,
     }
 }
 
@@ -49,6 +87,23 @@ fn time_weighted_mean(series: &[(f64, u64)]) -> Option<u64> {
 mod tests {
     use super::*;
     use crate::model::RunStatus;
+
+    #[test]
+    fn sparse_pss_follows_rss_between_reads() {
+        // PSS read at t=0 (ratio 0.5) and t=2 (ratio 1.0); RSS every second.
+        let samples = vec![
+            sample(0.0, 100, Some(50)),
+            sample(1.0, 400, None),
+            sample(2.0, 200, Some(200)),
+            sample(3.0, 100, None),
+        ];
+        let series = estimated_pss(&samples);
+        // t=1: ratio 0.75 interpolated, times RSS 400; t=3: last ratio held.
+        assert_eq!(series, vec![(0.0, 50), (1.0, 300), (2.0, 200), (3.0, 100)]);
+        let metrics = run_metrics(&record(samples, 0));
+        assert_eq!(metrics.peak_pss_bytes, Some(300));
+        assert_eq!(estimated_pss(&[sample(0.0, 100, None)]), vec![]);
+    }
 
     fn sample(t_s: f64, rss_bytes: u64, pss_bytes: Option<u64>) -> Sample {
         Sample {
@@ -121,7 +176,7 @@ mod tests {
     }
 
     #[test]
-    fn pss_skips_samples_without_pss() {
+    fn pss_mean_covers_the_ticks_between_reads() {
         let r = record(
             vec![
                 sample(0.0, 100, Some(40)),
@@ -133,7 +188,8 @@ mod tests {
         );
         let m = run_metrics(&r);
         assert_eq!(m.peak_pss_bytes, Some(80));
-        assert_eq!(m.mean_pss_bytes, Some(60));
+        // Series 40, 60 (interpolated), 80, 80 (held): trapezoid mean 66.7.
+        assert_eq!(m.mean_pss_bytes, Some(67));
         assert_eq!(m.mean_rss_bytes, 100);
     }
 

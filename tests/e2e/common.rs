@@ -18,7 +18,8 @@ pub fn program_with(name: &str, extra_flags: &[&str]) -> PathBuf {
     let suffix = extra_flags.join("").replace(['-', ' '], "");
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}{suffix}"));
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs").join(format!("{name}.c"));
-    if !out.exists() {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if modified(&out) < modified(&source) {
         let status = Command::new("cc")
             .args(["-O2", "-pthread", "-o"])
             .arg(&out)

@@ -14,12 +14,14 @@ int main(int argc, char **argv) {
     for (int i = 0; i < children; i++) {
         if (fork() == 0) {
             size_t size = (size_t)mib << 20;
-            char *block = malloc(size);
+            /* volatile: the compiler may not drop an allocation never read. */
+            char *volatile block = malloc(size);
             memset(block, i + 1, size);
             struct timespec ts = {hold_ms / 1000, (hold_ms % 1000) * 1000000L};
             nanosleep(&ts, NULL);
+            int last = block[size - 1];
             free(block);
-            _exit(0);
+            _exit(last == i + 1 ? 0 : 1);
         }
     }
     while (wait(NULL) > 0) {}
