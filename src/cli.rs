@@ -57,10 +57,21 @@ pub struct CompareArgs {
     #[arg(short = 'a', long = "alloc", value_name = "CONFIG")]
     pub alloc: Vec<String>,
     /// Measured runs per configuration.
-    #[arg(short = 'r', long, default_value = "3", value_name = "N", allow_negative_numbers = true)]
+    #[arg(
+        short = 'r',
+        long,
+        default_value = "3",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub runs: String,
     /// Unmeasured runs per configuration before the measured ones.
-    #[arg(long, default_value = "0", value_name = "N", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value = "0",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub warmup: String,
     /// Sampling interval, from 10ms to 1h.
     #[arg(long, default_value = "100ms", value_name = "DUR")]
@@ -107,7 +118,13 @@ pub struct DemoArgs {
     #[arg(long, default_value = "allocscope.db", value_name = "FILE")]
     pub db: PathBuf,
     /// Measured runs per configuration.
-    #[arg(short = 'r', long, default_value = "3", value_name = "N", allow_negative_numbers = true)]
+    #[arg(
+        short = 'r',
+        long,
+        default_value = "3",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub runs: String,
 }
 

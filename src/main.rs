@@ -26,7 +26,10 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Compare(args) => compare(&args),
         Command::Allocators => {
-            print!("{}", commands::allocators::render(&alloc::Registry::discover()));
+            print!(
+                "{}",
+                commands::allocators::render(&alloc::Registry::discover())
+            );
             Ok(0)
         }
         Command::Report(args) => commands::report::report(&args),
@@ -41,8 +44,16 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 baseline: None,
                 name: Some("demo: threads workload".into()),
                 db: args.db,
-                export: allocscope::cli::ExportArgs { export_json: None, export_csv: None, samples: false },
-                command: vec![program.into_os_string(), "workload".into(), "threads".into()],
+                export: allocscope::cli::ExportArgs {
+                    export_json: None,
+                    export_csv: None,
+                    samples: false,
+                },
+                command: vec![
+                    program.into_os_string(),
+                    "workload".into(),
+                    "threads".into(),
+                ],
             };
             compare(&compare_args)
         }
@@ -58,5 +69,9 @@ fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
 
 /// anyhow's chain on one line: `reading 'x': permission denied`.
 fn one_line(error: &anyhow::Error) -> String {
-    error.chain().map(|e| e.to_string()).collect::<Vec<_>>().join(": ")
+    error
+        .chain()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join(": ")
 }

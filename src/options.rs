@@ -22,14 +22,20 @@ pub enum UsageError {
     #[error("--timeout {0} is too short; use at least 10ms")]
     TimeoutRange(String),
     #[error("{flag} '{value}' is not a count; use a whole number {min} or more (e.g. {flag} 5)")]
-    Count { flag: &'static str, value: String, min: u32 },
+    Count {
+        flag: &'static str,
+        value: String,
+        min: u32,
+    },
     #[error("command '{0}' not found; check the name, or give its path")]
     CommandNotFound(String),
     #[error("'{0}' is a directory, not a command; give the program to run")]
     CommandIsDirectory(String),
     #[error("'{0}' is not executable; chmod +x it or run it through its interpreter")]
     CommandNotExecutable(String),
-    #[error("no command given; put the program to run after `--`, e.g. allocscope compare -- ./myprog")]
+    #[error(
+        "no command given; put the program to run after `--`, e.g. allocscope compare -- ./myprog"
+    )]
     NoCommand,
     #[error("--baseline '{given}' is not one of the configurations: {known}")]
     UnknownBaseline { given: String, known: String },
@@ -44,7 +50,11 @@ pub enum UsageError {
 pub fn parse_count(flag: &'static str, value: &str, min: u32) -> Result<u32, UsageError> {
     match value.trim().parse::<u32>() {
         Ok(n) if n >= min => Ok(n),
-        _ => Err(UsageError::Count { flag, value: value.to_string(), min }),
+        _ => Err(UsageError::Count {
+            flag,
+            value: value.to_string(),
+            min,
+        }),
     }
 }
 
@@ -73,7 +83,11 @@ pub fn resolve_command(program: &OsString) -> Result<PathBuf, UsageError> {
         candidate.exists().then(|| candidate.to_path_buf())
     } else {
         std::env::var_os("PATH")
-            .map(|path| std::env::split_paths(&path).map(|dir| dir.join(candidate)).collect::<Vec<_>>())
+            .map(|path| {
+                std::env::split_paths(&path)
+                    .map(|dir| dir.join(candidate))
+                    .collect::<Vec<_>>()
+            })
             .unwrap_or_default()
             .into_iter()
             .find(|p| p.is_file() && is_executable(p))
@@ -111,7 +125,10 @@ mod tests {
         assert!(parse_count("--runs", "-1", 1).is_err());
         assert!(parse_count("--runs", "0", 1).is_err());
         assert_eq!(parse_count("--warmup", "0", 0).ok(), Some(0));
-        let message = parse_count("--runs", "x", 1).map(|_| ()).unwrap_err().to_string();
+        let message = parse_count("--runs", "x", 1)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
         assert!(message.contains("--runs 'x'"), "{message}");
     }
 
@@ -122,7 +139,10 @@ mod tests {
             resolve_command(&OsString::from("no-such-program-xyz")),
             Err(UsageError::CommandNotFound(_))
         ));
-        assert!(matches!(resolve_command(&OsString::from("/tmp")), Err(UsageError::CommandIsDirectory(_))));
+        assert!(matches!(
+            resolve_command(&OsString::from("/tmp")),
+            Err(UsageError::CommandIsDirectory(_))
+        ));
         assert!(matches!(
             resolve_command(&OsString::from("/etc/passwd")),
             Err(UsageError::CommandNotExecutable(_))
@@ -163,8 +183,13 @@ impl CompareSettings {
         } else {
             let mut configs = Vec::new();
             for spec in &args.alloc {
-                let config = registry.resolve(spec).map_err(|e| UsageError::Alloc(e.to_string()))?;
-                if configs.iter().any(|c: &crate::model::Config| c.name == config.name) {
+                let config = registry
+                    .resolve(spec)
+                    .map_err(|e| UsageError::Alloc(e.to_string()))?;
+                if configs
+                    .iter()
+                    .any(|c: &crate::model::Config| c.name == config.name)
+                {
                     return Err(UsageError::DuplicateConfig(config.name));
                 }
                 configs.push(config);
@@ -176,8 +201,15 @@ impl CompareSettings {
             None => first.name.clone(),
             Some(given) if configs.iter().any(|c| &c.name == given) => given.clone(),
             Some(given) => {
-                let known = configs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
-                return Err(UsageError::UnknownBaseline { given: given.clone(), known });
+                let known = configs
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(UsageError::UnknownBaseline {
+                    given: given.clone(),
+                    known,
+                });
             }
         };
         Ok(CompareSettings {

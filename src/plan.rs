@@ -14,7 +14,11 @@ pub struct PlannedRun {
 pub fn interleaved(configs: usize, runs: u32, warmup: u32) -> Vec<PlannedRun> {
     let rounds = |count: u32, warmup: bool| {
         (1..=count).flat_map(move |repetition| {
-            (0..configs).map(move |config| PlannedRun { config, repetition, warmup })
+            (0..configs).map(move |config| PlannedRun {
+                config,
+                repetition,
+                warmup,
+            })
         })
     };
     rounds(warmup, true).chain(rounds(runs, false)).collect()
@@ -27,8 +31,10 @@ mod tests {
     #[test]
     fn interleaves_configurations_round_by_round() {
         let plan = interleaved(3, 2, 1);
-        let order: Vec<(usize, u32, bool)> =
-            plan.iter().map(|p| (p.config, p.repetition, p.warmup)).collect();
+        let order: Vec<(usize, u32, bool)> = plan
+            .iter()
+            .map(|p| (p.config, p.repetition, p.warmup))
+            .collect();
         assert_eq!(
             order,
             vec![

@@ -8,7 +8,9 @@ use thiserror::Error;
 pub enum UnitError {
     #[error("'{0}' is not a duration; use a number with a unit: ms, s, m, h or d (e.g. 100ms, 2s, 1.5h)")]
     BadDuration(String),
-    #[error("'{0}' is not a size; use a number with an optional unit: K, M, G or T (e.g. 512M, 2G)")]
+    #[error(
+        "'{0}' is not a size; use a number with an optional unit: K, M, G or T (e.g. 512M, 2G)"
+    )]
     BadSize(String),
 }
 
@@ -126,7 +128,9 @@ mod tests {
 
     #[test]
     fn rejects_malformed_durations() {
-        for bad in ["", "5parsecs", "-1s", "ms", "1..2s", "1e3s", "s5", "nan", "."] {
+        for bad in [
+            "", "5parsecs", "-1s", "ms", "1..2s", "1e3s", "s5", "nan", ".",
+        ] {
             assert!(parse_duration(bad).is_err(), "{bad} should be rejected");
         }
     }

@@ -24,7 +24,9 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     run::become_subreaper()?;
     let program_info = inspect_program(&settings.program);
     let preload_ignored = program_info.as_ref().and_then(preload_ignored_reason);
-    let linked = program_info.map(|info| info.linked_allocators).unwrap_or_default();
+    let linked = program_info
+        .map(|info| info.linked_allocators)
+        .unwrap_or_default();
     if let Some(reason) = &preload_ignored {
         eprintln!("warning: {reason}; its runs will be reported as not_loaded");
     }
@@ -38,7 +40,11 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
 
     let info = ExperimentInfo {
         name: settings.name.clone(),
-        command: settings.command.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        command: settings
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
         started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
         host: crate::host::capture(),
         runs_per_config: settings.runs,
@@ -53,7 +59,11 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
         "allocscope: experiment {experiment_id}: {} configurations x {} runs{} of {}",
         settings.configs.len(),
         settings.runs,
-        if settings.warmup > 0 { format!(" (+{} warm-up)", settings.warmup) } else { String::new() },
+        if settings.warmup > 0 {
+            format!(" (+{} warm-up)", settings.warmup)
+        } else {
+            String::new()
+        },
         info.command.join(" ")
     );
 
@@ -62,7 +72,12 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     for (step, planned) in plan.iter().enumerate() {
         let config = &settings.configs[planned.config];
         let kind = if planned.warmup { "warmup" } else { "run" };
-        let stem = format!("{:02}-{}-{kind}{}", planned.config + 1, slug(&config.name), planned.repetition);
+        let stem = format!(
+            "{:02}-{}-{kind}{}",
+            planned.config + 1,
+            slug(&config.name),
+            planned.repetition
+        );
         let launch = Launch {
             program: &settings.program,
             args: &settings.command[1..],
@@ -92,7 +107,11 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             record.status.as_str(),
             format_seconds(record.wall_s),
             format_bytes(metrics.peak_rss_bytes as f64),
-            record.message.as_ref().map(|m| format!("  ({m})")).unwrap_or_default()
+            record
+                .message
+                .as_ref()
+                .map(|m| format!("  ({m})"))
+                .unwrap_or_default()
         );
         if planned.warmup {
             continue;
@@ -100,13 +119,22 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
         all_ok &= record.status == RunStatus::Ok;
         store.add_run(config_ids[planned.config], &record, &metrics)?;
     }
-    store.finish_experiment(experiment_id, if interrupted { "interrupted" } else { "complete" })?;
+    store.finish_experiment(
+        experiment_id,
+        if interrupted {
+            "interrupted"
+        } else {
+            "complete"
+        },
+    )?;
 
     let experiment = store.load_experiment(Some(experiment_id))?;
     let analysis = analyze(experiment, &settings.baseline)?;
     super::exports::print_table_and_export(&analysis, exports)?;
     if interrupted {
-        eprintln!("allocscope: interrupted; the finished runs are stored in experiment {experiment_id}");
+        eprintln!(
+            "allocscope: interrupted; the finished runs are stored in experiment {experiment_id}"
+        );
         return Ok(interrupt.exit_code());
     }
     Ok(if all_ok { 0 } else { 1 })
@@ -122,7 +150,9 @@ fn log_directory(db: &Path, experiment_id: i64) -> anyhow::Result<PathBuf> {
     let parent = parent
         .canonicalize()
         .with_context(|| format!("resolving '{}'", parent.display()))?;
-    let dir = parent.join("allocscope-logs").join(experiment_id.to_string());
+    let dir = parent
+        .join("allocscope-logs")
+        .join(experiment_id.to_string());
     std::fs::create_dir_all(&dir).with_context(|| format!("creating '{}'", dir.display()))?;
     Ok(dir)
 }
@@ -131,7 +161,13 @@ fn log_directory(db: &Path, experiment_id: i64) -> anyhow::Result<PathBuf> {
 fn slug(name: &str) -> String {
     let slug: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
         .take(48)
         .collect();
     slug.trim_matches('-').to_string()

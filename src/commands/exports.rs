@@ -17,13 +17,18 @@ pub fn print_table_and_export(analysis: &Analysis, exports: &ExportArgs) -> anyh
         write_output(Path::new("-"), &TableReporter.render(analysis)?)?;
     }
     if let Some(path) = &exports.export_json {
-        let reporter = JsonReporter { include_samples: exports.samples };
+        let reporter = JsonReporter {
+            include_samples: exports.samples,
+        };
         write_output(path, &reporter.render(analysis)?)?;
     }
     if let Some(path) = &exports.export_csv {
         write_output(path, &CsvReporter.render(analysis)?)?;
         if exports.samples && path != Path::new("-") {
-            write_output(&samples_csv_path(path), &SamplesCsvReporter.render(analysis)?)?;
+            write_output(
+                &samples_csv_path(path),
+                &SamplesCsvReporter.render(analysis)?,
+            )?;
         }
     }
     Ok(())
@@ -31,6 +36,9 @@ pub fn print_table_and_export(analysis: &Analysis, exports: &ExportArgs) -> anyh
 
 /// `results.csv` -> `results.samples.csv`.
 pub fn samples_csv_path(csv: &Path) -> PathBuf {
-    let stem = csv.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = csv
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     csv.with_file_name(format!("{stem}.samples.csv"))
 }

@@ -18,7 +18,10 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let experiment = store.load_experiment(args.experiment)?;
-    let baseline = args.baseline.clone().unwrap_or_else(|| experiment.info.baseline.clone());
+    let baseline = args
+        .baseline
+        .clone()
+        .unwrap_or_else(|| experiment.info.baseline.clone());
     let analysis = analyze(experiment, &baseline)?;
     super::exports::print_table_and_export(&analysis, &args.export)?;
     Ok(0)

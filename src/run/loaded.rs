@@ -21,7 +21,13 @@ pub struct LoadCheck {
 
 impl LoadCheck {
     pub fn new(library: Option<PathBuf>) -> LoadCheck {
-        LoadCheck { library, seen: false, missing_after_libc: false, others: Vec::new(), observations: 0 }
+        LoadCheck {
+            library,
+            seen: false,
+            missing_after_libc: false,
+            others: Vec::new(),
+            observations: 0,
+        }
     }
 
     /// True once there is nothing left to find out.
@@ -44,11 +50,15 @@ impl LoadCheck {
 
     /// Looks at the workload's own process first, then the rest of the tree.
     pub fn observe(&mut self, main: i32, tree: &[i32]) {
-        let Some(library) = self.library.clone() else { return };
+        let Some(library) = self.library.clone() else {
+            return;
+        };
         self.observations += 1;
         let candidates = std::iter::once(main).chain(tree.iter().copied().filter(|&p| p != main));
         for pid in candidates {
-            let Some(paths) = mapped_paths(pid) else { continue };
+            let Some(paths) = mapped_paths(pid) else {
+                continue;
+            };
             self.note_other_allocators(&paths, &library);
             if is_mapped(&paths, &library) {
                 self.seen = true;

@@ -13,7 +13,7 @@ pub use process::become_subreaper;
 use crate::model::{Config, RunRecord, RunStatus, Sample};
 use crate::sample::{thread_cpu_seconds, Sampler, TreeWalker, DEFAULT_BUDGET};
 use loaded::LoadCheck;
-use reaper::{ReaperEvent, Reaped};
+use reaper::{Reaped, ReaperEvent};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -131,7 +131,9 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
             load_check.observe(pid, &walker.walk());
             sampler.charge(thread_cpu_seconds() - cpu_before);
         }
-        let mut nap = next_tick.saturating_duration_since(Instant::now()).min(MAX_NAP);
+        let mut nap = next_tick
+            .saturating_duration_since(Instant::now())
+            .min(MAX_NAP);
         if !load_check.settled() {
             nap = nap.min(load_check.poll_interval());
         }
@@ -154,11 +156,19 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
     let (mut status, exit_code, signal, mut message) = match (ending, main_status) {
         (Some(_), _) => {
             let limit = launch.timeout.unwrap_or_default();
-            let message = format!("killed after the time limit of {}", crate::units::format_seconds(limit.as_secs_f64()));
+            let message = format!(
+                "killed after the time limit of {}",
+                crate::units::format_seconds(limit.as_secs_f64())
+            );
             (RunStatus::Timeout, None, None, Some(message))
         }
         (None, Some(raw)) => classify_wait_status(raw),
-        (None, None) => (RunStatus::Failed, None, None, Some("the workload's exit status was lost".into())),
+        (None, None) => (
+            RunStatus::Failed,
+            None,
+            None,
+            Some("the workload's exit status was lost".into()),
+        ),
     };
     if status != RunStatus::Timeout {
         if let Some(reason) = load_check.not_loaded_reason(launch.preload_ignored.as_deref()) {
@@ -207,7 +217,12 @@ fn classify_wait_status(raw: i32) -> (RunStatus, Option<i32>, Option<i32>, Optio
         if code == 0 {
             (RunStatus::Ok, Some(0), None, None)
         } else {
-            (RunStatus::Failed, Some(code), None, Some(format!("exited with code {code}")))
+            (
+                RunStatus::Failed,
+                Some(code),
+                None,
+                Some(format!("exited with code {code}")),
+            )
         }
     }
 }
@@ -245,7 +260,10 @@ mod tests {
         let failed = classify_wait_status(3 << 8);
         assert_eq!((failed.0, failed.1), (RunStatus::Failed, Some(3)));
         let crashed = classify_wait_status(libc::SIGSEGV);
-        assert_eq!((crashed.0, crashed.2), (RunStatus::Crashed, Some(libc::SIGSEGV)));
+        assert_eq!(
+            (crashed.0, crashed.2),
+            (RunStatus::Crashed, Some(libc::SIGSEGV))
+        );
         assert!(crashed.3.is_some_and(|m| m.contains("SIGSEGV")));
     }
 }

@@ -36,7 +36,11 @@ pub fn spawn(
     let stderr = File::create(stderr_path)
         .with_context(|| format!("creating '{}'", stderr_path.display()))?;
     let mut command = Command::new(program);
-    command.args(args).stdin(Stdio::null()).stdout(stdout).stderr(stderr);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr);
     for (name, value) in merged_env(env, |name| std::env::var(name).ok()) {
         command.env(name, value);
     }
@@ -78,7 +82,10 @@ pub fn kill_tree(group: i32, descendants: &[i32]) {
 /// The configuration's variables merged with the caller's: our allocator
 /// goes first in LD_PRELOAD (the first definition of malloc wins), and our
 /// tunables go last in GLIBC_TUNABLES (a later setting overrides).
-fn merged_env(env: &[(String, String)], caller: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+fn merged_env(
+    env: &[(String, String)],
+    caller: impl Fn(&str) -> Option<String>,
+) -> Vec<(String, String)> {
     env.iter()
         .map(|(name, value)| {
             let merged = match (name.as_str(), caller(name).filter(|v| !v.is_empty())) {
@@ -98,8 +105,14 @@ mod tests {
     #[test]
     fn merges_preload_and_tunables_with_the_callers() {
         let ours = vec![
-            ("LD_PRELOAD".to_string(), "/lib/libjemalloc.so.2".to_string()),
-            ("GLIBC_TUNABLES".to_string(), "glibc.malloc.arena_max=2".to_string()),
+            (
+                "LD_PRELOAD".to_string(),
+                "/lib/libjemalloc.so.2".to_string(),
+            ),
+            (
+                "GLIBC_TUNABLES".to_string(),
+                "glibc.malloc.arena_max=2".to_string(),
+            ),
             ("MALLOC_CONF".to_string(), "narenas:1".to_string()),
         ];
         let caller = |name: &str| match name {

@@ -32,29 +32,31 @@ fn seconds(tv: libc::timeval) -> f64 {
 /// Reaps children until none is left, reporting each. Call it once the
 /// workload has been spawned.
 pub fn spawn_reaper(events: Sender<ReaperEvent>) -> std::io::Result<std::thread::JoinHandle<()>> {
-    std::thread::Builder::new().name("reaper".into()).spawn(move || loop {
-        let mut status = 0;
-        // SAFETY: rusage is plain data, zero is a valid bit pattern.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: valid pointers to locals; -1 waits for any child.
-        let pid = unsafe { libc::wait4(-1, &mut status, libc::__WALL, &mut usage) };
-        let at = Instant::now();
-        if pid > 0 {
-            let reaped = Reaped {
-                pid,
-                status,
-                user_s: seconds(usage.ru_utime),
-                sys_s: seconds(usage.ru_stime),
-                max_rss_bytes: (usage.ru_maxrss.max(0) as u64) * 1024,
-                minor_faults: usage.ru_minflt.max(0) as u64,
-                major_faults: usage.ru_majflt.max(0) as u64,
-            };
-            if events.send(ReaperEvent::Reaped(reaped)).is_err() {
+    std::thread::Builder::new()
+        .name("reaper".into())
+        .spawn(move || loop {
+            let mut status = 0;
+            // SAFETY: rusage is plain data, zero is a valid bit pattern.
+            let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+            // SAFETY: valid pointers to locals; -1 waits for any child.
+            let pid = unsafe { libc::wait4(-1, &mut status, libc::__WALL, &mut usage) };
+            let at = Instant::now();
+            if pid > 0 {
+                let reaped = Reaped {
+                    pid,
+                    status,
+                    user_s: seconds(usage.ru_utime),
+                    sys_s: seconds(usage.ru_stime),
+                    max_rss_bytes: (usage.ru_maxrss.max(0) as u64) * 1024,
+                    minor_faults: usage.ru_minflt.max(0) as u64,
+                    major_faults: usage.ru_majflt.max(0) as u64,
+                };
+                if events.send(ReaperEvent::Reaped(reaped)).is_err() {
+                    return;
+                }
+            } else if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                let _ = events.send(ReaperEvent::TreeEnded(at));
                 return;
             }
-        } else if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            let _ = events.send(ReaperEvent::TreeEnded(at));
-            return;
-        }
-    })
+        })
 }

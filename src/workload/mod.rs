@@ -42,6 +42,6 @@ impl Rng {
     pub fn skewed_size(&mut self) -> usize {
         let shift = 4 + self.below(13); // 2^4 .. 2^16
         let base = 1u64 << shift;
-        (base + self.below(base)) .min(65_536) as usize
+        (base + self.below(base)).min(65_536) as usize
     }
 }

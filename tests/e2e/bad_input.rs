@@ -20,7 +20,10 @@ fn rejected(args: &[&str], expected_words: &[&str]) {
 
 #[test]
 fn missing_command_is_named_and_nothing_runs() {
-    rejected(&["--", "no-such-program-xyz"], &["no-such-program-xyz", "not found"]);
+    rejected(
+        &["--", "no-such-program-xyz"],
+        &["no-such-program-xyz", "not found"],
+    );
 }
 
 #[test]
@@ -30,18 +33,30 @@ fn directory_as_command_is_rejected() {
 
 #[test]
 fn unknown_allocator_lists_the_built_in_names() {
-    rejected(&["-a", "jemaloc", "--", "true"], &["jemaloc", "glibc", "jemalloc", "tcmalloc", "mimalloc"]);
+    rejected(
+        &["-a", "jemaloc", "--", "true"],
+        &["jemaloc", "glibc", "jemalloc", "tcmalloc", "mimalloc"],
+    );
 }
 
 #[test]
 fn unknown_glibc_key_lists_the_valid_keys() {
-    rejected(&["-a", "glibc:arena=2", "--", "true"], &["arena", "arena_max", "trim_threshold"]);
+    rejected(
+        &["-a", "glibc:arena=2", "--", "true"],
+        &["arena", "arena_max", "trim_threshold"],
+    );
 }
 
 #[test]
 fn library_that_is_missing_or_not_elf_is_rejected() {
-    rejected(&["-a", "mine=/no/such/lib.so", "--", "true"], &["/no/such/lib.so"]);
-    rejected(&["-a", "mine=/etc/passwd", "--", "true"], &["/etc/passwd", "ELF"]);
+    rejected(
+        &["-a", "mine=/no/such/lib.so", "--", "true"],
+        &["/no/such/lib.so"],
+    );
+    rejected(
+        &["-a", "mine=/etc/passwd", "--", "true"],
+        &["/etc/passwd", "ELF"],
+    );
 }
 
 #[test]
@@ -55,5 +70,8 @@ fn malformed_durations_and_counts_are_rejected() {
 
 #[test]
 fn unknown_baseline_lists_the_configurations() {
-    rejected(&["-a", "glibc", "--baseline", "jemalloc", "--", "true"], &["jemalloc", "glibc"]);
+    rejected(
+        &["-a", "glibc", "--baseline", "jemalloc", "--", "true"],
+        &["jemalloc", "glibc"],
+    );
 }

@@ -17,7 +17,9 @@ pub fn program_with(name: &str, extra_flags: &[&str]) -> PathBuf {
     let _guard = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let suffix = extra_flags.join("").replace(['-', ' '], "");
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}{suffix}"));
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs").join(format!("{name}.c"));
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs")
+        .join(format!("{name}.c"));
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     if modified(&out) < modified(&source) {
         let status = Command::new("cc")
@@ -39,7 +41,9 @@ pub struct Scratch {
 
 impl Scratch {
     pub fn new() -> Scratch {
-        Scratch { dir: tempfile::tempdir().expect("tempdir") }
+        Scratch {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -66,14 +70,22 @@ impl Scratch {
     pub fn compare(&self, options: &[&str], workload: &[&str]) -> (Output, Value) {
         let json = self.path("out.json");
         let db = self.db();
-        let mut args = vec!["compare", "--db", db.to_str().expect("utf-8"), "--export-json"];
+        let mut args = vec![
+            "compare",
+            "--db",
+            db.to_str().expect("utf-8"),
+            "--export-json",
+        ];
         args.push(json.to_str().expect("utf-8"));
         args.extend_from_slice(options);
         args.push("--");
         args.extend_from_slice(workload);
         let output = self.run(&args);
         let text = std::fs::read_to_string(&json).unwrap_or_else(|_| {
-            panic!("no JSON export; stderr:\n{}", String::from_utf8_lossy(&output.stderr))
+            panic!(
+                "no JSON export; stderr:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            )
         });
         (output, serde_json::from_str(&text).expect("valid JSON"))
     }
@@ -89,7 +101,10 @@ pub fn stdout(output: &Output) -> String {
 
 /// The allocator libraries installed on this machine, by the names allocscope uses.
 pub fn installed_allocators() -> Vec<&'static str> {
-    let listing = Command::new("ldconfig").arg("-p").output().expect("ldconfig runs");
+    let listing = Command::new("ldconfig")
+        .arg("-p")
+        .output()
+        .expect("ldconfig runs");
     let text = String::from_utf8_lossy(&listing.stdout);
     let mut found = vec!["glibc"];
     for (name, soname) in [
@@ -121,5 +136,8 @@ pub fn runs(config: &Value) -> &Vec<Value> {
 
 /// The `-a` arguments for every installed allocator.
 pub fn every_allocator_args() -> Vec<String> {
-    installed_allocators().iter().flat_map(|a| ["-a".to_string(), a.to_string()]).collect()
+    installed_allocators()
+        .iter()
+        .flat_map(|a| ["-a".to_string(), a.to_string()])
+        .collect()
 }

@@ -4,7 +4,9 @@ use crate::common::*;
 use std::process::Command;
 
 fn as_u64(value: &serde_json::Value) -> u64 {
-    value.as_u64().unwrap_or_else(|| panic!("expected a number, got {value}"))
+    value
+        .as_u64()
+        .unwrap_or_else(|| panic!("expected a number, got {value}"))
 }
 
 #[test]
@@ -36,7 +38,11 @@ fn single_threaded_program_runs_and_maps_every_installed_allocator() {
             // The library was seen mapped, not merely assumed.
             assert!(run["message"].is_null(), "{run}");
             let peak = as_u64(&run["peak_rss_bytes"]);
-            assert!(peak > 40 << 20 && peak < 200 << 20, "peak {peak} for {}", config["name"]);
+            assert!(
+                peak > 40 << 20 && peak < 200 << 20,
+                "peak {peak} for {}",
+                config["name"]
+            );
             assert!(as_u64(&run["samples"]) >= 3, "{run}");
         }
     }
@@ -58,10 +64,19 @@ fn single_process_peak_rss_equals_gnu_time_within_2_percent() {
         .args(["96", "100"])
         .output()
         .expect("GNU time is installed (scripts/bootstrap)");
-    let kib: f64 = String::from_utf8_lossy(&timed.stderr).trim().lines().last().and_then(|l| l.parse().ok()).expect("a number");
+    let kib: f64 = String::from_utf8_lossy(&timed.stderr)
+        .trim()
+        .lines()
+        .last()
+        .and_then(|l| l.parse().ok())
+        .expect("a number");
     let theirs = kib * 1024.0;
     let error = (ours - theirs).abs() / theirs;
-    assert!(error < 0.02, "allocscope {ours} vs /usr/bin/time {theirs}: {:.2}%", error * 100.0);
+    assert!(
+        error < 0.02,
+        "allocscope {ours} vs /usr/bin/time {theirs}: {:.2}%",
+        error * 100.0
+    );
 }
 
 #[test]
@@ -71,7 +86,8 @@ fn multithreaded_program_is_compared_under_every_allocator_with_ratios() {
     let args = every_allocator_args();
     let mut options: Vec<&str> = args.iter().map(String::as_str).collect();
     options.extend(["-a", "glibc:arena_max=1", "-r", "3", "--interval", "20ms"]);
-    let (output, json) = scratch.compare(&options, &[threads.to_str().expect("utf-8"), "4", "60000"]);
+    let (output, json) =
+        scratch.compare(&options, &[threads.to_str().expect("utf-8"), "4", "60000"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let table = stdout(&output);
     assert!(table.contains("baseline"), "{table}");
@@ -86,9 +102,15 @@ fn multithreaded_program_is_compared_under_every_allocator_with_ratios() {
             );
             assert!(low <= median && median <= high, "{key}: {estimate}");
             let ratio = &summary["ratio"][key];
-            assert!(ratio["value"].as_f64().is_some_and(|v| v > 0.0), "{key}: {ratio}");
+            assert!(
+                ratio["value"].as_f64().is_some_and(|v| v > 0.0),
+                "{key}: {ratio}"
+            );
         }
-        assert!(table.contains(config["name"].as_str().expect("name")), "{table}");
+        assert!(
+            table.contains(config["name"].as_str().expect("name")),
+            "{table}"
+        );
     }
     // Threads really ran: the tree had more than one thread at some point.
     let glibc = config(&json, "glibc");
@@ -103,16 +125,28 @@ fn tree_pss_of_forked_children_is_n_times_their_private_memory() {
     let mut options: Vec<&str> = args.iter().map(String::as_str).collect();
     options.extend(["-r", "1", "--interval", "50ms"]);
     let (children, mib) = (4u64, 64u64);
-    let (output, json) = scratch.compare(&options, &[forks.to_str().expect("utf-8"), "4", "64", "1500"]);
+    let (output, json) = scratch.compare(
+        &options,
+        &[forks.to_str().expect("utf-8"), "4", "64", "1500"],
+    );
     assert!(output.status.success(), "{}", stderr(&output));
     let expected = (children * mib) as f64 * 1048576.0;
     for config in configs(&json) {
         let run = &config["runs"][0];
         let pss = as_u64(&run["peak_pss_bytes"]) as f64;
         let error = (pss - expected).abs() / expected;
-        assert!(error < 0.05, "{}: tree PSS {pss} vs {expected} ({:.1}%)", config["name"], error * 100.0);
+        assert!(
+            error < 0.05,
+            "{}: tree PSS {pss} vs {expected} ({:.1}%)",
+            config["name"],
+            error * 100.0
+        );
         let peak_rss = as_u64(&run["peak_rss_bytes"]) as f64;
-        assert!(peak_rss >= expected, "{}: tree RSS {peak_rss} below {expected}", config["name"]);
+        assert!(
+            peak_rss >= expected,
+            "{}: tree RSS {peak_rss} below {expected}",
+            config["name"]
+        );
     }
 }
 
@@ -130,7 +164,10 @@ fn environment_passes_through_plus_the_configuration_variables() {
     assert!(printed.contains("from-config"), "{printed}");
     assert!(printed.contains("glibc.malloc.arena_max=2"), "{printed}");
     // stdin is closed: `read` gets nothing.
-    assert!(printed.contains("stdin:\n") || printed.ends_with("stdin:"), "{printed}");
+    assert!(
+        printed.contains("stdin:\n") || printed.ends_with("stdin:"),
+        "{printed}"
+    );
 }
 
 #[test]
@@ -140,8 +177,19 @@ fn caller_environment_reaches_the_workload() {
     let db = scratch.db();
     let output = scratch
         .command(&[
-            "compare", "--db", db.to_str().expect("utf-8"), "-a", "glibc", "-r", "1",
-            "--export-json", json_path.to_str().expect("utf-8"), "--", "sh", "-c", "echo $CALLER_VAR",
+            "compare",
+            "--db",
+            db.to_str().expect("utf-8"),
+            "-a",
+            "glibc",
+            "-r",
+            "1",
+            "--export-json",
+            json_path.to_str().expect("utf-8"),
+            "--",
+            "sh",
+            "-c",
+            "echo $CALLER_VAR",
         ])
         .env("CALLER_VAR", "from-caller")
         .output()
@@ -149,13 +197,21 @@ fn caller_environment_reaches_the_workload() {
     assert!(output.status.success(), "{}", stderr(&output));
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json_path).expect("json")).expect("valid");
-    let path = json["configs"][0]["runs"][0]["stdout_path"].as_str().expect("path").to_string();
-    assert_eq!(std::fs::read_to_string(path).expect("stdout kept").trim(), "from-caller");
+    let path = json["configs"][0]["runs"][0]["stdout_path"]
+        .as_str()
+        .expect("path")
+        .to_string();
+    assert_eq!(
+        std::fs::read_to_string(path).expect("stdout kept").trim(),
+        "from-caller"
+    );
 }
 
 #[test]
 fn static_program_is_reported_not_loaded_with_the_reason() {
-    let Some(static_single) = std::panic::catch_unwind(|| program_with("single", &["-static"])).ok() else {
+    let Some(static_single) =
+        std::panic::catch_unwind(|| program_with("single", &["-static"])).ok()
+    else {
         eprintln!("skipped: static libc is not installed");
         return;
     };
@@ -166,9 +222,17 @@ fn static_program_is_reported_not_loaded_with_the_reason() {
     } else {
         options.extend(["-a", "glibc"]);
     }
-    let (output, json) = scratch.compare(&options, &[static_single.to_str().expect("utf-8"), "8", "50"]);
+    let (output, json) = scratch.compare(
+        &options,
+        &[static_single.to_str().expect("utf-8"), "8", "50"],
+    );
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let run = &configs(&json)[0]["runs"][0];
     assert_eq!(run["status"], "not_loaded", "{run}");
-    assert!(run["message"].as_str().is_some_and(|m| m.contains("static")), "{run}");
+    assert!(
+        run["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("static")),
+        "{run}"
+    );
 }

@@ -29,7 +29,11 @@ fn crash_under_one_allocator_is_recorded_and_the_others_go_on() {
     let (output, json) = scratch.compare(&options, &[crasher.to_str().expect("utf-8"), victim]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     for config in configs(&json) {
-        let expected = if config["name"] == *victim { "crashed" } else { "ok" };
+        let expected = if config["name"] == *victim {
+            "crashed"
+        } else {
+            "ok"
+        };
         for run in runs(config) {
             assert_eq!(run["status"], expected, "{}: {run}", config["name"]);
             if expected == "crashed" {
@@ -60,14 +64,19 @@ fn timeout_kills_the_whole_tree_including_detached_grandchildren() {
         "setsid sh -c 'exec -a {marker} sleep 60' & sh -c 'exec -a {marker} sleep 60' & exec -a {marker} sleep 60"
     );
     let started = Instant::now();
-    let (output, json) =
-        scratch.compare(&["-a", "glibc", "-r", "1", "--timeout", "1s"], &["bash", "-c", &script]);
+    let (output, json) = scratch.compare(
+        &["-a", "glibc", "-r", "1", "--timeout", "1s"],
+        &["bash", "-c", &script],
+    );
     assert!(started.elapsed() < Duration::from_secs(20));
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let run = &configs(&json)[0]["runs"][0];
     assert_eq!(run["status"], "timeout", "{run}");
     std::thread::sleep(Duration::from_millis(200));
-    assert!(!process_with_marker_exists(&marker), "a workload process outlived the timeout");
+    assert!(
+        !process_with_marker_exists(&marker),
+        "a workload process outlived the timeout"
+    );
 }
 
 #[test]
@@ -79,8 +88,21 @@ fn ctrl_c_keeps_finished_runs_ends_the_workload_and_exits_130() {
     let script = format!("exec -a {marker} sleep 0.4");
     let mut child = scratch
         .command(&[
-            "compare", "--db", db.to_str().expect("utf-8"), "-a", "glibc", "-a", "glibc:arena_max=1",
-            "-r", "50", "--export-json", json_path.to_str().expect("utf-8"), "--", "bash", "-c", &script,
+            "compare",
+            "--db",
+            db.to_str().expect("utf-8"),
+            "-a",
+            "glibc",
+            "-a",
+            "glibc:arena_max=1",
+            "-r",
+            "50",
+            "--export-json",
+            json_path.to_str().expect("utf-8"),
+            "--",
+            "bash",
+            "-c",
+            &script,
         ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -91,9 +113,13 @@ fn ctrl_c_keeps_finished_runs_ends_the_workload_and_exits_130() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().expect("waits");
     assert_eq!(status.code(), Some(130));
-    assert!(!process_with_marker_exists(&marker), "the workload outlived Ctrl-C");
+    assert!(
+        !process_with_marker_exists(&marker),
+        "the workload outlived Ctrl-C"
+    );
     let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json_path).expect("exported")).expect("valid");
+        serde_json::from_str(&std::fs::read_to_string(&json_path).expect("exported"))
+            .expect("valid");
     assert_eq!(json["experiment"]["status"], "interrupted");
     let finished: usize = configs(&json).iter().map(|c| runs(c).len()).sum();
     assert!((2..50).contains(&finished), "{finished} finished runs kept");
