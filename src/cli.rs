@@ -28,11 +28,13 @@ pub enum Command {
     Allocators,
     /// Re-render a stored experiment (the latest by default) without re-running.
     Report(ReportArgs),
-    /// Run a compare of the bundled multithreaded workload under every installed allocator.
+    /// Compare the default configurations on a built-in scenario (default: churn).
     Demo(DemoArgs),
-    /// Run a built-in workload as an ordinary process (any allocator can be preloaded into it).
-    #[command(hide = true)]
-    Workload(WorkloadArgs),
+    /// Run a built-in scenario as an ordinary process (any allocator can be preloaded into it).
+    Workload {
+        #[command(subcommand)]
+        scenario: crate::workload::Scenario,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -90,6 +92,12 @@ pub struct CompareArgs {
     pub db: PathBuf,
     #[command(flatten)]
     pub export: ExportArgs,
+    /// A regex for progress lines the workload prints on stdout; each match
+    /// records a marker (label: the first capture group, else the match) with
+    /// the tree's memory at that moment. Lines `allocscope:mark LABEL` are
+    /// always markers. Repeatable.
+    #[arg(long, value_name = "REGEX")]
+    pub mark: Vec<String>,
     /// The program to measure and its arguments.
     #[arg(last = true, value_name = "COMMAND", num_args = 1.., required = true)]
     pub command: Vec<OsString>,
@@ -126,16 +134,4 @@ pub struct DemoArgs {
         allow_negative_numbers = true
     )]
     pub runs: String,
-}
-
-#[derive(Debug, Args)]
-pub struct WorkloadArgs {
-    /// The workload: `threads` (multithreaded cross-thread churn).
-    pub name: String,
-    /// Worker threads.
-    #[arg(long, default_value_t = 8)]
-    pub threads: usize,
-    /// Allocation operations per thread.
-    #[arg(long, default_value_t = 400_000)]
-    pub ops: u64,
 }

@@ -42,22 +42,23 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                 interval: "50ms".into(),
                 timeout: Some("5m".into()),
                 baseline: None,
-                name: Some("demo: threads workload".into()),
+                name: Some("demo: churn".into()),
                 db: args.db,
                 export: allocscope::cli::ExportArgs {
                     export_json: None,
                     export_csv: None,
                     samples: false,
                 },
+                mark: Vec::new(),
                 command: vec![
                     program.into_os_string(),
                     "workload".into(),
-                    "threads".into(),
+                    "churn".into(),
                 ],
             };
             compare(&compare_args)
         }
-        Command::Workload(args) => workload::run(&args),
+        Command::Workload { scenario } => scenario.run(),
     }
 }
 

@@ -1,47 +1,48 @@
-//! Built-in workloads, run as ordinary processes so that any allocator can be
-//! preloaded into them. They allocate through the C allocator (Rust's default
-//! global allocator is the system malloc), so LD_PRELOAD reaches them.
+//! Built-in scenarios, run as ordinary processes (`allocscope workload NAME`)
+//! so that any allocator can be preloaded into them. Each models the
+//! allocation pattern of one reported case (docs/scenarios.md). They allocate
+//! through the C allocator (Rust's default global allocator is the system
+//! malloc), so LD_PRELOAD reaches them. They report progress with marker
+//! lines `allocscope:mark LABEL` on stdout.
 
-mod threads;
+mod churn;
+mod events;
+mod kv;
+mod rng;
+mod server;
 
-use anyhow::bail;
+pub use rng::Rng;
 
-pub fn run(args: &crate::cli::WorkloadArgs) -> anyhow::Result<i32> {
-    match args.name.as_str() {
-        "threads" => {
-            threads::run(args.threads.max(1), args.ops);
-            Ok(0)
+use clap::Subcommand;
+use std::io::Write;
+
+#[derive(Debug, Subcommand)]
+pub enum Scenario {
+    /// The RocksDB-based service: many threads, cross-thread frees, a rotating hot set.
+    Churn(churn::ChurnArgs),
+    /// The physics reconstruction job: events of widely varying memory need.
+    Events(events::EventsArgs),
+    /// The key-value server: items inserted into a hash table, memory per item count.
+    Kv(kv::KvArgs),
+    /// The threaded web app: an HTTP/1.1 server on 127.0.0.1 allocating per request.
+    Server(server::ServerArgs),
+}
+
+impl Scenario {
+    pub fn run(&self) -> anyhow::Result<i32> {
+        match self {
+            Scenario::Churn(args) => churn::run(args),
+            Scenario::Events(args) => events::run(args),
+            Scenario::Kv(args) => kv::run(args),
+            Scenario::Server(args) => server::run(args),
         }
-        other => bail!("unknown workload '{other}'; available: threads"),
     }
 }
 
-/// A small, fast, deterministic PRNG (SplitMix64): workloads must allocate
-/// the same sequence under every allocator.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..bound` (bound > 0).
-    pub fn below(&mut self, bound: u64) -> u64 {
-        self.next_u64() % bound.max(1)
-    }
-
-    /// A size from 16 B to 64 KiB, skewed to small: log-uniform.
-    pub fn skewed_size(&mut self) -> usize {
-        let shift = 4 + self.below(13); // 2^4 .. 2^16
-        let base = 1u64 << shift;
-        (base + self.below(base)).min(65_536) as usize
-    }
+/// Prints a progress marker and flushes at once: allocscope timestamps the
+/// marker when the line arrives, and stdout is a pipe (block-buffered).
+pub fn mark(label: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "allocscope:mark {label}");
+    let _ = out.flush();
 }
