@@ -3,7 +3,7 @@
 
 use allocscope::cli::{Cli, Command, CompareArgs};
 use allocscope::options::{CompareSettings, UsageError};
-use allocscope::{alloc, commands, workload};
+use allocscope::{alloc, commands};
 use clap::Parser;
 
 fn main() {
