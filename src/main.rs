@@ -4,10 +4,17 @@
 use allocscope::cli::{Cli, Command, CompareArgs};
 use allocscope::options::{CompareSettings, UsageError};
 use allocscope::{alloc, commands};
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) if !error.use_stderr() => error.exit(), // --help, --version
+        Err(error) => {
+            eprintln!("error: {}", usage_error_line(&error));
+            std::process::exit(2);
+        }
+    };
     let code = match run(cli) {
         Ok(code) => code,
         Err(error) => {
@@ -75,4 +82,51 @@ fn one_line(error: &anyhow::Error) -> String {
         .map(|e| e.to_string())
         .collect::<Vec<_>>()
         .join(": ")
+}
+
+/// clap's error on one line, with the valid options of the subcommand when
+/// an argument was not recognised.
+fn usage_error_line(error: &clap::Error) -> String {
+    let rendered = error.render().to_string();
+    let problem = rendered
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let problem = problem.trim_start_matches("error: ").to_string();
+    let words: Vec<String> = std::env::args().skip(1).take_while(|a| a != "--").collect();
+    let mut command = Cli::command();
+    let mut path = vec!["allocscope".to_string()];
+    for word in &words {
+        match command.find_subcommand(word) {
+            Some(sub) => {
+                path.push(word.clone());
+                command = sub.clone();
+            }
+            None => {
+                if !word.starts_with('-') && path.len() > 1 {
+                    break;
+                }
+            }
+        }
+    }
+    let help = format!("see '{} --help'", path.join(" "));
+    let valid: Vec<String> = match error.kind() {
+        clap::error::ErrorKind::UnknownArgument => command
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect(),
+        clap::error::ErrorKind::InvalidSubcommand => command
+            .get_subcommands()
+            .filter(|c| c.get_name() != "help")
+            .map(|c| c.get_name().to_string())
+            .collect(),
+        _ => Vec::new(),
+    };
+    if valid.is_empty() {
+        format!("{problem}; {help}")
+    } else {
+        format!("{problem}; valid: {}; {help}", valid.join(", "))
+    }
 }

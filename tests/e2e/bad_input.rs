@@ -75,3 +75,20 @@ fn unknown_baseline_lists_the_configurations() {
         &["jemalloc", "glibc"],
     );
 }
+
+#[test]
+fn unknown_option_or_scenario_is_one_line_listing_the_valid_ones() {
+    let scratch = Scratch::new();
+    for (args, expected) in [
+        (vec!["compare", "--bogus", "--", "true"], vec!["--bogus", "--alloc", "--runs"]),
+        (vec!["workload", "nosuch"], vec!["nosuch", "churn", "events", "kv", "server"]),
+    ] {
+        let output = scratch.run(&args);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        for word in expected {
+            assert!(err.contains(word), "'{word}' missing from {err}");
+        }
+    }
+}
