@@ -122,16 +122,21 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
+    /// The scenario: churn (default), events or kv.
+    pub scenario: Option<String>,
+    /// Short settings: the whole demo finishes in under 3 minutes on 2 cores.
+    #[arg(long)]
+    pub quick: bool,
+    /// Run every scenario.
+    #[arg(long, conflicts_with = "scenario")]
+    pub all: bool,
+    /// Measured runs per configuration.
+    #[arg(short = 'r', long, default_value = "3", value_name = "N", allow_negative_numbers = true)]
+    pub runs: String,
     /// The SQLite store.
     #[arg(long, default_value = "allocscope.db", value_name = "FILE")]
     pub db: PathBuf,
-    /// Measured runs per configuration.
-    #[arg(
-        short = 'r',
-        long,
-        default_value = "3",
-        value_name = "N",
-        allow_negative_numbers = true
-    )]
-    pub runs: String,
+    /// Where the JSON and CSV exports go.
+    #[arg(long, default_value = "allocscope-demo", value_name = "DIR")]
+    pub out: PathBuf,
 }

@@ -40,31 +40,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::Report(args) => commands::report::report(&args),
-        Command::Demo(args) => {
-            let program = std::env::current_exe()?;
-            let compare_args = CompareArgs {
-                alloc: Vec::new(),
-                runs: args.runs,
-                warmup: "0".into(),
-                interval: "50ms".into(),
-                timeout: Some("5m".into()),
-                baseline: None,
-                name: Some("demo: churn".into()),
-                db: args.db,
-                export: allocscope::cli::ExportArgs {
-                    export_json: None,
-                    export_csv: None,
-                    samples: false,
-                },
-                mark: Vec::new(),
-                command: vec![
-                    program.into_os_string(),
-                    "workload".into(),
-                    "churn".into(),
-                ],
-            };
-            compare(&compare_args)
-        }
+        Command::Demo(args) => commands::demo::demo(&args),
         Command::Workload { scenario } => scenario.run(),
     }
 }

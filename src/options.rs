@@ -43,6 +43,8 @@ pub enum UsageError {
     DuplicateConfig(String),
     #[error("{0}")]
     Alloc(String),
+    #[error("unknown scenario '{given}'; valid: {known}")]
+    UnknownScenario { given: String, known: String },
     #[error("no allocator configuration is available; install libjemalloc2, libtcmalloc-minimal4 or libmimalloc2.0, or pass -a glibc")]
     NoConfigs,
 }

@@ -2,6 +2,7 @@
 
 pub mod allocators;
 pub mod compare;
+pub mod demo;
 pub mod exports;
 pub mod listing;
 pub mod report;

@@ -1,0 +1,98 @@
+//! `allocscope demo`: `compare` with the default configurations on a built-in
+//! scenario, so a newcomer sees the point without a program of their own.
+
+use crate::cli::{CompareArgs, DemoArgs, ExportArgs};
+use crate::options::{CompareSettings, UsageError};
+use std::ffi::OsString;
+use std::path::Path;
+
+/// A scenario as the demo runs it.
+struct DemoScenario {
+    name: &'static str,
+    models: &'static str,
+    /// Knobs for `--quick` (the README's command: all of the demo within 3
+    /// minutes on a 2-core machine) and for the full run.
+    quick: &'static [&'static str],
+    full: &'static [&'static str],
+}
+
+const SCENARIOS: &[DemoScenario] = &[
+    DemoScenario {
+        name: "churn",
+        models: "the RocksDB-based service (seed 004): 25 threads, objects freed by another \
+                 thread than the one that allocated them, a working set replaced in random \
+                 order, a hot set of threads that rotates. Under glibc's default this grows \
+                 many arenas and holds RSS well above the live data.",
+        quick: &["--seconds", "4"],
+        full: &["--seconds", "20"],
+    },
+    DemoScenario {
+        name: "events",
+        models: "the physics reconstruction job (seed 001): events of widely varying memory \
+                 need, a few objects surviving each; one marker per event; 4 worker processes \
+                 so the tree's total PSS is compared.",
+        quick: &["--procs", "4", "--events", "40"],
+        full: &["--procs", "4"],
+    },
+    DemoScenario {
+        name: "kv",
+        models: "the key-value server (seed 002): items with 16-256 B values inserted into a \
+                 hash table; a marker at 0, 100, 1k, 10k, 100k and 1M items gives the \
+                 items -> memory table.",
+        quick: &["--items", "100000"],
+        full: &[],
+    },
+];
+
+pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
+    let names = || SCENARIOS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ");
+    let chosen: Vec<&DemoScenario> = match (&args.scenario, args.all) {
+        (_, true) => SCENARIOS.iter().collect(),
+        (None, false) => SCENARIOS.iter().take(1).collect(),
+        (Some(name), false) => match SCENARIOS.iter().find(|s| s.name == name) {
+            Some(found) => vec![found],
+            None => {
+                return Err(UsageError::UnknownScenario { given: name.clone(), known: names() }.into())
+            }
+        },
+    };
+    let program = std::env::current_exe()?;
+    let registry = crate::alloc::Registry::discover();
+    std::fs::create_dir_all(&args.out)?;
+    let mut worst = 0;
+    for scenario in chosen {
+        let knobs = if args.quick { scenario.quick } else { scenario.full };
+        let mut command: Vec<OsString> = vec![program.clone().into(), "workload".into(), scenario.name.into()];
+        command.extend(knobs.iter().map(OsString::from));
+        let json = args.out.join(format!("{}.json", scenario.name));
+        let csv = args.out.join(format!("{}.csv", scenario.name));
+        let compare_args = CompareArgs {
+            alloc: Vec::new(),
+            runs: args.runs.clone(),
+            warmup: "0".into(),
+            interval: "50ms".into(),
+            timeout: Some("10m".into()),
+            baseline: None,
+            name: Some(format!("demo: {}{}", scenario.name, if args.quick { " (quick)" } else { "" })),
+            db: args.db.clone(),
+            export: ExportArgs { export_json: Some(json.clone()), export_csv: Some(csv.clone()), samples: false },
+            mark: Vec::new(),
+            command,
+        };
+        eprintln!("\nallocscope demo: scenario '{}' models {}\n", scenario.name, scenario.models);
+        let settings = CompareSettings::from_args(&compare_args, &registry)?;
+        let code = super::compare::compare(&settings, &compare_args.export)?;
+        println!("\nscenario '{}' models {}", scenario.name, scenario.models);
+        println!("store: {}   exports: {}, {}", shown(&args.db), shown(&json), shown(&csv));
+        println!("re-render: allocscope report --db {}", shown(&args.db));
+        if code >= 128 {
+            return Ok(code);
+        }
+        worst = worst.max(code);
+    }
+    Ok(worst)
+}
+
+fn shown(path: &Path) -> String {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf()).display().to_string()
+}
