@@ -2,17 +2,8 @@
 //! on, nothing is left running.
 
 use crate::common::*;
+use crate::reliability::process_with_marker_exists;
 use std::time::{Duration, Instant};
-
-/// True when some process's command line contains `marker`.
-fn process_with_marker_exists(marker: &str) -> bool {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
-        .any(|cmdline| String::from_utf8_lossy(&cmdline).contains(marker))
-}
 
 #[test]
 fn crash_under_one_allocator_is_recorded_and_the_others_go_on() {

@@ -1,0 +1,174 @@
+//! allocscope's own faults and the workload's: nothing finished is lost,
+//! nothing is left running (docs/reliability.md lists each case).
+
+use crate::common::*;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// True when some process's command line contains `marker`.
+pub fn process_with_marker_exists(marker: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .any(|cmdline| String::from_utf8_lossy(&cmdline).contains(marker))
+}
+
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
+
+/// Starts a long matrix of short runs; returns the child and the JSON path.
+fn long_matrix(scratch: &Scratch, marker: &str) -> (std::process::Child, std::path::PathBuf) {
+    let json = scratch.path("partial.json");
+    let db = scratch.db();
+    let script = format!("exec -a {marker} sleep 0.3");
+    let child = scratch
+        .command(&[
+            "compare", "--db", db.to_str().expect("utf-8"), "-a", "glibc", "-a", "glibc:arena_max=1",
+            "-r", "50", "--export-json", json.to_str().expect("utf-8"), "--", "bash", "-c", &script,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawns");
+    (child, json)
+}
+
+#[test]
+fn sigterm_keeps_finished_runs_and_exits_143() {
+    let scratch = Scratch::new();
+    let marker = format!("allocscope-sigterm-{}", std::process::id());
+    let (mut child, json) = long_matrix(&scratch, &marker);
+    std::thread::sleep(Duration::from_millis(1800));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert_eq!(child.wait().expect("waits").code(), Some(143));
+    assert!(!process_with_marker_exists(&marker), "the workload outlived SIGTERM");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).expect("exported")).expect("valid");
+    assert_eq!(json["experiment"]["status"], "interrupted");
+    let finished: usize = configs(&json).iter().map(|c| runs(c).len()).sum();
+    assert!(finished >= 2, "{finished} runs kept");
+}
+
+#[test]
+fn sigkill_of_allocscope_takes_the_workload_and_leaves_an_incomplete_experiment() {
+    let scratch = Scratch::new();
+    let marker = format!("allocscope-sigkill-{}", std::process::id());
+    let (mut child, _) = long_matrix(&scratch, &marker);
+    std::thread::sleep(Duration::from_millis(1800));
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    assert!(
+        wait_until(Duration::from_secs(3), || !process_with_marker_exists(&marker)),
+        "the workload outlived allocscope"
+    );
+    let db = scratch.db();
+    let db = db.to_str().expect("utf-8");
+    let list = scratch.run(&["report", "--list", "--db", db]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    assert!(stdout(&list).contains("incomplete"), "{}", stdout(&list));
+    let again = scratch.path("after-kill.json");
+    let report = scratch.run(&["report", "--db", db, "--export-json", again.to_str().expect("utf-8")]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(again).expect("rendered")).expect("valid");
+    let finished: usize = configs(&json).iter().map(|c| runs(c).len()).sum();
+    assert!(finished >= 2, "{finished} runs survived the kill");
+}
+
+#[test]
+fn two_compares_on_one_store_both_complete() {
+    let scratch = Scratch::new();
+    let db = scratch.db();
+    let db = db.to_str().expect("utf-8");
+    let start = |name: &str| {
+        scratch
+            .command(&[
+                "compare", "--db", db, "-a", "glibc", "-a", "glibc:arena_max=1", "-r", "6",
+                "--name", name, "--", "sh", "-c", "sleep 0.1",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawns")
+    };
+    let (first, second) = (start("one"), start("two"));
+    for child in [first, second] {
+        let output = child.wait_with_output().expect("waits");
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let list = stdout(&scratch.run(&["report", "--list", "--db", db]));
+    for name in ["one", "two"] {
+        let line = list.lines().find(|l| l.contains(name)).unwrap_or_else(|| panic!("{name} in {list}"));
+        assert!(line.contains("complete") && line.contains("12/12"), "{line}");
+    }
+}
+
+#[test]
+fn read_only_store_is_a_clear_error_before_the_first_run() {
+    let scratch = Scratch::new();
+    let db = scratch.db();
+    std::fs::write(&db, b"").expect("creates");
+    let mut permissions = std::fs::metadata(&db).expect("stat").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o444);
+    std::fs::set_permissions(&db, permissions).expect("chmod");
+    let marker = scratch.path("ran");
+    let script = format!("touch {}", marker.display());
+    let output = scratch.run(&["compare", "--db", db.to_str().expect("utf-8"), "-a", "glibc", "--", "sh", "-c", &script]);
+    assert_ne!(output.status.code(), Some(0));
+    let err = stderr(&output);
+    assert!(err.contains("read-only") || err.contains("readonly"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!marker.exists(), "the workload ran despite the unusable store");
+}
+
+#[test]
+fn stderr_output_with_exit_0_is_ok_and_kept() {
+    let scratch = Scratch::new();
+    let (output, json) = scratch.compare(&["-a", "glibc", "-r", "1"], &["sh", "-c", "echo warning-text >&2"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = &configs(&json)[0]["runs"][0];
+    assert_eq!(run["status"], "ok");
+    let kept = std::fs::read_to_string(run["stderr_path"].as_str().expect("path")).expect("kept");
+    assert_eq!(kept.trim(), "warning-text");
+}
+
+#[test]
+fn children_that_outlive_their_parent_are_sampled_until_they_end() {
+    let scratch = Scratch::new();
+    // The parent exits at once; its two children hold 32 MiB each for a second.
+    let forks = program("forks");
+    let (output, json) = scratch.compare(
+        &["-a", "glibc", "-r", "1", "--interval", "20ms"],
+        &[forks.to_str().expect("utf-8"), "2", "32", "1000", "0"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = &configs(&json)[0]["runs"][0];
+    assert!(run["wall_s"].as_f64().is_some_and(|w| w >= 0.9), "{run}");
+    assert!(run["peak_rss_bytes"].as_u64().is_some_and(|p| p >= 64 << 20), "{run}");
+}
+
+#[test]
+fn abort_and_outside_sigkill_are_crashes_with_their_signal() {
+    let scratch = Scratch::new();
+    let (output, json) = scratch.compare(
+        &["-a", "glibc", "-a", "glibc:arena_max=1", "-r", "1"],
+        &["sh", "-c", "case \"$GLIBC_TUNABLES\" in *arena_max=1*) kill -KILL $$;; *) kill -ABRT $$;; esac"],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(config(&json, "glibc")["runs"][0]["signal"], libc::SIGABRT);
+    assert_eq!(config(&json, "glibc:arena_max=1")["runs"][0]["signal"], libc::SIGKILL);
+    for c in configs(&json) {
+        assert_eq!(c["runs"][0]["status"], "crashed");
+    }
+}
