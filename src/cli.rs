@@ -131,7 +131,13 @@ pub struct DemoArgs {
     #[arg(long, conflicts_with = "scenario")]
     pub all: bool,
     /// Measured runs per configuration.
-    #[arg(short = 'r', long, default_value = "3", value_name = "N", allow_negative_numbers = true)]
+    #[arg(
+        short = 'r',
+        long,
+        default_value = "3",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub runs: String,
     /// The SQLite store.
     #[arg(long, default_value = "allocscope.db", value_name = "FILE")]

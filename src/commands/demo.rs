@@ -45,14 +45,24 @@ const SCENARIOS: &[DemoScenario] = &[
 ];
 
 pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
-    let names = || SCENARIOS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ");
+    let names = || {
+        SCENARIOS
+            .iter()
+            .map(|s| s.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let chosen: Vec<&DemoScenario> = match (&args.scenario, args.all) {
         (_, true) => SCENARIOS.iter().collect(),
         (None, false) => SCENARIOS.iter().take(1).collect(),
         (Some(name), false) => match SCENARIOS.iter().find(|s| s.name == name) {
             Some(found) => vec![found],
             None => {
-                return Err(UsageError::UnknownScenario { given: name.clone(), known: names() }.into())
+                return Err(UsageError::UnknownScenario {
+                    given: name.clone(),
+                    known: names(),
+                }
+                .into())
             }
         },
     };
@@ -61,8 +71,16 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
     std::fs::create_dir_all(&args.out)?;
     let mut worst = 0;
     for scenario in chosen {
-        let knobs = if args.quick { scenario.quick } else { scenario.full };
-        let mut command: Vec<OsString> = vec![program.clone().into(), "workload".into(), scenario.name.into()];
+        let knobs = if args.quick {
+            scenario.quick
+        } else {
+            scenario.full
+        };
+        let mut command: Vec<OsString> = vec![
+            program.clone().into(),
+            "workload".into(),
+            scenario.name.into(),
+        ];
         command.extend(knobs.iter().map(OsString::from));
         let json = args.out.join(format!("{}.json", scenario.name));
         let csv = args.out.join(format!("{}.csv", scenario.name));
@@ -73,17 +91,33 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
             interval: "50ms".into(),
             timeout: Some("10m".into()),
             baseline: None,
-            name: Some(format!("demo: {}{}", scenario.name, if args.quick { " (quick)" } else { "" })),
+            name: Some(format!(
+                "demo: {}{}",
+                scenario.name,
+                if args.quick { " (quick)" } else { "" }
+            )),
             db: args.db.clone(),
-            export: ExportArgs { export_json: Some(json.clone()), export_csv: Some(csv.clone()), samples: false },
+            export: ExportArgs {
+                export_json: Some(json.clone()),
+                export_csv: Some(csv.clone()),
+                samples: false,
+            },
             mark: Vec::new(),
             command,
         };
-        eprintln!("\nallocscope demo: scenario '{}' models {}\n", scenario.name, scenario.models);
+        eprintln!(
+            "\nallocscope demo: scenario '{}' models {}\n",
+            scenario.name, scenario.models
+        );
         let settings = CompareSettings::from_args(&compare_args, &registry)?;
         let code = super::compare::compare(&settings, &compare_args.export)?;
         println!("\nscenario '{}' models {}", scenario.name, scenario.models);
-        println!("store: {}   exports: {}, {}", shown(&args.db), shown(&json), shown(&csv));
+        println!(
+            "store: {}   exports: {}, {}",
+            shown(&args.db),
+            shown(&json),
+            shown(&csv)
+        );
         println!("re-render: allocscope report --db {}", shown(&args.db));
         if code >= 128 {
             return Ok(code);
@@ -94,5 +128,8 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
 }
 
 fn shown(path: &Path) -> String {
-    path.canonicalize().unwrap_or_else(|_| path.to_path_buf()).display().to_string()
+    path.canonicalize()
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
 }

@@ -13,11 +13,13 @@
 //! every process of that tick. The sampler measures its own CPU time so every
 //! run can report it.
 
+mod kept_open;
 pub mod maps;
 pub mod proc;
 pub mod tree;
 
 use crate::model::Sample;
+use kept_open::KeptOpen;
 use std::time::{Duration, Instant};
 
 pub use maps::{is_mapped, mapped_paths};
@@ -38,6 +40,7 @@ const MAX_SAVED_CPU: Duration = Duration::from_millis(20);
 #[derive(Debug)]
 pub struct Sampler {
     page_size_bytes: u64,
+    kept: KeptOpen,
     budget_fraction: f64,
     /// CPU seconds the sampler may still spend (may go negative).
     tokens_s: f64,
@@ -58,6 +61,7 @@ impl Sampler {
     pub fn new(budget_fraction: f64) -> Sampler {
         Sampler {
             page_size_bytes: page_size_bytes(),
+            kept: KeptOpen::default(),
             budget_fraction: budget_fraction.max(0.0),
             tokens_s: 0.0,
             floor_tokens_s: 0.0,
@@ -102,10 +106,15 @@ impl Sampler {
         };
         let mut live = Vec::with_capacity(pids.len());
         for &pid in pids {
-            let Some(stat) = proc::read_stat(pid) else {
+            let Some(stat) = self.kept.read(pid, "stat").and_then(proc::parse_stat) else {
                 continue;
             };
-            let Some(statm) = proc::read_statm(pid, self.page_size_bytes) else {
+            let page_size_bytes = self.page_size_bytes;
+            let Some(statm) = self
+                .kept
+                .read(pid, "statm")
+                .and_then(|t| proc::parse_statm(t, page_size_bytes))
+            else {
                 continue;
             };
             sample.processes += 1;
@@ -121,6 +130,7 @@ impl Sampler {
                 live.push(pid);
             }
         }
+        self.kept.retain(pids);
         let cheap_cost_s = (thread_cpu_seconds() - cpu_start_s).max(0.0);
         self.tokens_s -= cheap_cost_s;
 

@@ -80,8 +80,14 @@ fn unknown_baseline_lists_the_configurations() {
 fn unknown_option_or_scenario_is_one_line_listing_the_valid_ones() {
     let scratch = Scratch::new();
     for (args, expected) in [
-        (vec!["compare", "--bogus", "--", "true"], vec!["--bogus", "--alloc", "--runs"]),
-        (vec!["workload", "nosuch"], vec!["nosuch", "churn", "events", "kv", "server"]),
+        (
+            vec!["compare", "--bogus", "--", "true"],
+            vec!["--bogus", "--alloc", "--runs"],
+        ),
+        (
+            vec!["workload", "nosuch"],
+            vec!["nosuch", "churn", "events", "kv", "server"],
+        ),
     ] {
         let output = scratch.run(&args);
         let err = stderr(&output);

@@ -33,8 +33,21 @@ fn long_matrix(scratch: &Scratch, marker: &str) -> (std::process::Child, std::pa
     let script = format!("exec -a {marker} sleep 0.3");
     let child = scratch
         .command(&[
-            "compare", "--db", db.to_str().expect("utf-8"), "-a", "glibc", "-a", "glibc:arena_max=1",
-            "-r", "50", "--export-json", json.to_str().expect("utf-8"), "--", "bash", "-c", &script,
+            "compare",
+            "--db",
+            db.to_str().expect("utf-8"),
+            "-a",
+            "glibc",
+            "-a",
+            "glibc:arena_max=1",
+            "-r",
+            "50",
+            "--export-json",
+            json.to_str().expect("utf-8"),
+            "--",
+            "bash",
+            "-c",
+            &script,
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -52,7 +65,10 @@ fn sigterm_keeps_finished_runs_and_exits_143() {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert_eq!(child.wait().expect("waits").code(), Some(143));
-    assert!(!process_with_marker_exists(&marker), "the workload outlived SIGTERM");
+    assert!(
+        !process_with_marker_exists(&marker),
+        "the workload outlived SIGTERM"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(json).expect("exported")).expect("valid");
     assert_eq!(json["experiment"]["status"], "interrupted");
@@ -69,7 +85,9 @@ fn sigkill_of_allocscope_takes_the_workload_and_leaves_an_incomplete_experiment(
     child.kill().expect("SIGKILL");
     let _ = child.wait();
     assert!(
-        wait_until(Duration::from_secs(3), || !process_with_marker_exists(&marker)),
+        wait_until(Duration::from_secs(3), || !process_with_marker_exists(
+            &marker
+        )),
         "the workload outlived allocscope"
     );
     let db = scratch.db();
@@ -78,7 +96,13 @@ fn sigkill_of_allocscope_takes_the_workload_and_leaves_an_incomplete_experiment(
     assert!(list.status.success(), "{}", stderr(&list));
     assert!(stdout(&list).contains("incomplete"), "{}", stdout(&list));
     let again = scratch.path("after-kill.json");
-    let report = scratch.run(&["report", "--db", db, "--export-json", again.to_str().expect("utf-8")]);
+    let report = scratch.run(&[
+        "report",
+        "--db",
+        db,
+        "--export-json",
+        again.to_str().expect("utf-8"),
+    ]);
     assert!(report.status.success(), "{}", stderr(&report));
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(again).expect("rendered")).expect("valid");
@@ -94,8 +118,21 @@ fn two_compares_on_one_store_both_complete() {
     let start = |name: &str| {
         scratch
             .command(&[
-                "compare", "--db", db, "-a", "glibc", "-a", "glibc:arena_max=1", "-r", "6",
-                "--name", name, "--", "sh", "-c", "sleep 0.1",
+                "compare",
+                "--db",
+                db,
+                "-a",
+                "glibc",
+                "-a",
+                "glibc:arena_max=1",
+                "-r",
+                "6",
+                "--name",
+                name,
+                "--",
+                "sh",
+                "-c",
+                "sleep 0.1",
             ])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -109,8 +146,14 @@ fn two_compares_on_one_store_both_complete() {
     }
     let list = stdout(&scratch.run(&["report", "--list", "--db", db]));
     for name in ["one", "two"] {
-        let line = list.lines().find(|l| l.contains(name)).unwrap_or_else(|| panic!("{name} in {list}"));
-        assert!(line.contains("complete") && line.contains("12/12"), "{line}");
+        let line = list
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{name} in {list}"));
+        assert!(
+            line.contains("complete") && line.contains("12/12"),
+            "{line}"
+        );
     }
 }
 
@@ -124,18 +167,37 @@ fn read_only_store_is_a_clear_error_before_the_first_run() {
     std::fs::set_permissions(&db, permissions).expect("chmod");
     let marker = scratch.path("ran");
     let script = format!("touch {}", marker.display());
-    let output = scratch.run(&["compare", "--db", db.to_str().expect("utf-8"), "-a", "glibc", "--", "sh", "-c", &script]);
+    let output = scratch.run(&[
+        "compare",
+        "--db",
+        db.to_str().expect("utf-8"),
+        "-a",
+        "glibc",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
     assert_ne!(output.status.code(), Some(0));
     let err = stderr(&output);
-    assert!(err.contains("read-only") || err.contains("readonly"), "{err}");
+    assert!(
+        err.contains("read-only") || err.contains("readonly"),
+        "{err}"
+    );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(!marker.exists(), "the workload ran despite the unusable store");
+    assert!(
+        !marker.exists(),
+        "the workload ran despite the unusable store"
+    );
 }
 
 #[test]
 fn stderr_output_with_exit_0_is_ok_and_kept() {
     let scratch = Scratch::new();
-    let (output, json) = scratch.compare(&["-a", "glibc", "-r", "1"], &["sh", "-c", "echo warning-text >&2"]);
+    let (output, json) = scratch.compare(
+        &["-a", "glibc", "-r", "1"],
+        &["sh", "-c", "echo warning-text >&2"],
+    );
     assert!(output.status.success(), "{}", stderr(&output));
     let run = &configs(&json)[0]["runs"][0];
     assert_eq!(run["status"], "ok");
@@ -155,7 +217,12 @@ fn children_that_outlive_their_parent_are_sampled_until_they_end() {
     assert!(output.status.success(), "{}", stderr(&output));
     let run = &configs(&json)[0]["runs"][0];
     assert!(run["wall_s"].as_f64().is_some_and(|w| w >= 0.9), "{run}");
-    assert!(run["peak_rss_bytes"].as_u64().is_some_and(|p| p >= 64 << 20), "{run}");
+    assert!(
+        run["peak_rss_bytes"]
+            .as_u64()
+            .is_some_and(|p| p >= 64 << 20),
+        "{run}"
+    );
 }
 
 #[test]
@@ -163,11 +230,18 @@ fn abort_and_outside_sigkill_are_crashes_with_their_signal() {
     let scratch = Scratch::new();
     let (output, json) = scratch.compare(
         &["-a", "glibc", "-a", "glibc:arena_max=1", "-r", "1"],
-        &["sh", "-c", "case \"$GLIBC_TUNABLES\" in *arena_max=1*) kill -KILL $$;; *) kill -ABRT $$;; esac"],
+        &[
+            "sh",
+            "-c",
+            "case \"$GLIBC_TUNABLES\" in *arena_max=1*) kill -KILL $$;; *) kill -ABRT $$;; esac",
+        ],
     );
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(config(&json, "glibc")["runs"][0]["signal"], libc::SIGABRT);
-    assert_eq!(config(&json, "glibc:arena_max=1")["runs"][0]["signal"], libc::SIGKILL);
+    assert_eq!(
+        config(&json, "glibc:arena_max=1")["runs"][0]["signal"],
+        libc::SIGKILL
+    );
     for c in configs(&json) {
         assert_eq!(c["runs"][0]["status"], "crashed");
     }
