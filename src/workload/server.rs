@@ -8,8 +8,9 @@
 //!
 //! Readiness: once bound it prints `allocscope:mark listening` and
 //! `server: listening on http://127.0.0.1:PORT/`; at exit
-//! `server: requests=N bytes_out=M`, where N counts every response sent
-//! (400s and 404s included) and M every byte written.
+//! `server: requests=N bytes_out=M`, where N counts every response (400s
+//! and 404s included; one whose client vanished mid-write too) and M every
+//! byte written.
 
 use super::mark;
 use super::server_app::{App, AppConfig};
@@ -80,14 +81,15 @@ impl Shared {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Counts a sent response; the one that reaches `--max-requests` stops
-    /// the server.
-    fn count(&self, bytes: usize) {
-        self.bytes_out.fetch_add(bytes as u64, Ordering::Relaxed);
+    /// Counts a response about to be sent, before its headers are written,
+    /// so the one that reaches `--max-requests` can say `Connection: close`.
+    /// Returns whether the server is now stopping.
+    fn count_response(&self) -> bool {
         let n = self.requests.fetch_add(1, Ordering::Relaxed) + 1;
         if self.max_requests > 0 && n >= self.max_requests {
             self.stop.store(true, Ordering::Relaxed);
         }
+        self.stopping()
     }
 }
 
@@ -286,17 +288,21 @@ fn serve_connection(shared: &Shared, mut stream: TcpStream) {
             ),
             Next::Request(request) => {
                 let response = shared.app.handle(&request);
-                // Finish this request, but tell the client not to send more.
-                let keep_alive = request.keep_alive() && !shared.stopping();
-                (response, keep_alive, request.method == "HEAD")
+                (response, request.keep_alive(), request.method == "HEAD")
             }
         };
+        // When stopping, finish this request but tell the client not to
+        // send more.
+        let stopping = shared.count_response();
+        let keep_alive = keep_alive && !stopping;
         let bytes = response.to_bytes(keep_alive, head_only);
         if stream.write_all(&bytes).is_err() {
             return;
         }
-        shared.count(bytes.len());
-        if !keep_alive || shared.stopping() {
+        shared
+            .bytes_out
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        if !keep_alive {
             lingering_close(&mut stream);
             return;
         }
