@@ -30,8 +30,9 @@ pub struct ServerArgs {
     /// `listening on` line).
     #[arg(long, default_value_t = 0)]
     port: u16,
-    /// Worker threads, each serving one connection at a time, like a
-    /// Puma or Unicorn pool; with glibc each may end up with its own arena.
+    /// Worker threads, like a Puma pool; with glibc each may get its own
+    /// arena. A keep-alive connection holds its worker until it closes or
+    /// idles out, so clients beyond this number wait in the queue.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: u32,
     /// Pages kept in the cache shared by the workers (0 disables it).
