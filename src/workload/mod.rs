@@ -10,6 +10,8 @@ mod events;
 mod kv;
 mod rng;
 mod server;
+mod server_app;
+mod server_http;
 
 pub use rng::Rng;
 

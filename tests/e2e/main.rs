@@ -6,4 +6,5 @@ mod common;
 mod compare;
 mod lifecycle;
 mod reliability;
+mod scenario_server;
 mod store;
