@@ -50,11 +50,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
                     samples: false,
                 },
                 mark: Vec::new(),
-                command: vec![
-                    program.into_os_string(),
-                    "workload".into(),
-                    "churn".into(),
-                ],
+                command: vec![program.into_os_string(), "workload".into(), "churn".into()],
             };
             compare(&compare_args)
         }
