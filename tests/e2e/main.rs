@@ -5,4 +5,5 @@ mod bad_input;
 mod common;
 mod compare;
 mod lifecycle;
+mod markers;
 mod store;
