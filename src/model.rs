@@ -39,6 +39,21 @@ pub struct Sample {
     pub major_faults: u64,
 }
 
+/// A progress line the workload printed on stdout, with the tree's memory
+/// sampled when allocscope read it. `t_s` is seconds since the workload
+/// started, at the moment the line arrived.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Marker {
+    pub label: String,
+    /// Which pattern matched: 0 is the built-in `allocscope:mark LABEL`,
+    /// `i` is the i-th `--mark` (`ExperimentInfo::marks[i - 1]`).
+    pub pattern: u32,
+    pub t_s: f64,
+    pub rss_bytes: u64,
+    pub pss_bytes: Option<u64>,
+    pub vsz_bytes: u64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
@@ -90,6 +105,8 @@ pub struct RunRecord {
     pub minor_faults: u64,
     pub major_faults: u64,
     pub samples: Vec<Sample>,
+    /// Progress markers in the order they arrived.
+    pub markers: Vec<Marker>,
     pub stdout_path: PathBuf,
     pub stderr_path: PathBuf,
     /// Why the status is what it is, when that is not obvious.
@@ -135,6 +152,8 @@ pub struct ExperimentInfo {
     pub warmup: u32,
     pub interval_ms: u64,
     pub baseline: String,
+    /// The `--mark` patterns, as typed (the built-in one is not listed).
+    pub marks: Vec<String>,
 }
 
 /// A run as kept in the store: the record plus its derived metrics.

@@ -45,6 +45,8 @@ pub enum UsageError {
     Alloc(String),
     #[error("unknown scenario '{given}'; valid: {known}")]
     UnknownScenario { given: String, known: String },
+    #[error("--mark '{pattern}' is not a valid regex: {reason}; escape special characters such as ( [ . + with a backslash")]
+    MarkRegex { pattern: String, reason: String },
     #[error("no allocator configuration is available; install libjemalloc2, libtcmalloc-minimal4 or libmimalloc2.0, or pass -a glibc")]
     NoConfigs,
 }
@@ -104,6 +106,34 @@ pub fn resolve_command(program: &OsString) -> Result<PathBuf, UsageError> {
     Ok(path)
 }
 
+/// The marker pattern that is always active: a line `allocscope:mark LABEL`.
+pub const BUILTIN_MARK: &str = r"^allocscope:mark (.+)$";
+
+/// Compiles the marker patterns: the built-in one first (pattern 0), then
+/// each `--mark` in order (pattern i is the i-th `--mark`).
+pub fn parse_marks(marks: &[String]) -> Result<Vec<regex::Regex>, UsageError> {
+    std::iter::once(BUILTIN_MARK)
+        .chain(marks.iter().map(String::as_str))
+        .map(|pattern| {
+            regex::Regex::new(pattern).map_err(|e| UsageError::MarkRegex {
+                pattern: pattern.to_string(),
+                reason: regex_reason(&e),
+            })
+        })
+        .collect()
+}
+
+/// The regex crate's error as one line: its syntax errors span several
+/// lines (the pattern, a caret, then `error: WHAT`); keep the WHAT.
+fn regex_reason(error: &regex::Error) -> String {
+    let text = error.to_string();
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim().trim_start_matches("error: ").to_string())
+        .unwrap_or(text)
+}
+
 fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
@@ -132,6 +162,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(message.contains("--runs 'x'"), "{message}");
+    }
+
+    #[test]
+    fn marks_compile_after_the_built_in_one_and_errors_are_one_line() {
+        let marks = parse_marks(&[r"MemoryCheck: event (\d+)".to_string()]);
+        let marks = marks.unwrap_or_default();
+        assert_eq!(marks.len(), 2);
+        assert_eq!(marks[0].as_str(), BUILTIN_MARK);
+        let err = parse_marks(&["(unclosed".to_string()])
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("--mark '(unclosed'"), "{err}");
+        assert!(err.contains("unclosed group"), "{err}");
     }
 
     #[test]
@@ -167,6 +212,9 @@ pub struct CompareSettings {
     pub db: PathBuf,
     pub program: PathBuf,
     pub command: Vec<OsString>,
+    /// Marker patterns: the built-in `allocscope:mark LABEL` first, then
+    /// each `--mark`.
+    pub marks: Vec<regex::Regex>,
 }
 
 impl CompareSettings {
@@ -178,6 +226,7 @@ impl CompareSettings {
         let warmup = parse_count("--warmup", &args.warmup, 0)?;
         let interval = parse_interval(&args.interval)?;
         let timeout = args.timeout.as_deref().map(parse_timeout).transpose()?;
+        let marks = parse_marks(&args.mark)?;
         let program_name = args.command.first().ok_or(UsageError::NoCommand)?;
         let program = resolve_command(program_name)?;
         let (configs, warnings) = if args.alloc.is_empty() {
@@ -226,6 +275,7 @@ impl CompareSettings {
             db: args.db.clone(),
             program,
             command: args.command.clone(),
+            marks,
         })
     }
 }

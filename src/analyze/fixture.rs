@@ -1,9 +1,11 @@
 //! A hand-built, deterministic experiment for tests of analysis and of every
-//! reporter: three configurations, one crashed run, one linked allocator.
+//! reporter: three configurations, one crashed run, one linked allocator,
+//! markers (one label repeated, one missing from a run) and a `--mark` that
+//! never matched.
 
 use crate::model::{
-    Config, ExperimentInfo, Host, RunRecord, RunStatus, Sample, StoredConfig, StoredExperiment,
-    StoredRun,
+    Config, ExperimentInfo, Host, Marker, RunRecord, RunStatus, Sample, StoredConfig,
+    StoredExperiment, StoredRun,
 };
 
 /// The directory the fixture's run output paths live under (golden tests
@@ -32,12 +34,35 @@ fn samples(base_mib: u64, index: u32) -> Vec<Sample> {
         .collect()
 }
 
+/// Markers `load`, `build` and `done` at samples 0, 1 and 3 (mimalloc builds
+/// twice; jemalloc's run 5 never says `done`).
+fn markers(config: &str, samples: &[Sample], index: u32) -> Vec<Marker> {
+    let mut at = vec![("load", 0), ("build", 1)];
+    if config.starts_with("mimalloc") {
+        at.push(("build", 2));
+    }
+    if !(config == "jemalloc" && index == 5) {
+        at.push(("done", 3));
+    }
+    at.into_iter()
+        .map(|(label, i)| Marker {
+            label: label.to_string(),
+            pattern: 0,
+            t_s: samples[i].t_s + 0.01,
+            rss_bytes: samples[i].rss_bytes,
+            pss_bytes: samples[i].pss_bytes,
+            vsz_bytes: samples[i].vsz_bytes,
+        })
+        .collect()
+}
+
 fn run(config: &str, base_mib: u64, wall_s: f64, index: u32, id: i64) -> StoredRun {
     let status = if config == "jemalloc" && index == 3 {
         RunStatus::Crashed
     } else {
         RunStatus::Ok
     };
+    let samples = samples(base_mib, index);
     let record = RunRecord {
         index,
         status,
@@ -49,7 +74,8 @@ fn run(config: &str, base_mib: u64, wall_s: f64, index: u32, id: i64) -> StoredR
         max_hwm_bytes: base_mib * MIB * 9 / 10,
         minor_faults: 400 + u64::from(index),
         major_faults: 0,
-        samples: samples(base_mib, index),
+        markers: markers(config, &samples, index),
+        samples,
         stdout_path: format!("{RUN_DIR}/{config}/{index}.out").into(),
         stderr_path: format!("{RUN_DIR}/{config}/{index}.err").into(),
         message: (status == RunStatus::Crashed)
@@ -150,6 +176,7 @@ pub fn experiment() -> StoredExperiment {
             warmup: 1,
             interval_ms: 50,
             baseline: "glibc".to_string(),
+            marks: vec![r"MemoryCheck: event (\d+)".to_string()],
         },
         status: "complete".to_string(),
         finished_at: Some("2026-01-02T03:05:00Z".to_string()),

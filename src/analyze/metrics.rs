@@ -127,6 +127,7 @@ mod tests {
             minor_faults: 0,
             major_faults: 0,
             samples,
+            markers: Vec::new(),
             stdout_path: "out".into(),
             stderr_path: "err".into(),
             message: None,

@@ -1,7 +1,9 @@
 //! Analysis: per-run metrics (`metrics`), statistics across repetitions
-//! (`stats`), and `analyze`, which summarises each configuration of a stored
-//! experiment against the baseline. Only runs with status `ok` are summarised.
+//! (`stats`), markers (`markers`), and `analyze`, which summarises each
+//! configuration of a stored experiment against the baseline. Only runs with
+//! status `ok` are summarised.
 
+pub mod markers;
 pub mod metrics;
 pub mod stats;
 pub mod types;
@@ -108,6 +110,8 @@ pub fn analyze(experiment: StoredExperiment, baseline: &str) -> Result<Analysis>
         })
         .collect();
     Ok(Analysis {
+        markers: markers::summarize(&experiment),
+        warnings: markers::unmatched_warnings(&experiment),
         experiment,
         baseline: base_index,
         summaries,

@@ -66,3 +66,33 @@ fn configuration_without_ok_runs_has_no_estimates() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn marker_summary_keeps_label_order_and_medians_over_ok_runs() -> Result<()> {
+    let a = analyze(fixture::experiment(), "glibc")?;
+    let labels: Vec<&str> = a.markers.iter().map(|m| m.label.as_str()).collect();
+    assert_eq!(labels, ["load", "build", "done", "build #2"]);
+    let done = &a.markers[2].configs;
+    // jemalloc: run 3 crashed and run 5 never said `done`.
+    let runs: Vec<usize> = done.iter().map(|c| c.runs).collect();
+    assert_eq!(runs, [5, 3, 5]);
+    // glibc at `done` holds 3/4 of 120 MiB plus a wobble of index/4 MiB.
+    let mib = 1048576.0;
+    assert_eq!(done[0].rss_bytes_median, Some(90.0 * mib + 0.75 * mib));
+    assert!(done[0].pss_bytes_median.is_some());
+    assert!(a.markers[0].configs[0].pss_bytes_median.is_none());
+    let second_build = &a.markers[3].configs;
+    assert_eq!((second_build[0].runs, second_build[2].runs), (0, 5));
+    Ok(())
+}
+
+#[test]
+fn a_mark_that_never_matched_is_a_warning() -> Result<()> {
+    let a = analyze(fixture::experiment(), "glibc")?;
+    assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
+    assert!(a.warnings[0].contains("MemoryCheck"), "{:?}", a.warnings);
+    let mut e = fixture::experiment();
+    e.configs[1].runs[3].record.markers[0].pattern = 1;
+    assert!(analyze(e, "glibc")?.warnings.is_empty());
+    Ok(())
+}

@@ -41,6 +41,22 @@ pub struct ConfigSummary {
     pub ratio_wall_s: Option<Ratio>,
 }
 
+/// The memory at one marker label for one configuration: medians over the
+/// `ok` runs that recorded the label (PSS over those that had a reading).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MarkerStat {
+    pub runs: usize,
+    pub rss_bytes_median: Option<f64>,
+    pub pss_bytes_median: Option<f64>,
+}
+
+/// One marker label with one `MarkerStat` per configuration, in order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MarkerRow {
+    pub label: String,
+    pub configs: Vec<MarkerStat>,
+}
+
 /// The experiment plus one summary per configuration, in the same order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Analysis {
@@ -48,4 +64,8 @@ pub struct Analysis {
     /// Index into `experiment.configs`.
     pub baseline: usize,
     pub summaries: Vec<ConfigSummary>,
+    /// Marker labels in order of first appearance; empty without markers.
+    pub markers: Vec<MarkerRow>,
+    /// Things the reader should know, e.g. a `--mark` that never matched.
+    pub warnings: Vec<String>,
 }

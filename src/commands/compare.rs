@@ -51,6 +51,12 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
         warmup: settings.warmup,
         interval_ms: settings.interval.as_millis() as u64,
         baseline: settings.baseline.clone(),
+        marks: settings
+            .marks
+            .iter()
+            .skip(1)
+            .map(|r| r.as_str().to_string())
+            .collect(),
     };
     let (experiment_id, config_ids) = store.begin_experiment(&info, &settings.configs)?;
     let log_dir = log_directory(&settings.db, experiment_id)?;
@@ -89,6 +95,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             timeout: settings.timeout,
             preload_ignored: preload_ignored.clone(),
             linked_allocators: linked.clone(),
+            marks: &settings.marks,
         };
         let record = match run::execute(&launch, &interrupt)? {
             Outcome::Interrupted => {

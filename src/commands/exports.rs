@@ -5,6 +5,7 @@ use crate::analyze::types::Analysis;
 use crate::cli::ExportArgs;
 use crate::report::csv::CsvReporter;
 use crate::report::json::JsonReporter;
+use crate::report::markers_csv::MarkersCsvReporter;
 use crate::report::samples_csv::SamplesCsvReporter;
 use crate::report::table::TableReporter;
 use crate::report::{write_output, Reporter};
@@ -30,15 +31,32 @@ pub fn print_table_and_export(analysis: &Analysis, exports: &ExportArgs) -> anyh
                 &SamplesCsvReporter.render(analysis)?,
             )?;
         }
+        let has_markers = analysis
+            .experiment
+            .configs
+            .iter()
+            .flat_map(|c| &c.runs)
+            .any(|r| !r.record.markers.is_empty());
+        if has_markers && path != Path::new("-") {
+            write_output(
+                &beside_csv(path, "markers"),
+                &MarkersCsvReporter.render(analysis)?,
+            )?;
+        }
     }
     Ok(())
 }
 
 /// `results.csv` -> `results.samples.csv`.
 pub fn samples_csv_path(csv: &Path) -> PathBuf {
+    beside_csv(csv, "samples")
+}
+
+/// `results.csv` -> `results.KIND.csv`.
+pub fn beside_csv(csv: &Path, kind: &str) -> PathBuf {
     let stem = csv
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    csv.with_file_name(format!("{stem}.samples.csv"))
+    csv.with_file_name(format!("{stem}.{kind}.csv"))
 }

@@ -1,9 +1,10 @@
 //! The `allocscope/1` JSON document: experiment, host, every configuration
-//! with its runs and summary, and optionally each run's sample timeline.
+//! with its runs (and their markers) and summary (with the memory at each
+//! marker label), warnings, and optionally each run's sample timeline.
 //! Key names are a public interface: add keys, never rename them.
 
 use super::Reporter;
-use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
+use crate::analyze::types::{Analysis, ConfigSummary, Estimate, MarkerRow, Ratio};
 use crate::model::{Host, Sample, StoredConfig, StoredRun};
 use anyhow::{Context, Result};
 use serde::{Serialize, Serializer};
@@ -21,6 +22,8 @@ struct Document<'a> {
     schema: &'static str,
     experiment: Experiment<'a>,
     configs: Vec<ConfigOut<'a>>,
+    /// E.g. a `--mark` that never matched.
+    warnings: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -35,6 +38,8 @@ struct Experiment<'a> {
     runs_per_config: u32,
     warmup: u32,
     interval_ms: u64,
+    /// The `--mark` patterns (the built-in `allocscope:mark` is not listed).
+    marks: &'a [String],
     host: &'a Host,
 }
 
@@ -47,7 +52,7 @@ struct ConfigOut<'a> {
     #[serde(serialize_with = "env_object")]
     env: &'a [(String, String)],
     runs: Vec<RunOut<'a>>,
-    summary: SummaryOut,
+    summary: SummaryOut<'a>,
 }
 
 #[derive(Serialize)]
@@ -75,12 +80,30 @@ struct RunOut<'a> {
     linked_allocators: &'a [String],
     sampler_cpu_s: f64,
     started_at: &'a str,
+    markers: Vec<MarkerOut<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timeline: Option<&'a [Sample]>,
 }
 
 #[derive(Serialize)]
-struct SummaryOut {
+struct MarkerOut<'a> {
+    label: &'a str,
+    t_s: f64,
+    rss_bytes: u64,
+    pss_bytes: Option<u64>,
+    vsz_bytes: u64,
+}
+
+#[derive(Serialize)]
+struct MarkerSummaryOut<'a> {
+    label: &'a str,
+    runs: usize,
+    rss_bytes_median: Option<f64>,
+    pss_bytes_median: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct SummaryOut<'a> {
     ok_runs: usize,
     total_runs: usize,
     peak_rss_bytes: Option<Estimate>,
@@ -89,6 +112,7 @@ struct SummaryOut {
     wall_s: Option<Estimate>,
     cpu_s: Option<Estimate>,
     ratio: RatioOut,
+    markers: Vec<MarkerSummaryOut<'a>>,
 }
 
 #[derive(Serialize)]
@@ -128,11 +152,43 @@ fn run_out(run: &StoredRun, include_samples: bool) -> RunOut<'_> {
         linked_allocators: &r.linked_allocators,
         sampler_cpu_s: r.sampler_cpu_s,
         started_at: &r.started_at,
+        markers: r
+            .markers
+            .iter()
+            .map(|m| MarkerOut {
+                label: &m.label,
+                t_s: m.t_s,
+                rss_bytes: m.rss_bytes,
+                pss_bytes: m.pss_bytes,
+                vsz_bytes: m.vsz_bytes,
+            })
+            .collect(),
         timeline: include_samples.then_some(r.samples.as_slice()),
     }
 }
 
-fn config_out<'a>(c: &'a StoredConfig, s: &'a ConfigSummary, include: bool) -> ConfigOut<'a> {
+/// The configuration at `position`'s cell of each marker row.
+fn marker_summary(markers: &[MarkerRow], position: usize) -> Vec<MarkerSummaryOut<'_>> {
+    markers
+        .iter()
+        .filter_map(|row| {
+            let stat = row.configs.get(position)?;
+            Some(MarkerSummaryOut {
+                label: &row.label,
+                runs: stat.runs,
+                rss_bytes_median: stat.rss_bytes_median,
+                pss_bytes_median: stat.pss_bytes_median,
+            })
+        })
+        .collect()
+}
+
+fn config_out<'a>(
+    c: &'a StoredConfig,
+    s: &'a ConfigSummary,
+    markers: Vec<MarkerSummaryOut<'a>>,
+    include: bool,
+) -> ConfigOut<'a> {
     ConfigOut {
         name: &c.config.name,
         allocator: &c.config.allocator,
@@ -157,6 +213,7 @@ fn config_out<'a>(c: &'a StoredConfig, s: &'a ConfigSummary, include: bool) -> C
                 mean_rss_bytes: s.ratio_mean_rss_bytes,
                 wall_s: s.ratio_wall_s,
             },
+            markers,
         },
     }
 }
@@ -182,14 +239,20 @@ impl Reporter for JsonReporter {
                 runs_per_config: e.info.runs_per_config,
                 warmup: e.info.warmup,
                 interval_ms: e.info.interval_ms,
+                marks: &e.info.marks,
                 host: &e.info.host,
             },
             configs: e
                 .configs
                 .iter()
                 .zip(&analysis.summaries)
-                .map(|(c, s)| config_out(c, s, self.include_samples))
+                .enumerate()
+                .map(|(i, (c, s))| {
+                    let markers = marker_summary(&analysis.markers, i);
+                    config_out(c, s, markers, self.include_samples)
+                })
                 .collect(),
+            warnings: &analysis.warnings,
         };
         let mut bytes = serde_json::to_vec_pretty(&doc).context("encoding the JSON report")?;
         bytes.push(b'\n');

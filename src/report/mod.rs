@@ -5,6 +5,7 @@
 pub mod csv;
 pub mod format;
 pub mod json;
+pub mod markers_csv;
 pub mod samples_csv;
 pub mod table;
 
@@ -13,6 +14,7 @@ mod tests;
 
 pub use self::csv::CsvReporter;
 pub use json::JsonReporter;
+pub use markers_csv::MarkersCsvReporter;
 pub use samples_csv::SamplesCsvReporter;
 pub use table::TableReporter;
 

@@ -1,7 +1,8 @@
 //! The terminal comparison: one block per metric, one line per configuration
-//! with its median, 95% CI and ratio to the baseline, then a footer with the
-//! failed runs, linked-allocator notes and the sampler's overhead. Fits in
-//! 80-100 columns for configuration names up to ~20 characters.
+//! with its median, 95% CI and ratio to the baseline, the memory at each
+//! marker, then a footer with the failed runs, warnings, linked-allocator
+//! notes and the sampler's overhead. Fits in 80-100 columns for configuration
+//! names up to ~20 characters.
 
 use super::format::{duration, ratio, size};
 use super::Reporter;
@@ -12,6 +13,10 @@ use std::fmt::Write as _;
 
 /// Marks a ratio whose CI excludes 1.0.
 const MARK: &str = "*";
+/// More marker labels than this are thinned to every k-th plus the last.
+const MAX_MARKER_ROWS: usize = 40;
+/// Longer marker labels are cut to keep the table's width.
+const MAX_LABEL_CHARS: usize = 30;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TableReporter;
@@ -66,6 +71,9 @@ impl Reporter for TableReporter {
                 continue;
             }
             metric_block(&mut out, analysis, block, width)?;
+        }
+        if !analysis.markers.is_empty() {
+            markers_block(&mut out, analysis)?;
         }
         footer(&mut out, analysis)?;
         Ok(out.into_bytes())
@@ -190,6 +198,93 @@ fn metric_block(out: &mut String, analysis: &Analysis, block: &Block, width: usi
     Ok(())
 }
 
+/// The indices of the marker rows to show: all of them, or every k-th and
+/// the last when there are more than `MAX_MARKER_ROWS`.
+fn shown_markers(count: usize) -> (Vec<usize>, usize) {
+    if count <= MAX_MARKER_ROWS {
+        return ((0..count).collect(), 1);
+    }
+    let step = count.div_ceil(MAX_MARKER_ROWS - 1);
+    let mut rows: Vec<usize> = (0..count).step_by(step).collect();
+    if rows.last() != Some(&(count - 1)) {
+        rows.push(count - 1);
+    }
+    (rows, step)
+}
+
+/// Rows = marker labels, columns = configurations, cells = median RSS.
+fn markers_block(out: &mut String, analysis: &Analysis) -> Result<()> {
+    let names: Vec<&str> = analysis
+        .experiment
+        .configs
+        .iter()
+        .map(|c| c.config.name.as_str())
+        .collect();
+    let (rows, step) = shown_markers(analysis.markers.len());
+    let labels: Vec<String> = rows
+        .iter()
+        .map(|&i| {
+            let label = &analysis.markers[i].label;
+            if label.chars().count() > MAX_LABEL_CHARS {
+                let cut: String = label.chars().take(MAX_LABEL_CHARS - 1).collect();
+                format!("{cut}~")
+            } else {
+                label.clone()
+            }
+        })
+        .collect();
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|&i| {
+            analysis.markers[i]
+                .configs
+                .iter()
+                .map(|c| c.rss_bytes_median.map(size).unwrap_or_else(|| "-".into()))
+                .collect()
+        })
+        .collect();
+    let label_w = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6);
+    let widths: Vec<usize> = names
+        .iter()
+        .enumerate()
+        .map(|(j, name)| {
+            cells
+                .iter()
+                .filter_map(|row| row.get(j).map(String::len))
+                .max()
+                .unwrap_or(0)
+                .max(name.chars().count())
+        })
+        .collect();
+    writeln!(out)?;
+    writeln!(out, "memory at markers (median RSS over the ok runs)")?;
+    let mut head = format!("  {:<label_w$}", "marker");
+    for (name, w) in names.iter().zip(&widths) {
+        write!(head, "  {name:>w$}")?;
+    }
+    writeln!(out, "{}", head.trim_end())?;
+    for (label, row) in labels.iter().zip(&cells) {
+        let mut line = format!("  {label:<label_w$}");
+        for (cell, w) in row.iter().zip(&widths) {
+            write!(line, "  {cell:>w$}")?;
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    if step > 1 {
+        writeln!(
+            out,
+            "  (every {step}th of {} markers and the last; the JSON and CSV exports have all)",
+            analysis.markers.len()
+        )?;
+    }
+    Ok(())
+}
+
 fn ratio_cell(r: Ratio) -> String {
     let mark = if r.excludes_one() {
         format!(" {MARK}")
@@ -232,6 +327,11 @@ fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {
             }
             writeln!(out, "{line}")?;
         }
+    }
+    // Warnings are long sentences: one clause per line keeps the width.
+    for warning in &analysis.warnings {
+        let clauses: Vec<&str> = warning.split("; ").collect();
+        writeln!(out, "warning: {}", clauses.join(";\n         "))?;
     }
     for (lib, configs) in linked_allocators(e) {
         writeln!(

@@ -81,6 +81,57 @@ fn samples_csv_matches_golden() -> Result<()> {
 }
 
 #[test]
+fn markers_csv_matches_golden() -> Result<()> {
+    check_golden("markers.csv", &MarkersCsvReporter)
+}
+
+#[test]
+fn json_lists_markers_per_run_and_their_summary() -> Result<()> {
+    let bytes = JsonReporter {
+        include_samples: false,
+    }
+    .render(&analysis()?)?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes)?;
+    let m = &v["configs"][0]["runs"][0]["markers"][2];
+    assert_eq!(m["label"], "done");
+    for key in ["t_s", "rss_bytes", "pss_bytes", "vsz_bytes"] {
+        assert!(m.get(key).is_some(), "markers[].{key}");
+    }
+    let s = &v["configs"][1]["summary"]["markers"][2];
+    assert_eq!((&s["label"], &s["runs"]), (&"done".into(), &3.into()));
+    assert!(s["rss_bytes_median"].as_f64().is_some());
+    assert!(v["warnings"][0]
+        .as_str()
+        .is_some_and(|w| w.contains("MemoryCheck")));
+    assert_eq!(v["experiment"]["marks"][0], r"MemoryCheck: event (\d+)");
+    Ok(())
+}
+
+#[test]
+fn table_shows_markers_and_thins_a_long_series() -> Result<()> {
+    let text = String::from_utf8(TableReporter.render(&analysis()?)?)?;
+    assert!(text.contains("memory at markers"), "{text}");
+    assert!(text.contains("warning: --mark 'MemoryCheck"), "{text}");
+    let mut e = fixture::experiment();
+    for run in &mut e.configs[0].runs {
+        let first = run.record.markers[0].clone();
+        run.record.markers = (1..=100)
+            .map(|i| crate::model::Marker {
+                label: format!("event {i}"),
+                ..first.clone()
+            })
+            .collect();
+    }
+    let text = String::from_utf8(TableReporter.render(&analyze(e, "glibc")?)?)?;
+    let shown = text.lines().filter(|l| l.starts_with("  event ")).count();
+    assert!((30..=41).contains(&shown), "{shown} rows:\n{text}");
+    assert!(text.contains("  event 100 "), "{text}");
+    assert!(text.contains("of 104 markers"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    Ok(())
+}
+
+#[test]
 fn json_has_the_documented_keys() -> Result<()> {
     let bytes = JsonReporter {
         include_samples: false,

@@ -1,19 +1,27 @@
 //! One run: start the workload under a configuration, sample its process tree
 //! every interval until the whole tree has ended (or the time limit or Ctrl-C),
-//! and return what was measured. Never stores or formats anything.
+//! record a marker with a fresh sample for each progress line its stdout tap
+//! reports, and return what was measured. Never stores or formats anything.
+//!
+//! Three threads: this one (spawns, samples, decides), the reaper (blocks in
+//! wait4) and the stdout tap (copies the pipe to the stdout file and matches
+//! lines). Both helpers send into one channel of `Event`s, so the main loop
+//! wakes at once for an exit or a marker, whichever comes first.
 
 mod interrupt;
 mod loaded;
 mod process;
 mod reaper;
+mod tap;
 
 pub use interrupt::Interrupt;
 pub use process::become_subreaper;
 
-use crate::model::{Config, RunRecord, RunStatus, Sample};
+use crate::model::{Config, Marker, RunRecord, RunStatus, Sample};
 use crate::sample::{thread_cpu_seconds, Sampler, TreeWalker, DEFAULT_BUDGET};
+use anyhow::Context;
 use loaded::LoadCheck;
-use reaper::{Reaped, ReaperEvent};
+use reaper::Reaped;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -23,6 +31,25 @@ use std::time::{Duration, Instant, SystemTime};
 const KILL_RETRY: Duration = Duration::from_millis(100);
 /// The longest allocscope sleeps before looking at Ctrl-C and the time limit.
 const MAX_NAP: Duration = Duration::from_millis(50);
+/// How long the tap may take to reach EOF once the tree has ended.
+const TAP_DRAIN: Duration = Duration::from_secs(2);
+
+/// What the main loop waits for, from the reaper and the stdout tap.
+#[derive(Debug)]
+enum Event {
+    Reaped(Reaped),
+    /// No child is left: the tree has ended.
+    TreeEnded(Instant),
+    /// A stdout line matched marker pattern `pattern` (0 is the built-in
+    /// one); `at` is when the tap read it.
+    Mark {
+        pattern: u32,
+        label: String,
+        at: Instant,
+    },
+    /// The tap reached EOF on the workload's stdout.
+    TapEnded,
+}
 
 pub struct Launch<'a> {
     pub program: &'a Path,
@@ -38,6 +65,8 @@ pub struct Launch<'a> {
     pub preload_ignored: Option<String>,
     /// Allocators the program's ELF file links itself.
     pub linked_allocators: Vec<String>,
+    /// Marker patterns for stdout lines, the built-in one first.
+    pub marks: &'a [regex::Regex],
 }
 
 pub enum Outcome {
@@ -79,18 +108,23 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
     let mut walker = TreeWalker::new(own_pid);
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     let start = Instant::now();
-    let pid = process::spawn(
+    let stdout_file = std::fs::File::create(&launch.stdout_path)
+        .with_context(|| format!("creating '{}'", launch.stdout_path.display()))?;
+    let (pid, pipe) = process::spawn(
         launch.program,
         launch.args,
         &launch.config.env,
-        &launch.stdout_path,
         &launch.stderr_path,
     )?;
     let (events_tx, events) = mpsc::channel();
-    reaper::spawn_reaper(events_tx)?;
+    reaper::spawn_reaper(events_tx.clone())?;
+    tap::spawn_tap(pipe, stdout_file, launch.marks.to_vec(), events_tx)
+        .context("starting the stdout tap")?;
 
     let mut load_check = LoadCheck::new(launch.config.library.clone());
     let mut samples: Vec<Sample> = Vec::new();
+    let mut markers: Vec<Marker> = Vec::new();
+    let mut tap_ended = false;
     let mut usage = Usage::default();
     let mut main_status: Option<i32> = None;
     let mut ending: Option<Ending> = None;
@@ -138,13 +172,29 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
             nap = nap.min(load_check.poll_interval());
         }
         match events.recv_timeout(nap) {
-            Ok(ReaperEvent::Reaped(reaped)) => {
+            Ok(Event::Reaped(reaped)) => {
                 usage.add(&reaped);
                 if reaped.pid == pid {
                     main_status = Some(reaped.status);
                 }
             }
-            Ok(ReaperEvent::TreeEnded(at)) => break at,
+            Ok(Event::TreeEnded(at)) => break at,
+            Ok(Event::Mark { pattern, label, at }) => {
+                // A fresh reading of the tree for this marker; it also joins
+                // the time series. Not while the tree is being killed.
+                if ending.is_none() {
+                    let cpu_before = thread_cpu_seconds();
+                    let pids = walker.walk();
+                    sampler.charge(thread_cpu_seconds() - cpu_before);
+                    if !pids.is_empty() {
+                        let t_s = (Instant::now() - start).as_secs_f64();
+                        samples.push(sampler.sample(&pids, t_s));
+                    }
+                }
+                let t_s = at.saturating_duration_since(start).as_secs_f64();
+                markers.extend(marker_at(pattern, label, t_s, samples.last()));
+            }
+            Ok(Event::TapEnded) => tap_ended = true,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break Instant::now(),
         }
@@ -152,6 +202,25 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
 
     if ending == Some(Ending::Interrupt) {
         return Ok(Outcome::Interrupted);
+    }
+    // The tree is gone, so every write end of the stdout pipe is closed and
+    // the tap is about to reach EOF: collect the markers it still holds.
+    // Nothing is left to measure for them, so they carry the tree's last
+    // reading (the last sample), which is what its memory was when it ended;
+    // a marker is dropped only when the run has no sample at all. The wait
+    // is bounded: a descendant that handed its stdout to a process outside
+    // the tree could hold the pipe open; that tap thread then ends with the
+    // pipe, and the stdout file holds what was read until then.
+    let drain_until = Instant::now() + TAP_DRAIN;
+    while !tap_ended {
+        match events.recv_timeout(drain_until.saturating_duration_since(Instant::now())) {
+            Ok(Event::Mark { pattern, label, at }) => {
+                let t_s = at.saturating_duration_since(start).as_secs_f64();
+                markers.extend(marker_at(pattern, label, t_s, samples.last()));
+            }
+            Ok(Event::Reaped(_) | Event::TreeEnded(_)) => {}
+            Ok(Event::TapEnded) | Err(_) => tap_ended = true,
+        }
     }
     let (mut status, exit_code, signal, mut message) = match (ending, main_status) {
         (Some(_), _) => {
@@ -197,6 +266,7 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         minor_faults: usage.minor_faults,
         major_faults: usage.major_faults,
         samples,
+        markers,
         stdout_path: launch.stdout_path.clone(),
         stderr_path: launch.stderr_path.clone(),
         message,
@@ -204,6 +274,19 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         sampler_cpu_s: sampler.cpu_seconds(),
         started_at,
     })))
+}
+
+/// A marker with the memory of `sample`, the reading taken for it.
+fn marker_at(pattern: u32, label: String, t_s: f64, sample: Option<&Sample>) -> Option<Marker> {
+    let sample = sample?;
+    Some(Marker {
+        label,
+        pattern,
+        t_s,
+        rss_bytes: sample.rss_bytes,
+        pss_bytes: sample.pss_bytes,
+        vsz_bytes: sample.vsz_bytes,
+    })
 }
 
 /// Turns a raw wait status into (status, exit code, signal, message).

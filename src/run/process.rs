@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{ChildStdout, Command, Stdio};
 
 /// Makes orphaned descendants of the workload children of allocscope, so they
 /// can be sampled, reaped and ended. Call once, before the first run.
@@ -20,26 +20,27 @@ pub fn become_subreaper() -> anyhow::Result<()> {
 }
 
 /// Starts `program args...` with the caller's environment plus `env`, stdin
-/// closed, stdout/stderr to the given files, in a new process group, with a
-/// parent-death signal so that a killed allocscope takes the workload with it.
+/// closed, stdout to a pipe (returned, for the tap to read), stderr to the
+/// given file, in a new process group, with a parent-death signal so that a
+/// killed allocscope takes the workload with it. The pipe's read end is
+/// close-on-exec, so later workloads never inherit it; its write end is
+/// inherited by the workload's descendants, so EOF comes when the last of
+/// them is gone.
 /// Must be called from the thread that lives for the whole experiment: the
 /// parent-death signal fires when the forking *thread* exits.
 pub fn spawn(
     program: &Path,
     args: &[OsString],
     env: &[(String, String)],
-    stdout_path: &Path,
     stderr_path: &Path,
-) -> anyhow::Result<i32> {
-    let stdout = File::create(stdout_path)
-        .with_context(|| format!("creating '{}'", stdout_path.display()))?;
+) -> anyhow::Result<(i32, ChildStdout)> {
     let stderr = File::create(stderr_path)
         .with_context(|| format!("creating '{}'", stderr_path.display()))?;
     let mut command = Command::new(program);
     command
         .args(args)
         .stdin(Stdio::null())
-        .stdout(stdout)
+        .stdout(Stdio::piped())
         .stderr(stderr);
     for (name, value) in merged_env(env, |name| std::env::var(name).ok()) {
         command.env(name, value);
@@ -61,10 +62,14 @@ pub fn spawn(
             Ok(())
         });
     }
-    let child = command
+    let mut child = command
         .spawn()
         .with_context(|| format!("starting '{}'", program.display()))?;
-    Ok(child.id() as i32)
+    let stdout = child
+        .stdout
+        .take()
+        .context("the workload's stdout pipe is missing")?;
+    Ok((child.id() as i32, stdout))
 }
 
 /// Sends SIGKILL to the workload's process group and to every listed

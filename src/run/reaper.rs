@@ -3,6 +3,7 @@
 //! ECHILD means the whole tree is gone. A thread blocks in wait4 so that exit
 //! times are exact rather than rounded to the sampling interval.
 
+use super::Event;
 use std::sync::mpsc::Sender;
 use std::time::Instant;
 
@@ -18,20 +19,14 @@ pub struct Reaped {
     pub major_faults: u64,
 }
 
-#[derive(Debug)]
-pub enum ReaperEvent {
-    Reaped(Reaped),
-    /// No child is left: the tree has ended.
-    TreeEnded(Instant),
-}
-
 fn seconds(tv: libc::timeval) -> f64 {
     tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6
 }
 
-/// Reaps children until none is left, reporting each. Call it once the
+/// Reaps children until none is left, reporting each on the run's event
+/// channel (shared with the stdout tap). Call it once the
 /// workload has been spawned.
-pub fn spawn_reaper(events: Sender<ReaperEvent>) -> std::io::Result<std::thread::JoinHandle<()>> {
+pub fn spawn_reaper(events: Sender<Event>) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("reaper".into())
         .spawn(move || loop {
@@ -51,11 +46,11 @@ pub fn spawn_reaper(events: Sender<ReaperEvent>) -> std::io::Result<std::thread:
                     minor_faults: usage.ru_minflt.max(0) as u64,
                     major_faults: usage.ru_majflt.max(0) as u64,
                 };
-                if events.send(ReaperEvent::Reaped(reaped)).is_err() {
+                if events.send(Event::Reaped(reaped)).is_err() {
                     return;
                 }
             } else if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                let _ = events.send(ReaperEvent::TreeEnded(at));
+                let _ = events.send(Event::TreeEnded(at));
                 return;
             }
         })

@@ -4,7 +4,7 @@
 
 use super::Store;
 use crate::model::{
-    Config, ExperimentInfo, Host, RunMetrics, RunRecord, RunStatus, Sample, StoredConfig,
+    Config, ExperimentInfo, Host, Marker, RunMetrics, RunRecord, RunStatus, Sample, StoredConfig,
     StoredExperiment, StoredRun,
 };
 use anyhow::{anyhow, bail, Context, Result};
@@ -83,6 +83,7 @@ impl Store {
             warmup,
             interval_ms: iv,
             baseline: base,
+            marks: self.load_marks(id)?,
         };
         Ok(StoredExperiment {
             id,
@@ -101,6 +102,19 @@ impl Store {
         let rows = stmt.query_map(params![experiment_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading the environment of experiment {experiment_id}"))
+    }
+
+    /// The experiment's `--mark` patterns; none for files written before
+    /// markers existed.
+    fn load_marks(&self, id: i64) -> Result<Vec<String>> {
+        match self
+            .load_environment(id)?
+            .into_iter()
+            .find(|(key, _)| key == "marks")
+        {
+            Some((_, Some(json))) => parse_json(&json, "marks"),
+            _ => Ok(Vec::new()),
+        }
     }
 
     fn load_host(&self, id: i64) -> Result<Host> {
@@ -174,6 +188,7 @@ impl Store {
                 .ok_or_else(|| anyhow!("run {id} has an unknown status '{status}'"))?;
             record.linked_allocators = parse_json(&linked, "linked_allocators")?;
             record.samples = self.load_samples(id)?;
+            record.markers = self.load_markers(id)?;
             runs.push(StoredRun {
                 id,
                 record,
@@ -205,6 +220,25 @@ impl Store {
         })?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading samples of run {run_id}"))
+    }
+
+    fn load_markers(&self, run_id: i64) -> Result<Vec<Marker>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT label, pattern, t_s, rss_bytes, pss_bytes, vsz_bytes
+             FROM markers WHERE run_id = ?1 ORDER BY seq",
+        )?;
+        let rows = stmt.query_map(params![run_id], |r| {
+            Ok(Marker {
+                label: r.get(0)?,
+                pattern: r.get(1)?,
+                t_s: r.get(2)?,
+                rss_bytes: u64_at(r, 3)?,
+                pss_bytes: opt_u64_at(r, 4)?,
+                vsz_bytes: u64_at(r, 5)?,
+            })
+        })?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .with_context(|| format!("reading markers of run {run_id}"))
     }
 
     /// All experiments, oldest first.
@@ -269,6 +303,7 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         minor_faults: u64_at(r, 9)?,
         major_faults: u64_at(r, 10)?,
         samples: Vec::new(),
+        markers: Vec::new(),
         stdout_path: PathBuf::from(r.get::<_, String>(16)?),
         stderr_path: PathBuf::from(r.get::<_, String>(17)?),
         message: r.get(18)?,

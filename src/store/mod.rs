@@ -1,5 +1,5 @@
 //! The SQLite store: one file holding experiments, their host environment,
-//! configurations, runs and samples. Each finished run is committed in its own
+//! configurations, runs, samples and markers. Each finished run is committed in its own
 //! transaction, so a crash in run 37 keeps runs 1-36. Only this module speaks
 //! SQL; everything else exchanges the plain records of `crate::model`.
 
@@ -96,7 +96,7 @@ impl Store {
         .context("storing the experiment")?;
         let experiment_id = tx.last_insert_rowid();
         let host = &info.host;
-        let env: [(&str, Option<String>); 6] = [
+        let env: [(&str, Option<String>); 7] = [
             ("kernel", Some(host.kernel.clone())),
             ("glibc", Some(host.glibc.clone())),
             ("cpus", Some(host.cpus.to_string())),
@@ -106,6 +106,7 @@ impl Store {
                 host.cgroup_memory_limit_bytes.map(|b| b.to_string()),
             ),
             ("hostname", Some(host.hostname.clone())),
+            ("marks", Some(serde_json::to_string(&info.marks)?)),
         ];
         for (key, value) in env {
             tx.execute(
@@ -147,7 +148,7 @@ impl Store {
         Ok(())
     }
 
-    /// Stores one finished run and its samples in a single transaction,
+    /// Stores one finished run, its samples and markers in a single transaction,
     /// committed before returning.
     pub fn add_run(
         &mut self,
@@ -216,6 +217,29 @@ impl Store {
                         s.threads,
                         to_i64(s.minor_faults, "minor_faults")?,
                         to_i64(s.major_faults, "major_faults")?,
+                    ])
+                    .with_context(context)?;
+            }
+        }
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO markers (run_id, seq, pattern, label, t_s, rss_bytes, pss_bytes,
+                         vsz_bytes)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )
+                .with_context(context)?;
+            for (seq, m) in record.markers.iter().enumerate() {
+                insert
+                    .execute(params![
+                        run_id,
+                        i64::try_from(seq)?,
+                        m.pattern,
+                        m.label,
+                        m.t_s,
+                        to_i64(m.rss_bytes, "rss_bytes")?,
+                        opt_i64(m.pss_bytes, "pss_bytes")?,
+                        to_i64(m.vsz_bytes, "vsz_bytes")?,
                     ])
                     .with_context(context)?;
             }

@@ -6,9 +6,9 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
-const V1: &str = "
+pub(super) const V1: &str = "
 CREATE TABLE experiments (
     id              INTEGER PRIMARY KEY,
     name            TEXT,
@@ -81,6 +81,23 @@ CREATE TABLE samples (
 CREATE INDEX samples_run ON samples(run_id);
 ";
 
+/// Version 2: progress markers, one row per marker line of a run; `pattern`
+/// is 0 for the built-in `allocscope:mark` and i for the i-th `--mark` (the
+/// experiment's `marks` environment entry lists them).
+const V2: &str = "
+CREATE TABLE markers (
+    run_id    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq       INTEGER NOT NULL,
+    pattern   INTEGER NOT NULL,
+    label     TEXT NOT NULL,
+    t_s       REAL NOT NULL,
+    rss_bytes INTEGER NOT NULL,
+    pss_bytes INTEGER,
+    vsz_bytes INTEGER NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -116,7 +133,47 @@ pub fn migrate(conn: &mut Connection) -> Result<()> {
 fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
     match from {
         0 => conn.execute_batch(V1).context("creating the schema")?,
+        1 => conn.execute_batch(V2).context("adding the markers table")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    #[test]
+    fn a_version_1_file_opens_and_migrates_keeping_its_runs() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("v1.db");
+        {
+            let conn = Connection::open(&path)?;
+            conn.execute_batch(V1)?;
+            conn.pragma_update(None, "user_version", 1)?;
+            conn.execute_batch(
+                "INSERT INTO experiments VALUES (1, NULL, '[\"./a\"]', '2026-01-01T00:00:00Z',
+                     '2026-01-01T00:01:00Z', 'complete', 1, 1, 0, 100, 'glibc');
+                 INSERT INTO environment VALUES (1, 'kernel', '6.1');
+                 INSERT INTO configs VALUES (1, 1, 0, 'glibc', 'glibc', NULL, NULL, '[]');
+                 INSERT INTO runs VALUES (1, 1, 1, 'ok', 0, NULL, 1.0, 0.5, 0.1, 1048576, 10, 0,
+                     1048576, 1048576, 1048576, NULL, NULL, '/tmp/o', '/tmp/e', NULL, '[]', 0.0,
+                     '2026-01-01T00:00:00Z');
+                 INSERT INTO samples VALUES (1, 0.0, 1048576, NULL, NULL, NULL, 2097152, 1, 1, 0, 0);",
+            )?;
+        }
+        let store = Store::open(&path)?;
+        assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
+        let e = store.load_experiment(Some(1))?;
+        assert!(e.info.marks.is_empty());
+        let run = &e.configs[0].runs[0].record;
+        assert_eq!(run.samples.len(), 1);
+        assert!(run.markers.is_empty());
+        let markers: i64 = store
+            .conn
+            .query_row("SELECT count(*) FROM markers", [], |r| r.get(0))?;
+        assert_eq!(markers, 0);
+        Ok(())
+    }
 }

@@ -21,6 +21,7 @@ fn info() -> ExperimentInfo {
         warmup: 1,
         interval_ms: 50,
         baseline: "glibc".into(),
+        marks: vec![r"MemoryCheck: event (\d+)".into()],
     }
 }
 
@@ -86,6 +87,24 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
                 threads: 5,
                 minor_faults: 700,
                 major_faults: 1,
+            },
+        ],
+        markers: vec![
+            crate::model::Marker {
+                label: "loaded".into(),
+                pattern: 0,
+                t_s: 0.01,
+                rss_bytes: 2 << 20,
+                pss_bytes: None,
+                vsz_bytes: 8 << 20,
+            },
+            crate::model::Marker {
+                label: "7".into(),
+                pattern: 1,
+                t_s: 0.05,
+                rss_bytes: 3 << 20,
+                pss_bytes: Some(2 << 20),
+                vsz_bytes: 9 << 20,
             },
         ],
         stdout_path: "/tmp/run/1.out".into(),

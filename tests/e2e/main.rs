@@ -7,4 +7,5 @@ mod compare;
 mod lifecycle;
 mod reliability;
 mod scenario_server;
+mod markers;
 mod store;
