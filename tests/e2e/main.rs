@@ -7,5 +7,6 @@ mod compare;
 mod lifecycle;
 mod reliability;
 mod scenario_server;
+mod scenarios;
 mod markers;
 mod store;
