@@ -32,7 +32,7 @@ pub struct ChurnArgs {
     /// Operations in total, split evenly over threads and rotations. One
     /// operation allocates and fills one object, then evicts what exceeds the
     /// thread's share.
-    #[arg(long, default_value_t = 5_000_000)]
+    #[arg(long, default_value_t = 10_000_000)]
     pub ops: u64,
     /// Stop after this many seconds even if --ops are not done (0: no limit).
     /// The limit is a safety net: runs cut short by it do different amounts of
