@@ -207,18 +207,21 @@ fn worker(index: usize, inbox: Receiver<Vec<u8>>, shared: &Shared) -> Shard {
             done += 1;
         }
         shared.ops_done.fetch_add(done, Ordering::Relaxed);
-        // Nobody sends after this barrier until the next one: drain what is
-        // in flight so the rotation ends with every object in a shard.
+        // Nobody sends after this barrier until the last one: drain what is
+        // in flight so the rotation ends with every object in a shard. The
+        // leader decides whether time is up; the second barrier publishes it.
         if shared.barrier.wait().is_leader() {
             let late = shared.deadline.is_some_and(|d| Instant::now() >= d);
             shared.stop.store(late, Ordering::Relaxed);
         }
+        shared.barrier.wait();
+        let stop = shared.stop.load(Ordering::Relaxed);
         for object in inbox.try_iter() {
             shard.adopt(object);
         }
         // Shrink to the next rotation's share now, before anyone grows into
         // it: otherwise the peak of live data depends on the scheduler.
-        let next = if rotation + 1 < args.rotations {
+        let next = if rotation + 1 < args.rotations && !stop {
             shares(
                 rotation + 1,
                 threads,
@@ -231,7 +234,7 @@ fn worker(index: usize, inbox: Receiver<Vec<u8>>, shared: &Shared) -> Shard {
         };
         shard.evict_to(target.min(next), &mut rng, &shared.live);
         shared.barrier.wait();
-        if shared.stop.load(Ordering::Relaxed) {
+        if stop {
             break;
         }
     }
