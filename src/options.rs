@@ -43,6 +43,9 @@ pub enum UsageError {
     DuplicateConfig(String),
     #[error("{0}")]
     Alloc(String),
+    /// A scenario knob out of range; the message names it and the range.
+    #[error("{0}")]
+    Knob(String),
     #[error("unknown scenario '{given}'; valid: {known}")]
     UnknownScenario { given: String, known: String },
     #[error("--mark '{pattern}' is not a valid regex: {reason}; escape special characters such as ( [ . + with a backslash")]

@@ -36,7 +36,12 @@ fn estimated_pss(samples: &[Sample]) -> Vec<(f64, u64)> {
     let reads: Vec<(f64, f64)> = samples
         .iter()
         .filter(|s| s.rss_bytes > 0)
-        .filter_map(|s| s.pss_bytes.map(|p| (s.t_s, p as f64 / s.rss_bytes as f64)))
+        // PSS never exceeds RSS at one instant; a ratio above 1 only means
+        // the memory grew between the tick's RSS and PSS reads.
+        .filter_map(|s| {
+            s.pss_bytes
+                .map(|p| (s.t_s, (p as f64 / s.rss_bytes as f64).min(1.0)))
+        })
         .collect();
     if reads.is_empty() {
         return Vec::new();
@@ -103,6 +108,10 @@ mod tests {
         let metrics = run_metrics(&record(samples, 0));
         assert_eq!(metrics.peak_pss_bytes, Some(300));
         assert_eq!(estimated_pss(&[sample(0.0, 100, None)]), vec![]);
+        // A PSS read that raced ahead of its tick's RSS read does not
+        // inflate the ticks after it.
+        let raced = estimated_pss(&[sample(0.0, 100, Some(110)), sample(1.0, 200, None)]);
+        assert_eq!(raced, vec![(0.0, 110), (1.0, 200)]);
     }
 
     fn sample(t_s: f64, rss_bytes: u64, pss_bytes: Option<u64>) -> Sample {

@@ -23,8 +23,10 @@ const SCENARIOS: &[DemoScenario] = &[
                  thread than the one that allocated them, a working set replaced in random \
                  order, a hot set of threads that rotates. Under glibc's default this grows \
                  many arenas and holds RSS well above the live data.",
-        quick: &["--seconds", "4"],
-        full: &["--seconds", "20"],
+        // By operations, not seconds: a time-bounded run would compare
+        // different amounts of work under fast and slow allocators.
+        quick: &["--ops", "3000000", "--seconds", "0"],
+        full: &["--seconds", "0"],
     },
     DemoScenario {
         name: "events",

@@ -21,6 +21,7 @@ mod glibc;
 mod worker;
 
 use super::mark;
+use crate::options::UsageError;
 use anyhow::bail;
 use std::time::Duration;
 
@@ -124,7 +125,8 @@ impl ChurnArgs {
 }
 
 pub fn run(args: &ChurnArgs) -> anyhow::Result<i32> {
-    args.validate()?;
+    args.validate()
+        .map_err(|e| UsageError::Knob(e.to_string()))?;
     let outcome = worker::run_threads(args)?;
     mark("done");
     let live_bytes: u64 = outcome.shards.iter().map(|s| s.bytes).sum();

@@ -19,6 +19,7 @@
 //! `events: worker=K events=... live_bytes=... peak_live_bytes=... checksum=...`.
 
 use super::{mark, Rng};
+use crate::options::UsageError;
 use anyhow::{bail, Context};
 use std::process::Command;
 
@@ -85,7 +86,8 @@ impl EventsArgs {
 }
 
 pub fn run(args: &EventsArgs) -> anyhow::Result<i32> {
-    args.validate()?;
+    args.validate()
+        .map_err(|e| UsageError::Knob(e.to_string()))?;
     match (args.procs, args.worker_index) {
         (1, _) => process_events(args, 0, "event-"),
         (_, Some(k)) => process_events(args, k, &format!("w{k}/event-")),

@@ -13,6 +13,7 @@
 //! requested key and value bytes (the table itself not included).
 
 use super::{mark, Rng};
+use crate::options::UsageError;
 use anyhow::bail;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -24,12 +25,9 @@ pub struct KvArgs {
     /// Items to insert (1..=100000000).
     #[arg(long, default_value_t = 1_000_000)]
     pub items: u64,
-    /// Item counts at which to print a marker, comma-separated, each at most --items.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "0,100,1000,10000,100000,1000000"
-    )]
+    /// Item counts at which to print a marker, comma-separated, each at most
+    /// --items. Default: 0, 100, 1000, ... (powers of ten from 100) up to --items.
+    #[arg(long, value_delimiter = ',')]
     pub marks: Vec<u64>,
     /// Smallest value, in bytes (1..=--max-value).
     #[arg(long, default_value_t = 16)]
@@ -77,7 +75,14 @@ impl KvArgs {
 
     /// The marks in ascending order, without repeats.
     fn sorted_marks(&self) -> Vec<u64> {
-        let mut marks = self.marks.clone();
+        let mut marks = if self.marks.is_empty() {
+            std::iter::once(0)
+                .chain(std::iter::successors(Some(100u64), |m| m.checked_mul(10)))
+                .take_while(|&m| m <= self.items)
+                .collect()
+        } else {
+            self.marks.clone()
+        };
         marks.sort_unstable();
         marks.dedup();
         marks
@@ -107,7 +112,8 @@ fn value(rng: &mut Rng, min: usize, max: usize) -> Vec<u8> {
 }
 
 pub fn run(args: &KvArgs) -> anyhow::Result<i32> {
-    args.validate()?;
+    args.validate()
+        .map_err(|e| UsageError::Knob(e.to_string()))?;
     let marks = args.sorted_marks();
     let mut next_mark = marks.iter().copied().peekable();
     let mut rng = Rng::new(args.seed);
@@ -173,6 +179,14 @@ mod tests {
     }
 
     #[test]
+    fn default_marks_stop_at_the_item_count() {
+        assert_eq!(
+            parse(&["--items", "20000"]).sorted_marks(),
+            vec![0, 100, 1000, 10_000]
+        );
+    }
+
+    #[test]
     fn marks_are_sorted_and_deduplicated() {
         let args = parse(&["--items", "50", "--marks", "50,10,10,0"]);
         assert!(args.validate().is_ok());
@@ -183,7 +197,7 @@ mod tests {
     fn rejects_bad_knobs_naming_the_knob() {
         for (argv, knob) in [
             (&["--items", "0"][..], "--items"),
-            (&["--items", "10"], "--marks"),
+            (&["--items", "10", "--marks", "0,100"], "--marks"),
             (&["--max-value", "0"], "--max-value"),
             (&["--min-value", "300"], "--min-value"),
         ] {

@@ -38,7 +38,17 @@ fn churn_runs_under_every_allocator_and_glibc_grows_arenas() {
     options.extend(["-a", "glibc:arena_max=2", "-r", "1", "--interval", "20ms"]);
     let (output, json) = scratch.compare(
         &options,
-        &[allocscope(), "workload", "churn", "--threads", "8", "--seconds", "1", "--live-mib", "16"],
+        &[
+            allocscope(),
+            "workload",
+            "churn",
+            "--threads",
+            "8",
+            "--seconds",
+            "1",
+            "--live-mib",
+            "16",
+        ],
     );
     assert!(output.status.success(), "{}", stderr(&output));
     all_runs_ok(&json);
@@ -56,7 +66,12 @@ fn churn_runs_under_every_allocator_and_glibc_grows_arenas() {
     assert!(arenas("glibc:arena_max=2") <= 2);
     for config in configs(&json) {
         let labels = marker_labels(&config["runs"][0]);
-        assert_eq!(labels.last().map(String::as_str), Some("done"), "{}: {labels:?}", config["name"]);
+        assert_eq!(
+            labels.last().map(String::as_str),
+            Some("done"),
+            "{}: {labels:?}",
+            config["name"]
+        );
     }
 }
 
@@ -68,7 +83,19 @@ fn events_with_four_workers_is_sampled_as_one_tree_of_five() {
     options.extend(["-r", "1", "--interval", "20ms", "--samples"]);
     let (output, json) = scratch.compare(
         &options,
-        &[allocscope(), "workload", "events", "--procs", "4", "--events", "12", "--big-every", "4", "--big-mib", "48"],
+        &[
+            allocscope(),
+            "workload",
+            "events",
+            "--procs",
+            "4",
+            "--events",
+            "12",
+            "--big-every",
+            "4",
+            "--big-mib",
+            "48",
+        ],
     );
     assert!(output.status.success(), "{}", stderr(&output));
     all_runs_ok(&json);
@@ -80,10 +107,18 @@ fn events_with_four_workers_is_sampled_as_one_tree_of_five() {
             .iter()
             .filter_map(|s| s["processes"].as_u64())
             .max();
-        assert_eq!(most, Some(5), "{}: the parent and its 4 workers", config["name"]);
+        assert_eq!(
+            most,
+            Some(5),
+            "{}: the parent and its 4 workers",
+            config["name"]
+        );
         let labels = marker_labels(run);
         assert!(labels.len() >= 12, "{}: {labels:?}", config["name"]);
-        assert!(run["peak_pss_bytes"].as_u64().is_some_and(|p| p > 48 << 20), "{run}");
+        assert!(
+            run["peak_pss_bytes"].as_u64().is_some_and(|p| p > 48 << 20),
+            "{run}"
+        );
     }
 }
 
@@ -93,20 +128,38 @@ fn kv_markers_give_memory_per_item_count() {
     let args = every_allocator_args();
     let mut options: Vec<&str> = args.iter().map(String::as_str).collect();
     options.extend(["-r", "1", "--interval", "20ms"]);
-    let (output, json) =
-        scratch.compare(&options, &[allocscope(), "workload", "kv", "--items", "100000", "--hold-ms", "50"]);
+    let (output, json) = scratch.compare(
+        &options,
+        &[
+            allocscope(),
+            "workload",
+            "kv",
+            "--items",
+            "100000",
+            "--hold-ms",
+            "50",
+        ],
+    );
     assert!(output.status.success(), "{}", stderr(&output));
     all_runs_ok(&json);
     for config in configs(&json) {
         let run = &config["runs"][0];
         let markers = run["markers"].as_array().expect("markers");
         let labels = marker_labels(run);
-        let expected: Vec<String> =
-            [0, 100, 1000, 10_000, 100_000].iter().map(|n| format!("items={n}")).collect();
+        let expected: Vec<String> = [0, 100, 1000, 10_000, 100_000]
+            .iter()
+            .map(|n| format!("items={n}"))
+            .collect();
         assert_eq!(labels, expected, "{}", config["name"]);
         let rss = |i: usize| markers[i]["rss_bytes"].as_u64().expect("rss");
         // 100k items of 16-256 B values plus keys: at least ~15 MiB more than at 0.
-        assert!(rss(4) > rss(0) + (15 << 20), "{}: {} -> {}", config["name"], rss(0), rss(4));
+        assert!(
+            rss(4) > rss(0) + (15 << 20),
+            "{}: {} -> {}",
+            config["name"],
+            rss(0),
+            rss(4)
+        );
         assert!(rss(4) >= rss(3), "{}", config["name"]);
     }
     let table = stdout(&output);
