@@ -165,3 +165,69 @@ fn kv_markers_give_memory_per_item_count() {
     let table = stdout(&output);
     assert!(table.contains("items=100000"), "{table}");
 }
+
+/// Sends `GET /item/N` requests on fresh connections until `stop` is set.
+fn drive(port: u16, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> u64 {
+    use std::io::{Read, Write};
+    let mut answered = 0u64;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            continue;
+        };
+        let request =
+            format!("GET /item/{answered} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        let mut reply = Vec::new();
+        if stream.write_all(request.as_bytes()).is_ok() && stream.read_to_end(&mut reply).is_ok() {
+            answered += u64::from(reply.starts_with(b"HTTP/1.1 200"));
+        }
+    }
+    answered
+}
+
+#[test]
+fn server_runs_under_every_allocator_until_its_request_budget() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let client = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || drive(port, stop))
+    };
+    let scratch = Scratch::new();
+    let args = every_allocator_args();
+    let mut options: Vec<&str> = args.iter().map(String::as_str).collect();
+    options.extend(["-r", "1", "--interval", "20ms", "--timeout", "60s"]);
+    let port_text = port.to_string();
+    let (output, json) = scratch.compare(
+        &options,
+        &[
+            allocscope(),
+            "workload",
+            "server",
+            "--port",
+            &port_text,
+            "--max-requests",
+            "200",
+        ],
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let answered = client.join().expect("client thread");
+    assert!(output.status.success(), "{}", stderr(&output));
+    all_runs_ok(&json);
+    assert!(
+        answered >= 200 * configs(&json).len() as u64 - 5,
+        "{answered} answers"
+    );
+    for config in configs(&json) {
+        let run = &config["runs"][0];
+        assert_eq!(marker_labels(run), vec!["listening"], "{}", config["name"]);
+        assert!(
+            stdout_of(run).contains("server: requests=200"),
+            "{}",
+            stdout_of(run)
+        );
+    }
+}
