@@ -56,24 +56,40 @@ fn long_matrix(scratch: &Scratch, marker: &str) -> (std::process::Child, std::pa
     (child, json)
 }
 
-#[test]
-fn sigterm_keeps_finished_runs_and_exits_143() {
+/// Interrupts a long matrix with `signal` and checks what was kept.
+fn interrupted_matrix_keeps_finished_runs(signal: i32, expected_code: i32) {
     let scratch = Scratch::new();
-    let marker = format!("allocscope-sigterm-{}", std::process::id());
+    let marker = format!("allocscope-signal{signal}-{}", std::process::id());
     let (mut child, json) = long_matrix(&scratch, &marker);
     std::thread::sleep(Duration::from_millis(1800));
     // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    assert_eq!(child.wait().expect("waits").code(), Some(143));
+    unsafe { libc::kill(child.id() as i32, signal) };
+    assert_eq!(child.wait().expect("waits").code(), Some(expected_code));
     assert!(
         !process_with_marker_exists(&marker),
-        "the workload outlived SIGTERM"
+        "the workload outlived signal {signal}"
     );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(json).expect("exported")).expect("valid");
     assert_eq!(json["experiment"]["status"], "interrupted");
     let finished: usize = configs(&json).iter().map(|c| runs(c).len()).sum();
-    assert!(finished >= 2, "{finished} runs kept");
+    assert!(
+        (2..100).contains(&finished),
+        "{finished} finished runs kept"
+    );
+    let db = scratch.db();
+    let list = scratch.run(&["report", "--list", "--db", db.to_str().expect("utf-8")]);
+    assert!(stdout(&list).contains("interrupted"), "{}", stdout(&list));
+}
+
+#[test]
+fn ctrl_c_keeps_finished_runs_ends_the_workload_and_exits_130() {
+    interrupted_matrix_keeps_finished_runs(libc::SIGINT, 130);
+}
+
+#[test]
+fn sigterm_keeps_finished_runs_and_exits_143() {
+    interrupted_matrix_keeps_finished_runs(libc::SIGTERM, 143);
 }
 
 #[test]
