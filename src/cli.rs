@@ -81,6 +81,11 @@ pub struct CompareArgs {
     /// Time limit per run; the whole process tree is killed when it is reached.
     #[arg(long, value_name = "DUR")]
     pub timeout: Option<String>,
+    /// Memory limit for the workload's whole tree (e.g. 512M, 2G): a cgroup
+    /// of its own where the machine allows one (an OOM kill is status `oom`),
+    /// else an address-space rlimit. Each run says which.
+    #[arg(long, value_name = "SIZE")]
+    pub memory_limit: Option<String>,
     /// The configuration the others are compared with (default: the first).
     #[arg(long, value_name = "CONFIG")]
     pub baseline: Option<String>,

@@ -62,6 +62,8 @@ pub enum RunStatus {
     Crashed,
     Timeout,
     NotLoaded,
+    /// Killed by the kernel's OOM killer under `--memory-limit`.
+    Oom,
 }
 
 impl RunStatus {
@@ -72,6 +74,7 @@ impl RunStatus {
             RunStatus::Crashed => "crashed",
             RunStatus::Timeout => "timeout",
             RunStatus::NotLoaded => "not_loaded",
+            RunStatus::Oom => "oom",
         }
     }
 
@@ -82,6 +85,7 @@ impl RunStatus {
             RunStatus::Crashed,
             RunStatus::Timeout,
             RunStatus::NotLoaded,
+            RunStatus::Oom,
         ]
         .into_iter()
         .find(|s| s.as_str() == text)

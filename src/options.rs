@@ -19,6 +19,8 @@ pub enum UsageError {
     Unit(#[from] UnitError),
     #[error("--interval {0} is out of range; use a value from 10ms to 1h")]
     IntervalRange(String),
+    #[error("--memory-limit {0} is too small; use at least 1M (e.g. --memory-limit 512M)")]
+    MemoryLimitRange(String),
     #[error("--timeout {0} is too short; use at least 10ms")]
     TimeoutRange(String),
     #[error("{flag} '{value}' is not a count; use a whole number {min} or more (e.g. {flag} 5)")]
@@ -71,6 +73,15 @@ pub fn parse_interval(text: &str) -> Result<Duration, UsageError> {
         return Err(UsageError::IntervalRange(text.to_string()));
     }
     Ok(interval)
+}
+
+/// At least 1 MiB: below that nothing starts.
+pub fn parse_memory_limit(text: &str) -> Result<u64, UsageError> {
+    let bytes = crate::units::parse_size(text)?;
+    if bytes < 1 << 20 {
+        return Err(UsageError::MemoryLimitRange(text.to_string()));
+    }
+    Ok(bytes)
 }
 
 pub fn parse_timeout(text: &str) -> Result<Duration, UsageError> {
@@ -210,6 +221,8 @@ pub struct CompareSettings {
     pub warmup: u32,
     pub interval: Duration,
     pub timeout: Option<Duration>,
+    /// `--memory-limit` in bytes.
+    pub memory_limit: Option<u64>,
     pub baseline: String,
     pub name: Option<String>,
     pub db: PathBuf,
@@ -229,6 +242,11 @@ impl CompareSettings {
         let warmup = parse_count("--warmup", &args.warmup, 0)?;
         let interval = parse_interval(&args.interval)?;
         let timeout = args.timeout.as_deref().map(parse_timeout).transpose()?;
+        let memory_limit = args
+            .memory_limit
+            .as_deref()
+            .map(parse_memory_limit)
+            .transpose()?;
         let marks = parse_marks(&args.mark)?;
         let program_name = args.command.first().ok_or(UsageError::NoCommand)?;
         let program = resolve_command(program_name)?;
@@ -273,6 +291,7 @@ impl CompareSettings {
             warmup,
             interval,
             timeout,
+            memory_limit,
             baseline,
             name: args.name.clone(),
             db: args.db.clone(),

@@ -96,6 +96,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             preload_ignored: preload_ignored.clone(),
             linked_allocators: linked.clone(),
             marks: &settings.marks,
+            memory_limit: settings.memory_limit,
         };
         let record = match run::execute(&launch, &interrupt)? {
             Outcome::Interrupted => {

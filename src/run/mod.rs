@@ -9,6 +9,7 @@
 //! wakes at once for an exit or a marker, whichever comes first.
 
 mod interrupt;
+mod limit;
 mod loaded;
 mod process;
 mod reaper;
@@ -67,6 +68,8 @@ pub struct Launch<'a> {
     pub linked_allocators: Vec<String>,
     /// Marker patterns for stdout lines, the built-in one first.
     pub marks: &'a [regex::Regex],
+    /// `--memory-limit` in bytes.
+    pub memory_limit: Option<u64>,
 }
 
 pub enum Outcome {
@@ -110,11 +113,15 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
     let start = Instant::now();
     let stdout_file = std::fs::File::create(&launch.stdout_path)
         .with_context(|| format!("creating '{}'", launch.stdout_path.display()))?;
+    let memory_limit = launch.memory_limit.map(limit::MemoryLimit::prepare);
     let (pid, pipe) = process::spawn(
         launch.program,
         launch.args,
         &launch.config.env,
         &launch.stderr_path,
+        memory_limit
+            .as_ref()
+            .map(|l| Box::new(l.child_hook()) as Box<_>),
     )?;
     let (events_tx, events) = mpsc::channel();
     reaper::spawn_reaper(events_tx.clone())?;
@@ -239,7 +246,19 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
             Some("the workload's exit status was lost".into()),
         ),
     };
-    if status != RunStatus::Timeout {
+    if let Some(limit) = &memory_limit {
+        let oom_kills = limit.oom_kills();
+        let described = limit.describe();
+        if oom_kills > 0 && status != RunStatus::Timeout {
+            status = RunStatus::Oom;
+            message = Some(format!(
+                "the kernel's OOM killer ended {oom_kills} process(es); {described}"
+            ));
+        } else {
+            message = Some(message.map_or(described.clone(), |m| format!("{m}; {described}")));
+        }
+    }
+    if status != RunStatus::Timeout && status != RunStatus::Oom {
         if let Some(reason) = load_check.not_loaded_reason(launch.preload_ignored.as_deref()) {
             status = RunStatus::NotLoaded;
             message = Some(reason);

@@ -33,6 +33,7 @@ pub fn spawn(
     args: &[OsString],
     env: &[(String, String)],
     stderr_path: &Path,
+    child_hook: Option<Box<dyn Fn() -> std::io::Result<()> + Send + Sync>>,
 ) -> anyhow::Result<(i32, ChildStdout)> {
     let stderr = File::create(stderr_path)
         .with_context(|| format!("creating '{}'", stderr_path.display()))?;
@@ -59,7 +60,10 @@ pub fn spawn(
             if libc::getppid() != parent {
                 libc::_exit(137);
             }
-            Ok(())
+            match &child_hook {
+                Some(hook) => hook(),
+                None => Ok(()),
+            }
         });
     }
     let mut child = command

@@ -66,6 +66,14 @@ fn malformed_durations_and_counts_are_rejected() {
     rejected(&["--timeout", "5parsecs", "--", "true"], &["5parsecs"]);
     rejected(&["--runs", "-1", "--", "true"], &["--runs"]);
     rejected(&["--runs", "0", "--", "true"], &["--runs"]);
+    rejected(
+        &["--memory-limit", "12 parsecs", "--", "true"],
+        &["12 parsecs"],
+    );
+    rejected(
+        &["--memory-limit", "100K", "--", "true"],
+        &["--memory-limit", "1M"],
+    );
 }
 
 #[test]

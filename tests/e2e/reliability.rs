@@ -262,3 +262,52 @@ fn abort_and_outside_sigkill_are_crashes_with_their_signal() {
         assert_eq!(c["runs"][0]["status"], "crashed");
     }
 }
+
+#[test]
+fn running_out_of_memory_under_a_limit_is_oom_and_says_how_it_was_enforced() {
+    let scratch = Scratch::new();
+    let single = program("single");
+    let (output, json) = scratch.compare(
+        &[
+            "-a",
+            "glibc",
+            "-a",
+            "glibc:arena_max=1",
+            "-r",
+            "1",
+            "--memory-limit",
+            "64M",
+        ],
+        &[single.to_str().expect("utf-8"), "200", "50"],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    for config in configs(&json) {
+        let run = &config["runs"][0];
+        let message = run["message"].as_str().unwrap_or_default();
+        if message.contains("cgroup") {
+            assert_eq!(run["status"], "oom", "{run}");
+            assert!(message.contains("OOM killer"), "{message}");
+        } else {
+            // No writable memory cgroup: the rlimit makes malloc fail.
+            assert!(message.contains("RLIMIT_AS"), "{message}");
+            assert!(
+                run["status"] == "failed" || run["status"] == "crashed",
+                "{run}"
+            );
+        }
+    }
+    // Within the limit the run is ok and still says how it was limited.
+    let (output, json) = scratch.compare(
+        &["-a", "glibc", "-r", "1", "--memory-limit", "256M"],
+        &[single.to_str().expect("utf-8"), "16", "50"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = &configs(&json)[0]["runs"][0];
+    assert_eq!(run["status"], "ok");
+    assert!(
+        run["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("memory limit 256 MiB")),
+        "{run}"
+    );
+}
