@@ -151,12 +151,14 @@ pub fn inspect_program(path: &Path) -> Option<ProgramInfo> {
 
 /// Why an LD_PRELOAD allocator will not (fully) take effect, in one line.
 pub fn preload_ignored_reason(info: &ProgramInfo) -> Option<String> {
-    if info.is_static {
+    // Go first: Go binaries are usually static too, and "Go" is the reason
+    // that matters (even a cgo build that maps the library barely uses it).
+    if info.is_go {
+        Some("a Go program: the Go runtime allocates its own memory, so a preloaded malloc sees only cgo allocations".into())
+    } else if info.is_static {
         Some("statically linked: the dynamic loader never runs, so LD_PRELOAD is ignored".into())
     } else if info.is_setuid {
         Some("set-user-ID or set-group-ID: the loader runs it in secure mode and ignores LD_PRELOAD paths".into())
-    } else if info.is_go {
-        Some("a Go program: the Go runtime allocates its own memory, so a preloaded malloc sees only cgo allocations".into())
     } else {
         None
     }

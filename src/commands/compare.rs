@@ -24,6 +24,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     run::become_subreaper()?;
     let program_info = inspect_program(&settings.program);
     let preload_ignored = program_info.as_ref().and_then(preload_ignored_reason);
+    let own_allocator = program_info.as_ref().is_some_and(|info| info.is_go);
     let linked = program_info
         .map(|info| info.linked_allocators)
         .unwrap_or_default();
@@ -94,6 +95,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             interval: settings.interval,
             timeout: settings.timeout,
             preload_ignored: preload_ignored.clone(),
+            own_allocator,
             linked_allocators: linked.clone(),
             marks: &settings.marks,
             memory_limit: settings.memory_limit,

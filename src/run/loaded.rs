@@ -83,9 +83,15 @@ impl LoadCheck {
     }
 
     /// The message for a `not_loaded` run, or None when the run counts.
-    pub fn not_loaded_reason(&self, preload_ignored: Option<&str>) -> Option<String> {
+    /// `even_if_mapped`: the program does not allocate through malloc (Go),
+    /// so a mapped library does not make the run count.
+    pub fn not_loaded_reason(
+        &self,
+        preload_ignored: Option<&str>,
+        even_if_mapped: bool,
+    ) -> Option<String> {
         let library = self.library.as_ref()?;
-        if self.seen {
+        if self.seen && !even_if_mapped {
             return None;
         }
         let name = library.display();

@@ -64,6 +64,9 @@ pub struct Launch<'a> {
     /// Why a preload cannot take effect in this program (static, setuid, Go),
     /// known beforehand from its ELF file.
     pub preload_ignored: Option<String>,
+    /// The program allocates without malloc (a Go runtime): its runs never
+    /// count, even where the library gets mapped.
+    pub own_allocator: bool,
     /// Allocators the program's ELF file links itself.
     pub linked_allocators: Vec<String>,
     /// Marker patterns for stdout lines, the built-in one first.
@@ -259,7 +262,9 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         }
     }
     if status != RunStatus::Timeout && status != RunStatus::Oom {
-        if let Some(reason) = load_check.not_loaded_reason(launch.preload_ignored.as_deref()) {
+        if let Some(reason) =
+            load_check.not_loaded_reason(launch.preload_ignored.as_deref(), launch.own_allocator)
+        {
             status = RunStatus::NotLoaded;
             message = Some(reason);
         } else if !load_check.verified() && launch.config.library.is_some() {

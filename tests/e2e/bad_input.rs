@@ -106,3 +106,44 @@ fn unknown_option_or_scenario_is_one_line_listing_the_valid_ones() {
         }
     }
 }
+
+#[test]
+fn library_that_is_32_bit_or_has_no_malloc_is_rejected() {
+    let scratch = Scratch::new();
+    // A minimal ELF32 shared-object header for i386.
+    let mut header = b"\x7fELF\x01\x01\x01\x00".to_vec();
+    header.extend([0u8; 8]);
+    for (value, width) in [
+        (3u32, 2),
+        (3, 2),
+        (1, 4),
+        (0, 4),
+        (0, 4),
+        (0, 4),
+        (0, 4),
+        (52, 2),
+        (32, 2),
+        (0, 2),
+        (40, 2),
+        (0, 2),
+        (0, 2),
+    ] {
+        header.extend(&value.to_le_bytes()[..width]);
+    }
+    let lib32 = scratch.path("lib32.so");
+    std::fs::write(&lib32, header).expect("writes");
+    let spec = format!("mine={}", lib32.display());
+    rejected(&["-a", &spec, "--", "true"], &["32-bit"]);
+    let libm = [
+        "/lib/x86_64-linux-gnu/libm.so.6",
+        "/usr/lib/x86_64-linux-gnu/libm.so.6",
+    ]
+    .into_iter()
+    .find(|p| std::path::Path::new(p).exists());
+    if let Some(libm) = libm {
+        rejected(
+            &["-a", &format!("mine={libm}"), "--", "true"],
+            &["libm.so.6", "malloc"],
+        );
+    }
+}

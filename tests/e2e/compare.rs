@@ -124,10 +124,10 @@ fn tree_pss_of_forked_children_is_n_times_their_private_memory() {
     let args = every_allocator_args();
     let mut options: Vec<&str> = args.iter().map(String::as_str).collect();
     options.extend(["-r", "1", "--interval", "50ms"]);
-    let (children, mib) = (4u64, 64u64);
+    let (children, mib) = (4u64, 128u64);
     let (output, json) = scratch.compare(
         &options,
-        &[forks.to_str().expect("utf-8"), "4", "64", "1500"],
+        &[forks.to_str().expect("utf-8"), "4", "128", "1500"],
     );
     assert!(output.status.success(), "{}", stderr(&output));
     let expected = (children * mib) as f64 * 1048576.0;
@@ -233,6 +233,84 @@ fn static_program_is_reported_not_loaded_with_the_reason() {
         run["message"]
             .as_str()
             .is_some_and(|m| m.contains("static")),
+        "{run}"
+    );
+}
+
+#[test]
+fn setuid_program_is_reported_not_loaded_when_preload_is_ignored() {
+    if !installed_allocators().contains(&"jemalloc") {
+        eprintln!("skipped: needs jemalloc (apt-get install libjemalloc2)");
+        return;
+    }
+    let scratch = Scratch::new();
+    // Owned by nobody with the setuid bit: the kernel runs it in secure mode
+    // (effective uid differs from ours), where the loader ignores LD_PRELOAD.
+    let copy = scratch.path("setuid-single");
+    std::fs::copy(program("single"), &copy).expect("copies");
+    let chown = std::process::Command::new("chown")
+        .args(["nobody"])
+        .arg(&copy)
+        .status();
+    if !chown.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: cannot chown to nobody (needs root)");
+        return;
+    }
+    let mut permissions = std::fs::metadata(&copy).expect("stat").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o4755);
+    std::fs::set_permissions(&copy, permissions).expect("chmod u+s");
+    let dir = std::fs::metadata(scratch.dir.path())
+        .expect("stat")
+        .permissions();
+    let mut open_dir = dir.clone();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut open_dir, 0o755);
+    std::fs::set_permissions(scratch.dir.path(), open_dir).expect("chmod dir");
+    let (output, json) = scratch.compare(
+        &["-a", "jemalloc", "-r", "1"],
+        &[copy.to_str().expect("utf-8"), "8", "50"],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let run = &configs(&json)[0]["runs"][0];
+    assert_eq!(run["status"], "not_loaded", "{run}");
+    assert!(
+        run["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("set-user-ID")),
+        "{run}"
+    );
+}
+
+#[test]
+fn go_program_is_reported_not_loaded_with_the_reason() {
+    let scratch = Scratch::new();
+    let source = scratch.path("main.go");
+    std::fs::write(
+        &source,
+        "package main\n\nfunc main() { b := make([]byte, 8<<20); b[0] = 1; println(len(b)) }\n",
+    )
+    .expect("writes");
+    let binary = scratch.path("gohello");
+    let built = std::process::Command::new("go")
+        .args(["build", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .env("GOCACHE", scratch.path("gocache"))
+        .env("GOPATH", scratch.path("gopath"))
+        .env("GO111MODULE", "off")
+        .output();
+    if !built.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: no Go toolchain to build a Go program (install golang)");
+        return;
+    }
+    let (output, json) = scratch.compare(
+        &["-a", "glibc", "-r", "1"],
+        &[binary.to_str().expect("utf-8")],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let run = &configs(&json)[0]["runs"][0];
+    assert_eq!(run["status"], "not_loaded", "{run}");
+    assert!(
+        run["message"].as_str().is_some_and(|m| m.contains("Go")),
         "{run}"
     );
 }

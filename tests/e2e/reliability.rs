@@ -26,6 +26,20 @@ fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     done()
 }
 
+/// Waits until the store holds at least `runs` finished runs (a loaded CI
+/// machine may be slow), so that an interruption always has some to keep.
+fn wait_for_stored_runs(db: &std::path::Path, runs: i64) {
+    let stored = || {
+        rusqlite::Connection::open(db)
+            .and_then(|c| c.query_row("SELECT count(*) FROM runs", [], |row| row.get::<_, i64>(0)))
+            .unwrap_or(0)
+    };
+    assert!(
+        wait_until(Duration::from_secs(30), || stored() >= runs),
+        "no {runs} runs stored in 30 s"
+    );
+}
+
 /// Starts a long matrix of short runs; returns the child and the JSON path.
 fn long_matrix(scratch: &Scratch, marker: &str) -> (std::process::Child, std::path::PathBuf) {
     let json = scratch.path("partial.json");
@@ -61,7 +75,7 @@ fn interrupted_matrix_keeps_finished_runs(signal: i32, expected_code: i32) {
     let scratch = Scratch::new();
     let marker = format!("allocscope-signal{signal}-{}", std::process::id());
     let (mut child, json) = long_matrix(&scratch, &marker);
-    std::thread::sleep(Duration::from_millis(1800));
+    wait_for_stored_runs(&scratch.db(), 2);
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, signal) };
     assert_eq!(child.wait().expect("waits").code(), Some(expected_code));
@@ -97,7 +111,7 @@ fn sigkill_of_allocscope_takes_the_workload_and_leaves_an_incomplete_experiment(
     let scratch = Scratch::new();
     let marker = format!("allocscope-sigkill-{}", std::process::id());
     let (mut child, _) = long_matrix(&scratch, &marker);
-    std::thread::sleep(Duration::from_millis(1800));
+    wait_for_stored_runs(&scratch.db(), 2);
     child.kill().expect("SIGKILL");
     let _ = child.wait();
     assert!(
