@@ -11,6 +11,7 @@ pub mod model;
 pub mod options;
 pub mod plan;
 pub mod report;
+pub mod rng;
 pub mod run;
 pub mod sample;
 pub mod store;

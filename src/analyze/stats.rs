@@ -10,26 +10,17 @@ pub const RESAMPLES: usize = 10_000;
 pub const CONFIDENCE: f64 = 0.95;
 const SEED: u64 = 0x5EED_A110_C5C0_9E00;
 
-/// SplitMix64: tiny, fast and good enough for resampling indices.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
+use crate::rng::SplitMix64;
 
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
+/// Resampling indices from the shared SplitMix64.
+trait ResampleIndex {
+    fn below(&mut self, n: usize) -> usize;
+}
 
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
+impl ResampleIndex for SplitMix64 {
     /// Uniform in `0..n` (n > 0), without modulo bias worth caring about for
     /// the small n of repetitions (Lemire's multiply-shift).
-    pub fn below(&mut self, n: usize) -> usize {
+    fn below(&mut self, n: usize) -> usize {
         ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 }

@@ -1,19 +1,17 @@
-//! A small, fast, deterministic PRNG (SplitMix64): scenarios must allocate
-//! the same sequence under every allocator.
+//! The scenarios' random numbers: the shared SplitMix64 with the draws they
+//! need. Seeded, so every allocator sees the same allocation sequence.
 
-pub struct Rng(u64);
+use crate::rng::SplitMix64;
+
+pub struct Rng(SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng(SplitMix64::new(seed))
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `0..bound` (bound > 0).
