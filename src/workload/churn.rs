@@ -156,17 +156,9 @@ pub fn run(args: &ChurnArgs) -> anyhow::Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: ChurnArgs,
-    }
 
     fn parse(extra: &[&str]) -> ChurnArgs {
-        let argv = std::iter::once("churn").chain(extra.iter().copied());
-        Cli::parse_from(argv).args
+        crate::workload::parse_knobs("churn", extra)
     }
 
     #[test]

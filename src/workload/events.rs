@@ -228,17 +228,9 @@ fn process_events(args: &EventsArgs, worker: u32, label: &str) -> anyhow::Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: EventsArgs,
-    }
 
     fn parse(extra: &[&str]) -> EventsArgs {
-        let argv = std::iter::once("events").chain(extra.iter().copied());
-        Cli::parse_from(argv).args
+        crate::workload::parse_knobs("events", extra)
     }
 
     #[test]

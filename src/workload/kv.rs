@@ -155,17 +155,9 @@ pub fn run(args: &KvArgs) -> anyhow::Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: KvArgs,
-    }
 
     fn parse(extra: &[&str]) -> KvArgs {
-        let argv = std::iter::once("kv").chain(extra.iter().copied());
-        Cli::parse_from(argv).args
+        crate::workload::parse_knobs("kv", extra)
     }
 
     #[test]

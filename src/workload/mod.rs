@@ -48,3 +48,16 @@ pub fn mark(label: &str) {
     let _ = writeln!(out, "allocscope:mark {label}");
     let _ = out.flush();
 }
+
+/// A scenario's knobs parsed from `extra`, for the scenarios' unit tests.
+#[cfg(test)]
+pub(crate) fn parse_knobs<T: clap::Args + clap::FromArgMatches>(
+    name: &'static str,
+    extra: &[&str],
+) -> T {
+    let command = T::augment_args(clap::Command::new(name));
+    let matches = command
+        .try_get_matches_from(std::iter::once(name).chain(extra.iter().copied()))
+        .unwrap_or_else(|e| panic!("{name} {extra:?}: {e}"));
+    T::from_arg_matches(&matches).unwrap_or_else(|e| panic!("{name} {extra:?}: {e}"))
+}
