@@ -49,6 +49,14 @@ pub struct ExportArgs {
     /// FILE.samples.csv (long format) beside the CSV.
     #[arg(long)]
     pub samples: bool,
+    /// Write the comparison table and the verdict as Markdown (for an issue
+    /// or pull request); `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+    /// The verdict's wall-time budget: recommend only configurations at most
+    /// PCT percent slower than the baseline at the upper end of the 95% CI.
+    #[arg(long, default_value = "5", value_name = "PCT")]
+    pub max_slowdown: String,
 }
 
 #[derive(Debug, Args)]

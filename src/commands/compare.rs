@@ -2,7 +2,7 @@
 //! store each as soon as it ends, then analyse and report from the store.
 
 use crate::alloc::elf::{inspect_program, preload_ignored_reason};
-use crate::analyze::{analyze, metrics::run_metrics};
+use crate::analyze::{analyze_with_budget, metrics::run_metrics};
 use crate::cli::ExportArgs;
 use crate::model::{ExperimentInfo, RunStatus};
 use crate::options::CompareSettings;
@@ -19,6 +19,8 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
+    // A bad --max-slowdown is reported before anything runs.
+    let budget = super::exports::max_slowdown(exports)?;
     let mut store = Store::open(&settings.db)?;
     let interrupt = Interrupt::install()?;
     run::become_subreaper()?;
@@ -136,7 +138,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     )?;
 
     let experiment = store.load_experiment(Some(experiment_id))?;
-    let analysis = analyze(experiment, &settings.baseline)?;
+    let analysis = analyze_with_budget(experiment, &settings.baseline, budget)?;
     super::exports::print_table_and_export(&analysis, exports)?;
     if interrupted {
         eprintln!(

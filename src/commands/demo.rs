@@ -103,6 +103,8 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
                 export_json: Some(json.clone()),
                 export_csv: Some(csv.clone()),
                 samples: false,
+                export_markdown: None,
+                max_slowdown: "5".into(),
             },
             mark: Vec::new(),
             command,

@@ -5,15 +5,18 @@
 pub mod csv;
 pub mod format;
 pub mod json;
+pub mod markdown;
 pub mod markers_csv;
 pub mod samples_csv;
 pub mod table;
+pub mod verdict_text;
 
 #[cfg(test)]
 mod tests;
 
 pub use self::csv::CsvReporter;
 pub use json::JsonReporter;
+pub use markdown::MarkdownReporter;
 pub use markers_csv::MarkersCsvReporter;
 pub use samples_csv::SamplesCsvReporter;
 pub use table::TableReporter;

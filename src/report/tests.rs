@@ -71,6 +71,29 @@ fn json_with_samples_matches_golden() -> Result<()> {
 }
 
 #[test]
+fn markdown_matches_golden() -> Result<()> {
+    check_golden("report.md", &MarkdownReporter)
+}
+
+#[test]
+fn markdown_escapes_the_command_and_names() -> Result<()> {
+    let mut e = fixture::experiment();
+    e.info.command = vec!["./x".into(), "<script>alert(1)</script>|`rm`".into()];
+    e.configs[1].config.name = "je|malloc".into();
+    let text = String::from_utf8(MarkdownReporter.render(&analyze(e, "glibc")?)?)?;
+    assert!(
+        text.contains("&lt;script&gt;alert(1)&lt;/script&gt;\\|\\`rm\\`"),
+        "{text}"
+    );
+    // Raw only inside fenced code blocks (the deploy lines), which Markdown
+    // renders as text.
+    let outside: Vec<&str> = text.split("```").step_by(2).collect();
+    assert!(outside.iter().all(|t| !t.contains("<script>")), "{text}");
+    assert!(text.contains("| je\\|malloc |"), "{text}");
+    Ok(())
+}
+
+#[test]
 fn csv_matches_golden() -> Result<()> {
     check_golden("summary.csv", &CsvReporter)
 }

@@ -7,6 +7,7 @@ mod compare;
 mod lifecycle;
 mod markers;
 mod reliability;
+mod reports;
 mod scenario_server;
 mod scenarios;
 mod store;
