@@ -53,6 +53,12 @@ pub struct ExportArgs {
     /// or pull request); `-` for stdout.
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
+    /// Write one self-contained HTML report (table, verdict, plots, runs).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write each plot into DIR as SVG and PNG (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
     /// The verdict's wall-time budget: recommend only configurations at most
     /// PCT percent slower than the baseline at the upper end of the 95% CI.
     #[arg(long, default_value = "5", value_name = "PCT")]
@@ -150,7 +156,7 @@ pub struct DemoArgs {
     /// The SQLite store.
     #[arg(long, default_value = "allocscope.db", value_name = "FILE")]
     pub db: PathBuf,
-    /// Where the JSON and CSV exports go.
+    /// Where the JSON, CSV and HTML reports go (SCENARIO.json, .csv, .html).
     #[arg(long, default_value = "allocscope-demo", value_name = "DIR")]
     pub out: PathBuf,
 }

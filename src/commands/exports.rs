@@ -5,12 +5,15 @@ use crate::analyze::types::Analysis;
 use crate::cli::ExportArgs;
 use crate::options::UsageError;
 use crate::report::csv::CsvReporter;
+use crate::report::html::HtmlReporter;
 use crate::report::json::JsonReporter;
 use crate::report::markdown::MarkdownReporter;
 use crate::report::markers_csv::MarkersCsvReporter;
 use crate::report::samples_csv::SamplesCsvReporter;
+use crate::report::svg::plots;
 use crate::report::table::TableReporter;
-use crate::report::{write_output, Reporter};
+use crate::report::{png, write_output, Reporter};
+use anyhow::Context;
 use std::path::{Path, PathBuf};
 
 /// `--max-slowdown`: a percentage from 0 to 1000, `%` optional.
@@ -31,6 +34,7 @@ pub fn print_table_and_export(analysis: &Analysis, exports: &ExportArgs) -> anyh
     if !to_stdout(&exports.export_json)
         && !to_stdout(&exports.export_csv)
         && !to_stdout(&exports.export_markdown)
+        && !to_stdout(&exports.html)
     {
         write_output(Path::new("-"), &TableReporter.render(analysis)?)?;
     }
@@ -39,6 +43,15 @@ pub fn print_table_and_export(analysis: &Analysis, exports: &ExportArgs) -> anyh
             include_samples: exports.samples,
         };
         write_output(path, &reporter.render(analysis)?)?;
+    }
+    if let Some(path) = &exports.html {
+        write_output(path, &HtmlReporter.render(analysis)?)?;
+        if path != Path::new("-") {
+            eprintln!("allocscope: HTML report in {}", path.display());
+        }
+    }
+    if let Some(dir) = &exports.plots {
+        write_plots(analysis, dir)?;
     }
     if let Some(path) = &exports.export_markdown {
         write_output(path, &MarkdownReporter.render(analysis)?)?;
@@ -64,6 +77,24 @@ pub fn print_table_and_export(analysis: &Analysis, exports: &ExportArgs) -> anyh
             )?;
         }
     }
+    Ok(())
+}
+
+/// Each plot as DIR/NAME.svg and DIR/NAME.png.
+fn write_plots(analysis: &Analysis, dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
+    if png::no_fonts() {
+        eprintln!(
+            "warning: no system fonts found, the PNG plots will have no text; \
+             install fonts-dejavu-core (the SVGs are complete)"
+        );
+    }
+    for plot in plots::all(analysis) {
+        write_output(&dir.join(format!("{}.svg", plot.name)), plot.svg.as_bytes())?;
+        let png = png::render(&plot.svg, 1.5)?;
+        write_output(&dir.join(format!("{}.png", plot.name)), &png)?;
+    }
+    eprintln!("allocscope: plots in {}", dir.display());
     Ok(())
 }
 

@@ -4,10 +4,13 @@
 
 pub mod csv;
 pub mod format;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod markers_csv;
+pub mod png;
 pub mod samples_csv;
+pub mod svg;
 pub mod table;
 pub mod verdict_text;
 
@@ -15,6 +18,7 @@ pub mod verdict_text;
 mod tests;
 
 pub use self::csv::CsvReporter;
+pub use html::HtmlReporter;
 pub use json::JsonReporter;
 pub use markdown::MarkdownReporter;
 pub use markers_csv::MarkersCsvReporter;

@@ -2,6 +2,7 @@
 //! SQLite file, on the small C workloads in tests/programs/.
 
 mod bad_input;
+mod browser;
 mod common;
 mod compare;
 mod lifecycle;

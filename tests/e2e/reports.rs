@@ -100,3 +100,62 @@ fn markdown_export_has_the_table_and_the_verdict() {
         "{text}"
     );
 }
+
+#[test]
+fn plots_are_written_as_svg_and_png() {
+    let scratch = Scratch::new();
+    let dir = scratch.path("plots");
+    small_experiment(&scratch, &["--plots", dir.to_str().expect("utf-8")]);
+    for name in [
+        "rss_over_time",
+        "ratios",
+        "memory_vs_time",
+        "faults_over_time",
+    ] {
+        let svg = std::fs::read_to_string(dir.join(format!("{name}.svg"))).expect(name);
+        assert!(
+            svg.starts_with("<svg ") && svg.contains("glibc"),
+            "{name}: {svg}"
+        );
+        let png = std::fs::read(dir.join(format!("{name}.png"))).expect(name);
+        assert_eq!(&png[1..4], b"PNG", "{name}");
+        assert!(png.len() > 5000, "{name}: {} bytes", png.len());
+    }
+}
+
+#[test]
+fn html_report_renders_a_script_in_the_command_line_as_text() {
+    let scratch = Scratch::new();
+    let html_path = scratch.path("report.html");
+    let single = program("single");
+    let (output, _) = scratch.compare(
+        &[
+            "-r",
+            "2",
+            "--interval",
+            "20ms",
+            "-a",
+            "glibc",
+            "-a",
+            "glibc:arena_max=1",
+            "--html",
+            html_path.to_str().expect("utf-8"),
+        ],
+        &[
+            single.to_str().expect("utf-8"),
+            "16",
+            "50",
+            "<script>alert(1)</script>",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(&html_path).expect("HTML written");
+    assert!(!html.contains("<script"), "{html}");
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{html}"
+    );
+    assert!(html.contains("<h2>Verdict"), "{html}");
+    assert!(html.matches("<svg ").count() >= 4, "{html}");
+    assert!(html.contains("href=\"file:///"), "{html}");
+}
