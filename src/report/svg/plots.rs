@@ -27,6 +27,7 @@ pub fn all(analysis: &Analysis) -> Vec<Plot> {
         "RSS over time",
         "RSS",
         |s| Some(s.rss_bytes as f64),
+        false,
     )];
     if multi_process(analysis) {
         plots.push(over_time(
@@ -35,6 +36,7 @@ pub fn all(analysis: &Analysis) -> Vec<Plot> {
             "PSS over time (whole process tree)",
             "PSS",
             |s| s.pss_bytes.map(|b| b as f64),
+            true,
         ));
     }
     if !analysis.markers.is_empty() {
@@ -85,6 +87,7 @@ fn over_time(
     title: &str,
     what: &str,
     value: fn(&Sample) -> Option<f64>,
+    steps: bool,
 ) -> Plot {
     let configs = &analysis.experiment.configs;
     let series: Vec<Vec<Vec<(f64, f64)>>> = configs
@@ -116,10 +119,15 @@ fn over_time(
     );
     for (i, runs) in series.iter().enumerate() {
         for run in runs {
-            let pts: Vec<_> = run
-                .iter()
-                .map(|&(t, v)| (chart.px(t), chart.py(v)))
-                .collect();
+            let mut pts: Vec<(f64, f64)> = Vec::new();
+            for &(t, v) in run {
+                // Sparse series (PSS is read at an adaptive rate) are drawn as
+                // steps: the last reading holds until the next, like the median.
+                if let (true, Some(&(_, prev))) = (steps, pts.last()) {
+                    pts.push((chart.px(t), prev));
+                }
+                pts.push((chart.px(t), chart.py(v)));
+            }
             chart.svg.polyline(&pts, colour(i), 1.0, 0.35);
         }
         let end = runs
@@ -153,6 +161,7 @@ fn faults(analysis: &Analysis) -> Plot {
         "Page faults over time (minor + major, cumulative)",
         "page faults",
         |s| Some((s.minor_faults + s.major_faults) as f64),
+        false,
     )
 }
 
