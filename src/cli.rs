@@ -59,6 +59,9 @@ pub struct ExportArgs {
     /// Write each plot into DIR as SVG and PNG (created if missing).
     #[arg(long, value_name = "DIR")]
     pub plots: Option<PathBuf>,
+    /// compare: no progress lines, only warnings and the final table.
+    #[arg(short, long)]
+    pub quiet: bool,
     /// The verdict's wall-time budget: recommend only configurations at most
     /// PCT percent slower than the baseline at the upper end of the 95% CI.
     #[arg(long, default_value = "5", value_name = "PCT")]

@@ -1,6 +1,7 @@
 //! `allocscope compare`: plan the runs, execute each under its configuration,
 //! store each as soon as it ends, then analyse and report from the store.
 
+use super::progress::Progress;
 use crate::alloc::elf::{inspect_program, preload_ignored_reason};
 use crate::analyze::{analyze_with_budget, metrics::run_metrics};
 use crate::cli::ExportArgs;
@@ -63,7 +64,8 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     let (experiment_id, config_ids) = store.begin_experiment(&info, &settings.configs)?;
     let log_dir = log_directory(&settings.db, experiment_id)?;
     let plan = crate::plan::interleaved(settings.configs.len(), settings.runs, settings.warmup);
-    eprintln!(
+    let progress = Progress::new(exports.quiet, plan.len());
+    progress.say(&format!(
         "allocscope: experiment {experiment_id}: {} configurations x {} runs{} of {}",
         settings.configs.len(),
         settings.runs,
@@ -73,13 +75,17 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             String::new()
         },
         info.command.join(" ")
-    );
+    ));
 
     let mut all_ok = true;
     let mut interrupted = false;
     for (step, planned) in plan.iter().enumerate() {
         let config = &settings.configs[planned.config];
         let kind = if planned.warmup { "warmup" } else { "run" };
+        progress.starting(
+            step,
+            &format!("{} {kind} {}", config.name, planned.repetition),
+        );
         let stem = format!(
             "{:02}-{}-{kind}{}",
             planned.config + 1,
@@ -107,7 +113,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             Outcome::Finished(record) => record,
         };
         let metrics = run_metrics(&record);
-        eprintln!(
+        progress.say(&format!(
             "[{}/{}] {:<24} {kind} {}: {:<10} {:>9}  peak RSS {}{}",
             step + 1,
             plan.len(),
@@ -121,13 +127,14 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
                 .as_ref()
                 .map(|m| format!("  ({m})"))
                 .unwrap_or_default()
-        );
+        ));
         if planned.warmup {
             continue;
         }
         all_ok &= record.status == RunStatus::Ok;
         store.add_run(config_ids[planned.config], &record, &metrics)?;
     }
+    progress.finish();
     store.finish_experiment(
         experiment_id,
         if interrupted {

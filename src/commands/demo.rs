@@ -107,6 +107,7 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
                 export_markdown: None,
                 plots: None,
                 html: Some(html.clone()),
+                quiet: false,
                 max_slowdown: "5".into(),
             },
             mark: Vec::new(),

@@ -159,3 +159,53 @@ fn html_report_renders_a_script_in_the_command_line_as_text() {
     assert!(html.matches("<svg ").count() >= 4, "{html}");
     assert!(html.contains("href=\"file:///"), "{html}");
 }
+
+#[test]
+fn progress_is_one_line_per_run_in_a_pipe_and_quiet_prints_only_the_table() {
+    let scratch = Scratch::new();
+    let single = program("single");
+    let single = single.to_str().expect("utf-8");
+    let opts = ["-r", "2", "--interval", "20ms", "-a", "glibc"];
+    let (output, _) = scratch.compare(&opts, &[single, "8", "20"]);
+    let log = stderr(&output);
+    assert!(
+        log.contains("[1/2] glibc") && log.contains("[2/2] glibc"),
+        "{log}"
+    );
+    assert!(
+        !log.contains('\r'),
+        "no redrawing outside a terminal: {log:?}"
+    );
+    let mut quiet = opts.to_vec();
+    quiet.push("--quiet");
+    let (output, _) = scratch.compare(&quiet, &[single, "8", "20"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!stderr(&output).contains("[1/2]"), "{}", stderr(&output));
+    assert!(stdout(&output).contains("verdict"), "{}", stdout(&output));
+}
+
+#[test]
+fn progress_bar_redraws_a_status_line_with_eta_on_a_terminal() {
+    // `script` gives allocscope a pseudo-terminal for stdout and stderr.
+    let scratch = Scratch::new();
+    let single = program("single");
+    let db = scratch.db();
+    let command = format!(
+        "{} compare --db {} -r 2 --interval 20ms -a glibc -- {} 8 20",
+        env!("CARGO_BIN_EXE_allocscope"),
+        db.display(),
+        single.display()
+    );
+    let output = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("script (util-linux) runs");
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains("\r\x1b[K[2/2] glibc run 2  elapsed "),
+        "{text:?}"
+    );
+    assert!(text.contains(", ETA "), "{text:?}");
+    assert!(text.contains("verdict"), "{text:?}");
+}
