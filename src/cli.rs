@@ -49,6 +49,23 @@ pub struct ExportArgs {
     /// FILE.samples.csv (long format) beside the CSV.
     #[arg(long)]
     pub samples: bool,
+    /// Write the comparison table and the verdict as Markdown (for an issue
+    /// or pull request); `-` for stdout.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+    /// Write one self-contained HTML report (table, verdict, plots, runs).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write each plot into DIR as SVG and PNG (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
+    /// compare: no progress lines, only warnings and the final table.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// The verdict's wall-time budget: recommend only configurations at most
+    /// PCT percent slower than the baseline at the upper end of the 95% CI.
+    #[arg(long, default_value = "5", value_name = "PCT")]
+    pub max_slowdown: String,
 }
 
 #[derive(Debug, Args)]
@@ -147,7 +164,7 @@ pub struct DemoArgs {
     /// The SQLite store.
     #[arg(long, default_value = "allocscope.db", value_name = "FILE")]
     pub db: PathBuf,
-    /// Where the JSON and CSV exports go.
+    /// Where the JSON, CSV and HTML reports go (SCENARIO.json, .csv, .html).
     #[arg(long, default_value = "allocscope-demo", value_name = "DIR")]
     pub out: PathBuf,
 }

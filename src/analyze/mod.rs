@@ -7,6 +7,7 @@ pub mod markers;
 pub mod metrics;
 pub mod stats;
 pub mod types;
+pub mod verdict;
 
 #[cfg(test)]
 pub(crate) mod fixture;
@@ -62,8 +63,17 @@ fn estimate(values: &[f64]) -> Option<Estimate> {
 }
 
 /// Summarises every configuration, with ratios to the configuration named
-/// `baseline`.
+/// `baseline`, and the verdict with the default `--max-slowdown`.
 pub fn analyze(experiment: StoredExperiment, baseline: &str) -> Result<Analysis> {
+    analyze_with_budget(experiment, baseline, verdict::DEFAULT_MAX_SLOWDOWN_PCT)
+}
+
+/// `analyze` with a wall-time budget for the verdict, in percent.
+pub fn analyze_with_budget(
+    experiment: StoredExperiment,
+    baseline: &str,
+    max_slowdown_pct: f64,
+) -> Result<Analysis> {
     let Some(base_index) = experiment
         .configs
         .iter()
@@ -108,8 +118,10 @@ pub fn analyze(experiment: StoredExperiment, baseline: &str) -> Result<Analysis>
                 ratio_wall_s: ratio(&s.wall_s, &base.wall_s),
             }
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let verdict = verdict::decide(&experiment, base_index, &summaries, max_slowdown_pct);
     Ok(Analysis {
+        verdict,
         markers: markers::summarize(&experiment),
         warnings: markers::unmatched_warnings(&experiment),
         experiment,

@@ -68,4 +68,6 @@ pub struct Analysis {
     pub markers: Vec<MarkerRow>,
     /// Things the reader should know, e.g. a `--mark` that never matched.
     pub warnings: Vec<String>,
+    /// Which configuration to run with, why, and how to deploy it.
+    pub verdict: super::verdict::Verdict,
 }

@@ -1,8 +1,9 @@
 //! `allocscope compare`: plan the runs, execute each under its configuration,
 //! store each as soon as it ends, then analyse and report from the store.
 
+use super::progress::Progress;
 use crate::alloc::elf::{inspect_program, preload_ignored_reason};
-use crate::analyze::{analyze, metrics::run_metrics};
+use crate::analyze::{analyze_with_budget, metrics::run_metrics};
 use crate::cli::ExportArgs;
 use crate::model::{ExperimentInfo, RunStatus};
 use crate::options::CompareSettings;
@@ -19,6 +20,8 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
+    // A bad --max-slowdown is reported before anything runs.
+    let budget = super::exports::max_slowdown(exports)?;
     let mut store = Store::open(&settings.db)?;
     let interrupt = Interrupt::install()?;
     run::become_subreaper()?;
@@ -62,7 +65,8 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     let (experiment_id, config_ids) = store.begin_experiment(&info, &settings.configs)?;
     let log_dir = log_directory(&settings.db, experiment_id)?;
     let plan = crate::plan::interleaved(settings.configs.len(), settings.runs, settings.warmup);
-    eprintln!(
+    let progress = Progress::new(exports.quiet, plan.len());
+    progress.say(&format!(
         "allocscope: experiment {experiment_id}: {} configurations x {} runs{} of {}",
         settings.configs.len(),
         settings.runs,
@@ -72,13 +76,17 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             String::new()
         },
         info.command.join(" ")
-    );
+    ));
 
     let mut all_ok = true;
     let mut interrupted = false;
     for (step, planned) in plan.iter().enumerate() {
         let config = &settings.configs[planned.config];
         let kind = if planned.warmup { "warmup" } else { "run" };
+        progress.starting(
+            step,
+            &format!("{} {kind} {}", config.name, planned.repetition),
+        );
         let stem = format!(
             "{:02}-{}-{kind}{}",
             planned.config + 1,
@@ -108,7 +116,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             Outcome::Finished(record) => record,
         };
         let metrics = run_metrics(&record);
-        eprintln!(
+        progress.say(&format!(
             "[{}/{}] {:<24} {kind} {}: {:<10} {:>9}  peak RSS {}{}",
             step + 1,
             plan.len(),
@@ -122,13 +130,14 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
                 .as_ref()
                 .map(|m| format!("  ({m})"))
                 .unwrap_or_default()
-        );
+        ));
         if planned.warmup {
             continue;
         }
         all_ok &= record.status == RunStatus::Ok;
         store.add_run(config_ids[planned.config], &record, &metrics)?;
     }
+    progress.finish();
     store.finish_experiment(
         experiment_id,
         if interrupted {
@@ -139,7 +148,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     )?;
 
     let experiment = store.load_experiment(Some(experiment_id))?;
-    let analysis = analyze(experiment, &settings.baseline)?;
+    let analysis = analyze_with_budget(experiment, &settings.baseline, budget)?;
     super::exports::print_table_and_export(&analysis, exports)?;
     if interrupted {
         eprintln!(

@@ -86,6 +86,7 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
         command.extend(knobs.iter().map(OsString::from));
         let json = args.out.join(format!("{}.json", scenario.name));
         let csv = args.out.join(format!("{}.csv", scenario.name));
+        let html = args.out.join(format!("{}.html", scenario.name));
         let compare_args = CompareArgs {
             alloc: Vec::new(),
             runs: args.runs.clone(),
@@ -104,6 +105,11 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
                 export_json: Some(json.clone()),
                 export_csv: Some(csv.clone()),
                 samples: false,
+                export_markdown: None,
+                plots: None,
+                html: Some(html.clone()),
+                quiet: false,
+                max_slowdown: "5".into(),
             },
             mark: Vec::new(),
             command,
@@ -121,6 +127,7 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
             shown(&json),
             shown(&csv)
         );
+        println!("HTML report: {}", shown(&html));
         println!("re-render: allocscope report --db {}", shown(&args.db));
         if code >= 128 {
             return Ok(code);

@@ -5,4 +5,5 @@ pub mod compare;
 pub mod demo;
 pub mod exports;
 pub mod listing;
+pub mod progress;
 pub mod report;

@@ -1,6 +1,6 @@
 //! `allocscope report`: re-render a stored experiment, or list them.
 
-use crate::analyze::analyze;
+use crate::analyze::analyze_with_budget;
 use crate::cli::ReportArgs;
 use crate::store::Store;
 use anyhow::bail;
@@ -12,6 +12,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
             args.db.display()
         );
     }
+    let budget = super::exports::max_slowdown(&args.export)?;
     let store = Store::open(&args.db)?;
     if args.list {
         print!("{}", super::listing::render(&store.list()?));
@@ -22,7 +23,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
         .baseline
         .clone()
         .unwrap_or_else(|| experiment.info.baseline.clone());
-    let analysis = analyze(experiment, &baseline)?;
+    let analysis = analyze_with_budget(experiment, &baseline, budget)?;
     super::exports::print_table_and_export(&analysis, &args.export)?;
     Ok(0)
 }

@@ -38,6 +38,26 @@ pub fn ratio(value: f64) -> String {
     format!("{value:.2}x")
 }
 
+/// Words of `text` on lines of at most `width` characters (a longer word
+/// gets a line of its own).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 /// One CSV field, quoted when it holds a comma, quote or line break.
 pub fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n', '\r']) {
@@ -79,6 +99,12 @@ mod tests {
     fn durations_switch_to_ms_below_a_second() {
         assert_eq!(duration(0.0123), "12.3 ms");
         assert_eq!(duration(2.345), "2.35 s");
+    }
+
+    #[test]
+    fn wrap_breaks_between_words() {
+        assert_eq!(wrap("aa bb cc", 5), ["aa bb", "cc"]);
+        assert_eq!(wrap("", 5), Vec::<String>::new());
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! The `allocscope/1` JSON document: experiment, host, every configuration
 //! with its runs (and their markers) and summary (with the memory at each
-//! marker label), warnings, and optionally each run's sample timeline.
+//! marker label), warnings, the verdict, and optionally each run's sample
+//! timeline.
 //! Key names are a public interface: add keys, never rename them.
 
 use super::Reporter;
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, MarkerRow, Ratio};
+use crate::analyze::verdict::Verdict;
 use crate::model::{Host, Sample, StoredConfig, StoredRun};
 use anyhow::{Context, Result};
 use serde::{Serialize, Serializer};
@@ -24,6 +26,10 @@ struct Document<'a> {
     configs: Vec<ConfigOut<'a>>,
     /// E.g. a `--mark` that never matched.
     warnings: &'a [String],
+    /// `config`, `reason`, `deploy` {`shell`, `systemd`, `dockerfile`,
+    /// `kubernetes`} (null unless a configuration is recommended), plus
+    /// `outcome`, `explanation`, `memory_metric`, `max_slowdown_pct`.
+    verdict: &'a Verdict,
 }
 
 #[derive(Serialize)]
@@ -253,6 +259,7 @@ impl Reporter for JsonReporter {
                 })
                 .collect(),
             warnings: &analysis.warnings,
+            verdict: &analysis.verdict,
         };
         let mut bytes = serde_json::to_vec_pretty(&doc).context("encoding the JSON report")?;
         bytes.push(b'\n');

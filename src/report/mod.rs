@@ -4,16 +4,23 @@
 
 pub mod csv;
 pub mod format;
+pub mod html;
 pub mod json;
+pub mod markdown;
 pub mod markers_csv;
+pub mod png;
 pub mod samples_csv;
+pub mod svg;
 pub mod table;
+pub mod verdict_text;
 
 #[cfg(test)]
 mod tests;
 
 pub use self::csv::CsvReporter;
+pub use html::HtmlReporter;
 pub use json::JsonReporter;
+pub use markdown::MarkdownReporter;
 pub use markers_csv::MarkersCsvReporter;
 pub use samples_csv::SamplesCsvReporter;
 pub use table::TableReporter;

@@ -1,8 +1,8 @@
 //! The terminal comparison: one block per metric, one line per configuration
 //! with its median, 95% CI and ratio to the baseline, the memory at each
 //! marker, then a footer with the failed runs, warnings, linked-allocator
-//! notes and the sampler's overhead. Fits in 80-100 columns for configuration
-//! names up to ~20 characters.
+//! notes, the sampler's overhead, and the verdict with its deploy lines.
+//! Fits in 80-100 columns for configuration names up to ~20 characters.
 
 use super::format::{duration, ratio, size};
 use super::Reporter;
@@ -355,7 +355,7 @@ fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {
             duration(wall_s)
         )?;
     }
-    Ok(())
+    super::verdict_text::verdict(out, &analysis.verdict)
 }
 
 /// Each allocator the program linked itself, with the configurations whose

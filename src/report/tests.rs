@@ -71,6 +71,98 @@ fn json_with_samples_matches_golden() -> Result<()> {
 }
 
 #[test]
+fn markdown_matches_golden() -> Result<()> {
+    check_golden("report.md", &MarkdownReporter)
+}
+
+#[test]
+fn markdown_escapes_the_command_and_names() -> Result<()> {
+    let mut e = fixture::experiment();
+    e.info.command = vec!["./x".into(), "<script>alert(1)</script>|`rm`".into()];
+    e.configs[1].config.name = "je|malloc".into();
+    let text = String::from_utf8(MarkdownReporter.render(&analyze(e, "glibc")?)?)?;
+    assert!(
+        text.contains("&lt;script&gt;alert(1)&lt;/script&gt;\\|\\`rm\\`"),
+        "{text}"
+    );
+    // Raw only inside fenced code blocks (the deploy lines), which Markdown
+    // renders as text.
+    let outside: Vec<&str> = text.split("```").step_by(2).collect();
+    assert!(outside.iter().all(|t| !t.contains("<script>")), "{text}");
+    assert!(text.contains("| je\\|malloc |"), "{text}");
+    Ok(())
+}
+
+/// Renders one plot of the fixture by name.
+struct PlotReporter(&'static str);
+
+impl Reporter for PlotReporter {
+    fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
+        svg::plots::all(analysis)
+            .into_iter()
+            .find(|p| p.name == self.0)
+            .map(|p| p.svg.into_bytes())
+            .ok_or_else(|| anyhow!("no plot {}", self.0))
+    }
+}
+
+#[test]
+fn rss_over_time_plot_matches_golden() -> Result<()> {
+    check_golden("rss_over_time.svg", &PlotReporter("rss_over_time"))
+}
+
+#[test]
+fn ratios_plot_matches_golden() -> Result<()> {
+    check_golden("ratios.svg", &PlotReporter("ratios"))
+}
+
+#[test]
+fn every_plot_applies_to_the_fixture_and_has_lines() -> Result<()> {
+    let plots = svg::plots::all(&analysis()?);
+    let names: Vec<&str> = plots.iter().map(|p| p.name).collect();
+    assert_eq!(
+        names,
+        [
+            "rss_over_time",
+            "pss_over_time",
+            "memory_at_markers",
+            "ratios",
+            "memory_vs_time",
+            "faults_over_time"
+        ]
+    );
+    for p in &plots {
+        assert!(p.svg.starts_with("<svg "), "{}", p.name);
+        let drawn = p.svg.contains("<path d=\"M") || p.svg.contains("<circle");
+        assert!(drawn, "{} draws nothing", p.name);
+        assert!(p.svg.contains("mimalloc,eager"), "{} has no legend", p.name);
+    }
+    Ok(())
+}
+
+#[test]
+fn html_is_self_contained_and_escapes_the_workload() -> Result<()> {
+    let mut e = fixture::experiment();
+    e.info.command = vec!["./x".into(), "<script>alert(1)</script>".into()];
+    e.configs[1].config.name = "<b>je</b>".into();
+    let html = String::from_utf8(HtmlReporter.render(&analyze(e, "glibc")?)?)?;
+    assert!(!html.contains("<script"), "{html}");
+    assert!(!html.contains("<b>je</b>"), "{html}");
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{html}"
+    );
+    for external in ["http://", "https://", "src=", "<link"] {
+        let outside_svg_ns = html.replace("http://www.w3.org/2000/svg", "");
+        assert!(!outside_svg_ns.contains(external), "{external}");
+    }
+    assert_eq!(html.matches("<svg ").count(), 6);
+    assert!(html.contains("crashed (killed by SIGSEGV"), "notes: {html}");
+    assert!(html.contains("href=\"file:///tmp/allocscope-fixture/glibc/1.out\""));
+    Ok(())
+}
+
+#[test]
 fn csv_matches_golden() -> Result<()> {
     check_golden("summary.csv", &CsvReporter)
 }

@@ -2,11 +2,13 @@
 //! SQLite file, on the small C workloads in tests/programs/.
 
 mod bad_input;
+mod browser;
 mod common;
 mod compare;
 mod lifecycle;
 mod markers;
 mod reliability;
+mod reports;
 mod scenario_server;
 mod scenarios;
 mod store;

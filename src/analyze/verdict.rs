@@ -1,0 +1,359 @@
+//! The verdict: which configuration to run with. The lowest mean memory
+//! (mean RSS, or mean PSS when the tree had several processes) among the
+//! configurations whose wall-time ratio stays within `--max-slowdown` at the
+//! upper end of its CI and whose memory ratio's CI lies below 1.0; otherwise
+//! "keep the default". It explains itself with the figures and says how to
+//! deploy the winner (shell, systemd, Dockerfile, Kubernetes).
+
+use super::stats::bootstrap_ratio_ci;
+use super::types::{ConfigSummary, Ratio};
+use crate::model::{Config, RunStatus, StoredConfig, StoredExperiment, StoredRun};
+use serde::Serialize;
+
+/// The default `--max-slowdown`, in percent.
+pub const DEFAULT_MAX_SLOWDOWN_PCT: f64 = 5.0;
+/// Fewer `ok` runs than this per configuration give no CI worth judging.
+pub const MIN_OK_RUNS: usize = 2;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// `config` is recommended over the baseline.
+    Recommend,
+    /// No configuration qualified: keep the baseline (`config` names it).
+    KeepDefault,
+    /// Too few successful runs to judge; `config` is absent.
+    NoRecommendation,
+}
+
+/// How to deploy the winner, one snippet per target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Deploy {
+    pub shell: String,
+    pub systemd: String,
+    pub dockerfile: String,
+    pub kubernetes: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    /// The configuration to run with (the baseline when keeping the default).
+    pub config: Option<String>,
+    /// One paragraph: why.
+    pub reason: String,
+    /// One plain sentence per non-baseline configuration: what it saved and cost.
+    pub explanation: Vec<String>,
+    /// `mean_rss_bytes` or `mean_pss_bytes`.
+    pub memory_metric: &'static str,
+    pub max_slowdown_pct: f64,
+    /// Present only for `Recommend`.
+    pub deploy: Option<Deploy>,
+}
+
+/// The memory measure the verdict ranks by, per configuration.
+struct Memory {
+    metric: &'static str,
+    words: &'static str,
+    median: Vec<Option<f64>>,
+    ratio: Vec<Option<Ratio>>,
+}
+
+fn ok_values(config: &StoredConfig, pick: fn(&StoredRun) -> Option<f64>) -> Vec<f64> {
+    config
+        .runs
+        .iter()
+        .filter(|r| r.record.status == RunStatus::Ok)
+        .filter_map(pick)
+        .collect()
+}
+
+/// Mean PSS when any ok run's tree had more than one process (RSS counts
+/// shared pages once per process there), else mean RSS.
+fn memory(experiment: &StoredExperiment, baseline: usize, summaries: &[ConfigSummary]) -> Memory {
+    let configs = &experiment.configs;
+    let multi = configs
+        .iter()
+        .flat_map(|c| &c.runs)
+        .filter(|r| r.record.status == RunStatus::Ok)
+        .any(|r| r.record.samples.iter().any(|s| s.processes > 1));
+    let has_pss = summaries
+        .get(baseline)
+        .is_some_and(|s| s.mean_pss_bytes.is_some());
+    if multi && has_pss {
+        let pss = |r: &StoredRun| r.metrics.mean_pss_bytes.map(|b| b as f64);
+        let base = ok_values(&configs[baseline], pss);
+        Memory {
+            metric: "mean_pss_bytes",
+            words: "mean PSS",
+            median: summaries
+                .iter()
+                .map(|s| s.mean_pss_bytes.map(|e| e.median))
+                .collect(),
+            ratio: configs
+                .iter()
+                .map(|c| bootstrap_ratio_ci(&ok_values(c, pss), &base))
+                .collect(),
+        }
+    } else {
+        Memory {
+            metric: "mean_rss_bytes",
+            words: "mean RSS",
+            median: summaries
+                .iter()
+                .map(|s| s.mean_rss_bytes.map(|e| e.median))
+                .collect(),
+            ratio: summaries.iter().map(|s| s.ratio_mean_rss_bytes).collect(),
+        }
+    }
+}
+
+fn pct(ratio: f64) -> String {
+    format!("{:.0}%", (ratio - 1.0).abs() * 100.0)
+}
+
+fn ratio_words(r: &Ratio) -> String {
+    format!("{:.2}x [{:.2}, {:.2}]", r.value, r.ci_low, r.ci_high)
+}
+
+/// Why a candidate does or does not qualify; `None` when it does.
+fn disqualified(s: &ConfigSummary, mem: Option<&Ratio>, budget: f64) -> Option<String> {
+    if s.ok_runs < MIN_OK_RUNS {
+        return Some(format!(
+            "only {} ok run{} of {}: too few to judge",
+            s.ok_runs,
+            if s.ok_runs == 1 { "" } else { "s" },
+            s.total_runs
+        ));
+    }
+    let Some(mem) = mem else {
+        return Some("no memory figures".to_string());
+    };
+    let Some(wall) = s.ratio_wall_s else {
+        return Some("no wall-time figures".to_string());
+    };
+    if wall.ci_high > 1.0 + budget / 100.0 {
+        return Some(format!(
+            "over the {budget}% budget: wall time up to {:.2}x",
+            wall.ci_high
+        ));
+    }
+    if mem.ci_high >= 1.0 {
+        return Some(if mem.ci_low > 1.0 {
+            "uses more memory than the baseline".to_string()
+        } else {
+            "its memory ratio's CI includes 1.0: no saving beyond run-to-run noise".to_string()
+        });
+    }
+    None
+}
+
+/// Decides, explains, and writes the deploy lines. `baseline` indexes
+/// `experiment.configs`; `summaries` are in the same order.
+pub fn decide(
+    experiment: &StoredExperiment,
+    baseline: usize,
+    summaries: &[ConfigSummary],
+    max_slowdown_pct: f64,
+) -> Verdict {
+    let mem = memory(experiment, baseline, summaries);
+    let configs = &experiment.configs;
+    let base_name = configs
+        .get(baseline)
+        .map(|c| c.config.name.clone())
+        .unwrap_or_default();
+    let mut verdict = Verdict {
+        outcome: Outcome::NoRecommendation,
+        config: None,
+        reason: String::new(),
+        explanation: Vec::new(),
+        memory_metric: mem.metric,
+        max_slowdown_pct,
+        deploy: None,
+    };
+    let base_ok = summaries.get(baseline).map_or(0, |s| s.ok_runs);
+    if base_ok < MIN_OK_RUNS {
+        verdict.reason = format!(
+            "No recommendation: the baseline {base_name} has {base_ok} ok run(s); a verdict \
+             needs at least {MIN_OK_RUNS} ok runs per configuration (use --runs 3 or more)."
+        );
+        return verdict;
+    }
+    let mut qualified: Vec<(usize, f64)> = Vec::new();
+    let mut judged = 0;
+    for (i, (c, s)) in configs.iter().zip(summaries).enumerate() {
+        if i == baseline {
+            continue;
+        }
+        let name = &c.config.name;
+        let ratio = mem.ratio[i].as_ref();
+        let why_not = disqualified(s, ratio, max_slowdown_pct);
+        if s.ok_runs >= MIN_OK_RUNS {
+            judged += 1;
+        }
+        let figures = match (ratio, s.ratio_wall_s) {
+            (Some(m), Some(w)) => format!(
+                "{} {} ({} {}), wall time {} ({} {})",
+                mem.words,
+                ratio_words(m),
+                if m.value <= 1.0 { "saves" } else { "costs" },
+                pct(m.value),
+                ratio_words(&w),
+                if w.value <= 1.0 {
+                    "faster by"
+                } else {
+                    "slower by"
+                },
+                pct(w.value)
+            ),
+            _ => "no comparable figures".to_string(),
+        };
+        let line = match &why_not {
+            Some(why) => format!("{name}: {figures}; not chosen: {why}."),
+            None => format!("{name}: {figures}; qualifies."),
+        };
+        verdict.explanation.push(line);
+        if why_not.is_none() {
+            if let Some(m) = mem.median[i] {
+                qualified.push((i, m));
+            }
+        }
+    }
+    if judged == 0 {
+        verdict.reason = format!(
+            "No recommendation: no configuration other than the baseline has at least \
+             {MIN_OK_RUNS} ok runs; rerun with more --runs and check why runs failed."
+        );
+        return verdict;
+    }
+    qualified.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let Some(&(winner, _)) = qualified.first() else {
+        verdict.outcome = Outcome::KeepDefault;
+        verdict.config = Some(base_name.clone());
+        verdict.reason = format!(
+            "Keep the default ({base_name}): no configuration lowers {} beyond run-to-run \
+             noise while keeping wall time within {max_slowdown_pct}% of the baseline at the \
+             upper end of its 95% CI.",
+            mem.words
+        );
+        return verdict;
+    };
+    let c = &configs[winner];
+    let m = mem.ratio[winner].unwrap_or(super::BASELINE_RATIO);
+    let w = summaries[winner]
+        .ratio_wall_s
+        .unwrap_or(super::BASELINE_RATIO);
+    let saved = match (mem.median[baseline], mem.median[winner]) {
+        (Some(b), Some(x)) => format!(" ({} less)", crate::units::format_bytes(b - x)),
+        _ => String::new(),
+    };
+    let others = if qualified.len() > 1 {
+        format!(
+            " It beats {} other configuration(s) that also qualified.",
+            qualified.len() - 1
+        )
+    } else {
+        String::new()
+    };
+    verdict.outcome = Outcome::Recommend;
+    verdict.config = Some(c.config.name.clone());
+    verdict.reason = format!(
+        "Use {}: the lowest {} among the configurations within the {max_slowdown_pct}% \
+         wall-time budget, {} of {base_name}'s{saved}, a saving beyond noise (95% CI below \
+         1.0); wall time {} stays within budget.{others}",
+        c.config.name,
+        mem.words,
+        ratio_words(&m),
+        ratio_words(&w),
+    );
+    verdict.deploy = Some(deploy(&c.config, &experiment.info.command));
+    verdict
+}
+
+/// The Debian package that provides an allocator, when it is not glibc.
+pub fn debian_package(allocator: &str) -> Option<&'static str> {
+    match allocator {
+        "jemalloc" => Some("libjemalloc2"),
+        "tcmalloc" => Some("libtcmalloc-minimal4"),
+        "mimalloc" => Some("libmimalloc2.0"),
+        _ => None,
+    }
+}
+
+pub fn sh_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// A double-quoted string valid in JSON, YAML, systemd and Dockerfile `ENV`.
+fn dq(text: &str) -> String {
+    serde_json::Value::String(text.to_string()).to_string()
+}
+
+/// The snippets that give a process `config`'s environment.
+pub fn deploy(config: &Config, command: &[String]) -> Deploy {
+    let env = &config.env;
+    let mut words: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", sh_quote(v)))
+        .collect();
+    let program = command
+        .iter()
+        .map(|w| sh_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    words.push(program);
+    let one_line = format!("env {}", words.join(" "));
+    // Long lines get one variable per line, so they can be read and pasted.
+    let shell = if one_line.chars().count() <= 80 {
+        one_line
+    } else {
+        format!("env \\\n  {}", words.join(" \\\n  "))
+    };
+    let systemd = env
+        .iter()
+        .map(|(k, v)| format!("Environment={}\n", dq(&format!("{k}={v}"))))
+        .collect::<String>();
+    let mut dockerfile = String::new();
+    match debian_package(&config.allocator) {
+        Some(pkg) => dockerfile.push_str(&format!(
+            "RUN apt-get update \\\n && apt-get install -y --no-install-recommends {pkg} \\\n \
+             && rm -rf /var/lib/apt/lists/*\n"
+        )),
+        None if config.allocator != "glibc" => {
+            if let Some(lib) = &config.library {
+                let path = lib.to_string_lossy();
+                dockerfile.push_str(&format!("COPY {} {}\n", dq(&path), dq(&path)));
+            }
+        }
+        None => {}
+    }
+    for (k, v) in env {
+        dockerfile.push_str(&format!("ENV {k}={}\n", dq(v)));
+    }
+    let mut kubernetes = String::from(if env.is_empty() {
+        "env: []\n"
+    } else {
+        "env:\n"
+    });
+    for (k, v) in env {
+        kubernetes.push_str(&format!("  - name: {k}\n    value: {}\n", dq(v)));
+    }
+    Deploy {
+        shell: shell + "\n",
+        systemd,
+        dockerfile,
+        kubernetes,
+    }
+}
+
+#[cfg(test)]
+#[path = "verdict_tests.rs"]
+mod tests;

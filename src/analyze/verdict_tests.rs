@@ -1,0 +1,180 @@
+//! The verdict on hand-built experiments: a clear winner, a winner over
+//! budget, a saving within noise, too few runs, and multi-process trees.
+
+use super::*;
+use crate::analyze::{analyze_with_budget, fixture, types::Analysis};
+use crate::model::RunStatus;
+
+const MIB: f64 = 1048576.0;
+
+/// The fixture's three configurations (glibc, jemalloc, mimalloc,eager),
+/// every run ok and single-process, with the given mean RSS (MiB) and wall
+/// time (s) per run.
+fn experiment(figures: [&[(f64, f64)]; 3]) -> StoredExperiment {
+    let mut e = fixture::experiment();
+    for (config, runs) in e.configs.iter_mut().zip(figures) {
+        config.runs.truncate(runs.len());
+        for (run, &(mib, wall)) in config.runs.iter_mut().zip(runs) {
+            run.record.status = RunStatus::Ok;
+            run.record.wall_s = wall;
+            run.metrics.mean_rss_bytes = (mib * MIB) as u64;
+            run.metrics.mean_pss_bytes = Some((mib * MIB * 0.9) as u64);
+            for s in &mut run.record.samples {
+                s.processes = 1;
+            }
+        }
+    }
+    e
+}
+
+fn judge(e: StoredExperiment, budget: f64) -> Analysis {
+    analyze_with_budget(e, "glibc", budget).expect("analysis")
+}
+
+const GLIBC: &[(f64, f64)] = &[(100.0, 1.00), (101.0, 1.01), (99.0, 0.99), (100.5, 1.0)];
+const SMALL_SAME_SPEED: &[(f64, f64)] = &[(60.0, 1.0), (61.0, 1.01), (59.0, 0.99), (60.5, 1.0)];
+const MID_FASTER: &[(f64, f64)] = &[(80.0, 0.9), (81.0, 0.91), (79.0, 0.89), (80.5, 0.9)];
+const SMALL_SLOWER: &[(f64, f64)] = &[(60.0, 1.2), (61.0, 1.21), (59.0, 1.19), (60.5, 1.2)];
+const MID_SLOWER: &[(f64, f64)] = &[(80.0, 1.3), (81.0, 1.31), (79.0, 1.29), (80.5, 1.3)];
+
+#[test]
+fn recommends_the_lowest_memory_within_budget_and_says_how_to_deploy_it() {
+    let v = judge(experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]), 5.0).verdict;
+    assert_eq!(v.outcome, Outcome::Recommend);
+    assert_eq!(v.config.as_deref(), Some("jemalloc"));
+    assert_eq!(v.memory_metric, "mean_rss_bytes");
+    assert!(v.reason.contains("Use jemalloc"), "{}", v.reason);
+    assert!(v.reason.contains("0.60x"), "{}", v.reason);
+    assert!(v.reason.contains("1 other"), "{}", v.reason);
+    assert_eq!(v.explanation.len(), 2);
+    assert!(
+        v.explanation[0].contains("saves 40%"),
+        "{:?}",
+        v.explanation
+    );
+    let d = v.deploy.expect("deploy lines");
+    assert!(
+        d.shell
+            .starts_with("env LD_PRELOAD=/usr/lib/libjemalloc.so.2 ./bench"),
+        "{}",
+        d.shell
+    );
+    assert_eq!(
+        d.systemd,
+        "Environment=\"LD_PRELOAD=/usr/lib/libjemalloc.so.2\"\n"
+    );
+    assert!(d
+        .dockerfile
+        .contains("apt-get install -y --no-install-recommends libjemalloc2"));
+    assert!(d
+        .dockerfile
+        .contains("ENV LD_PRELOAD=\"/usr/lib/libjemalloc.so.2\"\n"));
+    assert_eq!(
+        d.kubernetes,
+        "env:\n  - name: LD_PRELOAD\n    value: \"/usr/lib/libjemalloc.so.2\"\n"
+    );
+}
+
+#[test]
+fn a_configuration_over_budget_is_passed_over_and_named() {
+    let v = judge(experiment([GLIBC, SMALL_SLOWER, MID_FASTER]), 5.0).verdict;
+    assert_eq!(v.config.as_deref(), Some("mimalloc,eager"));
+    assert!(
+        v.explanation[0].contains("jemalloc") && v.explanation[0].contains("over the 5% budget"),
+        "{:?}",
+        v.explanation
+    );
+    let d = v.deploy.expect("deploy lines");
+    assert!(d.dockerfile.contains("libmimalloc2.0"), "{}", d.dockerfile);
+    assert!(d
+        .kubernetes
+        .contains("- name: MIMALLOC_EAGER_COMMIT\n    value: \"1\""));
+}
+
+#[test]
+fn a_larger_budget_admits_a_slower_configuration() {
+    let v = judge(experiment([GLIBC, SMALL_SLOWER, MID_SLOWER]), 25.0).verdict;
+    assert_eq!(v.config.as_deref(), Some("jemalloc"));
+    assert_eq!(v.max_slowdown_pct, 25.0);
+}
+
+#[test]
+fn keeps_the_default_when_every_candidate_is_over_budget() {
+    let v = judge(experiment([GLIBC, SMALL_SLOWER, MID_SLOWER]), 5.0).verdict;
+    assert_eq!(v.outcome, Outcome::KeepDefault);
+    assert_eq!(v.config.as_deref(), Some("glibc"));
+    assert!(
+        v.reason.starts_with("Keep the default (glibc)"),
+        "{}",
+        v.reason
+    );
+    assert!(v.deploy.is_none());
+    assert!(v
+        .explanation
+        .iter()
+        .all(|l| l.contains("over the 5% budget")));
+}
+
+#[test]
+fn a_memory_ratio_whose_ci_crosses_one_does_not_qualify() {
+    let noisy: &[(f64, f64)] = &[(90.0, 1.0), (110.0, 1.0), (95.0, 1.0), (104.0, 1.0)];
+    let v = judge(experiment([GLIBC, noisy, noisy]), 5.0).verdict;
+    assert_eq!(v.outcome, Outcome::KeepDefault);
+    assert!(
+        v.explanation[0].contains("CI includes 1.0"),
+        "{:?}",
+        v.explanation
+    );
+}
+
+#[test]
+fn too_few_ok_runs_give_no_recommendation_and_say_so() {
+    let one: &[(f64, f64)] = &[(100.0, 1.0)];
+    let v = judge(experiment([one, SMALL_SAME_SPEED, MID_FASTER]), 5.0).verdict;
+    assert_eq!(v.outcome, Outcome::NoRecommendation);
+    assert_eq!(v.config, None);
+    assert!(v.reason.contains("at least 2 ok runs"), "{}", v.reason);
+
+    let mut e = experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]);
+    for run in &mut e.configs[1].runs[1..] {
+        run.record.status = RunStatus::Failed;
+    }
+    let v = judge(e, 5.0).verdict;
+    assert_eq!(v.config.as_deref(), Some("mimalloc,eager"));
+    assert!(
+        v.explanation[0].contains("too few to judge"),
+        "{:?}",
+        v.explanation
+    );
+}
+
+#[test]
+fn multi_process_trees_are_judged_by_mean_pss() {
+    let mut e = experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]);
+    for s in &mut e.configs[0].runs[0].record.samples {
+        s.processes = 3;
+    }
+    let v = judge(e, 5.0).verdict;
+    assert_eq!(v.memory_metric, "mean_pss_bytes");
+    assert!(v.reason.contains("mean PSS"), "{}", v.reason);
+}
+
+#[test]
+fn glibc_tunables_deploy_without_a_package() {
+    let config = crate::model::Config {
+        name: "glibc:arena_max=2".into(),
+        allocator: "glibc".into(),
+        library: None,
+        version: None,
+        env: vec![("GLIBC_TUNABLES".into(), "glibc.malloc.arena_max=2".into())],
+    };
+    let d = deploy(&config, &["my app".to_string()]);
+    assert_eq!(
+        d.shell,
+        "env GLIBC_TUNABLES=glibc.malloc.arena_max=2 'my app'\n"
+    );
+    assert_eq!(
+        d.dockerfile,
+        "ENV GLIBC_TUNABLES=\"glibc.malloc.arena_max=2\"\n"
+    );
+}

@@ -1,0 +1,302 @@
+//! One self-contained HTML report: the experiment (command, host, allocator
+//! versions, THP, date), notes on anything suspect, the comparison table,
+//! the verdict with its deploy lines, every plot as inline SVG, and the
+//! per-run details with links to the kept stdout/stderr. Inline CSS only, no
+//! scripts, no external resources; every user or workload string escaped.
+
+use super::format::{duration, size};
+use super::svg::{escape, plots};
+use super::Reporter;
+use crate::analyze::types::{Analysis, Estimate, Ratio};
+use crate::analyze::verdict::Outcome;
+use crate::model::RunStatus;
+use anyhow::Result;
+use std::fmt::Write as _;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HtmlReporter;
+
+/// A CI wider than this share of its median is flagged as noisy.
+const WIDE_CI: f64 = 0.20;
+
+const STYLE: &str = "body{font-family:'DejaVu Sans',Verdana,sans-serif;margin:2em auto;\
+max-width:1100px;color:#222;padding:0 1em}h1{font-size:1.5em}h2{font-size:1.2em;\
+border-bottom:1px solid #ccc;margin-top:2em}table{border-collapse:collapse;margin:1em 0}\
+td,th{border:1px solid #ccc;padding:4px 8px;text-align:right;vertical-align:top}\
+td:first-child,th:first-child{text-align:left}.ratio{color:#555;font-size:.9em}\
+.sig{font-weight:bold}.verdict{background:#eef6ee;border:1px solid #9c9;padding:.5em 1em}\
+.keep{background:#f6f3e8;border-color:#cb9}pre{background:#f4f4f4;padding:.6em;overflow:auto}\
+.note{color:#8a4b00}figure{margin:1em 0}svg{max-width:100%;height:auto}dt{font-weight:bold}";
+
+/// A link to a file on this machine, by its absolute path.
+fn file_link(path: &std::path::Path) -> String {
+    let text = path.to_string_lossy();
+    let href: String = text
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    format!("<a href=\"file://{href}\">{}</a>", escape(&text))
+}
+
+fn cell(e: Option<Estimate>, r: Option<Ratio>, base: bool, show: fn(f64) -> String) -> String {
+    let Some(e) = e else {
+        return "<td>-</td>".to_string();
+    };
+    let ratio = match (base, r) {
+        (true, _) => "<div class=\"ratio\">baseline</div>".to_string(),
+        (false, Some(r)) => format!(
+            "<div class=\"ratio{}\">{:.2}x [{:.2}, {:.2}]</div>",
+            if r.excludes_one() { " sig" } else { "" },
+            r.value,
+            r.ci_low,
+            r.ci_high
+        ),
+        (false, None) => String::new(),
+    };
+    format!(
+        "<td>{} <span class=\"ratio\">[{}, {}]</span>{ratio}</td>",
+        show(e.median),
+        show(e.ci_low),
+        show(e.ci_high)
+    )
+}
+
+/// Things the reader should check before trusting the numbers.
+fn notes(a: &Analysis) -> Vec<String> {
+    let mut out: Vec<String> = a.warnings.clone();
+    for (c, s) in a.experiment.configs.iter().zip(&a.summaries) {
+        let name = &c.config.name;
+        for r in c.runs.iter().filter(|r| r.record.status != RunStatus::Ok) {
+            out.push(format!(
+                "{name} run {} ended {}{}; it is left out of the figures.",
+                r.record.index,
+                r.record.status.as_str(),
+                r.record
+                    .message
+                    .as_deref()
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default()
+            ));
+        }
+        for (what, e) in [("mean RSS", s.mean_rss_bytes), ("wall time", s.wall_s)] {
+            if let Some(e) = e.filter(|e| e.median > 0.0) {
+                let width = (e.ci_high - e.ci_low) / e.median;
+                if width > WIDE_CI {
+                    out.push(format!(
+                        "{name}: the 95% CI of its {what} spans {:.0}% of the median; \
+                         more runs would narrow it.",
+                        width * 100.0
+                    ));
+                }
+            }
+        }
+    }
+    if a.verdict.outcome == Outcome::NoRecommendation {
+        out.push("Too few ok runs for a verdict; see below.".to_string());
+    }
+    out
+}
+
+fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
+    let e = &a.experiment;
+    let h = &e.info.host;
+    writeln!(out, "<dl>")?;
+    let command = super::markdown::shell_line(&e.info.command);
+    for (k, v) in [
+        ("command", command),
+        (
+            "date",
+            format!("{} (status: {})", e.info.started_at, e.status),
+        ),
+        (
+            "host",
+            format!(
+                "{}, Linux {}, glibc {}, {} CPUs, THP {}, cgroup memory limit {}",
+                h.hostname,
+                h.kernel,
+                h.glibc,
+                h.cpus,
+                h.thp,
+                h.cgroup_memory_limit_bytes
+                    .map(|b| size(b as f64))
+                    .unwrap_or_else(|| "none".into())
+            ),
+        ),
+    ] {
+        writeln!(out, "<dt>{k}</dt><dd><code>{}</code></dd>", escape(&v))?;
+    }
+    writeln!(out, "<dt>configurations</dt><dd><ul>")?;
+    for c in &e.configs {
+        let c = &c.config;
+        let env: Vec<String> = c.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        writeln!(
+            out,
+            "<li><b>{}</b>: {} {} <code>{}</code></li>",
+            escape(&c.name),
+            escape(&c.allocator),
+            escape(c.version.as_deref().unwrap_or("(version unknown)")),
+            escape(&env.join(" "))
+        )?;
+    }
+    writeln!(out, "</ul></dd></dl>")?;
+    Ok(())
+}
+
+fn table(out: &mut String, a: &Analysis) -> Result<()> {
+    let pss = a.summaries.iter().any(|s| s.mean_pss_bytes.is_some());
+    write!(
+        out,
+        "<table><tr><th>configuration</th><th>runs ok</th><th>peak RSS</th><th>mean RSS</th>"
+    )?;
+    if pss {
+        write!(out, "<th>mean PSS</th>")?;
+    }
+    writeln!(out, "<th>wall time</th></tr>")?;
+    for (i, (c, s)) in a.experiment.configs.iter().zip(&a.summaries).enumerate() {
+        let base = i == a.baseline;
+        write!(
+            out,
+            "<tr><td>{}</td><td>{}/{}</td>",
+            escape(&c.config.name),
+            s.ok_runs,
+            s.total_runs
+        )?;
+        out.push_str(&cell(s.peak_rss_bytes, s.ratio_peak_rss_bytes, base, size));
+        out.push_str(&cell(s.mean_rss_bytes, s.ratio_mean_rss_bytes, base, size));
+        if pss {
+            out.push_str(&cell(s.mean_pss_bytes, None, base, size));
+        }
+        out.push_str(&cell(s.wall_s, s.ratio_wall_s, base, duration));
+        writeln!(out, "</tr>")?;
+    }
+    writeln!(
+        out,
+        "</table><p>Medians over the ok runs with their 95% bootstrap CI; below each, the \
+         ratio to the baseline, <b>bold</b> when its CI excludes 1.0.</p>"
+    )?;
+    Ok(())
+}
+
+fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
+    let v = &a.verdict;
+    let class = if v.outcome == Outcome::Recommend {
+        "verdict"
+    } else {
+        "verdict keep"
+    };
+    writeln!(
+        out,
+        "<h2>Verdict (budget: at most {}% slower)</h2><div class=\"{class}\"><p>{}</p><ul>",
+        v.max_slowdown_pct,
+        escape(&v.reason)
+    )?;
+    for line in &v.explanation {
+        writeln!(out, "<li>{}</li>", escape(line))?;
+    }
+    writeln!(out, "</ul></div>")?;
+    if let (Some(d), Some(name)) = (&v.deploy, &v.config) {
+        writeln!(out, "<h3>Deploy {}</h3>", escape(name))?;
+        for (title, text) in [
+            ("Shell", &d.shell),
+            ("systemd unit, [Service] section", &d.systemd),
+            ("Dockerfile", &d.dockerfile),
+            ("Kubernetes container", &d.kubernetes),
+        ] {
+            writeln!(out, "<p>{title}:</p><pre>{}</pre>", escape(text.trim_end()))?;
+        }
+    }
+    Ok(())
+}
+
+fn runs(out: &mut String, a: &Analysis) -> Result<()> {
+    writeln!(
+        out,
+        "<table><tr><th>configuration</th><th>run</th><th>status</th><th>exit</th>\
+         <th>wall</th><th>peak RSS</th><th>mean RSS</th><th>stdout / stderr</th></tr>"
+    )?;
+    for c in &a.experiment.configs {
+        for r in &c.runs {
+            let rec = &r.record;
+            let exit = match (rec.exit_code, rec.signal) {
+                (Some(code), _) => code.to_string(),
+                (None, Some(sig)) => format!("signal {sig}"),
+                (None, None) => "-".into(),
+            };
+            writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}{}</td><td>{exit}</td><td>{}</td><td>{}</td>\
+                 <td>{}</td><td>{}<br>{}</td></tr>",
+                escape(&c.config.name),
+                rec.index,
+                rec.status.as_str(),
+                rec.message
+                    .as_deref()
+                    .map(|m| format!(": {}", escape(m)))
+                    .unwrap_or_default(),
+                duration(rec.wall_s),
+                size(r.metrics.peak_rss_bytes as f64),
+                size(r.metrics.mean_rss_bytes as f64),
+                file_link(&rec.stdout_path),
+                file_link(&rec.stderr_path)
+            )?;
+        }
+    }
+    writeln!(out, "</table>")?;
+    Ok(())
+}
+
+impl Reporter for HtmlReporter {
+    fn render(&self, a: &Analysis) -> Result<Vec<u8>> {
+        let e = &a.experiment;
+        let mut out = String::new();
+        let title = format!(
+            "allocscope experiment {}{}",
+            e.id,
+            e.info
+                .name
+                .as_deref()
+                .map(|n| format!(": {n}"))
+                .unwrap_or_default()
+        );
+        writeln!(
+            out,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
+             <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+             style-src 'unsafe-inline'; img-src data:\">\n<title>{}</title>\n\
+             <style>{STYLE}</style></head><body>\n<h1>{}</h1>",
+            escape(&title),
+            escape(&title)
+        )?;
+        experiment(&mut out, a)?;
+        let notes = notes(a);
+        if !notes.is_empty() {
+            writeln!(out, "<h2>Notes</h2><ul class=\"note\">")?;
+            for n in notes {
+                writeln!(out, "<li>{}</li>", escape(&n))?;
+            }
+            writeln!(out, "</ul>")?;
+        }
+        writeln!(out, "<h2>Comparison</h2>")?;
+        table(&mut out, a)?;
+        verdict(&mut out, a)?;
+        writeln!(out, "<h2>Plots</h2>")?;
+        for p in plots::all(a) {
+            writeln!(
+                out,
+                "<figure id=\"plot-{}\">\n{}<figcaption>{}</figcaption></figure>",
+                p.name,
+                p.svg,
+                escape(&p.title)
+            )?;
+        }
+        writeln!(out, "<h2>Runs</h2>")?;
+        runs(&mut out, a)?;
+        writeln!(out, "</body></html>")?;
+        Ok(out.into_bytes())
+    }
+}

@@ -1,0 +1,187 @@
+//! Markdown for an issue or pull request: the experiment in one line, the
+//! comparison table (runs ok, peak RSS, mean RSS, mean PSS, wall time: each
+//! median [95% CI] and ratio [CI]) and the verdict with its deploy lines.
+//! Every string from the user or the workload is escaped.
+
+use super::format::{duration, size};
+use super::Reporter;
+use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
+use crate::analyze::verdict::sh_quote;
+use anyhow::Result;
+use std::fmt::Write as _;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MarkdownReporter;
+
+/// Escapes text for a Markdown table cell or paragraph: the characters that
+/// start formatting, pipes, and HTML (`<`, `>`, `&` as entities).
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '|' => out.push_str("\\|"),
+            '\n' | '\r' => out.push(' '),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '~' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The command as a shell would need it typed.
+pub fn shell_line(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| sh_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A fenced code block that no backtick run in `text` can close early.
+fn fenced(text: &str, lang: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat((longest + 1).max(3));
+    format!("{fence}{lang}\n{}\n{fence}\n", text.trim_end())
+}
+
+fn cell(
+    est: Option<Estimate>,
+    ratio: Option<Ratio>,
+    base: bool,
+    show: fn(f64) -> String,
+) -> String {
+    let Some(e) = est else {
+        return "-".to_string();
+    };
+    let value = format!(
+        "{} [{}, {}]",
+        show(e.median),
+        show(e.ci_low),
+        show(e.ci_high)
+    );
+    match (base, ratio) {
+        (true, _) => format!("{value}<br>baseline"),
+        (false, Some(r)) => format!(
+            "{value}<br>{}{:.2}x [{:.2}, {:.2}]{}",
+            if r.excludes_one() { "**" } else { "" },
+            r.value,
+            r.ci_low,
+            r.ci_high,
+            if r.excludes_one() { "**" } else { "" }
+        ),
+        (false, None) => value,
+    }
+}
+
+fn row(name: &str, s: &ConfigSummary, base: bool, pss: bool) -> String {
+    let mut cells = vec![
+        escape(name),
+        format!("{}/{}", s.ok_runs, s.total_runs),
+        cell(s.peak_rss_bytes, s.ratio_peak_rss_bytes, base, size),
+        cell(s.mean_rss_bytes, s.ratio_mean_rss_bytes, base, size),
+    ];
+    if pss {
+        cells.push(cell(s.mean_pss_bytes, None, base, size));
+    }
+    cells.push(cell(s.wall_s, s.ratio_wall_s, base, duration));
+    format!("| {} |\n", cells.join(" | "))
+}
+
+impl Reporter for MarkdownReporter {
+    fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
+        let e = &analysis.experiment;
+        let mut out = String::new();
+        let name = e.info.name.as_deref().map(escape).unwrap_or_default();
+        writeln!(out, "## allocscope experiment {} {name}\n", e.id)?;
+        writeln!(
+            out,
+            "Command: {} on {} (Linux {}, glibc {}, {} CPUs, THP {}), {} runs per configuration, \
+             started {}.\n",
+            escape(&shell_line(&e.info.command)),
+            escape(&e.info.host.hostname),
+            escape(&e.info.host.kernel),
+            escape(&e.info.host.glibc),
+            e.info.host.cpus,
+            escape(&e.info.host.thp),
+            e.info.runs_per_config,
+            escape(&e.info.started_at)
+        )?;
+        let pss = analysis
+            .summaries
+            .iter()
+            .any(|s| s.mean_pss_bytes.is_some());
+        let mut head = vec!["configuration", "runs ok", "peak RSS", "mean RSS"];
+        if pss {
+            head.push("mean PSS");
+        }
+        head.push("wall time");
+        writeln!(out, "| {} |", head.join(" | "))?;
+        writeln!(out, "|{}", " --- |".repeat(head.len()))?;
+        for (i, (c, s)) in e.configs.iter().zip(&analysis.summaries).enumerate() {
+            out.push_str(&row(&c.config.name, s, i == analysis.baseline, pss));
+        }
+        writeln!(
+            out,
+            "\nMedians over the ok runs with their 95% bootstrap CI; the second line is the \
+             ratio to the baseline, **bold** when its CI excludes 1.0.\n"
+        )?;
+        let v = &analysis.verdict;
+        writeln!(
+            out,
+            "### Verdict (budget: at most {}% slower)\n\n{}\n",
+            v.max_slowdown_pct,
+            escape(&v.reason)
+        )?;
+        for line in &v.explanation {
+            writeln!(out, "- {}", escape(line))?;
+        }
+        if !analysis.warnings.is_empty() {
+            writeln!(out)?;
+            for warning in &analysis.warnings {
+                writeln!(out, "> warning: {}", escape(warning))?;
+            }
+        }
+        if let (Some(d), Some(name)) = (&v.deploy, &v.config) {
+            writeln!(out, "\n#### Deploy {}\n", escape(name))?;
+            for (title, text, lang) in [
+                ("Shell", &d.shell, "sh"),
+                ("systemd unit, `[Service]` section", &d.systemd, "ini"),
+                ("Dockerfile", &d.dockerfile, "dockerfile"),
+                ("Kubernetes container", &d.kubernetes, "yaml"),
+            ] {
+                writeln!(out, "{title}:\n\n{}", fenced(text, lang))?;
+            }
+        }
+        Ok(out.into_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_pipes_backticks_and_html() {
+        assert_eq!(
+            escape("a|b `c` <script>alert(1)</script> & d"),
+            "a\\|b \\`c\\` &lt;script&gt;alert(1)&lt;/script&gt; &amp; d"
+        );
+    }
+
+    #[test]
+    fn fences_outlast_backticks_inside() {
+        assert_eq!(fenced("x", "sh"), "```sh\nx\n```\n");
+        assert_eq!(fenced("a ```` b", ""), "`````\na ```` b\n`````\n");
+    }
+}

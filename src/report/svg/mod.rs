@@ -1,0 +1,172 @@
+//! A tiny SVG builder for the plots: elements appended as text with fixed
+//! float formatting (one decimal), so the same analysis always gives the
+//! same bytes; every text node escaped. `chart` adds axes and scales,
+//! `plots` draws allocscope's five plots from an `Analysis`.
+
+pub mod chart;
+pub mod plots;
+
+use std::fmt::Write as _;
+
+/// Colours per configuration index (colour-blind friendly, Okabe-Ito order).
+pub const PALETTE: [&str; 8] = [
+    "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442",
+];
+
+pub fn colour(index: usize) -> &'static str {
+    PALETTE[index % PALETTE.len()]
+}
+
+/// A coordinate with one decimal; `-0.0` printed as `0.0`.
+pub fn num(v: f64) -> String {
+    let v = if v.is_finite() { v } else { 0.0 };
+    let s = format!("{v:.1}");
+    if s == "-0.0" {
+        "0.0".to_string()
+    } else {
+        s
+    }
+}
+
+/// Escapes text for XML content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// An SVG document being built.
+pub struct Svg {
+    width: f64,
+    height: f64,
+    body: String,
+}
+
+impl Svg {
+    pub fn new(width: f64, height: f64) -> Svg {
+        Svg {
+            width,
+            height,
+            body: String::new(),
+        }
+    }
+
+    pub fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, stroke: &str, width: f64) {
+        let _ = writeln!(
+            self.body,
+            r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{stroke}" stroke-width="{}"/>"#,
+            num(x1),
+            num(y1),
+            num(x2),
+            num(y2),
+            num(width)
+        );
+    }
+
+    /// An open path through `points`; nothing when there are fewer than two.
+    pub fn polyline(&mut self, points: &[(f64, f64)], stroke: &str, width: f64, opacity: f64) {
+        if points.len() < 2 {
+            return;
+        }
+        let mut d = String::new();
+        for (i, (x, y)) in points.iter().enumerate() {
+            let _ = write!(
+                d,
+                "{}{},{}",
+                if i == 0 { "M" } else { " L" },
+                num(*x),
+                num(*y)
+            );
+        }
+        let _ = writeln!(
+            self.body,
+            r#"<path d="{d}" fill="none" stroke="{stroke}" stroke-width="{}" stroke-opacity="{}" stroke-linejoin="round"/>"#,
+            num(width),
+            num(opacity)
+        );
+    }
+
+    pub fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: &str) {
+        let _ = writeln!(
+            self.body,
+            r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{fill}" stroke="{stroke}"/>"#,
+            num(x),
+            num(y),
+            num(w),
+            num(h)
+        );
+    }
+
+    pub fn circle(&mut self, x: f64, y: f64, r: f64, fill: &str) {
+        let _ = writeln!(
+            self.body,
+            r#"<circle cx="{}" cy="{}" r="{}" fill="{fill}"/>"#,
+            num(x),
+            num(y),
+            num(r)
+        );
+    }
+
+    /// Text anchored `start`, `middle` or `end`; `rotate` in degrees about (x, y).
+    pub fn text(&mut self, x: f64, y: f64, size: f64, anchor: &str, rotate: f64, content: &str) {
+        let transform = if rotate != 0.0 {
+            format!(
+                r#" transform="rotate({} {} {})""#,
+                num(rotate),
+                num(x),
+                num(y)
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            self.body,
+            r#"<text x="{}" y="{}" font-size="{}" text-anchor="{anchor}"{transform}>{}</text>"#,
+            num(x),
+            num(y),
+            num(size),
+            escape(content)
+        );
+    }
+
+    pub fn finish(self) -> String {
+        format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
+             viewBox=\"0 0 {w} {h}\" font-family=\"DejaVu Sans, Verdana, sans-serif\">\n\
+             <rect width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>\n{}</svg>\n",
+            self.body,
+            w = num(self.width),
+            h = num(self.height),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_have_one_decimal_and_no_negative_zero() {
+        assert_eq!(num(1.25), "1.2");
+        assert_eq!(num(-0.01), "0.0");
+        assert_eq!(num(f64::NAN), "0.0");
+    }
+
+    #[test]
+    fn text_is_escaped() {
+        let mut svg = Svg::new(10.0, 10.0);
+        svg.text(0.0, 0.0, 10.0, "start", 0.0, "<script>&\"");
+        let out = svg.finish();
+        assert!(out.contains("&lt;script&gt;&amp;&quot;"), "{out}");
+        assert!(!out.contains("<script>"));
+    }
+}

@@ -1,0 +1,374 @@
+//! allocscope's plots, each an SVG string from an `Analysis`: memory over
+//! time (RSS, and PSS for multi-process trees), memory at markers, ratios to
+//! the baseline with CI whiskers, memory against wall time with the Pareto
+//! frontier, and page faults over time. One colour per configuration.
+
+use super::chart::{Axis, Chart, Kind};
+use super::colour;
+use crate::analyze::stats::median;
+use crate::analyze::types::{Analysis, Estimate, Ratio};
+use crate::model::{RunStatus, Sample, StoredConfig};
+
+/// One plot: a file-name stem, a title, and the SVG document.
+pub struct Plot {
+    pub name: &'static str,
+    pub title: String,
+    pub svg: String,
+}
+
+/// Points on the common time grid of the median line.
+const GRID: usize = 200;
+
+/// Every plot that applies to this analysis, in reading order.
+pub fn all(analysis: &Analysis) -> Vec<Plot> {
+    let mut plots = vec![over_time(
+        analysis,
+        "rss_over_time",
+        "RSS over time",
+        "RSS",
+        |s| Some(s.rss_bytes as f64),
+        false,
+    )];
+    if multi_process(analysis) {
+        plots.push(over_time(
+            analysis,
+            "pss_over_time",
+            "PSS over time (whole process tree)",
+            "PSS",
+            |s| s.pss_bytes.map(|b| b as f64),
+            true,
+        ));
+    }
+    if !analysis.markers.is_empty() {
+        plots.push(markers(analysis));
+    }
+    plots.push(ratios(analysis));
+    plots.push(pareto(analysis));
+    plots.push(faults(analysis));
+    plots
+}
+
+fn multi_process(analysis: &Analysis) -> bool {
+    analysis.verdict.memory_metric == "mean_pss_bytes"
+}
+
+fn ok_runs(c: &StoredConfig) -> impl Iterator<Item = &[Sample]> {
+    c.runs
+        .iter()
+        .filter(|r| r.record.status == RunStatus::Ok)
+        .map(|r| r.record.samples.as_slice())
+}
+
+fn names(analysis: &Analysis) -> Vec<(String, &'static str)> {
+    analysis
+        .experiment
+        .configs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.config.name.clone(), colour(i)))
+        .collect()
+}
+
+/// The last value at or before `t` (a step function), `None` past the end.
+fn value_at(series: &[(f64, f64)], t: f64) -> Option<f64> {
+    let last = series.last()?;
+    if t > last.0 {
+        return None;
+    }
+    let i = series.partition_point(|p| p.0 <= t);
+    series.get(i.saturating_sub(1)).map(|p| p.1)
+}
+
+/// A series per run (thin) and the per-configuration median on a common
+/// grid (bold), for one value of the samples.
+fn over_time(
+    analysis: &Analysis,
+    name: &'static str,
+    title: &str,
+    what: &str,
+    value: fn(&Sample) -> Option<f64>,
+    steps: bool,
+) -> Plot {
+    let configs = &analysis.experiment.configs;
+    let series: Vec<Vec<Vec<(f64, f64)>>> = configs
+        .iter()
+        .map(|c| {
+            ok_runs(c)
+                .map(|samples| {
+                    samples
+                        .iter()
+                        .filter_map(|s| Some((s.t_s, value(s)?)))
+                        .collect::<Vec<_>>()
+                })
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .collect();
+    let all = series.iter().flatten().flatten();
+    let t_max = all.clone().map(|p| p.0).fold(0.0, f64::max);
+    let v_max = all.map(|p| p.1).fold(0.0, f64::max);
+    let kind = if name == "faults_over_time" {
+        Kind::Plain
+    } else {
+        Kind::Bytes
+    };
+    let mut chart = Chart::new(
+        title,
+        Axis::new(0.0, t_max, "time since start", Kind::Seconds),
+        Axis::new(0.0, v_max * 1.05, what, kind),
+    );
+    for (i, runs) in series.iter().enumerate() {
+        for run in runs {
+            let mut pts: Vec<(f64, f64)> = Vec::new();
+            for &(t, v) in run {
+                // Sparse series (PSS is read at an adaptive rate) are drawn as
+                // steps: the last reading holds until the next, like the median.
+                if let (true, Some(&(_, prev))) = (steps, pts.last()) {
+                    pts.push((chart.px(t), prev));
+                }
+                pts.push((chart.px(t), chart.py(v)));
+            }
+            chart.svg.polyline(&pts, colour(i), 1.0, 0.35);
+        }
+        let end = runs
+            .iter()
+            .filter_map(|r| r.last())
+            .map(|p| p.0)
+            .fold(0.0, f64::max);
+        let pts: Vec<_> = (0..=GRID)
+            .filter_map(|k| {
+                let t = end * k as f64 / GRID as f64;
+                let here: Vec<f64> = runs.iter().filter_map(|r| value_at(r, t)).collect();
+                Some((chart.px(t), chart.py(median(&here)?)))
+            })
+            .collect();
+        chart.svg.polyline(&pts, colour(i), 2.5, 1.0);
+    }
+    chart.legend(&names(analysis));
+    chart.note(1, "thin: each run");
+    chart.note(0, "bold: median of the runs");
+    Plot {
+        name,
+        title: title.to_string(),
+        svg: chart.finish(),
+    }
+}
+
+fn faults(analysis: &Analysis) -> Plot {
+    over_time(
+        analysis,
+        "faults_over_time",
+        "Page faults over time (minor + major, cumulative)",
+        "page faults",
+        |s| Some((s.minor_faults + s.major_faults) as f64),
+        false,
+    )
+}
+
+/// Median RSS at each marker label, one line per configuration.
+fn markers(analysis: &Analysis) -> Plot {
+    let labels: Vec<String> = analysis.markers.iter().map(|m| m.label.clone()).collect();
+    let v_max = analysis
+        .markers
+        .iter()
+        .flat_map(|m| m.configs.iter().filter_map(|c| c.rss_bytes_median))
+        .fold(0.0, f64::max);
+    let title = "Memory at markers (median RSS over the ok runs)";
+    let mut chart = Chart::new(
+        title,
+        Axis::categories(labels, "marker"),
+        Axis::new(0.0, v_max * 1.05, "RSS", Kind::Bytes),
+    );
+    for i in 0..analysis.experiment.configs.len() {
+        let pts: Vec<(f64, f64)> = analysis
+            .markers
+            .iter()
+            .enumerate()
+            .filter_map(|(k, m)| {
+                let v = m.configs.get(i)?.rss_bytes_median?;
+                Some((chart.px(k as f64), chart.py(v)))
+            })
+            .collect();
+        chart.svg.polyline(&pts, colour(i), 2.0, 1.0);
+        for (x, y) in pts {
+            chart.svg.circle(x, y, 3.0, colour(i));
+        }
+    }
+    chart.legend(&names(analysis));
+    Plot {
+        name: "memory_at_markers",
+        title: title.to_string(),
+        svg: chart.finish(),
+    }
+}
+
+/// Ratios to the baseline: one group per metric, one point with its CI
+/// whisker per configuration, a reference line at 1.0.
+fn ratios(analysis: &Analysis) -> Plot {
+    type Pick = fn(&crate::analyze::types::ConfigSummary) -> Option<Ratio>;
+    let metrics: [(&str, Pick); 3] = [
+        ("peak RSS", |s| s.ratio_peak_rss_bytes),
+        ("mean RSS", |s| s.ratio_mean_rss_bytes),
+        ("wall time", |s| s.ratio_wall_s),
+    ];
+    let all: Vec<Ratio> = metrics
+        .iter()
+        .flat_map(|(_, pick)| analysis.summaries.iter().filter_map(pick))
+        .collect();
+    let lo = all.iter().map(|r| r.ci_low).fold(1.0, f64::min);
+    let hi = all.iter().map(|r| r.ci_high).fold(1.0, f64::max);
+    let pad = (hi - lo).max(0.1) * 0.08;
+    let title = "Ratio to the baseline (median, 95% CI)";
+    let mut chart = Chart::new(
+        title,
+        Axis::categories(metrics.iter().map(|m| m.0.to_string()).collect(), "metric"),
+        Axis::new(
+            (lo - pad).max(0.0),
+            hi + pad,
+            "ratio to the baseline",
+            Kind::Plain,
+        ),
+    );
+    let one = chart.py(1.0);
+    chart
+        .svg
+        .line(chart.px(-0.5), one, chart.px(2.5), one, "#555555", 1.0);
+    let n = analysis.summaries.len().max(1) as f64;
+    for (k, (_, pick)) in metrics.iter().enumerate() {
+        for (i, s) in analysis.summaries.iter().enumerate() {
+            let Some(r) = pick(s) else { continue };
+            let x = chart.px(k as f64 - 0.3 + 0.6 * (i as f64 + 0.5) / n);
+            chart.svg.line(
+                x,
+                chart.py(r.ci_low),
+                x,
+                chart.py(r.ci_high),
+                colour(i),
+                2.0,
+            );
+            for end in [r.ci_low, r.ci_high] {
+                chart.svg.line(
+                    x - 4.0,
+                    chart.py(end),
+                    x + 4.0,
+                    chart.py(end),
+                    colour(i),
+                    2.0,
+                );
+            }
+            chart.svg.circle(x, chart.py(r.value), 4.0, colour(i));
+        }
+    }
+    chart.legend(&names(analysis));
+    chart.note(0, "below 1.0: less than the baseline");
+    Plot {
+        name: "ratios",
+        title: title.to_string(),
+        svg: chart.finish(),
+    }
+}
+
+/// The configurations no other beats on both memory and time, by time.
+pub fn frontier(points: &[(usize, f64, f64)]) -> Vec<usize> {
+    let mut sorted: Vec<&(usize, f64, f64)> = points.iter().collect();
+    sorted.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)));
+    let mut best = f64::INFINITY;
+    let mut out = Vec::new();
+    for &&(i, _, m) in &sorted {
+        if m < best {
+            best = m;
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// Mean memory against wall time, one point with CI cross per configuration.
+fn pareto(analysis: &Analysis) -> Plot {
+    let pss = multi_process(analysis);
+    let mem = |s: &crate::analyze::types::ConfigSummary| {
+        if pss {
+            s.mean_pss_bytes
+        } else {
+            s.mean_rss_bytes
+        }
+    };
+    let points: Vec<(usize, Estimate, Estimate)> = analysis
+        .summaries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| Some((i, s.wall_s?, mem(s)?)))
+        .collect();
+    let x_max = points.iter().map(|p| p.1.ci_high).fold(0.0, f64::max);
+    let y_max = points.iter().map(|p| p.2.ci_high).fold(0.0, f64::max);
+    let what = if pss { "mean PSS" } else { "mean RSS" };
+    let title = format!("{what} against wall time (median, 95% CI; line: Pareto frontier)");
+    let mut chart = Chart::new(
+        &title,
+        Axis::new(0.0, x_max * 1.08, "wall time", Kind::Seconds),
+        Axis::new(0.0, y_max * 1.08, what, Kind::Bytes),
+    );
+    let front = frontier(
+        &points
+            .iter()
+            .map(|(i, w, m)| (*i, w.median, m.median))
+            .collect::<Vec<_>>(),
+    );
+    let line: Vec<(f64, f64)> = front
+        .iter()
+        .filter_map(|i| points.iter().find(|p| p.0 == *i))
+        .map(|(_, w, m)| (chart.px(w.median), chart.py(m.median)))
+        .collect();
+    chart.svg.polyline(&line, "#777777", 1.5, 0.8);
+    for (i, w, m) in &points {
+        let (x, y) = (chart.px(w.median), chart.py(m.median));
+        chart.svg.line(
+            chart.px(w.ci_low),
+            y,
+            chart.px(w.ci_high),
+            y,
+            colour(*i),
+            2.0,
+        );
+        chart.svg.line(
+            x,
+            chart.py(m.ci_low),
+            x,
+            chart.py(m.ci_high),
+            colour(*i),
+            2.0,
+        );
+        chart.svg.circle(x, y, 5.0, colour(*i));
+    }
+    chart.legend(&names(analysis));
+    chart.note(0, "lower left is better");
+    Plot {
+        name: "memory_vs_time",
+        title,
+        svg: chart.finish(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frontier_keeps_only_undominated_points() {
+        let pts = [
+            (0, 1.0, 100.0),
+            (1, 2.0, 50.0),
+            (2, 3.0, 80.0),
+            (3, 0.5, 120.0),
+        ];
+        assert_eq!(frontier(&pts), [3, 0, 1]);
+    }
+
+    #[test]
+    fn step_values_stop_at_the_end_of_a_run() {
+        let s = [(0.0, 1.0), (1.0, 2.0)];
+        assert_eq!(value_at(&s, 0.5), Some(1.0));
+        assert_eq!(value_at(&s, 1.0), Some(2.0));
+        assert_eq!(value_at(&s, 1.5), None);
+    }
+}

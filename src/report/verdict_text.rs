@@ -1,0 +1,40 @@
+//! The verdict as plain text for the terminal table: the reason, one line
+//! per configuration on what it saved and cost, and the winner's deploy lines.
+
+use super::format::wrap;
+use crate::analyze::verdict::Verdict;
+use anyhow::Result;
+use std::fmt::Write as _;
+
+/// The verdict, its reasons, and the deploy lines of the winner.
+pub fn verdict(out: &mut String, v: &Verdict) -> Result<()> {
+    writeln!(
+        out,
+        "\nverdict (budget: at most {}% slower)",
+        v.max_slowdown_pct
+    )?;
+    for line in wrap(&v.reason, 86) {
+        writeln!(out, "  {line}")?;
+    }
+    for reason in &v.explanation {
+        for (i, line) in wrap(reason, 84).iter().enumerate() {
+            writeln!(out, "  {} {line}", if i == 0 { "-" } else { " " })?;
+        }
+    }
+    let Some(d) = &v.deploy else {
+        return Ok(());
+    };
+    writeln!(out, "deploy {}:", v.config.as_deref().unwrap_or_default())?;
+    for (title, text) in [
+        ("shell", &d.shell),
+        ("systemd", &d.systemd),
+        ("Dockerfile", &d.dockerfile),
+        ("Kubernetes", &d.kubernetes),
+    ] {
+        for (i, line) in text.lines().enumerate() {
+            let head = if i == 0 { title } else { "" };
+            writeln!(out, "  {head:<11} {line}")?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! The demo's HTML report in a real browser: headless Chromium (Debian's
+//! `chromium`) loads it from disk, must log no console errors, must show
+//! every plot with drawn paths, and leaves a screenshot as the artifact.
+
+use crate::common::*;
+use std::path::Path;
+use std::process::Command;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+fn chromium(profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
+    let profile_arg = format!("--user-data-dir={}", profile.display());
+    let mut args = vec![
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        profile_arg.as_str(),
+        "--enable-logging=stderr",
+        "--v=0",
+    ];
+    args.extend_from_slice(extra);
+    args.push(url);
+    Command::new(CHROMIUM)
+        .args(&args)
+        .output()
+        .expect("chromium runs")
+}
+
+#[test]
+fn demo_html_report_opens_in_headless_chromium_without_errors() {
+    if !Path::new(CHROMIUM).exists() {
+        println!(
+            "SKIP demo_html_report_opens_in_headless_chromium_without_errors: {CHROMIUM} not \
+             found; install it with `apt-get install chromium` (scripts/bootstrap does so as root)"
+        );
+        return;
+    }
+    let scratch = Scratch::new();
+    let out = scratch.path("demo");
+    let output = scratch.run(&[
+        "demo",
+        "kv",
+        "--quick",
+        "-r",
+        "2",
+        "--db",
+        "demo.db",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = out.join("kv.html").canonicalize().expect("kv.html written");
+    assert!(
+        stdout(&output).contains(&format!("HTML report: {}", html.display())),
+        "{}",
+        stdout(&output)
+    );
+    let url = format!("file://{}", html.display());
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report.png");
+    let _ = std::fs::remove_file(&shot);
+    let shot_arg = format!("--screenshot={}", shot.display());
+    let run = chromium(
+        &scratch.path("profile-shot"),
+        &[&shot_arg, "--window-size=1280,4000"],
+        &url,
+    );
+    let log = stderr(&run);
+    assert!(run.status.success(), "{log}");
+    assert!(
+        shot.metadata().map(|m| m.len() > 10_000).unwrap_or(false),
+        "{log}"
+    );
+    for line in log.lines() {
+        let bad = line.contains("Uncaught") || (line.contains("CONSOLE") && line.contains("rror"));
+        assert!(!bad, "console error: {line}\n{log}");
+    }
+    let dom = chromium(&scratch.path("profile-dom"), &["--dump-dom"], &url);
+    assert!(dom.status.success(), "{}", stderr(&dom));
+    let dom = stdout(&dom);
+    for plot in [
+        "rss_over_time",
+        "memory_at_markers",
+        "ratios",
+        "memory_vs_time",
+        "faults_over_time",
+    ] {
+        let start = dom
+            .find(&format!("<figure id=\"plot-{plot}\">"))
+            .unwrap_or_else(|| panic!("plot {plot} missing from the DOM"));
+        let figure = &dom[start..];
+        let figure = &figure[..figure.find("</figure>").expect("figure closed")];
+        assert!(figure.contains("<svg"), "{plot}: no svg");
+        let drawn = figure.contains("<path d=\"M") || figure.contains("<circle");
+        assert!(drawn, "{plot}: nothing drawn");
+    }
+    println!("screenshot of the demo report: {}", shot.display());
+}
+
+#[test]
+fn demo_writes_the_html_report_and_prints_its_path() {
+    let scratch = Scratch::new();
+    let out = scratch.path("demo");
+    let output = scratch.run(&[
+        "demo",
+        "kv",
+        "--quick",
+        "-r",
+        "2",
+        "--db",
+        "demo.db",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(out.join("kv.html")).expect("kv.html written");
+    assert!(
+        html.contains("<figure id=\"plot-memory_at_markers\">"),
+        "{html}"
+    );
+    assert!(
+        stdout(&output).contains("HTML report: /"),
+        "{}",
+        stdout(&output)
+    );
+}

@@ -1,0 +1,211 @@
+//! Reports from real runs: the verdict (JSON, table, `--max-slowdown`), and
+//! the Markdown, HTML and plot outputs of `compare` and `report`.
+
+use crate::common::*;
+
+/// glibc and jemalloc (when installed) on the single-threaded workload,
+/// 3 runs each; the scratch directory keeps the store for `report`.
+fn small_experiment(scratch: &Scratch, extra: &[&str]) -> serde_json::Value {
+    let single = program("single");
+    let mut options = vec!["-r", "3", "--interval", "20ms", "-a", "glibc"];
+    if installed_allocators().contains(&"jemalloc") {
+        options.extend(["-a", "jemalloc"]);
+    } else {
+        options.extend(["-a", "glibc:arena_max=1"]);
+    }
+    options.extend_from_slice(extra);
+    let (output, json) = scratch.compare(&options, &[single.to_str().expect("utf-8"), "24", "100"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    json
+}
+
+#[test]
+fn verdict_is_exported_with_reason_explanation_and_deploy_lines() {
+    let scratch = Scratch::new();
+    let json = small_experiment(&scratch, &[]);
+    let v = &json["verdict"];
+    let outcome = v["outcome"].as_str().expect("outcome");
+    assert!(
+        ["recommend", "keep_default", "no_recommendation"].contains(&outcome),
+        "{v}"
+    );
+    assert!(v["reason"].as_str().is_some_and(|r| r.len() > 40), "{v}");
+    assert_eq!(v["explanation"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(v["max_slowdown_pct"], 5.0);
+    if outcome == "recommend" {
+        let winner = config(&json, v["config"].as_str().expect("config"));
+        let d = &v["deploy"];
+        for key in ["shell", "systemd", "dockerfile", "kubernetes"] {
+            assert!(d[key].as_str().is_some_and(|s| !s.is_empty()), "{key}: {v}");
+        }
+        for (name, _) in winner["env"].as_object().expect("env") {
+            assert!(d["kubernetes"]
+                .as_str()
+                .is_some_and(|k| k.contains(name.as_str())));
+        }
+    } else {
+        assert!(v["deploy"].is_null(), "{v}");
+    }
+}
+
+#[test]
+fn report_rejudges_with_another_max_slowdown_and_rejects_a_bad_one() {
+    let scratch = Scratch::new();
+    small_experiment(&scratch, &[]);
+    let db = scratch.db();
+    let db = db.to_str().expect("utf-8");
+    let output = scratch.run(&[
+        "report",
+        "--db",
+        db,
+        "--max-slowdown",
+        "1000%",
+        "--export-json",
+        "-",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(json["verdict"]["max_slowdown_pct"], 1000.0);
+    let table = scratch.run(&["report", "--db", db, "--max-slowdown", "10"]);
+    assert!(
+        stdout(&table).contains("verdict (budget: at most 10% slower)"),
+        "{}",
+        stdout(&table)
+    );
+    let bad = scratch.run(&["report", "--db", db, "--max-slowdown", "fast"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("--max-slowdown 'fast'"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
+fn markdown_export_has_the_table_and_the_verdict() {
+    let scratch = Scratch::new();
+    let md = scratch.path("report.md");
+    small_experiment(
+        &scratch,
+        &["--export-markdown", md.to_str().expect("utf-8")],
+    );
+    let text = std::fs::read_to_string(&md).expect("markdown written");
+    assert!(
+        text.contains("| configuration | runs ok | peak RSS | mean RSS |"),
+        "{text}"
+    );
+    assert!(text.contains("| glibc | 3/3 |"), "{text}");
+    assert!(
+        text.contains("### Verdict (budget: at most 5% slower)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn plots_are_written_as_svg_and_png() {
+    let scratch = Scratch::new();
+    let dir = scratch.path("plots");
+    small_experiment(&scratch, &["--plots", dir.to_str().expect("utf-8")]);
+    for name in [
+        "rss_over_time",
+        "ratios",
+        "memory_vs_time",
+        "faults_over_time",
+    ] {
+        let svg = std::fs::read_to_string(dir.join(format!("{name}.svg"))).expect(name);
+        assert!(
+            svg.starts_with("<svg ") && svg.contains("glibc"),
+            "{name}: {svg}"
+        );
+        let png = std::fs::read(dir.join(format!("{name}.png"))).expect(name);
+        assert_eq!(&png[1..4], b"PNG", "{name}");
+        assert!(png.len() > 5000, "{name}: {} bytes", png.len());
+    }
+}
+
+#[test]
+fn html_report_renders_a_script_in_the_command_line_as_text() {
+    let scratch = Scratch::new();
+    let html_path = scratch.path("report.html");
+    let single = program("single");
+    let (output, _) = scratch.compare(
+        &[
+            "-r",
+            "2",
+            "--interval",
+            "20ms",
+            "-a",
+            "glibc",
+            "-a",
+            "glibc:arena_max=1",
+            "--html",
+            html_path.to_str().expect("utf-8"),
+        ],
+        &[
+            single.to_str().expect("utf-8"),
+            "16",
+            "50",
+            "<script>alert(1)</script>",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(&html_path).expect("HTML written");
+    assert!(!html.contains("<script"), "{html}");
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{html}"
+    );
+    assert!(html.contains("<h2>Verdict"), "{html}");
+    assert!(html.matches("<svg ").count() >= 4, "{html}");
+    assert!(html.contains("href=\"file:///"), "{html}");
+}
+
+#[test]
+fn progress_is_one_line_per_run_in_a_pipe_and_quiet_prints_only_the_table() {
+    let scratch = Scratch::new();
+    let single = program("single");
+    let single = single.to_str().expect("utf-8");
+    let opts = ["-r", "2", "--interval", "20ms", "-a", "glibc"];
+    let (output, _) = scratch.compare(&opts, &[single, "8", "20"]);
+    let log = stderr(&output);
+    assert!(
+        log.contains("[1/2] glibc") && log.contains("[2/2] glibc"),
+        "{log}"
+    );
+    assert!(
+        !log.contains('\r'),
+        "no redrawing outside a terminal: {log:?}"
+    );
+    let mut quiet = opts.to_vec();
+    quiet.push("--quiet");
+    let (output, _) = scratch.compare(&quiet, &[single, "8", "20"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!stderr(&output).contains("[1/2]"), "{}", stderr(&output));
+    assert!(stdout(&output).contains("verdict"), "{}", stdout(&output));
+}
+
+#[test]
+fn progress_bar_redraws_a_status_line_with_eta_on_a_terminal() {
+    // `script` gives allocscope a pseudo-terminal for stdout and stderr.
+    let scratch = Scratch::new();
+    let single = program("single");
+    let db = scratch.db();
+    let command = format!(
+        "{} compare --db {} -r 2 --interval 20ms -a glibc -- {} 8 20",
+        env!("CARGO_BIN_EXE_allocscope"),
+        db.display(),
+        single.display()
+    );
+    let output = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("script (util-linux) runs");
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains("\r\x1b[K[2/2] glibc run 2  elapsed "),
+        "{text:?}"
+    );
+    assert!(text.contains(", ETA "), "{text:?}");
+    assert!(text.contains("verdict"), "{text:?}");
+}
