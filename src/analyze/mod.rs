@@ -3,6 +3,7 @@
 //! configuration of a stored experiment against the baseline. Only runs with
 //! status `ok` are summarised.
 
+pub mod heap;
 pub mod markers;
 pub mod metrics;
 pub mod stats;
@@ -110,6 +111,7 @@ pub fn analyze(experiment: StoredExperiment, baseline: &str) -> Result<Analysis>
         })
         .collect();
     Ok(Analysis {
+        heap: heap::summarize(&experiment),
         markers: markers::summarize(&experiment),
         warnings: markers::unmatched_warnings(&experiment),
         experiment,

@@ -68,4 +68,7 @@ pub struct Analysis {
     pub markers: Vec<MarkerRow>,
     /// Things the reader should know, e.g. a `--mark` that never matched.
     pub warnings: Vec<String>,
+    /// The heap probe's figures, one per configuration; empty when the
+    /// experiment did not measure the heap.
+    pub heap: Vec<super::heap::HeapSummary>,
 }

@@ -73,6 +73,11 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
         info.command.join(" ")
     );
 
+    let probes = settings
+        .configs
+        .iter()
+        .map(|c| crate::probe::plan(c, settings.heap))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let mut all_ok = true;
     let mut interrupted = false;
     for (step, planned) in plan.iter().enumerate() {
@@ -96,6 +101,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             preload_ignored: preload_ignored.clone(),
             linked_allocators: linked.clone(),
             marks: &settings.marks,
+            probe: probes[planned.config].as_ref(),
         };
         let record = match run::execute(&launch, &interrupt)? {
             Outcome::Interrupted => {

@@ -92,6 +92,7 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
             warmup: "0".into(),
             interval: "50ms".into(),
             timeout: Some("10m".into()),
+            heap: None,
             baseline: None,
             name: Some(format!(
                 "demo: {}{}",

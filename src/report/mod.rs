@@ -4,6 +4,7 @@
 
 pub mod csv;
 pub mod format;
+mod heap_table;
 pub mod json;
 pub mod markers_csv;
 pub mod samples_csv;

@@ -34,6 +34,26 @@ pub fn program_with(name: &str, extra_flags: &[&str]) -> PathBuf {
     out
 }
 
+/// Compiles tests/programs/NAME.cpp with c++ (once per test binary run).
+pub fn cxx_program(name: &str) -> PathBuf {
+    let _guard = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-cxx"));
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs")
+        .join(format!("{name}.cpp"));
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if modified(&out) < modified(&source) {
+        let status = Command::new("c++")
+            .args(["-O2", "-pthread", "-o"])
+            .arg(&out)
+            .arg(&source)
+            .status()
+            .expect("c++ runs");
+        assert!(status.success(), "compiling {}", source.display());
+    }
+    out
+}
+
 /// A scratch directory with its own store.
 pub struct Scratch {
     pub dir: tempfile::TempDir,

@@ -4,6 +4,7 @@
 mod bad_input;
 mod common;
 mod compare;
+mod heap;
 mod lifecycle;
 mod markers;
 mod reliability;
