@@ -171,3 +171,25 @@ fn unknown_heap_mode_is_a_usage_error() {
         stderr(&output)
     );
 }
+
+#[test]
+fn periodic_trim_lowers_the_mean_rss_of_a_bursty_workload_without_heap() {
+    let bursty = program("bursty");
+    let scratch = Scratch::new();
+    let (output, json) = scratch.compare(
+        &["-r", "1", "-a", "glibc", "-a", "glibc:trim=200ms"],
+        &[bursty.to_str().expect("utf-8"), "5", "64", "400"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let plain = &runs(config(&json, "glibc"))[0];
+    let trimmed = &runs(config(&json, "glibc:trim=200ms"))[0];
+    assert_eq!(trimmed["status"], "ok", "{trimmed}");
+    // Loaded for trimming only: nothing measured, so no probe keys.
+    assert!(trimmed.get("probe_mode").is_none(), "{trimmed}");
+    let mean = |run: &Value| run["mean_rss_bytes"].as_f64().expect("mean RSS");
+    let ratio = mean(trimmed) / mean(plain);
+    eprintln!("trim=200ms mean RSS ratio {ratio:.2}");
+    assert!(ratio < 0.8, "trim did not lower the mean RSS: {ratio:.2}");
+    let env = &config(&json, "glibc:trim=200ms")["env"];
+    assert_eq!(env["ALLOCSCOPE_PROBE_TRIM_MS"], "200");
+}
