@@ -7,6 +7,14 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 
 static BUILD_LOCK: Mutex<()> = Mutex::new(());
+static HEAVY_LOCK: Mutex<()> = Mutex::new(());
+
+/// Held by tests that load both cores for seconds (the heap probe's
+/// every-allocator runs) and by the timing-sensitive tests that fail when a
+/// neighbour does: they run one at a time.
+pub fn one_heavy_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Compiles tests/programs/NAME.c (once per test binary run) and returns it.
 pub fn program(name: &str) -> PathBuf {

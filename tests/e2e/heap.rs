@@ -4,11 +4,6 @@
 
 use crate::common::*;
 use serde_json::Value;
-use std::sync::Mutex;
-
-/// The accuracy tests run every allocator on 100 MiB: one at a time, so that
-/// the timing-sensitive tests beside them keep a core.
-static HEAVY: Mutex<()> = Mutex::new(());
 
 /// `requested N usable M` from a run's stdout file.
 fn held(run: &Value) -> (f64, f64) {
@@ -28,7 +23,7 @@ fn held(run: &Value) -> (f64, f64) {
 /// Runs `workload` once under every installed allocator with `--heap=MODE`
 /// and checks each run's peak live heap against what it held.
 fn check_accuracy(mode: &str, workload: &[&str], by_usable: bool) {
-    let _one_at_a_time = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    let _one_at_a_time = one_heavy_test_at_a_time();
     let scratch = Scratch::new();
     let mut options: Vec<String> = vec![mode.to_string(), "-r".into(), "1".into()];
     options.extend(every_allocator_args());
@@ -174,6 +169,7 @@ fn unknown_heap_mode_is_a_usage_error() {
 
 #[test]
 fn periodic_trim_lowers_the_mean_rss_of_a_bursty_workload_without_heap() {
+    let _one_at_a_time = one_heavy_test_at_a_time();
     let bursty = program("bursty");
     let scratch = Scratch::new();
     let (output, json) = scratch.compare(
@@ -192,4 +188,81 @@ fn periodic_trim_lowers_the_mean_rss_of_a_bursty_workload_without_heap() {
     assert!(ratio < 0.8, "trim did not lower the mean RSS: {ratio:.2}");
     let env = &config(&json, "glibc:trim=200ms")["env"];
     assert_eq!(env["ALLOCSCOPE_PROBE_TRIM_MS"], "200");
+}
+
+/// Runs `workload` under every installed allocator with `heap` and a time
+/// limit: every run must end `ok` (no crash, no deadlock) with a live heap.
+fn survives(heap: &str, workload: &[&str]) -> Value {
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let mut options: Vec<String> = vec![heap.into(), "-r".into(), "1".into()];
+    options.extend([
+        "--timeout".into(),
+        "60s".into(),
+        "--interval".into(),
+        "20ms".into(),
+    ]);
+    options.extend(every_allocator_args());
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
+    let (output, json) = scratch.compare(&options, workload);
+    for allocator in installed_allocators() {
+        let run = &runs(config(&json, allocator))[0];
+        assert_eq!(run["status"], "ok", "{heap} {allocator}: {run}");
+        assert!(
+            run["peak_live_heap_bytes"].as_u64().is_some(),
+            "{heap} {allocator}: {run}"
+        );
+    }
+    assert!(output.status.success(), "{}", stderr(&output));
+    json
+}
+
+#[test]
+fn forked_children_are_probed_and_summed_into_the_trees_live_heap() {
+    let forks = program("forks");
+    for heap in ["--heap", "--heap=count"] {
+        let json = survives(heap, &[forks.to_str().expect("utf-8"), "4", "32", "1000"]);
+        for allocator in installed_allocators() {
+            let run = &runs(config(&json, allocator))[0];
+            let live = run["peak_live_heap_bytes"].as_f64().unwrap_or(0.0);
+            let expected = 4.0 * 32.0 * 1048576.0;
+            eprintln!("{heap} {allocator}: tree live heap {live} vs {expected}");
+            assert!(
+                (live - expected).abs() / expected < 0.05,
+                "{heap} {allocator}: tree live heap {live} vs {expected}"
+            );
+        }
+    }
+}
+
+#[test]
+fn exec_children_of_a_shell_are_probed_too() {
+    let hold = program("hold");
+    let script = format!(
+        "{0} blocks 24 1000 & {0} blocks 24 1000; wait",
+        hold.display()
+    );
+    let json = survives("--heap", &["sh", "-c", &script]);
+    for allocator in installed_allocators() {
+        let live = runs(config(&json, allocator))[0]["peak_live_heap_bytes"]
+            .as_f64()
+            .unwrap_or(0.0);
+        assert!(live > 1.9 * 24.0 * 1048576.0, "{allocator}: {live}");
+    }
+}
+
+#[test]
+fn threaded_workload_runs_ok_under_the_probe_in_both_modes() {
+    let threads = program("threads");
+    for heap in ["--heap", "--heap=count"] {
+        survives(heap, &[threads.to_str().expect("utf-8"), "4", "30000"]);
+    }
+}
+
+#[test]
+fn signal_storm_runs_ok_under_the_probe_in_both_modes() {
+    let signals = program("signals");
+    for heap in ["--heap", "--heap=count"] {
+        survives(heap, &[signals.to_str().expect("utf-8"), "400"]);
+    }
 }

@@ -72,6 +72,7 @@ fn timeout_kills_the_whole_tree_including_detached_grandchildren() {
 
 #[test]
 fn ctrl_c_keeps_finished_runs_ends_the_workload_and_exits_130() {
+    let _quiet = one_heavy_test_at_a_time();
     let scratch = Scratch::new();
     let marker = format!("allocscope-sigint-{}", std::process::id());
     let json_path = scratch.path("interrupted.json");
