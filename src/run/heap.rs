@@ -100,7 +100,17 @@ impl HeapRun {
             return (Some("not_loaded".to_string()), None);
         }
         match (self.probe.measure, finished) {
-            (true, Some((cpu_s, mode))) => (Some(mode.to_string()), Some(cpu_s)),
+            (true, Some((cpu_s, mode))) => {
+                if mode == "none" {
+                    let note =
+                        "heap probe: the allocator offers no counters it knows; use --heap=count";
+                    *message = Some(match message.take() {
+                        Some(m) => format!("{m}; {note}"),
+                        None => note.to_string(),
+                    });
+                }
+                (Some(mode.to_string()), Some(cpu_s))
+            }
             _ => (None, None),
         }
     }

@@ -266,3 +266,23 @@ fn signal_storm_runs_ok_under_the_probe_in_both_modes() {
         survives(heap, &[signals.to_str().expect("utf-8"), "400"]);
     }
 }
+
+#[test]
+fn stats_mode_on_an_allocator_without_counters_says_to_use_count() {
+    if !installed_allocators().contains(&"mimalloc") {
+        eprintln!("skipped: mimalloc is not installed");
+        return;
+    }
+    let hold = program("hold");
+    let scratch = Scratch::new();
+    let (output, json) = scratch.compare(
+        &["--heap=stats", "-r", "1", "-a", "mimalloc"],
+        &[hold.to_str().expect("utf-8"), "blocks", "8", "100"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = &runs(config(&json, "mimalloc"))[0];
+    assert_eq!(run["probe_mode"], "none", "{run}");
+    assert!(run.get("peak_live_heap_bytes").is_none(), "{run}");
+    let message = run["message"].as_str().unwrap_or_default();
+    assert!(message.contains("--heap=count"), "{message}");
+}
