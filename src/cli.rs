@@ -120,6 +120,12 @@ pub struct CompareArgs {
     /// always markers. Repeatable.
     #[arg(long, value_name = "REGEX")]
     pub mark: Vec<String>,
+    /// Measure the live heap with the heap probe: stats (the allocator's own
+    /// counters, the default where it has them), count (interpose malloc), or
+    /// optional (like the default, but a workload that cannot load the probe
+    /// is measured from /proc alone instead of being not_loaded).
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "auto")]
+    pub heap: Option<String>,
     /// The program to measure and its arguments.
     #[arg(last = true, value_name = "COMMAND", num_args = 1.., required = true)]
     pub command: Vec<OsString>,

@@ -10,6 +10,7 @@ pub mod host;
 pub mod model;
 pub mod options;
 pub mod plan;
+pub mod probe;
 pub mod report;
 pub mod rng;
 pub mod run;

@@ -37,6 +37,19 @@ pub struct Sample {
     /// Cumulative over the live processes of the tree.
     pub minor_faults: u64,
     pub major_faults: u64,
+    /// Live heap summed over the processes whose heap probe reported it
+    /// (`compare --heap`); absent without the probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_heap_bytes: Option<u64>,
+    /// What the allocators say they hold resident / retain unmapped, where
+    /// they say it (jemalloc, tcmalloc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocator_resident_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocator_retained_bytes: Option<u64>,
+    /// Allocator arenas summed over the processes (glibc, jemalloc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arenas: Option<u32>,
 }
 
 /// A progress line the workload printed on stdout, with the tree's memory
@@ -120,6 +133,13 @@ pub struct RunRecord {
     /// CPU time allocscope's sampler spent on this run.
     pub sampler_cpu_s: f64,
     pub started_at: String,
+    /// Which heap-probe mode gave the live heap: `stats`, `count`, `none`
+    /// (loaded, no counters) or `not_loaded`; `None` without the probe.
+    #[serde(default)]
+    pub probe_mode: Option<String>,
+    /// CPU time of the probe threads of every process of the tree.
+    #[serde(default)]
+    pub probe_cpu_s: Option<f64>,
 }
 
 /// Per-run figures derived from a `RunRecord` (see `analyze::metrics`).
@@ -130,6 +150,11 @@ pub struct RunMetrics {
     pub final_rss_bytes: u64,
     pub peak_pss_bytes: Option<u64>,
     pub mean_pss_bytes: Option<u64>,
+    pub peak_live_heap_bytes: Option<u64>,
+    pub mean_live_heap_bytes: Option<u64>,
+    /// Time-weighted RSS over time-weighted live heap, on the ticks that had both.
+    pub mean_overhead_ratio: Option<f64>,
+    pub arenas_max: Option<u32>,
 }
 
 /// The host an experiment ran on, recorded once per experiment.

@@ -52,6 +52,8 @@ pub enum UsageError {
     UnknownScenario { given: String, known: String },
     #[error("--mark '{pattern}' is not a valid regex: {reason}; escape special characters such as ( [ . + with a backslash")]
     MarkRegex { pattern: String, reason: String },
+    #[error(transparent)]
+    HeapMode(#[from] crate::probe::HeapModeError),
     #[error("no allocator configuration is available; install libjemalloc2, libtcmalloc-minimal4 or libmimalloc2.0, or pass -a glibc")]
     NoConfigs,
 }
@@ -231,6 +233,8 @@ pub struct CompareSettings {
     /// Marker patterns: the built-in `allocscope:mark LABEL` first, then
     /// each `--mark`.
     pub marks: Vec<regex::Regex>,
+    /// `--heap[=MODE]`: load the heap probe.
+    pub heap: Option<crate::probe::HeapOptions>,
 }
 
 impl CompareSettings {
@@ -298,6 +302,11 @@ impl CompareSettings {
             program,
             command: args.command.clone(),
             marks,
+            heap: args
+                .heap
+                .as_deref()
+                .map(crate::probe::HeapOptions::parse)
+                .transpose()?,
         })
     }
 }

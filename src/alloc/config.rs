@@ -185,7 +185,13 @@ pub fn build(
             EnvStyle::MallocConf => BoolStyle::Word,
             _ => BoolStyle::Digit,
         };
-        own.push((key.clone(), keys::convert(allocator, &k, value, style)?));
+        let converted = keys::convert(allocator, &k, value, style)?;
+        if k.kind == keys::Kind::ProbeTrim {
+            // Done by the heap probe, which `probe::plan` loads for it.
+            extra.push((crate::probe::ENV_TRIM_MS.to_string(), converted));
+            continue;
+        }
+        own.push((key.clone(), converted));
     }
     if let (Some(b), false) = (builtin, own.is_empty()) {
         match b.env {

@@ -22,6 +22,10 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// Free text (a path, a tag); only checked to be non-empty.
     Text,
+    /// A duration (`500ms`, `1s`) for the heap probe's periodic `malloc_trim`,
+    /// written as milliseconds to `ALLOCSCOPE_PROBE_TRIM_MS` rather than to
+    /// the allocator's own variables.
+    ProbeTrim,
 }
 
 /// One setting of a built-in allocator.
@@ -55,6 +59,7 @@ pub const GLIBC_KEYS: &[Key] = &[
     k("tcache_max", Kind::Size, "largest request served from the thread cache"),
     k("tcache_unsorted_limit", Kind::Uint, "unsorted chunks scanned when filling the tcache"),
     k("top_pad", Kind::Size, "extra memory requested from the kernel on each heap growth"),
+    k("trim", Kind::ProbeTrim, "call malloc_trim(0) this often from the heap probe's thread (e.g. 1s)"),
     k("trim_threshold", Kind::Size, "free memory at the heap top that triggers returning it"),
 ];
 
@@ -204,6 +209,10 @@ pub fn convert(
             }
         }
         Kind::Text => Ok(value.to_string()),
+        Kind::ProbeTrim => match crate::units::parse_duration(value) {
+            Ok(d) if d.as_millis() >= 1 => Ok(d.as_millis().to_string()),
+            _ => Err(bad("a duration of at least 1ms such as 500ms or 1s".into())),
+        },
     }
 }
 
@@ -248,6 +257,16 @@ mod tests {
             Some("1")
         );
         assert!(convert("a", &key, "maybe", BoolStyle::Digit).is_err());
+    }
+
+    #[test]
+    fn trim_takes_a_duration_in_milliseconds() {
+        let key = k("trim", Kind::ProbeTrim, "");
+        let ms = |v| convert("glibc", &key, v, BoolStyle::Digit).ok();
+        assert_eq!(ms("1s").as_deref(), Some("1000"));
+        assert_eq!(ms("250ms").as_deref(), Some("250"));
+        assert_eq!(ms("0s"), None);
+        assert_eq!(ms("often"), None);
     }
 
     #[test]

@@ -139,6 +139,21 @@ fn glibc_keys_become_one_tunables_variable_without_preload() {
 }
 
 #[test]
+fn glibc_trim_goes_to_the_heap_probe_not_the_tunables() {
+    let cfg = scripted()
+        .resolve("glibc:arena_max=2,trim=1s")
+        .expect("valid");
+    assert_eq!(
+        env(&cfg),
+        vec![
+            ("GLIBC_TUNABLES", "glibc.malloc.arena_max=2"),
+            ("ALLOCSCOPE_PROBE_TRIM_MS", "1000"),
+        ]
+    );
+    assert!(err("glibc:trim=never").contains("500ms or 1s"));
+}
+
+#[test]
 fn jemalloc_keys_become_malloc_conf_after_the_preload() {
     let cfg = scripted()
         .resolve("jemalloc:dirty_decay_ms=0,background_thread=yes,env.FOO=bar")

@@ -30,6 +30,7 @@ fn samples(base_mib: u64, index: u32) -> Vec<Sample> {
             threads: 4,
             minor_faults: 100 * (i as u64 + 1),
             major_faults: 0,
+            ..Sample::default()
         })
         .collect()
 }
@@ -86,6 +87,8 @@ fn run(config: &str, base_mib: u64, wall_s: f64, index: u32, id: i64) -> StoredR
             vec![]
         },
         sampler_cpu_s: 0.002,
+        probe_mode: None,
+        probe_cpu_s: None,
         started_at: format!("2026-01-02T03:04:{:02}Z", 10 + index),
     };
     let metrics = super::metrics::run_metrics(&record);

@@ -1,5 +1,6 @@
 //! Per-run figures from one run's samples: peak, time-weighted mean and final
-//! RSS, and peak and mean PSS where PSS was read.
+//! RSS, peak and mean PSS where PSS was read, and with the heap probe the
+//! live heap, the overhead ratio (RSS / live heap) and the most arenas.
 //!
 //! PSS is read sparsely (smaps_rollup is rationed by the sampler's CPU
 //! budget) while RSS is read every tick. So the PSS series is the dense RSS
@@ -27,6 +28,34 @@ pub fn run_metrics(record: &RunRecord) -> RunMetrics {
         final_rss_bytes: samples.last().map(|s: &Sample| s.rss_bytes).unwrap_or(0),
         peak_pss_bytes: pss.iter().map(|&(_, v)| v).max(),
         mean_pss_bytes: time_weighted_mean(&pss),
+        ..heap_metrics(samples)
+    }
+}
+
+/// The heap probe's figures; the overhead ratio is the time-weighted mean
+/// RSS over the time-weighted mean live heap, both over the ticks that read
+/// the live heap (so ticks before the probe started do not count).
+fn heap_metrics(samples: &[Sample]) -> RunMetrics {
+    let with_heap: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.live_heap_bytes.is_some())
+        .collect();
+    let live: Vec<(f64, u64)> = with_heap
+        .iter()
+        .filter_map(|s| s.live_heap_bytes.map(|v| (s.t_s, v)))
+        .collect();
+    let rss: Vec<(f64, u64)> = with_heap.iter().map(|s| (s.t_s, s.rss_bytes)).collect();
+    let mean_live = time_weighted_mean(&live);
+    let mean_overhead_ratio = match (time_weighted_mean(&rss), mean_live) {
+        (Some(r), Some(l)) if l > 0 => Some(r as f64 / l as f64),
+        _ => None,
+    };
+    RunMetrics {
+        peak_live_heap_bytes: live.iter().map(|&(_, v)| v).max(),
+        mean_live_heap_bytes: mean_live,
+        mean_overhead_ratio,
+        arenas_max: samples.iter().filter_map(|s| s.arenas).max(),
+        ..RunMetrics::default()
     }
 }
 
@@ -142,8 +171,36 @@ mod tests {
             message: None,
             linked_allocators: vec![],
             sampler_cpu_s: 0.0,
+            probe_mode: None,
+            probe_cpu_s: None,
             started_at: String::new(),
         }
+    }
+
+    #[test]
+    fn overhead_ratio_covers_only_the_ticks_with_a_live_heap() {
+        let heap = |t_s, rss, live| Sample {
+            live_heap_bytes: live,
+            arenas: live.map(|_| 2),
+            ..sample(t_s, rss, None)
+        };
+        let m = run_metrics(&record(
+            vec![
+                heap(0.0, 1000, None),
+                heap(1.0, 300, Some(100)),
+                heap(2.0, 300, Some(200)),
+            ],
+            0,
+        ));
+        assert_eq!(m.peak_live_heap_bytes, Some(200));
+        assert_eq!(m.mean_live_heap_bytes, Some(150));
+        assert_eq!(m.mean_overhead_ratio, Some(2.0));
+        assert_eq!(m.arenas_max, Some(2));
+        let none = run_metrics(&record(vec![sample(0.0, 5, None)], 0));
+        assert_eq!(
+            (none.mean_live_heap_bytes, none.mean_overhead_ratio),
+            (None, None)
+        );
     }
 
     #[test]

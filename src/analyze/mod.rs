@@ -3,6 +3,7 @@
 //! configuration of a stored experiment against the baseline. Only runs with
 //! status `ok` are summarised.
 
+pub mod heap;
 pub mod markers;
 pub mod metrics;
 pub mod stats;
@@ -122,6 +123,7 @@ pub fn analyze_with_budget(
     let verdict = verdict::decide(&experiment, base_index, &summaries, max_slowdown_pct);
     Ok(Analysis {
         verdict,
+        heap: heap::summarize(&experiment),
         markers: markers::summarize(&experiment),
         warnings: markers::unmatched_warnings(&experiment),
         experiment,

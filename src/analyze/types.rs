@@ -70,4 +70,7 @@ pub struct Analysis {
     pub warnings: Vec<String>,
     /// Which configuration to run with, why, and how to deploy it.
     pub verdict: super::verdict::Verdict,
+    /// The heap probe's figures, one per configuration; empty when the
+    /// experiment did not measure the heap.
+    pub heap: Vec<super::heap::HeapSummary>,
 }

@@ -78,6 +78,11 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
         info.command.join(" ")
     ));
 
+    let probes = settings
+        .configs
+        .iter()
+        .map(|c| crate::probe::plan(c, settings.heap))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let mut all_ok = true;
     let mut interrupted = false;
     for (step, planned) in plan.iter().enumerate() {
@@ -107,6 +112,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             linked_allocators: linked.clone(),
             marks: &settings.marks,
             memory_limit: settings.memory_limit,
+            probe: probes[planned.config].as_ref(),
         };
         let record = match run::execute(&launch, &interrupt)? {
             Outcome::Interrupted => {

@@ -94,6 +94,7 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
             interval: "50ms".into(),
             timeout: Some("10m".into()),
             memory_limit: None,
+            heap: None,
             baseline: None,
             name: Some(format!(
                 "demo: {}{}",

@@ -5,6 +5,7 @@
 //! Key names are a public interface: add keys, never rename them.
 
 use super::Reporter;
+use crate::analyze::heap::HeapSummary;
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, MarkerRow, Ratio};
 use crate::analyze::verdict::Verdict;
 use crate::model::{Host, Sample, StoredConfig, StoredRun};
@@ -86,6 +87,19 @@ struct RunOut<'a> {
     linked_allocators: &'a [String],
     sampler_cpu_s: f64,
     started_at: &'a str,
+    /// Heap probe figures, present only when the run loaded the probe.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    probe_mode: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    probe_cpu_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peak_live_heap_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mean_live_heap_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mean_overhead_ratio: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arenas_max: Option<u32>,
     markers: Vec<MarkerOut<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timeline: Option<&'a [Sample]>,
@@ -119,6 +133,9 @@ struct SummaryOut<'a> {
     cpu_s: Option<Estimate>,
     ratio: RatioOut,
     markers: Vec<MarkerSummaryOut<'a>>,
+    /// The heap probe's medians, only when the experiment measured the heap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    heap: Option<&'a HeapSummary>,
 }
 
 #[derive(Serialize)]
@@ -158,6 +175,12 @@ fn run_out(run: &StoredRun, include_samples: bool) -> RunOut<'_> {
         linked_allocators: &r.linked_allocators,
         sampler_cpu_s: r.sampler_cpu_s,
         started_at: &r.started_at,
+        probe_mode: r.probe_mode.as_deref(),
+        probe_cpu_s: r.probe_cpu_s,
+        peak_live_heap_bytes: m.peak_live_heap_bytes,
+        mean_live_heap_bytes: m.mean_live_heap_bytes,
+        mean_overhead_ratio: m.mean_overhead_ratio,
+        arenas_max: m.arenas_max,
         markers: r
             .markers
             .iter()
@@ -220,6 +243,7 @@ fn config_out<'a>(
                 wall_s: s.ratio_wall_s,
             },
             markers,
+            heap: None,
         },
     }
 }
@@ -255,7 +279,9 @@ impl Reporter for JsonReporter {
                 .enumerate()
                 .map(|(i, (c, s))| {
                     let markers = marker_summary(&analysis.markers, i);
-                    config_out(c, s, markers, self.include_samples)
+                    let mut out = config_out(c, s, markers, self.include_samples);
+                    out.summary.heap = analysis.heap.get(i);
+                    out
                 })
                 .collect(),
             warnings: &analysis.warnings,

@@ -4,6 +4,7 @@
 
 pub mod csv;
 pub mod format;
+mod heap_table;
 pub mod html;
 pub mod json;
 pub mod markdown;

@@ -72,6 +72,7 @@ impl Reporter for TableReporter {
             }
             metric_block(&mut out, analysis, block, width)?;
         }
+        super::heap_table::heap_block(&mut out, analysis, width)?;
         if !analysis.markers.is_empty() {
             markers_block(&mut out, analysis)?;
         }

@@ -8,6 +8,7 @@
 //! lines). Both helpers send into one channel of `Event`s, so the main loop
 //! wakes at once for an exit or a marker, whichever comes first.
 
+mod heap;
 mod interrupt;
 mod limit;
 mod loaded;
@@ -73,6 +74,8 @@ pub struct Launch<'a> {
     pub marks: &'a [regex::Regex],
     /// `--memory-limit` in bytes.
     pub memory_limit: Option<u64>,
+    /// The heap probe, when the run loads it (`--heap`, or a trim setting).
+    pub probe: Option<&'a crate::probe::ProbeLaunch>,
 }
 
 pub enum Outcome {
@@ -117,10 +120,18 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
     let stdout_file = std::fs::File::create(&launch.stdout_path)
         .with_context(|| format!("creating '{}'", launch.stdout_path.display()))?;
     let memory_limit = launch.memory_limit.map(limit::MemoryLimit::prepare);
+    let mut heap = launch.probe.map(heap::HeapRun::new).transpose()?;
+    let env = match &heap {
+        Some(h) => h.env(&launch.config.env, launch.interval),
+        None => launch.config.env.clone(),
+    };
+    if let Some(reader) = heap.as_ref().and_then(heap::HeapRun::reader) {
+        sampler.attach_probe(reader);
+    }
     let (pid, pipe) = process::spawn(
         launch.program,
         launch.args,
-        &launch.config.env,
+        &env,
         &launch.stderr_path,
         memory_limit
             .as_ref()
@@ -159,6 +170,9 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
             if !load_check.settled() {
                 load_check.observe(pid, &pids);
             }
+            if let Some(h) = heap.as_mut().filter(|h| !h.settled()) {
+                h.observe(pid, &pids);
+            }
             sampler.charge(thread_cpu_seconds() - cpu_before);
             if !pids.is_empty() {
                 let t_s = (now - start).as_secs_f64();
@@ -168,17 +182,21 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
             if next_tick <= now {
                 next_tick = now + launch.interval;
             }
-        } else if !load_check.settled() && ending.is_none() {
+        } else if !(load_check.settled() && heap_settled(&heap)) && ending.is_none() {
             // The dynamic loader maps preloads within milliseconds of exec:
             // look early so that short runs are verified too.
             let cpu_before = thread_cpu_seconds();
-            load_check.observe(pid, &walker.walk());
+            let pids = walker.walk();
+            load_check.observe(pid, &pids);
+            if let Some(h) = heap.as_mut() {
+                h.observe(pid, &pids);
+            }
             sampler.charge(thread_cpu_seconds() - cpu_before);
         }
         let mut nap = next_tick
             .saturating_duration_since(Instant::now())
             .min(MAX_NAP);
-        if !load_check.settled() {
+        if !(load_check.settled() && heap_settled(&heap)) {
             nap = nap.min(load_check.poll_interval());
         }
         match events.recv_timeout(nap) {
@@ -272,6 +290,16 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
             message = Some(message.map_or(note.to_string(), |m| format!("{m}; {note}")));
         }
     }
+    let (probe_mode, probe_cpu_s) = match &heap {
+        Some(h) => h.conclude(
+            sampler.finish_probe(),
+            launch.preload_ignored.as_deref(),
+            &mut status,
+            &mut message,
+        ),
+        None => (None, None),
+    };
+    drop(heap);
     let mut linked_allocators = launch.linked_allocators.clone();
     for name in load_check.other_allocators() {
         if !linked_allocators.contains(&name) {
@@ -297,7 +325,13 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         linked_allocators,
         sampler_cpu_s: sampler.cpu_seconds(),
         started_at,
+        probe_mode,
+        probe_cpu_s,
     })))
+}
+
+fn heap_settled(heap: &Option<heap::HeapRun>) -> bool {
+    heap.as_ref().is_none_or(heap::HeapRun::settled)
 }
 
 /// A marker with the memory of `sample`, the reading taken for it.

@@ -11,10 +11,12 @@
 //! smaller floor keeps PSS coming when the cheap reads alone use the budget
 //! (very short intervals). A sample carries PSS only when it was read for
 //! every process of that tick. The sampler measures its own CPU time so every
-//! run can report it.
+//! run can report it. With the heap probe, each tick also reads every
+//! process's shared-memory file (`probe_shm`) for the live heap.
 
 mod kept_open;
 pub mod maps;
+pub mod probe_shm;
 pub mod proc;
 pub mod tree;
 
@@ -23,6 +25,7 @@ use kept_open::KeptOpen;
 use std::time::{Duration, Instant};
 
 pub use maps::{is_mapped, mapped_paths};
+pub use probe_shm::ProbeReader;
 pub use tree::{descendants, TreeWalker};
 
 /// The whole sampler's CPU budget during runs, as a share of one core. Kept
@@ -53,6 +56,7 @@ pub struct Sampler {
     pss_cpu_s: f64,
     pss_reads: u64,
     ticks: u64,
+    probe: Option<ProbeReader>,
 }
 
 impl Sampler {
@@ -71,7 +75,19 @@ impl Sampler {
             pss_cpu_s: 0.0,
             pss_reads: 0,
             ticks: 0,
+            probe: None,
         }
+    }
+
+    /// Reads the heap probe's files on every tick from now on.
+    pub fn attach_probe(&mut self, reader: ProbeReader) {
+        self.probe = Some(reader);
+    }
+
+    /// The probes' CPU seconds and the mode that gave numbers, once the
+    /// tree has ended; `None` without the probe.
+    pub fn finish_probe(&mut self) -> Option<(f64, &'static str)> {
+        self.probe.as_mut().map(ProbeReader::finish)
     }
 
     /// Counts CPU time the caller spent for the sampler (walking the tree,
@@ -131,6 +147,13 @@ impl Sampler {
             }
         }
         self.kept.retain(pids);
+        if let Some(probe) = self.probe.as_mut() {
+            let heap = probe.read(&live);
+            sample.live_heap_bytes = heap.live_heap_bytes;
+            sample.allocator_resident_bytes = heap.allocator_resident_bytes;
+            sample.allocator_retained_bytes = heap.allocator_retained_bytes;
+            sample.arenas = heap.arenas;
+        }
         let cheap_cost_s = (thread_cpu_seconds() - cpu_start_s).max(0.0);
         self.tokens_s -= cheap_cost_s;
 

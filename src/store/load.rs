@@ -175,7 +175,8 @@ impl Store {
             "SELECT id, idx, status, exit_code, signal, wall_s, user_s, sys_s, max_hwm_bytes,
                     minor_faults, major_faults, peak_rss_bytes, mean_rss_bytes, final_rss_bytes,
                     peak_pss_bytes, mean_pss_bytes, stdout_path, stderr_path, message,
-                    linked_allocators, sampler_cpu_s, started_at
+                    linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s,
+                    peak_live_heap_bytes, mean_live_heap_bytes, mean_overhead_ratio, arenas_max
              FROM runs WHERE config_id = ?1 ORDER BY idx, id",
         )?;
         let rows = stmt
@@ -201,7 +202,8 @@ impl Store {
     fn load_samples(&self, run_id: i64) -> Result<Vec<Sample>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT t_s, rss_bytes, pss_bytes, uss_bytes, swap_bytes, vsz_bytes, processes,
-                    threads, minor_faults, major_faults
+                    threads, minor_faults, major_faults, live_heap_bytes,
+                    allocator_resident_bytes, allocator_retained_bytes, arenas
              FROM samples WHERE run_id = ?1 ORDER BY rowid",
         )?;
         let rows = stmt.query_map(params![run_id], |r| {
@@ -216,6 +218,10 @@ impl Store {
                 threads: r.get(7)?,
                 minor_faults: u64_at(r, 8)?,
                 major_faults: u64_at(r, 9)?,
+                live_heap_bytes: opt_u64_at(r, 10)?,
+                allocator_resident_bytes: opt_u64_at(r, 11)?,
+                allocator_retained_bytes: opt_u64_at(r, 12)?,
+                arenas: r.get(13)?,
             })
         })?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
@@ -310,6 +316,8 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         linked_allocators: Vec::new(),
         sampler_cpu_s: r.get(20)?,
         started_at: r.get(21)?,
+        probe_mode: r.get(22)?,
+        probe_cpu_s: r.get(23)?,
     };
     let metrics = RunMetrics {
         peak_rss_bytes: u64_at(r, 11)?,
@@ -317,6 +325,10 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         final_rss_bytes: u64_at(r, 13)?,
         peak_pss_bytes: opt_u64_at(r, 14)?,
         mean_pss_bytes: opt_u64_at(r, 15)?,
+        peak_live_heap_bytes: opt_u64_at(r, 24)?,
+        mean_live_heap_bytes: opt_u64_at(r, 25)?,
+        mean_overhead_ratio: r.get(26)?,
+        arenas_max: r.get(27)?,
     };
     Ok((r.get(0)?, r.get(2)?, r.get(19)?, record, metrics))
 }

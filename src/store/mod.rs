@@ -165,9 +165,10 @@ impl Store {
             "INSERT INTO runs (config_id, idx, status, exit_code, signal, wall_s, user_s, sys_s,
                  max_hwm_bytes, minor_faults, major_faults, peak_rss_bytes, mean_rss_bytes,
                  final_rss_bytes, peak_pss_bytes, mean_pss_bytes, stdout_path, stderr_path,
-                 message, linked_allocators, sampler_cpu_s, started_at)
+                 message, linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s,
+                 peak_live_heap_bytes, mean_live_heap_bytes, mean_overhead_ratio, arenas_max)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18, ?19, ?20, ?21, ?22)",
+                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
             params![
                 config_id,
                 record.index,
@@ -191,6 +192,12 @@ impl Store {
                 serde_json::to_string(&record.linked_allocators)?,
                 record.sampler_cpu_s,
                 record.started_at,
+                record.probe_mode,
+                record.probe_cpu_s,
+                opt_i64(metrics.peak_live_heap_bytes, "peak_live_heap_bytes")?,
+                opt_i64(metrics.mean_live_heap_bytes, "mean_live_heap_bytes")?,
+                metrics.mean_overhead_ratio,
+                metrics.arenas_max,
             ],
         )
         .with_context(context)?;
@@ -199,8 +206,10 @@ impl Store {
             let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO samples (run_id, t_s, rss_bytes, pss_bytes, uss_bytes, swap_bytes,
-                         vsz_bytes, processes, threads, minor_faults, major_faults)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                         vsz_bytes, processes, threads, minor_faults, major_faults,
+                         live_heap_bytes, allocator_resident_bytes, allocator_retained_bytes,
+                         arenas)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 )
                 .with_context(context)?;
             for s in &record.samples {
@@ -217,6 +226,10 @@ impl Store {
                         s.threads,
                         to_i64(s.minor_faults, "minor_faults")?,
                         to_i64(s.major_faults, "major_faults")?,
+                        opt_i64(s.live_heap_bytes, "live_heap_bytes")?,
+                        opt_i64(s.allocator_resident_bytes, "allocator_resident_bytes")?,
+                        opt_i64(s.allocator_retained_bytes, "allocator_retained_bytes")?,
+                        s.arenas,
                     ])
                     .with_context(context)?;
             }

@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -98,6 +98,22 @@ CREATE TABLE markers (
 );
 ";
 
+/// Version 3: the heap probe (`compare --heap`): live heap, allocator
+/// resident/retained bytes and arenas per sample, and per run the probe's
+/// mode, its CPU time and the heap metrics. All NULL without the probe.
+const V3: &str = "
+ALTER TABLE samples ADD COLUMN live_heap_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN allocator_resident_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN allocator_retained_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN arenas INTEGER;
+ALTER TABLE runs ADD COLUMN probe_mode TEXT;
+ALTER TABLE runs ADD COLUMN probe_cpu_s REAL;
+ALTER TABLE runs ADD COLUMN peak_live_heap_bytes INTEGER;
+ALTER TABLE runs ADD COLUMN mean_live_heap_bytes INTEGER;
+ALTER TABLE runs ADD COLUMN mean_overhead_ratio REAL;
+ALTER TABLE runs ADD COLUMN arenas_max INTEGER;
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -134,6 +150,9 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
     match from {
         0 => conn.execute_batch(V1).context("creating the schema")?,
         1 => conn.execute_batch(V2).context("adding the markers table")?,
+        2 => conn
+            .execute_batch(V3)
+            .context("adding the heap probe's columns")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())
@@ -174,6 +193,42 @@ mod tests {
             .conn
             .query_row("SELECT count(*) FROM markers", [], |r| r.get(0))?;
         assert_eq!(markers, 0);
+        Ok(())
+    }
+
+    #[test]
+    fn a_version_2_file_migrates_and_its_runs_have_no_heap_figures() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("v2.db");
+        {
+            let conn = Connection::open(&path)?;
+            conn.execute_batch(V1)?;
+            conn.execute_batch(V2)?;
+            conn.pragma_update(None, "user_version", 2)?;
+            conn.execute_batch(
+                "INSERT INTO experiments VALUES (1, NULL, '[\"./a\"]', '2026-01-01T00:00:00Z',
+                     '2026-01-01T00:01:00Z', 'complete', 1, 1, 0, 100, 'glibc');
+                 INSERT INTO configs VALUES (1, 1, 0, 'glibc', 'glibc', NULL, NULL, '[]');
+                 INSERT INTO runs VALUES (1, 1, 1, 'ok', 0, NULL, 1.0, 0.5, 0.1, 1048576, 10, 0,
+                     1048576, 1048576, 1048576, NULL, NULL, '/tmp/o', '/tmp/e', NULL, '[]', 0.0,
+                     '2026-01-01T00:00:00Z');
+                 INSERT INTO samples VALUES (1, 0.0, 1048576, NULL, NULL, NULL, 2097152, 1, 1, 0, 0);
+                 INSERT INTO markers VALUES (1, 0, 0, 'start', 0.0, 1048576, NULL, 2097152);",
+            )?;
+        }
+        let store = Store::open(&path)?;
+        assert_eq!(version(&store.conn)?, 3);
+        let e = store.load_experiment(Some(1))?;
+        let run = &e.configs[0].runs[0];
+        assert_eq!(run.record.markers.len(), 1);
+        assert_eq!(run.record.samples[0].live_heap_bytes, None);
+        assert_eq!(
+            (
+                run.record.probe_mode.clone(),
+                run.metrics.peak_live_heap_bytes
+            ),
+            (None, None)
+        );
         Ok(())
     }
 }

@@ -87,6 +87,10 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
                 threads: 5,
                 minor_faults: 700,
                 major_faults: 1,
+                live_heap_bytes: Some(1 << 20),
+                allocator_resident_bytes: Some(2 << 20),
+                allocator_retained_bytes: None,
+                arenas: Some(4),
             },
         ],
         markers: vec![
@@ -116,6 +120,8 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
             vec![]
         },
         sampler_cpu_s: 0.01,
+        probe_mode: Some("stats".into()),
+        probe_cpu_s: Some(0.001),
         started_at: "2026-01-02T03:04:06Z".into(),
     }
 }
@@ -127,6 +133,10 @@ fn metrics(index: u32) -> RunMetrics {
         final_rss_bytes: 3 << 20,
         peak_pss_bytes: Some(2 << 20),
         mean_pss_bytes: None,
+        peak_live_heap_bytes: Some(1 << 20),
+        mean_live_heap_bytes: Some(index.into()),
+        mean_overhead_ratio: Some(2.5),
+        arenas_max: Some(3),
     }
 }
 

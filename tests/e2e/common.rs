@@ -7,6 +7,14 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 
 static BUILD_LOCK: Mutex<()> = Mutex::new(());
+static HEAVY_LOCK: Mutex<()> = Mutex::new(());
+
+/// Held by tests that load both cores for seconds (the heap probe's
+/// every-allocator runs) and by the timing-sensitive tests that fail when a
+/// neighbour does: they run one at a time.
+pub fn one_heavy_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY_LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Compiles tests/programs/NAME.c (once per test binary run) and returns it.
 pub fn program(name: &str) -> PathBuf {
@@ -29,6 +37,26 @@ pub fn program_with(name: &str, extra_flags: &[&str]) -> PathBuf {
             .args(extra_flags)
             .status()
             .expect("cc runs");
+        assert!(status.success(), "compiling {}", source.display());
+    }
+    out
+}
+
+/// Compiles tests/programs/NAME.cpp with c++ (once per test binary run).
+pub fn cxx_program(name: &str) -> PathBuf {
+    let _guard = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-cxx"));
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs")
+        .join(format!("{name}.cpp"));
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if modified(&out) < modified(&source) {
+        let status = Command::new("c++")
+            .args(["-O2", "-pthread", "-o"])
+            .arg(&out)
+            .arg(&source)
+            .status()
+            .expect("c++ runs");
         assert!(status.success(), "compiling {}", source.display());
     }
     out

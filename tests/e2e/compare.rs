@@ -119,6 +119,7 @@ fn multithreaded_program_is_compared_under_every_allocator_with_ratios() {
 
 #[test]
 fn tree_pss_of_forked_children_is_n_times_their_private_memory() {
+    let _quiet = one_heavy_test_at_a_time();
     let scratch = Scratch::new();
     let forks = program("forks");
     let args = every_allocator_args();

@@ -5,6 +5,7 @@ mod bad_input;
 mod browser;
 mod common;
 mod compare;
+mod heap;
 mod lifecycle;
 mod markers;
 mod reliability;

@@ -1,0 +1,459 @@
+/* allocscope heap probe: an LD_PRELOAD library placed before the allocator
+ * under test. See PROTOCOL.md for the environment variables and the
+ * shared-memory layout.
+ *
+ * Built twice from this file: without ALLOCSCOPE_COUNT (stats mode: a probe
+ * thread polls the allocator's own counters; nothing on the hot path) and
+ * with it (count mode: the malloc family is interposed and counted by the
+ * allocator's malloc_usable_size in per-thread counters).
+ *
+ * Rules (DESIGN.md, convention 10): hooks resolved once, a static bootstrap
+ * buffer for calloc-during-dlsym, a thread-local recursion guard, relaxed
+ * atomics, no locks or prints on the workload's malloc paths, fork handled. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define IE __attribute__((tls_model("initial-exec")))
+
+/* Shared-memory layout: 64-bit little-endian words (PROTOCOL.md). */
+enum {
+    W_MAGIC, W_SEQ, W_PID, W_MODE, W_SOURCE, W_LIVE, W_RESIDENT, W_RETAINED,
+    W_ARENAS, W_CPU_NS, W_POLLS, W_TRIMS, W_UPDATED_NS, W_POLL_COST_NS, W_WORDS
+};
+#define SHM_MAGIC 0x315250434f4c4c41ull /* "ALLOCPR1" */
+#define SHM_BYTES 4096
+#define UNKNOWN UINT64_MAX
+enum { MODE_NONE = 0, MODE_STATS = 1, MODE_COUNT = 2 };
+enum { SRC_NONE = 0, SRC_GLIBC = 1, SRC_JEMALLOC = 2, SRC_GPERFTOOLS = 3, SRC_COUNT = 4 };
+
+static _Atomic uint64_t *shm;
+static char shm_dir[512];
+static long interval_ms = 50, trim_ms;
+static double budget = 0.01; /* share of one core the probe thread may use */
+
+static uint64_t now_ns(clockid_t clock) {
+    struct timespec ts;
+    if (clock_gettime(clock, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- count */
+#ifdef ALLOCSCOPE_COUNT
+#define BATCH_BYTES (64 * 1024)
+static _Atomic int64_t live_bytes;         /* flushed per-thread deltas */
+static __thread int64_t tl_delta IE;      /* not yet flushed */
+static __thread int tl_guard IE;          /* inside one of our hooks */
+
+static void *(*real_malloc)(size_t);
+static void (*real_free)(void *);
+static void *(*real_calloc)(size_t, size_t);
+static void *(*real_realloc)(void *, size_t);
+static void *(*real_reallocarray)(void *, size_t, size_t);
+static int (*real_posix_memalign)(void **, size_t, size_t);
+static void *(*real_aligned_alloc)(size_t, size_t);
+static void *(*real_memalign)(size_t, size_t);
+static void *(*real_valloc)(size_t);
+static void *(*real_pvalloc)(size_t);
+static size_t (*real_usable)(void *);
+static void *(*real_new)(size_t), *(*real_new_arr)(size_t);
+static void (*real_delete)(void *), (*real_delete_arr)(void *);
+
+/* dlsym may call calloc before the hooks exist: serve it from here. */
+static char boot_buf[64 * 1024] __attribute__((aligned(16)));
+static _Atomic size_t boot_used;
+static _Atomic int resolve_state; /* 0 not yet, 1 resolving, 2 done */
+
+static int is_boot(const void *p) {
+    return (const char *)p >= boot_buf && (const char *)p < boot_buf + sizeof boot_buf;
+}
+
+static void *boot_alloc(size_t n) {
+    n = (n + 15) & ~(size_t)15;
+    size_t at = atomic_fetch_add_explicit(&boot_used, n, memory_order_relaxed);
+    return at + n <= sizeof boot_buf ? boot_buf + at : NULL;
+}
+
+static void resolve(void) {
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&resolve_state, &expected, 1)) return;
+    real_calloc = dlsym(RTLD_NEXT, "calloc");
+    real_malloc = dlsym(RTLD_NEXT, "malloc");
+    real_free = dlsym(RTLD_NEXT, "free");
+    real_realloc = dlsym(RTLD_NEXT, "realloc");
+    real_reallocarray = dlsym(RTLD_NEXT, "reallocarray");
+    real_posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
+    real_aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
+    real_memalign = dlsym(RTLD_NEXT, "memalign");
+    real_valloc = dlsym(RTLD_NEXT, "valloc");
+    real_pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+    real_usable = dlsym(RTLD_NEXT, "malloc_usable_size");
+    real_new = dlsym(RTLD_NEXT, "_Znwm");
+    real_new_arr = dlsym(RTLD_NEXT, "_Znam");
+    real_delete = dlsym(RTLD_NEXT, "_ZdlPv");
+    real_delete_arr = dlsym(RTLD_NEXT, "_ZdaPv");
+    atomic_store(&resolve_state, 2);
+}
+
+static inline int ready(void) {
+    if (__builtin_expect(real_malloc != NULL && real_usable != NULL, 1)) return 1;
+    resolve();
+    return real_malloc != NULL && real_usable != NULL &&
+           atomic_load_explicit(&resolve_state, memory_order_acquire) == 2;
+}
+
+static inline void account(int64_t bytes) {
+    int64_t v = tl_delta + bytes;
+    if (v > BATCH_BYTES || v < -BATCH_BYTES) {
+        atomic_fetch_add_explicit(&live_bytes, v, memory_order_relaxed);
+        v = 0;
+    }
+    tl_delta = v;
+}
+
+static inline void count_alloc(void *p) {
+    if (p) account((int64_t)real_usable(p));
+}
+static inline void count_free(void *p) {
+    if (p && !is_boot(p)) account(-(int64_t)real_usable(p));
+}
+
+/* Calls REAL with the guard held; counts only the outermost hook. */
+#define HOOKED(type, call, after)            \
+    do {                                     \
+        if (tl_guard) return call;           \
+        tl_guard = 1;                        \
+        type r_ = call;                      \
+        after;                               \
+        tl_guard = 0;                        \
+        return r_;                           \
+    } while (0)
+
+EXPORT void *malloc(size_t n) {
+    if (!ready()) return boot_alloc(n);
+    HOOKED(void *, real_malloc(n), count_alloc(r_));
+}
+
+EXPORT void *calloc(size_t n, size_t size) {
+    if (!ready()) {
+        if (size && n > SIZE_MAX / size) return NULL;
+        return boot_alloc(n * size); /* static: already zero */
+    }
+    HOOKED(void *, real_calloc(n, size), count_alloc(r_));
+}
+
+EXPORT void free(void *p) {
+    if (!p || is_boot(p)) return;
+    if (!ready()) return; /* cannot happen for a pointer we did not hand out */
+    if (tl_guard) { real_free(p); return; }
+    tl_guard = 1;
+    count_free(p);
+    real_free(p);
+    tl_guard = 0;
+}
+
+static void *from_boot(void *p, size_t n) {
+    void *q = malloc(n);
+    size_t room = (size_t)(boot_buf + sizeof boot_buf - (char *)p);
+    if (q) memcpy(q, p, n < room ? n : room);
+    return q;
+}
+
+EXPORT void *realloc(void *p, size_t n) {
+    if (p && is_boot(p)) return from_boot(p, n);
+    if (!ready()) return boot_alloc(n);
+    if (tl_guard) return real_realloc(p, n);
+    tl_guard = 1;
+    int64_t before = p ? (int64_t)real_usable(p) : 0;
+    void *r = real_realloc(p, n);
+    if (r) account((int64_t)real_usable(r) - before);
+    else if (p && n == 0) account(-before); /* realloc(p, 0) freed p */
+    tl_guard = 0;
+    return r;
+}
+
+EXPORT void *reallocarray(void *p, size_t n, size_t size) {
+    if (size && n > SIZE_MAX / size) return real_reallocarray ? real_reallocarray(p, n, size) : NULL;
+    return realloc(p, n * size);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n) {
+    if (!ready()) return 12; /* ENOMEM */
+    HOOKED(int, real_posix_memalign(out, align, n), if (r_ == 0) count_alloc(*out));
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t n) {
+    if (!ready()) return NULL;
+    HOOKED(void *, real_aligned_alloc(align, n), count_alloc(r_));
+}
+
+EXPORT void *memalign(size_t align, size_t n) {
+    if (!ready()) return NULL;
+    HOOKED(void *, real_memalign(align, n), count_alloc(r_));
+}
+
+EXPORT void *valloc(size_t n) {
+    if (!ready()) return NULL;
+    HOOKED(void *, real_valloc(n), count_alloc(r_));
+}
+
+EXPORT void *pvalloc(size_t n) {
+    if (!ready() || !real_pvalloc) return NULL;
+    HOOKED(void *, real_pvalloc(n), count_alloc(r_));
+}
+
+/* C++ operators, for allocators that replace them (jemalloc, tcmalloc,
+ * mimalloc) so that they never pass through malloc. When the next one is
+ * libstdc++'s, it calls malloc, which the guard keeps from counting twice. */
+EXPORT void *_Znwm(size_t n) {
+    if (!ready() || !real_new) return malloc(n);
+    HOOKED(void *, real_new(n), count_alloc(r_));
+}
+EXPORT void *_Znam(size_t n) {
+    if (!ready() || !real_new_arr) return malloc(n);
+    HOOKED(void *, real_new_arr(n), count_alloc(r_));
+}
+static void delete_with(void (*real)(void *), void *p) {
+    if (!p) return;
+    if (!real) { free(p); return; }
+    if (tl_guard) { real(p); return; }
+    tl_guard = 1;
+    count_free(p);
+    real(p);
+    tl_guard = 0;
+}
+EXPORT void _ZdlPv(void *p) { ready(); delete_with(real_delete, p); }
+EXPORT void _ZdaPv(void *p) { ready(); delete_with(real_delete_arr, p); }
+EXPORT void _ZdlPvm(void *p, size_t n) { (void)n; _ZdlPv(p); }
+EXPORT void _ZdaPvm(void *p, size_t n) { (void)n; _ZdaPv(p); }
+
+static int poll_counters(uint64_t *w) {
+    int64_t live = atomic_load_explicit(&live_bytes, memory_order_relaxed);
+    w[W_LIVE] = live > 0 ? (uint64_t)live : 0;
+    w[W_SOURCE] = SRC_COUNT;
+    return MODE_COUNT;
+}
+#else
+/* ---------------------------------------------------------------- stats */
+static int (*je_mallctl)(const char *, void *, size_t *, void *, size_t);
+static int (*gp_property)(const char *, size_t *);
+static struct mallinfo2 (*gl_mallinfo2)(void);
+static int (*gl_malloc_info)(int, FILE *);
+static unsigned polls_since_arenas;
+static uint64_t glibc_arenas;
+
+static void find_counters(void) {
+    je_mallctl = dlsym(RTLD_DEFAULT, "mallctl");
+    gp_property = dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
+    /* glibc's counters only mean something when malloc is glibc's own. */
+    Dl_info info;
+    void *m = dlsym(RTLD_DEFAULT, "malloc");
+    if (m && dladdr(m, &info) && info.dli_fname && strstr(info.dli_fname, "libc.so")) {
+        gl_mallinfo2 = dlsym(RTLD_DEFAULT, "mallinfo2");
+        gl_malloc_info = dlsym(RTLD_DEFAULT, "malloc_info");
+    }
+}
+
+static uint64_t je_size(const char *name) {
+    size_t v = 0, sz = sizeof v;
+    return je_mallctl(name, &v, &sz, NULL, 0) == 0 ? (uint64_t)v : UNKNOWN;
+}
+
+static uint64_t gp_size(const char *name) {
+    size_t v = 0;
+    return gp_property(name, &v) ? (uint64_t)v : UNKNOWN;
+}
+
+/* Counts `<heap nr=` in malloc_info's XML: one per arena. */
+static uint64_t count_glibc_arenas(void) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return 0;
+    gl_malloc_info(0, f);
+    fclose(f);
+    uint64_t n = 0;
+    for (const char *s = text; s && (s = strstr(s, "<heap nr=")); s++) n++;
+    free(text);
+    return n;
+}
+
+static int poll_counters(uint64_t *w) {
+    if (je_mallctl) {
+        uint64_t epoch = 1;
+        size_t sz = sizeof epoch;
+        je_mallctl("epoch", &epoch, &sz, &epoch, sz);
+        w[W_LIVE] = je_size("stats.allocated");
+        w[W_RESIDENT] = je_size("stats.resident");
+        w[W_RETAINED] = je_size("stats.retained");
+        unsigned narenas = 0;
+        sz = sizeof narenas;
+        if (je_mallctl("arenas.narenas", &narenas, &sz, NULL, 0) == 0) w[W_ARENAS] = narenas;
+        w[W_SOURCE] = SRC_JEMALLOC;
+        return w[W_LIVE] == UNKNOWN ? MODE_NONE : MODE_STATS;
+    }
+    if (gp_property) {
+        uint64_t heap = gp_size("generic.heap_size");
+        uint64_t unmapped = gp_size("tcmalloc.pageheap_unmapped_bytes");
+        w[W_LIVE] = gp_size("generic.current_allocated_bytes");
+        if (heap != UNKNOWN && unmapped != UNKNOWN && heap >= unmapped) {
+            w[W_RESIDENT] = heap - unmapped;
+            w[W_RETAINED] = unmapped;
+        }
+        w[W_SOURCE] = SRC_GPERFTOOLS;
+        return w[W_LIVE] == UNKNOWN ? MODE_NONE : MODE_STATS;
+    }
+    if (gl_mallinfo2) {
+        struct mallinfo2 mi = gl_mallinfo2();
+        w[W_LIVE] = (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
+        /* malloc_info walks every arena too: every few polls is enough. */
+        if (gl_malloc_info && (glibc_arenas == 0 || ++polls_since_arenas >= 8)) {
+            glibc_arenas = count_glibc_arenas();
+            polls_since_arenas = 0;
+        }
+        if (glibc_arenas) w[W_ARENAS] = glibc_arenas;
+        w[W_SOURCE] = SRC_GLIBC;
+        return MODE_STATS;
+    }
+    return MODE_NONE;
+}
+#endif
+
+/* ---------------------------------------------------------------- common */
+static void publish(const uint64_t *w) {
+    if (!shm) return;
+    uint64_t seq = atomic_load_explicit(&shm[W_SEQ], memory_order_relaxed);
+    atomic_store_explicit(&shm[W_SEQ], seq + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    for (int i = W_PID; i < W_WORDS; i++) atomic_store_explicit(&shm[i], w[i], memory_order_relaxed);
+    atomic_store_explicit(&shm[W_SEQ], seq + 2, memory_order_release);
+}
+
+/* Maps <dir>/<pid>, reusing the file after an exec (same pid). No malloc. */
+static void open_shm(void) {
+    if (!shm_dir[0]) return;
+    char path[600];
+    size_t len = strlen(shm_dir);
+    memcpy(path, shm_dir, len);
+    path[len++] = '/';
+    char digits[16];
+    int n = 0;
+    for (unsigned long pid = (unsigned long)getpid(); pid || n == 0; pid /= 10) digits[n++] = (char)('0' + pid % 10);
+    while (n) path[len++] = digits[--n];
+    path[len] = 0;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    void *m = MAP_FAILED;
+    if (ftruncate(fd, SHM_BYTES) == 0) m = mmap(NULL, SHM_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) return;
+    shm = m;
+    atomic_store_explicit(&shm[W_MAGIC], SHM_MAGIC, memory_order_relaxed);
+}
+
+static void *probe_main(void *arg) {
+    (void)arg;
+    uint64_t w[W_WORDS];
+    for (int i = 0; i < W_WORDS; i++) w[i] = 0;
+    w[W_RESIDENT] = w[W_RETAINED] = UNKNOWN;
+    w[W_PID] = (uint64_t)getpid();
+    uint64_t interval_ns = (uint64_t)interval_ms * 1000000ull;
+    uint64_t trim_ns = (uint64_t)trim_ms * 1000000ull;
+    uint64_t now = now_ns(CLOCK_MONOTONIC), next_poll = now, next_trim = now + trim_ns;
+    int (*trim)(size_t) = trim_ns ? (int (*)(size_t))dlsym(RTLD_DEFAULT, "malloc_trim") : NULL;
+    for (;;) {
+        now = now_ns(CLOCK_MONOTONIC);
+        if (trim && now >= next_trim) {
+            trim(0);
+            w[W_TRIMS]++;
+            next_trim = now + trim_ns;
+        }
+        if (shm && now >= next_poll) {
+            uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+            w[W_MODE] = (uint64_t)poll_counters(w);
+            uint64_t cost = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+            w[W_POLLS]++;
+            w[W_POLL_COST_NS] = cost;
+            /* Stay within the budget: a poll costing c waits at least c / budget. */
+            uint64_t wait = (uint64_t)((double)cost / budget);
+            next_poll = now + (wait > interval_ns ? wait : interval_ns);
+        }
+        w[W_CPU_NS] = now_ns(CLOCK_THREAD_CPUTIME_ID);
+        w[W_UPDATED_NS] = now_ns(CLOCK_MONOTONIC);
+        publish(w);
+        uint64_t until = shm ? next_poll : next_trim;
+        if (trim && next_trim < until) until = next_trim;
+        now = now_ns(CLOCK_MONOTONIC);
+        uint64_t nap = until > now ? until - now : 1000000ull;
+        struct timespec ts = {(time_t)(nap / 1000000000ull), (long)(nap % 1000000000ull)};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+/* The thread is detached (it never keeps the process alive) and blocks every
+ * signal, so the workload's signals go to its own threads. */
+static void start_thread(void) {
+    if (!shm_dir[0] && trim_ms <= 0) return;
+    open_shm();
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) return;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t thread;
+    pthread_create(&thread, &attr, probe_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+}
+
+/* In a forked child only the forking thread exists: drop the parent's
+ * mapping, open this pid's own file and start a new probe thread. */
+static void after_fork_child(void) {
+    if (shm) munmap((void *)shm, SHM_BYTES);
+    shm = NULL;
+    start_thread();
+}
+
+static long env_long(const char *name, long fallback) {
+    const char *text = getenv(name);
+    if (!text || !*text) return fallback;
+    char *end;
+    long v = strtol(text, &end, 10);
+    return *end == 0 && v >= 0 ? v : fallback;
+}
+
+__attribute__((constructor)) static void probe_init(void) {
+#ifdef ALLOCSCOPE_COUNT
+    resolve();
+#else
+    find_counters();
+#endif
+    /* Initialise the allocator first, so that its own fork handlers are
+     * registered before ours and run before ours in the child. */
+    free(malloc(1));
+    const char *dir = getenv("ALLOCSCOPE_PROBE_SHM");
+    if (dir && strlen(dir) < sizeof shm_dir) strcpy(shm_dir, dir);
+    interval_ms = env_long("ALLOCSCOPE_PROBE_INTERVAL_MS", 50);
+    if (interval_ms < 1) interval_ms = 1;
+    trim_ms = env_long("ALLOCSCOPE_PROBE_TRIM_MS", 0);
+    long permille = env_long("ALLOCSCOPE_PROBE_BUDGET_PERMILLE", 10);
+    budget = permille > 0 ? (double)permille / 1000.0 : 0.01;
+    if (!shm_dir[0] && trim_ms <= 0) return;
+    pthread_atfork(NULL, NULL, after_fork_child);
+    start_thread();
+}

@@ -1,0 +1,66 @@
+//! The heap probe's figures per configuration: medians over the `ok` runs of
+//! the live heap, the overhead ratio (RSS / live heap), the most arenas and
+//! the probe's CPU time, and which mode measured them.
+
+use super::stats::median;
+use crate::model::{RunStatus, StoredConfig, StoredExperiment};
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HeapSummary {
+    /// The mode of the runs (`stats`, `count`, `none`, `not_loaded`); `mixed`
+    /// when they differ; `None` when no run loaded the probe.
+    pub probe_mode: Option<String>,
+    /// `ok` runs with a live-heap figure.
+    pub runs: usize,
+    pub peak_live_heap_bytes: Option<f64>,
+    pub mean_live_heap_bytes: Option<f64>,
+    pub mean_overhead_ratio: Option<f64>,
+    pub arenas_max: Option<f64>,
+    pub probe_cpu_s: Option<f64>,
+}
+
+/// One summary per configuration, in order; empty when no run of the
+/// experiment used the probe to measure.
+pub fn summarize(experiment: &StoredExperiment) -> Vec<HeapSummary> {
+    let measured = experiment
+        .configs
+        .iter()
+        .flat_map(|c| &c.runs)
+        .any(|r| r.record.probe_mode.is_some());
+    if !measured {
+        return Vec::new();
+    }
+    experiment.configs.iter().map(summary_of).collect()
+}
+
+fn summary_of(config: &StoredConfig) -> HeapSummary {
+    let mut modes: Vec<&str> = config
+        .runs
+        .iter()
+        .filter_map(|r| r.record.probe_mode.as_deref())
+        .collect();
+    modes.dedup();
+    let probe_mode = match modes.as_slice() {
+        [] => None,
+        [one] => Some((*one).to_string()),
+        _ => Some("mixed".to_string()),
+    };
+    let ok: Vec<_> = config
+        .runs
+        .iter()
+        .filter(|r| r.record.status == RunStatus::Ok && r.metrics.mean_live_heap_bytes.is_some())
+        .collect();
+    let med = |f: &dyn Fn(&&crate::model::StoredRun) -> Option<f64>| {
+        median(&ok.iter().filter_map(f).collect::<Vec<_>>())
+    };
+    HeapSummary {
+        probe_mode,
+        runs: ok.len(),
+        peak_live_heap_bytes: med(&|r| r.metrics.peak_live_heap_bytes.map(|b| b as f64)),
+        mean_live_heap_bytes: med(&|r| r.metrics.mean_live_heap_bytes.map(|b| b as f64)),
+        mean_overhead_ratio: med(&|r| r.metrics.mean_overhead_ratio),
+        arenas_max: med(&|r| r.metrics.arenas_max.map(f64::from)),
+        probe_cpu_s: med(&|r| r.record.probe_cpu_s),
+    }
+}

@@ -1,0 +1,240 @@
+//! The heap probe (C, `probe/probe.c`): which build a run preloads, where it
+//! is written on disk, and the launch environment that loads it before the
+//! allocator under test. The shared-memory reader lives in
+//! `sample::probe_shm`; the protocol is in `probe/PROTOCOL.md`.
+//!
+//! Two builds are embedded: stats mode (a probe thread polls the allocator's
+//! own counters; nothing on the hot path) and count mode (the malloc family
+//! is interposed and counted). Which one a configuration gets is decided
+//! from the library's exported symbols, never from the allocator's name.
+
+mod install;
+
+pub use install::{cache_dir, install};
+
+use crate::model::Config;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Variables read by the probe (see PROTOCOL.md).
+pub const ENV_SHM: &str = "ALLOCSCOPE_PROBE_SHM";
+pub const ENV_INTERVAL_MS: &str = "ALLOCSCOPE_PROBE_INTERVAL_MS";
+pub const ENV_TRIM_MS: &str = "ALLOCSCOPE_PROBE_TRIM_MS";
+
+static STATS_SO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/probe-stats.so"));
+static COUNT_SO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/probe-count.so"));
+
+/// Symbols whose presence means the allocator can report its own live heap.
+const COUNTER_SYMBOLS: &[&str] = &["mallctl", "MallocExtension_GetNumericProperty", "mallinfo2"];
+
+/// Which build of the probe a run preloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeBuild {
+    Stats,
+    Count,
+}
+
+impl ProbeBuild {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeBuild::Stats => "stats",
+            ProbeBuild::Count => "count",
+        }
+    }
+
+    pub fn bytes(self) -> &'static [u8] {
+        match self {
+            ProbeBuild::Stats => STATS_SO,
+            ProbeBuild::Count => COUNT_SO,
+        }
+    }
+}
+
+/// What `--heap[=MODE]` asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeapRequest {
+    /// Stats where the allocator has counters, else count.
+    Auto,
+    Stats,
+    Count,
+}
+
+/// The `--heap` setting: the mode, and whether a run whose workload cannot
+/// load the probe is `not_loaded` (required) or measured from /proc alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeapOptions {
+    pub request: HeapRequest,
+    pub required: bool,
+}
+
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("--heap={0} is not a mode; use --heap, --heap=stats, --heap=count or --heap=optional")]
+pub struct HeapModeError(pub String);
+
+impl HeapOptions {
+    /// `--heap` alone gives "auto".
+    pub fn parse(text: &str) -> Result<HeapOptions, HeapModeError> {
+        let (request, required) = match text.trim() {
+            "" | "auto" => (HeapRequest::Auto, true),
+            "stats" => (HeapRequest::Stats, true),
+            "count" => (HeapRequest::Count, true),
+            "optional" => (HeapRequest::Auto, false),
+            other => return Err(HeapModeError(other.to_string())),
+        };
+        Ok(HeapOptions { request, required })
+    }
+}
+
+/// How one run loads the probe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeLaunch {
+    pub build: ProbeBuild,
+    /// The installed shared object.
+    pub library: PathBuf,
+    /// Publish to shared memory (the heap is measured); false when the probe
+    /// is loaded only for a periodic `malloc_trim`.
+    pub measure: bool,
+    /// A workload that cannot load it is `not_loaded` rather than measured
+    /// from /proc alone.
+    pub required: bool,
+}
+
+/// Decides whether and how a configuration's runs load the probe: with
+/// `--heap`, or for a configuration that asks the probe to trim.
+pub fn plan(config: &Config, heap: Option<HeapOptions>) -> anyhow::Result<Option<ProbeLaunch>> {
+    let trims = config.env.iter().any(|(name, _)| name == ENV_TRIM_MS);
+    let build = match heap.map(|h| h.request) {
+        None if !trims => return Ok(None),
+        None | Some(HeapRequest::Stats) => ProbeBuild::Stats,
+        Some(HeapRequest::Count) => ProbeBuild::Count,
+        Some(HeapRequest::Auto) => {
+            if has_counters(config.library.as_deref()) {
+                ProbeBuild::Stats
+            } else {
+                ProbeBuild::Count
+            }
+        }
+    };
+    Ok(Some(ProbeLaunch {
+        build,
+        library: install(build)?,
+        measure: heap.is_some(),
+        // Trimming is what the configuration is: without it the run is not
+        // that configuration.
+        required: heap.is_none_or(|h| h.required),
+    }))
+}
+
+/// True when the library exports one of the allocator counters the stats
+/// build reads. No library (glibc's own malloc) counts as having them.
+fn has_counters(library: Option<&Path>) -> bool {
+    let Some(path) = library else {
+        return true;
+    };
+    let Ok(bytes) = std::fs::read(path) else {
+        return false;
+    };
+    let Ok(elf) = goblin::elf::Elf::parse(&bytes) else {
+        return false;
+    };
+    elf.dynsyms.iter().any(|sym| {
+        sym.st_shndx != 0
+            && elf
+                .dynstrtab
+                .get_at(sym.st_name)
+                .is_some_and(|name| COUNTER_SYMBOLS.contains(&name))
+    })
+}
+
+/// The configuration's environment with the probe loaded first: the probe
+/// goes before the allocator in LD_PRELOAD, so that its `dlsym(RTLD_NEXT)`
+/// finds the allocator under test.
+pub fn launch_env(
+    env: &[(String, String)],
+    probe: &ProbeLaunch,
+    shm_dir: Option<&Path>,
+    interval_ms: u64,
+) -> Vec<(String, String)> {
+    let ours = probe.library.display().to_string();
+    let mut out: Vec<(String, String)> = env.to_vec();
+    match out.iter_mut().find(|(name, _)| name == "LD_PRELOAD") {
+        Some((_, value)) => *value = format!("{ours} {value}"),
+        None => out.insert(0, ("LD_PRELOAD".to_string(), ours)),
+    }
+    if let (true, Some(dir)) = (probe.measure, shm_dir) {
+        out.push((ENV_SHM.to_string(), dir.display().to_string()));
+        // Poll about twice per sampling tick (the probe's CPU budget may
+        // space polls further apart).
+        out.push((
+            ENV_INTERVAL_MS.to_string(),
+            (interval_ms / 2).max(5).to_string(),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heap_modes_parse_and_unknown_ones_say_which_exist() {
+        let auto = HeapOptions::parse("").ok();
+        assert_eq!(
+            auto.map(|h| (h.request, h.required)),
+            Some((HeapRequest::Auto, true))
+        );
+        let optional = HeapOptions::parse("optional").ok();
+        assert_eq!(optional.map(|h| h.required), Some(false));
+        assert_eq!(
+            HeapOptions::parse("count").ok().map(|h| h.request),
+            Some(HeapRequest::Count)
+        );
+        let err = HeapOptions::parse("fast")
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--heap=stats"), "{err}");
+    }
+
+    #[test]
+    fn probe_goes_before_the_allocator_in_ld_preload() {
+        let probe = ProbeLaunch {
+            build: ProbeBuild::Stats,
+            library: "/c/probe.so".into(),
+            measure: true,
+            required: true,
+        };
+        let env = vec![(
+            "LD_PRELOAD".to_string(),
+            "/lib/libjemalloc.so.2".to_string(),
+        )];
+        let out = launch_env(&env, &probe, Some(Path::new("/dev/shm/x")), 100);
+        assert_eq!(out[0].1, "/c/probe.so /lib/libjemalloc.so.2");
+        assert!(out.contains(&(ENV_SHM.to_string(), "/dev/shm/x".to_string())));
+        let glibc = launch_env(
+            &[],
+            &ProbeLaunch {
+                measure: false,
+                ..probe
+            },
+            None,
+            100,
+        );
+        assert_eq!(
+            glibc,
+            vec![("LD_PRELOAD".to_string(), "/c/probe.so".to_string())]
+        );
+    }
+
+    #[test]
+    fn counters_are_found_in_exported_symbols() {
+        assert!(has_counters(None));
+        assert!(!has_counters(Some(Path::new("/no/such/lib.so"))));
+        // The count build exports malloc but none of the counters.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("count.so");
+        std::fs::write(&path, ProbeBuild::Count.bytes()).expect("write");
+        assert!(!has_counters(Some(&path)));
+    }
+}

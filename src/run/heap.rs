@@ -1,0 +1,125 @@
+//! The heap probe during one run: its shared-memory directory (created before
+//! the launch, removed after), the launch environment that preloads it,
+//! whether it really loaded, and what the run records about it.
+
+use super::loaded::LoadCheck;
+use crate::model::RunStatus;
+use crate::probe::{launch_env, ProbeLaunch};
+use crate::sample::ProbeReader;
+use anyhow::Context;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+static RUNS: AtomicU32 = AtomicU32::new(0);
+
+pub struct HeapRun {
+    probe: ProbeLaunch,
+    shm_dir: Option<PathBuf>,
+    check: LoadCheck,
+}
+
+impl HeapRun {
+    pub fn new(probe: &ProbeLaunch) -> anyhow::Result<HeapRun> {
+        let shm_dir = if probe.measure {
+            // tmpfs when there is one: the files are memory either way, but
+            // /dev/shm keeps them off a disk-backed /tmp.
+            let base = ["/dev/shm", "/run/shm"]
+                .iter()
+                .map(PathBuf::from)
+                .find(|p| p.is_dir())
+                .unwrap_or_else(std::env::temp_dir);
+            let dir = base.join(format!(
+                "allocscope-{}-{}",
+                std::process::id(),
+                RUNS.fetch_add(1, Ordering::Relaxed)
+            ));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&dir)
+                .with_context(|| {
+                    format!("creating the heap probe's directory '{}'", dir.display())
+                })?;
+            Some(dir)
+        } else {
+            None
+        };
+        Ok(HeapRun {
+            probe: probe.clone(),
+            shm_dir,
+            check: LoadCheck::new(Some(probe.library.clone())),
+        })
+    }
+
+    pub fn env(&self, env: &[(String, String)], interval: Duration) -> Vec<(String, String)> {
+        let interval_ms = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
+        launch_env(env, &self.probe, self.shm_dir.as_deref(), interval_ms)
+    }
+
+    pub fn reader(&self) -> Option<ProbeReader> {
+        self.shm_dir.clone().map(ProbeReader::new)
+    }
+
+    pub fn settled(&self) -> bool {
+        self.check.settled()
+    }
+
+    pub fn observe(&mut self, main: i32, tree: &[i32]) {
+        self.check.observe(main, tree);
+    }
+
+    /// The run's probe mode and CPU time, adjusting its status and message
+    /// when the probe could not load: `not_loaded` when it was required,
+    /// else a note that the run was measured from /proc alone.
+    pub fn conclude(
+        &self,
+        finished: Option<(f64, &'static str)>,
+        preload_ignored: Option<&str>,
+        status: &mut RunStatus,
+        message: &mut Option<String>,
+    ) -> (Option<String>, Option<f64>) {
+        let reason = (*status != RunStatus::Timeout)
+            .then(|| self.check.not_loaded_reason(preload_ignored, false))
+            .flatten();
+        if let Some(reason) = reason {
+            let note = if self.probe.required {
+                if *status != RunStatus::NotLoaded {
+                    *status = RunStatus::NotLoaded;
+                    *message = None;
+                }
+                format!("heap probe: {reason}")
+            } else {
+                format!("heap probe not loaded, measured from /proc alone: {reason}")
+            };
+            *message = Some(match message.take() {
+                Some(m) => format!("{m}; {note}"),
+                None => note,
+            });
+            return (Some("not_loaded".to_string()), None);
+        }
+        match (self.probe.measure, finished) {
+            (true, Some((cpu_s, mode))) => {
+                if mode == "none" {
+                    let note =
+                        "heap probe: the allocator offers no counters it knows; use --heap=count";
+                    *message = Some(match message.take() {
+                        Some(m) => format!("{m}; {note}"),
+                        None => note.to_string(),
+                    });
+                }
+                (Some(mode.to_string()), Some(cpu_s))
+            }
+            _ => (None, None),
+        }
+    }
+}
+
+impl Drop for HeapRun {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.shm_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! Reads what the heap probe publishes: one small shared-memory file per
+//! process, `<dir>/<pid>` (layout in probe/PROTOCOL.md), mapped read-only
+//! once and read under its seqlock on every tick. Files of processes that
+//! have not started the probe yet, or never will, are simply absent.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
+
+const MAGIC: u64 = 0x3152_5043_4f4c_4c41; // "ALLOCPR1"
+const UNKNOWN: u64 = u64::MAX;
+const MAP_BYTES: usize = 4096;
+const W_MAGIC: usize = 0;
+const W_SEQ: usize = 1;
+const W_PID: usize = 2;
+const W_MODE: usize = 3;
+const W_LIVE: usize = 5;
+const W_RESIDENT: usize = 6;
+const W_RETAINED: usize = 7;
+const W_ARENAS: usize = 8;
+const W_CPU_NS: usize = 9;
+const WORDS: usize = 14;
+
+/// One process's reading, taken consistently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProbeReading {
+    pub pid: u64,
+    /// 0 none (no counters), 1 stats, 2 count.
+    pub mode: u64,
+    pub live_bytes: u64,
+    pub resident_bytes: Option<u64>,
+    pub retained_bytes: Option<u64>,
+    pub arenas: Option<u32>,
+    pub cpu_ns: u64,
+}
+
+/// Decodes the words of one file; `None` unless it is a probe file whose
+/// probe has measured something.
+pub fn decode(words: &[u64; WORDS]) -> Option<ProbeReading> {
+    if words[W_MAGIC] != MAGIC {
+        return None;
+    }
+    let known = |v: u64| (v != UNKNOWN).then_some(v);
+    Some(ProbeReading {
+        pid: words[W_PID],
+        mode: words[W_MODE],
+        live_bytes: known(words[W_LIVE]).unwrap_or(0),
+        resident_bytes: known(words[W_RESIDENT]),
+        retained_bytes: known(words[W_RETAINED]),
+        arenas: u32::try_from(words[W_ARENAS]).ok().filter(|&a| a > 0),
+        cpu_ns: words[W_CPU_NS],
+    })
+}
+
+/// A read-only shared mapping of one probe file.
+#[derive(Debug)]
+struct Mapping {
+    ptr: *const AtomicU64,
+}
+
+impl Mapping {
+    fn open(path: &Path) -> Option<Mapping> {
+        use std::os::unix::io::AsRawFd;
+        let file = std::fs::File::open(path).ok()?;
+        if file.metadata().ok()?.len() < MAP_BYTES as u64 {
+            return None; // not sized yet
+        }
+        // SAFETY: a fresh read-only shared mapping of a file at least
+        // MAP_BYTES long; the fd may be closed once mapped.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                MAP_BYTES,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        (ptr != libc::MAP_FAILED).then_some(Mapping {
+            ptr: ptr as *const AtomicU64,
+        })
+    }
+
+    fn word(&self, i: usize) -> &AtomicU64 {
+        // SAFETY: i < WORDS, inside the mapping, 8-byte aligned (page start).
+        unsafe { &*self.ptr.add(i) }
+    }
+
+    /// The words under the seqlock: retried while the probe is writing.
+    fn read(&self) -> Option<[u64; WORDS]> {
+        for _ in 0..64 {
+            let before = self.word(W_SEQ).load(Ordering::Acquire);
+            let mut words = [0u64; WORDS];
+            for (i, w) in words.iter_mut().enumerate() {
+                *w = self.word(i).load(Ordering::Relaxed);
+            }
+            fence(Ordering::Acquire);
+            let after = self.word(W_SEQ).load(Ordering::Relaxed);
+            if before == after && before.is_multiple_of(2) {
+                return Some(words);
+            }
+            std::hint::spin_loop();
+        }
+        None
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly what `open` mapped.
+        unsafe { libc::munmap(self.ptr as *mut libc::c_void, MAP_BYTES) };
+    }
+}
+
+/// The tree's heap at one tick: sums over the processes that published.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HeapTotals {
+    pub live_heap_bytes: Option<u64>,
+    pub allocator_resident_bytes: Option<u64>,
+    pub allocator_retained_bytes: Option<u64>,
+    pub arenas: Option<u32>,
+}
+
+/// Reads every process's file in one run's shared-memory directory.
+#[derive(Debug)]
+pub struct ProbeReader {
+    dir: PathBuf,
+    maps: HashMap<i32, Mapping>,
+    /// The last reading seen per pid, kept after the process is gone so its
+    /// probe's CPU time and mode still count.
+    last: HashMap<i32, ProbeReading>,
+}
+
+impl ProbeReader {
+    pub fn new(dir: PathBuf) -> ProbeReader {
+        ProbeReader {
+            dir,
+            maps: HashMap::new(),
+            last: HashMap::new(),
+        }
+    }
+
+    /// Sums the readings of `pids`. A field is `None` when no process
+    /// reported it.
+    pub fn read(&mut self, pids: &[i32]) -> HeapTotals {
+        let mut totals = HeapTotals::default();
+        let add = |sum: &mut Option<u64>, v: Option<u64>| {
+            if let Some(v) = v {
+                *sum = Some(sum.unwrap_or(0).saturating_add(v));
+            }
+        };
+        for &pid in pids {
+            if !self.maps.contains_key(&pid) {
+                match Mapping::open(&self.dir.join(pid.to_string())) {
+                    Some(m) => self.maps.insert(pid, m),
+                    None => continue,
+                };
+            }
+            let Some(reading) = self
+                .maps
+                .get(&pid)
+                .and_then(Mapping::read)
+                .and_then(|w| decode(&w))
+                .filter(|r| r.pid == pid as u64)
+            else {
+                continue;
+            };
+            self.last.insert(pid, reading);
+            if reading.mode == 0 {
+                continue;
+            }
+            add(&mut totals.live_heap_bytes, Some(reading.live_bytes));
+            add(&mut totals.allocator_resident_bytes, reading.resident_bytes);
+            add(&mut totals.allocator_retained_bytes, reading.retained_bytes);
+            if let Some(a) = reading.arenas {
+                totals.arenas = Some(totals.arenas.unwrap_or(0).saturating_add(a));
+            }
+        }
+        totals
+    }
+
+    /// Reads every file once more (the processes are gone: their last words
+    /// stay) and returns the probes' CPU seconds summed over every process
+    /// seen, and the mode that gave numbers: "stats", "count", or "none".
+    pub fn finish(&mut self) -> (f64, &'static str) {
+        for (pid, map) in &self.maps {
+            if let Some(r) = map.read().and_then(|w| decode(&w)) {
+                self.last.insert(*pid, r);
+            }
+        }
+        let cpu_ns: u64 = self.last.values().map(|r| r.cpu_ns).sum();
+        let modes: Vec<u64> = self.last.values().map(|r| r.mode).collect();
+        let mode = if modes.contains(&1) {
+            "stats"
+        } else if modes.contains(&2) {
+            "count"
+        } else {
+            "none"
+        };
+        (cpu_ns as f64 * 1e-9, mode)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(mode: u64, live: u64) -> [u64; WORDS] {
+        let mut w = [0u64; WORDS];
+        w[W_MAGIC] = MAGIC;
+        w[W_PID] = 7;
+        w[W_MODE] = mode;
+        w[W_LIVE] = live;
+        w[W_RESIDENT] = UNKNOWN;
+        w[W_RETAINED] = 5;
+        w[W_ARENAS] = 3;
+        w
+    }
+
+    #[test]
+    fn decodes_known_and_unknown_fields() {
+        let r = decode(&words(1, 100)).expect("a probe file");
+        assert_eq!((r.pid, r.mode, r.live_bytes), (7, 1, 100));
+        assert_eq!(
+            (r.resident_bytes, r.retained_bytes, r.arenas),
+            (None, Some(5), Some(3))
+        );
+        let mut bad = words(1, 1);
+        bad[W_MAGIC] = 0;
+        assert_eq!(decode(&bad), None);
+    }
+
+    #[test]
+    fn sums_the_files_of_the_listed_pids() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        for (pid, live) in [(11i32, 1000u64), (12, 24)] {
+            let mut w = words(2, live);
+            w[W_PID] = pid as u64;
+            w[W_CPU_NS] = 500_000_000;
+            let mut bytes: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
+            bytes.resize(MAP_BYTES, 0);
+            std::fs::write(dir.path().join(pid.to_string()), bytes)?;
+        }
+        let mut reader = ProbeReader::new(dir.path().to_path_buf());
+        let totals = reader.read(&[11, 12, 13]);
+        assert_eq!(totals.live_heap_bytes, Some(1024));
+        assert_eq!(
+            (totals.arenas, totals.allocator_resident_bytes),
+            (Some(6), None)
+        );
+        assert_eq!(reader.read(&[13]).live_heap_bytes, None);
+        let (cpu_s, mode) = reader.finish();
+        assert!((cpu_s - 1.0).abs() < 1e-9);
+        assert_eq!(mode, "count");
+        Ok(())
+    }
+}

@@ -1,0 +1,288 @@
+//! The heap probe (`compare --heap`) on real workloads under every installed
+//! allocator: live-heap accuracy in stats and count mode, the overhead ratio,
+//! and what happens when the workload cannot load the probe.
+
+use crate::common::*;
+use serde_json::Value;
+
+/// `requested N usable M` from a run's stdout file.
+fn held(run: &Value) -> (f64, f64) {
+    let path = run["stdout_path"].as_str().expect("stdout path");
+    let text = std::fs::read_to_string(path).expect("stdout file");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("requested "))
+        .unwrap_or_else(|| panic!("no 'requested' line in {text}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    (
+        words[1].parse().expect("requested bytes"),
+        words[3].parse().expect("usable bytes"),
+    )
+}
+
+/// Runs `workload` once under every installed allocator with `--heap=MODE`
+/// and checks each run's peak live heap against what it held.
+fn check_accuracy(mode: &str, workload: &[&str], by_usable: bool) {
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let mut options: Vec<String> = vec![mode.to_string(), "-r".into(), "1".into()];
+    options.extend(every_allocator_args());
+    options.extend(["--interval".into(), "20ms".into()]);
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
+    let (output, json) = scratch.compare(&options, workload);
+    assert!(output.status.success(), "{}", stderr(&output));
+    for allocator in installed_allocators() {
+        let run = &runs(config(&json, allocator))[0];
+        assert_eq!(run["status"], "ok", "{allocator}: {run}");
+        let probe_mode = run["probe_mode"].as_str().expect("probe_mode");
+        let expected_mode = match (mode, allocator) {
+            ("--heap=count", _) | (_, "mimalloc") => "count",
+            _ => "stats",
+        };
+        assert_eq!(probe_mode, expected_mode, "{allocator}");
+        let (requested, usable) = held(run);
+        let want = if by_usable { usable } else { requested };
+        let got = run["peak_live_heap_bytes"]
+            .as_f64()
+            .expect("peak live heap");
+        let error = (got - want).abs() / want;
+        eprintln!(
+            "{mode} {allocator} {workload:?}: live {got} vs {want} ({:+.2}%)",
+            100.0 * (got - want) / want
+        );
+        assert!(
+            error <= 0.03,
+            "{allocator} {mode}: live heap {got} vs held {want}"
+        );
+        let ratio = run["mean_overhead_ratio"].as_f64().expect("overhead ratio");
+        assert!(ratio > 0.3 && ratio < 3.0, "{allocator}: ratio {ratio}");
+        assert!(run["probe_cpu_s"].as_f64().is_some_and(|s| s >= 0.0));
+    }
+    let table = stdout(&output);
+    assert!(table.contains("heap probe (medians)"), "{table}");
+}
+
+#[test]
+fn live_heap_of_8k_blocks_matches_within_3_percent_in_default_mode() {
+    let hold = program("hold");
+    check_accuracy(
+        "--heap",
+        &[hold.to_str().expect("utf-8"), "blocks", "100", "300"],
+        false,
+    );
+}
+
+#[test]
+fn live_heap_of_8k_blocks_matches_within_3_percent_in_count_mode() {
+    let hold = program("hold");
+    check_accuracy(
+        "--heap=count",
+        &[hold.to_str().expect("utf-8"), "blocks", "100", "300"],
+        false,
+    );
+}
+
+#[test]
+fn live_heap_of_mixed_sizes_matches_usable_bytes_in_both_modes() {
+    let hold = program("hold");
+    let workload = [hold.to_str().expect("utf-8"), "mixed", "48", "300"];
+    check_accuracy("--heap", &workload, true);
+    check_accuracy("--heap=count", &workload, true);
+}
+
+#[test]
+fn live_heap_of_cxx_new_delete_matches_within_3_percent_in_both_modes() {
+    let hold = cxx_program("hold_cxx");
+    let workload = [hold.to_str().expect("utf-8"), "48", "300"];
+    check_accuracy("--heap", &workload, false);
+    check_accuracy("--heap=count", &workload, false);
+}
+
+#[test]
+fn static_workload_cannot_load_the_probe_and_says_so() {
+    let single = program_with("single", &["-static"]);
+    let scratch = Scratch::new();
+    let workload = [single.to_str().expect("utf-8"), "8", "50"];
+    let (_, json) = scratch.compare(&["--heap", "-r", "1", "-a", "glibc"], &workload);
+    let run = &runs(config(&json, "glibc"))[0];
+    assert_eq!(run["status"], "not_loaded", "{run}");
+    assert_eq!(run["probe_mode"], "not_loaded");
+    let message = run["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("heap probe") && message.contains("statically linked"),
+        "{message}"
+    );
+}
+
+/// A set-user-ID program (owned by `nobody`, run by root) maps libc but the
+/// loader ignores LD_PRELOAD paths: glibc counts, the probe does not load.
+#[test]
+fn setuid_workload_is_not_loaded_with_heap_and_measured_from_proc_with_optional() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: making a set-user-ID program for another user needs root");
+        return;
+    }
+    let scratch = Scratch::new();
+    let copy = scratch.path("suid-single");
+    std::fs::copy(program("single"), &copy).expect("copy");
+    let chown = std::process::Command::new("chown")
+        .arg("nobody")
+        .arg(&copy)
+        .status();
+    assert!(chown.is_ok_and(|s| s.success()));
+    std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o4755))
+        .expect("chmod u+s");
+    let workload = [copy.to_str().expect("utf-8"), "8", "50"];
+
+    let (_, json) = scratch.compare(&["--heap", "-r", "1", "-a", "glibc"], &workload);
+    let run = &runs(config(&json, "glibc"))[0];
+    assert_eq!(run["status"], "not_loaded", "{run}");
+    assert!(
+        run["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("heap probe")),
+        "{run}"
+    );
+
+    let (output, json) = scratch.compare(&["--heap=optional", "-r", "1", "-a", "glibc"], &workload);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = &runs(config(&json, "glibc"))[0];
+    assert_eq!(run["status"], "ok", "{run}");
+    assert_eq!(run["probe_mode"], "not_loaded");
+    let message = run["message"].as_str().unwrap_or_default();
+    assert!(message.contains("measured from /proc alone"), "{message}");
+    assert!(run.get("peak_live_heap_bytes").is_none(), "{run}");
+}
+
+#[test]
+fn unknown_heap_mode_is_a_usage_error() {
+    let scratch = Scratch::new();
+    let output = scratch.run(&["compare", "--heap=fast", "--", "true"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("--heap=stats"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn periodic_trim_lowers_the_mean_rss_of_a_bursty_workload_without_heap() {
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let bursty = program("bursty");
+    let scratch = Scratch::new();
+    let (output, json) = scratch.compare(
+        &["-r", "1", "-a", "glibc", "-a", "glibc:trim=200ms"],
+        &[bursty.to_str().expect("utf-8"), "5", "64", "400"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let plain = &runs(config(&json, "glibc"))[0];
+    let trimmed = &runs(config(&json, "glibc:trim=200ms"))[0];
+    assert_eq!(trimmed["status"], "ok", "{trimmed}");
+    // Loaded for trimming only: nothing measured, so no probe keys.
+    assert!(trimmed.get("probe_mode").is_none(), "{trimmed}");
+    let mean = |run: &Value| run["mean_rss_bytes"].as_f64().expect("mean RSS");
+    let ratio = mean(trimmed) / mean(plain);
+    eprintln!("trim=200ms mean RSS ratio {ratio:.2}");
+    assert!(ratio < 0.8, "trim did not lower the mean RSS: {ratio:.2}");
+    let env = &config(&json, "glibc:trim=200ms")["env"];
+    assert_eq!(env["ALLOCSCOPE_PROBE_TRIM_MS"], "200");
+}
+
+/// Runs `workload` under every installed allocator with `heap` and a time
+/// limit: every run must end `ok` (no crash, no deadlock) with a live heap.
+fn survives(heap: &str, workload: &[&str]) -> Value {
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let mut options: Vec<String> = vec![heap.into(), "-r".into(), "1".into()];
+    options.extend([
+        "--timeout".into(),
+        "60s".into(),
+        "--interval".into(),
+        "20ms".into(),
+    ]);
+    options.extend(every_allocator_args());
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
+    let (output, json) = scratch.compare(&options, workload);
+    for allocator in installed_allocators() {
+        let run = &runs(config(&json, allocator))[0];
+        assert_eq!(run["status"], "ok", "{heap} {allocator}: {run}");
+        assert!(
+            run["peak_live_heap_bytes"].as_u64().is_some(),
+            "{heap} {allocator}: {run}"
+        );
+    }
+    assert!(output.status.success(), "{}", stderr(&output));
+    json
+}
+
+#[test]
+fn forked_children_are_probed_and_summed_into_the_trees_live_heap() {
+    let forks = program("forks");
+    for heap in ["--heap", "--heap=count"] {
+        let json = survives(heap, &[forks.to_str().expect("utf-8"), "4", "32", "1000"]);
+        for allocator in installed_allocators() {
+            let run = &runs(config(&json, allocator))[0];
+            let live = run["peak_live_heap_bytes"].as_f64().unwrap_or(0.0);
+            let expected = 4.0 * 32.0 * 1048576.0;
+            eprintln!("{heap} {allocator}: tree live heap {live} vs {expected}");
+            assert!(
+                (live - expected).abs() / expected < 0.05,
+                "{heap} {allocator}: tree live heap {live} vs {expected}"
+            );
+        }
+    }
+}
+
+#[test]
+fn exec_children_of_a_shell_are_probed_too() {
+    let hold = program("hold");
+    let script = format!(
+        "{0} blocks 24 1000 & {0} blocks 24 1000; wait",
+        hold.display()
+    );
+    let json = survives("--heap", &["sh", "-c", &script]);
+    for allocator in installed_allocators() {
+        let live = runs(config(&json, allocator))[0]["peak_live_heap_bytes"]
+            .as_f64()
+            .unwrap_or(0.0);
+        assert!(live > 1.9 * 24.0 * 1048576.0, "{allocator}: {live}");
+    }
+}
+
+#[test]
+fn threaded_workload_runs_ok_under_the_probe_in_both_modes() {
+    let threads = program("threads");
+    for heap in ["--heap", "--heap=count"] {
+        survives(heap, &[threads.to_str().expect("utf-8"), "4", "30000"]);
+    }
+}
+
+#[test]
+fn signal_storm_runs_ok_under_the_probe_in_both_modes() {
+    let signals = program("signals");
+    for heap in ["--heap", "--heap=count"] {
+        survives(heap, &[signals.to_str().expect("utf-8"), "400"]);
+    }
+}
+
+#[test]
+fn stats_mode_on_an_allocator_without_counters_says_to_use_count() {
+    if !installed_allocators().contains(&"mimalloc") {
+        eprintln!("skipped: mimalloc is not installed");
+        return;
+    }
+    let hold = program("hold");
+    let scratch = Scratch::new();
+    let (output, json) = scratch.compare(
+        &["--heap=stats", "-r", "1", "-a", "mimalloc"],
+        &[hold.to_str().expect("utf-8"), "blocks", "8", "100"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = &runs(config(&json, "mimalloc"))[0];
+    assert_eq!(run["probe_mode"], "none", "{run}");
+    assert!(run.get("peak_live_heap_bytes").is_none(), "{run}");
+    let message = run["message"].as_str().unwrap_or_default();
+    assert!(message.contains("--heap=count"), "{message}");
+}
