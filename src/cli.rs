@@ -23,7 +23,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run COMMAND under each configuration, sample it, store and compare.
-    Compare(CompareArgs),
+    Compare(Box<CompareArgs>),
     /// List the allocators this machine has, and the packages of the missing ones.
     Allocators,
     /// Re-render a stored experiment (the latest by default) without re-running.
