@@ -64,3 +64,23 @@ fn summary_of(config: &StoredConfig) -> HeapSummary {
         probe_cpu_s: med(&|r| r.record.probe_cpu_s),
     }
 }
+/// What the heap probe adds to the verdict: per configuration, the live
+/// heap and how much RSS the allocator held on top of it (and its arenas).
+pub fn explain(experiment: &StoredExperiment, heap: &[HeapSummary]) -> Vec<String> {
+    let size = |b: f64| crate::units::format_bytes(b);
+    experiment
+        .configs
+        .iter()
+        .zip(heap)
+        .filter_map(|(c, h)| {
+            let (live, ratio) = (h.mean_live_heap_bytes?, h.mean_overhead_ratio?);
+            let arenas = h.arenas_max.map(|a| format!(", {a:.0} arenas")).unwrap_or_default();
+            Some(format!(
+                "heap probe, {}: mean live heap {} (peak {}); RSS was {ratio:.2}x the live heap{arenas}.",
+                c.config.name,
+                size(live),
+                h.peak_live_heap_bytes.map_or("-".to_string(), size),
+            ))
+        })
+        .collect()
+}

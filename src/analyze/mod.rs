@@ -120,10 +120,14 @@ pub fn analyze_with_budget(
             }
         })
         .collect::<Vec<_>>();
-    let verdict = verdict::decide(&experiment, base_index, &summaries, max_slowdown_pct);
+    let mut verdict = verdict::decide(&experiment, base_index, &summaries, max_slowdown_pct);
+    let heap = heap::summarize(&experiment);
+    verdict
+        .explanation
+        .extend(heap::explain(&experiment, &heap));
     Ok(Analysis {
         verdict,
-        heap: heap::summarize(&experiment),
+        heap,
         markers: markers::summarize(&experiment),
         warnings: markers::unmatched_warnings(&experiment),
         experiment,

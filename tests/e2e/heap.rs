@@ -286,3 +286,47 @@ fn stats_mode_on_an_allocator_without_counters_says_to_use_count() {
     let message = run["message"].as_str().unwrap_or_default();
     assert!(message.contains("--heap=count"), "{message}");
 }
+
+#[test]
+fn verdict_and_rss_plot_show_the_live_heap_when_the_probe_ran() {
+    let scratch = Scratch::new();
+    let plots = scratch.path("plots");
+    let single = program("single");
+    let (output, json) = scratch.compare(
+        &[
+            "--heap",
+            "-a",
+            "glibc",
+            "-a",
+            "glibc:arena_max=1",
+            "-r",
+            "2",
+            "--interval",
+            "20ms",
+            "--plots",
+            plots.to_str().expect("utf-8"),
+        ],
+        &[single.to_str().expect("utf-8"), "48", "300"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let explanation = json["verdict"]["explanation"]
+        .as_array()
+        .expect("explanation");
+    for name in ["glibc", "glibc:arena_max=1"] {
+        let line = explanation
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|l| l.starts_with(&format!("heap probe, {name}:")))
+            .unwrap_or_else(|| panic!("no heap line for {name} in {explanation:?}"));
+        assert!(line.contains("x the live heap"), "{line}");
+    }
+    let svg = std::fs::read_to_string(plots.join("rss_over_time.svg")).expect("plot written");
+    assert!(
+        svg.contains("stroke-dasharray"),
+        "no live-heap line in the RSS plot"
+    );
+    assert!(
+        svg.contains("live heap"),
+        "no legend note for the live heap"
+    );
+}

@@ -74,6 +74,15 @@ impl Svg {
 
     /// An open path through `points`; nothing when there are fewer than two.
     pub fn polyline(&mut self, points: &[(f64, f64)], stroke: &str, width: f64, opacity: f64) {
+        self.path(points, stroke, width, opacity, "");
+    }
+
+    /// A dashed polyline: a second quantity beside a solid one.
+    pub fn dashed(&mut self, points: &[(f64, f64)], stroke: &str, width: f64) {
+        self.path(points, stroke, width, 1.0, r#" stroke-dasharray="6,4""#);
+    }
+
+    fn path(&mut self, points: &[(f64, f64)], stroke: &str, width: f64, opacity: f64, extra: &str) {
         if points.len() < 2 {
             return;
         }
@@ -89,7 +98,7 @@ impl Svg {
         }
         let _ = writeln!(
             self.body,
-            r#"<path d="{d}" fill="none" stroke="{stroke}" stroke-width="{}" stroke-opacity="{}" stroke-linejoin="round"/>"#,
+            r#"<path d="{d}" fill="none" stroke="{stroke}" stroke-width="{}" stroke-opacity="{}" stroke-linejoin="round"{extra}/>"#,
             num(width),
             num(opacity)
         );

@@ -79,18 +79,11 @@ fn value_at(series: &[(f64, f64)], t: f64) -> Option<f64> {
     series.get(i.saturating_sub(1)).map(|p| p.1)
 }
 
-/// A series per run (thin) and the per-configuration median on a common
-/// grid (bold), for one value of the samples.
-fn over_time(
-    analysis: &Analysis,
-    name: &'static str,
-    title: &str,
-    what: &str,
-    value: fn(&Sample) -> Option<f64>,
-    steps: bool,
-) -> Plot {
-    let configs = &analysis.experiment.configs;
-    let series: Vec<Vec<Vec<(f64, f64)>>> = configs
+/// Per configuration, per ok run, the `(t_s, value)` points that have a value.
+fn runs_of(analysis: &Analysis, value: fn(&Sample) -> Option<f64>) -> Vec<Vec<Vec<(f64, f64)>>> {
+    analysis
+        .experiment
+        .configs
         .iter()
         .map(|c| {
             ok_runs(c)
@@ -103,7 +96,44 @@ fn over_time(
                 .filter(|s| !s.is_empty())
                 .collect()
         })
-        .collect();
+        .collect()
+}
+
+/// The median of the runs on a common grid, in chart coordinates.
+fn median_line(chart: &Chart, runs: &[Vec<(f64, f64)>]) -> Vec<(f64, f64)> {
+    let end = runs
+        .iter()
+        .filter_map(|r| r.last())
+        .map(|p| p.0)
+        .fold(0.0, f64::max);
+    (0..=GRID)
+        .filter_map(|k| {
+            let t = end * k as f64 / GRID as f64;
+            let here: Vec<f64> = runs.iter().filter_map(|r| value_at(r, t)).collect();
+            Some((chart.px(t), chart.py(median(&here)?)))
+        })
+        .collect()
+}
+
+/// A series per run (thin) and the per-configuration median on a common
+/// grid (bold), for one value of the samples; on the RSS plot also the
+/// median live heap (dashed) when the heap probe measured it.
+fn over_time(
+    analysis: &Analysis,
+    name: &'static str,
+    title: &str,
+    what: &str,
+    value: fn(&Sample) -> Option<f64>,
+    steps: bool,
+) -> Plot {
+    let series = runs_of(analysis, value);
+    // Under RSS, the live heap the heap probe measured (when it ran).
+    let live = if name == "rss_over_time" {
+        runs_of(analysis, |s| s.live_heap_bytes.map(|b| b as f64))
+    } else {
+        Vec::new()
+    };
+    let has_live = live.iter().flatten().any(|run| !run.is_empty());
     let all = series.iter().flatten().flatten();
     let t_max = all.clone().map(|p| p.0).fold(0.0, f64::max);
     let v_max = all.map(|p| p.1).fold(0.0, f64::max);
@@ -130,23 +160,22 @@ fn over_time(
             }
             chart.svg.polyline(&pts, colour(i), 1.0, 0.35);
         }
-        let end = runs
-            .iter()
-            .filter_map(|r| r.last())
-            .map(|p| p.0)
-            .fold(0.0, f64::max);
-        let pts: Vec<_> = (0..=GRID)
-            .filter_map(|k| {
-                let t = end * k as f64 / GRID as f64;
-                let here: Vec<f64> = runs.iter().filter_map(|r| value_at(r, t)).collect();
-                Some((chart.px(t), chart.py(median(&here)?)))
-            })
-            .collect();
+        let pts = median_line(&chart, runs);
         chart.svg.polyline(&pts, colour(i), 2.5, 1.0);
+        if let Some(live_runs) = live.get(i).filter(|_| has_live) {
+            let pts = median_line(&chart, live_runs);
+            chart.svg.dashed(&pts, colour(i), 1.8);
+        }
     }
     chart.legend(&names(analysis));
-    chart.note(1, "thin: each run");
-    chart.note(0, "bold: median of the runs");
+    if has_live {
+        chart.note(2, "thin: each run");
+        chart.note(1, "bold: median of the runs");
+        chart.note(0, "dashed: live heap (probe)");
+    } else {
+        chart.note(1, "thin: each run");
+        chart.note(0, "bold: median of the runs");
+    }
     Plot {
         name,
         title: title.to_string(),
