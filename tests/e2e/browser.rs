@@ -40,19 +40,7 @@ fn demo_html_report_opens_in_headless_chromium_without_errors() {
         return;
     }
     let scratch = Scratch::new();
-    let out = scratch.path("demo");
-    let output = scratch.run(&[
-        "demo",
-        "kv",
-        "--quick",
-        "-r",
-        "2",
-        "--db",
-        "demo.db",
-        "--out",
-        out.to_str().expect("utf-8"),
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let (output, out) = quick_kv_demo(&scratch);
     let html = out.join("kv.html").canonicalize().expect("kv.html written");
     assert!(
         stdout(&output).contains(&format!("HTML report: {}", html.display())),
@@ -103,6 +91,22 @@ fn demo_html_report_opens_in_headless_chromium_without_errors() {
 #[test]
 fn demo_writes_the_html_report_and_prints_its_path() {
     let scratch = Scratch::new();
+    let (output, out) = quick_kv_demo(&scratch);
+    let html = std::fs::read_to_string(out.join("kv.html")).expect("kv.html written");
+    assert!(
+        html.contains("<figure id=\"plot-memory_at_markers\">"),
+        "{html}"
+    );
+    assert!(
+        stdout(&output).contains("HTML report: /"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+/// `allocscope demo kv --quick -r 2` in the scratch directory; its output and
+/// its --out directory.
+fn quick_kv_demo(scratch: &Scratch) -> (std::process::Output, std::path::PathBuf) {
     let out = scratch.path("demo");
     let output = scratch.run(&[
         "demo",
@@ -116,14 +120,5 @@ fn demo_writes_the_html_report_and_prints_its_path() {
         out.to_str().expect("utf-8"),
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
-    let html = std::fs::read_to_string(out.join("kv.html")).expect("kv.html written");
-    assert!(
-        html.contains("<figure id=\"plot-memory_at_markers\">"),
-        "{html}"
-    );
-    assert!(
-        stdout(&output).contains("HTML report: /"),
-        "{}",
-        stdout(&output)
-    );
+    (output, out)
 }
