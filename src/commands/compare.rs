@@ -84,6 +84,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
         .map(|c| crate::probe::plan(c, settings.heap))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut all_ok = true;
+    let mut stored = 0usize;
     let mut interrupted = false;
     for (step, planned) in plan.iter().enumerate() {
         let config = &settings.configs[planned.config];
@@ -141,7 +142,18 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             continue;
         }
         all_ok &= record.status == RunStatus::Ok;
-        store.add_run(config_ids[planned.config], &record, &metrics)?;
+        if let Err(error) = store.add_run(config_ids[planned.config], &record, &metrics) {
+            progress.finish();
+            return Err(error.context(format!(
+                "run {} of '{}' could not be stored in '{}' (disk full or over a file-size \
+                 limit?); the {stored} runs stored before it are kept: allocscope report --db {}",
+                planned.repetition,
+                config.name,
+                settings.db.display(),
+                settings.db.display()
+            )));
+        }
+        stored += 1;
     }
     progress.finish();
     store.finish_experiment(

@@ -325,3 +325,41 @@ fn running_out_of_memory_under_a_limit_is_oom_and_says_how_it_was_enforced() {
         "{run}"
     );
 }
+
+#[test]
+fn a_store_that_fills_up_mid_matrix_keeps_the_finished_runs_and_says_so() {
+    let scratch = Scratch::new();
+    let db = scratch.db();
+    let single = program("single");
+    // A file-size limit stands in for a full disk: SQLite's writes fail
+    // with EFBIG once the store passes 400 KiB (SIGXFSZ ignored, as a full
+    // disk sends no signal).
+    let script = format!(
+        "ulimit -f 400; trap '' XFSZ; exec {} compare --db {} -a glibc -a glibc:arena_max=1 \
+         -r 60 --interval 10ms -q -- {} 16 200",
+        env!("CARGO_BIN_EXE_allocscope"),
+        db.display(),
+        single.display()
+    );
+    let output = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(scratch.dir.path())
+        .output()
+        .expect("runs");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("could not be stored") && err.contains("are kept"),
+        "{err}"
+    );
+    let list = stdout(&scratch.run(&["report", "--list", "--db", db.to_str().expect("utf-8")]));
+    let line = list
+        .lines()
+        .nth(1)
+        .unwrap_or_else(|| panic!("no experiment in {list}"));
+    assert!(line.contains("incomplete"), "{line}");
+    let report = scratch.run(&["report", "--db", db.to_str().expect("utf-8")]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    assert!(stdout(&report).contains("runs ok"), "{}", stdout(&report));
+}
