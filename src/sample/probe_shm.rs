@@ -184,6 +184,19 @@ impl ProbeReader {
     /// stay) and returns the probes' CPU seconds summed over every process
     /// seen, and the mode that gave numbers: "stats", "count", or "none".
     pub fn finish(&mut self) -> (f64, &'static str) {
+        // Processes that lived and ended between two ticks were never mapped.
+        let unseen: Vec<i32> = std::fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse().ok())
+            .filter(|pid| !self.maps.contains_key(pid))
+            .collect();
+        for pid in unseen {
+            if let Some(m) = Mapping::open(&self.dir.join(pid.to_string())) {
+                self.maps.insert(pid, m);
+            }
+        }
         for (pid, map) in &self.maps {
             if let Some(r) = map.read().and_then(|w| decode(&w)) {
                 self.last.insert(*pid, r);

@@ -255,7 +255,9 @@ fn exec_children_of_a_shell_are_probed_too() {
 fn threaded_workload_runs_ok_under_the_probe_in_both_modes() {
     let threads = program("threads");
     for heap in ["--heap", "--heap=count"] {
-        survives(heap, &[threads.to_str().expect("utf-8"), "4", "30000"]);
+        // Long enough (a few hundred ms) for the sampler to read the probe
+        // while the threads run, under the fastest allocator too.
+        survives(heap, &[threads.to_str().expect("utf-8"), "4", "300000"]);
     }
 }
 
