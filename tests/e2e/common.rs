@@ -169,3 +169,24 @@ pub fn every_allocator_args() -> Vec<String> {
         .flat_map(|a| ["-a".to_string(), a.to_string()])
         .collect()
 }
+
+/// A copy of tests/programs/NAME.c's binary owned by nobody with the setuid
+/// bit, so the kernel runs it in secure mode (its effective uid differs from
+/// ours) and the loader ignores LD_PRELOAD. None, with a message, when not
+/// root.
+pub fn setuid_copy(scratch: &Scratch, name: &str) -> Option<PathBuf> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: making a set-user-ID program for another user needs root");
+        return None;
+    }
+    let copy = scratch.path(&format!("setuid-{name}"));
+    std::fs::copy(program(name), &copy).expect("copies");
+    let chown = Command::new("chown").arg("nobody").arg(&copy).status();
+    assert!(chown.is_ok_and(|s| s.success()), "chown nobody");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o4755)).expect("chmod u+s");
+    std::fs::set_permissions(scratch.dir.path(), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod dir");
+    Some(copy)
+}

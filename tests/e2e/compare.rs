@@ -227,15 +227,7 @@ fn static_program_is_reported_not_loaded_with_the_reason() {
         &options,
         &[static_single.to_str().expect("utf-8"), "8", "50"],
     );
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let run = &configs(&json)[0]["runs"][0];
-    assert_eq!(run["status"], "not_loaded", "{run}");
-    assert!(
-        run["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("static")),
-        "{run}"
-    );
+    assert_first_run_not_loaded(&output, &json, "static");
 }
 
 #[test]
@@ -245,40 +237,14 @@ fn setuid_program_is_reported_not_loaded_when_preload_is_ignored() {
         return;
     }
     let scratch = Scratch::new();
-    // Owned by nobody with the setuid bit: the kernel runs it in secure mode
-    // (effective uid differs from ours), where the loader ignores LD_PRELOAD.
-    let copy = scratch.path("setuid-single");
-    std::fs::copy(program("single"), &copy).expect("copies");
-    let chown = std::process::Command::new("chown")
-        .args(["nobody"])
-        .arg(&copy)
-        .status();
-    if !chown.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: cannot chown to nobody (needs root)");
+    let Some(copy) = setuid_copy(&scratch, "single") else {
         return;
-    }
-    let mut permissions = std::fs::metadata(&copy).expect("stat").permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o4755);
-    std::fs::set_permissions(&copy, permissions).expect("chmod u+s");
-    let dir = std::fs::metadata(scratch.dir.path())
-        .expect("stat")
-        .permissions();
-    let mut open_dir = dir.clone();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut open_dir, 0o755);
-    std::fs::set_permissions(scratch.dir.path(), open_dir).expect("chmod dir");
+    };
     let (output, json) = scratch.compare(
         &["-a", "jemalloc", "-r", "1"],
         &[copy.to_str().expect("utf-8"), "8", "50"],
     );
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let run = &configs(&json)[0]["runs"][0];
-    assert_eq!(run["status"], "not_loaded", "{run}");
-    assert!(
-        run["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("set-user-ID")),
-        "{run}"
-    );
+    assert_first_run_not_loaded(&output, &json, "set-user-ID");
 }
 
 #[test]
@@ -307,11 +273,21 @@ fn go_program_is_reported_not_loaded_with_the_reason() {
         &["-a", "glibc", "-r", "1"],
         &[binary.to_str().expect("utf-8")],
     );
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let run = &configs(&json)[0]["runs"][0];
+    assert_first_run_not_loaded(&output, &json, "Go");
+}
+
+/// The experiment failed (exit 1) because its first run was `not_loaded`,
+/// with a message that names `reason`.
+fn assert_first_run_not_loaded(
+    output: &std::process::Output,
+    json: &serde_json::Value,
+    reason: &str,
+) {
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(output));
+    let run = &configs(json)[0]["runs"][0];
     assert_eq!(run["status"], "not_loaded", "{run}");
     assert!(
-        run["message"].as_str().is_some_and(|m| m.contains("Go")),
+        run["message"].as_str().is_some_and(|m| m.contains(reason)),
         "{run}"
     );
 }

@@ -118,21 +118,10 @@ fn static_workload_cannot_load_the_probe_and_says_so() {
 /// loader ignores LD_PRELOAD paths: glibc counts, the probe does not load.
 #[test]
 fn setuid_workload_is_not_loaded_with_heap_and_measured_from_proc_with_optional() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: making a set-user-ID program for another user needs root");
-        return;
-    }
     let scratch = Scratch::new();
-    let copy = scratch.path("suid-single");
-    std::fs::copy(program("single"), &copy).expect("copy");
-    let chown = std::process::Command::new("chown")
-        .arg("nobody")
-        .arg(&copy)
-        .status();
-    assert!(chown.is_ok_and(|s| s.success()));
-    std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o4755))
-        .expect("chmod u+s");
+    let Some(copy) = setuid_copy(&scratch, "single") else {
+        return;
+    };
     let workload = [copy.to_str().expect("utf-8"), "8", "50"];
 
     let (_, json) = scratch.compare(&["--heap", "-r", "1", "-a", "glibc"], &workload);
