@@ -28,6 +28,9 @@ pub enum Command {
     Allocators,
     /// Re-render a stored experiment (the latest by default) without re-running.
     Report(ReportArgs),
+    /// Record a running process (--pid) or a command under one configuration
+    /// for hours or days, into the store.
+    Record(Box<RecordArgs>),
     /// Compare the default configurations on a built-in scenario (default: churn).
     Demo(DemoArgs),
     /// Run a built-in scenario as an ordinary process (any allocator can be preloaded into it).
@@ -144,8 +147,50 @@ pub struct ReportArgs {
     /// Compare with this configuration instead of the experiment's baseline.
     #[arg(long, value_name = "CONFIG")]
     pub baseline: Option<String>,
+    /// Recordings side by side, aligned by elapsed time, with their steady
+    /// state (the first is the one the others are compared with); without
+    /// IDs, list the stored recordings.
+    #[arg(long, value_name = "ID", num_args = 0.., conflicts_with_all = ["experiment", "list", "baseline"])]
+    pub recordings: Option<Vec<i64>>,
     #[command(flatten)]
     pub export: ExportArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Attach to this running process and record its whole tree (no
+    /// restart; the rights of its user suffice).
+    #[arg(long, value_name = "PID", conflicts_with_all = ["alloc", "command"])]
+    pub pid: Option<String>,
+    /// The configuration to start COMMAND under (default: glibc).
+    #[arg(short = 'a', long = "alloc", value_name = "CONFIG")]
+    pub alloc: Option<String>,
+    /// A name for the recording (default: the command's name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Sampling interval, from 10ms to 1h.
+    #[arg(long, default_value = "1s", value_name = "DUR")]
+    pub interval: String,
+    /// Stop recording after this long (default: until the tree exits or Ctrl-C).
+    /// A command started by `record` is ended then.
+    #[arg(long, value_name = "DUR")]
+    pub duration: Option<String>,
+    /// The SQLite store.
+    #[arg(long, default_value = "allocscope.db", value_name = "FILE")]
+    pub db: PathBuf,
+    /// Serve the current values for Prometheus at http://ADDR:PORT/metrics
+    /// (loopback unless --metrics-public).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
+    /// Allow --metrics on an address other machines can reach.
+    #[arg(long)]
+    pub metrics_public: bool,
+    /// No progress lines.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// The program to start and record, and its arguments.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]

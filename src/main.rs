@@ -40,6 +40,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::Report(args) => commands::report::report(&args),
+        Command::Record(args) => commands::record::record(&args),
         Command::Demo(args) => commands::demo::demo(&args),
         Command::Workload { scenario } => scenario.run(),
     }

@@ -54,6 +54,9 @@ pub enum UsageError {
     MarkRegex { pattern: String, reason: String },
     #[error(transparent)]
     HeapMode(#[from] crate::probe::HeapModeError),
+    /// A mistake in `record`'s arguments (pid, --metrics); the message says which.
+    #[error("{0}")]
+    Record(String),
     #[error("no allocator configuration is available; install libjemalloc2, libtcmalloc-minimal4 or libmimalloc2.0, or pass -a glibc")]
     NoConfigs,
 }

@@ -6,7 +6,9 @@
 pub mod heap;
 pub mod markers;
 pub mod metrics;
+pub mod recordings;
 pub mod stats;
+pub mod steady;
 pub mod types;
 pub mod verdict;
 

@@ -195,7 +195,7 @@ fn log_directory(db: &Path, experiment_id: i64) -> anyhow::Result<PathBuf> {
 }
 
 /// A configuration name as a file-name part: `glibc:arena_max=2` -> `glibc-arena_max-2`.
-fn slug(name: &str) -> String {
+pub(crate) fn slug(name: &str) -> String {
     let slug: String = name
         .chars()
         .map(|c| {

@@ -6,4 +6,6 @@ pub mod demo;
 pub mod exports;
 pub mod listing;
 pub mod progress;
+pub mod record;
+pub mod recordings;
 pub mod report;

@@ -14,6 +14,9 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
     }
     let budget = super::exports::max_slowdown(&args.export)?;
     let store = Store::open(&args.db)?;
+    if let Some(ids) = &args.recordings {
+        return super::recordings::report(&store, ids, &args.export);
+    }
     if args.list {
         print!("{}", super::listing::render(&store.list()?));
         return Ok(0);

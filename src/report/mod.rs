@@ -10,6 +10,7 @@ pub mod json;
 pub mod markdown;
 pub mod markers_csv;
 pub mod png;
+pub mod recordings;
 pub mod samples_csv;
 pub mod svg;
 pub mod table;

@@ -12,9 +12,9 @@ mod heap;
 mod interrupt;
 mod limit;
 mod loaded;
-mod process;
-mod reaper;
-mod tap;
+pub(crate) mod process;
+pub(crate) mod reaper;
+pub(crate) mod tap;
 
 pub use interrupt::Interrupt;
 pub use process::become_subreaper;
@@ -38,7 +38,7 @@ const TAP_DRAIN: Duration = Duration::from_secs(2);
 
 /// What the main loop waits for, from the reaper and the stdout tap.
 #[derive(Debug)]
-enum Event {
+pub(crate) enum Event {
     Reaped(Reaped),
     /// No child is left: the tree has ended.
     TreeEnded(Instant),
@@ -348,7 +348,9 @@ fn marker_at(pattern: u32, label: String, t_s: f64, sample: Option<&Sample>) -> 
 }
 
 /// Turns a raw wait status into (status, exit code, signal, message).
-fn classify_wait_status(raw: i32) -> (RunStatus, Option<i32>, Option<i32>, Option<String>) {
+pub(crate) fn classify_wait_status(
+    raw: i32,
+) -> (RunStatus, Option<i32>, Option<i32>, Option<String>) {
     if libc::WIFSIGNALED(raw) {
         let signal = libc::WTERMSIG(raw);
         let message = format!("killed by signal {signal} ({})", signal_name(signal));

@@ -334,12 +334,12 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
 }
 
 /// SQLite integers are signed; sizes and counts are stored non-negative.
-fn u64_at(r: &Row<'_>, idx: usize) -> rusqlite::Result<u64> {
+pub(super) fn u64_at(r: &Row<'_>, idx: usize) -> rusqlite::Result<u64> {
     let v: i64 = r.get(idx)?;
     u64::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, v))
 }
 
-fn opt_u64_at(r: &Row<'_>, idx: usize) -> rusqlite::Result<Option<u64>> {
+pub(super) fn opt_u64_at(r: &Row<'_>, idx: usize) -> rusqlite::Result<Option<u64>> {
     match r.get::<_, Option<i64>>(idx)? {
         None => Ok(None),
         Some(v) => u64::try_from(v)
@@ -354,7 +354,7 @@ fn parse_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<
 
 /// `running` only while the allocscope that owns the experiment is alive;
 /// otherwise it died without finishing and the experiment is `incomplete`.
-fn effective_status(status: &str, pid: i64) -> String {
+pub(super) fn effective_status(status: &str, pid: i64) -> String {
     if status == "running" && !owner_alive(pid) {
         "incomplete".to_string()
     } else {

@@ -4,11 +4,15 @@
 //! SQL; everything else exchanges the plain records of `crate::model`.
 
 mod load;
+mod recordings;
+#[cfg(test)]
+mod recordings_tests;
 mod schema;
 #[cfg(test)]
 mod tests;
 
 pub use load::ExperimentListing;
+pub use recordings::{Ending, NewRecording, MINUTE_WINDOW_S, RAW_WINDOW_S};
 pub use schema::SCHEMA_VERSION;
 
 use crate::model::{Config, ExperimentInfo, RunMetrics, RunRecord};

@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 5;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -114,6 +114,67 @@ ALTER TABLE runs ADD COLUMN mean_overhead_ratio REAL;
 ALTER TABLE runs ADD COLUMN arenas_max INTEGER;
 ";
 
+/// Version 5: long recordings (`allocscope record`), in tables of their own.
+/// `recording_samples` holds raw samples for a recent window only; older
+/// ones are rolled up into `recording_tiers` (tier 60: per minute, tier
+/// 3600: per hour; min/mean/max), so a month-long recording stays small.
+pub(super) const V5: &str = "
+CREATE TABLE recordings (
+    id           INTEGER PRIMARY KEY,
+    name         TEXT NOT NULL,
+    config       TEXT NOT NULL,   -- the -a configuration, or 'attached' for --pid
+    env          TEXT NOT NULL,   -- JSON array of [key, value] pairs
+    command      TEXT,            -- JSON array of strings; NULL when attached
+    target_pid   INTEGER NOT NULL,
+    target_start INTEGER NOT NULL,-- /proc/PID/stat starttime: tells a reused pid apart
+    started_at   TEXT NOT NULL,
+    started_unix REAL NOT NULL,   -- t_s of every sample counts from here
+    interval_ms  INTEGER NOT NULL,
+    status       TEXT NOT NULL,   -- running | complete | exited | interrupted | failed
+    pid          INTEGER NOT NULL,-- the allocscope process that writes it
+    finished_at  TEXT,
+    exit_code    INTEGER,
+    signal       INTEGER,
+    message      TEXT,
+    hostname     TEXT NOT NULL
+);
+CREATE INDEX recordings_target ON recordings(target_pid, target_start);
+CREATE TABLE recording_samples (
+    recording_id INTEGER NOT NULL REFERENCES recordings(id) ON DELETE CASCADE,
+    t_s          REAL NOT NULL,
+    rss_bytes    INTEGER NOT NULL,
+    pss_bytes    INTEGER,
+    uss_bytes    INTEGER,
+    swap_bytes   INTEGER,
+    vsz_bytes    INTEGER NOT NULL,
+    processes    INTEGER NOT NULL,
+    threads      INTEGER NOT NULL,
+    minor_faults INTEGER NOT NULL,
+    major_faults INTEGER NOT NULL,
+    PRIMARY KEY (recording_id, t_s)
+) WITHOUT ROWID;
+CREATE TABLE recording_tiers (
+    recording_id INTEGER NOT NULL REFERENCES recordings(id) ON DELETE CASCADE,
+    tier_s       INTEGER NOT NULL,-- 60 or 3600
+    t_s          REAL NOT NULL,   -- start of the bucket
+    n            INTEGER NOT NULL,-- raw samples in the bucket
+    rss_min      INTEGER NOT NULL,
+    rss_mean     INTEGER NOT NULL,
+    rss_max      INTEGER NOT NULL,
+    pss_n        INTEGER NOT NULL,
+    pss_min      INTEGER,
+    pss_mean     INTEGER,
+    pss_max      INTEGER,
+    swap_mean    INTEGER,
+    vsz_mean     INTEGER NOT NULL,
+    processes    INTEGER NOT NULL,-- the most seen
+    threads      INTEGER NOT NULL,
+    minor_faults INTEGER NOT NULL,-- cumulative, at the end of the bucket
+    major_faults INTEGER NOT NULL,
+    PRIMARY KEY (recording_id, tier_s, t_s)
+) WITHOUT ROWID;
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -153,6 +214,12 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
         2 => conn
             .execute_batch(V3)
             .context("adding the heap probe's columns")?,
+        // Reserved for the services table of issue 5 (on main); a no-op
+        // until this branch is rebased on it.
+        3 => {}
+        4 => conn
+            .execute_batch(V5)
+            .context("adding the recordings tables")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())
@@ -217,7 +284,7 @@ mod tests {
             )?;
         }
         let store = Store::open(&path)?;
-        assert_eq!(version(&store.conn)?, 3);
+        assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
         let e = store.load_experiment(Some(1))?;
         let run = &e.configs[0].runs[0];
         assert_eq!(run.record.markers.len(), 1);

@@ -5,6 +5,7 @@
 
 pub mod chart;
 pub mod plots;
+pub mod recordings;
 
 use std::fmt::Write as _;
 

@@ -1,0 +1,318 @@
+//! The recording loop of `allocscope record`: samples a process tree every
+//! interval for as long as it takes and appends each sample to the store in
+//! small transactions (every `COMMIT_EVERY`), so nothing accumulates in
+//! memory however long it runs and a SIGKILL loses only the last seconds.
+//! The store rolls old samples up into minute and hour buckets as it goes.
+//!
+//! Two targets. Attached (`--pid`): the process and its descendants, ended
+//! when none is left (its exit status belongs to its parent, so it is
+//! unknown). Launched (`-a CONFIG -- COMMAND`): started like a `compare` run
+//! (own process group, parent-death signal, allocscope a subreaper, the
+//! reaper thread for the exact exit status, the stdout tap into a log file).
+
+pub mod attach;
+
+use crate::metrics::{Current, Shared};
+use crate::model::{Config, Sample};
+use crate::run::{classify_wait_status, process, reaper, tap, Event, Interrupt};
+use crate::sample::{thread_cpu_seconds, Sampler, TreeWalker, DEFAULT_BUDGET};
+use crate::store::{Ending, NewRecording, Store};
+use anyhow::Context;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Samples are committed at least this often: what a crash can lose.
+const COMMIT_EVERY: Duration = Duration::from_secs(1);
+/// The longest the loop sleeps before looking at Ctrl-C and the duration.
+const MAX_NAP: Duration = Duration::from_millis(100);
+/// How long a launched tree gets to go after allocscope kills it.
+const KILL_WAIT: Duration = Duration::from_secs(5);
+
+pub enum Target {
+    /// A running process: its pid and start time (see `attach::check`).
+    Attach { pid: i32, start_ticks: u64 },
+    Launch {
+        program: PathBuf,
+        args: Vec<OsString>,
+        config: Config,
+        /// Where the command's stdout and stderr go.
+        logs_dir: PathBuf,
+    },
+}
+
+pub struct Settings {
+    pub target: Target,
+    pub name: String,
+    pub interval: Duration,
+    pub duration: Option<Duration>,
+    pub metrics: Option<Shared>,
+}
+
+/// What `record` did, for its closing line.
+pub struct Summary {
+    pub id: i64,
+    pub resumed: bool,
+    pub ending: Ending,
+    pub samples: u64,
+    pub peak_rss_bytes: u64,
+    pub last: Option<Sample>,
+    pub elapsed_s: f64,
+    pub sampler_cpu_s: f64,
+}
+
+/// Records until the tree ends, the duration is reached or Ctrl-C.
+/// `started` is told the recording's id (and whether it was resumed) once it
+/// exists. A store that fails (a full disk) ends the recording with an error;
+/// what was committed stays readable.
+pub fn record(
+    store: &mut Store,
+    settings: &Settings,
+    interrupt: &Interrupt,
+    started: impl FnOnce(i64, bool, i32),
+) -> anyhow::Result<Summary> {
+    let unix_now = || {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0)
+    };
+    let own_pid = std::process::id() as i32;
+    let (events_tx, events) = mpsc::channel::<Event>();
+    let hostname = crate::host::capture().hostname;
+    let (id, resumed, started_unix, root, launched, config_name) = match &settings.target {
+        Target::Attach { pid, start_ticks } => {
+            let (id, resumed, started_unix) = match store.cut_off_recording(*pid, *start_ticks)? {
+                Some(id) => (id, true, store.resume_recording(id)?),
+                None => {
+                    let new = NewRecording {
+                        name: settings.name.clone(),
+                        config: "attached".into(),
+                        env: Vec::new(),
+                        command: None,
+                        target_pid: *pid,
+                        target_start: *start_ticks,
+                        interval_ms: settings.interval.as_millis() as u64,
+                        hostname,
+                    };
+                    let (id, started_unix) = store.begin_recording(&new)?;
+                    (id, false, started_unix)
+                }
+            };
+            let root = Some((*pid, *start_ticks));
+            (
+                id,
+                resumed,
+                started_unix,
+                root,
+                None,
+                "attached".to_string(),
+            )
+        }
+        Target::Launch {
+            program,
+            args,
+            config,
+            logs_dir,
+        } => {
+            process::become_subreaper()?;
+            std::fs::create_dir_all(logs_dir)
+                .with_context(|| format!("creating '{}'", logs_dir.display()))?;
+            let stdout_path = logs_dir.join(format!("{}.stdout", settings.name));
+            let stdout_file = std::fs::File::create(&stdout_path)
+                .with_context(|| format!("creating '{}'", stdout_path.display()))?;
+            let stderr_path = logs_dir.join(format!("{}.stderr", settings.name));
+            let (pid, pipe) = process::spawn(program, args, &config.env, &stderr_path, None)?;
+            reaper::spawn_reaper(events_tx.clone())?;
+            tap::spawn_tap(pipe, stdout_file, Vec::new(), events_tx.clone())
+                .context("starting the stdout tap")?;
+            let start_ticks = crate::sample::proc::read_stat(pid).map_or(0, |s| s.start_ticks);
+            let mut command = vec![program.to_string_lossy().into_owned()];
+            command.extend(args.iter().map(|a| a.to_string_lossy().into_owned()));
+            let new = NewRecording {
+                name: settings.name.clone(),
+                config: config.name.clone(),
+                env: config.env.clone(),
+                command: Some(command),
+                target_pid: pid,
+                target_start: start_ticks,
+                interval_ms: settings.interval.as_millis() as u64,
+                hostname,
+            };
+            let (id, started_unix) = store.begin_recording(&new)?;
+            (
+                id,
+                false,
+                started_unix,
+                None,
+                Some(pid),
+                config.name.clone(),
+            )
+        }
+    };
+    // Attached: the root and its descendants. Launched: every descendant of
+    // allocscope, a subreaper, so orphans stay in the tree.
+    let (target_pid, walker_root) = match (root, launched) {
+        (Some((pid, _)), _) => (pid, pid),
+        (None, pid) => (pid.unwrap_or(own_pid), own_pid),
+    };
+    started(id, resumed, target_pid);
+
+    let mut sampler = Sampler::new(DEFAULT_BUDGET);
+    let mut walker = TreeWalker::new(walker_root);
+    let start = Instant::now();
+    let mut next_tick = start;
+    let mut last_commit = start;
+    let mut pending: Vec<Sample> = Vec::with_capacity(16);
+    let mut summary_samples = 0u64;
+    let mut peak_rss_bytes = 0u64;
+    let mut last: Option<Sample> = None;
+    let mut main_status: Option<i32> = None;
+    let mut failure: Option<anyhow::Error> = None;
+    let mut status: &'static str = loop {
+        let now = Instant::now();
+        if interrupt.requested() {
+            break "interrupted";
+        }
+        if settings.duration.is_some_and(|d| now - start >= d) {
+            break "complete";
+        }
+        if now >= next_tick {
+            let cpu_before = thread_cpu_seconds();
+            let mut pids = walker.walk();
+            if let Some((pid, start_ticks)) = root {
+                if attach::same_process(pid, start_ticks) {
+                    pids.push(pid);
+                }
+            }
+            sampler.charge(thread_cpu_seconds() - cpu_before);
+            if pids.is_empty() && root.is_some() {
+                break "exited";
+            }
+            if !pids.is_empty() {
+                let sample = sampler.sample(&pids, unix_now() - started_unix);
+                summary_samples += 1;
+                peak_rss_bytes = peak_rss_bytes.max(sample.rss_bytes);
+                last = Some(sample);
+                pending.push(sample);
+                if let Some(shared) = &settings.metrics {
+                    let current = Current {
+                        recording: settings.name.clone(),
+                        config: config_name.clone(),
+                        sample: Some(sample),
+                        elapsed_s: sample.t_s,
+                        samples_total: summary_samples,
+                        sampler_cpu_s: sampler.cpu_seconds(),
+                    };
+                    if let Ok(mut values) = shared.lock() {
+                        *values = vec![current];
+                    }
+                }
+            }
+            if now - last_commit >= COMMIT_EVERY || settings.interval >= COMMIT_EVERY {
+                if let Err(error) = store.append_samples(id, &pending) {
+                    failure = Some(error);
+                    break "failed";
+                }
+                pending.clear();
+                last_commit = now;
+            }
+            next_tick += settings.interval;
+            if next_tick <= now {
+                next_tick = now + settings.interval;
+            }
+        }
+        let nap = next_tick
+            .saturating_duration_since(Instant::now())
+            .min(MAX_NAP);
+        match events.recv_timeout(nap) {
+            Ok(Event::Reaped(reaped)) if Some(reaped.pid) == launched => {
+                main_status = Some(reaped.status);
+            }
+            Ok(Event::TreeEnded(_)) => break "exited",
+            // The tap's markers and EOF do not matter here; the sender kept
+            // in `events_tx` means the channel never disconnects.
+            Ok(_) | Err(_) => {}
+        }
+    };
+    if failure.is_none() {
+        if let Err(error) = store.append_samples(id, &pending) {
+            failure = Some(error);
+            status = "failed";
+        }
+    }
+    let elapsed_s = last.map_or(0.0, |s| s.t_s);
+    drop(pending);
+    if let Some(pid) = launched.filter(|_| status != "exited") {
+        main_status = end_launched_tree(pid, &mut walker, &events, main_status);
+    }
+    let (exit_code, signal, message) = match (status, main_status) {
+        ("failed", _) => (
+            None,
+            None,
+            failure
+                .as_ref()
+                .map(|e| format!("recording stopped: {e:#}")),
+        ),
+        ("exited", Some(raw)) => {
+            let (_, code, signal, message) = classify_wait_status(raw);
+            (code, signal, message)
+        }
+        ("exited", None) => (
+            None,
+            None,
+            Some("the process exited; only its parent knows its exit status".into()),
+        ),
+        _ => (None, None, None),
+    };
+    let ending = Ending {
+        status,
+        exit_code,
+        signal,
+        message,
+    };
+    let finished = store.finish_recording(id, &ending);
+    if let Some(error) = failure {
+        return Err(error.context(format!(
+            "recording {id} stopped; what was stored until then stays readable \
+             (allocscope report --recordings {id})"
+        )));
+    }
+    finished?;
+    Ok(Summary {
+        id,
+        resumed,
+        ending,
+        samples: summary_samples,
+        peak_rss_bytes,
+        last,
+        elapsed_s,
+        sampler_cpu_s: sampler.cpu_seconds(),
+    })
+}
+
+/// Kills a launched tree that allocscope stops recording (duration reached,
+/// Ctrl-C, a failed store) and waits, boundedly, until the reaper reports it
+/// gone; returns the main process's wait status if it was reaped.
+fn end_launched_tree(
+    pid: i32,
+    walker: &mut TreeWalker,
+    events: &mpsc::Receiver<Event>,
+    mut main_status: Option<i32>,
+) -> Option<i32> {
+    let deadline = Instant::now() + KILL_WAIT;
+    let mut last_kill: Option<Instant> = None;
+    while Instant::now() < deadline {
+        if last_kill.is_none_or(|at| at.elapsed() >= MAX_NAP) {
+            process::kill_tree(pid, &walker.walk());
+            last_kill = Some(Instant::now());
+        }
+        match events.recv_timeout(MAX_NAP) {
+            Ok(Event::Reaped(reaped)) if reaped.pid == pid => main_status = Some(reaped.status),
+            Ok(Event::TreeEnded(_)) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
+    main_status
+}
