@@ -22,7 +22,7 @@ fn sample(t_s: f64, rss_bytes: u64) -> Sample {
     Sample {
         t_s,
         rss_bytes,
-        pss_bytes: (t_s as u64 % 10 == 0).then_some(rss_bytes / 2),
+        pss_bytes: (t_s as u64).is_multiple_of(10).then_some(rss_bytes / 2),
         vsz_bytes: 2 * rss_bytes,
         processes: 1,
         threads: 4,

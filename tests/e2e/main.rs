@@ -8,6 +8,7 @@ mod compare;
 mod heap;
 mod lifecycle;
 mod markers;
+mod record;
 mod reliability;
 mod reports;
 mod scenario_server;

@@ -1,0 +1,453 @@
+//! `allocscope record` on real workloads: attaching to a running scenario,
+//! starting one under a configuration, SIGKILL mid-recording and resuming,
+//! bad pids, allocscope's own memory, and the Prometheus endpoint checked by
+//! promtool and scraped by a real Prometheus server.
+
+use crate::common::*;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// A child killed (and reaped) when dropped, whatever the test's outcome.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `allocscope workload churn` at a small size for about `seconds`.
+fn churn(scratch: &Scratch, seconds: &str) -> Guard {
+    let child = scratch
+        .command(&[
+            "workload",
+            "churn",
+            "--threads",
+            "4",
+            "--hot-threads",
+            "2",
+            "--live-mib",
+            "32",
+            "--ops",
+            "100000000000",
+            "--rotations",
+            "1000",
+            "--seconds",
+            seconds,
+            "--hold-ms",
+            "0",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("churn starts");
+    Guard(child)
+}
+
+fn db_arg(scratch: &Scratch) -> String {
+    scratch.db().to_str().expect("utf-8").to_string()
+}
+
+/// `report --recordings IDS --export-json`, parsed.
+fn recordings_json(scratch: &Scratch, ids: &[&str]) -> Value {
+    let json = scratch.path("recordings.json");
+    let db = db_arg(scratch);
+    let mut args = vec!["report", "--db", &db, "--recordings"];
+    args.extend_from_slice(ids);
+    args.extend_from_slice(&["--export-json", json.to_str().expect("utf-8")]);
+    let output = scratch.run(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_str(&std::fs::read_to_string(&json).expect("written")).expect("JSON")
+}
+
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+#[test]
+fn record_attaches_to_a_running_scenario_until_it_exits_and_finds_its_steady_state() {
+    let scratch = Scratch::new();
+    let workload = churn(&scratch, "6");
+    let pid = workload.0.id().to_string();
+    let db = db_arg(&scratch);
+    let output = scratch.run(&[
+        "record",
+        "--pid",
+        &pid,
+        "--interval",
+        "100ms",
+        "--name",
+        "churn",
+        "--db",
+        &db,
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("recording 1 exited"),
+        "{}",
+        stderr(&output)
+    );
+    let json = recordings_json(&scratch, &["1"]);
+    let r = &json["recordings"][0];
+    assert_eq!(r["info"]["name"], "churn");
+    assert_eq!(r["info"]["status"], "exited");
+    assert_eq!(r["info"]["config"], "attached");
+    let samples = r["samples"].as_u64().expect("samples");
+    let elapsed = r["info"]["elapsed_s"].as_f64().expect("elapsed");
+    assert!((4.0..9.0).contains(&elapsed), "{elapsed} s recorded");
+    assert!(
+        samples as f64 >= elapsed * 5.0,
+        "{samples} samples in {elapsed} s"
+    );
+    // 32 MiB live: the tree holds at least that once the threads have filled up.
+    let peak = r["peak_rss_bytes"].as_f64().expect("peak");
+    assert!(peak >= 32.0 * MIB, "peak {peak}");
+    let steady = &r["steady"];
+    let settled = steady["settled_at_s"].as_f64().expect("churn settles");
+    assert!(settled < elapsed / 2.0, "settled at {settled} of {elapsed}");
+    let level = steady["level_bytes"].as_f64().expect("level");
+    assert!((32.0 * MIB..=peak).contains(&level), "level {level}");
+}
+
+#[test]
+fn a_command_started_under_a_configuration_ends_with_its_exit_status() {
+    let scratch = Scratch::new();
+    let db = db_arg(&scratch);
+    let me = env!("CARGO_BIN_EXE_allocscope");
+    let output = scratch.run(&[
+        "record",
+        "-a",
+        "glibc:arena_max=1",
+        "--interval",
+        "100ms",
+        "--db",
+        &db,
+        "--",
+        me,
+        "workload",
+        "churn",
+        "--threads",
+        "2",
+        "--hot-threads",
+        "1",
+        "--live-mib",
+        "8",
+        "--ops",
+        "200000",
+        "--seconds",
+        "5",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let json = recordings_json(&scratch, &["1"]);
+    let info = &json["recordings"][0]["info"];
+    assert_eq!(info["status"], "exited");
+    assert_eq!(info["exit_code"], 0);
+    assert_eq!(info["config"], "glibc:arena_max=1");
+    assert_eq!(info["name"], "allocscope-glibc-arena_max-1");
+    let stdout = std::fs::read_to_string(
+        scratch.path("allocscope-logs/recordings/allocscope-glibc-arena_max-1.stdout"),
+    )
+    .expect("the command's stdout is kept");
+    assert!(stdout.contains("churn"), "{stdout}");
+}
+
+#[test]
+fn sigkill_mid_recording_keeps_the_store_and_record_pid_resumes_the_same_recording() {
+    let scratch = Scratch::new();
+    let workload = churn(&scratch, "30");
+    let pid = workload.0.id().to_string();
+    let db = db_arg(&scratch);
+    let mut recorder = Guard(
+        scratch
+            .command(&["record", "--pid", &pid, "--interval", "100ms", "--db", &db])
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("record starts"),
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    recorder.0.kill().expect("SIGKILL");
+    let _ = recorder.0.wait();
+    let listing = stdout(&scratch.run(&["report", "--db", &db, "--recordings"]));
+    assert!(listing.contains("incomplete"), "{listing}");
+    let before = recordings_json(&scratch, &["1"]);
+    let kept = before["recordings"][0]["samples"]
+        .as_u64()
+        .expect("samples");
+    // 3 s at 100 ms, committed every second: at most about a second lost.
+    assert!(kept >= 15, "{kept} samples survived the SIGKILL");
+
+    let output = scratch.run(&["record", "--pid", &pid, "--duration", "1500ms", "--db", &db]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("resuming 1"),
+        "{}",
+        stderr(&output)
+    );
+    let listing = stdout(&scratch.run(&["report", "--db", &db, "--recordings"]));
+    assert_eq!(listing.lines().count(), 1, "still one recording: {listing}");
+    let after = recordings_json(&scratch, &["1"]);
+    let r = &after["recordings"][0];
+    assert_eq!(r["info"]["status"], "complete");
+    assert!(r["samples"].as_u64().expect("samples") > kept);
+    assert!(r["info"]["elapsed_s"].as_f64().expect("elapsed") >= 4.0);
+}
+
+#[test]
+fn a_pid_that_does_not_exist_or_cannot_be_read_exits_2_with_the_reason() {
+    let scratch = Scratch::new();
+    let db = db_arg(&scratch);
+    let missing = scratch.run(&["record", "--pid", "2147483647", "--db", &db]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("does not exist"),
+        "{}",
+        stderr(&missing)
+    );
+    assert!(!scratch.db().exists(), "nothing stored for a bad pid");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: recording another user's process as an unprivileged user needs root to set up");
+        return;
+    }
+    let sleeper = Guard(Command::new("sleep").arg("30").spawn().expect("sleep"));
+    let denied = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_allocscope"))
+        .args([
+            "record",
+            "--pid",
+            &sleeper.0.id().to_string(),
+            "--db",
+            "/tmp/never.db",
+        ])
+        .output()
+        .expect("setpriv runs");
+    assert_eq!(denied.status.code(), Some(2), "{}", stderr(&denied));
+    assert!(
+        stderr(&denied).contains("belongs to uid 0"),
+        "{}",
+        stderr(&denied)
+    );
+}
+
+#[test]
+fn allocscope_stays_small_while_recording_a_ten_process_tree() {
+    let scratch = Scratch::new();
+    let tree = Guard(
+        Command::new("sh")
+            .args(["-c", "for i in 1 2 3 4 5 6 7 8 9; do sleep 30 & done; wait"])
+            .spawn()
+            .expect("sh"),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let db = db_arg(&scratch);
+    let recorder = Guard(
+        scratch
+            .command(&[
+                "record",
+                "--pid",
+                &tree.0.id().to_string(),
+                "--interval",
+                "10ms",
+                "--db",
+                &db,
+                "--duration",
+                "20s",
+            ])
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("record starts"),
+    );
+    std::thread::sleep(Duration::from_secs(4));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", recorder.0.id()))
+        .expect("allocscope is running");
+    let hwm_kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM");
+    assert!(
+        hwm_kib < 30.0 * 1024.0,
+        "allocscope peaked at {hwm_kib} KiB"
+    );
+    drop(recorder);
+    let json = recordings_json(&scratch, &["1"]);
+    let last = &json["recordings"][0];
+    assert!(last["samples"].as_u64().expect("samples") >= 100);
+}
+
+/// A port nothing listens on right now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// The body of `GET path` on 127.0.0.1:port, `None` until something answers.
+fn http_get(port: u16, path: &str) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    head.starts_with("HTTP/1.1 200").then(|| body.to_string())
+}
+
+fn installed(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn metrics_pass_promtool_and_a_real_prometheus_scrapes_them() {
+    let scratch = Scratch::new();
+    let workload = churn(&scratch, "30");
+    let port = free_port();
+    let db = db_arg(&scratch);
+    let address = format!("127.0.0.1:{port}");
+    let _recorder = Guard(
+        scratch
+            .command(&[
+                "record",
+                "--pid",
+                &workload.0.id().to_string(),
+                "--interval",
+                "200ms",
+                "--db",
+                &db,
+                "--name",
+                "web \"1\"",
+                "--metrics",
+                &address,
+            ])
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("record starts"),
+    );
+    let mut body = String::new();
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            body = http_get(port, "/metrics").unwrap_or_default();
+            body.contains("allocscope_pss_bytes")
+        }),
+        "no metrics: {body}"
+    );
+    assert!(body.contains(r#"allocscope_rss_bytes{recording="web \"1\"",config="attached"} "#));
+    if !installed("promtool") || !installed("prometheus") {
+        eprintln!("skipped: promtool/prometheus missing (Debian package prometheus)");
+        return;
+    }
+    let mut check = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool runs");
+    check
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(body.as_bytes())
+        .expect("fed");
+    let checked = check.wait_with_output().expect("promtool ends");
+    assert!(
+        checked.status.success(),
+        "promtool: {}{}",
+        stdout(&checked),
+        stderr(&checked)
+    );
+
+    let config = scratch.path("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: allocscope\n    \
+             static_configs:\n      - targets: ['{address}']\n"
+        ),
+    )
+    .expect("config written");
+    let web = free_port();
+    let _prometheus = Guard(
+        Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                scratch.path("tsdb").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{web}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus starts"),
+    );
+    let mut answer = String::new();
+    let scraped = wait_until(Duration::from_secs(30), || {
+        answer = http_get(web, "/api/v1/query?query=allocscope_rss_bytes").unwrap_or_default();
+        answer.contains("\"__name__\":\"allocscope_rss_bytes\"")
+    });
+    assert!(scraped, "Prometheus never scraped allocscope: {answer}");
+    assert!(answer.contains("\"job\":\"allocscope\""), "{answer}");
+}
+
+#[test]
+fn a_metrics_port_in_use_is_an_error_before_recording_starts() {
+    let scratch = Scratch::new();
+    let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = taken.local_addr().expect("address").to_string();
+    let db = db_arg(&scratch);
+    let sleeper = Guard(Command::new("sleep").arg("10").spawn().expect("sleep"));
+    let output = scratch.run(&[
+        "record",
+        "--pid",
+        &sleeper.0.id().to_string(),
+        "--db",
+        &db,
+        "--metrics",
+        &address,
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("already in use"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!scratch.db().exists(), "nothing recorded");
+    let public = scratch.run(&[
+        "record",
+        "--pid",
+        &sleeper.0.id().to_string(),
+        "--db",
+        &db,
+        "--metrics",
+        "0.0.0.0:1",
+    ]);
+    assert_eq!(public.status.code(), Some(2));
+    assert!(
+        stderr(&public).contains("--metrics-public"),
+        "{}",
+        stderr(&public)
+    );
+}
