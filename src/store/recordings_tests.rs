@@ -130,6 +130,11 @@ fn a_cut_off_recording_is_incomplete_and_found_again() -> Result<()> {
     let path = dir.path().join("r.db");
     let mut store = Store::open(&path)?;
     let (id, started) = store.begin_recording(&new_recording(7))?;
+    // FULL: every committed second is on disk (docs/recording.md says so).
+    let synchronous: i64 = store
+        .conn
+        .query_row("PRAGMA synchronous", [], |r| r.get(0))?;
+    assert_eq!(synchronous, 2);
     feed(&mut store, id, 0, 10, |_| 1)?;
     // A writer that is gone (pid 0 never is alive).
     store
