@@ -144,3 +144,74 @@ pub fn render_json(analysis: &RecordingsAnalysis) -> serde_json::Result<String> 
     });
     serde_json::to_string_pretty(&value).map(|s| s + "\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::recordings::analyze_recordings;
+    use crate::recorded::{RecordedPoint, Recording};
+
+    const MIB: u64 = 1024 * 1024;
+
+    fn recording(id: i64, name: &str, rss: impl Fn(u64) -> u64) -> Recording {
+        let points = (0..=600)
+            .map(|t| RecordedPoint {
+                t_s: t as f64,
+                span_s: 0.0,
+                samples: 1,
+                rss_min_bytes: rss(t),
+                rss_mean_bytes: rss(t),
+                rss_max_bytes: rss(t),
+                pss_mean_bytes: None,
+                swap_bytes: None,
+                vsz_bytes: 2 * rss(t),
+                processes: 1,
+                threads: 1,
+                minor_faults: 0,
+                major_faults: 0,
+            })
+            .collect();
+        Recording {
+            info: RecordingInfo {
+                id,
+                name: name.into(),
+                config: "glibc".into(),
+                command: None,
+                target_pid: 1,
+                started_at: "2026-01-01T00:00:00Z".into(),
+                interval_ms: 1000,
+                status: "exited".into(),
+                finished_at: None,
+                exit_code: Some(0),
+                signal: None,
+                message: None,
+                hostname: "h".into(),
+                elapsed_s: 600.0,
+            },
+            points,
+        }
+    }
+
+    #[test]
+    fn side_by_side_text_has_steady_states_and_same_time_ratios() {
+        let analysis = analyze_recordings(vec![
+            recording(1, "big", |t| (100 + t.min(120)) * MIB),
+            recording(2, "small", |_| 110 * MIB),
+        ]);
+        let text = render_text(&analysis);
+        assert!(text.contains("big: settled after"), "{text}");
+        assert!(
+            text.contains("small: flat from the start at 110 MiB"),
+            "{text}"
+        );
+        assert!(
+            text.contains("after 10.0 min: small 110 MiB against 220 MiB (0.50x)"),
+            "{text}"
+        );
+        let json = render_json(&analysis).expect("serialises");
+        assert!(json.contains("\"schema\": \"allocscope-recordings/1\""));
+        let plots = crate::report::svg::recordings::all(&analysis);
+        assert_eq!(plots.len(), 1, "no PSS plot without PSS");
+        assert!(plots[0].svg.contains("small"));
+    }
+}

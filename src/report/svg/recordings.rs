@@ -55,6 +55,7 @@ fn over_time(
         Axis::new(0.0, t_max, "elapsed time", Kind::Seconds),
         Axis::new(0.0, v_max * 1.05, what, Kind::Bytes),
     );
+    let mut banded = false;
     for (i, line) in lines.iter().enumerate() {
         let band: Vec<(f64, f64)> = line
             .iter()
@@ -63,6 +64,7 @@ fn over_time(
             .collect();
         if line.iter().any(|p| p.3 > p.2) {
             chart.svg.polyline(&band, colour(i), 0.8, 0.3);
+            banded = true;
         }
         let mean: Vec<(f64, f64)> = line
             .iter()
@@ -74,14 +76,26 @@ fn over_time(
         .summaries
         .iter()
         .enumerate()
-        .map(|(i, s)| (format!("{} ({})", s.info.name, s.info.id), colour(i)))
+        .map(|(i, s)| (legend_label(&s.info.name, &s.info.config), colour(i)))
         .collect();
     chart.legend(&names);
-    chart.note(0, "thin: min-max of rolled-up buckets");
+    if banded {
+        chart.note(0, "thin: min-max of rolled-up buckets");
+    }
     Plot {
         name,
         title: title.to_string(),
         svg: chart.finish(),
+    }
+}
+
+/// The recording's name, or its configuration when the name would not fit
+/// the legend (which keeps 22 characters).
+fn legend_label(name: &str, config: &str) -> String {
+    if name.chars().count() <= 22 || config.chars().count() > 22 {
+        name.to_string()
+    } else {
+        config.to_string()
     }
 }
 
