@@ -9,6 +9,7 @@ mod heap;
 mod lifecycle;
 mod markers;
 mod record;
+mod record_metrics;
 mod reliability;
 mod reports;
 mod scenario_server;

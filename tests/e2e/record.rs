@@ -1,19 +1,17 @@
 //! `allocscope record` on real workloads: attaching to a running scenario,
 //! starting one under a configuration, SIGKILL mid-recording and resuming,
-//! bad pids, allocscope's own memory, and the Prometheus endpoint checked by
-//! promtool and scraped by a real Prometheus server.
+//! bad pids, allocscope's own memory. The Prometheus endpoint is in
+//! `record_metrics.rs`.
 
 use crate::common::*;
 use serde_json::Value;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// A child killed (and reaped) when dropped, whatever the test's outcome.
-struct Guard(Child);
+pub struct Guard(pub Child);
 
 impl Drop for Guard {
     fn drop(&mut self) {
@@ -23,7 +21,13 @@ impl Drop for Guard {
 }
 
 /// `allocscope workload churn` at a small size for about `seconds`.
-fn churn(scratch: &Scratch, seconds: &str) -> Guard {
+pub fn churn(scratch: &Scratch, seconds: &str) -> Guard {
+    churn_with(scratch, "100000000000", seconds, "0")
+}
+
+/// `churn` doing `ops` operations (at most `seconds`), then holding its
+/// final state for `hold_ms`.
+fn churn_with(scratch: &Scratch, ops: &str, seconds: &str, hold_ms: &str) -> Guard {
     let child = scratch
         .command(&[
             "workload",
@@ -35,13 +39,13 @@ fn churn(scratch: &Scratch, seconds: &str) -> Guard {
             "--live-mib",
             "32",
             "--ops",
-            "100000000000",
+            ops,
             "--rotations",
-            "1000",
+            "4",
             "--seconds",
             seconds,
             "--hold-ms",
-            "0",
+            hold_ms,
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -50,7 +54,7 @@ fn churn(scratch: &Scratch, seconds: &str) -> Guard {
     Guard(child)
 }
 
-fn db_arg(scratch: &Scratch) -> String {
+pub fn db_arg(scratch: &Scratch) -> String {
     scratch.db().to_str().expect("utf-8").to_string()
 }
 
@@ -66,7 +70,7 @@ fn recordings_json(scratch: &Scratch, ids: &[&str]) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&json).expect("written")).expect("JSON")
 }
 
-fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
     while start.elapsed() < limit {
         if done() {
@@ -80,7 +84,9 @@ fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
 #[test]
 fn record_attaches_to_a_running_scenario_until_it_exits_and_finds_its_steady_state() {
     let scratch = Scratch::new();
-    let workload = churn(&scratch, "6");
+    // A burst of work, then its final state held for 5 s: memory climbs,
+    // then stays level (whatever the machine's load stretches the burst to).
+    let workload = churn_with(&scratch, "3000000", "10", "5000");
     let pid = workload.0.id().to_string();
     let db = db_arg(&scratch);
     let output = scratch.run(&[
@@ -107,7 +113,7 @@ fn record_attaches_to_a_running_scenario_until_it_exits_and_finds_its_steady_sta
     assert_eq!(r["info"]["config"], "attached");
     let samples = r["samples"].as_u64().expect("samples");
     let elapsed = r["info"]["elapsed_s"].as_f64().expect("elapsed");
-    assert!((4.0..9.0).contains(&elapsed), "{elapsed} s recorded");
+    assert!((5.0..16.0).contains(&elapsed), "{elapsed} s recorded");
     assert!(
         samples as f64 >= elapsed * 5.0,
         "{samples} samples in {elapsed} s"
@@ -117,7 +123,8 @@ fn record_attaches_to_a_running_scenario_until_it_exits_and_finds_its_steady_sta
     assert!(peak >= 32.0 * MIB, "peak {peak}");
     let steady = &r["steady"];
     let settled = steady["settled_at_s"].as_f64().expect("churn settles");
-    assert!(settled < elapsed / 2.0, "settled at {settled} of {elapsed}");
+    // Level for the last 5 s at least (windows are elapsed/20 wide).
+    assert!(settled < elapsed - 4.0, "settled at {settled} of {elapsed}");
     let level = steady["level_bytes"].as_f64().expect("level");
     assert!((32.0 * MIB..=peak).contains(&level), "level {level}");
 }
@@ -287,167 +294,4 @@ fn allocscope_stays_small_while_recording_a_ten_process_tree() {
     let json = recordings_json(&scratch, &["1"]);
     let last = &json["recordings"][0];
     assert!(last["samples"].as_u64().expect("samples") >= 100);
-}
-
-/// A port nothing listens on right now.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-/// The body of `GET path` on 127.0.0.1:port, `None` until something answers.
-fn http_get(port: u16, path: &str) -> Option<String> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    let (head, body) = response.split_once("\r\n\r\n")?;
-    head.starts_with("HTTP/1.1 200").then(|| body.to_string())
-}
-
-fn installed(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-#[test]
-fn metrics_pass_promtool_and_a_real_prometheus_scrapes_them() {
-    let scratch = Scratch::new();
-    let workload = churn(&scratch, "30");
-    let port = free_port();
-    let db = db_arg(&scratch);
-    let address = format!("127.0.0.1:{port}");
-    let _recorder = Guard(
-        scratch
-            .command(&[
-                "record",
-                "--pid",
-                &workload.0.id().to_string(),
-                "--interval",
-                "200ms",
-                "--db",
-                &db,
-                "--name",
-                "web \"1\"",
-                "--metrics",
-                &address,
-            ])
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("record starts"),
-    );
-    let mut body = String::new();
-    assert!(
-        wait_until(Duration::from_secs(10), || {
-            body = http_get(port, "/metrics").unwrap_or_default();
-            body.contains("allocscope_pss_bytes")
-        }),
-        "no metrics: {body}"
-    );
-    assert!(body.contains(r#"allocscope_rss_bytes{recording="web \"1\"",config="attached"} "#));
-    if !installed("promtool") || !installed("prometheus") {
-        eprintln!("skipped: promtool/prometheus missing (Debian package prometheus)");
-        return;
-    }
-    let mut check = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool runs");
-    check
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(body.as_bytes())
-        .expect("fed");
-    let checked = check.wait_with_output().expect("promtool ends");
-    assert!(
-        checked.status.success(),
-        "promtool: {}{}",
-        stdout(&checked),
-        stderr(&checked)
-    );
-
-    let config = scratch.path("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: allocscope\n    \
-             static_configs:\n      - targets: ['{address}']\n"
-        ),
-    )
-    .expect("config written");
-    let web = free_port();
-    let _prometheus = Guard(
-        Command::new("prometheus")
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                scratch.path("tsdb").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{web}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("prometheus starts"),
-    );
-    let mut answer = String::new();
-    let scraped = wait_until(Duration::from_secs(30), || {
-        answer = http_get(web, "/api/v1/query?query=allocscope_rss_bytes").unwrap_or_default();
-        answer.contains("\"__name__\":\"allocscope_rss_bytes\"")
-    });
-    assert!(scraped, "Prometheus never scraped allocscope: {answer}");
-    assert!(answer.contains("\"job\":\"allocscope\""), "{answer}");
-}
-
-#[test]
-fn a_metrics_port_in_use_is_an_error_before_recording_starts() {
-    let scratch = Scratch::new();
-    let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let address = taken.local_addr().expect("address").to_string();
-    let db = db_arg(&scratch);
-    let sleeper = Guard(Command::new("sleep").arg("10").spawn().expect("sleep"));
-    let output = scratch.run(&[
-        "record",
-        "--pid",
-        &sleeper.0.id().to_string(),
-        "--db",
-        &db,
-        "--metrics",
-        &address,
-    ]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("already in use"),
-        "{}",
-        stderr(&output)
-    );
-    assert!(!scratch.db().exists(), "nothing recorded");
-    let public = scratch.run(&[
-        "record",
-        "--pid",
-        &sleeper.0.id().to_string(),
-        "--db",
-        &db,
-        "--metrics",
-        "0.0.0.0:1",
-    ]);
-    assert_eq!(public.status.code(), Some(2));
-    assert!(
-        stderr(&public).contains("--metrics-public"),
-        "{}",
-        stderr(&public)
-    );
 }

@@ -1,0 +1,172 @@
+//! `record --metrics`: the page checked by promtool and scraped by a real
+//! Prometheus server started here on 127.0.0.1, and the address errors.
+
+use crate::common::*;
+use crate::record::{churn, db_arg, wait_until, Guard};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// A port nothing listens on right now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// The body of `GET path` on 127.0.0.1:port, `None` until something answers.
+fn http_get(port: u16, path: &str) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    head.starts_with("HTTP/1.1 200").then(|| body.to_string())
+}
+
+fn installed(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn metrics_pass_promtool_and_a_real_prometheus_scrapes_them() {
+    let scratch = Scratch::new();
+    let workload = churn(&scratch, "30");
+    let port = free_port();
+    let db = db_arg(&scratch);
+    let address = format!("127.0.0.1:{port}");
+    let _recorder = Guard(
+        scratch
+            .command(&[
+                "record",
+                "--pid",
+                &workload.0.id().to_string(),
+                "--interval",
+                "200ms",
+                "--db",
+                &db,
+                "--name",
+                "web \"1\"",
+                "--metrics",
+                &address,
+            ])
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("record starts"),
+    );
+    let mut body = String::new();
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            body = http_get(port, "/metrics").unwrap_or_default();
+            body.contains("allocscope_pss_bytes")
+        }),
+        "no metrics: {body}"
+    );
+    assert!(body.contains(r#"allocscope_rss_bytes{recording="web \"1\"",config="attached"} "#));
+    if !installed("promtool") || !installed("prometheus") {
+        eprintln!("skipped: promtool/prometheus missing (Debian package prometheus)");
+        return;
+    }
+    let mut check = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool runs");
+    check
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(body.as_bytes())
+        .expect("fed");
+    let checked = check.wait_with_output().expect("promtool ends");
+    assert!(
+        checked.status.success(),
+        "promtool: {}{}",
+        stdout(&checked),
+        stderr(&checked)
+    );
+
+    let config = scratch.path("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: allocscope\n    \
+             static_configs:\n      - targets: ['{address}']\n"
+        ),
+    )
+    .expect("config written");
+    let web = free_port();
+    let _prometheus = Guard(
+        Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                scratch.path("tsdb").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{web}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus starts"),
+    );
+    let mut answer = String::new();
+    let scraped = wait_until(Duration::from_secs(30), || {
+        answer = http_get(web, "/api/v1/query?query=allocscope_rss_bytes").unwrap_or_default();
+        answer.contains("\"__name__\":\"allocscope_rss_bytes\"")
+    });
+    assert!(scraped, "Prometheus never scraped allocscope: {answer}");
+    assert!(answer.contains("\"job\":\"allocscope\""), "{answer}");
+}
+
+#[test]
+fn a_metrics_port_in_use_is_an_error_before_recording_starts() {
+    let scratch = Scratch::new();
+    let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = taken.local_addr().expect("address").to_string();
+    let db = db_arg(&scratch);
+    let sleeper = Guard(Command::new("sleep").arg("10").spawn().expect("sleep"));
+    let output = scratch.run(&[
+        "record",
+        "--pid",
+        &sleeper.0.id().to_string(),
+        "--db",
+        &db,
+        "--metrics",
+        &address,
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("already in use"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!scratch.db().exists(), "nothing recorded");
+    let public = scratch.run(&[
+        "record",
+        "--pid",
+        &sleeper.0.id().to_string(),
+        "--db",
+        &db,
+        "--metrics",
+        "0.0.0.0:1",
+    ]);
+    assert_eq!(public.status.code(), Some(2));
+    assert!(
+        stderr(&public).contains("--metrics-public"),
+        "{}",
+        stderr(&public)
+    );
+}
