@@ -190,12 +190,13 @@ pub fn record(
             if pids.is_empty() && root.is_some() {
                 break "exited";
             }
-            // Every listed process may have ended since the walk: such a
-            // sample says nothing, and a 0 would read as freed memory.
+            // Every listed process may have ended (or be a zombie, with no
+            // memory) since the walk: such a sample says nothing, and its 0
+            // would read as freed memory. A live process has some RSS.
             let sample = Some(&pids)
                 .filter(|p| !p.is_empty())
                 .map(|p| sampler.sample(p, unix_now() - started_unix))
-                .filter(|s| s.processes > 0);
+                .filter(|s| s.rss_bytes > 0);
             if let Some(sample) = sample {
                 summary_samples += 1;
                 peak_rss_bytes = peak_rss_bytes.max(sample.rss_bytes);

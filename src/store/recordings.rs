@@ -168,7 +168,12 @@ impl Store {
     /// Rolls up the last partial buckets and records how the tree ended.
     pub fn finish_recording(&mut self, id: i64, ending: &Ending) -> Result<()> {
         let context = || format!("finishing recording {id}");
-        let tx = self.conn.transaction().with_context(context)?;
+        // Immediate: a deferred transaction that upgrades to a writer while
+        // another recording commits fails at once instead of waiting.
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .with_context(context)?;
         roll_up(&tx, id, f64::INFINITY, true).with_context(context)?;
         let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
         tx.execute(

@@ -121,6 +121,8 @@ fn record_attaches_to_a_running_scenario_until_it_exits_and_finds_its_steady_sta
     // 32 MiB live: the tree holds at least that once the threads have filled up.
     let peak = r["peak_rss_bytes"].as_f64().expect("peak");
     assert!(peak >= 32.0 * MIB, "peak {peak}");
+    // The exited process's last moments (a zombie has no memory) are not a sample.
+    assert!(r["last_rss_bytes"].as_f64().expect("last") > 0.0, "{r}");
     let steady = &r["steady"];
     let settled = steady["settled_at_s"].as_f64().expect("churn settles");
     // Level for the last 5 s at least (windows are elapsed/20 wide).
@@ -164,6 +166,10 @@ fn a_command_started_under_a_configuration_ends_with_its_exit_status() {
     assert_eq!(info["exit_code"], 0);
     assert_eq!(info["config"], "glibc:arena_max=1");
     assert_eq!(info["name"], "allocscope-glibc-arena_max-1");
+    let last = json["recordings"][0]["last_rss_bytes"]
+        .as_f64()
+        .expect("last");
+    assert!(last > 0.0, "the zombie's empty reading was stored");
     let stdout = std::fs::read_to_string(
         scratch.path("allocscope-logs/recordings/allocscope-glibc-arena_max-1.stdout"),
     )
