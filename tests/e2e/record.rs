@@ -301,3 +301,56 @@ fn allocscope_stays_small_while_recording_a_ten_process_tree() {
     let last = &json["recordings"][0];
     assert!(last["samples"].as_u64().expect("samples") >= 100);
 }
+
+#[test]
+fn two_recordings_on_one_store_both_finish() {
+    let scratch = Scratch::new();
+    let db = db_arg(&scratch);
+    let me = env!("CARGO_BIN_EXE_allocscope");
+    let recorders: Vec<Guard> = ["glibc", "glibc:arena_max=2"]
+        .iter()
+        .map(|config| {
+            let child = scratch
+                .command(&[
+                    "record",
+                    "-a",
+                    config,
+                    "--interval",
+                    "10ms",
+                    "--db",
+                    &db,
+                    "--",
+                    me,
+                    "workload",
+                    "churn",
+                    "--threads",
+                    "2",
+                    "--hot-threads",
+                    "1",
+                    "--live-mib",
+                    "8",
+                    "--ops",
+                    "300000",
+                    "--seconds",
+                    "5",
+                ])
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("record starts");
+            Guard(child)
+        })
+        .collect();
+    for mut recorder in recorders {
+        let status = recorder.0.wait().expect("record ends");
+        let mut text = String::new();
+        if let Some(mut err) = recorder.0.stderr.take() {
+            use std::io::Read;
+            let _ = err.read_to_string(&mut text);
+        }
+        assert!(status.success(), "{text}");
+    }
+    let json = recordings_json(&scratch, &["1", "2"]);
+    for r in json["recordings"].as_array().expect("array") {
+        assert_eq!(r["info"]["status"], "exited", "{r}");
+    }
+}
