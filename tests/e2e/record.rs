@@ -58,6 +58,26 @@ pub fn db_arg(scratch: &Scratch) -> String {
     scratch.db().to_str().expect("utf-8").to_string()
 }
 
+/// `report --recordings ID --export-json`, parsed, `None` while it fails
+/// (the recording is not stored yet).
+fn try_recordings_json(scratch: &Scratch, id: &str) -> Option<Value> {
+    let json = scratch.path("poll.json");
+    let db = db_arg(scratch);
+    let output = scratch.run(&[
+        "report",
+        "--db",
+        &db,
+        "--recordings",
+        id,
+        "--export-json",
+        json.to_str().expect("utf-8"),
+    ]);
+    if !output.status.success() {
+        return None;
+    }
+    serde_json::from_str(&std::fs::read_to_string(&json).ok()?).ok()
+}
+
 /// `report --recordings IDS --export-json`, parsed.
 fn recordings_json(scratch: &Scratch, ids: &[&str]) -> Value {
     let json = scratch.path("recordings.json");
@@ -190,7 +210,21 @@ fn sigkill_mid_recording_keeps_the_store_and_record_pid_resumes_the_same_recordi
             .spawn()
             .expect("record starts"),
     );
-    std::thread::sleep(Duration::from_secs(3));
+    // Once the first samples are committed, record for 2 s more and kill it.
+    let (mut first_elapsed, mut first_seen) = (0.0, Instant::now());
+    let committed = wait_until(Duration::from_secs(15), || {
+        let Some(json) = try_recordings_json(&scratch, "1") else {
+            return false;
+        };
+        first_elapsed = json["recordings"][0]["info"]["elapsed_s"]
+            .as_f64()
+            .unwrap_or(0.0);
+        first_seen = Instant::now();
+        json["recordings"][0]["samples"].as_u64().unwrap_or(0) > 0
+    });
+    assert!(committed, "nothing committed within 15 s");
+    std::thread::sleep(Duration::from_secs(2));
+    let alive_s = first_seen.elapsed().as_secs_f64();
     recorder.0.kill().expect("SIGKILL");
     let _ = recorder.0.wait();
     let listing = stdout(&scratch.run(&["report", "--db", &db, "--recordings"]));
@@ -199,8 +233,12 @@ fn sigkill_mid_recording_keeps_the_store_and_record_pid_resumes_the_same_recordi
     let kept = before["recordings"][0]["samples"]
         .as_u64()
         .expect("samples");
-    // 3 s at 100 ms, committed every second: at most about a second lost.
-    assert!(kept >= 15, "{kept} samples survived the SIGKILL");
+    let kept_elapsed = before["recordings"][0]["info"]["elapsed_s"]
+        .as_f64()
+        .expect("elapsed");
+    // Committed every second: at most about a second is lost.
+    let lost_s = first_elapsed + alive_s - kept_elapsed;
+    assert!(lost_s < 1.6, "the SIGKILL lost {lost_s:.2} s of samples");
 
     let output = scratch.run(&["record", "--pid", &pid, "--duration", "1500ms", "--db", &db]);
     assert!(output.status.success(), "{}", stderr(&output));
@@ -215,7 +253,12 @@ fn sigkill_mid_recording_keeps_the_store_and_record_pid_resumes_the_same_recordi
     let r = &after["recordings"][0];
     assert_eq!(r["info"]["status"], "complete");
     assert!(r["samples"].as_u64().expect("samples") > kept);
-    assert!(r["info"]["elapsed_s"].as_f64().expect("elapsed") >= 4.0);
+    // The same time axis, continued: 1.5 s more at least.
+    let elapsed = r["info"]["elapsed_s"].as_f64().expect("elapsed");
+    assert!(
+        elapsed >= kept_elapsed + 1.4,
+        "{elapsed} after {kept_elapsed}"
+    );
 }
 
 #[test]
