@@ -129,6 +129,13 @@ pub struct CompareArgs {
     /// is measured from /proc alone instead of being not_loaded).
     #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "auto")]
     pub heap: Option<String>,
+    /// Serve the running configuration's current values for Prometheus at
+    /// http://ADDR:PORT/metrics (loopback unless --metrics-public).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
+    /// Allow --metrics on an address other machines can reach.
+    #[arg(long)]
+    pub metrics_public: bool,
     /// The program to measure and its arguments.
     #[arg(last = true, value_name = "COMMAND", num_args = 1.., required = true)]
     pub command: Vec<OsString>,

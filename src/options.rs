@@ -238,6 +238,8 @@ pub struct CompareSettings {
     pub marks: Vec<regex::Regex>,
     /// `--heap[=MODE]`: load the heap probe.
     pub heap: Option<crate::probe::HeapOptions>,
+    /// `--metrics`: where to serve the current values for Prometheus.
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 impl CompareSettings {
@@ -305,6 +307,11 @@ impl CompareSettings {
             program,
             command: args.command.clone(),
             marks,
+            metrics: args
+                .metrics
+                .as_deref()
+                .map(|a| crate::metrics::parse_address(a, args.metrics_public))
+                .transpose()?,
             heap: args
                 .heap
                 .as_deref()

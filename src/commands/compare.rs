@@ -22,6 +22,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     }
     // A bad --max-slowdown is reported before anything runs.
     let budget = super::exports::max_slowdown(exports)?;
+    let metrics = settings.metrics.map(serve_metrics).transpose()?;
     let mut store = Store::open(&settings.db)?;
     let interrupt = Interrupt::install()?;
     run::become_subreaper()?;
@@ -64,6 +65,10 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     };
     let (experiment_id, config_ids) = store.begin_experiment(&info, &settings.configs)?;
     let log_dir = log_directory(&settings.db, experiment_id)?;
+    let experiment_label = settings
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("experiment-{experiment_id}"));
     let plan = crate::plan::interleaved(settings.configs.len(), settings.runs, settings.warmup);
     let progress = Progress::new(exports.quiet, plan.len());
     progress.say(&format!(
@@ -114,6 +119,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             marks: &settings.marks,
             memory_limit: settings.memory_limit,
             probe: probes[planned.config].as_ref(),
+            metrics: metrics.as_ref().map(|m| (m, experiment_label.as_str())),
         };
         let record = match run::execute(&launch, &interrupt)? {
             Outcome::Interrupted => {
@@ -175,6 +181,16 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
         return Ok(interrupt.exit_code());
     }
     Ok(if all_ok { 0 } else { 1 })
+}
+
+/// `--metrics`: bound before anything runs, so a port in use stops compare
+/// at once; the run loop publishes each sample.
+fn serve_metrics(address: std::net::SocketAddr) -> anyhow::Result<crate::metrics::Shared> {
+    let listener = crate::metrics::bind(address)?;
+    let shared = crate::metrics::Shared::default();
+    crate::metrics::serve(listener, std::sync::Arc::clone(&shared))?;
+    eprintln!("allocscope: metrics at http://{address}/metrics");
+    Ok(shared)
 }
 
 /// Where the runs' stdout and stderr are kept: beside the store, one

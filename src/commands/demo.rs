@@ -95,6 +95,8 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
             timeout: Some("10m".into()),
             memory_limit: None,
             heap: None,
+            metrics: None,
+            metrics_public: false,
             baseline: None,
             name: Some(format!(
                 "demo: {}{}",

@@ -27,6 +27,28 @@ pub struct Current {
 /// The values the server shows; the recording loop replaces them each tick.
 pub type Shared = Arc<Mutex<Vec<Current>>>;
 
+/// Makes `sample` the current value of the series (`recording`, `config`),
+/// the only one shown: one run or recording at a time.
+pub fn publish(
+    shared: &Shared,
+    recording: &str,
+    config: &str,
+    sample: Sample,
+    sampler: &crate::sample::Sampler,
+) {
+    let current = Current {
+        recording: recording.to_string(),
+        config: config.to_string(),
+        sample: Some(sample),
+        elapsed_s: sample.t_s,
+        samples_total: sampler.ticks(),
+        sampler_cpu_s: sampler.cpu_seconds(),
+    };
+    if let Ok(mut values) = shared.lock() {
+        *values = vec![current];
+    }
+}
+
 /// Parses `ADDR:PORT` (or `:PORT`, `PORT`: loopback) and refuses a
 /// non-loopback address unless `public`.
 pub fn parse_address(text: &str, public: bool) -> Result<SocketAddr, UsageError> {

@@ -12,7 +12,7 @@
 
 pub mod attach;
 
-use crate::metrics::{Current, Shared};
+use crate::metrics::Shared;
 use crate::model::{Config, Sample};
 use crate::run::{classify_wait_status, process, reaper, tap, Event, Interrupt};
 use crate::sample::{thread_cpu_seconds, Sampler, TreeWalker, DEFAULT_BUDGET};
@@ -203,17 +203,7 @@ pub fn record(
                 last = Some(sample);
                 pending.push(sample);
                 if let Some(shared) = &settings.metrics {
-                    let current = Current {
-                        recording: settings.name.clone(),
-                        config: config_name.clone(),
-                        sample: Some(sample),
-                        elapsed_s: sample.t_s,
-                        samples_total: summary_samples,
-                        sampler_cpu_s: sampler.cpu_seconds(),
-                    };
-                    if let Ok(mut values) = shared.lock() {
-                        *values = vec![current];
-                    }
+                    crate::metrics::publish(shared, &settings.name, &config_name, sample, &sampler);
                 }
             }
             if now - last_commit >= COMMIT_EVERY || settings.interval >= COMMIT_EVERY {

@@ -76,6 +76,9 @@ pub struct Launch<'a> {
     pub memory_limit: Option<u64>,
     /// The heap probe, when the run loads it (`--heap`, or a trim setting).
     pub probe: Option<&'a crate::probe::ProbeLaunch>,
+    /// `compare --metrics`: where each sample is published, and the
+    /// experiment's label.
+    pub metrics: Option<(&'a crate::metrics::Shared, &'a str)>,
 }
 
 pub enum Outcome {
@@ -177,6 +180,9 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
             if !pids.is_empty() {
                 let t_s = (now - start).as_secs_f64();
                 samples.push(sampler.sample(&pids, t_s));
+                if let (Some((shared, label)), Some(&sample)) = (launch.metrics, samples.last()) {
+                    crate::metrics::publish(shared, label, &launch.config.name, sample, &sampler);
+                }
             }
             next_tick += launch.interval;
             if next_tick <= now {

@@ -170,3 +170,54 @@ fn a_metrics_port_in_use_is_an_error_before_recording_starts() {
         stderr(&public)
     );
 }
+
+#[test]
+fn compare_serves_the_running_configurations_values() {
+    let scratch = Scratch::new();
+    let port = free_port();
+    let db = db_arg(&scratch);
+    let address = format!("127.0.0.1:{port}");
+    let me = env!("CARGO_BIN_EXE_allocscope");
+    let mut compare = Guard(
+        scratch
+            .command(&[
+                "compare",
+                "-a",
+                "glibc",
+                "-r",
+                "1",
+                "--db",
+                &db,
+                "--name",
+                "live",
+                "--metrics",
+                &address,
+                "--",
+                me,
+                "workload",
+                "churn",
+                "--threads",
+                "2",
+                "--hot-threads",
+                "1",
+                "--live-mib",
+                "8",
+                "--ops",
+                "100000000000",
+                "--seconds",
+                "3",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("compare starts"),
+    );
+    let mut body = String::new();
+    let seen = wait_until(Duration::from_secs(15), || {
+        body = http_get(port, "/metrics").unwrap_or_default();
+        body.contains(r#"allocscope_rss_bytes{recording="live",config="glibc"} "#)
+    });
+    assert!(seen, "no metrics from compare: {body}");
+    let status = compare.0.wait().expect("compare ends");
+    assert!(status.success());
+}
