@@ -6,6 +6,7 @@
 pub mod heap;
 pub mod markers;
 pub mod metrics;
+pub mod service;
 pub mod stats;
 pub mod types;
 pub mod verdict;
@@ -120,7 +121,14 @@ pub fn analyze_with_budget(
             }
         })
         .collect::<Vec<_>>();
-    let mut verdict = verdict::decide(&experiment, base_index, &summaries, max_slowdown_pct);
+    let service = service::summarize(&experiment, base_index);
+    let mut verdict = verdict::decide(
+        &experiment,
+        base_index,
+        &summaries,
+        &service,
+        max_slowdown_pct,
+    );
     let heap = heap::summarize(&experiment);
     verdict
         .explanation
@@ -129,7 +137,11 @@ pub fn analyze_with_budget(
         verdict,
         heap,
         markers: markers::summarize(&experiment),
-        warnings: markers::unmatched_warnings(&experiment),
+        warnings: markers::unmatched_warnings(&experiment)
+            .into_iter()
+            .chain(service::warnings(&experiment, &service))
+            .collect(),
+        service,
         experiment,
         baseline: base_index,
         summaries,

@@ -5,6 +5,7 @@
 pub mod csv;
 pub mod format;
 mod heap_table;
+mod service_table;
 pub mod html;
 pub mod json;
 pub mod markdown;

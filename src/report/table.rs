@@ -72,6 +72,7 @@ impl Reporter for TableReporter {
             }
             metric_block(&mut out, analysis, block, width)?;
         }
+        super::service_table::service_blocks(&mut out, analysis, width)?;
         super::heap_table::heap_block(&mut out, analysis, width)?;
         if !analysis.markers.is_empty() {
             markers_block(&mut out, analysis)?;
@@ -286,7 +287,7 @@ fn markers_block(out: &mut String, analysis: &Analysis) -> Result<()> {
     Ok(())
 }
 
-fn ratio_cell(r: Ratio) -> String {
+pub(super) fn ratio_cell(r: Ratio) -> String {
     let mark = if r.excludes_one() {
         format!(" {MARK}")
     } else {

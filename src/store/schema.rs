@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -114,6 +114,16 @@ ALTER TABLE runs ADD COLUMN mean_overhead_ratio REAL;
 ALTER TABLE runs ADD COLUMN arenas_max INTEGER;
 ";
 
+/// Version 4: services (`compare --server`): per run, the phases, the load's
+/// latency and its notes as one JSON document (`model::ServiceRecord`). The
+/// experiment's service settings live in the environment table (`service`).
+const V4: &str = "
+CREATE TABLE run_services (
+    run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    record TEXT NOT NULL
+);
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -153,6 +163,9 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
         2 => conn
             .execute_batch(V3)
             .context("adding the heap probe's columns")?,
+        3 => conn
+            .execute_batch(V4)
+            .context("adding the services table")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())
@@ -217,7 +230,7 @@ mod tests {
             )?;
         }
         let store = Store::open(&path)?;
-        assert_eq!(version(&store.conn)?, 3);
+        assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
         let e = store.load_experiment(Some(1))?;
         let run = &e.configs[0].runs[0];
         assert_eq!(run.record.markers.len(), 1);

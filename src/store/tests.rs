@@ -122,6 +122,7 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
         sampler_cpu_s: 0.01,
         probe_mode: Some("stats".into()),
         probe_cpu_s: Some(0.001),
+        service: None,
         started_at: "2026-01-02T03:04:06Z".into(),
     }
 }

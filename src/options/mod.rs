@@ -2,6 +2,8 @@
 //! before anything runs. Errors here are user mistakes (exit 2) whose message
 //! says how to fix them.
 
+pub mod service;
+
 use crate::units::{parse_duration, UnitError};
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
@@ -54,6 +56,9 @@ pub enum UsageError {
     MarkRegex { pattern: String, reason: String },
     #[error(transparent)]
     HeapMode(#[from] crate::probe::HeapModeError),
+    /// A `--server` flag that is missing, contradictory or malformed.
+    #[error("{0}")]
+    Service(String),
     #[error("no allocator configuration is available; install libjemalloc2, libtcmalloc-minimal4 or libmimalloc2.0, or pass -a glibc")]
     NoConfigs,
 }
@@ -235,6 +240,8 @@ pub struct CompareSettings {
     pub marks: Vec<regex::Regex>,
     /// `--heap[=MODE]`: load the heap probe.
     pub heap: Option<crate::probe::HeapOptions>,
+    /// `--server`: COMMAND is a service driven by a load.
+    pub service: Option<service::ServiceSettings>,
 }
 
 impl CompareSettings {
@@ -252,6 +259,7 @@ impl CompareSettings {
             .map(parse_memory_limit)
             .transpose()?;
         let marks = parse_marks(&args.mark)?;
+        let service = service::parse(&args.service)?;
         let program_name = args.command.first().ok_or(UsageError::NoCommand)?;
         let program = resolve_command(program_name)?;
         let (configs, warnings) = if args.alloc.is_empty() {
@@ -307,6 +315,7 @@ impl CompareSettings {
                 .as_deref()
                 .map(crate::probe::HeapOptions::parse)
                 .transpose()?,
+            service,
         })
     }
 }
