@@ -169,7 +169,9 @@ mod tests {
                 run.record.service = Some(ServiceRecord {
                     load_start_s: Some(1.0),
                     load_end_s: Some(1.0 + 10.0 * slow + i * 0.01),
-                    rss_end_load_bytes: Some(((100 + 10 * c) << 20) as u64 + run.record.index as u64),
+                    rss_end_load_bytes: Some(
+                        ((100 + 10 * c) << 20) as u64 + run.record.index as u64,
+                    ),
                     latency: Some(Latency {
                         p50_ms: slow + i * 0.001,
                         p90_ms: 2.0 * slow,
@@ -193,11 +195,17 @@ mod tests {
         let experiment = with_service(fixture::experiment());
         let summaries = summarize(&experiment, 0);
         assert_eq!(summaries.len(), experiment.configs.len());
-        assert_eq!(summaries[0].ratio_p95_ms, Some(super::super::BASELINE_RATIO));
+        assert_eq!(
+            summaries[0].ratio_p95_ms,
+            Some(super::super::BASELINE_RATIO)
+        );
         let second = &summaries[1];
         let p95 = second.ratio_p95_ms.map(|r| r.value).unwrap_or_default();
         assert!((p95 - 2.0).abs() < 0.01, "{p95}");
-        let rss = second.ratio_rss_end_load_bytes.map(|r| r.value).unwrap_or_default();
+        let rss = second
+            .ratio_rss_end_load_bytes
+            .map(|r| r.value)
+            .unwrap_or_default();
         assert!((rss - 1.1).abs() < 0.01, "{rss}");
         let load = second.ratio_load_s.map(|r| r.value).unwrap_or_default();
         assert!((load - 2.0).abs() < 0.01, "{load}");

@@ -75,7 +75,11 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
             None => Ok(None),
         };
     }
-    let loads = [args.load.is_some(), args.http.is_some(), args.replay.is_some()];
+    let loads = [
+        args.load.is_some(),
+        args.http.is_some(),
+        args.replay.is_some(),
+    ];
     match loads.iter().filter(|&&given| given).count() {
         0 => {
             return Err(service(
@@ -103,7 +107,12 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
                 "--load is empty; give the client's command line, e.g. --load 'wrk -d10s http://127.0.0.1:8080/'".into(),
             ));
         }
-        (LoadSpec::Command(command.clone()), format!("command: {command}"), None, 0)
+        (
+            LoadSpec::Command(command.clone()),
+            format!("command: {command}"),
+            None,
+            0,
+        )
     } else if let Some(url) = &args.http {
         let target = target("--http", url)?;
         let requests = parse_count("--requests", &args.requests, 1)?;
@@ -155,10 +164,16 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
             )));
         }
         let (schedule, pace_text) = match args.pace.as_str() {
-            "max" => (load::Schedule::AsFastAsPossible, "as fast as the connections go".to_string()),
+            "max" => (
+                load::Schedule::AsFastAsPossible,
+                "as fast as the connections go".to_string(),
+            ),
             "original" => {
                 let speed = parse_speed(&args.speed)?;
-                (load::Schedule::Paced(speed), format!("at the log's pace x{speed}"))
+                (
+                    load::Schedule::Paced(speed),
+                    format!("at the log's pace x{speed}"),
+                )
             }
             other => {
                 return Err(service(format!(
@@ -181,7 +196,12 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
             file.display(),
             log.rejected.count
         );
-        (LoadSpec::Generator(Arc::new(plan)), text, Some(target), log.rejected.count)
+        (
+            LoadSpec::Generator(Arc::new(plan)),
+            text,
+            Some(target),
+            log.rejected.count,
+        )
     } else {
         unreachable_load()?
     };
@@ -209,7 +229,9 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
 
 /// Every branch above returns; kept as an error rather than a panic.
 fn unreachable_load<T>() -> Result<T, UsageError> {
-    Err(service("no load given; use --load, --http or --replay".into()))
+    Err(service(
+        "no load given; use --load, --http or --replay".into(),
+    ))
 }
 
 fn service(message: String) -> UsageError {
@@ -236,7 +258,9 @@ fn host_header(target: &Target) -> String {
 fn positive_duration(flag: &str, text: &str) -> Result<Duration, UsageError> {
     let value = parse_duration(text)?;
     if value.is_zero() {
-        return Err(service(format!("{flag} {text} must be longer than 0, e.g. {flag} 10s")));
+        return Err(service(format!(
+            "{flag} {text} must be longer than 0, e.g. {flag} 10s"
+        )));
     }
     Ok(value)
 }
@@ -261,10 +285,15 @@ fn parse_speed(text: &str) -> Result<f64, UsageError> {
 }
 
 /// `--ready-log`, else `--ready`, else the load's own address over TCP.
-fn readiness(args: &ServiceArgs, load_target: Option<&Target>) -> Result<(Readiness, String), UsageError> {
+fn readiness(
+    args: &ServiceArgs,
+    load_target: Option<&Target>,
+) -> Result<(Readiness, String), UsageError> {
     if let Some(pattern) = &args.ready_log {
         if args.ready.is_some() {
-            return Err(service("--ready and --ready-log are alternatives; give one".into()));
+            return Err(service(
+                "--ready and --ready-log are alternatives; give one".into(),
+            ));
         }
         let regex = regex::Regex::new(pattern).map_err(|e| {
             service(format!(

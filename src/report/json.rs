@@ -136,9 +136,8 @@ struct ServiceRunOut<'a> {
 }
 
 fn service_run_out(s: &ServiceRecord) -> ServiceRunOut<'_> {
-    let path = |p: &Option<std::path::PathBuf>| {
-        p.as_ref().map(|p| p.to_string_lossy().into_owned())
-    };
+    let path =
+        |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.to_string_lossy().into_owned());
     ServiceRunOut {
         ready_s: s.ready_s,
         load_start_s: s.load_start_s,

@@ -5,13 +5,13 @@
 pub mod csv;
 pub mod format;
 mod heap_table;
-mod service_table;
 pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod markers_csv;
 pub mod png;
 pub mod samples_csv;
+mod service_table;
 pub mod svg;
 pub mod table;
 pub mod verdict_text;

@@ -310,9 +310,7 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
                 let t_s = at.saturating_duration_since(start).as_secs_f64();
                 markers.extend(marker_at(pattern, label, t_s, samples.last()));
             }
-            Ok(
-                Event::Reaped(_) | Event::TreeEnded(_) | Event::Ready(_) | Event::LoadDone(..),
-            ) => {}
+            Ok(Event::Reaped(_) | Event::TreeEnded(_) | Event::Ready(_) | Event::LoadDone(..)) => {}
             Ok(Event::TapEnded) | Err(_) => tap_ended = true,
         }
     }

@@ -30,7 +30,9 @@ pub(super) fn spawn_readiness(
             let mut logs = [LogFollower::new(stdout), LogFollower::new(stderr)];
             while !stop.load(Ordering::Relaxed) {
                 let ready = match &check {
-                    Readiness::Tcp(addr) => TcpStream::connect_timeout(addr, CONNECT_TIMEOUT).is_ok(),
+                    Readiness::Tcp(addr) => {
+                        TcpStream::connect_timeout(addr, CONNECT_TIMEOUT).is_ok()
+                    }
                     Readiness::Http {
                         addr,
                         host_header,

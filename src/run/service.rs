@@ -37,11 +37,18 @@ pub(super) const SETTLED: &str = "settled";
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Phase {
-    Starting { deadline: Instant },
+    Starting {
+        deadline: Instant,
+    },
     Loading,
-    Settling { until: Instant },
+    Settling {
+        until: Instant,
+    },
     /// SIGTERM sent at `since`; `killed` once SIGKILL followed.
-    Stopping { since: Instant, killed: bool },
+    Stopping {
+        since: Instant,
+        killed: bool,
+    },
     /// The server failed (not ready, or ended on its own): its tree is
     /// being killed and the run will not count.
     Failed,
@@ -143,7 +150,10 @@ impl<'a> ServiceRun<'a> {
                 since,
                 killed: false,
             } if now - since >= self.settings.grace => {
-                self.phase = Phase::Stopping { since, killed: true };
+                self.phase = Phase::Stopping {
+                    since,
+                    killed: true,
+                };
                 self.record.stopped_by = Some(format!(
                     "SIGKILL: still running {} after SIGTERM",
                     format_seconds(self.settings.grace.as_secs_f64())
@@ -304,7 +314,12 @@ impl<'a> ServiceRun<'a> {
                     .stopped_by
                     .get_or_insert_with(|| "SIGTERM".to_string())
                     .clone();
-                (RunStatus::Ok, exit_code, signal, Some(format!("stopped by {stopped_by}")))
+                (
+                    RunStatus::Ok,
+                    exit_code,
+                    signal,
+                    Some(format!("stopped by {stopped_by}")),
+                )
             }
             _ => (status, exit_code, signal, message),
         };
@@ -316,7 +331,10 @@ impl<'a> ServiceRun<'a> {
 fn describe_exit(raw: i32) -> String {
     if libc::WIFSIGNALED(raw) {
         let signal = libc::WTERMSIG(raw);
-        format!("was killed by signal {signal} ({})", super::signal_name(signal))
+        format!(
+            "was killed by signal {signal} ({})",
+            super::signal_name(signal)
+        )
     } else {
         format!("exit {}", libc::WEXITSTATUS(raw))
     }
@@ -348,7 +366,10 @@ mod tests {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("err");
         std::fs::write(&path, "one\ntwo\n\nthree\nfour\n")?;
-        assert_eq!(stderr_tail(&path), "; last stderr lines: two | three | four");
+        assert_eq!(
+            stderr_tail(&path),
+            "; last stderr lines: two | three | four"
+        );
         std::fs::write(&path, "")?;
         assert_eq!(stderr_tail(&path), "; its stderr is empty");
         Ok(())

@@ -330,9 +330,8 @@ mod tests {
         let (kept_pid, left_pid) = (kept.id() as i32, left_out.id() as i32);
         let mut walker = TreeWalker::new(me);
         walker.exclude(left_pid);
-        let child_of = |parent: i32| {
-            move |pid: &i32| read_ppid(*pid, &mut String::new()) == Some(parent)
-        };
+        let child_of =
+            |parent: i32| move |pid: &i32| read_ppid(*pid, &mut String::new()) == Some(parent);
         let mut walk = Vec::new();
         for _ in 0..100 {
             walk = walker.walk();

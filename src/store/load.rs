@@ -4,8 +4,8 @@
 
 use super::Store;
 use crate::model::{
-    Config, ExperimentInfo, Host, Marker, RunMetrics, RunRecord, RunStatus, ServiceInfo, ServiceRecord, Sample, StoredConfig,
-    StoredExperiment, StoredRun,
+    Config, ExperimentInfo, Host, Marker, RunMetrics, RunRecord, RunStatus, Sample, ServiceInfo,
+    ServiceRecord, StoredConfig, StoredExperiment, StoredRun,
 };
 use anyhow::{anyhow, bail, Context, Result};
 use rusqlite::{params, OptionalExtension, Row};

@@ -96,7 +96,11 @@ impl Store {
         .context("storing the experiment")?;
         let experiment_id = tx.last_insert_rowid();
         let host = &info.host;
-        let service = info.service.as_ref().map(serde_json::to_string).transpose()?;
+        let service = info
+            .service
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()?;
         let env: [(&str, Option<String>); 8] = [
             ("kernel", Some(host.kernel.clone())),
             ("glibc", Some(host.glibc.clone())),
