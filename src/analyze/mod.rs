@@ -4,6 +4,7 @@
 //! status `ok` are summarised.
 
 pub mod heap;
+pub mod linked;
 pub mod markers;
 pub mod metrics;
 pub mod service;
@@ -139,6 +140,7 @@ pub fn analyze_with_budget(
         markers: markers::summarize(&experiment),
         warnings: markers::unmatched_warnings(&experiment)
             .into_iter()
+            .chain(linked::warnings(&experiment))
             .chain(service::warnings(&experiment, &service))
             .collect(),
         service,

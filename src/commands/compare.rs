@@ -36,8 +36,8 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     }
     for name in &linked {
         eprintln!(
-            "note: {} links {name} itself; a preloaded allocator takes over malloc, \
-             but the program's own statistics may keep naming {name}",
+            "note: {} links {name} itself: configurations without a preloaded allocator \
+             measure {name}, not glibc malloc; a preloaded allocator takes over malloc",
             settings.program.display()
         );
     }

@@ -1,7 +1,7 @@
 //! The terminal comparison: one block per metric, one line per configuration
 //! with its median, 95% CI and ratio to the baseline, the memory at each
-//! marker, then a footer with the failed runs, warnings, linked-allocator
-//! notes, the sampler's overhead, and the verdict with its deploy lines.
+//! marker, then a footer with the failed runs, warnings (linked allocators
+//! among them), the sampler's overhead, and the verdict with its deploy lines.
 //! Fits in 80-100 columns for configuration names up to ~20 characters.
 
 use super::format::{duration, ratio, size};
@@ -335,15 +335,6 @@ fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {
         let clauses: Vec<&str> = warning.split("; ").collect();
         writeln!(out, "warning: {}", clauses.join(";\n         "))?;
     }
-    for (lib, configs) in linked_allocators(e) {
-        writeln!(
-            out,
-            "note: the program links {lib} itself (seen in: {});\n      \
-             a preloaded allocator takes over malloc, but the program's own\n      \
-             statistics keep naming {lib}.",
-            configs.join(", ")
-        )?;
-    }
     let runs = e.configs.iter().flat_map(|c| &c.runs);
     let (sampler_s, wall_s) = runs.fold((0.0, 0.0), |(s, w), r| {
         (s + r.record.sampler_cpu_s, w + r.record.wall_s)
@@ -358,23 +349,6 @@ fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {
         )?;
     }
     super::verdict_text::verdict(out, &analysis.verdict)
-}
-
-/// Each allocator the program linked itself, with the configurations whose
-/// runs saw it, in first-seen order.
-fn linked_allocators(e: &StoredExperiment) -> Vec<(String, Vec<String>)> {
-    let mut found: Vec<(String, Vec<String>)> = Vec::new();
-    for config in &e.configs {
-        for lib in config.runs.iter().flat_map(|r| &r.record.linked_allocators) {
-            let name = &config.config.name;
-            match found.iter_mut().find(|(l, _)| l == lib) {
-                Some((_, names)) if names.contains(name) => {}
-                Some((_, names)) => names.push(name.clone()),
-                None => found.push((lib.clone(), vec![name.clone()])),
-            }
-        }
-    }
-    found
 }
 
 fn signal_name(sig: i32) -> &'static str {

@@ -75,6 +75,8 @@ pub(super) struct ServiceRun<'a> {
     load_pid: Option<i32>,
     generator: Option<JoinHandle<()>>,
     failure: Option<String>,
+    /// The server ended on its own before allocscope stopped it.
+    died: bool,
 }
 
 impl<'a> ServiceRun<'a> {
@@ -110,6 +112,7 @@ impl<'a> ServiceRun<'a> {
             load_pid: None,
             generator: None,
             failure: None,
+            died: false,
         })
     }
 
@@ -249,6 +252,7 @@ impl<'a> ServiceRun<'a> {
             Phase::Stopping { .. } | Phase::Failed => return Vec::new(),
         };
         let tail = stderr_tail(&self.paths.stderr);
+        self.died = true;
         self.fail(format!(
             "the server {} {when}{tail}",
             describe_exit(raw_status).replace("exit ", "exited with code ")
@@ -301,7 +305,9 @@ impl<'a> ServiceRun<'a> {
         let (status, exit_code, signal, message) = classified;
         let result = match (&self.failure, self.phase) {
             (Some(failure), _) => {
-                let status = if signal.is_some_and(|s| s != libc::SIGKILL) {
+                // A server that died by a signal crashed, whoever sent it; one
+                // that was not ready (and that allocscope killed) failed.
+                let status = if self.died && signal.is_some() {
                     RunStatus::Crashed
                 } else {
                     RunStatus::Failed

@@ -12,4 +12,5 @@ mod reliability;
 mod reports;
 mod scenario_server;
 mod scenarios;
+mod services;
 mod store;
