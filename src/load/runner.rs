@@ -90,16 +90,35 @@ pub fn run(plan: &Plan, stop: &AtomicBool) -> LoadReport {
     };
     let next = AtomicU64::new(0);
     let start = Instant::now();
+    let mut warnings = Vec::new();
     let tallies: Vec<Tally> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..plan.concurrency)
-            .map(|_| scope.spawn(|| worker(plan, &source, histogram.clone(), &next, start, stop)))
-            .collect();
+        let mut workers = Vec::new();
+        for i in 0..plan.concurrency {
+            let spawned = std::thread::Builder::new()
+                .name(format!("load-{i}"))
+                .spawn_scoped(scope, || {
+                    worker(plan, &source, histogram.clone(), &next, start, stop)
+                });
+            match spawned {
+                Ok(handle) => workers.push(handle),
+                // Thread limits: run with the connections that did start.
+                Err(e) => {
+                    warnings.push(format!(
+                        "only {i} of {} connections could start a thread: {e}",
+                        plan.concurrency
+                    ));
+                    break;
+                }
+            }
+        }
         // A worker cannot panic short of a bug; its tally is then lost,
         // not the run.
         workers.into_iter().filter_map(|w| w.join().ok()).collect()
     });
     let duration_s = start.elapsed().as_secs_f64();
-    merge(plan, histogram, tallies, duration_s)
+    let mut report = merge(plan, histogram, tallies, duration_s);
+    report.warnings.splice(0..0, warnings);
+    report
 }
 
 fn worker(
