@@ -23,6 +23,8 @@ pub enum TargetError {
     Scheme { url: String },
     #[error("'{url}' has no host: write it as http://HOST[:PORT]/PATH")]
     MissingHost { url: String },
+    #[error("'{url}' has an invalid host '{host}': use a name, an IPv4 address or a bracketed IPv6 address such as [::1]")]
+    Host { url: String, host: String },
     #[error("'{url}' has user credentials, which the load generator does not send: remove the 'user@' part")]
     Credentials { url: String },
     #[error("'{url}' has an invalid port '{port}': use a number from 1 to 65535")]
@@ -74,8 +76,22 @@ impl Target {
             return Err(TargetError::Credentials { url: url_owned() });
         }
         let (host, port_text) = split_host_port(authority);
-        if host.is_empty() || host.contains([' ', '/', '[', ']']) {
+        if host.is_empty() {
             return Err(TargetError::MissingHost { url: url_owned() });
+        }
+        // Names and IPv4 take letters, digits, '.', '-' and '_'; only a
+        // bracketed IPv6 address adds ':' and a '%' zone.
+        let v6 = authority.starts_with('[');
+        let host_char = |c: char| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '.' | '-' | '_')
+                || (v6 && matches!(c, ':' | '%'))
+        };
+        if !host.chars().all(host_char) {
+            return Err(TargetError::Host {
+                url: url_owned(),
+                host: host.to_string(),
+            });
         }
         let port = match port_text {
             None => 80,
