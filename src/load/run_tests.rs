@@ -43,7 +43,7 @@ fn closed(server: &TestServer, path: &str, count: u64, concurrency: u32) -> Load
 #[test]
 fn counts_every_request_and_reuses_one_connection_per_worker() {
     let server = TestServer::start();
-    let report = closed(&server, "/item/{rand:50}?n={n}", 200, 4);
+    let report = closed(&server, "/item/{rand:50}?n={seq}", 200, 4);
     assert_eq!((report.requests, report.errors), (200, 0), "{report:?}");
     assert!(report.latency.is_some());
     assert!(report.throughput_rps > 0.0 && report.duration_s > 0.0);
@@ -68,7 +68,7 @@ fn same_seed_sends_the_same_paths_in_any_thread_order() {
         let server = TestServer::start();
         let mut p = plan(
             server.addr,
-            template("/item/{rand:1000}/{n}", 100),
+            template("/item/{rand:1000}/{seq}", 100),
             concurrency,
             Schedule::AsFastAsPossible,
         );

@@ -1,5 +1,5 @@
 //! The load generator's target: parsing `http://host:port/path` URLs and the
-//! path templates (`{n}`, `{rand:MAX}`) that make each request's path.
+//! path templates (`{seq}`, `{rand:MAX}`) that make each request's path.
 //!
 //! Random placeholders draw from one seeded SplitMix64 stream indexed by the
 //! request's sequence number, so request `i` gets the same path whichever
@@ -31,7 +31,7 @@ pub enum TargetError {
     Port { url: String, port: String },
     #[error("path '{path}' contains {what}, which cannot go in a request line: percent-encode it (e.g. %20 for a space)")]
     PathChar { path: String, what: String },
-    #[error("path template '{template}' has an unknown placeholder '{{{placeholder}}}': use {{n}} (request number from 0) or {{rand:MAX}} (uniform 1..=MAX)")]
+    #[error("path template '{template}' has an unknown placeholder '{{{placeholder}}}': use {{seq}} (request number from 0) or {{rand:MAX}} (uniform 1..=MAX)")]
     UnknownPlaceholder {
         template: String,
         placeholder: String,
@@ -40,7 +40,7 @@ pub enum TargetError {
         "path template '{template}' has '{{rand:{max}}}': MAX must be a whole number from 1 up"
     )]
     RandMax { template: String, max: String },
-    #[error("path template '{template}' has an unmatched '{brace}': placeholders look like {{n}} or {{rand:MAX}}")]
+    #[error("path template '{template}' has an unmatched '{brace}': placeholders look like {{seq}} or {{rand:MAX}}")]
     Brace { template: String, brace: char },
 }
 
@@ -263,7 +263,7 @@ fn brace(template: &str, brace: char) -> TargetError {
 }
 
 fn placeholder(template: &str, inner: &str) -> Result<Part, TargetError> {
-    if inner == "n" {
+    if inner == "seq" {
         return Ok(Part::Sequence);
     }
     if let Some(max) = inner.strip_prefix("rand:") {

@@ -34,7 +34,7 @@ fn parses_hosts_ports_and_paths() {
     );
     assert_eq!(ok("http://[::1]:81/x#frag"), target("::1", 81, "/x"));
     assert_eq!(ok("http://[::1]/"), target("::1", 80, "/"));
-    assert_eq!(ok(" http://h:1/a?b={n} "), target("h", 1, "/a?b={n}"));
+    assert_eq!(ok(" http://h:1/a?b={seq} "), target("h", 1, "/a?b={seq}"));
 }
 
 #[test]
@@ -111,7 +111,7 @@ fn refuses_bad_placeholders() {
     assert!(matches!(err("/{n"), TargetError::Brace { brace: '{', .. }));
     assert!(matches!(err("/n}"), TargetError::Brace { brace: '}', .. }));
     assert!(matches!(
-        err("/{{n}}"),
+        err("/{{seq}}"),
         TargetError::Brace { brace: '{', .. }
     ));
 }
@@ -119,7 +119,7 @@ fn refuses_bad_placeholders() {
 #[test]
 fn renders_sequence_numbers_and_seeded_draws() {
     assert_eq!(render("/plain", 5, 1), "/plain");
-    assert_eq!(render("/{n}/x{n}", 42, 1), "/42/x42");
+    assert_eq!(render("/{seq}/x{seq}", 42, 1), "/42/x42");
     let draws: Vec<u64> = (0..2000)
         .map(|i| render("{rand:10}", i, 9).parse().expect("number"))
         .collect();
@@ -169,7 +169,7 @@ proptest! {
     fn formatted_urls_round_trip(
         host in "[a-z][a-z0-9-]{0,20}(\\.[a-z][a-z0-9-]{0,10}){0,3}|[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}",
         port in 1u16..,
-        path in "/([A-Za-z0-9._~%=&?-]|\\{n\\}|\\{rand:[1-9][0-9]{0,5}\\}){0,30}",
+        path in "/([A-Za-z0-9._~%=&?-]|\\{seq\\}|\\{rand:[1-9][0-9]{0,5}\\}){0,30}",
     ) {
         let parsed = Target::parse(&format!("http://{host}:{port}{path}")).expect("valid URL");
         prop_assert_eq!(parsed, target(&host, port, &path));

@@ -136,6 +136,8 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
             request_timeout,
             seed: 1,
         };
+        plan.validate()
+            .map_err(|e| service(format!("--http '{url}': {e}")))?;
         let text = format!("{url}: {requests} requests, {concurrency} connections{rate_text}");
         (LoadSpec::Generator(Arc::new(plan)), text, Some(target), 0)
     } else if let Some(file) = &args.replay {
@@ -191,6 +193,8 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
             request_timeout,
             seed: 1,
         };
+        plan.validate()
+            .map_err(|e| service(format!("--replay '{}': {e}", file.display())))?;
         let text = format!(
             "replay of {} ({lines} lines, {} rejected) against {url}, {concurrency} connections, {pace_text}",
             file.display(),

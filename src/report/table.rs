@@ -330,10 +330,23 @@ fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {
             writeln!(out, "{line}")?;
         }
     }
-    // Warnings are long sentences: one clause per line keeps the width.
+    // Warnings are long sentences: one clause per line, wrapped, keeps the width.
     for warning in &analysis.warnings {
         let clauses: Vec<&str> = warning.split("; ").collect();
-        writeln!(out, "warning: {}", clauses.join(";\n         "))?;
+        let last = clauses.len().saturating_sub(1);
+        let lines: Vec<String> = clauses
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i < last {
+                    format!("{c};")
+                } else {
+                    c.to_string()
+                }
+            })
+            .flat_map(|clause| super::format::wrap(&clause, 88))
+            .collect();
+        writeln!(out, "warning: {}", lines.join("\n         "))?;
     }
     let runs = e.configs.iter().flat_map(|c| &c.runs);
     let (sampler_s, wall_s) = runs.fold((0.0, 0.0), |(s, w), r| {
