@@ -175,6 +175,12 @@ pub struct ServiceRecord {
     /// The tree's RSS when the load ended and when the settle period ended.
     pub rss_end_load_bytes: Option<u64>,
     pub rss_end_settle_bytes: Option<u64>,
+    /// The same as PSS: what a multi-process server (nginx, a pre-fork
+    /// pool) really holds, shared pages counted once.
+    #[serde(default)]
+    pub pss_end_load_bytes: Option<u64>,
+    #[serde(default)]
+    pub pss_end_settle_bytes: Option<u64>,
     pub latency: Option<Latency>,
     /// Errors by kind (`status`, `reset`, `timeout`, `connect`, `protocol`);
     /// kinds that did not occur are left out.

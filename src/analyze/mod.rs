@@ -123,11 +123,12 @@ pub fn analyze_with_budget(
         })
         .collect::<Vec<_>>();
     let service = service::summarize(&experiment, base_index);
+    let end_of_load = service::end_of_load(&experiment, &service);
     let mut verdict = verdict::decide(
         &experiment,
         base_index,
         &summaries,
-        &service,
+        (&service, end_of_load),
         max_slowdown_pct,
     );
     let heap = heap::summarize(&experiment);
@@ -144,6 +145,7 @@ pub fn analyze_with_budget(
             .chain(service::warnings(&experiment, &service))
             .collect(),
         service,
+        end_of_load,
         experiment,
         baseline: base_index,
         summaries,

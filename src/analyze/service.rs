@@ -28,10 +28,13 @@ pub struct ServiceSummary {
     pub load_s: Option<Estimate>,
     pub rss_end_load_bytes: Option<Estimate>,
     pub rss_end_settle_bytes: Option<Estimate>,
+    pub pss_end_load_bytes: Option<Estimate>,
+    pub pss_end_settle_bytes: Option<Estimate>,
     pub ratio_p50_ms: Option<Ratio>,
     pub ratio_p95_ms: Option<Ratio>,
     pub ratio_load_s: Option<Ratio>,
     pub ratio_rss_end_load_bytes: Option<Ratio>,
+    pub ratio_pss_end_load_bytes: Option<Ratio>,
     /// Errors over every ok run, and the requests they were among.
     pub errors: u64,
     pub requests: u64,
@@ -84,6 +87,7 @@ pub fn summarize(experiment: &StoredExperiment, baseline: usize) -> Vec<ServiceS
     };
     let load_s = |s: &ServiceRecord| s.load_duration_s();
     let end_load = |s: &ServiceRecord| s.rss_end_load_bytes.map(|b| b as f64);
+    let pss_end_load = |s: &ServiceRecord| s.pss_end_load_bytes.map(|b| b as f64);
     configs
         .iter()
         .enumerate()
@@ -105,15 +109,72 @@ pub fn summarize(experiment: &StoredExperiment, baseline: usize) -> Vec<ServiceS
                 rss_end_settle_bytes: estimate(&values(config, |s| {
                     s.rss_end_settle_bytes.map(|b| b as f64)
                 })),
+                pss_end_load_bytes: estimate(&values(config, pss_end_load)),
+                pss_end_settle_bytes: estimate(&values(config, |s| {
+                    s.pss_end_settle_bytes.map(|b| b as f64)
+                })),
                 ratio_p50_ms: ratio(latency(config, |l| l.p50_ms), latency(base, |l| l.p50_ms)),
                 ratio_p95_ms: ratio(latency(config, |l| l.p95_ms), latency(base, |l| l.p95_ms)),
                 ratio_load_s: ratio(values(config, load_s), values(base, load_s)),
                 ratio_rss_end_load_bytes: ratio(values(config, end_load), values(base, end_load)),
+                ratio_pss_end_load_bytes: ratio(
+                    values(config, pss_end_load),
+                    values(base, pss_end_load),
+                ),
                 errors,
                 requests,
             }
         })
         .collect()
+}
+
+/// The end-of-load memory a service is judged by: PSS when an ok run's
+/// tree had several processes (RSS counts their shared pages once per
+/// process) and every configuration has a PSS reading, else RSS.
+#[derive(Debug, Clone, Copy)]
+pub struct EndOfLoad {
+    pub metric: &'static str,
+    pub words: &'static str,
+    pub estimate: fn(&ServiceSummary) -> Option<Estimate>,
+    pub ratio: fn(&ServiceSummary) -> Option<Ratio>,
+}
+
+/// Two choices are the same when they name the same metric.
+impl PartialEq for EndOfLoad {
+    fn eq(&self, other: &EndOfLoad) -> bool {
+        self.metric == other.metric
+    }
+}
+
+pub const RSS_END_OF_LOAD: EndOfLoad = EndOfLoad {
+    metric: "rss_end_load_bytes",
+    words: "RSS at the end of the load",
+    estimate: |s| s.rss_end_load_bytes,
+    ratio: |s| s.ratio_rss_end_load_bytes,
+};
+
+pub const PSS_END_OF_LOAD: EndOfLoad = EndOfLoad {
+    metric: "pss_end_load_bytes",
+    words: "PSS at the end of the load",
+    estimate: |s| s.pss_end_load_bytes,
+    ratio: |s| s.ratio_pss_end_load_bytes,
+};
+
+pub fn end_of_load(experiment: &StoredExperiment, summaries: &[ServiceSummary]) -> EndOfLoad {
+    let multi = experiment
+        .configs
+        .iter()
+        .flat_map(|c| &c.runs)
+        .filter(|r| r.record.status == RunStatus::Ok)
+        .any(|r| r.record.samples.iter().any(|s| s.processes > 1));
+    let all_pss = summaries
+        .iter()
+        .all(|s| s.rss_end_load_bytes.is_none() || s.pss_end_load_bytes.is_some());
+    if multi && all_pss {
+        PSS_END_OF_LOAD
+    } else {
+        RSS_END_OF_LOAD
+    }
 }
 
 /// Warnings about the load, once per distinct text: a saturated

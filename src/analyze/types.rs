@@ -76,4 +76,7 @@ pub struct Analysis {
     /// Latency and service memory, one per configuration; empty unless the
     /// experiment ran a service (`compare --server`).
     pub service: Vec<super::service::ServiceSummary>,
+    /// Which end-of-load memory a service is judged by (RSS, or PSS for a
+    /// multi-process server).
+    pub end_of_load: super::service::EndOfLoad,
 }

@@ -7,7 +7,7 @@
 //! "keep the default". It explains itself with the figures and says how to
 //! deploy the winner (shell, systemd, Dockerfile, Kubernetes).
 
-use super::service::ServiceSummary;
+use super::service::{EndOfLoad, ServiceSummary};
 use super::stats::bootstrap_ratio_ci;
 use super::types::{ConfigSummary, Ratio};
 use crate::model::{Config, RunStatus, StoredConfig, StoredExperiment, StoredRun};
@@ -48,7 +48,7 @@ pub struct Verdict {
     /// One plain sentence per non-baseline configuration: what it saved and cost.
     pub explanation: Vec<String>,
     /// `mean_rss_bytes`, `mean_pss_bytes` or, for a service,
-    /// `rss_end_load_bytes`.
+    /// `rss_end_load_bytes` / `pss_end_load_bytes`.
     pub memory_metric: &'static str,
     /// What the budget applies to: `wall_s`, or for a service `p95_ms`
     /// (`load_s` when the load gave no latency).
@@ -106,28 +106,29 @@ fn performance(summaries: &[ConfigSummary], service: &[ServiceSummary]) -> Perfo
     }
 }
 
-/// For a service, the RSS at the end of the load (what the server holds
-/// after serving; its mean depends on how long the load took). Otherwise
+/// For a service, the RSS (PSS for a multi-process server) at the end of
+/// the load: what the server holds after serving; its mean would depend on
+/// how long the load took. Otherwise
 /// mean PSS when any ok run's tree had more than one process (RSS counts
 /// shared pages once per process there), else mean RSS.
 fn memory(
     experiment: &StoredExperiment,
     baseline: usize,
     summaries: &[ConfigSummary],
-    service: &[ServiceSummary],
+    (service, end): (&[ServiceSummary], EndOfLoad),
 ) -> Memory {
     if service
         .get(baseline)
-        .is_some_and(|s| s.rss_end_load_bytes.is_some())
+        .is_some_and(|s| (end.estimate)(s).is_some())
     {
         return Memory {
-            metric: "rss_end_load_bytes",
-            words: "RSS at the end of the load",
+            metric: end.metric,
+            words: end.words,
             median: service
                 .iter()
-                .map(|s| s.rss_end_load_bytes.map(|e| e.median))
+                .map(|s| (end.estimate)(s).map(|e| e.median))
                 .collect(),
-            ratio: service.iter().map(|s| s.ratio_rss_end_load_bytes).collect(),
+            ratio: service.iter().map(end.ratio).collect(),
         };
     }
     let configs = &experiment.configs;
@@ -219,11 +220,11 @@ pub fn decide(
     experiment: &StoredExperiment,
     baseline: usize,
     summaries: &[ConfigSummary],
-    service: &[ServiceSummary],
+    service: (&[ServiceSummary], EndOfLoad),
     max_slowdown_pct: f64,
 ) -> Verdict {
     let mem = memory(experiment, baseline, summaries, service);
-    let perf = performance(summaries, service);
+    let perf = performance(summaries, service.0);
     let configs = &experiment.configs;
     let base_name = configs
         .get(baseline)

@@ -27,7 +27,9 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     run::become_subreaper()?;
     let program_info = inspect_program(&settings.program);
     let preload_ignored = program_info.as_ref().and_then(preload_ignored_reason);
-    let own_allocator = program_info.as_ref().is_some_and(|info| info.is_go);
+    let own_allocator = program_info
+        .as_ref()
+        .is_some_and(|info| info.is_go || info.defines_malloc);
     let linked = program_info
         .map(|info| info.linked_allocators)
         .unwrap_or_default();

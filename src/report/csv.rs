@@ -32,7 +32,7 @@ const RATIOS: [(&str, RatioOf); 3] = [
 type ServiceEstimateOf = fn(&ServiceSummary) -> Option<Estimate>;
 type ServiceRatioOf = fn(&ServiceSummary) -> Option<Ratio>;
 
-const SERVICE_ESTIMATES: [(&str, ServiceEstimateOf); 9] = [
+const SERVICE_ESTIMATES: [(&str, ServiceEstimateOf); 10] = [
     ("p50_ms", |s| s.latency.map(|l| l.p50_ms)),
     ("p90_ms", |s| s.latency.map(|l| l.p90_ms)),
     ("p95_ms", |s| s.latency.map(|l| l.p95_ms)),
@@ -42,12 +42,14 @@ const SERVICE_ESTIMATES: [(&str, ServiceEstimateOf); 9] = [
     ("throughput_rps", |s| s.latency.map(|l| l.throughput_rps)),
     ("load_s", |s| s.load_s),
     ("rss_end_load_bytes", |s| s.rss_end_load_bytes),
+    ("pss_end_load_bytes", |s| s.pss_end_load_bytes),
 ];
 
-const SERVICE_RATIOS: [(&str, ServiceRatioOf); 4] = [
+const SERVICE_RATIOS: [(&str, ServiceRatioOf); 5] = [
     ("ratio_p50", |s| s.ratio_p50_ms),
     ("ratio_p95", |s| s.ratio_p95_ms),
     ("ratio_rss_end_load", |s| s.ratio_rss_end_load_bytes),
+    ("ratio_pss_end_load", |s| s.ratio_pss_end_load_bytes),
     ("ratio_load", |s| s.ratio_load_s),
 ];
 

@@ -199,7 +199,8 @@ fn service_table(out: &mut String, a: &Analysis) -> Result<()> {
     let latency = a.service.iter().any(|s| s.latency.is_some());
     write!(
         out,
-        "<table><tr><th>configuration</th><th>RSS at end of load</th>"
+        "<table><tr><th>configuration</th><th>{}</th>",
+        super::markdown::end_of_load_head(a)
     )?;
     if latency {
         writeln!(
@@ -215,8 +216,8 @@ fn service_table(out: &mut String, a: &Analysis) -> Result<()> {
         let base = i == a.baseline;
         write!(out, "<tr><td>{}</td>", escape(&c.config.name))?;
         out.push_str(&cell(
-            s.rss_end_load_bytes,
-            s.ratio_rss_end_load_bytes,
+            (a.end_of_load.estimate)(s),
+            (a.end_of_load.ratio)(s),
             base,
             size,
         ));

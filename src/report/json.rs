@@ -125,6 +125,8 @@ struct ServiceRunOut<'a> {
     stop_s: Option<f64>,
     rss_end_load_bytes: Option<u64>,
     rss_end_settle_bytes: Option<u64>,
+    pss_end_load_bytes: Option<u64>,
+    pss_end_settle_bytes: Option<u64>,
     errors_by_kind: &'a std::collections::BTreeMap<String, u64>,
     generator_cpu_s: Option<f64>,
     load_exit: Option<&'a str>,
@@ -146,6 +148,8 @@ fn service_run_out(s: &ServiceRecord) -> ServiceRunOut<'_> {
         stop_s: s.stop_s,
         rss_end_load_bytes: s.rss_end_load_bytes,
         rss_end_settle_bytes: s.rss_end_settle_bytes,
+        pss_end_load_bytes: s.pss_end_load_bytes,
+        pss_end_settle_bytes: s.pss_end_settle_bytes,
         errors_by_kind: &s.errors_by_kind,
         generator_cpu_s: s.generator_cpu_s,
         load_exit: s.load_exit.as_deref(),
@@ -203,6 +207,8 @@ struct ServiceSummaryOut {
     load_s: Option<Estimate>,
     rss_end_load_bytes: Option<Estimate>,
     rss_end_settle_bytes: Option<Estimate>,
+    pss_end_load_bytes: Option<Estimate>,
+    pss_end_settle_bytes: Option<Estimate>,
     errors: u64,
     requests: u64,
 }
@@ -220,6 +226,8 @@ struct RatioOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     rss_end_load_bytes: Option<Option<Ratio>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pss_end_load_bytes: Option<Option<Ratio>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     load_s: Option<Option<Ratio>>,
 }
 
@@ -230,12 +238,15 @@ impl SummaryOut<'_> {
             load_s: s.load_s,
             rss_end_load_bytes: s.rss_end_load_bytes,
             rss_end_settle_bytes: s.rss_end_settle_bytes,
+            pss_end_load_bytes: s.pss_end_load_bytes,
+            pss_end_settle_bytes: s.pss_end_settle_bytes,
             errors: s.errors,
             requests: s.requests,
         });
         self.ratio.p50_ms = Some(s.ratio_p50_ms);
         self.ratio.p95_ms = Some(s.ratio_p95_ms);
         self.ratio.rss_end_load_bytes = Some(s.ratio_rss_end_load_bytes);
+        self.ratio.pss_end_load_bytes = Some(s.ratio_pss_end_load_bytes);
         self.ratio.load_s = Some(s.ratio_load_s);
     }
 }
@@ -341,6 +352,7 @@ fn config_out<'a>(
                 p50_ms: None,
                 p95_ms: None,
                 rss_end_load_bytes: None,
+                pss_end_load_bytes: None,
                 load_s: None,
             },
             markers,

@@ -98,6 +98,15 @@ fn row(name: &str, s: &ConfigSummary, base: bool, pss: bool) -> String {
     format!("| {} |\n", cells.join(" | "))
 }
 
+/// `RSS at end of load`, or `PSS ...` for a multi-process server.
+pub fn end_of_load_head(analysis: &Analysis) -> &'static str {
+    if analysis.end_of_load.metric == "pss_end_load_bytes" {
+        "PSS at end of load"
+    } else {
+        "RSS at end of load"
+    }
+}
+
 /// A service experiment's table: RSS at the end of the load, median and
 /// p95 response time (or the load's duration), throughput.
 fn service_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
@@ -106,16 +115,17 @@ fn service_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
     };
     writeln!(out, "Load: {}.\n", escape(&info.load))?;
     let latency = analysis.service.iter().any(|s| s.latency.is_some());
+    let memory_head = end_of_load_head(analysis);
     let head: &[&str] = if latency {
         &[
             "configuration",
-            "RSS at end of load",
+            memory_head,
             "median response time",
             "p95 response time",
             "throughput",
         ]
     } else {
-        &["configuration", "RSS at end of load", "load duration"]
+        &["configuration", memory_head, "load duration"]
     };
     writeln!(out, "| {} |", head.join(" | "))?;
     writeln!(out, "|{}", " --- |".repeat(head.len()))?;
@@ -130,7 +140,12 @@ fn service_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
         let base = i == analysis.baseline;
         let mut cells = vec![
             escape(&c.config.name),
-            cell(s.rss_end_load_bytes, s.ratio_rss_end_load_bytes, base, size),
+            cell(
+                (analysis.end_of_load.estimate)(s),
+                (analysis.end_of_load.ratio)(s),
+                base,
+                size,
+            ),
         ];
         if latency {
             let l = s.latency;

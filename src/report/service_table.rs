@@ -58,9 +58,8 @@ fn multipliers(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt:
         .enumerate()
         .map(|(i, (config, s))| {
             let base = i == analysis.baseline;
-            let rss = s
-                .rss_end_load_bytes
-                .map_or("-".to_string(), |e| size(e.median));
+            let end = analysis.end_of_load;
+            let rss = (end.estimate)(s).map_or("-".to_string(), |e| size(e.median));
             let (second, third) = if latency {
                 (cell(s.ratio_p50_ms, base), cell(s.ratio_p95_ms, base))
             } else {
@@ -68,7 +67,7 @@ fn multipliers(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt:
             };
             [
                 config.config.name.clone(),
-                format!("{rss} {}", cell(s.ratio_rss_end_load_bytes, base)),
+                format!("{rss} {}", cell((end.ratio)(s), base)),
                 second,
                 third,
             ]
@@ -81,7 +80,11 @@ fn multipliers(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt:
             .unwrap_or(0)
             .max(head.len())
     };
-    let first = "RSS at end of load";
+    let first = if analysis.end_of_load.metric == "pss_end_load_bytes" {
+        "PSS at end of load"
+    } else {
+        "RSS at end of load"
+    };
     let (w1, w2, w3) = (col(1, first), col(2, second), col(3, third));
     let width = width.max(TITLE.len().saturating_sub(2));
     writeln!(out)?;

@@ -280,11 +280,11 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
                     sampler.charge(thread_cpu_seconds() - cpu_before);
                     if !pids.is_empty() {
                         let t_s = (Instant::now() - start).as_secs_f64();
-                        samples.push(sampler.sample(&pids, t_s));
+                        samples.push(sampler.sample_with_pss(&pids, t_s));
                     }
                     let t_s = samples.last().map_or(0.0, |s| s.t_s);
                     if let (Some(service), Some(sample)) = (service.as_mut(), samples.last()) {
-                        service.sampled(label, sample.rss_bytes);
+                        service.sampled(label, sample);
                     }
                     markers.extend(marker_at(0, label.to_string(), t_s, samples.last()));
                 }

@@ -285,11 +285,18 @@ impl<'a> ServiceRun<'a> {
         }
     }
 
-    /// The tree's RSS in the sample taken for a marker of ours.
-    pub fn sampled(&mut self, label: &str, rss_bytes: u64) {
+    /// The tree's memory in the sample taken for a marker of ours.
+    pub fn sampled(&mut self, label: &str, sample: &crate::model::Sample) {
+        let r = &mut self.record;
         match label {
-            LOAD_END => self.record.rss_end_load_bytes = Some(rss_bytes),
-            SETTLED => self.record.rss_end_settle_bytes = Some(rss_bytes),
+            LOAD_END => {
+                r.rss_end_load_bytes = Some(sample.rss_bytes);
+                r.pss_end_load_bytes = sample.pss_bytes;
+            }
+            SETTLED => {
+                r.rss_end_settle_bytes = Some(sample.rss_bytes);
+                r.pss_end_settle_bytes = sample.pss_bytes;
+            }
             _ => {}
         }
     }

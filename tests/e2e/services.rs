@@ -272,6 +272,42 @@ fn server_killed_during_the_load_is_crashed_with_its_signal() {
 }
 
 #[test]
+fn server_that_ignores_sigterm_is_killed_after_the_grace_period() {
+    let scratch = Scratch::new();
+    let server = "trap '' TERM; echo 'accepting connections'; while true; do sleep 0.1; done";
+    let options = strings(&[
+        "--server",
+        "--load",
+        "true",
+        "--ready-log",
+        "^accepting",
+        "--grace",
+        "500ms",
+        "-r",
+        "1",
+        "-a",
+        "glibc",
+    ]);
+    let started = std::time::Instant::now();
+    let (output, json) = compare(&scratch, &options, &strings(&["sh", "-c", server]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        started.elapsed().as_secs() < 15,
+        "the server was not killed"
+    );
+    let run = &runs(config(&json, "glibc"))[0];
+    assert_eq!(run["status"], "ok", "{run}");
+    let stopped = run["service"]["stopped_by"].as_str().unwrap_or_default();
+    assert!(stopped.starts_with("SIGKILL: still running 500"), "{run}");
+    let s = &run["service"];
+    let grace = run["wall_s"].as_f64().unwrap_or(0.0) - s["stop_s"].as_f64().unwrap_or(0.0);
+    assert!(
+        (0.45..5.0).contains(&grace),
+        "SIGKILL came {grace} s after SIGTERM"
+    );
+}
+
+#[test]
 fn port_already_in_use_is_refused_before_anything_runs() {
     let scratch = Scratch::new();
     let busy = TcpListener::bind("127.0.0.1:0").expect("binds");

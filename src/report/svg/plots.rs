@@ -247,10 +247,13 @@ fn ratio_groups(analysis: &Analysis) -> Vec<(&'static str, Vec<Option<Ratio>>)> 
         groups.push(("wall time", of(|s| s.ratio_wall_s)));
         return groups;
     }
-    groups.push((
-        "RSS end of load",
-        service.iter().map(|s| s.ratio_rss_end_load_bytes).collect(),
-    ));
+    let end = analysis.end_of_load;
+    let label = if end.metric == "pss_end_load_bytes" {
+        "PSS end of load"
+    } else {
+        "RSS end of load"
+    };
+    groups.push((label, service.iter().map(end.ratio).collect()));
     if service.iter().any(|s| s.latency.is_some()) {
         groups.push((
             "p50 latency",
@@ -368,7 +371,7 @@ fn pareto(analysis: &Analysis) -> Plot {
                 } else {
                     s.load_s
                 };
-                Some((i, perf?, s.rss_end_load_bytes?))
+                Some((i, perf?, (analysis.end_of_load.estimate)(s)?))
             })
             .collect();
         let x = if latency {
@@ -380,7 +383,7 @@ fn pareto(analysis: &Analysis) -> Plot {
             analysis,
             points,
             x,
-            "RSS at end of load",
+            super::super::markdown::end_of_load_head(analysis),
             "memory_vs_latency",
         );
     }
