@@ -65,8 +65,9 @@ pub struct ExportArgs {
     /// compare: no progress lines, only warnings and the final table.
     #[arg(short, long)]
     pub quiet: bool,
-    /// The verdict's wall-time budget: recommend only configurations at most
-    /// PCT percent slower than the baseline at the upper end of the 95% CI.
+    /// The verdict's performance budget: recommend only configurations at
+    /// most PCT percent slower than the baseline at the upper end of the 95%
+    /// CI (wall time; for a service, p95 latency or the load's duration).
     #[arg(long, default_value = "5", value_name = "PCT")]
     pub max_slowdown: String,
 }
@@ -129,6 +130,8 @@ pub struct CompareArgs {
     /// is measured from /proc alone instead of being not_loaded).
     #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "auto")]
     pub heap: Option<String>,
+    #[command(flatten)]
+    pub service: ServiceArgs,
     /// Serve the running configuration's current values for Prometheus at
     /// http://ADDR:PORT/metrics (loopback unless --metrics-public).
     #[arg(long, value_name = "ADDR:PORT")]
@@ -139,6 +142,69 @@ pub struct CompareArgs {
     /// The program to measure and its arguments.
     #[arg(last = true, value_name = "COMMAND", num_args = 1.., required = true)]
     pub command: Vec<OsString>,
+}
+
+/// `compare --server`: COMMAND is a service. Each run starts it, waits until
+/// it is ready, drives one load, samples an idle settle period, then stops it
+/// (SIGTERM, then SIGKILL after the grace period). Only the server's tree is
+/// sampled, never the load's.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Services (--server)")]
+pub struct ServiceArgs {
+    /// COMMAND is a server: drive it with --load, --http or --replay.
+    #[arg(long)]
+    pub server: bool,
+    /// A load command of your own (wrk, redis-benchmark, a script), run with
+    /// `sh -c` once the server is ready; its output is kept, its duration measured.
+    #[arg(long, value_name = "COMMAND")]
+    pub load: Option<String>,
+    /// allocscope's own HTTP/1.1 keep-alive load generator against URL;
+    /// in its path `{seq}` is the request number, `{rand:MAX}` a seeded 1..=MAX.
+    #[arg(long, value_name = "URL")]
+    pub http: Option<String>,
+    /// Requests per run for --http.
+    #[arg(long, value_name = "N", default_value = "10000")]
+    pub requests: String,
+    /// Connections (each on its own thread) for --http and --replay.
+    #[arg(long, value_name = "C", default_value = "8")]
+    pub concurrency: String,
+    /// Open-loop rate for --http, in requests per second (latency counted
+    /// from when each request was due); default: as fast as the connections go.
+    #[arg(long, value_name = "R/s")]
+    pub rate: Option<String>,
+    /// Replay the GET and HEAD lines of an access log (Common or Combined
+    /// Log Format) against --target.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// The server to replay against, e.g. http://127.0.0.1:8080.
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    /// Replay pace: `max` (as fast as --concurrency allows) or `original`
+    /// (the log's own timing, divided by --speed).
+    #[arg(long, value_name = "PACE", default_value = "max")]
+    pub pace: String,
+    /// Speed factor for --pace original (2 replays twice as fast).
+    #[arg(long, value_name = "X", default_value = "1")]
+    pub speed: String,
+    /// Per-request time limit of the built-in generator.
+    #[arg(long, value_name = "DUR", default_value = "10s")]
+    pub request_timeout: String,
+    /// Readiness check: tcp:HOST:PORT (accepts a connection) or an
+    /// http:// URL (answers 2xx). Default: the --http or --target address.
+    #[arg(long, value_name = "CHECK")]
+    pub ready: Option<String>,
+    /// The server is ready when a line of its stdout or stderr matches REGEX.
+    #[arg(long, value_name = "REGEX")]
+    pub ready_log: Option<String>,
+    /// How long the server may take to become ready; the run fails after it.
+    #[arg(long, value_name = "DUR", default_value = "30s")]
+    pub ready_timeout: String,
+    /// Idle sampling after the load, to see whether memory comes back.
+    #[arg(long, value_name = "DUR", default_value = "0s")]
+    pub settle: String,
+    /// How long the server may take to exit after SIGTERM before SIGKILL.
+    #[arg(long, value_name = "DUR", default_value = "10s")]
+    pub grace: String,
 }
 
 #[derive(Debug, Args)]
@@ -226,4 +292,46 @@ pub struct DemoArgs {
     /// Where the JSON, CSV and HTML reports go (SCENARIO.json, .csv, .html).
     #[arg(long, default_value = "allocscope-demo", value_name = "DIR")]
     pub out: PathBuf,
+}
+
+/// No service: what clap gives when no service flag is on the command line
+/// (the demo builds its `CompareArgs` by hand).
+impl Default for ServiceArgs {
+    fn default() -> ServiceArgs {
+        ServiceArgs {
+            server: false,
+            load: None,
+            http: None,
+            requests: "10000".into(),
+            concurrency: "8".into(),
+            rate: None,
+            replay: None,
+            target: None,
+            pace: "max".into(),
+            speed: "1".into(),
+            request_timeout: "10s".into(),
+            ready: None,
+            ready_log: None,
+            ready_timeout: "30s".into(),
+            settle: "0s".into(),
+            grace: "10s".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_service_args_match_clap_defaults() {
+        let cli = Cli::parse_from(["allocscope", "compare", "--", "true"]);
+        let Command::Compare(args) = cli.command else {
+            panic!("not compare");
+        };
+        assert_eq!(
+            format!("{:?}", args.service),
+            format!("{:?}", ServiceArgs::default())
+        );
+    }
 }

@@ -7,6 +7,7 @@ pub mod analyze;
 pub mod cli;
 pub mod commands;
 pub mod host;
+pub mod load;
 pub mod metrics;
 pub mod model;
 pub mod options;

@@ -140,6 +140,84 @@ pub struct RunRecord {
     /// CPU time of the probe threads of every process of the tree.
     #[serde(default)]
     pub probe_cpu_s: Option<f64>,
+    /// What happened to a service run (`compare --server`): readiness, the
+    /// load and its latency, the settle period, the stop.
+    #[serde(default)]
+    pub service: Option<ServiceRecord>,
+}
+
+/// Latency and throughput of one run's load, from allocscope's own load
+/// generator (absent for a `--load` command, whose output is kept instead).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub max_ms: f64,
+    /// Requests sent, errors included.
+    pub requests: u64,
+    /// Non-2xx answers, resets, timeouts, connection and protocol failures.
+    pub errors: u64,
+    pub throughput_rps: f64,
+}
+
+/// The phases of a service run. Times are seconds since the server started.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ServiceRecord {
+    /// When the server answered the readiness check; `None` if it never did.
+    pub ready_s: Option<f64>,
+    pub load_start_s: Option<f64>,
+    pub load_end_s: Option<f64>,
+    /// When the settle period ended and SIGTERM was sent.
+    pub stop_s: Option<f64>,
+    /// The tree's RSS when the load ended and when the settle period ended.
+    pub rss_end_load_bytes: Option<u64>,
+    pub rss_end_settle_bytes: Option<u64>,
+    /// The same as PSS: what a multi-process server (nginx, a pre-fork
+    /// pool) really holds, shared pages counted once.
+    #[serde(default)]
+    pub pss_end_load_bytes: Option<u64>,
+    #[serde(default)]
+    pub pss_end_settle_bytes: Option<u64>,
+    pub latency: Option<Latency>,
+    /// Errors by kind (`status`, `reset`, `timeout`, `connect`, `protocol`);
+    /// kinds that did not occur are left out.
+    #[serde(default)]
+    pub errors_by_kind: std::collections::BTreeMap<String, u64>,
+    /// CPU time of allocscope's load generator.
+    pub generator_cpu_s: Option<f64>,
+    /// How a `--load` command ended, e.g. `exit 0`.
+    pub load_exit: Option<String>,
+    pub load_stdout_path: Option<PathBuf>,
+    pub load_stderr_path: Option<PathBuf>,
+    /// Replay lines that could not be sent (`--replay`).
+    pub rejected_lines: u64,
+    /// Things the reader should know about this run's load: a generator
+    /// that saturated its CPU, a rate that was not reached.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// How the server ended: `SIGTERM`, or `SIGKILL after N s` when it
+    /// ignored SIGTERM for the grace period.
+    pub stopped_by: Option<String>,
+}
+
+impl ServiceRecord {
+    pub fn load_duration_s(&self) -> Option<f64> {
+        Some(self.load_end_s? - self.load_start_s?)
+    }
+}
+
+/// How a service experiment was driven, as the reports describe it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ServiceInfo {
+    /// `tcp:127.0.0.1:8080`, `http://...` or `log:REGEX`.
+    pub ready: String,
+    /// The load in words, e.g. `http://127.0.0.1:8080/ x 20000 requests, 8 connections`.
+    pub load: String,
+    pub settle_s: f64,
+    pub grace_s: f64,
 }
 
 /// Per-run figures derived from a `RunRecord` (see `analyze::metrics`).
@@ -183,6 +261,9 @@ pub struct ExperimentInfo {
     pub baseline: String,
     /// The `--mark` patterns, as typed (the built-in one is not listed).
     pub marks: Vec<String>,
+    /// Set for `compare --server`.
+    #[serde(default)]
+    pub service: Option<ServiceInfo>,
 }
 
 /// A run as kept in the store: the record plus its derived metrics.

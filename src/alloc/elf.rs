@@ -25,6 +25,10 @@ pub struct ProgramInfo {
     pub is_setuid: bool,
     /// Built by the Go toolchain.
     pub is_go: bool,
+    /// The executable defines and exports `malloc` itself (an allocator
+    /// linked in statically, as many C++ and Rust servers do): the loader
+    /// finds the executable's definition before any preloaded library's.
+    pub defines_malloc: bool,
     /// Known allocators among the DT_NEEDED entries (`jemalloc`, ...).
     pub linked_allocators: Vec<String>,
     /// All DT_NEEDED entries.
@@ -133,6 +137,10 @@ pub fn inspect_program(path: &Path) -> Option<ProgramInfo> {
     let has_go_note = elf.iter_note_headers(&bytes).is_some_and(|mut notes| {
         notes.any(|n| n.is_ok_and(|n| n.name == "Go" && n.n_type == NT_GO_BUILD_ID))
     });
+    let defines_malloc = elf
+        .dynsyms
+        .iter()
+        .any(|sym| sym.st_shndx != 0 && elf.dynstrtab.get_at(sym.st_name) == Some("malloc"));
     let needs: Vec<String> = elf.libraries.iter().map(|s| s.to_string()).collect();
     let linked_allocators = needs
         .iter()
@@ -144,6 +152,7 @@ pub fn inspect_program(path: &Path) -> Option<ProgramInfo> {
         is_static: elf.interpreter.is_none(),
         is_setuid: mode & 0o6000 != 0,
         is_go: has_go_section || has_go_note,
+        defines_malloc,
         linked_allocators,
         needs,
     })
@@ -159,6 +168,8 @@ pub fn preload_ignored_reason(info: &ProgramInfo) -> Option<String> {
         Some("statically linked: the dynamic loader never runs, so LD_PRELOAD is ignored".into())
     } else if info.is_setuid {
         Some("set-user-ID or set-group-ID: the loader runs it in secure mode and ignores LD_PRELOAD paths".into())
+    } else if info.defines_malloc {
+        Some("the program defines malloc itself (a statically linked allocator): its own malloc comes before any preloaded one, so LD_PRELOAD does not replace it".into())
     } else {
         None
     }

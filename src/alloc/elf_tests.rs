@@ -71,6 +71,9 @@ fn setuid_and_go_programs_are_flagged() {
     };
     assert!(preload_ignored_reason(&info).is_some_and(|r| r.contains("secure mode")));
     info.is_setuid = false;
+    info.defines_malloc = true;
+    assert!(preload_ignored_reason(&info).is_some_and(|r| r.contains("defines malloc itself")));
+    info.defines_malloc = false;
     info.is_go = true;
     assert!(preload_ignored_reason(&info).is_some_and(|r| r.contains("Go runtime")));
 }

@@ -89,6 +89,7 @@ fn run(config: &str, base_mib: u64, wall_s: f64, index: u32, id: i64) -> StoredR
         sampler_cpu_s: 0.002,
         probe_mode: None,
         probe_cpu_s: None,
+        service: None,
         started_at: format!("2026-01-02T03:04:{:02}Z", 10 + index),
     };
     let metrics = super::metrics::run_metrics(&record);
@@ -180,6 +181,7 @@ pub fn experiment() -> StoredExperiment {
             interval_ms: 50,
             baseline: "glibc".to_string(),
             marks: vec![r"MemoryCheck: event (\d+)".to_string()],
+            service: None,
         },
         status: "complete".to_string(),
         finished_at: Some("2026-01-02T03:05:00Z".to_string()),

@@ -173,6 +173,7 @@ mod tests {
             sampler_cpu_s: 0.0,
             probe_mode: None,
             probe_cpu_s: None,
+            service: None,
             started_at: String::new(),
         }
     }

@@ -4,9 +4,11 @@
 //! status `ok` are summarised.
 
 pub mod heap;
+pub mod linked;
 pub mod markers;
 pub mod metrics;
 pub mod recordings;
+pub mod service;
 pub mod stats;
 pub mod steady;
 pub mod types;
@@ -122,7 +124,15 @@ pub fn analyze_with_budget(
             }
         })
         .collect::<Vec<_>>();
-    let mut verdict = verdict::decide(&experiment, base_index, &summaries, max_slowdown_pct);
+    let service = service::summarize(&experiment, base_index);
+    let end_of_load = service::end_of_load(&experiment, &service);
+    let mut verdict = verdict::decide(
+        &experiment,
+        base_index,
+        &summaries,
+        (&service, end_of_load),
+        max_slowdown_pct,
+    );
     let heap = heap::summarize(&experiment);
     verdict
         .explanation
@@ -131,7 +141,13 @@ pub fn analyze_with_budget(
         verdict,
         heap,
         markers: markers::summarize(&experiment),
-        warnings: markers::unmatched_warnings(&experiment),
+        warnings: markers::unmatched_warnings(&experiment)
+            .into_iter()
+            .chain(linked::warnings(&experiment))
+            .chain(service::warnings(&experiment, &service))
+            .collect(),
+        service,
+        end_of_load,
         experiment,
         baseline: base_index,
         summaries,

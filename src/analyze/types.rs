@@ -73,4 +73,10 @@ pub struct Analysis {
     /// The heap probe's figures, one per configuration; empty when the
     /// experiment did not measure the heap.
     pub heap: Vec<super::heap::HeapSummary>,
+    /// Latency and service memory, one per configuration; empty unless the
+    /// experiment ran a service (`compare --server`).
+    pub service: Vec<super::service::ServiceSummary>,
+    /// Which end-of-load memory a service is judged by (RSS, or PSS for a
+    /// multi-process server).
+    pub end_of_load: super::service::EndOfLoad,
 }

@@ -1,10 +1,13 @@
 //! The verdict: which configuration to run with. The lowest mean memory
-//! (mean RSS, or mean PSS when the tree had several processes) among the
-//! configurations whose wall-time ratio stays within `--max-slowdown` at the
+//! (mean RSS, or mean PSS when the tree had several processes; for a service,
+//! the RSS at the end of the load) among the configurations whose
+//! performance ratio (wall time; for a service, p95 latency, or the load's
+//! duration without latency figures) stays within `--max-slowdown` at the
 //! upper end of its CI and whose memory ratio's CI lies below 1.0; otherwise
 //! "keep the default". It explains itself with the figures and says how to
 //! deploy the winner (shell, systemd, Dockerfile, Kubernetes).
 
+use super::service::{EndOfLoad, ServiceSummary};
 use super::stats::bootstrap_ratio_ci;
 use super::types::{ConfigSummary, Ratio};
 use crate::model::{Config, RunStatus, StoredConfig, StoredExperiment, StoredRun};
@@ -44,8 +47,12 @@ pub struct Verdict {
     pub reason: String,
     /// One plain sentence per non-baseline configuration: what it saved and cost.
     pub explanation: Vec<String>,
-    /// `mean_rss_bytes` or `mean_pss_bytes`.
+    /// `mean_rss_bytes`, `mean_pss_bytes` or, for a service,
+    /// `rss_end_load_bytes` / `pss_end_load_bytes`.
     pub memory_metric: &'static str,
+    /// What the budget applies to: `wall_s`, or for a service `p95_ms`
+    /// (`load_s` when the load gave no latency).
+    pub performance_metric: &'static str,
     pub max_slowdown_pct: f64,
     /// Present only for `Recommend`.
     pub deploy: Option<Deploy>,
@@ -68,9 +75,62 @@ fn ok_values(config: &StoredConfig, pick: fn(&StoredRun) -> Option<f64>) -> Vec<
         .collect()
 }
 
-/// Mean PSS when any ok run's tree had more than one process (RSS counts
+/// The performance measure the budget applies to, per configuration.
+struct Performance {
+    metric: &'static str,
+    words: &'static str,
+    ratio: Vec<Option<Ratio>>,
+}
+
+/// Wall time, except for a service: its p95 latency, or the load's
+/// duration when the load gave no latency (a `--load` command).
+fn performance(summaries: &[ConfigSummary], service: &[ServiceSummary]) -> Performance {
+    if service.iter().any(|s| s.ratio_p95_ms.is_some()) {
+        return Performance {
+            metric: "p95_ms",
+            words: "p95 latency",
+            ratio: service.iter().map(|s| s.ratio_p95_ms).collect(),
+        };
+    }
+    if service.iter().any(|s| s.ratio_load_s.is_some()) {
+        return Performance {
+            metric: "load_s",
+            words: "load duration",
+            ratio: service.iter().map(|s| s.ratio_load_s).collect(),
+        };
+    }
+    Performance {
+        metric: "wall_s",
+        words: "wall time",
+        ratio: summaries.iter().map(|s| s.ratio_wall_s).collect(),
+    }
+}
+
+/// For a service, the RSS (PSS for a multi-process server) at the end of
+/// the load: what the server holds after serving; its mean would depend on
+/// how long the load took. Otherwise
+/// mean PSS when any ok run's tree had more than one process (RSS counts
 /// shared pages once per process there), else mean RSS.
-fn memory(experiment: &StoredExperiment, baseline: usize, summaries: &[ConfigSummary]) -> Memory {
+fn memory(
+    experiment: &StoredExperiment,
+    baseline: usize,
+    summaries: &[ConfigSummary],
+    (service, end): (&[ServiceSummary], EndOfLoad),
+) -> Memory {
+    if service
+        .get(baseline)
+        .is_some_and(|s| (end.estimate)(s).is_some())
+    {
+        return Memory {
+            metric: end.metric,
+            words: end.words,
+            median: service
+                .iter()
+                .map(|s| (end.estimate)(s).map(|e| e.median))
+                .collect(),
+            ratio: service.iter().map(end.ratio).collect(),
+        };
+    }
     let configs = &experiment.configs;
     let multi = configs
         .iter()
@@ -117,7 +177,12 @@ fn ratio_words(r: &Ratio) -> String {
 }
 
 /// Why a candidate does or does not qualify; `None` when it does.
-fn disqualified(s: &ConfigSummary, mem: Option<&Ratio>, budget: f64) -> Option<String> {
+fn disqualified(
+    s: &ConfigSummary,
+    mem: Option<&Ratio>,
+    perf: (Option<Ratio>, &str),
+    budget: f64,
+) -> Option<String> {
     if s.ok_runs < MIN_OK_RUNS {
         return Some(format!(
             "only {} ok run{} of {}: too few to judge",
@@ -129,13 +194,14 @@ fn disqualified(s: &ConfigSummary, mem: Option<&Ratio>, budget: f64) -> Option<S
     let Some(mem) = mem else {
         return Some("no memory figures".to_string());
     };
-    let Some(wall) = s.ratio_wall_s else {
-        return Some("no wall-time figures".to_string());
+    let (perf, perf_words) = perf;
+    let Some(perf) = perf else {
+        return Some(format!("no {perf_words} figures"));
     };
-    if wall.ci_high > 1.0 + budget / 100.0 {
+    if perf.ci_high > 1.0 + budget / 100.0 {
         return Some(format!(
-            "over the {budget}% budget: wall time up to {:.2}x",
-            wall.ci_high
+            "over the {budget}% budget: {perf_words} up to {:.2}x",
+            perf.ci_high
         ));
     }
     if mem.ci_high >= 1.0 {
@@ -154,9 +220,11 @@ pub fn decide(
     experiment: &StoredExperiment,
     baseline: usize,
     summaries: &[ConfigSummary],
+    service: (&[ServiceSummary], EndOfLoad),
     max_slowdown_pct: f64,
 ) -> Verdict {
-    let mem = memory(experiment, baseline, summaries);
+    let mem = memory(experiment, baseline, summaries, service);
+    let perf = performance(summaries, service.0);
     let configs = &experiment.configs;
     let base_name = configs
         .get(baseline)
@@ -168,6 +236,7 @@ pub fn decide(
         reason: String::new(),
         explanation: Vec::new(),
         memory_metric: mem.metric,
+        performance_metric: perf.metric,
         max_slowdown_pct,
         deploy: None,
     };
@@ -187,17 +256,19 @@ pub fn decide(
         }
         let name = &c.config.name;
         let ratio = mem.ratio[i].as_ref();
-        let why_not = disqualified(s, ratio, max_slowdown_pct);
+        let perf_ratio = perf.ratio.get(i).copied().flatten();
+        let why_not = disqualified(s, ratio, (perf_ratio, perf.words), max_slowdown_pct);
         if s.ok_runs >= MIN_OK_RUNS {
             judged += 1;
         }
-        let figures = match (ratio, s.ratio_wall_s) {
+        let figures = match (ratio, perf_ratio) {
             (Some(m), Some(w)) => format!(
-                "{} {} ({} {}), wall time {} ({} {})",
+                "{} {} ({} {}), {} {} ({} {})",
                 mem.words,
                 ratio_words(m),
                 if m.value <= 1.0 { "saves" } else { "costs" },
                 pct(m.value),
+                perf.words,
                 ratio_words(&w),
                 if w.value <= 1.0 {
                     "faster by"
@@ -232,17 +303,15 @@ pub fn decide(
         verdict.config = Some(base_name.clone());
         verdict.reason = format!(
             "Keep the default ({base_name}): no configuration lowers {} beyond run-to-run \
-             noise while keeping wall time within {max_slowdown_pct}% of the baseline at the \
+             noise while keeping {} within {max_slowdown_pct}% of the baseline at the \
              upper end of its 95% CI.",
-            mem.words
+            mem.words, perf.words
         );
         return verdict;
     };
     let c = &configs[winner];
     let m = mem.ratio[winner].unwrap_or(super::BASELINE_RATIO);
-    let w = summaries[winner]
-        .ratio_wall_s
-        .unwrap_or(super::BASELINE_RATIO);
+    let w = perf.ratio[winner].unwrap_or(super::BASELINE_RATIO);
     let saved = match (mem.median[baseline], mem.median[winner]) {
         (Some(b), Some(x)) => format!(" ({} less)", crate::units::format_bytes(b - x)),
         _ => String::new(),
@@ -259,11 +328,13 @@ pub fn decide(
     verdict.config = Some(c.config.name.clone());
     verdict.reason = format!(
         "Use {}: the lowest {} among the configurations within the {max_slowdown_pct}% \
-         wall-time budget, {} of {base_name}'s{saved}, a saving beyond noise (95% CI below \
-         1.0); wall time {} stays within budget.{others}",
+         {} budget, {} of {base_name}'s{saved}, a saving beyond noise (95% CI below \
+         1.0); {} {} stays within budget.{others}",
         c.config.name,
         mem.words,
+        perf.words,
         ratio_words(&m),
+        perf.words,
         ratio_words(&w),
     );
     verdict.deploy = Some(deploy(&c.config, &experiment.info.command));

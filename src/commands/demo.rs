@@ -115,6 +115,7 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
                 max_slowdown: "5".into(),
             },
             mark: Vec::new(),
+            service: crate::cli::ServiceArgs::default(),
             command,
         };
         eprintln!(

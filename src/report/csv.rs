@@ -1,9 +1,11 @@
 //! One CSV row per configuration with its summary: medians and CI bounds per
 //! metric, then ratios to the baseline. Headers carry units so the file loads
-//! straight into pandas or a spreadsheet.
+//! straight into pandas or a spreadsheet. A service experiment adds the
+//! latency, throughput, load duration and end-of-load RSS columns.
 
 use super::format::{csv_line, opt};
 use super::Reporter;
+use crate::analyze::service::ServiceSummary;
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
 use anyhow::Result;
 
@@ -27,25 +29,84 @@ const RATIOS: [(&str, RatioOf); 3] = [
     ("ratio_wall", |s| s.ratio_wall_s),
 ];
 
-/// The header row, without the trailing newline.
-pub fn header() -> Vec<String> {
+type ServiceEstimateOf = fn(&ServiceSummary) -> Option<Estimate>;
+type ServiceRatioOf = fn(&ServiceSummary) -> Option<Ratio>;
+
+const SERVICE_ESTIMATES: [(&str, ServiceEstimateOf); 10] = [
+    ("p50_ms", |s| s.latency.map(|l| l.p50_ms)),
+    ("p90_ms", |s| s.latency.map(|l| l.p90_ms)),
+    ("p95_ms", |s| s.latency.map(|l| l.p95_ms)),
+    ("p99_ms", |s| s.latency.map(|l| l.p99_ms)),
+    ("p999_ms", |s| s.latency.map(|l| l.p999_ms)),
+    ("max_ms", |s| s.latency.map(|l| l.max_ms)),
+    ("throughput_rps", |s| s.latency.map(|l| l.throughput_rps)),
+    ("load_s", |s| s.load_s),
+    ("rss_end_load_bytes", |s| s.rss_end_load_bytes),
+    ("pss_end_load_bytes", |s| s.pss_end_load_bytes),
+];
+
+const SERVICE_RATIOS: [(&str, ServiceRatioOf); 5] = [
+    ("ratio_p50", |s| s.ratio_p50_ms),
+    ("ratio_p95", |s| s.ratio_p95_ms),
+    ("ratio_rss_end_load", |s| s.ratio_rss_end_load_bytes),
+    ("ratio_pss_end_load", |s| s.ratio_pss_end_load_bytes),
+    ("ratio_load", |s| s.ratio_load_s),
+];
+
+fn estimate_header(h: &mut Vec<String>, name: &str) {
+    h.extend([
+        format!("{name}_median"),
+        format!("{name}_ci_low"),
+        format!("{name}_ci_high"),
+    ]);
+}
+
+fn ratio_header(h: &mut Vec<String>, name: &str) {
+    h.extend([
+        name.to_string(),
+        format!("{name}_ci_low"),
+        format!("{name}_ci_high"),
+    ]);
+}
+
+fn estimate_cells(row: &mut Vec<String>, e: Option<Estimate>) {
+    row.extend([
+        opt(e.map(|e| e.median)),
+        opt(e.map(|e| e.ci_low)),
+        opt(e.map(|e| e.ci_high)),
+    ]);
+}
+
+fn ratio_cells(row: &mut Vec<String>, r: Option<Ratio>) {
+    row.extend([
+        opt(r.map(|r| r.value)),
+        opt(r.map(|r| r.ci_low)),
+        opt(r.map(|r| r.ci_high)),
+    ]);
+}
+
+/// The header row, without the trailing newline; `service` adds the
+/// service columns before `baseline`.
+pub fn header(service: bool) -> Vec<String> {
     let mut h: Vec<String> = ["config", "allocator", "ok_runs", "total_runs"]
         .iter()
         .map(|s| s.to_string())
         .collect();
     for (name, _) in ESTIMATES {
-        h.extend([
-            format!("{name}_median"),
-            format!("{name}_ci_low"),
-            format!("{name}_ci_high"),
-        ]);
+        estimate_header(&mut h, name);
     }
     for (name, _) in RATIOS {
-        h.extend([
-            name.to_string(),
-            format!("{name}_ci_low"),
-            format!("{name}_ci_high"),
-        ]);
+        ratio_header(&mut h, name);
+    }
+    if service {
+        for (name, _) in SERVICE_ESTIMATES {
+            estimate_header(&mut h, name);
+        }
+        for (name, _) in SERVICE_RATIOS {
+            ratio_header(&mut h, name);
+        }
+        h.push("errors".to_string());
+        h.push("requests".to_string());
     }
     h.push("baseline".to_string());
     h
@@ -53,7 +114,8 @@ pub fn header() -> Vec<String> {
 
 impl Reporter for CsvReporter {
     fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
-        let mut out = csv_line(header());
+        let service = !analysis.service.is_empty();
+        let mut out = csv_line(header(service));
         let configs = analysis.experiment.configs.iter().zip(&analysis.summaries);
         for (i, (config, s)) in configs.enumerate() {
             let mut row = vec![
@@ -63,20 +125,20 @@ impl Reporter for CsvReporter {
                 s.total_runs.to_string(),
             ];
             for (_, get) in ESTIMATES {
-                let e = get(s);
-                row.extend([
-                    opt(e.map(|e| e.median)),
-                    opt(e.map(|e| e.ci_low)),
-                    opt(e.map(|e| e.ci_high)),
-                ]);
+                estimate_cells(&mut row, get(s));
             }
             for (_, get) in RATIOS {
-                let r = get(s);
-                row.extend([
-                    opt(r.map(|r| r.value)),
-                    opt(r.map(|r| r.ci_low)),
-                    opt(r.map(|r| r.ci_high)),
-                ]);
+                ratio_cells(&mut row, get(s));
+            }
+            if let Some(svc) = analysis.service.get(i) {
+                for (_, get) in SERVICE_ESTIMATES {
+                    estimate_cells(&mut row, get(svc));
+                }
+                for (_, get) in SERVICE_RATIOS {
+                    ratio_cells(&mut row, get(svc));
+                }
+                row.push(svc.errors.to_string());
+                row.push(svc.requests.to_string());
             }
             row.push((i == analysis.baseline).to_string());
             out.push_str(&csv_line(row));

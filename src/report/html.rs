@@ -182,6 +182,65 @@ fn table(out: &mut String, a: &Analysis) -> Result<()> {
     Ok(())
 }
 
+/// A service experiment's table: RSS at the end of the load, the latency
+/// percentiles (or the load's duration), throughput and errors.
+fn service_table(out: &mut String, a: &Analysis) -> Result<()> {
+    let Some(info) = &a.experiment.info.service else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "<h3>Service</h3><p>Load: {}. Ready: {}. Settle {}, then SIGTERM (SIGKILL after {}).</p>",
+        escape(&info.load),
+        escape(&info.ready),
+        duration(info.settle_s),
+        duration(info.grace_s)
+    )?;
+    let latency = a.service.iter().any(|s| s.latency.is_some());
+    write!(
+        out,
+        "<table><tr><th>configuration</th><th>{}</th>",
+        super::markdown::end_of_load_head(a)
+    )?;
+    if latency {
+        writeln!(
+            out,
+            "<th>median response time</th><th>p95 response time</th><th>p99</th>\
+             <th>throughput</th><th>errors</th></tr>"
+        )?;
+    } else {
+        writeln!(out, "<th>load duration</th></tr>")?;
+    }
+    let ms = super::service_table::milliseconds;
+    for (i, (c, s)) in a.experiment.configs.iter().zip(&a.service).enumerate() {
+        let base = i == a.baseline;
+        write!(out, "<tr><td>{}</td>", escape(&c.config.name))?;
+        out.push_str(&cell(
+            (a.end_of_load.estimate)(s),
+            (a.end_of_load.ratio)(s),
+            base,
+            size,
+        ));
+        if let (true, Some(l)) = (latency, s.latency) {
+            out.push_str(&cell(Some(l.p50_ms), s.ratio_p50_ms, base, ms));
+            out.push_str(&cell(Some(l.p95_ms), s.ratio_p95_ms, base, ms));
+            out.push_str(&cell(Some(l.p99_ms), None, base, ms));
+            write!(
+                out,
+                "<td>{:.0} req/s</td><td>{}/{}</td>",
+                l.throughput_rps.median, s.errors, s.requests
+            )?;
+        } else if latency {
+            write!(out, "<td colspan=\"5\">no successful runs</td>")?;
+        } else {
+            out.push_str(&cell(s.load_s, s.ratio_load_s, base, duration));
+        }
+        writeln!(out, "</tr>")?;
+    }
+    writeln!(out, "</table>")?;
+    Ok(())
+}
+
 fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
     let v = &a.verdict;
     let class = if v.outcome == Outcome::Recommend {
@@ -283,6 +342,7 @@ impl Reporter for HtmlReporter {
         }
         writeln!(out, "<h2>Comparison</h2>")?;
         table(&mut out, a)?;
+        service_table(&mut out, a)?;
         verdict(&mut out, a)?;
         writeln!(out, "<h2>Plots</h2>")?;
         for p in plots::all(a) {

@@ -6,9 +6,10 @@
 
 use super::Reporter;
 use crate::analyze::heap::HeapSummary;
+use crate::analyze::service::{LatencySummary, ServiceSummary};
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, MarkerRow, Ratio};
 use crate::analyze::verdict::Verdict;
-use crate::model::{Host, Sample, StoredConfig, StoredRun};
+use crate::model::{Host, Latency, Sample, ServiceInfo, ServiceRecord, StoredConfig, StoredRun};
 use anyhow::{Context, Result};
 use serde::{Serialize, Serializer};
 
@@ -48,6 +49,9 @@ struct Experiment<'a> {
     /// The `--mark` patterns (the built-in `allocscope:mark` is not listed).
     marks: &'a [String],
     host: &'a Host,
+    /// `compare --server`: `ready`, `load`, `settle_s`, `grace_s`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service: Option<&'a ServiceInfo>,
 }
 
 #[derive(Serialize)]
@@ -101,8 +105,60 @@ struct RunOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     arenas_max: Option<u32>,
     markers: Vec<MarkerOut<'a>>,
+    /// A service run's latency (`p50_ms` ... `max_ms`, `requests`,
+    /// `errors`, `throughput_rps`), from allocscope's load generator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency: Option<&'a Latency>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service: Option<ServiceRunOut<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timeline: Option<&'a [Sample]>,
+}
+
+/// A service run's phases (seconds since the server started) and notes.
+#[derive(Serialize)]
+struct ServiceRunOut<'a> {
+    ready_s: Option<f64>,
+    load_start_s: Option<f64>,
+    load_end_s: Option<f64>,
+    load_s: Option<f64>,
+    stop_s: Option<f64>,
+    rss_end_load_bytes: Option<u64>,
+    rss_end_settle_bytes: Option<u64>,
+    pss_end_load_bytes: Option<u64>,
+    pss_end_settle_bytes: Option<u64>,
+    errors_by_kind: &'a std::collections::BTreeMap<String, u64>,
+    generator_cpu_s: Option<f64>,
+    load_exit: Option<&'a str>,
+    load_stdout_path: Option<String>,
+    load_stderr_path: Option<String>,
+    rejected_lines: u64,
+    warnings: &'a [String],
+    stopped_by: Option<&'a str>,
+}
+
+fn service_run_out(s: &ServiceRecord) -> ServiceRunOut<'_> {
+    let path =
+        |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.to_string_lossy().into_owned());
+    ServiceRunOut {
+        ready_s: s.ready_s,
+        load_start_s: s.load_start_s,
+        load_end_s: s.load_end_s,
+        load_s: s.load_duration_s(),
+        stop_s: s.stop_s,
+        rss_end_load_bytes: s.rss_end_load_bytes,
+        rss_end_settle_bytes: s.rss_end_settle_bytes,
+        pss_end_load_bytes: s.pss_end_load_bytes,
+        pss_end_settle_bytes: s.pss_end_settle_bytes,
+        errors_by_kind: &s.errors_by_kind,
+        generator_cpu_s: s.generator_cpu_s,
+        load_exit: s.load_exit.as_deref(),
+        load_stdout_path: path(&s.load_stdout_path),
+        load_stderr_path: path(&s.load_stderr_path),
+        rejected_lines: s.rejected_lines,
+        warnings: &s.warnings,
+        stopped_by: s.stopped_by.as_deref(),
+    }
 }
 
 #[derive(Serialize)]
@@ -136,13 +192,63 @@ struct SummaryOut<'a> {
     /// The heap probe's medians, only when the experiment measured the heap.
     #[serde(skip_serializing_if = "Option::is_none")]
     heap: Option<&'a HeapSummary>,
+    /// Service experiments: each latency key with `median`, `ci_low`,
+    /// `ci_high` (null when no run measured latency).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency: Option<Option<LatencySummary>>,
+    /// Service experiments: `load_s`, `rss_end_load_bytes`,
+    /// `rss_end_settle_bytes` estimates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service: Option<ServiceSummaryOut>,
 }
 
+#[derive(Serialize)]
+struct ServiceSummaryOut {
+    load_s: Option<Estimate>,
+    rss_end_load_bytes: Option<Estimate>,
+    rss_end_settle_bytes: Option<Estimate>,
+    pss_end_load_bytes: Option<Estimate>,
+    pss_end_settle_bytes: Option<Estimate>,
+    errors: u64,
+    requests: u64,
+}
+
+/// Ratios to the baseline; the service keys only in service experiments.
 #[derive(Serialize)]
 struct RatioOut {
     peak_rss_bytes: Option<Ratio>,
     mean_rss_bytes: Option<Ratio>,
     wall_s: Option<Ratio>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    p50_ms: Option<Option<Ratio>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    p95_ms: Option<Option<Ratio>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rss_end_load_bytes: Option<Option<Ratio>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pss_end_load_bytes: Option<Option<Ratio>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load_s: Option<Option<Ratio>>,
+}
+
+impl SummaryOut<'_> {
+    fn add_service(&mut self, s: &ServiceSummary) {
+        self.latency = Some(s.latency);
+        self.service = Some(ServiceSummaryOut {
+            load_s: s.load_s,
+            rss_end_load_bytes: s.rss_end_load_bytes,
+            rss_end_settle_bytes: s.rss_end_settle_bytes,
+            pss_end_load_bytes: s.pss_end_load_bytes,
+            pss_end_settle_bytes: s.pss_end_settle_bytes,
+            errors: s.errors,
+            requests: s.requests,
+        });
+        self.ratio.p50_ms = Some(s.ratio_p50_ms);
+        self.ratio.p95_ms = Some(s.ratio_p95_ms);
+        self.ratio.rss_end_load_bytes = Some(s.ratio_rss_end_load_bytes);
+        self.ratio.pss_end_load_bytes = Some(s.ratio_pss_end_load_bytes);
+        self.ratio.load_s = Some(s.ratio_load_s);
+    }
 }
 
 /// The environment as a JSON object, keeping the order it is applied in.
@@ -192,6 +298,8 @@ fn run_out(run: &StoredRun, include_samples: bool) -> RunOut<'_> {
                 vsz_bytes: m.vsz_bytes,
             })
             .collect(),
+        latency: r.service.as_ref().and_then(|s| s.latency.as_ref()),
+        service: r.service.as_ref().map(service_run_out),
         timeline: include_samples.then_some(r.samples.as_slice()),
     }
 }
@@ -241,9 +349,16 @@ fn config_out<'a>(
                 peak_rss_bytes: s.ratio_peak_rss_bytes,
                 mean_rss_bytes: s.ratio_mean_rss_bytes,
                 wall_s: s.ratio_wall_s,
+                p50_ms: None,
+                p95_ms: None,
+                rss_end_load_bytes: None,
+                pss_end_load_bytes: None,
+                load_s: None,
             },
             markers,
             heap: None,
+            latency: None,
+            service: None,
         },
     }
 }
@@ -271,6 +386,7 @@ impl Reporter for JsonReporter {
                 interval_ms: e.info.interval_ms,
                 marks: &e.info.marks,
                 host: &e.info.host,
+                service: e.info.service.as_ref(),
             },
             configs: e
                 .configs
@@ -281,6 +397,9 @@ impl Reporter for JsonReporter {
                     let markers = marker_summary(&analysis.markers, i);
                     let mut out = config_out(c, s, markers, self.include_samples);
                     out.summary.heap = analysis.heap.get(i);
+                    if let Some(service) = analysis.service.get(i) {
+                        out.summary.add_service(service);
+                    }
                     out
                 })
                 .collect(),

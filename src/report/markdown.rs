@@ -98,6 +98,70 @@ fn row(name: &str, s: &ConfigSummary, base: bool, pss: bool) -> String {
     format!("| {} |\n", cells.join(" | "))
 }
 
+/// `RSS at end of load`, or `PSS ...` for a multi-process server.
+pub fn end_of_load_head(analysis: &Analysis) -> &'static str {
+    if analysis.end_of_load.metric == "pss_end_load_bytes" {
+        "PSS at end of load"
+    } else {
+        "RSS at end of load"
+    }
+}
+
+/// A service experiment's table: RSS at the end of the load, median and
+/// p95 response time (or the load's duration), throughput.
+fn service_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
+    let Some(info) = &analysis.experiment.info.service else {
+        return Ok(());
+    };
+    writeln!(out, "Load: {}.\n", escape(&info.load))?;
+    let latency = analysis.service.iter().any(|s| s.latency.is_some());
+    let memory_head = end_of_load_head(analysis);
+    let head: &[&str] = if latency {
+        &[
+            "configuration",
+            memory_head,
+            "median response time",
+            "p95 response time",
+            "throughput",
+        ]
+    } else {
+        &["configuration", memory_head, "load duration"]
+    };
+    writeln!(out, "| {} |", head.join(" | "))?;
+    writeln!(out, "|{}", " --- |".repeat(head.len()))?;
+    let ms = super::service_table::milliseconds;
+    for (i, (c, s)) in analysis
+        .experiment
+        .configs
+        .iter()
+        .zip(&analysis.service)
+        .enumerate()
+    {
+        let base = i == analysis.baseline;
+        let mut cells = vec![
+            escape(&c.config.name),
+            cell(
+                (analysis.end_of_load.estimate)(s),
+                (analysis.end_of_load.ratio)(s),
+                base,
+                size,
+            ),
+        ];
+        if latency {
+            let l = s.latency;
+            cells.push(cell(l.map(|l| l.p50_ms), s.ratio_p50_ms, base, ms));
+            cells.push(cell(l.map(|l| l.p95_ms), s.ratio_p95_ms, base, ms));
+            cells.push(l.map_or("-".to_string(), |l| {
+                format!("{:.0} req/s", l.throughput_rps.median)
+            }));
+        } else {
+            cells.push(cell(s.load_s, s.ratio_load_s, base, duration));
+        }
+        writeln!(out, "| {} |", cells.join(" | "))?;
+    }
+    writeln!(out)
+}
+
 impl Reporter for MarkdownReporter {
     fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
         let e = &analysis.experiment;
@@ -136,6 +200,7 @@ impl Reporter for MarkdownReporter {
             "\nMedians over the ok runs with their 95% bootstrap CI; the second line is the \
              ratio to the baseline, **bold** when its CI excludes 1.0.\n"
         )?;
+        service_table(&mut out, analysis)?;
         let v = &analysis.verdict;
         writeln!(
             out,

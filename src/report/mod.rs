@@ -12,6 +12,7 @@ pub mod markers_csv;
 pub mod png;
 pub mod recordings;
 pub mod samples_csv;
+mod service_table;
 pub mod svg;
 pub mod table;
 pub mod verdict_text;

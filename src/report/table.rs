@@ -1,7 +1,7 @@
 //! The terminal comparison: one block per metric, one line per configuration
 //! with its median, 95% CI and ratio to the baseline, the memory at each
-//! marker, then a footer with the failed runs, warnings, linked-allocator
-//! notes, the sampler's overhead, and the verdict with its deploy lines.
+//! marker, then a footer with the failed runs, warnings (linked allocators
+//! among them), the sampler's overhead, and the verdict with its deploy lines.
 //! Fits in 80-100 columns for configuration names up to ~20 characters.
 
 use super::format::{duration, ratio, size};
@@ -72,6 +72,7 @@ impl Reporter for TableReporter {
             }
             metric_block(&mut out, analysis, block, width)?;
         }
+        super::service_table::service_blocks(&mut out, analysis, width)?;
         super::heap_table::heap_block(&mut out, analysis, width)?;
         if !analysis.markers.is_empty() {
             markers_block(&mut out, analysis)?;
@@ -286,7 +287,7 @@ fn markers_block(out: &mut String, analysis: &Analysis) -> Result<()> {
     Ok(())
 }
 
-fn ratio_cell(r: Ratio) -> String {
+pub(super) fn ratio_cell(r: Ratio) -> String {
     let mark = if r.excludes_one() {
         format!(" {MARK}")
     } else {
@@ -329,19 +330,23 @@ fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {
             writeln!(out, "{line}")?;
         }
     }
-    // Warnings are long sentences: one clause per line keeps the width.
+    // Warnings are long sentences: one clause per line, wrapped, keeps the width.
     for warning in &analysis.warnings {
         let clauses: Vec<&str> = warning.split("; ").collect();
-        writeln!(out, "warning: {}", clauses.join(";\n         "))?;
-    }
-    for (lib, configs) in linked_allocators(e) {
-        writeln!(
-            out,
-            "note: the program links {lib} itself (seen in: {});\n      \
-             a preloaded allocator takes over malloc, but the program's own\n      \
-             statistics keep naming {lib}.",
-            configs.join(", ")
-        )?;
+        let last = clauses.len().saturating_sub(1);
+        let lines: Vec<String> = clauses
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i < last {
+                    format!("{c};")
+                } else {
+                    c.to_string()
+                }
+            })
+            .flat_map(|clause| super::format::wrap(&clause, 88))
+            .collect();
+        writeln!(out, "warning: {}", lines.join("\n         "))?;
     }
     let runs = e.configs.iter().flat_map(|c| &c.runs);
     let (sampler_s, wall_s) = runs.fold((0.0, 0.0), |(s, w), r| {
@@ -357,23 +362,6 @@ fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {
         )?;
     }
     super::verdict_text::verdict(out, &analysis.verdict)
-}
-
-/// Each allocator the program linked itself, with the configurations whose
-/// runs saw it, in first-seen order.
-fn linked_allocators(e: &StoredExperiment) -> Vec<(String, Vec<String>)> {
-    let mut found: Vec<(String, Vec<String>)> = Vec::new();
-    for config in &e.configs {
-        for lib in config.runs.iter().flat_map(|r| &r.record.linked_allocators) {
-            let name = &config.config.name;
-            match found.iter_mut().find(|(l, _)| l == lib) {
-                Some((_, names)) if names.contains(name) => {}
-                Some((_, names)) => names.push(name.clone()),
-                None => found.push((lib.clone(), vec![name.clone()])),
-            }
-        }
-    }
-    found
 }
 
 fn signal_name(sig: i32) -> &'static str {

@@ -288,7 +288,7 @@ fn table_marks_failed_runs_and_linked_allocators() -> Result<()> {
         "{text}"
     );
     assert!(
-        text.contains("note: the program links jemalloc itself"),
+        text.contains("warning: the program links jemalloc itself"),
         "{text}"
     );
     assert!(text.contains("baseline"), "{text}");

@@ -13,7 +13,9 @@ mod interrupt;
 mod limit;
 mod loaded;
 pub(crate) mod process;
+mod ready;
 pub(crate) mod reaper;
+mod service;
 pub(crate) mod tap;
 
 pub use interrupt::Interrupt;
@@ -51,6 +53,10 @@ pub(crate) enum Event {
     },
     /// The tap reached EOF on the workload's stdout.
     TapEnded,
+    /// A service passed its readiness check.
+    Ready(Instant),
+    /// allocscope's load generator finished a service run's load.
+    LoadDone(Box<crate::load::LoadReport>, Instant),
 }
 
 pub struct Launch<'a> {
@@ -76,6 +82,8 @@ pub struct Launch<'a> {
     pub memory_limit: Option<u64>,
     /// The heap probe, when the run loads it (`--heap`, or a trim setting).
     pub probe: Option<&'a crate::probe::ProbeLaunch>,
+    /// `--server`: readiness, load, settle and stop.
+    pub service: Option<&'a crate::options::service::ServiceSettings>,
     /// `compare --metrics`: where each sample is published, and the
     /// experiment's label.
     pub metrics: Option<(&'a crate::metrics::Shared, &'a str)>,
@@ -142,6 +150,18 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
     )?;
     let (events_tx, events) = mpsc::channel();
     reaper::spawn_reaper(events_tx.clone())?;
+    let mut service = launch
+        .service
+        .map(|settings| {
+            let paths = service::ServicePaths {
+                stdout: launch.stdout_path.clone(),
+                stderr: launch.stderr_path.clone(),
+                load_stdout: launch.stdout_path.with_extension("load.stdout"),
+                load_stderr: launch.stdout_path.with_extension("load.stderr"),
+            };
+            service::ServiceRun::start(settings, start, pid, paths, events_tx.clone())
+        })
+        .transpose()?;
     tap::spawn_tap(pipe, stdout_file, launch.marks.to_vec(), events_tx)
         .context("starting the stdout tap")?;
 
@@ -164,9 +184,16 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
             }
         }
         if ending.is_some() && last_kill.is_none_or(|at| now - at >= KILL_RETRY) {
+            if let Some(service) = service.as_mut() {
+                service.end_load();
+            }
             process::kill_tree(pid, &walker.walk());
             last_kill = Some(now);
         }
+        let mut actions = match service.as_mut() {
+            Some(service) if ending.is_none() => service.poll(now),
+            _ => Vec::new(),
+        };
         if now >= next_tick && ending.is_none() {
             let cpu_before = thread_cpu_seconds();
             let pids = walker.walk();
@@ -207,9 +234,25 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         }
         match events.recv_timeout(nap) {
             Ok(Event::Reaped(reaped)) => {
-                usage.add(&reaped);
+                let is_load = service.as_ref().is_some_and(|s| s.is_load(reaped.pid));
+                if !is_load {
+                    usage.add(&reaped);
+                }
                 if reaped.pid == pid {
                     main_status = Some(reaped.status);
+                }
+                if let Some(service) = service.as_mut() {
+                    actions.extend(service.on_reaped(reaped.pid, reaped.status, Instant::now()));
+                }
+            }
+            Ok(Event::Ready(at)) => {
+                if let Some(service) = service.as_mut().filter(|_| ending.is_none()) {
+                    actions.extend(service.on_ready(at)?);
+                }
+            }
+            Ok(Event::LoadDone(report, at)) => {
+                if let Some(service) = service.as_mut() {
+                    actions.extend(service.on_load_done(&report, at));
                 }
             }
             Ok(Event::TreeEnded(at)) => break at,
@@ -232,6 +275,27 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break Instant::now(),
         }
+        for action in actions {
+            match action {
+                service::Action::Exclude(load_pid) => walker.exclude(load_pid),
+                service::Action::Terminate => process::terminate_tree(pid, &walker.walk()),
+                service::Action::Kill => process::kill_tree(pid, &walker.walk()),
+                service::Action::Mark(label) => {
+                    let cpu_before = thread_cpu_seconds();
+                    let pids = walker.walk();
+                    sampler.charge(thread_cpu_seconds() - cpu_before);
+                    if !pids.is_empty() {
+                        let t_s = (Instant::now() - start).as_secs_f64();
+                        samples.push(sampler.sample_with_pss(&pids, t_s));
+                    }
+                    let t_s = samples.last().map_or(0.0, |s| s.t_s);
+                    if let (Some(service), Some(sample)) = (service.as_mut(), samples.last()) {
+                        service.sampled(label, sample);
+                    }
+                    markers.extend(marker_at(0, label.to_string(), t_s, samples.last()));
+                }
+            }
+        }
     };
 
     if ending == Some(Ending::Interrupt) {
@@ -252,11 +316,11 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
                 let t_s = at.saturating_duration_since(start).as_secs_f64();
                 markers.extend(marker_at(pattern, label, t_s, samples.last()));
             }
-            Ok(Event::Reaped(_) | Event::TreeEnded(_)) => {}
+            Ok(Event::Reaped(_) | Event::TreeEnded(_) | Event::Ready(_) | Event::LoadDone(..)) => {}
             Ok(Event::TapEnded) | Err(_) => tap_ended = true,
         }
     }
-    let (mut status, exit_code, signal, mut message) = match (ending, main_status) {
+    let classified = match (ending, main_status) {
         (Some(_), _) => {
             let limit = launch.timeout.unwrap_or_default();
             let message = format!(
@@ -273,6 +337,18 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
             Some("the workload's exit status was lost".into()),
         ),
     };
+    let (classified, service_record) = match service {
+        Some(service) if ending.is_none() => {
+            let (classified, record) = service.conclude(classified);
+            (classified, Some(record))
+        }
+        Some(service) => {
+            let record = service.conclude(classified.clone()).1;
+            (classified, Some(record))
+        }
+        None => (classified, None),
+    };
+    let (mut status, exit_code, signal, mut message) = classified;
     if let Some(limit) = &memory_limit {
         let oom_kills = limit.oom_kills();
         let described = limit.describe();
@@ -333,6 +409,7 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         started_at,
         probe_mode,
         probe_cpu_s,
+        service: service_record,
     })))
 }
 
@@ -353,10 +430,11 @@ fn marker_at(pattern: u32, label: String, t_s: f64, sample: Option<&Sample>) -> 
     })
 }
 
+/// A run's ending: (status, exit code, signal, message).
+pub(crate) type Classified = (RunStatus, Option<i32>, Option<i32>, Option<String>);
+
 /// Turns a raw wait status into (status, exit code, signal, message).
-pub(crate) fn classify_wait_status(
-    raw: i32,
-) -> (RunStatus, Option<i32>, Option<i32>, Option<String>) {
+pub(crate) fn classify_wait_status(raw: i32) -> Classified {
     if libc::WIFSIGNALED(raw) {
         let signal = libc::WTERMSIG(raw);
         let message = format!("killed by signal {signal} ({})", signal_name(signal));

@@ -76,6 +76,51 @@ pub fn spawn(
     Ok((child.id() as i32, stdout))
 }
 
+/// Starts a service run's load command with `sh -c`, with the caller's
+/// environment (not the configuration's: the client is not measured),
+/// stdin closed, output to files, in a process group of its own and with a
+/// parent-death signal. Its exit comes through the reaper like any child's.
+pub fn spawn_load(command: &str, stdout_path: &Path, stderr_path: &Path) -> anyhow::Result<i32> {
+    let stdout = File::create(stdout_path)
+        .with_context(|| format!("creating '{}'", stdout_path.display()))?;
+    let stderr = File::create(stderr_path)
+        .with_context(|| format!("creating '{}'", stderr_path.display()))?;
+    let mut sh = Command::new("sh");
+    sh.arg("-c")
+        .arg(command)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        sh.pre_exec(|| {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = sh
+        .spawn()
+        .with_context(|| format!("starting the load command '{command}'"))?;
+    Ok(child.id() as i32)
+}
+
+/// Sends SIGTERM to the workload's process group and to every listed
+/// descendant: the polite stop of a service.
+pub fn terminate_tree(group: i32, descendants: &[i32]) {
+    // SAFETY: kill with plain integers; errors (already gone) are fine.
+    unsafe {
+        libc::kill(-group, libc::SIGTERM);
+        for &pid in descendants {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
+}
+
 /// Sends SIGKILL to the workload's process group and to every listed
 /// descendant (those that left the group with setsid/setpgid included).
 pub fn kill_tree(group: i32, descendants: &[i32]) {

@@ -112,6 +112,17 @@ impl Sampler {
     /// workload started). Pids that are gone are skipped; `processes` counts
     /// the rest.
     pub fn sample(&mut self, pids: &[i32], t_s: f64) -> Sample {
+        self.sample_inner(pids, t_s, false)
+    }
+
+    /// `sample`, with PSS read whatever the budget holds (charged to it, so
+    /// later ticks make up for it): for the few readings a report quotes,
+    /// such as a service's memory at the end of its load.
+    pub fn sample_with_pss(&mut self, pids: &[i32], t_s: f64) -> Sample {
+        self.sample_inner(pids, t_s, true)
+    }
+
+    fn sample_inner(&mut self, pids: &[i32], t_s: f64, force_pss: bool) -> Sample {
         let cpu_start_s = thread_cpu_seconds();
         let now = Instant::now();
         self.refill(now);
@@ -157,7 +168,7 @@ impl Sampler {
         let cheap_cost_s = (thread_cpu_seconds() - cpu_start_s).max(0.0);
         self.tokens_s -= cheap_cost_s;
 
-        let first = self.pss_reads == 0;
+        let first = self.pss_reads == 0 || force_pss;
         let affordable = self.tokens_s >= self.last_pss_cost_s;
         let on_floor = self.floor_tokens_s >= self.last_pss_cost_s;
         if first || affordable || on_floor {

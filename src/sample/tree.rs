@@ -109,6 +109,9 @@ pub struct TreeWalker {
     root: i32,
     /// pid -> (inode of /proc/PID, in the tree).
     known: HashMap<i32, (u64, bool)>,
+    /// Children of the root that are not the workload (a service run's load
+    /// command): they and their descendants are never members.
+    excluded: HashSet<i32>,
 }
 
 impl TreeWalker {
@@ -116,6 +119,15 @@ impl TreeWalker {
         TreeWalker {
             root,
             known: HashMap::new(),
+            excluded: HashSet::new(),
+        }
+    }
+
+    /// Leaves `pid` and its descendants out of every later walk.
+    pub fn exclude(&mut self, pid: i32) {
+        self.excluded.insert(pid);
+        if let Some(entry) = self.known.get_mut(&pid) {
+            entry.1 = false;
         }
     }
 
@@ -136,6 +148,13 @@ impl TreeWalker {
                 }
             }
         }
+        let excluded = new
+            .iter()
+            .filter(|(pid, ..)| self.excluded.contains(pid))
+            .map(|&(pid, ino, _)| (pid, (ino, false)))
+            .collect::<Vec<_>>();
+        seen.extend(excluded);
+        new.retain(|(pid, ..)| !self.excluded.contains(pid));
         classify(self.root, &mut seen, new);
         let mut members: Vec<i32> = seen
             .iter()
@@ -294,5 +313,45 @@ mod tests {
             assert!(walk.contains(&sh), "{walk:?}");
             assert!(grandchild.is_some_and(|g| walk.contains(&g)), "{walk:?}");
         }
+    }
+
+    #[test]
+    fn excluded_child_and_its_descendants_are_left_out() {
+        let spawn = |script: &str| {
+            Command::new("sh")
+                .args(["-c", script])
+                .stdin(Stdio::null())
+                .spawn()
+                .expect("spawn sh")
+        };
+        let mut kept = spawn("sleep 5 & wait");
+        let mut left_out = spawn("sleep 5 & wait");
+        let me = std::process::id() as i32;
+        let (kept_pid, left_pid) = (kept.id() as i32, left_out.id() as i32);
+        let mut walker = TreeWalker::new(me);
+        walker.exclude(left_pid);
+        let child_of =
+            |parent: i32| move |pid: &i32| read_ppid(*pid, &mut String::new()) == Some(parent);
+        let mut walk = Vec::new();
+        for _ in 0..100 {
+            walk = walker.walk();
+            let all = descendants(me);
+            if all.iter().any(child_of(kept_pid)) && all.iter().any(child_of(left_pid)) {
+                walk = walker.walk();
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // Read the parents while every process is still alive.
+        let kept_grandchild = walk.iter().any(child_of(kept_pid));
+        let left_grandchild = walk.iter().any(child_of(left_pid));
+        for child in [&mut kept, &mut left_out] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        assert!(walk.contains(&kept_pid), "{walk:?}");
+        assert!(kept_grandchild, "{walk:?}");
+        assert!(!walk.contains(&left_pid), "{walk:?}");
+        assert!(!left_grandchild, "{walk:?}");
     }
 }

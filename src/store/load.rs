@@ -4,8 +4,8 @@
 
 use super::Store;
 use crate::model::{
-    Config, ExperimentInfo, Host, Marker, RunMetrics, RunRecord, RunStatus, Sample, StoredConfig,
-    StoredExperiment, StoredRun,
+    Config, ExperimentInfo, Host, Marker, RunMetrics, RunRecord, RunStatus, Sample, ServiceInfo,
+    ServiceRecord, StoredConfig, StoredExperiment, StoredRun,
 };
 use anyhow::{anyhow, bail, Context, Result};
 use rusqlite::{params, OptionalExtension, Row};
@@ -84,6 +84,7 @@ impl Store {
             interval_ms: iv,
             baseline: base,
             marks: self.load_marks(id)?,
+            service: self.load_service_info(id)?,
         };
         Ok(StoredExperiment {
             id,
@@ -115,6 +116,32 @@ impl Store {
             Some((_, Some(json))) => parse_json(&json, "marks"),
             _ => Ok(Vec::new()),
         }
+    }
+
+    /// The experiment's service settings; `None` unless it ran `--server`.
+    fn load_service_info(&self, id: i64) -> Result<Option<ServiceInfo>> {
+        match self
+            .load_environment(id)?
+            .into_iter()
+            .find(|(key, _)| key == "service")
+        {
+            Some((_, Some(json))) => parse_json(&json, "service").map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// A run's service record; `None` for ordinary runs.
+    fn load_run_service(&self, run_id: i64) -> Result<Option<ServiceRecord>> {
+        let json: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT record FROM run_services WHERE run_id = ?1",
+                params![run_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .with_context(|| format!("reading the service record of run {run_id}"))?;
+        json.map(|j| parse_json(&j, "service record")).transpose()
     }
 
     fn load_host(&self, id: i64) -> Result<Host> {
@@ -190,6 +217,7 @@ impl Store {
             record.linked_allocators = parse_json(&linked, "linked_allocators")?;
             record.samples = self.load_samples(id)?;
             record.markers = self.load_markers(id)?;
+            record.service = self.load_run_service(id)?;
             runs.push(StoredRun {
                 id,
                 record,
@@ -318,6 +346,7 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         started_at: r.get(21)?,
         probe_mode: r.get(22)?,
         probe_cpu_s: r.get(23)?,
+        service: None,
     };
     let metrics = RunMetrics {
         peak_rss_bytes: u64_at(r, 11)?,

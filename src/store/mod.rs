@@ -100,7 +100,12 @@ impl Store {
         .context("storing the experiment")?;
         let experiment_id = tx.last_insert_rowid();
         let host = &info.host;
-        let env: [(&str, Option<String>); 7] = [
+        let service = info
+            .service
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()?;
+        let env: [(&str, Option<String>); 8] = [
             ("kernel", Some(host.kernel.clone())),
             ("glibc", Some(host.glibc.clone())),
             ("cpus", Some(host.cpus.to_string())),
@@ -111,6 +116,7 @@ impl Store {
             ),
             ("hostname", Some(host.hostname.clone())),
             ("marks", Some(serde_json::to_string(&info.marks)?)),
+            ("service", service),
         ];
         for (key, value) in env {
             tx.execute(
@@ -260,6 +266,13 @@ impl Store {
                     ])
                     .with_context(context)?;
             }
+        }
+        if let Some(service) = &record.service {
+            tx.execute(
+                "INSERT INTO run_services (run_id, record) VALUES (?1, ?2)",
+                params![run_id, serde_json::to_string(service)?],
+            )
+            .with_context(context)?;
         }
         tx.commit().with_context(context)?;
         Ok(run_id)

@@ -114,11 +114,21 @@ ALTER TABLE runs ADD COLUMN mean_overhead_ratio REAL;
 ALTER TABLE runs ADD COLUMN arenas_max INTEGER;
 ";
 
+/// Version 4: services (`compare --server`): per run, the phases, the load's
+/// latency and its notes as one JSON document (`model::ServiceRecord`). The
+/// experiment's service settings live in the environment table (`service`).
+const V4: &str = "
+CREATE TABLE run_services (
+    run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    record TEXT NOT NULL
+);
+";
+
 /// Version 5: long recordings (`allocscope record`), in tables of their own.
 /// `recording_samples` holds raw samples for a recent window only; older
 /// ones are rolled up into `recording_tiers` (tier 60: per minute, tier
 /// 3600: per hour; min/mean/max), so a month-long recording stays small.
-pub(super) const V5: &str = "
+const V5: &str = "
 CREATE TABLE recordings (
     id           INTEGER PRIMARY KEY,
     name         TEXT NOT NULL,
@@ -214,9 +224,9 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
         2 => conn
             .execute_batch(V3)
             .context("adding the heap probe's columns")?,
-        // Reserved for the services table of issue 5 (on main); a no-op
-        // until this branch is rebased on it.
-        3 => {}
+        3 => conn
+            .execute_batch(V4)
+            .context("adding the services table")?,
         4 => conn
             .execute_batch(V5)
             .context("adding the recordings tables")?,

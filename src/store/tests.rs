@@ -22,6 +22,7 @@ fn info() -> ExperimentInfo {
         interval_ms: 50,
         baseline: "glibc".into(),
         marks: vec![r"MemoryCheck: event (\d+)".into()],
+        service: None,
     }
 }
 
@@ -122,6 +123,7 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
         sampler_cpu_s: 0.01,
         probe_mode: Some("stats".into()),
         probe_cpu_s: Some(0.001),
+        service: None,
         started_at: "2026-01-02T03:04:06Z".into(),
     }
 }
@@ -359,5 +361,57 @@ fn finish_rejects_unknown_status_and_missing_experiment() -> Result<()> {
     let (id, _) = store.begin_experiment(&info(), &configs())?;
     assert!(store.finish_experiment(id, "done").is_err());
     assert!(store.finish_experiment(id + 1, "complete").is_err());
+    Ok(())
+}
+
+#[test]
+fn a_service_experiment_round_trips_its_settings_and_run_records() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut store = Store::open(&dir.path().join("s.db"))?;
+    let mut info = info();
+    info.service = Some(crate::model::ServiceInfo {
+        ready: "tcp:127.0.0.1:8080".into(),
+        load: "http://127.0.0.1:8080/: 100 requests, 2 connections".into(),
+        settle_s: 5.0,
+        grace_s: 10.0,
+    });
+    let configs = vec![crate::model::Config {
+        name: "glibc".into(),
+        allocator: "glibc".into(),
+        library: None,
+        version: None,
+        env: Vec::new(),
+    }];
+    let (id, config_ids) = store.begin_experiment(&info, &configs)?;
+    let mut run = record(1, RunStatus::Ok);
+    run.service = Some(crate::model::ServiceRecord {
+        ready_s: Some(0.2),
+        load_start_s: Some(0.2),
+        load_end_s: Some(3.5),
+        rss_end_load_bytes: Some(50 << 20),
+        latency: Some(crate::model::Latency {
+            p50_ms: 1.5,
+            p90_ms: 2.0,
+            p95_ms: 2.5,
+            p99_ms: 4.0,
+            p999_ms: 9.0,
+            max_ms: 12.0,
+            requests: 100,
+            errors: 3,
+            throughput_rps: 30.3,
+        }),
+        errors_by_kind: [("status".to_string(), 3)].into_iter().collect(),
+        stopped_by: Some("SIGTERM".into()),
+        ..Default::default()
+    });
+    let plain = record(2, RunStatus::Ok);
+    let metrics = crate::analyze::metrics::run_metrics(&run);
+    store.add_run(config_ids[0], &run, &metrics)?;
+    store.add_run(config_ids[0], &plain, &metrics)?;
+    let loaded = store.load_experiment(Some(id))?;
+    assert_eq!(loaded.info.service, info.service);
+    let runs = &loaded.configs[0].runs;
+    assert_eq!(runs[0].record.service, run.service);
+    assert_eq!(runs[1].record.service, None);
     Ok(())
 }

@@ -276,6 +276,22 @@ fn go_program_is_reported_not_loaded_with_the_reason() {
     assert_first_run_not_loaded(&output, &json, "Go");
 }
 
+#[test]
+fn program_with_its_own_malloc_is_reported_not_loaded_with_the_reason() {
+    let allocator = if installed_allocators().contains(&"jemalloc") {
+        "jemalloc"
+    } else {
+        "glibc"
+    };
+    let scratch = Scratch::new();
+    let program = crate::common::program("own_malloc");
+    let (output, json) = scratch.compare(
+        &["-a", allocator, "-r", "1"],
+        &[program.to_str().expect("utf-8"), "32"],
+    );
+    assert_first_run_not_loaded(&output, &json, "defines malloc itself");
+}
+
 /// The experiment failed (exit 1) because its first run was `not_loaded`,
 /// with a message that names `reason`.
 fn assert_first_run_not_loaded(

@@ -14,4 +14,5 @@ mod reliability;
 mod reports;
 mod scenario_server;
 mod scenarios;
+mod services;
 mod store;

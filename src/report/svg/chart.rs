@@ -65,10 +65,10 @@ impl Axis {
             .into_iter()
             .find(|(d, _)| top >= *d * 2.0)
             .unwrap_or((1.0, "B")),
-            Kind::Seconds => [(86400.0, "d"), (3600.0, "h"), (60.0, "min")]
+            Kind::Seconds => [(86400.0, "d"), (3600.0, "h"), (60.0, "min"), (1.0, "s")]
                 .into_iter()
                 .find(|(d, _)| top >= *d * 2.0)
-                .unwrap_or((1.0, "s")),
+                .unwrap_or((0.001, "ms")),
             Kind::Plain => (1.0, ""),
         }
     }
@@ -225,6 +225,7 @@ mod tests {
     #[test]
     fn time_axes_pick_a_unit_that_fits() {
         assert_eq!(Axis::new(0.0, 30.0, "t", Kind::Seconds).unit().1, "s");
+        assert_eq!(Axis::new(0.0, 0.004, "t", Kind::Seconds).unit().1, "ms");
         assert_eq!(Axis::new(0.0, 600.0, "t", Kind::Seconds).unit().1, "min");
         assert_eq!(
             Axis::new(0.0, 3.0 * 3600.0, "t", Kind::Seconds).unit().1,

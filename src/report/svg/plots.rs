@@ -1,7 +1,8 @@
 //! allocscope's plots, each an SVG string from an `Analysis`: memory over
 //! time (RSS, and PSS for multi-process trees), memory at markers, ratios to
-//! the baseline with CI whiskers, memory against wall time with the Pareto
-//! frontier, and page faults over time. One colour per configuration.
+//! the baseline with CI whiskers, memory against wall time (for a service:
+//! end-of-load RSS against p95 latency) with the Pareto frontier, and page
+//! faults over time. One colour per configuration.
 
 use super::chart::{Axis, Chart, Kind};
 use super::colour;
@@ -231,18 +232,53 @@ fn markers(analysis: &Analysis) -> Plot {
     }
 }
 
+/// The ratio groups of the ratios plot: memory and wall time, and for a
+/// service the end-of-load RSS and the median and p95 latency.
+fn ratio_groups(analysis: &Analysis) -> Vec<(&'static str, Vec<Option<Ratio>>)> {
+    let of = |pick: fn(&crate::analyze::types::ConfigSummary) -> Option<Ratio>| {
+        analysis.summaries.iter().map(pick).collect::<Vec<_>>()
+    };
+    let mut groups = vec![
+        ("peak RSS", of(|s| s.ratio_peak_rss_bytes)),
+        ("mean RSS", of(|s| s.ratio_mean_rss_bytes)),
+    ];
+    let service = &analysis.service;
+    if service.is_empty() {
+        groups.push(("wall time", of(|s| s.ratio_wall_s)));
+        return groups;
+    }
+    let end = analysis.end_of_load;
+    let label = if end.metric == "pss_end_load_bytes" {
+        "PSS end of load"
+    } else {
+        "RSS end of load"
+    };
+    groups.push((label, service.iter().map(end.ratio).collect()));
+    if service.iter().any(|s| s.latency.is_some()) {
+        groups.push((
+            "p50 latency",
+            service.iter().map(|s| s.ratio_p50_ms).collect(),
+        ));
+        groups.push((
+            "p95 latency",
+            service.iter().map(|s| s.ratio_p95_ms).collect(),
+        ));
+    } else {
+        groups.push((
+            "load duration",
+            service.iter().map(|s| s.ratio_load_s).collect(),
+        ));
+    }
+    groups
+}
+
 /// Ratios to the baseline: one group per metric, one point with its CI
 /// whisker per configuration, a reference line at 1.0.
 fn ratios(analysis: &Analysis) -> Plot {
-    type Pick = fn(&crate::analyze::types::ConfigSummary) -> Option<Ratio>;
-    let metrics: [(&str, Pick); 3] = [
-        ("peak RSS", |s| s.ratio_peak_rss_bytes),
-        ("mean RSS", |s| s.ratio_mean_rss_bytes),
-        ("wall time", |s| s.ratio_wall_s),
-    ];
-    let all: Vec<Ratio> = metrics
+    let groups = ratio_groups(analysis);
+    let all: Vec<Ratio> = groups
         .iter()
-        .flat_map(|(_, pick)| analysis.summaries.iter().filter_map(pick))
+        .flat_map(|(_, r)| r.iter().flatten().copied())
         .collect();
     let lo = all.iter().map(|r| r.ci_low).fold(1.0, f64::min);
     let hi = all.iter().map(|r| r.ci_high).fold(1.0, f64::max);
@@ -250,7 +286,7 @@ fn ratios(analysis: &Analysis) -> Plot {
     let title = "Ratio to the baseline (median, 95% CI)";
     let mut chart = Chart::new(
         title,
-        Axis::categories(metrics.iter().map(|m| m.0.to_string()).collect(), "metric"),
+        Axis::categories(groups.iter().map(|g| g.0.to_string()).collect(), "metric"),
         Axis::new(
             (lo - pad).max(0.0),
             hi + pad,
@@ -259,13 +295,14 @@ fn ratios(analysis: &Analysis) -> Plot {
         ),
     );
     let one = chart.py(1.0);
+    let last = groups.len() as f64 - 0.5;
     chart
         .svg
-        .line(chart.px(-0.5), one, chart.px(2.5), one, "#555555", 1.0);
+        .line(chart.px(-0.5), one, chart.px(last), one, "#555555", 1.0);
     let n = analysis.summaries.len().max(1) as f64;
-    for (k, (_, pick)) in metrics.iter().enumerate() {
-        for (i, s) in analysis.summaries.iter().enumerate() {
-            let Some(r) = pick(s) else { continue };
+    for (k, (_, ratios)) in groups.iter().enumerate() {
+        for (i, r) in ratios.iter().enumerate() {
+            let Some(r) = r else { continue };
             let x = chart.px(k as f64 - 0.3 + 0.6 * (i as f64 + 0.5) / n);
             chart.svg.line(
                 x,
@@ -312,8 +349,44 @@ pub fn frontier(points: &[(usize, f64, f64)]) -> Vec<usize> {
     out
 }
 
-/// Mean memory against wall time, one point with CI cross per configuration.
+/// What the memory-against-performance plot shows: for a service, the RSS
+/// at the end of the load against the p95 latency (or the load's duration);
+/// otherwise mean memory against wall time. Points are (configuration,
+/// performance in seconds, memory in bytes).
 fn pareto(analysis: &Analysis) -> Plot {
+    let service = &analysis.service;
+    let seconds = |e: Estimate| Estimate {
+        median: e.median / 1000.0,
+        ci_low: e.ci_low / 1000.0,
+        ci_high: e.ci_high / 1000.0,
+    };
+    if !service.is_empty() {
+        let latency = service.iter().any(|s| s.latency.is_some());
+        let points = service
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let perf = if latency {
+                    s.latency.map(|l| seconds(l.p95_ms))
+                } else {
+                    s.load_s
+                };
+                Some((i, perf?, (analysis.end_of_load.estimate)(s)?))
+            })
+            .collect();
+        let x = if latency {
+            "p95 latency"
+        } else {
+            "load duration"
+        };
+        return pareto_chart(
+            analysis,
+            points,
+            x,
+            super::super::markdown::end_of_load_head(analysis),
+            "memory_vs_latency",
+        );
+    }
     let pss = multi_process(analysis);
     let mem = |s: &crate::analyze::types::ConfigSummary| {
         if pss {
@@ -322,19 +395,31 @@ fn pareto(analysis: &Analysis) -> Plot {
             s.mean_rss_bytes
         }
     };
-    let points: Vec<(usize, Estimate, Estimate)> = analysis
+    let points = analysis
         .summaries
         .iter()
         .enumerate()
         .filter_map(|(i, s)| Some((i, s.wall_s?, mem(s)?)))
         .collect();
+    let what = if pss { "mean PSS" } else { "mean RSS" };
+    pareto_chart(analysis, points, "wall time", what, "memory_vs_time")
+}
+
+/// Memory against a time, one point with CI cross per configuration and
+/// the Pareto frontier.
+fn pareto_chart(
+    analysis: &Analysis,
+    points: Vec<(usize, Estimate, Estimate)>,
+    x_what: &str,
+    what: &str,
+    name: &'static str,
+) -> Plot {
     let x_max = points.iter().map(|p| p.1.ci_high).fold(0.0, f64::max);
     let y_max = points.iter().map(|p| p.2.ci_high).fold(0.0, f64::max);
-    let what = if pss { "mean PSS" } else { "mean RSS" };
-    let title = format!("{what} against wall time (median, 95% CI; line: Pareto frontier)");
+    let title = format!("{what} against {x_what} (median, 95% CI; line: Pareto frontier)");
     let mut chart = Chart::new(
         &title,
-        Axis::new(0.0, x_max * 1.08, "wall time", Kind::Seconds),
+        Axis::new(0.0, x_max * 1.08, x_what, Kind::Seconds),
         Axis::new(0.0, y_max * 1.08, what, Kind::Bytes),
     );
     let front = frontier(
@@ -372,7 +457,7 @@ fn pareto(analysis: &Analysis) -> Plot {
     chart.legend(&names(analysis));
     chart.note(0, "lower left is better");
     Plot {
-        name: "memory_vs_time",
+        name,
         title,
         svg: chart.finish(),
     }

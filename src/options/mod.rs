@@ -2,6 +2,8 @@
 //! before anything runs. Errors here are user mistakes (exit 2) whose message
 //! says how to fix them.
 
+pub mod service;
+
 use crate::units::{parse_duration, UnitError};
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
@@ -54,6 +56,9 @@ pub enum UsageError {
     MarkRegex { pattern: String, reason: String },
     #[error(transparent)]
     HeapMode(#[from] crate::probe::HeapModeError),
+    /// A `--server` flag that is missing, contradictory or malformed.
+    #[error("{0}")]
+    Service(String),
     /// A mistake in `record`'s arguments (pid, --metrics); the message says which.
     #[error("{0}")]
     Record(String),
@@ -238,6 +243,8 @@ pub struct CompareSettings {
     pub marks: Vec<regex::Regex>,
     /// `--heap[=MODE]`: load the heap probe.
     pub heap: Option<crate::probe::HeapOptions>,
+    /// `--server`: COMMAND is a service driven by a load.
+    pub service: Option<service::ServiceSettings>,
     /// `--metrics`: where to serve the current values for Prometheus.
     pub metrics: Option<std::net::SocketAddr>,
 }
@@ -257,6 +264,7 @@ impl CompareSettings {
             .map(parse_memory_limit)
             .transpose()?;
         let marks = parse_marks(&args.mark)?;
+        let service = service::parse(&args.service)?;
         let program_name = args.command.first().ok_or(UsageError::NoCommand)?;
         let program = resolve_command(program_name)?;
         let (configs, warnings) = if args.alloc.is_empty() {
@@ -317,6 +325,7 @@ impl CompareSettings {
                 .as_deref()
                 .map(crate::probe::HeapOptions::parse)
                 .transpose()?,
+            service,
         })
     }
 }

@@ -1,0 +1,72 @@
+//! Programs that bring their own allocator (redis links jemalloc, some
+//! builds link tcmalloc or mimalloc): a configuration without a preload then
+//! measures that allocator, not glibc malloc, and glibc's tunables do nothing
+//! to it. Says so, naming the configurations concerned.
+
+use crate::model::StoredExperiment;
+
+/// One warning per allocator the program linked, naming the configurations
+/// that ran it without a preloaded allocator.
+pub fn warnings(experiment: &StoredExperiment) -> Vec<String> {
+    let mut linked: Vec<&str> = Vec::new();
+    for lib in experiment
+        .configs
+        .iter()
+        .flat_map(|c| &c.runs)
+        .flat_map(|r| &r.record.linked_allocators)
+    {
+        if !linked.contains(&lib.as_str()) {
+            linked.push(lib);
+        }
+    }
+    let unpreloaded: Vec<&str> = experiment
+        .configs
+        .iter()
+        .filter(|c| !c.config.env.iter().any(|(k, _)| k == "LD_PRELOAD"))
+        .map(|c| c.config.name.as_str())
+        .collect();
+    linked
+        .into_iter()
+        .map(|lib| {
+            if unpreloaded.is_empty() {
+                return format!(
+                    "the program links {lib} itself; the preloaded allocators replaced its \
+                     malloc, but its own statistics keep naming {lib}"
+                );
+            }
+            format!(
+                "the program links {lib} itself: {} ran without a preloaded allocator, so \
+                 {} measured {lib}, not glibc malloc, and glibc tunables do not apply to it; \
+                 the preloaded allocators replaced its malloc",
+                unpreloaded.join(", "),
+                if unpreloaded.len() > 1 { "they" } else { "it" }
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::fixture;
+
+    #[test]
+    fn names_the_configurations_that_ran_the_linked_allocator() {
+        let mut e = fixture::experiment();
+        for run in e.configs.iter_mut().flat_map(|c| &mut c.runs) {
+            run.record.linked_allocators.clear();
+        }
+        assert!(warnings(&e).is_empty(), "nothing linked");
+        for run in e.configs.iter_mut().flat_map(|c| &mut c.runs) {
+            run.record.linked_allocators = vec!["jemalloc".to_string()];
+        }
+        let found = warnings(&e);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let base = &e.configs[0].config.name;
+        assert!(
+            found[0].contains(&format!("links jemalloc itself: {base}")),
+            "{found:?}"
+        );
+        assert!(found[0].contains("not glibc malloc"), "{found:?}");
+    }
+}

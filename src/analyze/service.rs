@@ -1,0 +1,280 @@
+//! Service experiments (`compare --server`): per configuration, the median
+//! and 95% CI of each latency figure, of the load's duration and of the RSS
+//! at the end of the load and of the settle period, and the ratios to the
+//! baseline the Ruby report judged by: RSS, median and p95 response time.
+
+use super::stats::{bootstrap_median_ci, bootstrap_ratio_ci, CONFIDENCE, RESAMPLES};
+use super::types::{Estimate, Ratio};
+use crate::model::{Latency, RunStatus, ServiceRecord, StoredConfig, StoredExperiment};
+use serde::Serialize;
+
+/// Medians and CIs of the `Latency` keys across the ok runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LatencySummary {
+    pub p50_ms: Estimate,
+    pub p90_ms: Estimate,
+    pub p95_ms: Estimate,
+    pub p99_ms: Estimate,
+    pub p999_ms: Estimate,
+    pub max_ms: Estimate,
+    pub requests: Estimate,
+    pub errors: Estimate,
+    pub throughput_rps: Estimate,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServiceSummary {
+    pub latency: Option<LatencySummary>,
+    pub load_s: Option<Estimate>,
+    pub rss_end_load_bytes: Option<Estimate>,
+    pub rss_end_settle_bytes: Option<Estimate>,
+    pub pss_end_load_bytes: Option<Estimate>,
+    pub pss_end_settle_bytes: Option<Estimate>,
+    pub ratio_p50_ms: Option<Ratio>,
+    pub ratio_p95_ms: Option<Ratio>,
+    pub ratio_load_s: Option<Ratio>,
+    pub ratio_rss_end_load_bytes: Option<Ratio>,
+    pub ratio_pss_end_load_bytes: Option<Ratio>,
+    /// Errors over every ok run, and the requests they were among.
+    pub errors: u64,
+    pub requests: u64,
+}
+
+fn ok_services(config: &StoredConfig) -> impl Iterator<Item = &ServiceRecord> {
+    config
+        .runs
+        .iter()
+        .filter(|r| r.record.status == RunStatus::Ok)
+        .filter_map(|r| r.record.service.as_ref())
+}
+
+fn values(config: &StoredConfig, pick: impl Fn(&ServiceRecord) -> Option<f64>) -> Vec<f64> {
+    ok_services(config).filter_map(pick).collect()
+}
+
+fn latency(config: &StoredConfig, pick: fn(&Latency) -> f64) -> Vec<f64> {
+    values(config, |s| s.latency.as_ref().map(pick))
+}
+
+fn estimate(values: &[f64]) -> Option<Estimate> {
+    bootstrap_median_ci(values, RESAMPLES, CONFIDENCE)
+}
+
+fn latency_summary(config: &StoredConfig) -> Option<LatencySummary> {
+    let e = |pick: fn(&Latency) -> f64| estimate(&latency(config, pick));
+    Some(LatencySummary {
+        p50_ms: e(|l| l.p50_ms)?,
+        p90_ms: e(|l| l.p90_ms)?,
+        p95_ms: e(|l| l.p95_ms)?,
+        p99_ms: e(|l| l.p99_ms)?,
+        p999_ms: e(|l| l.p999_ms)?,
+        max_ms: e(|l| l.max_ms)?,
+        requests: e(|l| l.requests as f64)?,
+        errors: e(|l| l.errors as f64)?,
+        throughput_rps: e(|l| l.throughput_rps)?,
+    })
+}
+
+/// One summary per configuration, in order; empty unless the experiment
+/// ran a service.
+pub fn summarize(experiment: &StoredExperiment, baseline: usize) -> Vec<ServiceSummary> {
+    if experiment.info.service.is_none() {
+        return Vec::new();
+    }
+    let configs = &experiment.configs;
+    let Some(base) = configs.get(baseline) else {
+        return Vec::new();
+    };
+    let load_s = |s: &ServiceRecord| s.load_duration_s();
+    let end_load = |s: &ServiceRecord| s.rss_end_load_bytes.map(|b| b as f64);
+    let pss_end_load = |s: &ServiceRecord| s.pss_end_load_bytes.map(|b| b as f64);
+    configs
+        .iter()
+        .enumerate()
+        .map(|(i, config)| {
+            let ratio = |num: Vec<f64>, den: Vec<f64>| {
+                if i == baseline && !den.is_empty() {
+                    Some(super::BASELINE_RATIO)
+                } else {
+                    bootstrap_ratio_ci(&num, &den)
+                }
+            };
+            let (errors, requests) = ok_services(config)
+                .filter_map(|s| s.latency.as_ref())
+                .fold((0, 0), |(e, r), l| (e + l.errors, r + l.requests));
+            ServiceSummary {
+                latency: latency_summary(config),
+                load_s: estimate(&values(config, load_s)),
+                rss_end_load_bytes: estimate(&values(config, end_load)),
+                rss_end_settle_bytes: estimate(&values(config, |s| {
+                    s.rss_end_settle_bytes.map(|b| b as f64)
+                })),
+                pss_end_load_bytes: estimate(&values(config, pss_end_load)),
+                pss_end_settle_bytes: estimate(&values(config, |s| {
+                    s.pss_end_settle_bytes.map(|b| b as f64)
+                })),
+                ratio_p50_ms: ratio(latency(config, |l| l.p50_ms), latency(base, |l| l.p50_ms)),
+                ratio_p95_ms: ratio(latency(config, |l| l.p95_ms), latency(base, |l| l.p95_ms)),
+                ratio_load_s: ratio(values(config, load_s), values(base, load_s)),
+                ratio_rss_end_load_bytes: ratio(values(config, end_load), values(base, end_load)),
+                ratio_pss_end_load_bytes: ratio(
+                    values(config, pss_end_load),
+                    values(base, pss_end_load),
+                ),
+                errors,
+                requests,
+            }
+        })
+        .collect()
+}
+
+/// The end-of-load memory a service is judged by: PSS when an ok run's
+/// tree had several processes (RSS counts their shared pages once per
+/// process) and every configuration has a PSS reading, else RSS.
+#[derive(Debug, Clone, Copy)]
+pub struct EndOfLoad {
+    pub metric: &'static str,
+    pub words: &'static str,
+    pub estimate: fn(&ServiceSummary) -> Option<Estimate>,
+    pub ratio: fn(&ServiceSummary) -> Option<Ratio>,
+}
+
+/// Two choices are the same when they name the same metric.
+impl PartialEq for EndOfLoad {
+    fn eq(&self, other: &EndOfLoad) -> bool {
+        self.metric == other.metric
+    }
+}
+
+pub const RSS_END_OF_LOAD: EndOfLoad = EndOfLoad {
+    metric: "rss_end_load_bytes",
+    words: "RSS at the end of the load",
+    estimate: |s| s.rss_end_load_bytes,
+    ratio: |s| s.ratio_rss_end_load_bytes,
+};
+
+pub const PSS_END_OF_LOAD: EndOfLoad = EndOfLoad {
+    metric: "pss_end_load_bytes",
+    words: "PSS at the end of the load",
+    estimate: |s| s.pss_end_load_bytes,
+    ratio: |s| s.ratio_pss_end_load_bytes,
+};
+
+pub fn end_of_load(experiment: &StoredExperiment, summaries: &[ServiceSummary]) -> EndOfLoad {
+    let multi = experiment
+        .configs
+        .iter()
+        .flat_map(|c| &c.runs)
+        .filter(|r| r.record.status == RunStatus::Ok)
+        .any(|r| r.record.samples.iter().any(|s| s.processes > 1));
+    let all_pss = summaries
+        .iter()
+        .all(|s| s.rss_end_load_bytes.is_none() || s.pss_end_load_bytes.is_some());
+    if multi && all_pss {
+        PSS_END_OF_LOAD
+    } else {
+        RSS_END_OF_LOAD
+    }
+}
+
+/// Warnings about the load, once per distinct text: a saturated
+/// generator, a rate not reached, errors, rejected replay lines.
+pub fn warnings(experiment: &StoredExperiment, summaries: &[ServiceSummary]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (config, summary) in experiment.configs.iter().zip(summaries) {
+        for run in &config.runs {
+            let Some(service) = &run.record.service else {
+                continue;
+            };
+            for warning in &service.warnings {
+                let line = format!("{} run {}: {warning}", config.config.name, run.record.index);
+                if !out.contains(&line) {
+                    out.push(line);
+                }
+            }
+        }
+        if summary.errors > 0 {
+            out.push(format!(
+                "{}: {} of {} requests failed (non-2xx, resets, timeouts); latency counts them too",
+                config.config.name, summary.errors, summary.requests
+            ));
+        }
+    }
+    let rejected = experiment
+        .configs
+        .iter()
+        .flat_map(|c| &c.runs)
+        .filter_map(|r| r.record.service.as_ref())
+        .map(|s| s.rejected_lines)
+        .max()
+        .unwrap_or(0);
+    if rejected > 0 {
+        out.push(format!(
+            "{rejected} line(s) of the replayed log could not be replayed (not GET/HEAD, or malformed); they were skipped"
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::fixture;
+
+    fn with_service(mut experiment: StoredExperiment) -> StoredExperiment {
+        experiment.info.service = Some(crate::model::ServiceInfo::default());
+        for (c, config) in experiment.configs.iter_mut().enumerate() {
+            for run in &mut config.runs {
+                let slow = 1.0 + c as f64; // config c is (c+1)x slower
+                let i = f64::from(run.record.index);
+                run.record.service = Some(ServiceRecord {
+                    load_start_s: Some(1.0),
+                    load_end_s: Some(1.0 + 10.0 * slow + i * 0.01),
+                    rss_end_load_bytes: Some(
+                        ((100 + 10 * c) << 20) as u64 + run.record.index as u64,
+                    ),
+                    latency: Some(Latency {
+                        p50_ms: slow + i * 0.001,
+                        p90_ms: 2.0 * slow,
+                        p95_ms: 3.0 * slow + i * 0.001,
+                        p99_ms: 4.0 * slow,
+                        p999_ms: 5.0 * slow,
+                        max_ms: 6.0 * slow,
+                        requests: 1000,
+                        errors: 0,
+                        throughput_rps: 1000.0 / slow,
+                    }),
+                    ..ServiceRecord::default()
+                });
+            }
+        }
+        experiment
+    }
+
+    #[test]
+    fn ratios_follow_the_latency_and_memory_of_each_configuration() {
+        let experiment = with_service(fixture::experiment());
+        let summaries = summarize(&experiment, 0);
+        assert_eq!(summaries.len(), experiment.configs.len());
+        assert_eq!(
+            summaries[0].ratio_p95_ms,
+            Some(super::super::BASELINE_RATIO)
+        );
+        let second = &summaries[1];
+        let p95 = second.ratio_p95_ms.map(|r| r.value).unwrap_or_default();
+        assert!((p95 - 2.0).abs() < 0.01, "{p95}");
+        let rss = second
+            .ratio_rss_end_load_bytes
+            .map(|r| r.value)
+            .unwrap_or_default();
+        assert!((rss - 1.1).abs() < 0.01, "{rss}");
+        let load = second.ratio_load_s.map(|r| r.value).unwrap_or_default();
+        assert!((load - 2.0).abs() < 0.01, "{load}");
+        assert!(second.latency.is_some());
+    }
+
+    #[test]
+    fn ordinary_experiments_have_no_service_summary() {
+        assert!(summarize(&fixture::experiment(), 0).is_empty());
+    }
+}

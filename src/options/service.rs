@@ -1,0 +1,372 @@
+//! `compare --server`: the service flags checked and turned into what a run
+//! needs: how to tell the server is ready, which load to drive, how long to
+//! settle and how to stop it. A mistake is a `UsageError` naming the flag
+//! and the fix, reported before anything starts.
+
+use super::{parse_count, UsageError};
+use crate::cli::ServiceArgs;
+use crate::load::{self, Target};
+use crate::model::ServiceInfo;
+use crate::units::parse_duration;
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How a run decides that the server is up.
+#[derive(Debug, Clone)]
+pub enum Readiness {
+    /// It accepts a TCP connection.
+    Tcp(SocketAddr),
+    /// A GET of `path` answers 2xx.
+    Http {
+        addr: SocketAddr,
+        host_header: String,
+        path: String,
+    },
+    /// A line of its stdout or stderr matches.
+    Log(regex::Regex),
+}
+
+/// What drives the server once it is ready.
+#[derive(Debug, Clone)]
+pub enum LoadSpec {
+    /// The user's own client, run with `sh -c`.
+    Command(String),
+    /// allocscope's generator (`--http` or `--replay`).
+    Generator(Arc<load::Plan>),
+}
+
+#[derive(Debug, Clone)]
+pub struct ServiceSettings {
+    pub ready: Readiness,
+    pub ready_timeout: Duration,
+    pub load: LoadSpec,
+    pub settle: Duration,
+    pub grace: Duration,
+    /// Lines that could not be replayed, counted once when the log was read.
+    pub rejected_lines: u64,
+    /// The settings in words, for the store and the reports.
+    pub info: ServiceInfo,
+}
+
+/// The flags that only mean something with `--server`.
+fn service_flags_given(args: &ServiceArgs) -> Option<&'static str> {
+    [
+        (args.load.is_some(), "--load"),
+        (args.http.is_some(), "--http"),
+        (args.replay.is_some(), "--replay"),
+        (args.target.is_some(), "--target"),
+        (args.rate.is_some(), "--rate"),
+        (args.ready.is_some(), "--ready"),
+        (args.ready_log.is_some(), "--ready-log"),
+    ]
+    .into_iter()
+    .find(|(given, _)| *given)
+    .map(|(_, flag)| flag)
+}
+
+/// Checks the service flags; `None` when `--server` was not given.
+pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> {
+    if !args.server {
+        return match service_flags_given(args) {
+            Some(flag) => Err(service(format!(
+                "{flag} drives a server; add --server (allocscope compare --server {flag} ... -- SERVER)"
+            ))),
+            None => Ok(None),
+        };
+    }
+    let loads = [
+        args.load.is_some(),
+        args.http.is_some(),
+        args.replay.is_some(),
+    ];
+    match loads.iter().filter(|&&given| given).count() {
+        0 => {
+            return Err(service(
+                "--server needs a load: --load 'COMMAND', --http URL or --replay FILE --target URL"
+                    .into(),
+            ))
+        }
+        1 => {}
+        _ => {
+            return Err(service(
+                "--load, --http and --replay are alternatives; give exactly one".into(),
+            ))
+        }
+    }
+    let concurrency = parse_count("--concurrency", &args.concurrency, 1)?;
+    if concurrency > 4096 {
+        return Err(service(format!(
+            "--concurrency {concurrency} is too high; use at most 4096 connections"
+        )));
+    }
+    let request_timeout = positive_duration("--request-timeout", &args.request_timeout)?;
+    let (load, load_text, default_ready, rejected_lines) = if let Some(command) = &args.load {
+        if command.trim().is_empty() {
+            return Err(service(
+                "--load is empty; give the client's command line, e.g. --load 'wrk -d10s http://127.0.0.1:8080/'".into(),
+            ));
+        }
+        (
+            LoadSpec::Command(command.clone()),
+            format!("command: {command}"),
+            None,
+            0,
+        )
+    } else if let Some(url) = &args.http {
+        let target = target("--http", url)?;
+        let requests = parse_count("--requests", &args.requests, 1)?;
+        let schedule = match &args.rate {
+            Some(rate) => load::Schedule::Rate(parse_rate(rate)?),
+            None => load::Schedule::AsFastAsPossible,
+        };
+        let rate_text = match &args.rate {
+            Some(rate) => format!(" at {}/s", rate.trim_end_matches("/s")),
+            None => String::new(),
+        };
+        let plan = load::Plan {
+            target_addr: resolve("--http", &target)?,
+            host_header: host_header(&target),
+            requests: load::Requests::Template {
+                template: target.path_template.clone(),
+                count: u64::from(requests),
+            },
+            concurrency,
+            schedule,
+            request_timeout,
+            seed: 1,
+        };
+        plan.validate()
+            .map_err(|e| service(format!("--http '{url}': {e}")))?;
+        let text = format!("{url}: {requests} requests, {concurrency} connections{rate_text}");
+        (LoadSpec::Generator(Arc::new(plan)), text, Some(target), 0)
+    } else if let Some(file) = &args.replay {
+        let url = args.target.as_ref().ok_or_else(|| {
+            service("--replay needs --target URL, the server to send the lines to, e.g. --target http://127.0.0.1:8080".into())
+        })?;
+        let target = target("--target", url)?;
+        let text = std::fs::read(file).map_err(|e| {
+            service(format!(
+                "--replay '{}' cannot be read: {e}; give an access log file",
+                file.display()
+            ))
+        })?;
+        let log = load::parse_log(&String::from_utf8_lossy(&text));
+        if log.entries.is_empty() {
+            return Err(service(format!(
+                "--replay '{}' has no line to replay: {} rejected{}; give a Common or Combined \
+                 Log Format file with GET or HEAD requests",
+                file.display(),
+                log.rejected.count,
+                log.rejected
+                    .example
+                    .as_ref()
+                    .map(|e| format!(", e.g. `{e}`"))
+                    .unwrap_or_default()
+            )));
+        }
+        let (schedule, pace_text) = match args.pace.as_str() {
+            "max" => (
+                load::Schedule::AsFastAsPossible,
+                "as fast as the connections go".to_string(),
+            ),
+            "original" => {
+                let speed = parse_speed(&args.speed)?;
+                (
+                    load::Schedule::Paced(speed),
+                    format!("at the log's pace x{speed}"),
+                )
+            }
+            other => {
+                return Err(service(format!(
+                    "--pace '{other}' is not a pace; use max or original"
+                )))
+            }
+        };
+        let lines = log.entries.len();
+        let plan = load::Plan {
+            target_addr: resolve("--target", &target)?,
+            host_header: host_header(&target),
+            requests: load::Requests::Replay(log.entries),
+            concurrency,
+            schedule,
+            request_timeout,
+            seed: 1,
+        };
+        plan.validate()
+            .map_err(|e| service(format!("--replay '{}': {e}", file.display())))?;
+        let text = format!(
+            "replay of {} ({lines} lines, {} rejected) against {url}, {concurrency} connections, {pace_text}",
+            file.display(),
+            log.rejected.count
+        );
+        (
+            LoadSpec::Generator(Arc::new(plan)),
+            text,
+            Some(target),
+            log.rejected.count,
+        )
+    } else {
+        unreachable_load()?
+    };
+    let (ready, ready_text) = readiness(args, default_ready.as_ref())?;
+    refuse_ports_in_use(&ready, &load)?;
+    let ready_timeout = positive_duration("--ready-timeout", &args.ready_timeout)?;
+    let settle = parse_duration(&args.settle)?;
+    let grace = positive_duration("--grace", &args.grace)?;
+    let info = ServiceInfo {
+        ready: ready_text,
+        load: load_text,
+        settle_s: settle.as_secs_f64(),
+        grace_s: grace.as_secs_f64(),
+    };
+    Ok(Some(ServiceSettings {
+        ready,
+        ready_timeout,
+        load,
+        settle,
+        grace,
+        rejected_lines,
+        info,
+    }))
+}
+
+/// Every branch above returns; kept as an error rather than a panic.
+fn unreachable_load<T>() -> Result<T, UsageError> {
+    Err(service(
+        "no load given; use --load, --http or --replay".into(),
+    ))
+}
+
+fn service(message: String) -> UsageError {
+    UsageError::Service(message)
+}
+
+fn target(flag: &str, url: &str) -> Result<Target, UsageError> {
+    Target::parse(url).map_err(|e| service(format!("{flag} '{url}': {e}")))
+}
+
+fn resolve(flag: &str, target: &Target) -> Result<SocketAddr, UsageError> {
+    target.addr().map_err(|e| {
+        service(format!(
+            "{flag}: host '{}' cannot be resolved ({e}); use an IP address such as 127.0.0.1",
+            target.host
+        ))
+    })
+}
+
+fn host_header(target: &Target) -> String {
+    target.host_header()
+}
+
+fn positive_duration(flag: &str, text: &str) -> Result<Duration, UsageError> {
+    let value = parse_duration(text)?;
+    if value.is_zero() {
+        return Err(service(format!(
+            "{flag} {text} must be longer than 0, e.g. {flag} 10s"
+        )));
+    }
+    Ok(value)
+}
+
+/// `500`, `500/s`: requests per second, more than 0.
+fn parse_rate(text: &str) -> Result<f64, UsageError> {
+    match text.trim().trim_end_matches("/s").parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 && rate <= 10_000_000.0 => Ok(rate),
+        _ => Err(service(format!(
+            "--rate '{text}' is not a rate; give requests per second, e.g. --rate 500/s"
+        ))),
+    }
+}
+
+fn parse_speed(text: &str) -> Result<f64, UsageError> {
+    match text.trim().trim_end_matches('x').parse::<f64>() {
+        Ok(speed) if speed.is_finite() && speed > 0.0 => Ok(speed),
+        _ => Err(service(format!(
+            "--speed '{text}' is not a speed factor; give a number above 0, e.g. --speed 2"
+        ))),
+    }
+}
+
+/// `--ready-log`, else `--ready`, else the load's own address over TCP.
+fn readiness(
+    args: &ServiceArgs,
+    load_target: Option<&Target>,
+) -> Result<(Readiness, String), UsageError> {
+    if let Some(pattern) = &args.ready_log {
+        if args.ready.is_some() {
+            return Err(service(
+                "--ready and --ready-log are alternatives; give one".into(),
+            ));
+        }
+        let regex = regex::Regex::new(pattern).map_err(|e| {
+            service(format!(
+                "--ready-log '{pattern}' is not a valid regex: {}; escape special characters with a backslash",
+                e.to_string().lines().last().unwrap_or_default().trim_start_matches("error: ")
+            ))
+        })?;
+        return Ok((Readiness::Log(regex), format!("log:{pattern}")));
+    }
+    match args.ready.as_deref() {
+        Some(check) if check.starts_with("tcp:") => {
+            let addr = check["tcp:".len()..].to_string();
+            let resolved = std::net::ToSocketAddrs::to_socket_addrs(&addr)
+                .ok()
+                .and_then(|mut a| a.next())
+                .ok_or_else(|| {
+                    service(format!(
+                        "--ready '{check}' is not a reachable address; use tcp:HOST:PORT, e.g. tcp:127.0.0.1:8080"
+                    ))
+                })?;
+            Ok((Readiness::Tcp(resolved), check.to_string()))
+        }
+        Some(check) if check.starts_with("http://") => {
+            let target = target("--ready", check)?;
+            Ok((
+                Readiness::Http {
+                    addr: resolve("--ready", &target)?,
+                    host_header: host_header(&target),
+                    path: target.path_template.clone(),
+                },
+                check.to_string(),
+            ))
+        }
+        Some(other) => Err(service(format!(
+            "--ready '{other}' is not a check; use tcp:HOST:PORT or http://HOST:PORT/PATH, or --ready-log REGEX"
+        ))),
+        None => match load_target {
+            Some(target) => {
+                let addr = resolve("--ready", target)?;
+                Ok((Readiness::Tcp(addr), format!("tcp:{addr}")))
+            }
+            None => Err(service(
+                "--load needs a readiness check: --ready tcp:HOST:PORT, --ready http://... or --ready-log REGEX".into(),
+            )),
+        },
+    }
+}
+
+/// The server has not started yet, so anything already answering on its
+/// address is another process: the runs would measure that one instead.
+fn refuse_ports_in_use(ready: &Readiness, load: &LoadSpec) -> Result<(), UsageError> {
+    let mut addrs = Vec::new();
+    match ready {
+        Readiness::Tcp(addr) | Readiness::Http { addr, .. } => addrs.push(*addr),
+        Readiness::Log(_) => {}
+    }
+    if let LoadSpec::Generator(plan) = load {
+        addrs.push(plan.target_addr);
+    }
+    addrs.dedup();
+    for addr in addrs {
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_ok() {
+            return Err(service(format!(
+                "port {} on {} is already in use by another process; stop it, or start the \
+                 server on a free port and point --ready/--http/--target at it",
+                addr.port(),
+                addr.ip()
+            )));
+        }
+    }
+    Ok(())
+}
