@@ -308,4 +308,26 @@ mod tests {
         );
         Ok(())
     }
+
+    #[test]
+    fn a_version_4_file_gains_the_recordings_tables_and_keeps_its_experiments() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("v4.db");
+        {
+            let conn = Connection::open(&path)?;
+            for step in [V1, V2, V3, V4] {
+                conn.execute_batch(step)?;
+            }
+            conn.pragma_update(None, "user_version", 4)?;
+            conn.execute_batch(
+                "INSERT INTO experiments VALUES (1, 'kept', '[\"./a\"]', '2026-01-01T00:00:00Z',
+                     '2026-01-01T00:01:00Z', 'complete', 1, 1, 0, 100, 'glibc');",
+            )?;
+        }
+        let store = Store::open(&path)?;
+        assert_eq!(version(&store.conn)?, 5);
+        assert_eq!(store.list()?[0].name.as_deref(), Some("kept"));
+        assert!(store.list_recordings()?.is_empty());
+        Ok(())
+    }
 }
