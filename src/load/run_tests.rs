@@ -59,7 +59,10 @@ fn counts_every_request_and_reuses_one_connection_per_worker() {
         .collect();
     numbers.sort_unstable();
     assert_eq!(numbers, (0..200).collect::<Vec<_>>());
-    assert_eq!(server.connections.load(Ordering::Relaxed), 4);
+    // At most one connection per worker (a worker that starts after the
+    // others took every request opens none): 200 requests reuse them.
+    let connections = server.connections.load(Ordering::Relaxed);
+    assert!((1..=4).contains(&connections), "{connections} connections");
 }
 
 #[test]

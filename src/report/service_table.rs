@@ -67,7 +67,7 @@ fn multipliers(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt:
             };
             [
                 config.config.name.clone(),
-                format!("{rss} {}", cell((end.ratio)(s), base)),
+                format!("{rss:>9}  {}", cell((end.ratio)(s), base)),
                 second,
                 third,
             ]
