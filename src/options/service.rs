@@ -75,140 +75,28 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
             None => Ok(None),
         };
     }
-    let loads = [
-        args.load.is_some(),
-        args.http.is_some(),
-        args.replay.is_some(),
-    ];
-    match loads.iter().filter(|&&given| given).count() {
-        0 => {
-            return Err(service(
-                "--server needs a load: --load 'COMMAND', --http URL or --replay FILE --target URL"
-                    .into(),
-            ))
-        }
-        1 => {}
+    if args.load.is_none() && args.http.is_none() && args.replay.is_none() {
+        return Err(service(
+            "--server needs a load: --load 'COMMAND', --http URL or --replay FILE --target URL"
+                .into(),
+        ));
+    }
+    let chosen = match (&args.load, &args.http, &args.replay) {
+        (Some(command), None, None) => command_load(command)?,
+        (None, Some(url), None) => http_load(args, url)?,
+        (None, None, Some(file)) => replay_load(args, file)?,
         _ => {
             return Err(service(
                 "--load, --http and --replay are alternatives; give exactly one".into(),
             ))
         }
-    }
-    let concurrency = parse_count("--concurrency", &args.concurrency, 1)?;
-    if concurrency > 4096 {
-        return Err(service(format!(
-            "--concurrency {concurrency} is too high; use at most 4096 connections"
-        )));
-    }
-    let request_timeout = positive_duration("--request-timeout", &args.request_timeout)?;
-    let (load, load_text, default_ready, rejected_lines) = if let Some(command) = &args.load {
-        if command.trim().is_empty() {
-            return Err(service(
-                "--load is empty; give the client's command line, e.g. --load 'wrk -d10s http://127.0.0.1:8080/'".into(),
-            ));
-        }
-        (
-            LoadSpec::Command(command.clone()),
-            format!("command: {command}"),
-            None,
-            0,
-        )
-    } else if let Some(url) = &args.http {
-        let target = target("--http", url)?;
-        let requests = parse_count("--requests", &args.requests, 1)?;
-        let schedule = match &args.rate {
-            Some(rate) => load::Schedule::Rate(parse_rate(rate)?),
-            None => load::Schedule::AsFastAsPossible,
-        };
-        let rate_text = match &args.rate {
-            Some(rate) => format!(" at {}/s", rate.trim_end_matches("/s")),
-            None => String::new(),
-        };
-        let plan = load::Plan {
-            target_addr: resolve("--http", &target)?,
-            host_header: host_header(&target),
-            requests: load::Requests::Template {
-                template: target.path_template.clone(),
-                count: u64::from(requests),
-            },
-            concurrency,
-            schedule,
-            request_timeout,
-            seed: 1,
-        };
-        plan.validate()
-            .map_err(|e| service(format!("--http '{url}': {e}")))?;
-        let text = format!("{url}: {requests} requests, {concurrency} connections{rate_text}");
-        (LoadSpec::Generator(Arc::new(plan)), text, Some(target), 0)
-    } else if let Some(file) = &args.replay {
-        let url = args.target.as_ref().ok_or_else(|| {
-            service("--replay needs --target URL, the server to send the lines to, e.g. --target http://127.0.0.1:8080".into())
-        })?;
-        let target = target("--target", url)?;
-        let text = std::fs::read(file).map_err(|e| {
-            service(format!(
-                "--replay '{}' cannot be read: {e}; give an access log file",
-                file.display()
-            ))
-        })?;
-        let log = load::parse_log(&String::from_utf8_lossy(&text));
-        if log.entries.is_empty() {
-            return Err(service(format!(
-                "--replay '{}' has no line to replay: {} rejected{}; give a Common or Combined \
-                 Log Format file with GET or HEAD requests",
-                file.display(),
-                log.rejected.count,
-                log.rejected
-                    .example
-                    .as_ref()
-                    .map(|e| format!(", e.g. `{e}`"))
-                    .unwrap_or_default()
-            )));
-        }
-        let (schedule, pace_text) = match args.pace.as_str() {
-            "max" => (
-                load::Schedule::AsFastAsPossible,
-                "as fast as the connections go".to_string(),
-            ),
-            "original" => {
-                let speed = parse_speed(&args.speed)?;
-                (
-                    load::Schedule::Paced(speed),
-                    format!("at the log's pace x{speed}"),
-                )
-            }
-            other => {
-                return Err(service(format!(
-                    "--pace '{other}' is not a pace; use max or original"
-                )))
-            }
-        };
-        let lines = log.entries.len();
-        let plan = load::Plan {
-            target_addr: resolve("--target", &target)?,
-            host_header: host_header(&target),
-            requests: load::Requests::Replay(log.entries),
-            concurrency,
-            schedule,
-            request_timeout,
-            seed: 1,
-        };
-        plan.validate()
-            .map_err(|e| service(format!("--replay '{}': {e}", file.display())))?;
-        let text = format!(
-            "replay of {} ({lines} lines, {} rejected) against {url}, {concurrency} connections, {pace_text}",
-            file.display(),
-            log.rejected.count
-        );
-        (
-            LoadSpec::Generator(Arc::new(plan)),
-            text,
-            Some(target),
-            log.rejected.count,
-        )
-    } else {
-        unreachable_load()?
     };
+    let ChosenLoad {
+        load,
+        text: load_text,
+        target: default_ready,
+        rejected_lines,
+    } = chosen;
     let (ready, ready_text) = readiness(args, default_ready.as_ref())?;
     refuse_ports_in_use(&ready, &load)?;
     let ready_timeout = positive_duration("--ready-timeout", &args.ready_timeout)?;
@@ -231,11 +119,141 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
     }))
 }
 
-/// Every branch above returns; kept as an error rather than a panic.
-fn unreachable_load<T>() -> Result<T, UsageError> {
-    Err(service(
-        "no load given; use --load, --http or --replay".into(),
-    ))
+/// The load of a service run, described, with the address a readiness
+/// check defaults to and the replay lines that were rejected.
+struct ChosenLoad {
+    load: LoadSpec,
+    text: String,
+    target: Option<Target>,
+    rejected_lines: u64,
+}
+
+fn command_load(command: &str) -> Result<ChosenLoad, UsageError> {
+    if command.trim().is_empty() {
+        return Err(service(
+            "--load is empty; give the client's command line, e.g. --load 'wrk -d10s http://127.0.0.1:8080/'".into(),
+        ));
+    }
+    Ok(ChosenLoad {
+        load: LoadSpec::Command(command.to_string()),
+        text: format!("command: {command}"),
+        target: None,
+        rejected_lines: 0,
+    })
+}
+
+/// `--concurrency` and `--request-timeout`, shared by `--http` and `--replay`.
+fn connections(args: &ServiceArgs) -> Result<(u32, Duration), UsageError> {
+    let concurrency = parse_count("--concurrency", &args.concurrency, 1)?;
+    if concurrency > 4096 {
+        return Err(service(format!(
+            "--concurrency {concurrency} is too high; use at most 4096 connections"
+        )));
+    }
+    let request_timeout = positive_duration("--request-timeout", &args.request_timeout)?;
+    Ok((concurrency, request_timeout))
+}
+
+fn http_load(args: &ServiceArgs, url: &str) -> Result<ChosenLoad, UsageError> {
+    let (concurrency, request_timeout) = connections(args)?;
+    let target = target("--http", url)?;
+    let requests = parse_count("--requests", &args.requests, 1)?;
+    let (schedule, rate_text) = match &args.rate {
+        Some(rate) => (
+            load::Schedule::Rate(parse_rate(rate)?),
+            format!(" at {}/s", rate.trim_end_matches("/s")),
+        ),
+        None => (load::Schedule::AsFastAsPossible, String::new()),
+    };
+    let plan = load::Plan {
+        target_addr: resolve("--http", &target)?,
+        host_header: target.host_header(),
+        requests: load::Requests::Template {
+            template: target.path_template.clone(),
+            count: u64::from(requests),
+        },
+        concurrency,
+        schedule,
+        request_timeout,
+        seed: 1,
+    };
+    plan.validate()
+        .map_err(|e| service(format!("--http '{url}': {e}")))?;
+    Ok(ChosenLoad {
+        load: LoadSpec::Generator(Arc::new(plan)),
+        text: format!("{url}: {requests} requests, {concurrency} connections{rate_text}"),
+        target: Some(target),
+        rejected_lines: 0,
+    })
+}
+
+fn replay_load(args: &ServiceArgs, file: &std::path::Path) -> Result<ChosenLoad, UsageError> {
+    let (concurrency, request_timeout) = connections(args)?;
+    let url = args.target.as_ref().ok_or_else(|| {
+        service("--replay needs --target URL, the server to send the lines to, e.g. --target http://127.0.0.1:8080".into())
+    })?;
+    let target = target("--target", url)?;
+    let text = std::fs::read(file).map_err(|e| {
+        service(format!(
+            "--replay '{}' cannot be read: {e}; give an access log file",
+            file.display()
+        ))
+    })?;
+    let log = load::parse_log(&String::from_utf8_lossy(&text));
+    if log.entries.is_empty() {
+        return Err(service(format!(
+            "--replay '{}' has no line to replay: {} rejected{}; give a Common or Combined \
+             Log Format file with GET or HEAD requests",
+            file.display(),
+            log.rejected.count,
+            log.rejected
+                .example
+                .as_ref()
+                .map(|e| format!(", e.g. `{e}`"))
+                .unwrap_or_default()
+        )));
+    }
+    let (schedule, pace_text) = match args.pace.as_str() {
+        "max" => (
+            load::Schedule::AsFastAsPossible,
+            "as fast as the connections go".to_string(),
+        ),
+        "original" => {
+            let speed = parse_speed(&args.speed)?;
+            (
+                load::Schedule::Paced(speed),
+                format!("at the log's pace x{speed}"),
+            )
+        }
+        other => {
+            return Err(service(format!(
+                "--pace '{other}' is not a pace; use max or original"
+            )))
+        }
+    };
+    let lines = log.entries.len();
+    let rejected_lines = log.rejected.count;
+    let plan = load::Plan {
+        target_addr: resolve("--target", &target)?,
+        host_header: target.host_header(),
+        requests: load::Requests::Replay(log.entries),
+        concurrency,
+        schedule,
+        request_timeout,
+        seed: 1,
+    };
+    plan.validate()
+        .map_err(|e| service(format!("--replay '{}': {e}", file.display())))?;
+    Ok(ChosenLoad {
+        load: LoadSpec::Generator(Arc::new(plan)),
+        text: format!(
+            "replay of {} ({lines} lines, {rejected_lines} rejected) against {url}, \
+             {concurrency} connections, {pace_text}",
+            file.display()
+        ),
+        target: Some(target),
+        rejected_lines,
+    })
 }
 
 fn service(message: String) -> UsageError {
@@ -253,10 +271,6 @@ fn resolve(flag: &str, target: &Target) -> Result<SocketAddr, UsageError> {
             target.host
         ))
     })
-}
-
-fn host_header(target: &Target) -> String {
-    target.host_header()
 }
 
 fn positive_duration(flag: &str, text: &str) -> Result<Duration, UsageError> {
@@ -325,7 +339,7 @@ fn readiness(
             Ok((
                 Readiness::Http {
                     addr: resolve("--ready", &target)?,
-                    host_header: host_header(&target),
+                    host_header: target.host_header(),
                     path: target.path_template.clone(),
                 },
                 check.to_string(),

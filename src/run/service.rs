@@ -253,10 +253,10 @@ impl<'a> ServiceRun<'a> {
         };
         let tail = stderr_tail(&self.paths.stderr);
         self.died = true;
-        self.fail(format!(
-            "the server {} {when}{tail}",
-            describe_exit(raw_status).replace("exit ", "exited with code ")
-        ))
+        let how = describe_exit(raw_status)
+            .replace("exit ", "exited with code ")
+            .replace("killed", "was killed");
+        self.fail(format!("the server {how} {when}{tail}"))
     }
 
     fn load_ended(&mut self, at: Instant) -> Vec<Action> {
@@ -344,10 +344,7 @@ impl<'a> ServiceRun<'a> {
 fn describe_exit(raw: i32) -> String {
     if libc::WIFSIGNALED(raw) {
         let signal = libc::WTERMSIG(raw);
-        format!(
-            "was killed by signal {signal} ({})",
-            super::signal_name(signal)
-        )
+        format!("killed by signal {signal} ({})", super::signal_name(signal))
     } else {
         format!("exit {}", libc::WEXITSTATUS(raw))
     }
@@ -394,7 +391,7 @@ mod tests {
         assert_eq!(describe_exit(3 << 8), "exit 3");
         assert_eq!(
             describe_exit(libc::SIGSEGV),
-            "was killed by signal 11 (SIGSEGV)"
+            "killed by signal 11 (SIGSEGV)"
         );
     }
 }
