@@ -93,7 +93,10 @@ fn not_found_responses_are_status_errors_with_latency() {
     assert_eq!(report.errors_by_kind.status, 50);
     assert_eq!(report.errors, 50);
     assert!(report.latency.is_some(), "a 404 is still a response");
-    assert_eq!(server.connections.load(Ordering::Relaxed), 2);
+    // A 404 keeps the connection: at most one per worker (a worker that
+    // starts late on a loaded machine may find no request left).
+    let connections = server.connections.load(Ordering::Relaxed);
+    assert!((1..=2).contains(&connections), "{connections} connections");
 }
 
 #[test]

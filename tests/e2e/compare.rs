@@ -135,9 +135,12 @@ fn tree_pss_of_forked_children_is_n_times_their_private_memory() {
     for config in configs(&json) {
         let run = &config["runs"][0];
         let pss = as_u64(&run["peak_pss_bytes"]) as f64;
-        let error = (pss - expected).abs() / expected;
+        // The allocators' own metadata and the parent add a little on top
+        // (5.2% once under tcmalloc on a loaded machine); counting the
+        // children's shared pages once per process would add far more.
+        let error = (pss - expected) / expected;
         assert!(
-            error < 0.05,
+            (-0.03..0.08).contains(&error),
             "{}: tree PSS {pss} vs {expected} ({:.1}%)",
             config["name"],
             error * 100.0
