@@ -72,11 +72,17 @@ fn over_time(
             .collect();
         chart.svg.polyline(&mean, colour(i), 2.0, 1.0);
     }
-    let names: Vec<(String, &str)> = analysis
-        .summaries
-        .iter()
+    let labels = legend_labels(
+        &analysis
+            .summaries
+            .iter()
+            .map(|s| (s.info.name.as_str(), s.info.config.as_str()))
+            .collect::<Vec<_>>(),
+    );
+    let names: Vec<(String, &str)> = labels
+        .into_iter()
         .enumerate()
-        .map(|(i, s)| (legend_label(&s.info.name, &s.info.config), colour(i)))
+        .map(|(i, label)| (label, colour(i)))
         .collect();
     chart.legend(&names);
     if banded {
@@ -89,14 +95,22 @@ fn over_time(
     }
 }
 
-/// The recording's name, or its configuration when the name would not fit
-/// the legend (which keeps 22 characters).
-fn legend_label(name: &str, config: &str) -> String {
-    if name.chars().count() <= 22 || config.chars().count() > 22 {
-        name.to_string()
-    } else {
-        config.to_string()
-    }
+/// The recordings' names, or all their configurations when some name would
+/// not fit the legend (22 characters) and the configurations are short and
+/// distinct: one kind of label for every line.
+fn legend_labels(recordings: &[(&str, &str)]) -> Vec<String> {
+    let fits = |text: &str| text.chars().count() <= 22;
+    let configs: Vec<&str> = recordings.iter().map(|r| r.1).collect();
+    let distinct = configs
+        .iter()
+        .enumerate()
+        .all(|(i, c)| !configs[..i].contains(c));
+    let use_configs =
+        !recordings.iter().all(|r| fits(r.0)) && distinct && configs.iter().all(|c| fits(c));
+    recordings
+        .iter()
+        .map(|&(name, config)| if use_configs { config } else { name }.to_string())
+        .collect()
 }
 
 /// `(t, mean, min, max)` with at most `MAX_POINTS` points: consecutive points
@@ -132,4 +146,23 @@ fn thin(
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn legend_uses_one_kind_of_label_for_every_line() {
+        let short = [("node-a", "glibc"), ("node-b", "tcmalloc")];
+        assert_eq!(super::legend_labels(&short), ["node-a", "node-b"]);
+        let long = [
+            ("churn-glibc", "glibc"),
+            ("churn-glibc-arena_max-2", "glibc:arena_max=2"),
+        ];
+        assert_eq!(super::legend_labels(&long), ["glibc", "glibc:arena_max=2"]);
+        let same_config = [("a-very-long-recording-name-1", "glibc"), ("b", "glibc")];
+        assert_eq!(
+            super::legend_labels(&same_config),
+            ["a-very-long-recording-name-1", "b"]
+        );
+    }
 }
