@@ -268,7 +268,7 @@ pub struct RecordArgs {
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// The scenario: churn (default), events or kv.
+    /// The scenario: churn (default), events, kv or server.
     pub scenario: Option<String>,
     /// Short settings: the whole demo finishes in under 3 minutes on 2 cores.
     #[arg(long)]

@@ -14,6 +14,9 @@ struct DemoScenario {
     /// minutes on a 2-core machine) and for the full run.
     quick: &'static [&'static str],
     full: &'static [&'static str],
+    /// A server: run with `compare --server` and the built-in generator,
+    /// `(quick, full)` requests per run, on a free port of 127.0.0.1.
+    requests: Option<(u32, u32)>,
 }
 
 const SCENARIOS: &[DemoScenario] = &[
@@ -27,6 +30,7 @@ const SCENARIOS: &[DemoScenario] = &[
         // different amounts of work under fast and slow allocators.
         quick: &["--ops", "3000000", "--seconds", "0"],
         full: &["--seconds", "0"],
+        requests: None,
     },
     DemoScenario {
         name: "events",
@@ -35,16 +39,34 @@ const SCENARIOS: &[DemoScenario] = &[
                  so the tree's total PSS is compared.",
         quick: &["--procs", "4", "--events", "40"],
         full: &["--procs", "4"],
+        requests: None,
     },
     DemoScenario {
         name: "kv",
-        models: "the key-value server (seed 002): items with 16-256 B values inserted into a \
+        models: "the key-value server (seed 003): items with 16-256 B values inserted into a \
                  hash table; a marker at 0, 100, 1k, 10k, 100k and 1M items gives the \
                  items -> memory table.",
         quick: &["--items", "100000"],
         full: &[],
+        requests: None,
+    },
+    DemoScenario {
+        name: "server",
+        models: "the threaded Ruby web app (seed 002): 16 worker threads serving HTTP/1.1 \
+                 pages built from many small strings, cached and freed across threads; \
+                 driven by allocscope's own load generator, judged like the Ruby report: \
+                 RSS at the end of the load against median and p95 response time.",
+        quick: &["--threads", "16", "--cache-entries", "4000"],
+        full: &["--threads", "16", "--cache-entries", "4000"],
+        requests: Some((20_000, 60_000)),
     },
 ];
+
+/// A port on 127.0.0.1 that nothing listens on now (the OS picks it).
+fn free_port() -> anyhow::Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(listener.local_addr()?.port())
+}
 
 pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
     let names = || {
@@ -84,6 +106,16 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
             scenario.name.into(),
         ];
         command.extend(knobs.iter().map(OsString::from));
+        let mut service = crate::cli::ServiceArgs::default();
+        if let Some((quick, full)) = scenario.requests {
+            let port = free_port()?.to_string();
+            command.extend(["--port".into(), port.clone().into()]);
+            service.server = true;
+            service.http = Some(format!("http://127.0.0.1:{port}/item/{{rand:4000}}"));
+            service.requests = if args.quick { quick } else { full }.to_string();
+            service.concurrency = "16".into();
+            service.settle = "2s".into();
+        }
         let json = args.out.join(format!("{}.json", scenario.name));
         let csv = args.out.join(format!("{}.csv", scenario.name));
         let html = args.out.join(format!("{}.html", scenario.name));
@@ -115,7 +147,7 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
                 max_slowdown: "5".into(),
             },
             mark: Vec::new(),
-            service: crate::cli::ServiceArgs::default(),
+            service,
             command,
         };
         eprintln!(

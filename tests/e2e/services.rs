@@ -442,3 +442,38 @@ fn redis_server_with_redis_benchmark_under_every_installed_allocator() {
         "{warnings}"
     );
 }
+
+#[test]
+fn demo_server_drives_the_scenario_and_writes_the_service_report() {
+    let _heavy = crate::common::one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let out = scratch.path("demo");
+    let output = scratch.run(&[
+        "demo",
+        "server",
+        "--quick",
+        "-r",
+        "1",
+        "--db",
+        "demo.db",
+        "--out",
+        out.to_str().unwrap_or_default(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let table = stdout(&output);
+    assert!(table.contains("median response time"), "{table}");
+    let json: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("server.json")).expect("server.json written"),
+    )
+    .expect("valid JSON");
+    for c in configs(&json) {
+        let run = &runs(c)[0];
+        assert_eq!(run["status"], "ok", "{run}");
+        assert_eq!(run["latency"]["requests"], 20000, "{run}");
+    }
+    let html = std::fs::read_to_string(out.join("server.html")).expect("server.html written");
+    assert!(
+        html.contains("<figure id=\"plot-memory_vs_latency\">"),
+        "html lacks the plot"
+    );
+}
