@@ -281,6 +281,18 @@ fn a_closed_loop_on_a_small_response_runs_at_round_trip_speed() {
 }
 
 #[test]
+fn open_loop_workers_sleep_with_a_tight_timer_slack() {
+    let slack = std::thread::spawn(|| {
+        tighten_timer_slack();
+        // SAFETY: PR_GET_TIMERSLACK reads the calling thread's slack.
+        unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) }
+    })
+    .join()
+    .expect("thread");
+    assert_eq!(slack, 1);
+}
+
+#[test]
 fn a_fixed_rate_is_achieved() {
     let server = TestServer::start();
     let report = go(&plan(
