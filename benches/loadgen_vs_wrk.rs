@@ -44,7 +44,7 @@ const RUN_FOR: Duration = Duration::from_secs(5);
 const LIGHT_FOR: Duration = Duration::from_secs(8);
 const CLOSED_FOR: Duration = Duration::from_secs(3);
 /// Alternated rounds per latency comparison; medians are compared.
-const LATENCY_ROUNDS: usize = 3;
+const LATENCY_ROUNDS: usize = 5;
 /// wrk's think time between a response and the next request, in ms.
 const DELAY_MS: u32 = 2;
 const PATH: &str = "/item/7";
