@@ -45,6 +45,9 @@ struct Conn {
     end: usize,
     /// Whether this response has received any byte (see `send`'s retry).
     received: bool,
+    /// Read calls made, so tests can check a small response takes one.
+    #[cfg(test)]
+    reads: u64,
 }
 
 pub(super) struct Client<'a> {
@@ -148,6 +151,8 @@ fn connect(addr: SocketAddr, timeout: Duration) -> Result<Conn, Failure> {
         start: 0,
         end: 0,
         received: false,
+        #[cfg(test)]
+        reads: 0,
     })
 }
 
@@ -174,6 +179,10 @@ impl Conn {
             return Err(Failure::Protocol); // a head or line larger than the buffer
         }
         loop {
+            #[cfg(test)]
+            {
+                self.reads += 1;
+            }
             match self.stream.read(&mut self.buf[self.end..]) {
                 Ok(n) => {
                     self.end += n;

@@ -129,6 +129,9 @@ fn worker(
     start: Instant,
     stop: &AtomicBool,
 ) -> Tally {
+    if !matches!(plan.schedule, Schedule::AsFastAsPossible) {
+        tighten_timer_slack();
+    }
     let cpu_start_s = thread_cpu_seconds();
     let mut tally = Tally {
         histogram,
@@ -233,6 +236,19 @@ enum Wait {
     Late,
     /// The worker slept until the due time.
     Slept,
+}
+
+/// Open-loop workers sleep until each request's due time. The kernel's
+/// default timer slack (50 us) lets such a wake-up run late, merged with
+/// other timers; 1 ns makes it punctual. Measured on the 2-core VM, one
+/// connection at 455/s against the server scenario's `/health`, 5 rounds:
+/// p90 45-51 us with it, 44-132 us without (p50 42 us either way). Only
+/// this worker thread is affected; if the call fails the worker just wakes
+/// less precisely.
+fn tighten_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes plain integers and changes only the
+    // calling thread's timer slack.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 }
 
 fn wait_until(due: Instant, stop: &AtomicBool) -> Wait {
