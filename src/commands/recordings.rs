@@ -1,11 +1,11 @@
 //! `allocscope report --recordings [ID ...]`: list the stored recordings, or
 //! load the given ones, analyse them side by side and print or export them
-//! (text to stdout, `--export-json`, `--plots DIR`).
+//! (text to stdout, `--export-json`, `--html`, `--plots DIR`).
 
 use crate::analyze::recordings::analyze_recordings;
 use crate::cli::ExportArgs;
 use crate::options::UsageError;
-use crate::report::recordings::{render_json, render_text};
+use crate::report::recordings::{render_html, render_json, render_text};
 use crate::report::svg::recordings as plots;
 use crate::report::{png, write_output};
 use crate::store::Store;
@@ -14,9 +14,9 @@ use anyhow::Context;
 use std::path::Path;
 
 pub fn report(store: &Store, ids: &[i64], exports: &ExportArgs) -> anyhow::Result<i32> {
-    if exports.export_csv.is_some() || exports.export_markdown.is_some() || exports.html.is_some() {
+    if exports.export_csv.is_some() || exports.export_markdown.is_some() {
         return Err(UsageError::Record(
-            "--recordings renders text, --export-json and --plots; CSV, Markdown and HTML \
+            "--recordings renders text, --export-json, --html and --plots; CSV and Markdown \
              exports are for experiments"
                 .into(),
         )
@@ -36,6 +36,10 @@ pub fn report(store: &Store, ids: &[i64], exports: &ExportArgs) -> anyhow::Resul
     }
     if let Some(path) = &exports.export_json {
         write_output(path, render_json(&analysis)?.as_bytes())?;
+    }
+    if let Some(path) = &exports.html {
+        write_output(path, render_html(&analysis).as_bytes())?;
+        eprintln!("allocscope: HTML report in {}", path.display());
     }
     if let Some(dir) = &exports.plots {
         std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;

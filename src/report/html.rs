@@ -19,6 +19,19 @@ pub struct HtmlReporter;
 /// A CI wider than this share of its median is flagged as noisy.
 const WIDE_CI: f64 = 0.20;
 
+/// The start of a self-contained page: a Content-Security-Policy that
+/// allows no script and no network, the inline style, the title as `h1`.
+pub fn page_head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+         style-src 'unsafe-inline'; img-src data:\">\n<title>{}</title>\n\
+         <style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
+        escape(title),
+        escape(title)
+    )
+}
+
 const STYLE: &str = "body{font-family:'DejaVu Sans',Verdana,sans-serif;margin:2em auto;\
 max-width:1100px;color:#222;padding:0 1em}h1{font-size:1.5em}h2{font-size:1.2em;\
 border-bottom:1px solid #ccc;margin-top:2em}table{border-collapse:collapse;margin:1em 0}\
@@ -322,15 +335,7 @@ impl Reporter for HtmlReporter {
                 .map(|n| format!(": {n}"))
                 .unwrap_or_default()
         );
-        writeln!(
-            out,
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
-             <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
-             style-src 'unsafe-inline'; img-src data:\">\n<title>{}</title>\n\
-             <style>{STYLE}</style></head><body>\n<h1>{}</h1>",
-            escape(&title),
-            escape(&title)
-        )?;
+        out.push_str(&page_head(&title));
         experiment(&mut out, a)?;
         let notes = notes(a);
         if !notes.is_empty() {

@@ -145,6 +145,31 @@ pub fn render_json(analysis: &RecordingsAnalysis) -> serde_json::Result<String> 
     serde_json::to_string_pretty(&value).map(|s| s + "\n")
 }
 
+/// One self-contained HTML page: the side-by-side text and every plot
+/// inline, under the same Content-Security-Policy as the experiment report.
+pub fn render_html(analysis: &RecordingsAnalysis) -> String {
+    let names: Vec<&str> = analysis
+        .summaries
+        .iter()
+        .map(|s| s.info.name.as_str())
+        .collect();
+    let title = format!("allocscope recordings: {}", names.join(", "));
+    let mut out = super::html::page_head(&title);
+    out.push_str("<pre>");
+    out.push_str(&super::svg::escape(&render_text(analysis)));
+    out.push_str("</pre>\n<h2>Plots</h2>\n");
+    for plot in super::svg::recordings::all(analysis) {
+        out.push_str(&format!(
+            "<figure id=\"plot-{}\">\n{}<figcaption>{}</figcaption></figure>\n",
+            plot.name,
+            plot.svg,
+            super::svg::escape(&plot.title)
+        ));
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,5 +238,20 @@ mod tests {
         let plots = crate::report::svg::recordings::all(&analysis);
         assert_eq!(plots.len(), 1, "no PSS plot without PSS");
         assert!(plots[0].svg.contains("small"));
+    }
+
+    #[test]
+    fn html_page_has_the_text_escaped_and_the_plots_inline() {
+        let analysis = analyze_recordings(vec![
+            recording(1, "a<script>", |t| (100 + t.min(120)) * MIB),
+            recording(2, "small", |_| 110 * MIB),
+        ]);
+        let html = render_html(&analysis);
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.contains("Content-Security-Policy"));
+        assert!(!html.contains("a<script>"), "names must be escaped");
+        assert!(html.contains("a&lt;script&gt;: settled after"));
+        assert!(html.contains("<figure id=\"plot-recordings_rss\">"));
+        assert!(html.trim_end().ends_with("</body></html>"));
     }
 }

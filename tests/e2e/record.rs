@@ -78,15 +78,20 @@ fn try_recordings_json(scratch: &Scratch, id: &str) -> Option<Value> {
     serde_json::from_str(&std::fs::read_to_string(&json).ok()?).ok()
 }
 
-/// `report --recordings IDS --export-json`, parsed.
+/// `report --recordings IDS --export-json --html`: the JSON, parsed, after
+/// checking that the HTML page has the RSS plot inline.
 fn recordings_json(scratch: &Scratch, ids: &[&str]) -> Value {
     let json = scratch.path("recordings.json");
+    let html = scratch.path("recordings.html");
     let db = db_arg(scratch);
     let mut args = vec!["report", "--db", &db, "--recordings"];
     args.extend_from_slice(ids);
     args.extend_from_slice(&["--export-json", json.to_str().expect("utf-8")]);
+    args.extend_from_slice(&["--html", html.to_str().expect("utf-8")]);
     let output = scratch.run(&args);
     assert!(output.status.success(), "{}", stderr(&output));
+    let page = std::fs::read_to_string(&html).expect("HTML written");
+    assert!(page.contains("<figure id=\"plot-recordings_rss\">"), "{page}");
     serde_json::from_str(&std::fs::read_to_string(&json).expect("written")).expect("JSON")
 }
 
