@@ -128,19 +128,21 @@ fn tree_pss_of_forked_children_is_n_times_their_private_memory() {
     let (children, mib) = (4u64, 128u64);
     let (output, json) = scratch.compare(
         &options,
-        &[forks.to_str().expect("utf-8"), "4", "128", "1500"],
+        &[forks.to_str().expect("utf-8"), "4", "128", "3000"],
     );
     assert!(output.status.success(), "{}", stderr(&output));
     let expected = (children * mib) as f64 * 1048576.0;
     for config in configs(&json) {
         let run = &config["runs"][0];
         let pss = as_u64(&run["peak_pss_bytes"]) as f64;
-        // The allocators' own metadata and the parent add a little on top
-        // (5.2% once under tcmalloc on a loaded machine); counting the
-        // children's shared pages once per process would add far more.
+        // PSS is read within the sampler's CPU budget, a pass every few
+        // hundred ms on this tree: on a loaded machine a pass may catch a
+        // child still touching its pages (-5.1% once), and the allocators'
+        // metadata adds a little (+5.2% once). Counting the children's
+        // shared pages once per process would be far off.
         let error = (pss - expected) / expected;
         assert!(
-            (-0.03..0.08).contains(&error),
+            (-0.08..0.08).contains(&error),
             "{}: tree PSS {pss} vs {expected} ({:.1}%)",
             config["name"],
             error * 100.0
