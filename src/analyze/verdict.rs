@@ -7,10 +7,11 @@
 //! "keep the default". It explains itself with the figures and says how to
 //! deploy the winner (shell, systemd, Dockerfile, Kubernetes).
 
+pub use super::deploy::{debian_package, deploy, sh_quote, Deploy};
 use super::service::{EndOfLoad, ServiceSummary};
 use super::stats::bootstrap_ratio_ci;
 use super::types::{ConfigSummary, Ratio};
-use crate::model::{Config, RunStatus, StoredConfig, StoredExperiment, StoredRun};
+use crate::model::{RunStatus, StoredConfig, StoredExperiment, StoredRun};
 use serde::Serialize;
 
 /// The default `--max-slowdown`, in percent.
@@ -27,15 +28,6 @@ pub enum Outcome {
     KeepDefault,
     /// Too few successful runs to judge; `config` is absent.
     NoRecommendation,
-}
-
-/// How to deploy the winner, one snippet per target.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Deploy {
-    pub shell: String,
-    pub systemd: String,
-    pub dockerfile: String,
-    pub kubernetes: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -339,90 +331,6 @@ pub fn decide(
     );
     verdict.deploy = Some(deploy(&c.config, &experiment.info.command));
     verdict
-}
-
-/// The Debian package that provides an allocator, when it is not glibc.
-pub fn debian_package(allocator: &str) -> Option<&'static str> {
-    match allocator {
-        "jemalloc" => Some("libjemalloc2"),
-        "tcmalloc" => Some("libtcmalloc-minimal4"),
-        "mimalloc" => Some("libmimalloc2.0"),
-        _ => None,
-    }
-}
-
-pub fn sh_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
-}
-
-/// A double-quoted string valid in JSON, YAML, systemd and Dockerfile `ENV`.
-fn dq(text: &str) -> String {
-    serde_json::Value::String(text.to_string()).to_string()
-}
-
-/// The snippets that give a process `config`'s environment.
-pub fn deploy(config: &Config, command: &[String]) -> Deploy {
-    let env = &config.env;
-    let mut words: Vec<String> = env
-        .iter()
-        .map(|(k, v)| format!("{k}={}", sh_quote(v)))
-        .collect();
-    let program = command
-        .iter()
-        .map(|w| sh_quote(w))
-        .collect::<Vec<_>>()
-        .join(" ");
-    words.push(program);
-    let one_line = format!("env {}", words.join(" "));
-    // Long lines get one variable per line, so they can be read and pasted.
-    let shell = if one_line.chars().count() <= 80 {
-        one_line
-    } else {
-        format!("env \\\n  {}", words.join(" \\\n  "))
-    };
-    let systemd = env
-        .iter()
-        .map(|(k, v)| format!("Environment={}\n", dq(&format!("{k}={v}"))))
-        .collect::<String>();
-    let mut dockerfile = String::new();
-    match debian_package(&config.allocator) {
-        Some(pkg) => dockerfile.push_str(&format!(
-            "RUN apt-get update \\\n && apt-get install -y --no-install-recommends {pkg} \\\n \
-             && rm -rf /var/lib/apt/lists/*\n"
-        )),
-        None if config.allocator != "glibc" => {
-            if let Some(lib) = &config.library {
-                let path = lib.to_string_lossy();
-                dockerfile.push_str(&format!("COPY {} {}\n", dq(&path), dq(&path)));
-            }
-        }
-        None => {}
-    }
-    for (k, v) in env {
-        dockerfile.push_str(&format!("ENV {k}={}\n", dq(v)));
-    }
-    let mut kubernetes = String::from(if env.is_empty() {
-        "env: []\n"
-    } else {
-        "env:\n"
-    });
-    for (k, v) in env {
-        kubernetes.push_str(&format!("  - name: {k}\n    value: {}\n", dq(v)));
-    }
-    Deploy {
-        shell: shell + "\n",
-        systemd,
-        dockerfile,
-        kubernetes,
-    }
 }
 
 #[cfg(test)]

@@ -91,7 +91,10 @@ fn recordings_json(scratch: &Scratch, ids: &[&str]) -> Value {
     let output = scratch.run(&args);
     assert!(output.status.success(), "{}", stderr(&output));
     let page = std::fs::read_to_string(&html).expect("HTML written");
-    assert!(page.contains("<figure id=\"plot-recordings_rss\">"), "{page}");
+    assert!(
+        page.contains("<figure id=\"plot-recordings_rss\">"),
+        "{page}"
+    );
     serde_json::from_str(&std::fs::read_to_string(&json).expect("written")).expect("JSON")
 }
 

@@ -4,6 +4,7 @@
 //! `plots` draws allocscope's five plots from an `Analysis`.
 
 pub mod chart;
+pub mod pareto;
 pub mod plots;
 pub mod recordings;
 

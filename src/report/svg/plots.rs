@@ -7,7 +7,7 @@
 use super::chart::{Axis, Chart, Kind};
 use super::colour;
 use crate::analyze::stats::median;
-use crate::analyze::types::{Analysis, Estimate, Ratio};
+use crate::analyze::types::{Analysis, Ratio};
 use crate::model::{RunStatus, Sample, StoredConfig};
 
 /// One plot: a file-name stem, a title, and the SVG document.
@@ -44,12 +44,12 @@ pub fn all(analysis: &Analysis) -> Vec<Plot> {
         plots.push(markers(analysis));
     }
     plots.push(ratios(analysis));
-    plots.push(pareto(analysis));
+    plots.push(super::pareto::pareto(analysis));
     plots.push(faults(analysis));
     plots
 }
 
-fn multi_process(analysis: &Analysis) -> bool {
+pub(super) fn multi_process(analysis: &Analysis) -> bool {
     analysis.verdict.memory_metric == "mean_pss_bytes"
 }
 
@@ -60,7 +60,7 @@ fn ok_runs(c: &StoredConfig) -> impl Iterator<Item = &[Sample]> {
         .map(|r| r.record.samples.as_slice())
 }
 
-fn names(analysis: &Analysis) -> Vec<(String, &'static str)> {
+pub(super) fn names(analysis: &Analysis) -> Vec<(String, &'static str)> {
     analysis
         .experiment
         .configs
@@ -334,149 +334,9 @@ fn ratios(analysis: &Analysis) -> Plot {
     }
 }
 
-/// The configurations no other beats on both memory and time, by time.
-pub fn frontier(points: &[(usize, f64, f64)]) -> Vec<usize> {
-    let mut sorted: Vec<&(usize, f64, f64)> = points.iter().collect();
-    sorted.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)));
-    let mut best = f64::INFINITY;
-    let mut out = Vec::new();
-    for &&(i, _, m) in &sorted {
-        if m < best {
-            best = m;
-            out.push(i);
-        }
-    }
-    out
-}
-
-/// What the memory-against-performance plot shows: for a service, the RSS
-/// at the end of the load against the p95 latency (or the load's duration);
-/// otherwise mean memory against wall time. Points are (configuration,
-/// performance in seconds, memory in bytes).
-fn pareto(analysis: &Analysis) -> Plot {
-    let service = &analysis.service;
-    let seconds = |e: Estimate| Estimate {
-        median: e.median / 1000.0,
-        ci_low: e.ci_low / 1000.0,
-        ci_high: e.ci_high / 1000.0,
-    };
-    if !service.is_empty() {
-        let latency = service.iter().any(|s| s.latency.is_some());
-        let points = service
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| {
-                let perf = if latency {
-                    s.latency.map(|l| seconds(l.p95_ms))
-                } else {
-                    s.load_s
-                };
-                Some((i, perf?, (analysis.end_of_load.estimate)(s)?))
-            })
-            .collect();
-        let x = if latency {
-            "p95 latency"
-        } else {
-            "load duration"
-        };
-        return pareto_chart(
-            analysis,
-            points,
-            x,
-            super::super::markdown::end_of_load_head(analysis),
-            "memory_vs_latency",
-        );
-    }
-    let pss = multi_process(analysis);
-    let mem = |s: &crate::analyze::types::ConfigSummary| {
-        if pss {
-            s.mean_pss_bytes
-        } else {
-            s.mean_rss_bytes
-        }
-    };
-    let points = analysis
-        .summaries
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| Some((i, s.wall_s?, mem(s)?)))
-        .collect();
-    let what = if pss { "mean PSS" } else { "mean RSS" };
-    pareto_chart(analysis, points, "wall time", what, "memory_vs_time")
-}
-
-/// Memory against a time, one point with CI cross per configuration and
-/// the Pareto frontier.
-fn pareto_chart(
-    analysis: &Analysis,
-    points: Vec<(usize, Estimate, Estimate)>,
-    x_what: &str,
-    what: &str,
-    name: &'static str,
-) -> Plot {
-    let x_max = points.iter().map(|p| p.1.ci_high).fold(0.0, f64::max);
-    let y_max = points.iter().map(|p| p.2.ci_high).fold(0.0, f64::max);
-    let title = format!("{what} against {x_what} (median, 95% CI; line: Pareto frontier)");
-    let mut chart = Chart::new(
-        &title,
-        Axis::new(0.0, x_max * 1.08, x_what, Kind::Seconds),
-        Axis::new(0.0, y_max * 1.08, what, Kind::Bytes),
-    );
-    let front = frontier(
-        &points
-            .iter()
-            .map(|(i, w, m)| (*i, w.median, m.median))
-            .collect::<Vec<_>>(),
-    );
-    let line: Vec<(f64, f64)> = front
-        .iter()
-        .filter_map(|i| points.iter().find(|p| p.0 == *i))
-        .map(|(_, w, m)| (chart.px(w.median), chart.py(m.median)))
-        .collect();
-    chart.svg.polyline(&line, "#777777", 1.5, 0.8);
-    for (i, w, m) in &points {
-        let (x, y) = (chart.px(w.median), chart.py(m.median));
-        chart.svg.line(
-            chart.px(w.ci_low),
-            y,
-            chart.px(w.ci_high),
-            y,
-            colour(*i),
-            2.0,
-        );
-        chart.svg.line(
-            x,
-            chart.py(m.ci_low),
-            x,
-            chart.py(m.ci_high),
-            colour(*i),
-            2.0,
-        );
-        chart.svg.circle(x, y, 5.0, colour(*i));
-    }
-    chart.legend(&names(analysis));
-    chart.note(0, "lower left is better");
-    Plot {
-        name,
-        title,
-        svg: chart.finish(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn frontier_keeps_only_undominated_points() {
-        let pts = [
-            (0, 1.0, 100.0),
-            (1, 2.0, 50.0),
-            (2, 3.0, 80.0),
-            (3, 0.5, 120.0),
-        ];
-        assert_eq!(frontier(&pts), [3, 0, 1]);
-    }
 
     #[test]
     fn step_values_stop_at_the_end_of_a_run() {
