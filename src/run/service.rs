@@ -336,7 +336,15 @@ impl<'a> ServiceRun<'a> {
             }
             _ => (status, exit_code, signal, message),
         };
-        (result, self.record)
+        (result, std::mem::take(&mut self.record))
+    }
+}
+
+/// However the run ends (Ctrl-C included), the readiness thread and the
+/// generator stop and the load command's group is killed.
+impl Drop for ServiceRun<'_> {
+    fn drop(&mut self) {
+        self.end_load();
     }
 }
 

@@ -190,3 +190,15 @@ pub fn setuid_copy(scratch: &Scratch, name: &str) -> Option<PathBuf> {
         .expect("chmod dir");
     Some(copy)
 }
+
+/// Polls `done` every 50 ms until it holds or `limit` passes; its last answer.
+pub fn wait_until(limit: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    done()
+}

@@ -98,17 +98,6 @@ fn recordings_json(scratch: &Scratch, ids: &[&str]) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&json).expect("written")).expect("JSON")
 }
 
-pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    false
-}
-
 #[test]
 fn record_attaches_to_a_running_scenario_until_it_exits_and_finds_its_steady_state() {
     let scratch = Scratch::new();

@@ -2,7 +2,7 @@
 //! Prometheus server started here on 127.0.0.1, and the address errors.
 
 use crate::common::*;
-use crate::record::{churn, db_arg, wait_until, Guard};
+use crate::record::{churn, db_arg, Guard};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 
 use crate::common::*;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// True when some process's command line contains `marker`.
 pub fn process_with_marker_exists(marker: &str) -> bool {
@@ -13,17 +13,6 @@ pub fn process_with_marker_exists(marker: &str) -> bool {
         .flatten()
         .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
         .any(|cmdline| String::from_utf8_lossy(&cmdline).contains(marker))
-}
-
-fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    done()
 }
 
 /// Waits until the store holds at least `runs` finished runs (a loaded CI

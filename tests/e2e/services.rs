@@ -477,3 +477,44 @@ fn demo_server_drives_the_scenario_and_writes_the_service_report() {
         "html lacks the plot"
     );
 }
+
+#[test]
+fn ctrl_c_during_the_load_leaves_no_server_and_no_load_running() {
+    let scratch = Scratch::new();
+    let port = free_port();
+    // The load writes its pid, then becomes a long sleep; the server is
+    // found by its port.
+    let pid_file = scratch.path("load.pid");
+    let load = format!("echo $$ > {}; exec sleep 60", pid_file.display());
+    let ready = format!("tcp:127.0.0.1:{port}");
+    let db = scratch.db();
+    let mut args = strings(&["compare", "--db", db.to_str().unwrap_or_default()]);
+    args.extend(strings(&["--server", "--load", &load, "--ready", &ready]));
+    args.extend(strings(&["-r", "2", "-a", "glibc", "--"]));
+    args.extend(server_args(port));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut child = scratch
+        .command(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("allocscope starts");
+    let load_pid =
+        || -> Option<i32> { std::fs::read_to_string(&pid_file).ok()?.trim().parse().ok() };
+    let loading =
+        crate::common::wait_until(std::time::Duration::from_secs(20), || load_pid().is_some());
+    assert!(loading, "the load never started");
+    let pid = load_pid().unwrap_or_default();
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().expect("allocscope ends");
+    assert_eq!(status.code(), Some(130));
+    let gone = crate::common::wait_until(std::time::Duration::from_secs(3), || {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    });
+    assert!(gone, "the load command {pid} outlived allocscope");
+    let port_free = std::net::TcpStream::connect(("127.0.0.1", port)).is_err();
+    assert!(port_free, "the server still listens on {port}");
+}
