@@ -263,13 +263,7 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
                 // A fresh reading of the tree for this marker; it also joins
                 // the time series. Not while the tree is being killed.
                 if ending.is_none() {
-                    let cpu_before = thread_cpu_seconds();
-                    let pids = walker.walk();
-                    sampler.charge(thread_cpu_seconds() - cpu_before);
-                    if !pids.is_empty() {
-                        let t_s = (Instant::now() - start).as_secs_f64();
-                        samples.push(sampler.sample(&pids, t_s));
-                    }
+                    samples.extend(fresh_sample(&mut walker, &mut sampler, start, false));
                 }
                 let t_s = at.saturating_duration_since(start).as_secs_f64();
                 markers.extend(marker_at(pattern, label, t_s, samples.last()));
@@ -284,13 +278,7 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
                 service::Action::Terminate => process::terminate_tree(pid, &walker.walk()),
                 service::Action::Kill => process::kill_tree(pid, &walker.walk()),
                 service::Action::Mark(label) => {
-                    let cpu_before = thread_cpu_seconds();
-                    let pids = walker.walk();
-                    sampler.charge(thread_cpu_seconds() - cpu_before);
-                    if !pids.is_empty() {
-                        let t_s = (Instant::now() - start).as_secs_f64();
-                        samples.push(sampler.sample_with_pss(&pids, t_s));
-                    }
+                    samples.extend(fresh_sample(&mut walker, &mut sampler, start, true));
                     let t_s = samples.last().map_or(0.0, |s| s.t_s);
                     if let (Some(service), Some(sample)) = (service.as_mut(), samples.last()) {
                         service.sampled(label, sample);
@@ -418,6 +406,29 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
 
 fn heap_settled(heap: &Option<heap::HeapRun>) -> bool {
     heap.as_ref().is_none_or(heap::HeapRun::settled)
+}
+
+/// A reading of the tree right now (its walk charged to the sampler's
+/// budget), PSS included whatever the budget when `with_pss`; `None` when
+/// no process of the tree is left.
+fn fresh_sample(
+    walker: &mut TreeWalker,
+    sampler: &mut Sampler,
+    start: Instant,
+    with_pss: bool,
+) -> Option<Sample> {
+    let cpu_before = thread_cpu_seconds();
+    let pids = walker.walk();
+    sampler.charge(thread_cpu_seconds() - cpu_before);
+    if pids.is_empty() {
+        return None;
+    }
+    let t_s = (Instant::now() - start).as_secs_f64();
+    Some(if with_pss {
+        sampler.sample_with_pss(&pids, t_s)
+    } else {
+        sampler.sample(&pids, t_s)
+    })
 }
 
 /// A marker with the memory of `sample`, the reading taken for it.
