@@ -58,3 +58,38 @@ impl Ender {
         due
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_limit_ends_the_run_and_the_kill_repeats_every_retry() {
+        let start = Instant::now();
+        let interrupt = Interrupt::unregistered();
+        let limit = Duration::from_secs(2);
+        let mut ender = Ender::new(start, Some(limit));
+        assert!(!ender.kill_due(start + Duration::from_secs(1), &interrupt));
+        assert!(ender.running());
+        let at = start + limit;
+        assert!(ender.kill_due(at, &interrupt));
+        assert!(ender.ending() == Some(Ending::TimeLimit));
+        assert!(!ender.kill_due(at + KILL_RETRY / 2, &interrupt));
+        assert!(ender.kill_due(at + KILL_RETRY, &interrupt));
+        // Noticed once: a later Ctrl-C does not make it an interrupted run.
+        interrupt.raise_sigint();
+        assert!(!ender.kill_due(at + KILL_RETRY, &interrupt));
+        assert!(ender.ending() == Some(Ending::TimeLimit));
+    }
+
+    #[test]
+    fn ctrl_c_ends_a_run_without_a_time_limit() {
+        let start = Instant::now();
+        let interrupt = Interrupt::unregistered();
+        let mut ender = Ender::new(start, None);
+        assert!(!ender.kill_due(start + Duration::from_secs(3600), &interrupt));
+        interrupt.raise_sigint();
+        assert!(ender.kill_due(start + Duration::from_secs(3601), &interrupt));
+        assert!(ender.ending() == Some(Ending::Interrupt) && !ender.running());
+    }
+}
