@@ -107,6 +107,9 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             slug(&config.name),
             planned.repetition
         );
+        let publish = metrics
+            .as_ref()
+            .map(|m| crate::metrics::publisher(m, &experiment_label, &config.name));
         let launch = Launch {
             program: &settings.program,
             args: &settings.command[1..],
@@ -123,7 +126,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             memory_limit: settings.memory_limit,
             probe: probes[planned.config].as_ref(),
             service: settings.service.as_ref(),
-            metrics: metrics.as_ref().map(|m| (m, experiment_label.as_str())),
+            on_sample: publish.as_ref().map(|p| p as run::OnSample),
         };
         let record = match run::execute(&launch, &interrupt)? {
             Outcome::Interrupted => {

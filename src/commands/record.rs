@@ -70,12 +70,20 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<i32> {
     };
     let interrupt = Interrupt::install()?;
     let mut store = Store::open(&args.db)?;
+    let name = args.name.clone().unwrap_or(default_name);
+    let on_sample = metrics.map(|shared| {
+        Box::new(crate::metrics::publisher(
+            &shared,
+            &name,
+            target.config_name(),
+        )) as Box<_>
+    });
     let settings = Settings {
         target,
-        name: args.name.clone().unwrap_or(default_name),
+        name,
         interval,
         duration,
-        metrics,
+        on_sample,
     };
     let quiet = args.quiet;
     let db = args.db.display().to_string();
