@@ -102,7 +102,7 @@ pub fn compare(args: &CompareArgs, settings: &CompareSettings) -> anyhow::Result
             dir.display()
         );
     }
-    let interrupted = follow(&job, plan.rounds, &interrupt, quiet)?;
+    let (interrupted, last_seen) = follow(&job, plan.rounds, &interrupt, quiet)?;
     let states = slurm::final_states(&job).unwrap_or_default();
     let shards = (0..plan.rounds)
         .map(|round| slurm::shard_path(&dir, round))
@@ -112,11 +112,12 @@ pub fn compare(args: &CompareArgs, settings: &CompareSettings) -> anyhow::Result
     let missing: Vec<u32> = (0..plan.rounds)
         .filter(|r| !shards.iter().any(|s| s.round == *r))
         .collect();
-    let state_of = |round: u32| {
-        states
-            .get(&round)
-            .cloned()
-            .unwrap_or_else(|| "UNKNOWN".to_string())
+    // Without accounting, a pending task cancelled before the array was
+    // expanded leaves no record at all: it left the queue without running.
+    let state_of = |round: u32| match (states.get(&round), last_seen.get(&round)) {
+        (Some(state), _) => state.clone(),
+        (None, Some(last)) if last == "PENDING" => "CANCELLED".to_string(),
+        _ => "UNKNOWN".to_string(),
     };
     let exit_interrupted = interrupted.then(|| interrupt.exit_code());
     if shards.is_empty() {
@@ -171,8 +172,15 @@ pub fn compare(args: &CompareArgs, settings: &CompareSettings) -> anyhow::Result
 
 /// Waits until every task has left the queue, with a progress line each
 /// time the counts change; on Ctrl-C cancels the array and waits for the
-/// cancelled tasks to go. Returns whether it was interrupted.
-fn follow(job: &str, rounds: u32, interrupt: &Interrupt, quiet: bool) -> anyhow::Result<bool> {
+/// cancelled tasks to go. Returns whether it was interrupted, and the
+/// state each round was last seen in.
+fn follow(
+    job: &str,
+    rounds: u32,
+    interrupt: &Interrupt,
+    quiet: bool,
+) -> anyhow::Result<(bool, BTreeMap<u32, String>)> {
+    let mut last_seen = BTreeMap::new();
     let mut cancelled_at: Option<Instant> = None;
     let mut last = String::new();
     let mut failures = 0;
@@ -197,12 +205,13 @@ fn follow(job: &str, rounds: u32, interrupt: &Interrupt, quiet: bool) -> anyhow:
             Err(e) => return Err(e),
         };
         if queued.is_empty() {
-            return Ok(cancelled_at.is_some());
+            return Ok((cancelled_at.is_some(), last_seen));
         }
         if cancelled_at.is_some_and(|at| at.elapsed() > CANCEL_GRACE) {
             eprintln!("warning: tasks of job {job} are still in the queue after scancel");
-            return Ok(true);
+            return Ok((true, last_seen));
         }
+        last_seen.extend(queued.iter().map(|(r, s)| (*r, s.clone())));
         let line = progress_line(&queued, rounds);
         if !quiet && line != last {
             eprintln!("allocscope: job {job}: {line}");

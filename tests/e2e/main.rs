@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod browser;
+mod cluster;
 mod common;
 mod compare;
 mod heap;
@@ -15,4 +16,5 @@ mod reports;
 mod scenario_server;
 mod scenarios;
 mod services;
+mod slurm_cluster;
 mod store;
