@@ -30,11 +30,8 @@ impl Shard {
         if !path.is_file() {
             return Err(Refused(format!("shard '{shown}' does not exist")).into());
         }
-        let version = schema_version_of(path).map_err(|e| {
-            Refused(format!(
-                "'{shown}' is not a shard (not an SQLite store: {e})"
-            ))
-        })?;
+        let version = schema_version_of(path)
+            .map_err(|_| Refused(format!("'{shown}' is not a shard (not an SQLite store)")))?;
         if version > SCHEMA_VERSION {
             return Err(Refused(format!(
                 "shard '{shown}' has store schema {version}, newer than the {SCHEMA_VERSION} \

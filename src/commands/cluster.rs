@@ -221,14 +221,15 @@ fn follow(
     }
 }
 
-/// `2 done, 1 running, 1 pending` from the tasks still queued.
+/// `2 of 4 rounds ended, 1 pending, 1 running` from the tasks still queued
+/// (a task ends when it leaves the queue: finished, failed or cancelled).
 fn progress_line(queued: &BTreeMap<u32, String>, rounds: u32) -> String {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for state in queued.values() {
         *counts.entry(state.to_lowercase()).or_default() += 1;
     }
     let done = (rounds as usize).saturating_sub(queued.len());
-    let mut parts = vec![format!("{done} of {rounds} rounds done")];
+    let mut parts = vec![format!("{done} of {rounds} rounds ended")];
     parts.extend(counts.into_iter().map(|(state, n)| format!("{n} {state}")));
     parts.join(", ")
 }
@@ -298,8 +299,15 @@ fn kubernetes(
     Ok(if waited.is_ok() { 0 } else { 1 })
 }
 
+/// kubectl's own complaints about an unreachable cluster are not shown:
+/// the message that follows says what to do.
 fn kubectl_reaches_a_cluster() -> bool {
-    kubectl(&["cluster-info", "--request-timeout=5s"]).is_ok()
+    std::process::Command::new("kubectl")
+        .args(["cluster-info", "--request-timeout=5s"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 fn kubectl(args: &[&str]) -> anyhow::Result<()> {
@@ -330,7 +338,7 @@ mod tests {
         let queued = BTreeMap::from([(2, "RUNNING".to_string()), (3, "PENDING".to_string())]);
         assert_eq!(
             progress_line(&queued, 4),
-            "2 of 4 rounds done, 1 pending, 1 running"
+            "2 of 4 rounds ended, 1 pending, 1 running"
         );
     }
 }
