@@ -53,7 +53,7 @@ pub fn merge(args: &MergeArgs) -> anyhow::Result<i32> {
     }
     print_rounds(&store, id)?;
     println!(
-        "allocscope: allocscope report {id} --db {}",
+        "allocscope: re-render with `allocscope report {id} --db {}`",
         args.db.display()
     );
     Ok(0)
