@@ -26,7 +26,24 @@ const CANCEL_GRACE: Duration = Duration::from_secs(90);
 /// Whether `--executor` sends the rounds to a cluster (`local` does not).
 pub fn is_remote(args: &ClusterArgs) -> anyhow::Result<bool> {
     match args.executor.as_deref() {
-        None | Some("local") => Ok(false),
+        None | Some("local") => {
+            // A local run would ignore them, and a --dry-run that runs the
+            // whole matrix would surprise.
+            let given = [
+                ("--dry-run", args.dry_run),
+                ("--slurm-arg", !args.slurm_arg.is_empty()),
+                ("--shared-node", args.shared_node),
+                ("--image", args.image.is_some()),
+                ("--k8s-volume-claim", args.k8s_volume_claim.is_some()),
+                ("--shards", args.shards.is_some()),
+            ];
+            match given.iter().find(|(_, set)| *set) {
+                Some((flag, _)) => {
+                    Err(Refused(format!("{flag} applies only with --executor slurm or k8s")).into())
+                }
+                None => Ok(false),
+            }
+        }
         Some("slurm" | "k8s") => Ok(true),
         Some(other) => Err(Refused(format!(
             "--executor {other} is not an engine; use local, slurm or k8s"

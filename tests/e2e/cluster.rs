@@ -338,6 +338,37 @@ fn merge_is_idempotent_refuses_foreign_and_newer_shards_and_warns_of_mixed_hardw
         "merging twice changed the store"
     );
 
+    let db = scratch.db();
+    let not_this_plan = scratch.run(&[
+        "merge",
+        "--db",
+        db.to_str().expect("utf-8"),
+        "--plan",
+        other_plan.to_str().expect("utf-8"),
+        round0.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(not_this_plan.status.code(), Some(2));
+    assert!(
+        stderr(&not_this_plan).contains("the --plan file"),
+        "{}",
+        stderr(&not_this_plan)
+    );
+    let outside = scratch.run(&[
+        "cell",
+        "--plan",
+        plan.to_str().expect("utf-8"),
+        "--round",
+        "2",
+        "--out",
+        scratch.path("r2.db").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(outside.status.code(), Some(2));
+    assert!(
+        stderr(&outside).contains("outside plan"),
+        "{}",
+        stderr(&outside)
+    );
+
     let refused = merge(&scratch, &[&round0, &foreign]);
     assert_eq!(refused.status.code(), Some(2));
     let reason = stderr(&refused);
@@ -459,4 +490,12 @@ fn the_kubernetes_executor_writes_an_indexed_job() {
     let missing = scratch.run(&["compare", "--executor", "k8s", "--", "true"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("--image"), "{}", stderr(&missing));
+    // A cluster flag without an engine would be ignored: refused instead.
+    let local = scratch.run(&["compare", "--dry-run", "--", "true"]);
+    assert_eq!(local.status.code(), Some(2));
+    assert!(
+        stderr(&local).contains("--dry-run applies only with --executor"),
+        "{}",
+        stderr(&local)
+    );
 }
