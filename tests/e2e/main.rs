@@ -4,6 +4,7 @@
 mod bad_input;
 mod browser;
 mod cluster;
+mod cluster_files;
 mod common;
 mod compare;
 mod heap;
