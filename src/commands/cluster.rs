@@ -151,7 +151,14 @@ pub fn compare(args: &CompareArgs, settings: &CompareSettings) -> anyhow::Result
     let merged = merge_shards(&mut store, &shards)?;
     let id = merged.experiment_id;
     for round in &missing {
-        record_missing_round(&mut store, id, *round, &state_of(*round))?;
+        let state = state_of(*round);
+        record_missing_round(&mut store, id, *round, &state)?;
+        if state != "CANCELLED" {
+            eprintln!(
+                "allocscope: round {round} ended {state} without a shard; its log: {}",
+                dir.join(format!("round-{round}.out")).display()
+            );
+        }
     }
     store.finish_experiment(
         id,

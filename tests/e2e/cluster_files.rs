@@ -251,6 +251,26 @@ fn the_kubernetes_executor_writes_an_indexed_job() {
     let missing = scratch.run(&["compare", "--executor", "k8s", "--", "true"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("--image"), "{}", stderr(&missing));
+    // Without the Slurm commands: what to install, before anything runs.
+    let no_slurm = scratch
+        .command(&[
+            "compare",
+            "--executor",
+            "slurm",
+            "-a",
+            "glibc",
+            "--",
+            "/bin/true",
+        ])
+        .env("PATH", scratch.path("empty"))
+        .output()
+        .expect("allocscope runs");
+    assert_eq!(no_slurm.status.code(), Some(2), "{}", stderr(&no_slurm));
+    assert!(
+        stderr(&no_slurm).contains("cannot run sbatch"),
+        "{}",
+        stderr(&no_slurm)
+    );
     // A cluster flag without an engine would be ignored: refused instead.
     let local = scratch.run(&["compare", "--dry-run", "--", "true"]);
     assert_eq!(local.status.code(), Some(2));
