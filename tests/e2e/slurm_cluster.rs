@@ -91,12 +91,22 @@ impl SlurmCluster {
     fn spawn(&mut self, program: &str, args: &[&std::ffi::OsStr]) {
         let log = std::fs::File::create(self.dir.path().join(format!("{program}.out")))
             .expect("log file");
-        let child = self
-            .command(program)
+        let mut command = self.command(program);
+        command
             .args(args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log file"))
-            .stderr(log)
+            .stderr(log);
+        // SAFETY: prctl is async-signal-safe. Should the test process die
+        // before the guard drops, the daemons die with it (the signal comes
+        // when the spawning thread ends, which is after the guard anyway).
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
+        let child = command
             .spawn()
             .unwrap_or_else(|e| panic!("starting {program}: {e}"));
         self.daemons.push(child);
