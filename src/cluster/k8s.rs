@@ -92,6 +92,27 @@ impl IndexedJob<'_> {
     }
 }
 
+/// kubectl's own complaints about an unreachable cluster are not shown:
+/// the message that follows says what to do.
+pub fn reaches_a_cluster() -> bool {
+    std::process::Command::new("kubectl")
+        .args(["cluster-info", "--request-timeout=5s"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+pub fn kubectl(args: &[&str]) -> anyhow::Result<()> {
+    let status = std::process::Command::new("kubectl")
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| anyhow::anyhow!("running kubectl: {e}"))?;
+    anyhow::ensure!(status.success(), "kubectl {} failed", args.join(" "));
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 pub mod allocators;
 pub mod cell;
 pub mod cluster;
+mod cluster_slurm;
 pub mod compare;
 pub mod demo;
 pub mod exports;

@@ -203,7 +203,7 @@ fn a_task_cancelled_with_scancel_is_recorded_and_the_other_rounds_merged() {
 }
 
 #[test]
-fn ctrl_c_cancels_the_job_array() {
+fn rounds_are_stored_as_they_end_and_ctrl_c_cancels_the_job_array() {
     let Some(cluster) = SlurmCluster::start() else {
         return;
     };
@@ -212,22 +212,35 @@ fn ctrl_c_cancels_the_job_array() {
         &scratch,
         &cluster,
         &["-a", "glibc", "-r", "3"],
-        &["sleep", "5"],
+        &["sleep", "4"],
     );
     let job = job_id(&log);
-    let running = wait_until(Duration::from_secs(30), || {
-        std::fs::read_to_string(&log).is_ok_and(|t| t.contains("1 running"))
+    let second_round = wait_until(Duration::from_secs(60), || {
+        std::fs::read_to_string(&log)
+            .is_ok_and(|t| t.contains("1 of 3 rounds ended, 1 pending, 1 running"))
     });
     assert!(
-        running,
+        second_round,
         "{}",
         std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    // Round 0 is in the store while round 1 runs.
+    let so_far = exported(&scratch);
+    assert_eq!(
+        statuses(&so_far),
+        [("glibc".to_string(), vec!["ok".to_string()])]
     );
     // SAFETY: signalling the allocscope we spawned.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let (output, text) = finish(child, &log);
     assert_eq!(output.status.code(), Some(130), "{text}");
     assert!(text.contains("cancelling job array"), "{text}");
+    assert!(text.contains("merged 1 of 3 rounds"), "{text}");
+    assert!(
+        stdout(&output).contains("round 1: CANCELLED (no shard)"),
+        "{}",
+        stdout(&output)
+    );
     let queue = cluster
         .command("squeue")
         .args(["-h", "-j", &job])
