@@ -5,6 +5,7 @@
 pub mod alloc;
 pub mod analyze;
 pub mod cli;
+pub mod cluster;
 pub mod commands;
 pub mod host;
 pub mod load;

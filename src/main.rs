@@ -19,7 +19,11 @@ fn main() {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {}", one_line(&error));
-            if error.downcast_ref::<UsageError>().is_some() {
+            if error.downcast_ref::<UsageError>().is_some()
+                || error
+                    .downcast_ref::<allocscope::cluster::Refused>()
+                    .is_some()
+            {
                 2
             } else {
                 1
@@ -43,12 +47,17 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Record(args) => commands::record::record(&args),
         Command::Demo(args) => commands::demo::demo(&args),
         Command::Workload { scenario } => scenario.run(),
+        Command::Cell(args) => commands::cell::cell(&args),
+        Command::Merge(args) => commands::merge::merge(&args),
     }
 }
 
 fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
     let registry = alloc::Registry::discover();
     let settings = CompareSettings::from_args(args, &registry)?;
+    if commands::cluster::is_remote(&args.cluster)? {
+        return commands::cluster::compare(args, &settings);
+    }
     commands::compare::compare(&settings, &args.export)
 }
 

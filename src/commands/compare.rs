@@ -22,8 +22,44 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     }
     // A bad --max-slowdown is reported before anything runs.
     let budget = super::exports::max_slowdown(exports)?;
-    let metrics = settings.metrics.map(serve_metrics).transpose()?;
     let mut store = Store::open(&settings.db)?;
+    let plan = crate::plan::interleaved(settings.configs.len(), settings.runs, settings.warmup);
+    let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    let matrix = run_matrix(settings, exports.quiet, &mut store, &plan, started_at, &[])?;
+    let experiment_id = matrix.experiment_id;
+    let experiment = store.load_experiment(Some(experiment_id))?;
+    let analysis = analyze_with_budget(experiment, &settings.baseline, budget)?;
+    super::exports::print_table_and_export(&analysis, exports)?;
+    if let Some(code) = matrix.interrupted {
+        eprintln!(
+            "allocscope: interrupted; the finished runs are stored in experiment {experiment_id}"
+        );
+        return Ok(code);
+    }
+    Ok(if matrix.all_ok { 0 } else { 1 })
+}
+
+/// What running a plan left in the store.
+pub(crate) struct Matrix {
+    pub experiment_id: i64,
+    /// Every measured run ended `ok`.
+    pub all_ok: bool,
+    /// The exit code to end with when Ctrl-C or SIGTERM stopped the plan.
+    pub interrupted: Option<i32>,
+}
+
+/// Runs `plan` (the whole matrix, or one cluster round) into a new
+/// experiment of `store`, each run stored as soon as it ends; `environment`
+/// is stored with the experiment before the first run.
+pub(crate) fn run_matrix(
+    settings: &CompareSettings,
+    quiet: bool,
+    store: &mut Store,
+    plan: &[crate::plan::PlannedRun],
+    started_at: String,
+    environment: &[(&str, String)],
+) -> anyhow::Result<Matrix> {
+    let metrics = settings.metrics.map(serve_metrics).transpose()?;
     let interrupt = Interrupt::install()?;
     run::become_subreaper()?;
     let program_info = inspect_program(&settings.program);
@@ -52,7 +88,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
-        started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+        started_at,
         host: crate::host::capture(),
         runs_per_config: settings.runs,
         warmup: settings.warmup,
@@ -67,13 +103,15 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
         service: settings.service.as_ref().map(|s| s.info.clone()),
     };
     let (experiment_id, config_ids) = store.begin_experiment(&info, &settings.configs)?;
-    let log_dir = log_directory(&settings.db, experiment_id)?;
+    for (key, value) in environment {
+        store.set_environment(experiment_id, key, value)?;
+    }
+    let log_dir = log_directory(store.path(), experiment_id)?;
     let experiment_label = settings
         .name
         .clone()
         .unwrap_or_else(|| format!("experiment-{experiment_id}"));
-    let plan = crate::plan::interleaved(settings.configs.len(), settings.runs, settings.warmup);
-    let progress = Progress::new(exports.quiet, plan.len());
+    let progress = Progress::new(quiet, plan.len());
     progress.say(&format!(
         "allocscope: experiment {experiment_id}: {} configurations x {} runs{} of {}",
         settings.configs.len(),
@@ -167,8 +205,8 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
                  limit?); the {stored} runs stored before it are kept: allocscope report --db {}",
                 planned.repetition,
                 config.name,
-                settings.db.display(),
-                settings.db.display()
+                store.path().display(),
+                store.path().display()
             )));
         }
         stored += 1;
@@ -182,17 +220,11 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             "complete"
         },
     )?;
-
-    let experiment = store.load_experiment(Some(experiment_id))?;
-    let analysis = analyze_with_budget(experiment, &settings.baseline, budget)?;
-    super::exports::print_table_and_export(&analysis, exports)?;
-    if interrupted {
-        eprintln!(
-            "allocscope: interrupted; the finished runs are stored in experiment {experiment_id}"
-        );
-        return Ok(interrupt.exit_code());
-    }
-    Ok(if all_ok { 0 } else { 1 })
+    Ok(Matrix {
+        experiment_id,
+        all_ok,
+        interrupted: interrupted.then(|| interrupt.exit_code()),
+    })
 }
 
 /// `--metrics`: bound before anything runs, so a port in use stops compare

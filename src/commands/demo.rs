@@ -148,6 +148,7 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
             },
             mark: Vec::new(),
             service,
+            cluster: Default::default(),
             command,
         };
         eprintln!(

@@ -8,12 +8,14 @@ mod recordings;
 #[cfg(test)]
 mod recordings_tests;
 mod schema;
+mod shard;
 #[cfg(test)]
 mod tests;
 
 pub use load::ExperimentListing;
 pub use recordings::{Ending, NewRecording, MINUTE_WINDOW_S, RAW_WINDOW_S};
 pub use schema::SCHEMA_VERSION;
+pub use shard::schema_version_of;
 
 use crate::model::{Config, ExperimentInfo, RunMetrics, RunRecord};
 use anyhow::{anyhow, bail, Context, Result};
