@@ -21,4 +21,5 @@ pub mod run;
 pub mod sample;
 pub mod store;
 pub mod units;
+pub mod usage_error;
 pub mod workload;

@@ -2,7 +2,8 @@
 //! code (2 for a usage mistake, 1 for anything else).
 
 use allocscope::cli::{Cli, Command, CompareArgs};
-use allocscope::options::{CompareSettings, UsageError};
+use allocscope::options::CompareSettings;
+use allocscope::usage_error::UsageError;
 use allocscope::{alloc, commands};
 use clap::{CommandFactory, Parser};
 

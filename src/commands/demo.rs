@@ -2,7 +2,8 @@
 //! scenario, so a newcomer sees the point without a program of their own.
 
 use crate::cli::{CompareArgs, DemoArgs, ExportArgs};
-use crate::options::{CompareSettings, UsageError};
+use crate::options::CompareSettings;
+use crate::usage_error::UsageError;
 use std::ffi::OsString;
 use std::path::Path;
 

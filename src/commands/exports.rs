@@ -3,7 +3,7 @@
 
 use crate::analyze::types::Analysis;
 use crate::cli::ExportArgs;
-use crate::options::UsageError;
+use crate::usage_error::UsageError;
 use crate::report::csv::CsvReporter;
 use crate::report::html::HtmlReporter;
 use crate::report::json::JsonReporter;

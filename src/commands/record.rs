@@ -3,7 +3,8 @@
 //! hand over to the recording loop and print one closing line.
 
 use crate::cli::RecordArgs;
-use crate::options::{parse_interval, parse_timeout, resolve_command, UsageError};
+use crate::options::{parse_interval, parse_timeout, resolve_command};
+use crate::usage_error::UsageError;
 use crate::record::{attach, Settings, Summary, Target};
 use crate::run::Interrupt;
 use crate::store::Store;

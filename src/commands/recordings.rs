@@ -4,7 +4,7 @@
 
 use crate::analyze::recordings::analyze_recordings;
 use crate::cli::ExportArgs;
-use crate::options::UsageError;
+use crate::usage_error::UsageError;
 use crate::report::recordings::{render_html, render_json, render_text};
 use crate::report::svg::recordings as plots;
 use crate::report::{png, write_output};

@@ -3,7 +3,8 @@
 //! settle and how to stop it. A mistake is a `UsageError` naming the flag
 //! and the fix, reported before anything starts.
 
-use super::{parse_count, UsageError};
+use super::parse_count;
+use crate::usage_error::UsageError;
 use crate::cli::ServiceArgs;
 use crate::load::{self, Target};
 use crate::model::ServiceInfo;

@@ -3,7 +3,7 @@
 //! the ptrace read right over the process (same user, or root), so that is
 //! what is tried; the owner is named when it fails.
 
-use crate::options::UsageError;
+use crate::usage_error::UsageError;
 use crate::sample::proc;
 use std::os::unix::fs::MetadataExt;
 
