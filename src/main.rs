@@ -50,7 +50,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
 fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
     let registry = alloc::Registry::discover();
     let settings = CompareSettings::from_args(args, &registry)?;
-    commands::compare::compare(&settings, &args.export)
+    commands::compare::compare(&settings)
 }
 
 /// anyhow's chain on one line: `reading 'x': permission denied`.

@@ -54,6 +54,10 @@ pub enum UsageError {
     /// A mistake in `record`'s arguments (pid, --metrics); the message says which.
     #[error("{0}")]
     Record(String),
+    /// Exports that cannot be written as asked (two to one file, a format
+    /// the command does not render).
+    #[error("{0}")]
+    Export(String),
     #[error("no allocator configuration is available; install libjemalloc2, libtcmalloc-minimal4 or libmimalloc2.0, or pass -a glibc")]
     NoConfigs,
 }

@@ -4,7 +4,6 @@
 use super::progress::Progress;
 use crate::alloc::elf::{inspect_program, preload_ignored_reason};
 use crate::analyze::{analyze_with_budget, metrics::run_metrics};
-use crate::cli::ExportArgs;
 use crate::model::{ExperimentInfo, RunStatus};
 use crate::options::CompareSettings;
 use crate::run::{self, Interrupt, Launch, Outcome};
@@ -16,12 +15,10 @@ use std::time::SystemTime;
 
 /// Runs the whole matrix and returns the process exit code: 0 when every run
 /// ended `ok`, 1 when some did not, 128+signal when interrupted.
-pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Result<i32> {
+pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
-    // A bad --max-slowdown is reported before anything runs.
-    let budget = super::exports::max_slowdown(exports)?;
     let metrics = settings.metrics.map(serve_metrics).transpose()?;
     let mut store = Store::open(&settings.db)?;
     let interrupt = Interrupt::install()?;
@@ -73,7 +70,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
         .clone()
         .unwrap_or_else(|| format!("experiment-{experiment_id}"));
     let plan = crate::plan::interleaved(settings.configs.len(), settings.runs, settings.warmup);
-    let progress = Progress::new(exports.quiet, plan.len());
+    let progress = Progress::new(settings.output.quiet, plan.len());
     progress.say(&format!(
         "allocscope: experiment {experiment_id}: {} configurations x {} runs{} of {}",
         settings.configs.len(),
@@ -181,8 +178,12 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
     )?;
 
     let experiment = store.load_experiment(Some(experiment_id))?;
-    let analysis = analyze_with_budget(experiment, &settings.baseline, budget)?;
-    super::exports::print_table_and_export(&analysis, exports)?;
+    let analysis = analyze_with_budget(
+        experiment,
+        &settings.baseline,
+        settings.output.max_slowdown_pct,
+    )?;
+    super::exports::print_table_and_export(&analysis, &settings.output.exports)?;
     if interrupted {
         eprintln!(
             "allocscope: interrupted; the finished runs are stored in experiment {experiment_id}"

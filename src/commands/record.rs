@@ -4,11 +4,11 @@
 
 use crate::cli::RecordArgs;
 use crate::options::{parse_interval, parse_timeout, resolve_command};
-use crate::usage_error::UsageError;
 use crate::record::{attach, Settings, Summary, Target};
 use crate::run::Interrupt;
 use crate::store::Store;
 use crate::units::{format_bytes, format_seconds};
+use crate::usage_error::UsageError;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

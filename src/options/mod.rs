@@ -2,6 +2,8 @@
 //! before anything runs. Errors here are user mistakes (exit 2) whose message
 //! says how to fix them.
 
+pub mod export;
+mod ready;
 pub mod service;
 
 use crate::units::parse_duration;
@@ -152,6 +154,26 @@ mod tests {
     }
 
     #[test]
+    fn service_flag_defaults_are_the_durations_the_demo_uses() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::parse_from(["allocscope", "compare", "--", "true"]);
+        let crate::cli::Command::Compare(args) = cli.command else {
+            panic!("not compare");
+        };
+        let flag = |text: &str| parse_duration(text).ok();
+        let defaults = &args.service;
+        assert_eq!(
+            flag(&defaults.request_timeout),
+            Some(service::DEFAULT_REQUEST_TIMEOUT)
+        );
+        assert_eq!(
+            flag(&defaults.ready_timeout),
+            Some(service::DEFAULT_READY_TIMEOUT)
+        );
+        assert_eq!(flag(&defaults.grace), Some(service::DEFAULT_GRACE));
+    }
+
+    #[test]
     fn resolves_commands_on_path_and_rejects_directories() {
         assert!(resolve_command(&OsString::from("sh")).is_ok());
         assert!(matches!(
@@ -195,6 +217,8 @@ pub struct CompareSettings {
     pub service: Option<service::ServiceSettings>,
     /// `--metrics`: where to serve the current values for Prometheus.
     pub metrics: Option<std::net::SocketAddr>,
+    /// The exports, the verdict's budget and `--quiet`.
+    pub output: export::OutputSettings,
 }
 
 impl CompareSettings {
@@ -274,6 +298,8 @@ impl CompareSettings {
                 .map(crate::probe::HeapOptions::parse)
                 .transpose()?,
             service,
+            // A bad --max-slowdown or export is reported before anything runs.
+            output: export::OutputSettings::parse(&args.export)?,
         })
     }
 }

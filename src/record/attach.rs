@@ -3,8 +3,8 @@
 //! the ptrace read right over the process (same user, or root), so that is
 //! what is tried; the owner is named when it fails.
 
-use crate::usage_error::UsageError;
 use crate::sample::proc;
+use crate::usage_error::UsageError;
 use std::os::unix::fs::MetadataExt;
 
 /// The process's start time (clock ticks after boot): with the pid, it names
