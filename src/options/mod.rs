@@ -4,6 +4,7 @@
 
 pub mod export;
 mod ready;
+pub mod record;
 pub mod service;
 
 use crate::units::parse_duration;
