@@ -3,7 +3,7 @@
 //! recording loop and print one closing line.
 
 use crate::cli::RecordArgs;
-use crate::options::record::RecordSettings;
+use crate::options::record::{RecordSettings, RecordTarget};
 use crate::record::{Settings, Summary, Target};
 use crate::run::Interrupt;
 use crate::store::Store;
@@ -14,6 +14,20 @@ use std::sync::{Arc, Mutex};
 pub fn record(args: &RecordArgs) -> anyhow::Result<i32> {
     let options = RecordSettings::from_args(args)?;
     let default_name = default_name(&options.target);
+    let target = match options.target {
+        RecordTarget::Attach { pid, start_ticks } => Target::Attach { pid, start_ticks },
+        RecordTarget::Launch {
+            program,
+            args,
+            config,
+            logs_dir,
+        } => Target::Launch {
+            program,
+            args,
+            config,
+            logs_dir,
+        },
+    };
     let metrics = match options.metrics {
         Some(address) => {
             let listener = crate::metrics::bind(address)?;
@@ -31,7 +45,7 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<i32> {
     let mut store = Store::open(&options.db)?;
     let interval = options.interval;
     let settings = Settings {
-        target: options.target,
+        target,
         name: options.name.unwrap_or(default_name),
         interval,
         duration: options.duration,
@@ -57,14 +71,14 @@ pub fn record(args: &RecordArgs) -> anyhow::Result<i32> {
 }
 
 /// `COMM-PID` for a running process, `PROGRAM-CONFIG` for a command.
-fn default_name(target: &Target) -> String {
+fn default_name(target: &RecordTarget) -> String {
     match target {
-        Target::Attach { pid, .. } => {
+        RecordTarget::Attach { pid, .. } => {
             let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
                 .map_or("process".into(), |c| c.trim_end().to_string());
             format!("{comm}-{pid}")
         }
-        Target::Launch {
+        RecordTarget::Launch {
             program, config, ..
         } => {
             let stem = program

@@ -35,7 +35,9 @@ fn output(export: &Export) -> Option<Output<'_>> {
         Format::Json { .. } => Some(Output::Json(&export.destination)),
         Format::Html => Some(Output::Html(&export.destination)),
         Format::Plots => Some(Output::Plots(export.destination.as_path())),
-        Format::Csv | Format::SamplesCsv | Format::MarkersCsv | Format::Markdown => None,
+        // The per-configuration formats (CSV, Markdown and any new one) are
+        // for experiments.
+        _ => None,
     }
 }
 

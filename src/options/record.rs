@@ -4,14 +4,33 @@
 
 use super::{parse_interval, parse_timeout, resolve_command};
 use crate::cli::RecordArgs;
-use crate::record::{attach, Target};
+use crate::model::Config;
+use crate::sample::proc;
 use crate::usage_error::UsageError;
+use std::ffi::OsString;
 use std::net::SocketAddr;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// What to record, checked.
+pub enum RecordTarget {
+    /// A running process that allocscope may read: its pid and start time
+    /// (clock ticks after boot), which name one process even after the pid
+    /// is reused.
+    Attach { pid: i32, start_ticks: u64 },
+    /// A command to start under `config`.
+    Launch {
+        program: PathBuf,
+        args: Vec<OsString>,
+        config: Config,
+        /// Where the command's stdout and stderr go.
+        logs_dir: PathBuf,
+    },
+}
+
 pub struct RecordSettings {
-    pub target: Target,
+    pub target: RecordTarget,
     /// `--name`; the command names a recording without one.
     pub name: Option<String>,
     pub interval: Duration,
@@ -33,8 +52,8 @@ impl RecordSettings {
             .transpose()?;
         let target = match (&args.pid, args.command.first()) {
             (Some(pid), _) => {
-                let (pid, start_ticks) = attach::check(pid)?;
-                Target::Attach { pid, start_ticks }
+                let (pid, start_ticks) = check_pid(pid)?;
+                RecordTarget::Attach { pid, start_ticks }
             }
             (None, Some(program)) => {
                 let program = resolve_command(program)?;
@@ -42,7 +61,7 @@ impl RecordSettings {
                 let config = crate::alloc::Registry::discover()
                     .resolve(spec)
                     .map_err(|e| UsageError::Alloc(e.to_string()))?;
-                Target::Launch {
+                RecordTarget::Launch {
                     program,
                     args: args.command[1..].to_vec(),
                     config,
@@ -74,6 +93,53 @@ impl RecordSettings {
     }
 }
 
+/// `--pid`: the process exists and allocscope may read its memory. Reading
+/// smaps_rollup needs the ptrace read right over the process (same user, or
+/// root), so that is what is tried; the owner is named when it fails.
+fn check_pid(pid_text: &str) -> Result<(i32, u64), UsageError> {
+    let pid = match pid_text.trim().parse::<i32>() {
+        Ok(pid) if pid > 0 => pid,
+        _ => {
+            return Err(UsageError::Record(format!(
+                "--pid '{pid_text}' is not a process id; give a positive number (see `pgrep NAME`)"
+            )))
+        }
+    };
+    if pid == std::process::id() as i32 {
+        return Err(UsageError::Record(format!(
+            "--pid {pid} is allocscope itself; give the pid of the program to record"
+        )));
+    }
+    let Some(stat) = proc::read_stat(pid) else {
+        return Err(UsageError::Record(format!(
+            "no process {pid}: it does not exist or has already exited (see `pgrep NAME`)"
+        )));
+    };
+    if matches!(stat.state, 'Z' | 'X') {
+        return Err(UsageError::Record(format!(
+            "process {pid} has already exited (it is a zombie waiting for its parent)"
+        )));
+    }
+    let path = format!("/proc/{pid}/smaps_rollup");
+    if let Err(error) = std::fs::File::open(&path) {
+        let owner = std::fs::metadata(format!("/proc/{pid}"))
+            .map(|m| m.uid().to_string())
+            .unwrap_or_else(|_| "?".into());
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        let why = if error.kind() == std::io::ErrorKind::PermissionDenied {
+            format!(
+                "process {pid} belongs to uid {owner} and allocscope runs as uid {me}, which \
+                 may not read its memory; run allocscope as that user (or as root)"
+            )
+        } else {
+            format!("cannot read the memory of process {pid} ({path}: {error})")
+        };
+        return Err(UsageError::Record(why));
+    }
+    Ok((pid, stat.start_ticks))
+}
+
 fn duration_error(text: &str) -> UsageError {
     UsageError::Record(format!(
         "--duration '{text}' is not a duration of at least 10ms; use e.g. 30s, 2h or 7d"
@@ -87,4 +153,23 @@ fn logs_directory(db: &Path) -> PathBuf {
         _ => PathBuf::from("."),
     };
     parent.join("allocscope-logs").join("recordings")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_parent_is_attachable_and_nonsense_is_not() {
+        // SAFETY: getppid has no preconditions.
+        let parent = unsafe { libc::getppid() };
+        let (pid, start) = check_pid(&parent.to_string()).expect("may read our parent");
+        assert_eq!(pid, parent);
+        assert_eq!(proc::read_stat(pid).map(|s| s.start_ticks), Some(start));
+        for bad in ["0", "-3", "x", &std::process::id().to_string()] {
+            assert!(check_pid(bad).is_err(), "{bad}");
+        }
+        let missing = check_pid(&i32::MAX.to_string()).expect_err("no such pid");
+        assert!(missing.to_string().contains("does not exist"), "{missing}");
+    }
 }
