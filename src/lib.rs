@@ -23,4 +23,5 @@ pub mod sample;
 pub mod store;
 pub mod units;
 pub mod user_metric;
+pub mod usage_error;
 pub mod workload;

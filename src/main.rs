@@ -2,7 +2,8 @@
 //! code (2 for a usage mistake, 1 for anything else).
 
 use allocscope::cli::{Cli, Command, CompareArgs};
-use allocscope::options::{CompareSettings, UsageError};
+use allocscope::options::CompareSettings;
+use allocscope::usage_error::UsageError;
 use allocscope::{alloc, commands};
 use clap::{CommandFactory, Parser};
 
@@ -58,7 +59,7 @@ fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
     if commands::cluster::is_remote(&args.cluster)? {
         return commands::cluster::compare(args, &settings);
     }
-    commands::compare::compare(&settings, &args.export)
+    commands::compare::compare(&settings)
 }
 
 /// anyhow's chain on one line: `reading 'x': permission denied`.

@@ -44,7 +44,7 @@ pub fn compare(args: &CompareArgs, settings: &CompareSettings) -> anyhow::Result
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
-    let budget = super::exports::max_slowdown(&args.export)?;
+    let budget = settings.output.max_slowdown_pct;
     let argv: Vec<_> = std::env::args_os().collect();
     let plan = ClusterPlan::new(
         humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),

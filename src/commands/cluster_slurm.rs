@@ -72,7 +72,7 @@ pub fn run(
     };
     let interrupt = Interrupt::install()?;
     let job = slurm::submit(&script_path, &args.cluster.slurm_arg)?;
-    let quiet = args.export.quiet;
+    let quiet = settings.output.quiet;
     if !quiet {
         eprintln!(
             "allocscope: plan {}: {} rounds x {} configurations as Slurm job array {job} \
@@ -140,7 +140,7 @@ pub fn run(
         .flat_map(|c| &c.runs)
         .all(|r| r.record.status == RunStatus::Ok);
     let analysis = analyze_with_budget(experiment, &settings.baseline, budget)?;
-    super::exports::print_table_and_export(&analysis, &args.export)?;
+    super::exports::print_table_and_export(&analysis, &settings.output.exports)?;
     if let Some(code) = exit_interrupted {
         eprintln!(
             "allocscope: interrupted: the job array was cancelled; the finished rounds are \

@@ -4,7 +4,6 @@
 use super::progress::Progress;
 use crate::alloc::elf::{inspect_program, preload_ignored_reason};
 use crate::analyze::{analyze_with_budget, metrics::run_metrics};
-use crate::cli::ExportArgs;
 use crate::model::{ExperimentInfo, RunStatus};
 use crate::options::CompareSettings;
 use crate::run::{self, Interrupt, Launch, Outcome};
@@ -16,20 +15,22 @@ use std::time::SystemTime;
 
 /// Runs the whole matrix and returns the process exit code: 0 when every run
 /// ended `ok`, 1 when some did not, 128+signal when interrupted.
-pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Result<i32> {
+pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
-    // A bad --max-slowdown is reported before anything runs.
-    let budget = super::exports::max_slowdown(exports)?;
     let mut store = Store::open(&settings.db)?;
     let plan = crate::plan::interleaved(settings.configs.len(), settings.runs, settings.warmup);
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-    let matrix = run_matrix(settings, exports.quiet, &mut store, &plan, started_at, &[])?;
+    let matrix = run_matrix(settings, settings.output.quiet, &mut store, &plan, started_at, &[])?;
     let experiment_id = matrix.experiment_id;
     let experiment = store.load_experiment(Some(experiment_id))?;
-    let analysis = analyze_with_budget(experiment, &settings.baseline, budget)?;
-    super::exports::print_table_and_export(&analysis, exports)?;
+    let analysis = analyze_with_budget(
+        experiment,
+        &settings.baseline,
+        settings.output.max_slowdown_pct,
+    )?;
+    super::exports::print_table_and_export(&analysis, &settings.output.exports)?;
     if let Some(code) = matrix.interrupted {
         eprintln!(
             "allocscope: interrupted; the finished runs are stored in experiment {experiment_id}"

@@ -8,7 +8,7 @@
 mod http;
 
 use crate::model::Sample;
-use crate::options::UsageError;
+use crate::usage_error::UsageError;
 use std::fmt::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
