@@ -5,6 +5,7 @@
 
 pub mod deploy;
 pub mod heap;
+pub mod interval;
 pub mod linked;
 pub mod markers;
 pub mod metrics;
@@ -155,5 +156,7 @@ pub fn analyze_with_budget(
     })
 }
 
+#[cfg(test)]
+mod coverage_tests;
 #[cfg(test)]
 mod tests;
