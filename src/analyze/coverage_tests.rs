@@ -94,8 +94,8 @@ fn old_bootstrap_coverage(n: usize, noise: &Noise, reps: usize, seed: u64) -> f6
         .filter(|_| {
             let (cand, base) = experiment(&mut rng, n, noise);
             let values = |v: &Rounds| v.iter().map(|&(_, x)| x).collect::<Vec<f64>>();
-            let r = bootstrap_ratio_ci_with(&values(&cand), &values(&base), 400, 0.95)
-                .expect("data");
+            let r =
+                bootstrap_ratio_ci_with(&values(&cand), &values(&base), 400, 0.95).expect("data");
             r.ci_low <= TRUE_RATIO && TRUE_RATIO <= r.ci_high
         })
         .count();
@@ -108,7 +108,9 @@ fn median_coverage(n: usize, noise: &Noise, reps: usize, seed: u64) -> Option<f6
     let mut rng = SplitMix64::new(seed);
     let mut covered = 0;
     for _ in 0..reps {
-        let values: Vec<f64> = (0..n).map(|_| run_value(&mut rng, 100.0, 1.0, noise)).collect();
+        let values: Vec<f64> = (0..n)
+            .map(|_| run_value(&mut rng, 100.0, 1.0, noise))
+            .collect();
         let e = median_estimate(&values).expect("data");
         if e.ci_low.is_nan() {
             return None;
@@ -137,7 +139,11 @@ fn models() -> Vec<Noise> {
 fn coverage_paired_log_ratio_holds_95_percent_at_every_run_count() {
     let mut worst = 1.0f64;
     println!("paired t on log ratios: coverage of the true ratio (2000 experiments each)");
-    println!("{:<32} {}", "noise", RUN_COUNTS.map(|n| format!("n={n:<3}")).join("  "));
+    println!(
+        "{:<32} {}",
+        "noise",
+        RUN_COUNTS.map(|n| format!("n={n:<3}")).join("  ")
+    );
     for (i, noise) in models().iter().enumerate() {
         let row: Vec<f64> = RUN_COUNTS
             .iter()
@@ -147,7 +153,10 @@ fn coverage_paired_log_ratio_holds_95_percent_at_every_run_count() {
         println!(
             "{:<32} {}",
             noise.label(),
-            row.iter().map(|c| format!("{:>5.1}%", c * 100.0)).collect::<Vec<_>>().join(" ")
+            row.iter()
+                .map(|c| format!("{:>5.1}%", c * 100.0))
+                .collect::<Vec<_>>()
+                .join(" ")
         );
     }
     assert!(worst >= 0.93, "worst coverage {worst}");
@@ -186,7 +195,10 @@ fn coverage_of_the_old_bootstrap_falls_short_at_small_counts() {
     println!(
         "old percentile bootstrap of a ratio of medians, {}: {}",
         plain.label(),
-        row.iter().map(|c| format!("{:.1}%", c * 100.0)).collect::<Vec<_>>().join(" ")
+        row.iter()
+            .map(|c| format!("{:.1}%", c * 100.0))
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     assert!(row[0] < 0.85 && row[1] < 0.93, "{row:?}");
     let one = log_ratio(&[(1, 1.0)], &[(1, 2.0)]).expect("one").ratio();

@@ -218,7 +218,9 @@ mod tests {
     #[test]
     fn paired_ratio_cancels_a_drift_shared_by_each_round() {
         // Each round drifts 10% but the candidate is exactly 0.8x of the baseline.
-        let base: Vec<(u32, f64)> = (1..=4).map(|r| (r, 100.0 * 1.1f64.powi(r as i32))).collect();
+        let base: Vec<(u32, f64)> = (1..=4)
+            .map(|r| (r, 100.0 * 1.1f64.powi(r as i32)))
+            .collect();
         let cand: Vec<(u32, f64)> = base.iter().map(|&(r, v)| (r, 0.8 * v)).collect();
         let lr = log_ratio(&cand, &base).expect("ratio");
         assert!(lr.paired);
@@ -228,7 +230,9 @@ mod tests {
 
     #[test]
     fn one_pair_is_a_point_without_interval_and_unpaired_rounds_use_welch() {
-        let r = log_ratio(&[(1, 90.0)], &[(1, 100.0)]).expect("one pair").ratio();
+        let r = log_ratio(&[(1, 90.0)], &[(1, 100.0)])
+            .expect("one pair")
+            .ratio();
         assert!((r.value - 0.9).abs() < 1e-12 && !has_interval(&r));
         let welch = log_ratio(&[(1, 90.0), (2, 92.0)], &[(3, 100.0), (4, 98.0)]).expect("welch");
         assert!(!welch.paired && has_interval(&welch.ratio()));

@@ -3,6 +3,7 @@
 //! configuration of a stored experiment against the baseline. Only runs with
 //! status `ok` are summarised.
 
+pub mod decide;
 pub mod deploy;
 pub mod heap;
 pub mod interval;
