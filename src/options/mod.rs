@@ -62,7 +62,10 @@ pub enum UsageError {
     /// A mistake in `record`'s arguments (pid, --metrics); the message says which.
     #[error("{0}")]
     Record(String),
-    #[error("no allocator configuration is available; install libjemalloc2, libtcmalloc-minimal4 or libmimalloc2.0, or pass -a glibc")]
+    #[error(
+        "no allocator configuration is available; install {}, or pass -a glibc",
+        crate::alloc::known::packages_to_install()
+    )]
     NoConfigs,
 }
 
