@@ -197,3 +197,80 @@ pub fn install_of(config: &Config) -> Install {
             .map_or(Install::Nothing, Install::Copy),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(allocator: &str, library: Option<&str>) -> Config {
+        Config {
+            name: allocator.to_string(),
+            allocator: allocator.to_string(),
+            library: library.map(PathBuf::from),
+            version: None,
+            env: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn messages_and_defaults_come_from_the_table() {
+        assert_eq!(names(), "glibc, jemalloc, tcmalloc, mimalloc");
+        assert_eq!(
+            packages_to_install(),
+            "libjemalloc2, libtcmalloc-minimal4 or libmimalloc2.0"
+        );
+        let defaults: Vec<_> = default_specs().collect();
+        assert_eq!(
+            defaults,
+            [
+                "glibc",
+                "glibc:arena_max=2",
+                "jemalloc",
+                "tcmalloc",
+                "mimalloc"
+            ]
+        );
+        let counters: Vec<_> = counter_symbols().collect();
+        assert!(counters.contains(&"mallctl") && counters.contains(&"mallinfo2"));
+    }
+
+    #[test]
+    fn deploying_installs_the_package_copies_a_user_library_or_nothing() {
+        let lib = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+        assert_eq!(
+            install_of(&config("glibc", Some("/lib/libc.so.6"))),
+            Install::Nothing
+        );
+        assert_eq!(
+            install_of(&config("tcmalloc", Some(lib))),
+            Install::Package("libtcmalloc-minimal4")
+        );
+        assert_eq!(
+            install_of(&config("mine", Some(lib))),
+            Install::Copy(PathBuf::from(lib))
+        );
+        assert_eq!(install_of(&config("mine", None)), Install::Nothing);
+    }
+
+    #[test]
+    fn every_entry_is_complete_and_prefixes_do_not_overlap() {
+        for b in BUILTINS {
+            assert!(
+                !b.sonames.is_empty() && !b.package().is_empty(),
+                "{}",
+                b.name
+            );
+            assert!(
+                b.defaults.iter().all(|d| d.starts_with(b.name)),
+                "{}",
+                b.name
+            );
+            for s in b.sonames {
+                assert_eq!(
+                    allocator_of_library(Path::new(s.soname)),
+                    b.file_prefix.map(|_| b.name)
+                );
+            }
+        }
+    }
+}

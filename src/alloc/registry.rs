@@ -10,7 +10,7 @@ use super::config::{self, Spec, Target};
 use super::dpkg;
 use super::elf;
 use super::error::AllocError;
-use super::known::{builtin, default_specs, Builtin, Source, BUILTINS};
+use super::known::{allocator_of_library, builtin, default_specs, Builtin, Source, BUILTINS};
 use super::ldcache::{self, CacheEntry};
 use crate::model::Config;
 use std::path::{Path, PathBuf};
@@ -39,20 +39,16 @@ impl Registry {
         let mut found = Vec::new();
         for b in BUILTINS {
             let located = match b.source {
-                Source::OwnLibc => own_libc()
-                    .map(|lib| (lib, b.package()))
-                    .or_else(|| locate(b, &cache)),
+                Source::OwnLibc => own_libc().or_else(|| locate(b, &cache)),
                 Source::Package => locate(b, &cache),
             };
-            let Some((library, package)) = located else {
+            let Some(library) = located else {
                 continue;
             };
             let mapped = std::fs::canonicalize(&library).unwrap_or_else(|_| library.clone());
             let version = match b.source {
                 Source::OwnLibc => Some(crate::host::glibc_version()).filter(|v| !v.is_empty()),
-                Source::Package => dpkg::package_version(package, &library)
-                    .or_else(|| dpkg::package_version(package, &mapped))
-                    .or_else(|| version_of(&library, &mapped)),
+                Source::Package => version_of(&library, &mapped),
             };
             found.push(Found {
                 name: b.name,
@@ -181,9 +177,8 @@ fn multiarch_dirs() -> Vec<PathBuf> {
 }
 
 /// The first soname, in the builtin's order, that the loader's cache or the
-/// standard directories provide as a library for this host, with the
-/// package expected to own it.
-fn locate(b: &Builtin, cache: &[CacheEntry]) -> Option<(PathBuf, &'static str)> {
+/// standard directories provide as a library for this host.
+fn locate(b: &Builtin, cache: &[CacheEntry]) -> Option<PathBuf> {
     b.sonames.iter().find_map(|s| {
         let listed = cache
             .iter()
@@ -194,7 +189,6 @@ fn locate(b: &Builtin, cache: &[CacheEntry]) -> Option<(PathBuf, &'static str)> 
         listed
             .chain(searched)
             .find(|p| elf::check_library(p).is_ok())
-            .map(|p| (p, s.package))
     })
 }
 
@@ -207,11 +201,20 @@ fn own_libc() -> Option<PathBuf> {
         .find(|p| p.file_name().is_some_and(|f| f == "libc.so.6"))
 }
 
-/// The version of the Debian package owning the library, as `dpkg-query`
-/// says, else the numeric suffix of the real file name
+/// The version of the Debian package owning the library: first the packages
+/// the table expects for a file of that name (from dpkg's files, no process),
+/// then as `dpkg-query` says, else the numeric suffix of the real file name
 /// (`libtcmalloc_minimal.so.4.5.10` -> `4.5.10`).
 fn version_of(library: &Path, mapped: &Path) -> Option<String> {
-    dpkg::query_version(library)
+    let expected = || {
+        let b = builtin(allocator_of_library(mapped)?)?;
+        b.sonames.iter().find_map(|s| {
+            dpkg::package_version(s.package, library)
+                .or_else(|| dpkg::package_version(s.package, mapped))
+        })
+    };
+    expected()
+        .or_else(|| dpkg::query_version(library))
         .or_else(|| dpkg::query_version(mapped))
         .or_else(|| so_suffix_version(mapped))
         .or_else(|| so_suffix_version(library))

@@ -347,6 +347,18 @@ fn names_allocators_from_library_paths_and_maps() {
 }
 
 #[test]
+fn a_user_copy_of_a_packaged_allocator_gets_the_package_version() {
+    let reg = Registry::discover();
+    let Some(jemalloc) = reg.get("jemalloc") else {
+        eprintln!("skipped: needs jemalloc (apt-get install libjemalloc2)");
+        return;
+    };
+    let spec = format!("mine={}", jemalloc.mapped.display());
+    let cfg = reg.resolve(&spec).expect("a real library");
+    assert_eq!(cfg.version, jemalloc.version);
+}
+
+#[test]
 fn discovers_installed_allocators_with_versions() {
     let reg = Registry::discover();
     let glibc = reg.get("glibc").expect("glibc is always there");
