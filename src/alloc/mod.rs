@@ -14,6 +14,8 @@ mod ldcache;
 pub mod registry;
 
 #[cfg(test)]
+mod discovery_tests;
+#[cfg(test)]
 mod elf_tests;
 #[cfg(test)]
 mod tests;
