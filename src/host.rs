@@ -59,7 +59,8 @@ fn field_to_string(field: &[c_char]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-fn glibc_version() -> String {
+/// The running C library's version (`2.36`); empty when unknown.
+pub fn glibc_version() -> String {
     // SAFETY: glibc returns a pointer to a static NUL-terminated string.
     let version = unsafe { gnu_get_libc_version() };
     if version.is_null() {

@@ -58,6 +58,9 @@ pub enum UsageError {
     /// the command does not render).
     #[error("{0}")]
     Export(String),
-    #[error("no allocator configuration is available; install libjemalloc2, libtcmalloc-minimal4 or libmimalloc2.0, or pass -a glibc")]
+    #[error(
+        "no allocator configuration is available; install {}, or pass -a glibc",
+        crate::alloc::known::packages_to_install()
+    )]
     NoConfigs,
 }

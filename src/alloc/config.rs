@@ -8,7 +8,7 @@
 
 use super::error::AllocError;
 use super::keys::{self, BoolStyle};
-use super::registry::{Builtin, EnvStyle};
+use super::known::{Builtin, EnvStyle};
 use crate::model::Config;
 use std::fmt;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! itself, so a result is not credited to the wrong allocator.
 
 use super::error::AllocError;
-use super::registry::allocator_of_library;
+use super::known::allocator_of_library;
 use goblin::elf::header::{ET_DYN, ET_EXEC, ET_REL};
 use goblin::elf::Elf;
 use std::io::ErrorKind;

@@ -10,7 +10,8 @@ pub enum AllocError {
     #[error("empty allocator configuration; use NAME[:key=value,...] or LABEL=/path/to/lib.so")]
     EmptySpec,
     #[error(
-        "unknown allocator '{name}'; built-in: glibc, jemalloc, tcmalloc, mimalloc, or LABEL=/path/to/lib.so"
+        "unknown allocator '{name}'; built-in: {}, or LABEL=/path/to/lib.so",
+        super::known::names()
     )]
     UnknownAllocator { name: String },
     #[error(

@@ -5,11 +5,16 @@
 //! downstream needs to know which allocator a configuration uses.
 
 pub mod config;
+mod dpkg;
 pub mod elf;
 pub mod error;
 pub mod keys;
+pub mod known;
+mod ldcache;
 pub mod registry;
 
+#[cfg(test)]
+mod discovery_tests;
 #[cfg(test)]
 mod elf_tests;
 #[cfg(test)]
@@ -18,4 +23,5 @@ mod tests;
 pub use config::{parse_spec, Spec, Target};
 pub use elf::{check_library, inspect_program, preload_ignored_reason, ProgramInfo};
 pub use error::AllocError;
-pub use registry::{allocator_of_library, Builtin, Found, Registry, BUILTINS};
+pub use known::{allocator_of_library, install_of, Builtin, Install, BUILTINS};
+pub use registry::{Found, Registry};

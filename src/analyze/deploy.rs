@@ -2,6 +2,7 @@
 //! `Environment=` lines, Dockerfile lines (the Debian package and `ENV`) and
 //! a Kubernetes container `env:` block, each quoted for its target.
 
+use crate::alloc::{install_of, Install};
 use crate::model::Config;
 use serde::Serialize;
 
@@ -12,16 +13,6 @@ pub struct Deploy {
     pub systemd: String,
     pub dockerfile: String,
     pub kubernetes: String,
-}
-
-/// The Debian package that provides an allocator, when it is not glibc.
-pub fn debian_package(allocator: &str) -> Option<&'static str> {
-    match allocator {
-        "jemalloc" => Some("libjemalloc2"),
-        "tcmalloc" => Some("libtcmalloc-minimal4"),
-        "mimalloc" => Some("libmimalloc2.0"),
-        _ => None,
-    }
 }
 
 pub fn sh_quote(word: &str) -> String {
@@ -66,18 +57,16 @@ pub fn deploy(config: &Config, command: &[String]) -> Deploy {
         .map(|(k, v)| format!("Environment={}\n", dq(&format!("{k}={v}"))))
         .collect::<String>();
     let mut dockerfile = String::new();
-    match debian_package(&config.allocator) {
-        Some(pkg) => dockerfile.push_str(&format!(
+    match install_of(config) {
+        Install::Package(pkg) => dockerfile.push_str(&format!(
             "RUN apt-get update \\\n && apt-get install -y --no-install-recommends {pkg} \\\n \
              && rm -rf /var/lib/apt/lists/*\n"
         )),
-        None if config.allocator != "glibc" => {
-            if let Some(lib) = &config.library {
-                let path = lib.to_string_lossy();
-                dockerfile.push_str(&format!("COPY {} {}\n", dq(&path), dq(&path)));
-            }
+        Install::Copy(lib) => {
+            let path = lib.to_string_lossy();
+            dockerfile.push_str(&format!("COPY {} {}\n", dq(&path), dq(&path)));
         }
-        None => {}
+        Install::Nothing => {}
     }
     for (k, v) in env {
         dockerfile.push_str(&format!("ENV {k}={}\n", dq(v)));

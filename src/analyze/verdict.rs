@@ -7,7 +7,7 @@
 //! "keep the default". It explains itself with the figures and says how to
 //! deploy the winner (shell, systemd, Dockerfile, Kubernetes).
 
-pub use super::deploy::{debian_package, deploy, sh_quote, Deploy};
+pub use super::deploy::{deploy, sh_quote, Deploy};
 use super::service::{EndOfLoad, ServiceSummary};
 use super::stats::bootstrap_ratio_ci;
 use super::types::{ConfigSummary, Ratio};

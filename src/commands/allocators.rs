@@ -20,7 +20,7 @@ pub fn render(registry: &Registry) -> String {
                 builtin.name.to_string(),
                 "-".to_string(),
                 "-".to_string(),
-                format!("missing: apt-get install {}", builtin.package),
+                format!("missing: apt-get install {}", builtin.package()),
             ],
         });
     }

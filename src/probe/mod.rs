@@ -24,9 +24,6 @@ pub const ENV_TRIM_MS: &str = "ALLOCSCOPE_PROBE_TRIM_MS";
 static STATS_SO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/probe-stats.so"));
 static COUNT_SO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/probe-count.so"));
 
-/// Symbols whose presence means the allocator can report its own live heap.
-const COUNTER_SYMBOLS: &[&str] = &["mallctl", "MallocExtension_GetNumericProperty", "mallinfo2"];
-
 /// Which build of the probe a run preloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProbeBuild {
@@ -126,7 +123,7 @@ pub fn plan(config: &Config, heap: Option<HeapOptions>) -> anyhow::Result<Option
 }
 
 /// True when the library exports one of the allocator counters the stats
-/// build reads. No library (glibc's own malloc) counts as having them.
+/// build reads (each allocator's are listed in `alloc::known`). No library (glibc's own malloc) counts as having them.
 fn has_counters(library: Option<&Path>) -> bool {
     let Some(path) = library else {
         return true;
@@ -142,7 +139,7 @@ fn has_counters(library: Option<&Path>) -> bool {
             && elf
                 .dynstrtab
                 .get_at(sym.st_name)
-                .is_some_and(|name| COUNTER_SYMBOLS.contains(&name))
+                .is_some_and(|name| crate::alloc::known::counter_symbols().any(|c| c == name))
     })
 }
 

@@ -19,6 +19,54 @@ fn lists_glibc_and_every_installed_allocator_with_its_library() {
         assert!(text.contains(name), "{name} missing from:\n{text}");
     }
     assert!(text.contains("libc.so.6"), "{text}");
+    // Each found library carries the version dpkg gives its owning package
+    // (glibc: the C library's own version, as `ldd --version` prints it).
+    for line in text.lines().skip(1).filter(|l| l.ends_with(" found")) {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        let (name, library, version) = (cells[0], cells[1], cells[2]);
+        let expected = if name == "glibc" {
+            let ldd = Command::new("ldd")
+                .arg("--version")
+                .output()
+                .expect("ldd runs");
+            let first = stdout(&ldd).lines().next().unwrap_or_default().to_string();
+            first.rsplit(' ').next().unwrap_or_default().to_string()
+        } else {
+            match dpkg_version_of(library) {
+                Some(v) => v,
+                None => continue,
+            }
+        };
+        assert_eq!(version, expected, "{line}");
+    }
+}
+
+/// `dpkg-query`'s version of the package owning `library` (under either
+/// spelling of merged /usr), if dpkg knows it.
+fn dpkg_version_of(library: &str) -> Option<String> {
+    let other = match library.strip_prefix("/usr") {
+        Some(rest) => rest.to_string(),
+        None => format!("/usr{library}"),
+    };
+    let owner = [library, other.as_str()].into_iter().find_map(|path| {
+        let out = Command::new("dpkg-query")
+            .args(["-S", path])
+            .output()
+            .ok()?;
+        out.status.success().then(|| stdout(&out))
+    })?;
+    let package = owner
+        .split(": ")
+        .next()?
+        .split(',')
+        .next()?
+        .trim()
+        .to_string();
+    let version = Command::new("dpkg-query")
+        .args(["-W", "-f=${Version}", &package])
+        .output()
+        .ok()?;
+    Some(stdout(&version)).filter(|v| version.status.success() && !v.is_empty())
 }
 
 #[test]

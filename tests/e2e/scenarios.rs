@@ -64,6 +64,11 @@ fn churn_runs_under_every_allocator_and_glibc_grows_arenas() {
     // cores need; arena_max=2 caps them.
     assert!(arenas("glibc") > 2, "glibc made {} arenas", arenas("glibc"));
     assert!(arenas("glibc:arena_max=2") <= 2);
+    // Under a preloaded allocator glibc's arenas serve nothing: not counted.
+    for name in installed_allocators().into_iter().filter(|n| *n != "glibc") {
+        let text = stdout_of(&config(&json, name)["runs"][0]);
+        assert!(!text.contains("glibc_arenas="), "{name}: {text}");
+    }
     for config in configs(&json) {
         let labels = marker_labels(&config["runs"][0]);
         assert_eq!(

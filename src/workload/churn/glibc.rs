@@ -19,10 +19,11 @@ pub fn arenas() -> Option<usize> {
     Some(count_heaps(&xml))
 }
 
+/// A known allocator other than glibc among the mapped files.
 fn foreign_allocator(maps: &str) -> bool {
-    ["libjemalloc", "libtcmalloc", "libmimalloc"]
-        .iter()
-        .any(|lib| maps.contains(lib))
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .any(|path| crate::alloc::allocator_of_library(std::path::Path::new(path)).is_some())
 }
 
 fn count_heaps(xml: &str) -> usize {
