@@ -48,12 +48,13 @@ impl Series {
             .iter()
             .filter(|r| r.record.status == RunStatus::Ok)
             .collect();
+        let m: Vec<_> = ok.iter().map(|r| metrics::of(r)).collect();
         Series {
-            peak_rss_bytes: ok.iter().map(|r| r.metrics.peak_rss_bytes as f64).collect(),
-            mean_rss_bytes: ok.iter().map(|r| r.metrics.mean_rss_bytes as f64).collect(),
-            mean_pss_bytes: ok
+            peak_rss_bytes: m.iter().map(|m| m.peak_rss_bytes as f64).collect(),
+            mean_rss_bytes: m.iter().map(|m| m.mean_rss_bytes as f64).collect(),
+            mean_pss_bytes: m
                 .iter()
-                .filter_map(|r| r.metrics.mean_pss_bytes.map(|b| b as f64))
+                .filter_map(|m| m.mean_pss_bytes.map(|b| b as f64))
                 .collect(),
             wall_s: ok.iter().map(|r| r.record.wall_s).collect(),
             cpu_s: ok
