@@ -252,30 +252,11 @@ impl Store {
     }
 
     fn load_samples(&self, run_id: i64) -> Result<Vec<Sample>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT t_s, rss_bytes, pss_bytes, uss_bytes, swap_bytes, vsz_bytes, processes,
-                    threads, minor_faults, major_faults, live_heap_bytes,
-                    allocator_resident_bytes, allocator_retained_bytes, arenas
-             FROM samples WHERE run_id = ?1 ORDER BY rowid",
-        )?;
-        let rows = stmt.query_map(params![run_id], |r| {
-            Ok(Sample {
-                t_s: r.get("t_s")?,
-                rss_bytes: u64_at(r, "rss_bytes")?,
-                pss_bytes: opt_u64_at(r, "pss_bytes")?,
-                uss_bytes: opt_u64_at(r, "uss_bytes")?,
-                swap_bytes: opt_u64_at(r, "swap_bytes")?,
-                vsz_bytes: u64_at(r, "vsz_bytes")?,
-                processes: r.get("processes")?,
-                threads: r.get("threads")?,
-                minor_faults: u64_at(r, "minor_faults")?,
-                major_faults: u64_at(r, "major_faults")?,
-                live_heap_bytes: opt_u64_at(r, "live_heap_bytes")?,
-                allocator_resident_bytes: opt_u64_at(r, "allocator_resident_bytes")?,
-                allocator_retained_bytes: opt_u64_at(r, "allocator_retained_bytes")?,
-                arenas: r.get("arenas")?,
-            })
-        })?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {} FROM samples WHERE run_id = ?1 ORDER BY rowid",
+            super::sample_rows::COLUMNS
+        ))?;
+        let rows = stmt.query_map(params![run_id], super::sample_rows::from_row)?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading samples of run {run_id}"))
     }

@@ -7,6 +7,7 @@ mod load;
 mod recordings;
 #[cfg(test)]
 mod recordings_tests;
+mod sample_rows;
 mod schema;
 #[cfg(test)]
 mod tests;
@@ -200,33 +201,11 @@ impl Store {
         let run_id = tx.last_insert_rowid();
         {
             let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO samples (run_id, t_s, rss_bytes, pss_bytes, uss_bytes, swap_bytes,
-                         vsz_bytes, processes, threads, minor_faults, major_faults,
-                         live_heap_bytes, allocator_resident_bytes, allocator_retained_bytes,
-                         arenas)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-                )
+                .prepare_cached(&sample_rows::insert_sql("INSERT", "samples", "run_id"))
                 .with_context(context)?;
             for s in &record.samples {
                 insert
-                    .execute(params![
-                        run_id,
-                        s.t_s,
-                        to_i64(s.rss_bytes, "rss_bytes")?,
-                        opt_i64(s.pss_bytes, "pss_bytes")?,
-                        opt_i64(s.uss_bytes, "uss_bytes")?,
-                        opt_i64(s.swap_bytes, "swap_bytes")?,
-                        to_i64(s.vsz_bytes, "vsz_bytes")?,
-                        s.processes,
-                        s.threads,
-                        to_i64(s.minor_faults, "minor_faults")?,
-                        to_i64(s.major_faults, "major_faults")?,
-                        opt_i64(s.live_heap_bytes, "live_heap_bytes")?,
-                        opt_i64(s.allocator_resident_bytes, "allocator_resident_bytes")?,
-                        opt_i64(s.allocator_retained_bytes, "allocator_retained_bytes")?,
-                        s.arenas,
-                    ])
+                    .execute(rusqlite::params_from_iter(sample_rows::values(run_id, s)?))
                     .with_context(context)?;
             }
         }

@@ -188,6 +188,8 @@ CREATE TABLE recording_tiers (
 /// Version 6: the store keeps observations only; analysis computes a run's
 /// metrics from its samples. The metrics older files stored move to
 /// `legacy_run_metrics`, read only for a run that has no samples.
+/// `recording_samples` gains the heap columns, so both sample tables have one
+/// column list (`sample_rows.rs`).
 const V6: &str = "
 CREATE TABLE legacy_run_metrics (
     run_id               INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
@@ -214,6 +216,10 @@ ALTER TABLE runs DROP COLUMN peak_live_heap_bytes;
 ALTER TABLE runs DROP COLUMN mean_live_heap_bytes;
 ALTER TABLE runs DROP COLUMN mean_overhead_ratio;
 ALTER TABLE runs DROP COLUMN arenas_max;
+ALTER TABLE recording_samples ADD COLUMN live_heap_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN allocator_resident_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN allocator_retained_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN arenas INTEGER;
 ";
 
 /// Reads the file's schema version.
