@@ -7,7 +7,7 @@
  * with it (count mode: the malloc family is interposed and counted by the
  * allocator's malloc_usable_size in per-thread counters).
  *
- * Rules (DESIGN.md, convention 10): hooks resolved once, a static bootstrap
+ * Rules (docs/ARCHITECTURE.md, "Heap probe"): hooks resolved once, a static bootstrap
  * buffer for calloc-during-dlsym, a thread-local recursion guard, relaxed
  * atomics, no locks or prints on the workload's malloc paths, fork handled. */
 #define _GNU_SOURCE
@@ -68,8 +68,7 @@ static void *(*real_memalign)(size_t, size_t);
 static void *(*real_valloc)(size_t);
 static void *(*real_pvalloc)(size_t);
 static size_t (*real_usable)(void *);
-static void *(*real_new)(size_t), *(*real_new_arr)(size_t);
-static void (*real_delete)(void *), (*real_delete_arr)(void *);
+static void resolve_cxx(void);
 
 /* dlsym may call calloc before the hooks exist: serve it from here. */
 static char boot_buf[64 * 1024] __attribute__((aligned(16)));
@@ -100,10 +99,7 @@ static void resolve(void) {
     real_valloc = dlsym(RTLD_NEXT, "valloc");
     real_pvalloc = dlsym(RTLD_NEXT, "pvalloc");
     real_usable = dlsym(RTLD_NEXT, "malloc_usable_size");
-    real_new = dlsym(RTLD_NEXT, "_Znwm");
-    real_new_arr = dlsym(RTLD_NEXT, "_Znam");
-    real_delete = dlsym(RTLD_NEXT, "_ZdlPv");
-    real_delete_arr = dlsym(RTLD_NEXT, "_ZdaPv");
+    resolve_cxx();
     atomic_store(&resolve_state, 2);
 }
 
@@ -216,28 +212,68 @@ EXPORT void *pvalloc(size_t n) {
 
 /* C++ operators, for allocators that replace them (jemalloc, tcmalloc,
  * mimalloc) so that they never pass through malloc. When the next one is
- * libstdc++'s, it calls malloc, which the guard keeps from counting twice. */
-EXPORT void *_Znwm(size_t n) {
-    if (!ready() || !real_new) return malloc(n);
-    HOOKED(void *, real_new(n), count_alloc(r_));
+ * libstdc++'s, it calls malloc (or the plain operator new), which the guard
+ * keeps from counting twice. Every form is listed, one line each (mimalloc's
+ * alloc-override.c is the checklist): a form left out would either never
+ * count an allocation or subtract a free it never counted. Where the next
+ * library lacks a form, the fallback goes through our own hooks. */
+typedef struct { size_t a; } nothrow_arg; /* std::nothrow_t const &, unused */
+#define NT const nothrow_arg *
+static void *aligned_fallback(size_t n, size_t align) {
+    void *p = NULL;
+    return posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, n) == 0 ? p : NULL;
 }
-EXPORT void *_Znam(size_t n) {
-    if (!ready() || !real_new_arr) return malloc(n);
-    HOOKED(void *, real_new_arr(n), count_alloc(r_));
+#define CXX_NEW_FORMS(X)                                                                  \
+    X(_Znwm, (size_t n), (n), malloc(n))                                                  \
+    X(_Znam, (size_t n), (n), malloc(n))                                                  \
+    X(_ZnwmRKSt9nothrow_t, (size_t n, NT t), (n, t), malloc(n))                           \
+    X(_ZnamRKSt9nothrow_t, (size_t n, NT t), (n, t), malloc(n))                           \
+    X(_ZnwmSt11align_val_t, (size_t n, size_t al), (n, al), aligned_fallback(n, al))      \
+    X(_ZnamSt11align_val_t, (size_t n, size_t al), (n, al), aligned_fallback(n, al))      \
+    X(_ZnwmSt11align_val_tRKSt9nothrow_t, (size_t n, size_t al, NT t), (n, al, t),        \
+      aligned_fallback(n, al))                                                            \
+    X(_ZnamSt11align_val_tRKSt9nothrow_t, (size_t n, size_t al, NT t), (n, al, t),        \
+      aligned_fallback(n, al))
+#define CXX_DELETE_FORMS(X)                                                               \
+    X(_ZdlPv, (void *p), (p))                                                             \
+    X(_ZdaPv, (void *p), (p))                                                             \
+    X(_ZdlPvm, (void *p, size_t n), (p, n))                                               \
+    X(_ZdaPvm, (void *p, size_t n), (p, n))                                               \
+    X(_ZdlPvRKSt9nothrow_t, (void *p, NT t), (p, t))                                      \
+    X(_ZdaPvRKSt9nothrow_t, (void *p, NT t), (p, t))                                      \
+    X(_ZdlPvSt11align_val_t, (void *p, size_t al), (p, al))                               \
+    X(_ZdaPvSt11align_val_t, (void *p, size_t al), (p, al))                               \
+    X(_ZdlPvmSt11align_val_t, (void *p, size_t n, size_t al), (p, n, al))                 \
+    X(_ZdaPvmSt11align_val_t, (void *p, size_t n, size_t al), (p, n, al))                 \
+    X(_ZdlPvSt11align_val_tRKSt9nothrow_t, (void *p, size_t al, NT t), (p, al, t))        \
+    X(_ZdaPvSt11align_val_tRKSt9nothrow_t, (void *p, size_t al, NT t), (p, al, t))
+
+#define DEFINE_NEW(sym, params, args, fallback)                \
+    static void *(*real_##sym) params;                         \
+    EXPORT void *sym params {                                  \
+        if (!ready() || !real_##sym) return fallback;          \
+        HOOKED(void *, real_##sym args, count_alloc(r_));      \
+    }
+#define DEFINE_DELETE(sym, params, args)                       \
+    static void (*real_##sym) params;                          \
+    EXPORT void sym params {                                   \
+        if (!p || is_boot(p)) return;                          \
+        if (!ready() || !real_##sym) { free(p); return; }      \
+        if (tl_guard) { real_##sym args; return; }             \
+        tl_guard = 1;                                          \
+        count_free(p);                                         \
+        real_##sym args;                                       \
+        tl_guard = 0;                                          \
+    }
+CXX_NEW_FORMS(DEFINE_NEW)
+CXX_DELETE_FORMS(DEFINE_DELETE)
+
+static void resolve_cxx(void) {
+#define RESOLVE_NEW(sym, params, args, fallback) real_##sym = dlsym(RTLD_NEXT, #sym);
+#define RESOLVE_DELETE(sym, params, args) real_##sym = dlsym(RTLD_NEXT, #sym);
+    CXX_NEW_FORMS(RESOLVE_NEW)
+    CXX_DELETE_FORMS(RESOLVE_DELETE)
 }
-static void delete_with(void (*real)(void *), void *p) {
-    if (!p) return;
-    if (!real) { free(p); return; }
-    if (tl_guard) { real(p); return; }
-    tl_guard = 1;
-    count_free(p);
-    real(p);
-    tl_guard = 0;
-}
-EXPORT void _ZdlPv(void *p) { ready(); delete_with(real_delete, p); }
-EXPORT void _ZdaPv(void *p) { ready(); delete_with(real_delete_arr, p); }
-EXPORT void _ZdlPvm(void *p, size_t n) { (void)n; _ZdlPv(p); }
-EXPORT void _ZdaPvm(void *p, size_t n) { (void)n; _ZdaPv(p); }
 
 static int poll_counters(uint64_t *w) {
     int64_t live = atomic_load_explicit(&live_bytes, memory_order_relaxed);

@@ -38,6 +38,71 @@ pub enum Command {
         #[command(subcommand)]
         scenario: crate::workload::Scenario,
     },
+    /// Run one round of a cluster plan on this node into a shard (what each
+    /// Slurm task or Kubernetes pod of `compare --executor` runs).
+    Cell(CellArgs),
+    /// Merge the shards of a cluster plan into the store as one experiment.
+    Merge(MergeArgs),
+}
+
+/// `compare --executor`: where the rounds run (see docs/cluster.md).
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "Cluster (--executor)")]
+pub struct ClusterArgs {
+    /// Where the rounds run: local (default), slurm (one job-array task per
+    /// round) or k8s (an Indexed Job, one completion per round).
+    #[arg(long, value_name = "ENGINE")]
+    pub executor: Option<String>,
+    /// An option passed to sbatch as is (partition, time, memory), repeatable:
+    /// --slurm-arg=--partition=big --slurm-arg=--time=2:00:00.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    pub slurm_arg: Vec<String>,
+    /// Let other jobs share a node during a round (default: --exclusive).
+    #[arg(long)]
+    pub shared_node: bool,
+    /// Write the plan and print the batch script or manifest; submit nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// k8s: the container image holding allocscope and the program.
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// k8s: the PersistentVolumeClaim the pods write their shards to.
+    #[arg(long, value_name = "NAME")]
+    pub k8s_volume_claim: Option<String>,
+    /// Where the plan, batch script and shards go (nodes must share it);
+    /// default: allocscope-cluster/ beside the store.
+    #[arg(long, value_name = "DIR")]
+    pub shards: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CellArgs {
+    /// The plan file `compare --executor` wrote.
+    #[arg(long, value_name = "PLAN.json")]
+    pub plan: PathBuf,
+    /// Which round, from 0.
+    #[arg(long, value_name = "N")]
+    pub round: String,
+    /// The shard to write (a small SQLite store); written only when the
+    /// round ends uninterrupted.
+    #[arg(long, value_name = "SHARD")]
+    pub out: PathBuf,
+    /// No progress lines.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards (`allocscope cell` outputs) of one plan.
+    #[arg(value_name = "SHARD", required = true)]
+    pub shards: Vec<PathBuf>,
+    /// The SQLite store to merge into.
+    #[arg(long, default_value = "allocscope.db", value_name = "FILE")]
+    pub db: PathBuf,
+    /// Refuse shards of any plan other than this one.
+    #[arg(long, value_name = "PLAN.json")]
+    pub plan: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -139,6 +204,8 @@ pub struct CompareArgs {
     /// Allow --metrics on an address other machines can reach.
     #[arg(long)]
     pub metrics_public: bool,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// The program to measure and its arguments.
     #[arg(last = true, value_name = "COMMAND", num_args = 1.., required = true)]
     pub command: Vec<OsString>,
@@ -292,46 +359,4 @@ pub struct DemoArgs {
     /// Where the JSON, CSV and HTML reports go (SCENARIO.json, .csv, .html).
     #[arg(long, default_value = "allocscope-demo", value_name = "DIR")]
     pub out: PathBuf,
-}
-
-/// No service: what clap gives when no service flag is on the command line
-/// (the demo builds its `CompareArgs` by hand).
-impl Default for ServiceArgs {
-    fn default() -> ServiceArgs {
-        ServiceArgs {
-            server: false,
-            load: None,
-            http: None,
-            requests: "10000".into(),
-            concurrency: "8".into(),
-            rate: None,
-            replay: None,
-            target: None,
-            pace: "max".into(),
-            speed: "1".into(),
-            request_timeout: "10s".into(),
-            ready: None,
-            ready_log: None,
-            ready_timeout: "30s".into(),
-            settle: "0s".into(),
-            grace: "10s".into(),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_service_args_match_clap_defaults() {
-        let cli = Cli::parse_from(["allocscope", "compare", "--", "true"]);
-        let Command::Compare(args) = cli.command else {
-            panic!("not compare");
-        };
-        assert_eq!(
-            format!("{:?}", args.service),
-            format!("{:?}", ServiceArgs::default())
-        );
-    }
 }

@@ -5,6 +5,7 @@
 pub mod alloc;
 pub mod analyze;
 pub mod cli;
+pub mod cluster;
 pub mod commands;
 pub mod host;
 pub mod load;
@@ -21,4 +22,6 @@ pub mod run;
 pub mod sample;
 pub mod store;
 pub mod units;
+pub mod user_metric;
+pub mod usage_error;
 pub mod workload;

@@ -2,7 +2,8 @@
 //! code (2 for a usage mistake, 1 for anything else).
 
 use allocscope::cli::{Cli, Command, CompareArgs};
-use allocscope::options::{CompareSettings, UsageError};
+use allocscope::options::CompareSettings;
+use allocscope::usage_error::UsageError;
 use allocscope::{alloc, commands};
 use clap::{CommandFactory, Parser};
 
@@ -19,7 +20,11 @@ fn main() {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {}", one_line(&error));
-            if error.downcast_ref::<UsageError>().is_some() {
+            if error.downcast_ref::<UsageError>().is_some()
+                || error
+                    .downcast_ref::<allocscope::cluster::Refused>()
+                    .is_some()
+            {
                 2
             } else {
                 1
@@ -43,13 +48,18 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Record(args) => commands::record::record(&args),
         Command::Demo(args) => commands::demo::demo(&args),
         Command::Workload { scenario } => scenario.run(),
+        Command::Cell(args) => commands::cell::cell(&args),
+        Command::Merge(args) => commands::merge::merge(&args),
     }
 }
 
 fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
     let registry = alloc::Registry::discover();
     let settings = CompareSettings::from_args(args, &registry)?;
-    commands::compare::compare(&settings, &args.export)
+    if commands::cluster::is_remote(&args.cluster)? {
+        return commands::cluster::compare(args, &settings);
+    }
+    commands::compare::compare(&settings)
 }
 
 /// anyhow's chain on one line: `reading 'x': permission denied`.

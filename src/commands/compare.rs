@@ -4,7 +4,6 @@
 use super::progress::Progress;
 use crate::alloc::elf::{inspect_program, preload_ignored_reason};
 use crate::analyze::{analyze_with_budget, metrics::run_metrics};
-use crate::cli::ExportArgs;
 use crate::model::{ExperimentInfo, RunStatus};
 use crate::options::CompareSettings;
 use crate::run::{self, Interrupt, Launch, Outcome};
@@ -16,14 +15,52 @@ use std::time::SystemTime;
 
 /// Runs the whole matrix and returns the process exit code: 0 when every run
 /// ended `ok`, 1 when some did not, 128+signal when interrupted.
-pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Result<i32> {
+pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
-    // A bad --max-slowdown is reported before anything runs.
-    let budget = super::exports::max_slowdown(exports)?;
-    let metrics = settings.metrics.map(serve_metrics).transpose()?;
     let mut store = Store::open(&settings.db)?;
+    let plan = crate::plan::interleaved(settings.configs.len(), settings.runs, settings.warmup);
+    let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    let matrix = run_matrix(settings, settings.output.quiet, &mut store, &plan, started_at, &[])?;
+    let experiment_id = matrix.experiment_id;
+    let experiment = store.load_experiment(Some(experiment_id))?;
+    let analysis = analyze_with_budget(
+        experiment,
+        &settings.baseline,
+        settings.output.max_slowdown_pct,
+    )?;
+    super::exports::print_table_and_export(&analysis, &settings.output.exports)?;
+    if let Some(code) = matrix.interrupted {
+        eprintln!(
+            "allocscope: interrupted; the finished runs are stored in experiment {experiment_id}"
+        );
+        return Ok(code);
+    }
+    Ok(if matrix.all_ok { 0 } else { 1 })
+}
+
+/// What running a plan left in the store.
+pub(crate) struct Matrix {
+    pub experiment_id: i64,
+    /// Every measured run ended `ok`.
+    pub all_ok: bool,
+    /// The exit code to end with when Ctrl-C or SIGTERM stopped the plan.
+    pub interrupted: Option<i32>,
+}
+
+/// Runs `plan` (the whole matrix, or one cluster round) into a new
+/// experiment of `store`, each run stored as soon as it ends; `environment`
+/// is stored with the experiment before the first run.
+pub(crate) fn run_matrix(
+    settings: &CompareSettings,
+    quiet: bool,
+    store: &mut Store,
+    plan: &[crate::plan::PlannedRun],
+    started_at: String,
+    environment: &[(&str, String)],
+) -> anyhow::Result<Matrix> {
+    let metrics = settings.metrics.map(serve_metrics).transpose()?;
     let interrupt = Interrupt::install()?;
     run::become_subreaper()?;
     let program_info = inspect_program(&settings.program);
@@ -52,7 +89,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
-        started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+        started_at,
         host: crate::host::capture(),
         runs_per_config: settings.runs,
         warmup: settings.warmup,
@@ -67,13 +104,15 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
         service: settings.service.as_ref().map(|s| s.info.clone()),
     };
     let (experiment_id, config_ids) = store.begin_experiment(&info, &settings.configs)?;
-    let log_dir = log_directory(&settings.db, experiment_id)?;
+    for (key, value) in environment {
+        store.set_environment(experiment_id, key, value)?;
+    }
+    let log_dir = log_directory(store.path(), experiment_id)?;
     let experiment_label = settings
         .name
         .clone()
         .unwrap_or_else(|| format!("experiment-{experiment_id}"));
-    let plan = crate::plan::interleaved(settings.configs.len(), settings.runs, settings.warmup);
-    let progress = Progress::new(exports.quiet, plan.len());
+    let progress = Progress::new(quiet, plan.len());
     progress.say(&format!(
         "allocscope: experiment {experiment_id}: {} configurations x {} runs{} of {}",
         settings.configs.len(),
@@ -107,6 +146,9 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             slug(&config.name),
             planned.repetition
         );
+        let publish = metrics
+            .as_ref()
+            .map(|m| crate::metrics::publisher(m, &experiment_label, &config.name));
         let launch = Launch {
             program: &settings.program,
             args: &settings.command[1..],
@@ -123,7 +165,7 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             memory_limit: settings.memory_limit,
             probe: probes[planned.config].as_ref(),
             service: settings.service.as_ref(),
-            metrics: metrics.as_ref().map(|m| (m, experiment_label.as_str())),
+            on_sample: publish.as_ref().map(|p| p as run::OnSample),
         };
         let record = match run::execute(&launch, &interrupt)? {
             Outcome::Interrupted => {
@@ -164,8 +206,8 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
                  limit?); the {stored} runs stored before it are kept: allocscope report --db {}",
                 planned.repetition,
                 config.name,
-                settings.db.display(),
-                settings.db.display()
+                store.path().display(),
+                store.path().display()
             )));
         }
         stored += 1;
@@ -179,17 +221,11 @@ pub fn compare(settings: &CompareSettings, exports: &ExportArgs) -> anyhow::Resu
             "complete"
         },
     )?;
-
-    let experiment = store.load_experiment(Some(experiment_id))?;
-    let analysis = analyze_with_budget(experiment, &settings.baseline, budget)?;
-    super::exports::print_table_and_export(&analysis, exports)?;
-    if interrupted {
-        eprintln!(
-            "allocscope: interrupted; the finished runs are stored in experiment {experiment_id}"
-        );
-        return Ok(interrupt.exit_code());
-    }
-    Ok(if all_ok { 0 } else { 1 })
+    Ok(Matrix {
+        experiment_id,
+        all_ok,
+        interrupted: interrupted.then(|| interrupt.exit_code()),
+    })
 }
 
 /// `--metrics`: bound before anything runs, so a port in use stops compare

@@ -1,10 +1,15 @@
 //! `allocscope demo`: `compare` with the default configurations on a built-in
 //! scenario, so a newcomer sees the point without a program of their own.
 
-use crate::cli::{CompareArgs, DemoArgs, ExportArgs};
-use crate::options::{CompareSettings, UsageError};
+use crate::cli::DemoArgs;
+use crate::options::export::{
+    beside_the_csv, Destination, Export, ExportList, Format, OutputSettings,
+};
+use crate::options::{parse_count, parse_marks, service, CompareSettings};
+use crate::usage_error::UsageError;
 use std::ffi::OsString;
 use std::path::Path;
+use std::time::Duration;
 
 /// A scenario as the demo runs it.
 struct DemoScenario {
@@ -90,6 +95,7 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
             }
         },
     };
+    let runs = parse_count("--runs", &args.runs, 1)?;
     let program = std::env::current_exe()?;
     let registry = crate::alloc::Registry::discover();
     std::fs::create_dir_all(&args.out)?;
@@ -106,56 +112,69 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
             scenario.name.into(),
         ];
         command.extend(knobs.iter().map(OsString::from));
-        let mut service = crate::cli::ServiceArgs::default();
-        if let Some((quick, full)) = scenario.requests {
-            let port = free_port()?.to_string();
-            command.extend(["--port".into(), port.clone().into()]);
-            service.server = true;
-            service.http = Some(format!("http://127.0.0.1:{port}/item/{{rand:4000}}"));
-            service.requests = if args.quick { quick } else { full }.to_string();
-            service.concurrency = "16".into();
-            service.settle = "2s".into();
-        }
+        let service = match scenario.requests {
+            Some((quick, full)) => {
+                let port = free_port()?.to_string();
+                command.extend(["--port".into(), port.clone().into()]);
+                Some(service::http_generator(
+                    &format!("http://127.0.0.1:{port}/item/{{rand:4000}}"),
+                    if args.quick { quick } else { full },
+                    16,
+                    Duration::from_secs(2),
+                )?)
+            }
+            None => None,
+        };
         let json = args.out.join(format!("{}.json", scenario.name));
         let csv = args.out.join(format!("{}.csv", scenario.name));
         let html = args.out.join(format!("{}.html", scenario.name));
-        let compare_args = CompareArgs {
-            alloc: Vec::new(),
-            runs: args.runs.clone(),
-            warmup: "0".into(),
-            interval: "50ms".into(),
-            timeout: Some("10m".into()),
+        let file = |format, path: &Path| Export {
+            format,
+            destination: Destination::Path(path.to_path_buf()),
+        };
+        let (configs, warnings) = registry.default_configs();
+        let baseline = configs.first().ok_or(UsageError::NoConfigs)?.name.clone();
+        let settings = CompareSettings {
+            configs,
+            warnings,
+            runs,
+            warmup: 0,
+            interval: Duration::from_millis(50),
+            timeout: Some(Duration::from_secs(600)),
             memory_limit: None,
-            heap: None,
-            metrics: None,
-            metrics_public: false,
-            baseline: None,
+            baseline,
             name: Some(format!(
                 "demo: {}{}",
                 scenario.name,
                 if args.quick { " (quick)" } else { "" }
             )),
             db: args.db.clone(),
-            export: ExportArgs {
-                export_json: Some(json.clone()),
-                export_csv: Some(csv.clone()),
-                samples: false,
-                export_markdown: None,
-                plots: None,
-                html: Some(html.clone()),
-                quiet: false,
-                max_slowdown: "5".into(),
-            },
-            mark: Vec::new(),
-            service,
+            program: program.clone(),
             command,
+            marks: parse_marks(&[])?,
+            heap: None,
+            service,
+            metrics: None,
+            output: OutputSettings {
+                exports: ExportList::new(
+                    [
+                        file(Format::Json { samples: false }, &json),
+                        file(Format::Html, &html),
+                        file(Format::Csv, &csv),
+                    ]
+                    .into_iter()
+                    .chain(beside_the_csv(&csv, false))
+                    .collect(),
+                )?,
+                max_slowdown_pct: crate::analyze::verdict::DEFAULT_MAX_SLOWDOWN_PCT,
+                quiet: false,
+            },
         };
         eprintln!(
             "\nallocscope demo: scenario '{}' models {}\n",
             scenario.name, scenario.models
         );
-        let settings = CompareSettings::from_args(&compare_args, &registry)?;
-        let code = super::compare::compare(&settings, &compare_args.export)?;
+        let code = super::compare::compare(&settings)?;
         println!("\nscenario '{}' models {}", scenario.name, scenario.models);
         println!(
             "store: {}   exports: {}, {}",

@@ -1,10 +1,14 @@
 //! One function per subcommand, each wiring the pipeline stages together.
 
 pub mod allocators;
+pub mod cell;
+pub mod cluster;
+mod cluster_slurm;
 pub mod compare;
 pub mod demo;
 pub mod exports;
 pub mod listing;
+pub mod merge;
 pub mod progress;
 pub mod record;
 pub mod recordings;

@@ -3,25 +3,46 @@
 //! (text to stdout, `--export-json`, `--html`, `--plots DIR`).
 
 use crate::analyze::recordings::analyze_recordings;
-use crate::cli::ExportArgs;
-use crate::options::UsageError;
+use crate::options::export::{Destination, Export, ExportList, Format};
 use crate::report::recordings::{render_html, render_json, render_text};
 use crate::report::svg::recordings as plots;
-use crate::report::{png, write_output};
+use crate::report::write_output;
 use crate::store::Store;
 use crate::units::format_seconds;
-use anyhow::Context;
+use crate::usage_error::UsageError;
 use std::path::Path;
 
-pub fn report(store: &Store, ids: &[i64], exports: &ExportArgs) -> anyhow::Result<i32> {
-    if exports.export_csv.is_some() || exports.export_markdown.is_some() {
-        return Err(UsageError::Record(
+/// What the recordings report renders besides its text.
+enum Output<'a> {
+    Json(&'a Destination),
+    Html(&'a Destination),
+    Plots(&'a Path),
+}
+
+/// The exports the recordings report renders; CSV and Markdown are refused.
+fn outputs(exports: &ExportList) -> Result<Vec<Output<'_>>, UsageError> {
+    exports.supported(output, |_| {
+        UsageError::Record(
             "--recordings renders text, --export-json, --html and --plots; CSV and Markdown \
              exports are for experiments"
                 .into(),
         )
-        .into());
+    })
+}
+
+fn output(export: &Export) -> Option<Output<'_>> {
+    match export.format {
+        Format::Json { .. } => Some(Output::Json(&export.destination)),
+        Format::Html => Some(Output::Html(&export.destination)),
+        Format::Plots => Some(Output::Plots(export.destination.as_path())),
+        // The per-configuration formats (CSV, Markdown and any new one) are
+        // for experiments.
+        _ => None,
     }
+}
+
+pub fn report(store: &Store, ids: &[i64], exports: &ExportList) -> anyhow::Result<i32> {
+    let outputs = outputs(exports)?;
     if ids.is_empty() {
         print!("{}", listing(store)?);
         return Ok(0);
@@ -31,24 +52,24 @@ pub fn report(store: &Store, ids: &[i64], exports: &ExportArgs) -> anyhow::Resul
         recordings.push(store.load_recording(id)?);
     }
     let analysis = analyze_recordings(recordings);
-    if exports.export_json.as_deref() != Some(Path::new("-")) {
+    // Keep stdout machine-readable when an export goes there.
+    if !exports.uses_stdout() {
         write_output(Path::new("-"), render_text(&analysis).as_bytes())?;
     }
-    if let Some(path) = &exports.export_json {
-        write_output(path, render_json(&analysis)?.as_bytes())?;
-    }
-    if let Some(path) = &exports.html {
-        write_output(path, render_html(&analysis).as_bytes())?;
-        eprintln!("allocscope: HTML report in {}", path.display());
-    }
-    if let Some(dir) = &exports.plots {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
-        for plot in plots::all(&analysis) {
-            write_output(&dir.join(format!("{}.svg", plot.name)), plot.svg.as_bytes())?;
-            let png = png::render(&plot.svg, 1.5)?;
-            write_output(&dir.join(format!("{}.png", plot.name)), &png)?;
+    for output in outputs {
+        match output {
+            Output::Json(to) => write_output(to.as_path(), render_json(&analysis)?.as_bytes())?,
+            Output::Html(to) => {
+                write_output(to.as_path(), render_html(&analysis).as_bytes())?;
+                if let Destination::Path(path) = to {
+                    eprintln!("allocscope: HTML report in {}", path.display());
+                }
+            }
+            Output::Plots(dir) => super::exports::write_plots(
+                dir,
+                plots::all(&analysis).into_iter().map(|p| (p.name, p.svg)),
+            )?,
         }
-        eprintln!("allocscope: plots in {}", dir.display());
     }
     Ok(0)
 }

@@ -2,6 +2,7 @@
 
 use crate::analyze::analyze_with_budget;
 use crate::cli::ReportArgs;
+use crate::options::export::OutputSettings;
 use crate::store::Store;
 use anyhow::bail;
 
@@ -12,10 +13,10 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
             args.db.display()
         );
     }
-    let budget = super::exports::max_slowdown(&args.export)?;
+    let output = OutputSettings::parse(&args.export)?;
     let store = Store::open(&args.db)?;
     if let Some(ids) = &args.recordings {
-        return super::recordings::report(&store, ids, &args.export);
+        return super::recordings::report(&store, ids, &output.exports);
     }
     if args.list {
         print!("{}", super::listing::render(&store.list()?));
@@ -26,7 +27,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
         .baseline
         .clone()
         .unwrap_or_else(|| experiment.info.baseline.clone());
-    let analysis = analyze_with_budget(experiment, &baseline, budget)?;
-    super::exports::print_table_and_export(&analysis, &args.export)?;
+    let analysis = analyze_with_budget(experiment, &baseline, output.max_slowdown_pct)?;
+    super::exports::print_table_and_export(&analysis, &output.exports)?;
     Ok(0)
 }

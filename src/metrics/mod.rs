@@ -8,7 +8,7 @@
 mod http;
 
 use crate::model::Sample;
-use crate::options::UsageError;
+use crate::usage_error::UsageError;
 use std::fmt::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
@@ -27,25 +27,28 @@ pub struct Current {
 /// The values the server shows; the recording loop replaces them each tick.
 pub type Shared = Arc<Mutex<Vec<Current>>>;
 
-/// Makes `sample` the current value of the series (`recording`, `config`),
-/// the only one shown: one run or recording at a time.
-pub fn publish(
+/// The callback a run or recording hands each tick's sample to: it makes
+/// that sample the current value of the series (`recording`, `config`), the
+/// only one shown, since one run or recording is sampled at a time.
+pub fn publisher(
     shared: &Shared,
     recording: &str,
     config: &str,
-    sample: Sample,
-    sampler: &crate::sample::Sampler,
-) {
-    let current = Current {
-        recording: recording.to_string(),
-        config: config.to_string(),
-        sample: Some(sample),
-        elapsed_s: sample.t_s,
-        samples_total: sampler.ticks(),
-        sampler_cpu_s: sampler.cpu_seconds(),
-    };
-    if let Ok(mut values) = shared.lock() {
-        *values = vec![current];
+) -> impl Fn(&Sample, &crate::sample::Sampler) + Send + Sync + 'static {
+    let shared = Arc::clone(shared);
+    let (recording, config) = (recording.to_string(), config.to_string());
+    move |sample, sampler| {
+        let current = Current {
+            recording: recording.clone(),
+            config: config.clone(),
+            sample: Some(*sample),
+            elapsed_s: sample.t_s,
+            samples_total: sampler.ticks(),
+            sampler_cpu_s: sampler.cpu_seconds(),
+        };
+        if let Ok(mut values) = shared.lock() {
+            *values = vec![current];
+        }
     }
 }
 

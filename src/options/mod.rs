@@ -2,69 +2,20 @@
 //! before anything runs. Errors here are user mistakes (exit 2) whose message
 //! says how to fix them.
 
+pub mod export;
+mod ready;
+pub mod record;
 pub mod service;
 
-use crate::units::{parse_duration, UnitError};
+use crate::units::parse_duration;
+use crate::usage_error::UsageError;
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use thiserror::Error;
 
 pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
 pub const MAX_INTERVAL: Duration = Duration::from_secs(3600);
-
-/// A mistake in the command line; the message names it and the fix.
-#[derive(Debug, Error)]
-pub enum UsageError {
-    #[error(transparent)]
-    Unit(#[from] UnitError),
-    #[error("--interval {0} is out of range; use a value from 10ms to 1h")]
-    IntervalRange(String),
-    #[error("--memory-limit {0} is too small; use at least 1M (e.g. --memory-limit 512M)")]
-    MemoryLimitRange(String),
-    #[error("--timeout {0} is too short; use at least 10ms")]
-    TimeoutRange(String),
-    #[error("{flag} '{value}' is not a count; use a whole number {min} or more (e.g. {flag} 5)")]
-    Count {
-        flag: &'static str,
-        value: String,
-        min: u32,
-    },
-    #[error("command '{0}' not found; check the name, or give its path")]
-    CommandNotFound(String),
-    #[error("'{0}' is a directory, not a command; give the program to run")]
-    CommandIsDirectory(String),
-    #[error("'{0}' is not executable; chmod +x it or run it through its interpreter")]
-    CommandNotExecutable(String),
-    #[error(
-        "no command given; put the program to run after `--`, e.g. allocscope compare -- ./myprog"
-    )]
-    NoCommand,
-    #[error("--baseline '{given}' is not one of the configurations: {known}")]
-    UnknownBaseline { given: String, known: String },
-    #[error("configuration '{0}' is given twice; each -a must be distinct")]
-    DuplicateConfig(String),
-    #[error("{0}")]
-    Alloc(String),
-    /// A scenario knob out of range; the message names it and the range.
-    #[error("{0}")]
-    Knob(String),
-    #[error("unknown scenario '{given}'; valid: {known}")]
-    UnknownScenario { given: String, known: String },
-    #[error("--mark '{pattern}' is not a valid regex: {reason}; escape special characters such as ( [ . + with a backslash")]
-    MarkRegex { pattern: String, reason: String },
-    #[error(transparent)]
-    HeapMode(#[from] crate::probe::HeapModeError),
-    /// A `--server` flag that is missing, contradictory or malformed.
-    #[error("{0}")]
-    Service(String),
-    /// A mistake in `record`'s arguments (pid, --metrics); the message says which.
-    #[error("{0}")]
-    Record(String),
-    #[error("no allocator configuration is available; install libjemalloc2, libtcmalloc-minimal4 or libmimalloc2.0, or pass -a glibc")]
-    NoConfigs,
-}
 
 pub fn parse_count(flag: &'static str, value: &str, min: u32) -> Result<u32, UsageError> {
     match value.trim().parse::<u32>() {
@@ -204,6 +155,26 @@ mod tests {
     }
 
     #[test]
+    fn service_flag_defaults_are_the_durations_the_demo_uses() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::parse_from(["allocscope", "compare", "--", "true"]);
+        let crate::cli::Command::Compare(args) = cli.command else {
+            panic!("not compare");
+        };
+        let flag = |text: &str| parse_duration(text).ok();
+        let defaults = &args.service;
+        assert_eq!(
+            flag(&defaults.request_timeout),
+            Some(service::DEFAULT_REQUEST_TIMEOUT)
+        );
+        assert_eq!(
+            flag(&defaults.ready_timeout),
+            Some(service::DEFAULT_READY_TIMEOUT)
+        );
+        assert_eq!(flag(&defaults.grace), Some(service::DEFAULT_GRACE));
+    }
+
+    #[test]
     fn resolves_commands_on_path_and_rejects_directories() {
         assert!(resolve_command(&OsString::from("sh")).is_ok());
         assert!(matches!(
@@ -247,6 +218,8 @@ pub struct CompareSettings {
     pub service: Option<service::ServiceSettings>,
     /// `--metrics`: where to serve the current values for Prometheus.
     pub metrics: Option<std::net::SocketAddr>,
+    /// The exports, the verdict's budget and `--quiet`.
+    pub output: export::OutputSettings,
 }
 
 impl CompareSettings {
@@ -326,6 +299,8 @@ impl CompareSettings {
                 .map(crate::probe::HeapOptions::parse)
                 .transpose()?,
             service,
+            // A bad --max-slowdown or export is reported before anything runs.
+            output: export::OutputSettings::parse(&args.export)?,
         })
     }
 }

@@ -3,12 +3,14 @@
 //! settle and how to stop it. A mistake is a `UsageError` naming the flag
 //! and the fix, reported before anything starts.
 
-use super::{parse_count, UsageError};
+use super::parse_count;
+use super::ready::{readiness, refuse_ports_in_use};
 use crate::cli::ServiceArgs;
 use crate::load::{self, Target};
 use crate::model::ServiceInfo;
 use crate::units::parse_duration;
-use std::net::{SocketAddr, TcpStream};
+use crate::usage_error::UsageError;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -91,24 +93,71 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
             ))
         }
     };
-    let ChosenLoad {
-        load,
-        text: load_text,
-        target: default_ready,
-        rejected_lines,
-    } = chosen;
-    let (ready, ready_text) = readiness(args, default_ready.as_ref())?;
-    refuse_ports_in_use(&ready, &load)?;
+    let ready = readiness(
+        args.ready.as_deref(),
+        args.ready_log.as_deref(),
+        chosen.target.as_ref(),
+    )?;
+    refuse_ports_in_use(&ready.0, &chosen.load)?;
     let ready_timeout = positive_duration("--ready-timeout", &args.ready_timeout)?;
     let settle = parse_duration(&args.settle)?;
     let grace = positive_duration("--grace", &args.grace)?;
+    Ok(Some(assemble(chosen, ready, ready_timeout, settle, grace)))
+}
+
+/// The built-in generator against `url`, ready when the URL's address
+/// accepts a connection, with the flags' default timeouts: how `demo`
+/// drives its server, without a command line to parse.
+pub fn http_generator(
+    url: &str,
+    requests: u32,
+    concurrency: u32,
+    settle: Duration,
+) -> Result<ServiceSettings, UsageError> {
+    let target = target("--http", url)?;
+    let chosen = generator_load(
+        url,
+        target,
+        requests,
+        (concurrency, DEFAULT_REQUEST_TIMEOUT),
+        (load::Schedule::AsFastAsPossible, String::new()),
+    )?;
+    let ready = readiness(None, None, chosen.target.as_ref())?;
+    refuse_ports_in_use(&ready.0, &chosen.load)?;
+    Ok(assemble(
+        chosen,
+        ready,
+        DEFAULT_READY_TIMEOUT,
+        settle,
+        DEFAULT_GRACE,
+    ))
+}
+
+/// The defaults of `--request-timeout`, `--ready-timeout` and `--grace`.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
+
+fn assemble(
+    chosen: ChosenLoad,
+    (ready, ready_text): (Readiness, String),
+    ready_timeout: Duration,
+    settle: Duration,
+    grace: Duration,
+) -> ServiceSettings {
+    let ChosenLoad {
+        load,
+        text: load_text,
+        rejected_lines,
+        ..
+    } = chosen;
     let info = ServiceInfo {
         ready: ready_text,
         load: load_text,
         settle_s: settle.as_secs_f64(),
         grace_s: grace.as_secs_f64(),
     };
-    Ok(Some(ServiceSettings {
+    ServiceSettings {
         ready,
         ready_timeout,
         load,
@@ -116,7 +165,7 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
         grace,
         rejected_lines,
         info,
-    }))
+    }
 }
 
 /// The load of a service run, described, with the address a readiness
@@ -155,16 +204,28 @@ fn connections(args: &ServiceArgs) -> Result<(u32, Duration), UsageError> {
 }
 
 fn http_load(args: &ServiceArgs, url: &str) -> Result<ChosenLoad, UsageError> {
-    let (concurrency, request_timeout) = connections(args)?;
+    let connections = connections(args)?;
     let target = target("--http", url)?;
     let requests = parse_count("--requests", &args.requests, 1)?;
-    let (schedule, rate_text) = match &args.rate {
+    let schedule = match &args.rate {
         Some(rate) => (
             load::Schedule::Rate(parse_rate(rate)?),
             format!(" at {}/s", rate.trim_end_matches("/s")),
         ),
         None => (load::Schedule::AsFastAsPossible, String::new()),
     };
+    generator_load(url, target, requests, connections, schedule)
+}
+
+/// `--http`'s generator: `requests` from the URL's template over
+/// `(concurrency, request timeout)`, on a schedule described in words.
+fn generator_load(
+    url: &str,
+    target: Target,
+    requests: u32,
+    (concurrency, request_timeout): (u32, Duration),
+    (schedule, rate_text): (load::Schedule, String),
+) -> Result<ChosenLoad, UsageError> {
     let plan = load::Plan {
         target_addr: resolve("--http", &target)?,
         host_header: target.host_header(),
@@ -256,15 +317,15 @@ fn replay_load(args: &ServiceArgs, file: &std::path::Path) -> Result<ChosenLoad,
     })
 }
 
-fn service(message: String) -> UsageError {
+pub(super) fn service(message: String) -> UsageError {
     UsageError::Service(message)
 }
 
-fn target(flag: &str, url: &str) -> Result<Target, UsageError> {
+pub(super) fn target(flag: &str, url: &str) -> Result<Target, UsageError> {
     Target::parse(url).map_err(|e| service(format!("{flag} '{url}': {e}")))
 }
 
-fn resolve(flag: &str, target: &Target) -> Result<SocketAddr, UsageError> {
+pub(super) fn resolve(flag: &str, target: &Target) -> Result<SocketAddr, UsageError> {
     target.addr().map_err(|e| {
         service(format!(
             "{flag}: host '{}' cannot be resolved ({e}); use an IP address such as 127.0.0.1",
@@ -300,87 +361,4 @@ fn parse_speed(text: &str) -> Result<f64, UsageError> {
             "--speed '{text}' is not a speed factor; give a number above 0, e.g. --speed 2"
         ))),
     }
-}
-
-/// `--ready-log`, else `--ready`, else the load's own address over TCP.
-fn readiness(
-    args: &ServiceArgs,
-    load_target: Option<&Target>,
-) -> Result<(Readiness, String), UsageError> {
-    if let Some(pattern) = &args.ready_log {
-        if args.ready.is_some() {
-            return Err(service(
-                "--ready and --ready-log are alternatives; give one".into(),
-            ));
-        }
-        let regex = regex::Regex::new(pattern).map_err(|e| {
-            service(format!(
-                "--ready-log '{pattern}' is not a valid regex: {}; escape special characters with a backslash",
-                e.to_string().lines().last().unwrap_or_default().trim_start_matches("error: ")
-            ))
-        })?;
-        return Ok((Readiness::Log(regex), format!("log:{pattern}")));
-    }
-    match args.ready.as_deref() {
-        Some(check) if check.starts_with("tcp:") => {
-            let addr = check["tcp:".len()..].to_string();
-            let resolved = std::net::ToSocketAddrs::to_socket_addrs(&addr)
-                .ok()
-                .and_then(|mut a| a.next())
-                .ok_or_else(|| {
-                    service(format!(
-                        "--ready '{check}' is not a reachable address; use tcp:HOST:PORT, e.g. tcp:127.0.0.1:8080"
-                    ))
-                })?;
-            Ok((Readiness::Tcp(resolved), check.to_string()))
-        }
-        Some(check) if check.starts_with("http://") => {
-            let target = target("--ready", check)?;
-            Ok((
-                Readiness::Http {
-                    addr: resolve("--ready", &target)?,
-                    host_header: target.host_header(),
-                    path: target.path_template.clone(),
-                },
-                check.to_string(),
-            ))
-        }
-        Some(other) => Err(service(format!(
-            "--ready '{other}' is not a check; use tcp:HOST:PORT or http://HOST:PORT/PATH, or --ready-log REGEX"
-        ))),
-        None => match load_target {
-            Some(target) => {
-                let addr = resolve("--ready", target)?;
-                Ok((Readiness::Tcp(addr), format!("tcp:{addr}")))
-            }
-            None => Err(service(
-                "--load needs a readiness check: --ready tcp:HOST:PORT, --ready http://... or --ready-log REGEX".into(),
-            )),
-        },
-    }
-}
-
-/// The server has not started yet, so anything already answering on its
-/// address is another process: the runs would measure that one instead.
-fn refuse_ports_in_use(ready: &Readiness, load: &LoadSpec) -> Result<(), UsageError> {
-    let mut addrs = Vec::new();
-    match ready {
-        Readiness::Tcp(addr) | Readiness::Http { addr, .. } => addrs.push(*addr),
-        Readiness::Log(_) => {}
-    }
-    if let LoadSpec::Generator(plan) = load {
-        addrs.push(plan.target_addr);
-    }
-    addrs.dedup();
-    for addr in addrs {
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_ok() {
-            return Err(service(format!(
-                "port {} on {} is already in use by another process; stop it, or start the \
-                 server on a free port and point --ready/--http/--target at it",
-                addr.port(),
-                addr.ip()
-            )));
-        }
-    }
-    Ok(())
 }

@@ -9,13 +9,15 @@
 //! unknown). Launched (`-a CONFIG -- COMMAND`): started like a `compare` run
 //! (own process group, parent-death signal, allocscope a subreaper, the
 //! reaper thread for the exact exit status, the stdout tap into a log file).
+//!
+//! The ticks are `run`'s sampling loop (walker, sampler, budget, schedule);
+//! each kept sample also goes to the caller's `on_sample` callback.
 
 pub mod attach;
 
-use crate::metrics::Shared;
 use crate::model::{Config, Sample};
+use crate::run::sampling::{SampleCallback, SamplingLoop, Tick};
 use crate::run::{classify_wait_status, process, reaper, tap, Event, Interrupt};
-use crate::sample::{thread_cpu_seconds, Sampler, TreeWalker, DEFAULT_BUDGET};
 use crate::store::{Ending, NewRecording, Store};
 use anyhow::Context;
 use std::ffi::OsString;
@@ -42,12 +44,23 @@ pub enum Target {
     },
 }
 
+impl Target {
+    /// The configuration the recording is stored under.
+    pub fn config_name(&self) -> &str {
+        match self {
+            Target::Attach { .. } => "attached",
+            Target::Launch { config, .. } => &config.name,
+        }
+    }
+}
+
 pub struct Settings {
     pub target: Target,
     pub name: String,
     pub interval: Duration,
     pub duration: Option<Duration>,
-    pub metrics: Option<Shared>,
+    /// Told each kept sample (`--metrics` publishes it).
+    pub on_sample: Option<Box<SampleCallback>>,
 }
 
 /// What `record` did, for its closing line.
@@ -81,14 +94,14 @@ pub fn record(
     let own_pid = std::process::id() as i32;
     let (events_tx, events) = mpsc::channel::<Event>();
     let hostname = crate::host::capture().hostname;
-    let (id, resumed, started_unix, root, launched, config_name) = match &settings.target {
+    let (id, resumed, started_unix, root, launched) = match &settings.target {
         Target::Attach { pid, start_ticks } => {
             let (id, resumed, started_unix) = match store.cut_off_recording(*pid, *start_ticks)? {
                 Some(id) => (id, true, store.resume_recording(id)?),
                 None => {
                     let new = NewRecording {
                         name: settings.name.clone(),
-                        config: "attached".into(),
+                        config: settings.target.config_name().to_string(),
                         env: Vec::new(),
                         command: None,
                         target_pid: *pid,
@@ -100,15 +113,7 @@ pub fn record(
                     (id, false, started_unix)
                 }
             };
-            let root = Some((*pid, *start_ticks));
-            (
-                id,
-                resumed,
-                started_unix,
-                root,
-                None,
-                "attached".to_string(),
-            )
+            (id, resumed, started_unix, Some((*pid, *start_ticks)), None)
         }
         Target::Launch {
             program,
@@ -141,14 +146,7 @@ pub fn record(
                 hostname,
             };
             let (id, started_unix) = store.begin_recording(&new)?;
-            (
-                id,
-                false,
-                started_unix,
-                None,
-                Some(pid),
-                config.name.clone(),
-            )
+            (id, false, started_unix, None, Some(pid))
         }
     };
     // Attached: the root and its descendants. Launched: every descendant of
@@ -159,11 +157,8 @@ pub fn record(
     };
     started(id, resumed, target_pid);
 
-    let mut sampler = Sampler::new(DEFAULT_BUDGET);
-    let mut walker = TreeWalker::new(walker_root);
-    let start = Instant::now();
-    let mut next_tick = start;
-    let mut last_commit = start;
+    let mut sampling = SamplingLoop::new(walker_root, settings.interval);
+    let mut last_commit = sampling.start();
     let mut pending: Vec<Sample> = Vec::with_capacity(16);
     let mut summary_samples = 0u64;
     let mut peak_rss_bytes = 0u64;
@@ -175,54 +170,51 @@ pub fn record(
         if interrupt.requested() {
             break "interrupted";
         }
-        if settings.duration.is_some_and(|d| now - start >= d) {
+        if settings
+            .duration
+            .is_some_and(|d| now - sampling.start() >= d)
+        {
             break "complete";
         }
-        if now >= next_tick {
-            let cpu_before = thread_cpu_seconds();
-            let mut pids = walker.walk();
-            if let Some((pid, start_ticks)) = root {
-                if attach::same_process(pid, start_ticks) {
-                    pids.push(pid);
+        let tick = sampling.tick(
+            now,
+            |pids| {
+                if let Some((pid, start_ticks)) = root {
+                    if attach::same_process(pid, start_ticks) {
+                        pids.push(pid);
+                    }
                 }
-            }
-            sampler.charge(thread_cpu_seconds() - cpu_before);
-            if pids.is_empty() && root.is_some() {
-                break "exited";
-            }
+            },
+            || unix_now() - started_unix,
+        );
+        let due = match tick {
+            Tick::NotDue => false,
+            Tick::Empty if root.is_some() => break "exited",
+            Tick::Empty => true,
             // Every listed process may have ended (or be a zombie, with no
             // memory) since the walk: such a sample says nothing, and its 0
             // would read as freed memory. A live process has some RSS.
-            let sample = Some(&pids)
-                .filter(|p| !p.is_empty())
-                .map(|p| sampler.sample(p, unix_now() - started_unix))
-                .filter(|s| s.rss_bytes > 0);
-            if let Some(sample) = sample {
+            Tick::Sampled(sample) if sample.rss_bytes == 0 => true,
+            Tick::Sampled(sample) => {
                 summary_samples += 1;
                 peak_rss_bytes = peak_rss_bytes.max(sample.rss_bytes);
                 last = Some(sample);
                 pending.push(sample);
-                if let Some(shared) = &settings.metrics {
-                    crate::metrics::publish(shared, &settings.name, &config_name, sample, &sampler);
+                if let Some(on_sample) = &settings.on_sample {
+                    on_sample(&sample, sampling.sampler());
                 }
+                true
             }
-            if now - last_commit >= COMMIT_EVERY || settings.interval >= COMMIT_EVERY {
-                if let Err(error) = store.append_samples(id, &pending) {
-                    failure = Some(error);
-                    break "failed";
-                }
-                pending.clear();
-                last_commit = now;
+        };
+        if due && (now - last_commit >= COMMIT_EVERY || settings.interval >= COMMIT_EVERY) {
+            if let Err(error) = store.append_samples(id, &pending) {
+                failure = Some(error);
+                break "failed";
             }
-            next_tick += settings.interval;
-            if next_tick <= now {
-                next_tick = now + settings.interval;
-            }
+            pending.clear();
+            last_commit = now;
         }
-        let nap = next_tick
-            .saturating_duration_since(Instant::now())
-            .min(MAX_NAP);
-        match events.recv_timeout(nap) {
+        match events.recv_timeout(sampling.nap(MAX_NAP)) {
             Ok(Event::Reaped(reaped)) if Some(reaped.pid) == launched => {
                 main_status = Some(reaped.status);
             }
@@ -241,7 +233,7 @@ pub fn record(
     let elapsed_s = last.map_or(0.0, |s| s.t_s);
     drop(pending);
     if let Some(pid) = launched.filter(|_| status != "exited") {
-        main_status = end_launched_tree(pid, &mut walker, &events, main_status);
+        main_status = end_launched_tree(pid, &mut sampling, &events, main_status);
     }
     let (exit_code, signal, message) = match (status, main_status) {
         ("failed", _) => (
@@ -284,7 +276,7 @@ pub fn record(
         peak_rss_bytes,
         last,
         elapsed_s,
-        sampler_cpu_s: sampler.cpu_seconds(),
+        sampler_cpu_s: sampling.sampler().cpu_seconds(),
     })
 }
 
@@ -293,7 +285,7 @@ pub fn record(
 /// gone; returns the main process's wait status if it was reaped.
 fn end_launched_tree(
     pid: i32,
-    walker: &mut TreeWalker,
+    sampling: &mut SamplingLoop,
     events: &mpsc::Receiver<Event>,
     mut main_status: Option<i32>,
 ) -> Option<i32> {
@@ -301,7 +293,7 @@ fn end_launched_tree(
     let mut last_kill: Option<Instant> = None;
     while Instant::now() < deadline {
         if last_kill.is_none_or(|at| at.elapsed() >= MAX_NAP) {
-            process::kill_tree(pid, &walker.walk());
+            process::kill_tree(pid, &sampling.walk());
             last_kill = Some(Instant::now());
         }
         match events.recv_timeout(MAX_NAP) {

@@ -1,6 +1,6 @@
 //! Markdown for an issue or pull request: the experiment in one line, the
 //! comparison table (runs ok, peak RSS, mean RSS, mean PSS, wall time: each
-//! median [95% CI] and ratio [CI]) and the verdict with its deploy lines.
+//! median \[95% CI\] and ratio \[CI\]) and the verdict with its deploy lines.
 //! Every string from the user or the workload is escaped.
 
 use super::format::{duration, size};

@@ -34,3 +34,19 @@ impl Interrupt {
         }
     }
 }
+
+#[cfg(test)]
+impl Interrupt {
+    /// Flags no signal handler sets, for tests that raise them by hand.
+    pub(crate) fn unregistered() -> Interrupt {
+        Interrupt {
+            sigint: Arc::new(AtomicBool::new(false)),
+            sigterm: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// What Ctrl-C does.
+    pub(crate) fn raise_sigint(&self) {
+        self.sigint.store(true, Ordering::Relaxed);
+    }
+}

@@ -19,6 +19,26 @@ pub struct Reaped {
     pub major_faults: u64,
 }
 
+/// Tree-wide totals from wait4 of every reaped process of a run.
+#[derive(Default)]
+pub(crate) struct Usage {
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub max_hwm_bytes: u64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, reaped: &Reaped) {
+        self.user_s += reaped.user_s;
+        self.sys_s += reaped.sys_s;
+        self.max_hwm_bytes = self.max_hwm_bytes.max(reaped.max_rss_bytes);
+        self.minor_faults += reaped.minor_faults;
+        self.major_faults += reaped.major_faults;
+    }
+}
+
 fn seconds(tv: libc::timeval) -> f64 {
     tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6
 }

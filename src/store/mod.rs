@@ -9,12 +9,14 @@ mod recordings;
 mod recordings_tests;
 mod sample_rows;
 mod schema;
+mod shard;
 #[cfg(test)]
 mod tests;
 
 pub use load::ExperimentListing;
 pub use recordings::{Ending, NewRecording, MINUTE_WINDOW_S, RAW_WINDOW_S};
 pub use schema::SCHEMA_VERSION;
+pub use shard::schema_version_of;
 
 use crate::model::{Config, ExperimentInfo, RunRecord};
 use anyhow::{anyhow, bail, Context, Result};

@@ -21,7 +21,7 @@ mod glibc;
 mod worker;
 
 use super::mark;
-use crate::options::UsageError;
+use crate::usage_error::UsageError;
 use anyhow::bail;
 use std::time::Duration;
 

@@ -19,7 +19,7 @@
 //! `events: worker=K events=... live_bytes=... peak_live_bytes=... checksum=...`.
 
 use super::{mark, Rng};
-use crate::options::UsageError;
+use crate::usage_error::UsageError;
 use anyhow::{bail, Context};
 use std::process::Command;
 

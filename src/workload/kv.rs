@@ -13,7 +13,7 @@
 //! requested key and value bytes (the table itself not included).
 
 use super::{mark, Rng};
-use crate::options::UsageError;
+use crate::usage_error::UsageError;
 use anyhow::bail;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;

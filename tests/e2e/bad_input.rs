@@ -27,6 +27,34 @@ fn missing_command_is_named_and_nothing_runs() {
 }
 
 #[test]
+fn two_exports_to_one_file_are_rejected_before_anything_runs() {
+    rejected(
+        &[
+            "--export-json",
+            "out.txt",
+            "--html",
+            "out.txt",
+            "--",
+            "true",
+        ],
+        &["--export-json and --html", "'out.txt'", "a file of its own"],
+    );
+    // The sample CSV beside --export-csv counts as a file too.
+    rejected(
+        &[
+            "--export-csv",
+            "r.csv",
+            "--samples",
+            "--export-markdown",
+            "r.samples.csv",
+            "--",
+            "true",
+        ],
+        &["--export-markdown and --samples", "r.samples.csv"],
+    );
+}
+
+#[test]
 fn directory_as_command_is_rejected() {
     rejected(&["--", "/tmp"], &["/tmp", "directory"]);
 }

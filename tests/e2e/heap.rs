@@ -99,6 +99,16 @@ fn live_heap_of_cxx_new_delete_matches_within_3_percent_in_both_modes() {
 }
 
 #[test]
+fn live_heap_of_every_cxx_new_and_delete_form_matches_usable_bytes_in_both_modes() {
+    // nothrow and aligned new/delete, sized deletes: allocators that export
+    // them (jemalloc, tcmalloc, mimalloc) never pass them through malloc.
+    let hold = cxx_program("hold_cxx_forms");
+    let workload = [hold.to_str().expect("utf-8"), "48", "300"];
+    check_accuracy("--heap", &workload, true);
+    check_accuracy("--heap=count", &workload, true);
+}
+
+#[test]
 fn static_workload_cannot_load_the_probe_and_says_so() {
     let single = program_with("single", &["-static"]);
     let scratch = Scratch::new();

@@ -3,6 +3,8 @@
 
 mod bad_input;
 mod browser;
+mod cluster;
+mod cluster_files;
 mod common;
 mod compare;
 mod heap;
@@ -15,4 +17,5 @@ mod reports;
 mod scenario_server;
 mod scenarios;
 mod services;
+mod slurm_cluster;
 mod store;

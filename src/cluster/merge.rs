@@ -1,0 +1,152 @@
+//! Merging shards into the store as one experiment, through the store's
+//! record-level API only: the experiment is created from the first shard
+//! (its arguments, configurations and host), each round's runs are added
+//! with their samples and markers, and the round's node facts are kept in
+//! the environment as `round.N`. A round already merged is skipped, so
+//! merging the same shard twice adds nothing.
+
+use super::facts::{RoundFacts, MERGED};
+use super::shard::{Shard, PLAN_ID};
+use super::Refused;
+use crate::store::Store;
+use anyhow::Context;
+
+#[derive(Debug, Default)]
+pub struct Merged {
+    pub experiment_id: i64,
+    /// Rounds whose runs this merge added.
+    pub added: Vec<u32>,
+    /// Rounds that were already in the experiment.
+    pub skipped: Vec<u32>,
+}
+
+/// All shards must carry one plan id (and `expected`'s, when given).
+pub fn check_one_plan(shards: &[Shard], expected: Option<&str>) -> Result<(), Refused> {
+    let Some(first) = shards.first() else {
+        return Ok(());
+    };
+    let (plan, source) = match expected {
+        Some(plan) => (plan, "the --plan file".to_string()),
+        None => (
+            first.plan_id.as_str(),
+            format!("'{}'", first.path.display()),
+        ),
+    };
+    match shards.iter().find(|s| s.plan_id != plan) {
+        Some(foreign) => Err(Refused(format!(
+            "shard '{}' belongs to plan {}, not to plan {plan} of {source}; merge each \
+             plan's shards in a merge of their own",
+            foreign.path.display(),
+            foreign.plan_id
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The experiment of `plan_id` in `store`, if a merge created it.
+pub fn experiment_of_plan(store: &Store, plan_id: &str) -> anyhow::Result<Option<i64>> {
+    store.find_experiment_by_environment(PLAN_ID, plan_id)
+}
+
+/// Adds the shards' rounds to their plan's experiment (created by the first
+/// merge). The experiment is left `running`; the caller finishes it.
+pub fn merge_shards(store: &mut Store, shards: &[Shard]) -> anyhow::Result<Merged> {
+    let Some(first) = shards.first() else {
+        anyhow::bail!("no shard to merge");
+    };
+    let experiment_id = match experiment_of_plan(store, &first.plan_id)? {
+        Some(id) => id,
+        None => {
+            let configs: Vec<_> = first
+                .experiment
+                .configs
+                .iter()
+                .map(|c| c.config.clone())
+                .collect();
+            let (id, _) = store.begin_experiment(&first.experiment.info, &configs)?;
+            store.set_environment(id, PLAN_ID, &first.plan_id)?;
+            id
+        }
+    };
+    let target = store.load_experiment(Some(experiment_id))?;
+    let mut merged: Vec<u32> = rounds_of(store, experiment_id)?
+        .into_iter()
+        .filter(|f| f.state == MERGED)
+        .map(|f| f.round)
+        .collect();
+    let mut outcome = Merged {
+        experiment_id,
+        ..Merged::default()
+    };
+    for shard in shards {
+        if merged.contains(&shard.round) {
+            outcome.skipped.push(shard.round);
+            continue;
+        }
+        let names = |e: &crate::model::StoredExperiment| -> Vec<String> {
+            e.configs.iter().map(|c| c.config.name.clone()).collect()
+        };
+        if names(&shard.experiment) != names(&target) {
+            return Err(Refused(format!(
+                "shard '{}' has configurations {:?} but experiment {experiment_id} has {:?}; \
+                 it was not written for this plan",
+                shard.path.display(),
+                names(&shard.experiment),
+                names(&target)
+            ))
+            .into());
+        }
+        for (config, target_config) in shard.experiment.configs.iter().zip(&target.configs) {
+            for run in &config.runs {
+                store
+                    .add_run(target_config.id, &run.record)
+                    .with_context(|| format!("merging '{}'", shard.path.display()))?;
+            }
+        }
+        set_round(store, experiment_id, &shard.facts)?;
+        merged.push(shard.round);
+        outcome.added.push(shard.round);
+    }
+    Ok(outcome)
+}
+
+/// Records a round that left no shard, with the engine's state for it.
+pub fn record_missing_round(
+    store: &mut Store,
+    experiment_id: i64,
+    round: u32,
+    state: &str,
+) -> anyhow::Result<()> {
+    let merged = rounds_of(store, experiment_id)?
+        .iter()
+        .any(|f| f.round == round && f.state == MERGED);
+    if merged {
+        return Ok(());
+    }
+    let facts = RoundFacts {
+        round,
+        state: state.to_string(),
+        ..RoundFacts::default()
+    };
+    set_round(store, experiment_id, &facts)
+}
+
+fn set_round(store: &mut Store, experiment_id: i64, facts: &RoundFacts) -> anyhow::Result<()> {
+    store.set_environment(
+        experiment_id,
+        &format!("round.{}", facts.round),
+        &serde_json::to_string(facts)?,
+    )
+}
+
+/// Every round recorded for the experiment, merged or not, by round.
+pub fn rounds_of(store: &Store, experiment_id: i64) -> anyhow::Result<Vec<RoundFacts>> {
+    let mut rounds: Vec<RoundFacts> = store
+        .load_environment(experiment_id)?
+        .into_iter()
+        .filter(|(key, _)| key.starts_with("round."))
+        .filter_map(|(_, value)| serde_json::from_str(value.as_deref()?).ok())
+        .collect();
+    rounds.sort_by_key(|f| f.round);
+    Ok(rounds)
+}

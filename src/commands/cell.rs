@@ -1,0 +1,108 @@
+//! `allocscope cell`: one round of a cluster plan on this node. The plan's
+//! `compare` arguments are checked here as a local compare would check them,
+//! against this node's allocators; the round's runs go to a shard written
+//! under a temporary name and renamed only when the round ends
+//! uninterrupted, so a shard that exists is a finished round.
+
+use crate::cli::{CellArgs, Cli, Command};
+use crate::cluster::plan_file::ClusterPlan;
+use crate::cluster::shard::{CPU_MODEL, PLAN_ID, ROUND};
+use crate::cluster::{facts, Refused};
+use crate::options::{parse_count, CompareSettings};
+use crate::store::Store;
+use anyhow::Context;
+use clap::Parser;
+use std::path::{Path, PathBuf};
+
+/// Exit code 0 when the shard was written (the runs' own statuses are in
+/// it: a round whose runs failed is still a round to merge), 128+signal
+/// when interrupted, with no shard.
+pub fn cell(args: &CellArgs) -> anyhow::Result<i32> {
+    let plan = ClusterPlan::read(&args.plan)?;
+    let round = parse_count("--round", &args.round, 0)?;
+    if round >= plan.rounds {
+        return Err(Refused(format!(
+            "--round {round} is outside plan {} (rounds 0 to {})",
+            plan.plan_id,
+            plan.rounds.saturating_sub(1)
+        ))
+        .into());
+    }
+    let words = ["allocscope", "compare"]
+        .into_iter()
+        .map(String::from)
+        .chain(plan.args.iter().cloned());
+    let cli = Cli::try_parse_from(words).map_err(|e| {
+        Refused(format!(
+            "plan '{}' has arguments this allocscope does not accept ({}); run the same \
+             allocscope version on every node",
+            args.plan.display(),
+            e.kind()
+        ))
+    })?;
+    let Command::Compare(compare_args) = cli.command else {
+        return Err(Refused(format!("'{}' is not a compare plan", args.plan.display())).into());
+    };
+    let settings = CompareSettings::from_args(&compare_args, &crate::alloc::Registry::discover())?;
+    for warning in &settings.warnings {
+        eprintln!("warning: {warning}");
+    }
+    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
+    }
+    let partial = with_suffix(&args.out, ".partial");
+    remove_store_files(&partial);
+    let mut store = Store::open(&partial)?;
+    let host = crate::host::capture();
+    if !args.quiet {
+        eprintln!(
+            "allocscope: plan {}: round {round} of {} on {}",
+            plan.plan_id, plan.rounds, host.hostname
+        );
+    }
+    let environment = [
+        (PLAN_ID, plan.plan_id.clone()),
+        (ROUND, round.to_string()),
+        (CPU_MODEL, facts::cpu_model()),
+    ];
+    // Warm-ups run on every node: each round warms its own machine.
+    let runs: Vec<_> =
+        crate::plan::interleaved(settings.configs.len(), settings.runs, settings.warmup)
+            .into_iter()
+            .filter(|p| p.warmup || p.repetition == round + 1)
+            .collect();
+    let matrix = super::compare::run_matrix(
+        &settings,
+        args.quiet,
+        &mut store,
+        &runs,
+        plan.started_at.clone(),
+        &environment,
+    )?;
+    drop(store);
+    if let Some(code) = matrix.interrupted {
+        remove_store_files(&partial);
+        eprintln!("allocscope: round {round} interrupted; no shard written");
+        return Ok(code);
+    }
+    std::fs::rename(&partial, &args.out)
+        .with_context(|| format!("writing shard '{}'", args.out.display()))?;
+    if !args.quiet {
+        eprintln!("allocscope: round {round}: shard {}", args.out.display());
+    }
+    Ok(0)
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// A store file and its WAL companions (left by a cell killed earlier).
+fn remove_store_files(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        // Absent files are the usual case; anything else shows at Store::open.
+        let _ = std::fs::remove_file(with_suffix(path, suffix));
+    }
+}

@@ -1,0 +1,81 @@
+//! `allocscope merge SHARD... [--db FILE]`: the shards of one plan into the
+//! store as one experiment, then where the rounds ran (and a warning when
+//! they ran on different hardware or software).
+
+use crate::cli::MergeArgs;
+use crate::cluster::facts::{where_rounds_ran, MERGED};
+use crate::cluster::merge::{check_one_plan, merge_shards, rounds_of};
+use crate::cluster::plan_file::ClusterPlan;
+use crate::cluster::shard::Shard;
+use crate::store::Store;
+
+pub fn merge(args: &MergeArgs) -> anyhow::Result<i32> {
+    let expected = args
+        .plan
+        .as_deref()
+        .map(ClusterPlan::read)
+        .transpose()?
+        .map(|p| p.plan_id);
+    let shards = args
+        .shards
+        .iter()
+        .map(|p| Shard::open(p))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    check_one_plan(&shards, expected.as_deref())?;
+    let mut store = Store::open(&args.db)?;
+    let merged = merge_shards(&mut store, &shards)?;
+    let id = merged.experiment_id;
+    if !merged.added.is_empty() {
+        store.finish_experiment(id, "complete")?;
+    }
+    let list = |rounds: &[u32]| {
+        let words: Vec<String> = rounds.iter().map(u32::to_string).collect();
+        words.join(", ")
+    };
+    let plan = shards
+        .first()
+        .map(|s| s.plan_id.as_str())
+        .unwrap_or_default();
+    if merged.added.is_empty() {
+        println!("allocscope: nothing new: every round given is already in experiment {id}");
+    } else {
+        println!(
+            "allocscope: merged round{} {} of plan {plan} into experiment {id}",
+            if merged.added.len() > 1 { "s" } else { "" },
+            list(&merged.added)
+        );
+    }
+    if !merged.skipped.is_empty() {
+        println!(
+            "allocscope: already merged, skipped: {}",
+            list(&merged.skipped)
+        );
+    }
+    print_rounds(&store, id)?;
+    println!(
+        "allocscope: re-render with `allocscope report {id} --db {}`",
+        args.db.display()
+    );
+    Ok(0)
+}
+
+/// Which rounds ran where, the rounds that left no shard with their
+/// engine's state, and the warning when the rounds ran on different
+/// platforms.
+pub fn print_rounds(store: &Store, experiment_id: i64) -> anyhow::Result<()> {
+    let rounds = rounds_of(store, experiment_id)?;
+    let (lines, differ) = where_rounds_ran(&rounds);
+    if differ {
+        eprintln!(
+            "warning: the rounds ran on different hardware or software (CPU model, kernel, \
+             glibc or allocator versions): ratios stay within a round, but medians mix them"
+        );
+    }
+    for line in lines {
+        println!("  {line}");
+    }
+    for missing in rounds.iter().filter(|f| f.state != MERGED) {
+        println!("  round {}: {} (no shard)", missing.round, missing.state);
+    }
+    Ok(())
+}

@@ -1,0 +1,175 @@
+//! `record`'s arguments checked before anything is stored: what to record
+//! (a running process, or a command started under one configuration), how
+//! often, for how long, and where to serve its values for Prometheus.
+
+use super::{parse_interval, parse_timeout, resolve_command};
+use crate::cli::RecordArgs;
+use crate::model::Config;
+use crate::sample::proc;
+use crate::usage_error::UsageError;
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What to record, checked.
+pub enum RecordTarget {
+    /// A running process that allocscope may read: its pid and start time
+    /// (clock ticks after boot), which name one process even after the pid
+    /// is reused.
+    Attach { pid: i32, start_ticks: u64 },
+    /// A command to start under `config`.
+    Launch {
+        program: PathBuf,
+        args: Vec<OsString>,
+        config: Config,
+        /// Where the command's stdout and stderr go.
+        logs_dir: PathBuf,
+    },
+}
+
+pub struct RecordSettings {
+    pub target: RecordTarget,
+    /// `--name`; the command names a recording without one.
+    pub name: Option<String>,
+    pub interval: Duration,
+    /// `--duration`: stop after this long.
+    pub duration: Option<Duration>,
+    /// `--metrics`, checked (not yet bound).
+    pub metrics: Option<SocketAddr>,
+    pub quiet: bool,
+    pub db: PathBuf,
+}
+
+impl RecordSettings {
+    pub fn from_args(args: &RecordArgs) -> Result<RecordSettings, UsageError> {
+        let interval = parse_interval(&args.interval)?;
+        let duration = args
+            .duration
+            .as_deref()
+            .map(|d| parse_timeout(d).map_err(|_| duration_error(d)))
+            .transpose()?;
+        let target = match (&args.pid, args.command.first()) {
+            (Some(pid), _) => {
+                let (pid, start_ticks) = check_pid(pid)?;
+                RecordTarget::Attach { pid, start_ticks }
+            }
+            (None, Some(program)) => {
+                let program = resolve_command(program)?;
+                let spec = args.alloc.as_deref().unwrap_or("glibc");
+                let config = crate::alloc::Registry::discover()
+                    .resolve(spec)
+                    .map_err(|e| UsageError::Alloc(e.to_string()))?;
+                RecordTarget::Launch {
+                    program,
+                    args: args.command[1..].to_vec(),
+                    config,
+                    logs_dir: logs_directory(&args.db),
+                }
+            }
+            (None, None) => {
+                return Err(UsageError::Record(
+                    "nothing to record; give --pid PID, or a command after `--` \
+                     (e.g. allocscope record -a glibc -- ./server)"
+                        .into(),
+                ))
+            }
+        };
+        let metrics = args
+            .metrics
+            .as_deref()
+            .map(|text| crate::metrics::parse_address(text, args.metrics_public))
+            .transpose()?;
+        Ok(RecordSettings {
+            target,
+            name: args.name.clone(),
+            interval,
+            duration,
+            metrics,
+            quiet: args.quiet,
+            db: args.db.clone(),
+        })
+    }
+}
+
+/// `--pid`: the process exists and allocscope may read its memory. Reading
+/// smaps_rollup needs the ptrace read right over the process (same user, or
+/// root), so that is what is tried; the owner is named when it fails.
+fn check_pid(pid_text: &str) -> Result<(i32, u64), UsageError> {
+    let pid = match pid_text.trim().parse::<i32>() {
+        Ok(pid) if pid > 0 => pid,
+        _ => {
+            return Err(UsageError::Record(format!(
+                "--pid '{pid_text}' is not a process id; give a positive number (see `pgrep NAME`)"
+            )))
+        }
+    };
+    if pid == std::process::id() as i32 {
+        return Err(UsageError::Record(format!(
+            "--pid {pid} is allocscope itself; give the pid of the program to record"
+        )));
+    }
+    let Some(stat) = proc::read_stat(pid) else {
+        return Err(UsageError::Record(format!(
+            "no process {pid}: it does not exist or has already exited (see `pgrep NAME`)"
+        )));
+    };
+    if matches!(stat.state, 'Z' | 'X') {
+        return Err(UsageError::Record(format!(
+            "process {pid} has already exited (it is a zombie waiting for its parent)"
+        )));
+    }
+    let path = format!("/proc/{pid}/smaps_rollup");
+    if let Err(error) = std::fs::File::open(&path) {
+        let owner = std::fs::metadata(format!("/proc/{pid}"))
+            .map(|m| m.uid().to_string())
+            .unwrap_or_else(|_| "?".into());
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        let why = if error.kind() == std::io::ErrorKind::PermissionDenied {
+            format!(
+                "process {pid} belongs to uid {owner} and allocscope runs as uid {me}, which \
+                 may not read its memory; run allocscope as that user (or as root)"
+            )
+        } else {
+            format!("cannot read the memory of process {pid} ({path}: {error})")
+        };
+        return Err(UsageError::Record(why));
+    }
+    Ok((pid, stat.start_ticks))
+}
+
+fn duration_error(text: &str) -> UsageError {
+    UsageError::Record(format!(
+        "--duration '{text}' is not a duration of at least 10ms; use e.g. 30s, 2h or 7d"
+    ))
+}
+
+/// The command's stdout and stderr go beside the store, like `compare`'s.
+fn logs_directory(db: &Path) -> PathBuf {
+    let parent = match db.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    parent.join("allocscope-logs").join("recordings")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_parent_is_attachable_and_nonsense_is_not() {
+        // SAFETY: getppid has no preconditions.
+        let parent = unsafe { libc::getppid() };
+        let (pid, start) = check_pid(&parent.to_string()).expect("may read our parent");
+        assert_eq!(pid, parent);
+        assert_eq!(proc::read_stat(pid).map(|s| s.start_ticks), Some(start));
+        for bad in ["0", "-3", "x", &std::process::id().to_string()] {
+            assert!(check_pid(bad).is_err(), "{bad}");
+        }
+        let missing = check_pid(&i32::MAX.to_string()).expect_err("no such pid");
+        assert!(missing.to_string().contains("does not exist"), "{missing}");
+    }
+}

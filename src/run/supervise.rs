@@ -1,0 +1,205 @@
+//! The main loop of one run, between spawn and the end of its tree: each
+//! turn it ends the workload if asked to (`ending.rs`), lets a service run
+//! advance its phases (`service.rs`), takes the sampling tick
+//! (`sampling.rs`) or, until they settle, lets the load checks look
+//! (`settle.rs`), then waits for the next event of the reaper, the stdout
+//! tap or the service, at most until the next tick. Marker lines and a
+//! service's phase changes get a fresh sample each. It decides no status.
+
+use super::ending::Ender;
+use super::reaper::Usage;
+use super::sampling::{OnSample, SamplingLoop, Tick};
+use super::service::{Action, ServiceRun};
+use super::settle::Checks;
+use super::{process, Event, Interrupt};
+use crate::model::{Marker, Sample};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// The longest allocscope sleeps before looking at Ctrl-C and the time limit.
+const MAX_NAP: Duration = Duration::from_millis(50);
+/// How long the tap may take to reach EOF once the tree has ended.
+const TAP_DRAIN: Duration = Duration::from_secs(2);
+
+pub(super) struct Supervisor<'a> {
+    /// The workload's main process.
+    pub pid: i32,
+    pub sampling: SamplingLoop,
+    pub checks: Checks,
+    pub service: Option<ServiceRun<'a>>,
+    pub ender: Ender,
+    pub on_sample: Option<OnSample<'a>>,
+    pub samples: Vec<Sample>,
+    pub markers: Vec<Marker>,
+    pub usage: Usage,
+    /// The main process's raw wait status, once reaped.
+    pub main_status: Option<i32>,
+    pub tap_ended: bool,
+}
+
+impl Supervisor<'_> {
+    /// Runs until the tree has ended; returns when it did.
+    pub fn run(
+        &mut self,
+        events: &Receiver<Event>,
+        interrupt: &Interrupt,
+    ) -> anyhow::Result<Instant> {
+        loop {
+            let now = Instant::now();
+            if self.ender.kill_due(now, interrupt) {
+                if let Some(service) = self.service.as_mut() {
+                    service.end_load();
+                }
+                process::kill_tree(self.pid, &self.sampling.walk());
+            }
+            let mut actions = match self.service.as_mut() {
+                Some(service) if self.ender.running() => service.poll(now),
+                _ => Vec::new(),
+            };
+            if self.ender.running() {
+                self.tick(now);
+            }
+            let mut nap = self.sampling.nap(MAX_NAP);
+            if let Some(poll) = self.checks.poll_interval() {
+                nap = nap.min(poll);
+            }
+            match events.recv_timeout(nap) {
+                Ok(Event::TreeEnded(at)) => return Ok(at),
+                Ok(event) => self.on_event(event, &mut actions)?,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Ok(Instant::now()),
+            }
+            for action in actions {
+                self.apply(action);
+            }
+        }
+    }
+
+    /// The sampling tick when due (the open load checks look at its walk),
+    /// else, while a check is open, a walk for the checks alone.
+    fn tick(&mut self, now: Instant) {
+        let (pid, start) = (self.pid, self.sampling.start());
+        let checks = &mut self.checks;
+        let tick = self.sampling.tick(
+            now,
+            |pids| checks.on_tick(pid, pids),
+            || (now - start).as_secs_f64(),
+        );
+        match tick {
+            Tick::Sampled(sample) => {
+                self.samples.push(sample);
+                if let Some(on_sample) = self.on_sample {
+                    on_sample(&sample, self.sampling.sampler());
+                }
+            }
+            Tick::NotDue if !self.checks.settled() => {
+                let checks = &mut self.checks;
+                self.sampling
+                    .walk_charged(|pids| checks.between_ticks(pid, pids));
+            }
+            Tick::NotDue | Tick::Empty => {}
+        }
+    }
+
+    /// One event other than the tree's end; a service's answers go to
+    /// `actions`.
+    fn on_event(&mut self, event: Event, actions: &mut Vec<Action>) -> anyhow::Result<()> {
+        let running = self.ender.running();
+        match event {
+            Event::Reaped(reaped) => {
+                let is_load = self.service.as_ref().is_some_and(|s| s.is_load(reaped.pid));
+                if !is_load {
+                    self.usage.add(&reaped);
+                }
+                if reaped.pid == self.pid {
+                    self.main_status = Some(reaped.status);
+                }
+                if let Some(service) = self.service.as_mut() {
+                    actions.extend(service.on_reaped(reaped.pid, reaped.status, Instant::now()));
+                }
+            }
+            Event::Ready(at) => {
+                if let Some(service) = self.service.as_mut().filter(|_| running) {
+                    actions.extend(service.on_ready(at)?);
+                }
+            }
+            Event::LoadDone(report, at) => {
+                if let Some(service) = self.service.as_mut() {
+                    actions.extend(service.on_load_done(&report, at));
+                }
+            }
+            Event::Mark { pattern, label, at } => {
+                // A fresh reading of the tree for this marker; it also joins
+                // the time series. Not while the tree is being killed.
+                if running {
+                    self.samples.extend(self.sampling.fresh_sample(false));
+                }
+                self.mark(pattern, label, at);
+            }
+            Event::TapEnded => self.tap_ended = true,
+            Event::TreeEnded(_) => {}
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, action: Action) {
+        match action {
+            Action::Exclude(load_pid) => self.sampling.exclude(load_pid),
+            Action::Terminate => process::terminate_tree(self.pid, &self.sampling.walk()),
+            Action::Kill => process::kill_tree(self.pid, &self.sampling.walk()),
+            Action::Mark(label) => {
+                self.samples.extend(self.sampling.fresh_sample(true));
+                let t_s = self.samples.last().map_or(0.0, |s| s.t_s);
+                if let (Some(service), Some(sample)) = (self.service.as_mut(), self.samples.last())
+                {
+                    service.sampled(label, sample);
+                }
+                self.markers
+                    .extend(marker_at(0, label.to_string(), t_s, self.samples.last()));
+            }
+        }
+    }
+
+    /// A marker read at `at`, with the memory of the last sample.
+    fn mark(&mut self, pattern: u32, label: String, at: Instant) {
+        let t_s = at
+            .saturating_duration_since(self.sampling.start())
+            .as_secs_f64();
+        self.markers
+            .extend(marker_at(pattern, label, t_s, self.samples.last()));
+    }
+
+    /// The tree is gone, so every write end of the stdout pipe is closed and
+    /// the tap is about to reach EOF: collects the markers it still holds.
+    /// Nothing is left to measure for them, so they carry the tree's last
+    /// reading (the last sample), which is what its memory was when it ended;
+    /// a marker is dropped only when the run has no sample at all. The wait
+    /// is bounded: a descendant that handed its stdout to a process outside
+    /// the tree could hold the pipe open; that tap thread then ends with the
+    /// pipe, and the stdout file holds what was read until then.
+    pub fn drain_tap(&mut self, events: &Receiver<Event>) {
+        let drain_until = Instant::now() + TAP_DRAIN;
+        while !self.tap_ended {
+            match events.recv_timeout(drain_until.saturating_duration_since(Instant::now())) {
+                Ok(Event::Mark { pattern, label, at }) => self.mark(pattern, label, at),
+                Ok(
+                    Event::Reaped(_) | Event::TreeEnded(_) | Event::Ready(_) | Event::LoadDone(..),
+                ) => {}
+                Ok(Event::TapEnded) | Err(_) => self.tap_ended = true,
+            }
+        }
+    }
+}
+
+/// A marker with the memory of `sample`, the reading taken for it.
+fn marker_at(pattern: u32, label: String, t_s: f64, sample: Option<&Sample>) -> Option<Marker> {
+    let sample = sample?;
+    Some(Marker {
+        label,
+        pattern,
+        t_s,
+        rss_bytes: sample.rss_bytes,
+        pss_bytes: sample.pss_bytes,
+        vsz_bytes: sample.vsz_bytes,
+    })
+}

@@ -1,0 +1,63 @@
+//! The user's mistakes: every error that means "the command line is wrong"
+//! (exit code 2), each message naming the mistake and the fix. Its own
+//! module so that any module may report one without depending on `options`
+//! or `cli`.
+
+use crate::units::UnitError;
+use thiserror::Error;
+
+/// A mistake in the command line; the message names it and the fix.
+#[derive(Debug, Error)]
+pub enum UsageError {
+    #[error(transparent)]
+    Unit(#[from] UnitError),
+    #[error("--interval {0} is out of range; use a value from 10ms to 1h")]
+    IntervalRange(String),
+    #[error("--memory-limit {0} is too small; use at least 1M (e.g. --memory-limit 512M)")]
+    MemoryLimitRange(String),
+    #[error("--timeout {0} is too short; use at least 10ms")]
+    TimeoutRange(String),
+    #[error("{flag} '{value}' is not a count; use a whole number {min} or more (e.g. {flag} 5)")]
+    Count {
+        flag: &'static str,
+        value: String,
+        min: u32,
+    },
+    #[error("command '{0}' not found; check the name, or give its path")]
+    CommandNotFound(String),
+    #[error("'{0}' is a directory, not a command; give the program to run")]
+    CommandIsDirectory(String),
+    #[error("'{0}' is not executable; chmod +x it or run it through its interpreter")]
+    CommandNotExecutable(String),
+    #[error(
+        "no command given; put the program to run after `--`, e.g. allocscope compare -- ./myprog"
+    )]
+    NoCommand,
+    #[error("--baseline '{given}' is not one of the configurations: {known}")]
+    UnknownBaseline { given: String, known: String },
+    #[error("configuration '{0}' is given twice; each -a must be distinct")]
+    DuplicateConfig(String),
+    #[error("{0}")]
+    Alloc(String),
+    /// A scenario knob out of range; the message names it and the range.
+    #[error("{0}")]
+    Knob(String),
+    #[error("unknown scenario '{given}'; valid: {known}")]
+    UnknownScenario { given: String, known: String },
+    #[error("--mark '{pattern}' is not a valid regex: {reason}; escape special characters such as ( [ . + with a backslash")]
+    MarkRegex { pattern: String, reason: String },
+    #[error(transparent)]
+    HeapMode(#[from] crate::probe::HeapModeError),
+    /// A `--server` flag that is missing, contradictory or malformed.
+    #[error("{0}")]
+    Service(String),
+    /// A mistake in `record`'s arguments (pid, --metrics); the message says which.
+    #[error("{0}")]
+    Record(String),
+    /// Exports that cannot be written as asked (two to one file, a format
+    /// the command does not render).
+    #[error("{0}")]
+    Export(String),
+    #[error("no allocator configuration is available; install libjemalloc2, libtcmalloc-minimal4 or libmimalloc2.0, or pass -a glibc")]
+    NoConfigs,
+}

@@ -1,0 +1,125 @@
+//! The user's own metrics (`--metric 'NAME=REGEX'`): a figure the workload
+//! prints, such as db_bench's `810000 ops/sec` or a latency line, read from
+//! the run's stdout and stderr after it ends. The first capture group of the
+//! last matching line is the value (a benchmark's summary usually comes last).
+//! A pattern that never matches, or matches something that is not a number,
+//! gives no value and a note naming the problem; the run itself is not failed.
+
+use regex::Regex;
+
+/// One `--metric NAME=REGEX`, checked.
+#[derive(Debug, Clone)]
+pub struct UserMetric {
+    pub name: String,
+    pub pattern: Regex,
+    /// `--higher-is-better NAME` (throughput, ops/s); lower is better otherwise.
+    pub higher_is_better: bool,
+}
+
+/// What one run yielded for one user metric.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Extracted {
+    Value(f64),
+    /// The pattern matched no line.
+    NoMatch,
+    /// The last match's first group was not a number (the text is kept).
+    NotANumber(String),
+}
+
+/// Parses `NAME=REGEX`. NAME: letters, digits, `_`, `-`, `.`; REGEX must
+/// compile and have a capture group. The error is one line naming the fix.
+pub fn parse_spec(spec: &str) -> Result<(String, Regex), String> {
+    let Some((name, pattern)) = spec.split_once('=') else {
+        return Err(format!(
+            "--metric '{spec}' has no '='; write NAME=REGEX, e.g. --metric 'ops=([0-9.]+) ops/sec'"
+        ));
+    };
+    let name = name.trim();
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    {
+        return Err(format!(
+            "--metric name '{name}' must be letters, digits, '_', '-' or '.', e.g. --metric 'ops=([0-9.]+) ops/sec'"
+        ));
+    }
+    let regex = Regex::new(pattern).map_err(|e| {
+        let reason = e.to_string().lines().last().unwrap_or("").trim().to_string();
+        format!("--metric '{name}': '{pattern}' is not a valid regex: {reason}; escape special characters such as ( [ . + with a backslash")
+    })?;
+    if regex.captures_len() < 2 {
+        return Err(format!(
+            "--metric '{name}': '{pattern}' has no capture group; put the number in parentheses, e.g. '([0-9.]+) ops/sec'"
+        ));
+    }
+    Ok((name.to_string(), regex))
+}
+
+/// The first capture group of the last line of `text` that matches.
+pub fn extract(pattern: &Regex, text: &str) -> Extracted {
+    let Some(caps) = text.lines().rev().find_map(|line| pattern.captures(line)) else {
+        return Extracted::NoMatch;
+    };
+    let group = caps.get(1).map(|m| m.as_str()).unwrap_or("");
+    match parse_number(group) {
+        Some(v) => Extracted::Value(v),
+        None => Extracted::NotANumber(group.to_string()),
+    }
+}
+
+/// A finite decimal number; thousands separators (`1,234,567`) are accepted.
+fn parse_number(text: &str) -> Option<f64> {
+    let cleaned: String = text.trim().chars().filter(|&c| c != ',').collect();
+    cleaned.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// Extracts from stdout first, then stderr when stdout has no match.
+pub fn extract_from(pattern: &Regex, stdout: &str, stderr: &str) -> Extracted {
+    match extract(pattern, stdout) {
+        Extracted::NoMatch => extract(pattern, stderr),
+        found => found,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn takes_the_first_group_of_the_last_matching_line() {
+        let (name, re) = parse_spec("ops=([0-9.,]+) ops/sec").expect("valid");
+        assert_eq!(name, "ops");
+        let text = "warm 10 ops/sec\nreadwhilewriting : 1.2 micros/op 810,000 ops/sec\n";
+        assert_eq!(extract(&re, text), Extracted::Value(810000.0));
+    }
+
+    #[test]
+    fn no_match_and_not_a_number_are_told_apart() {
+        let (_, re) = parse_spec(r"lat=latency: (\S+)").expect("valid");
+        assert_eq!(extract(&re, "nothing here"), Extracted::NoMatch);
+        assert_eq!(
+            extract(&re, "latency: fast"),
+            Extracted::NotANumber("fast".into())
+        );
+        assert_eq!(
+            extract_from(&re, "no", "latency: 2.5e-3"),
+            Extracted::Value(0.0025)
+        );
+    }
+
+    #[test]
+    fn bad_specs_name_the_fix() {
+        for (spec, words) in [
+            ("ops", "no '='"),
+            ("=(\\d+)", "must be letters"),
+            ("a b=(\\d+)", "must be letters"),
+            ("ops=\\d+", "no capture group"),
+            ("ops=([0-9", "not a valid regex"),
+        ] {
+            let err = parse_spec(spec).expect_err(spec);
+            assert!(err.contains(words), "{spec}: {err}");
+            assert!(!err.contains('\n'), "{spec}: one line: {err}");
+        }
+    }
+}
