@@ -22,6 +22,6 @@ pub mod run;
 pub mod sample;
 pub mod store;
 pub mod units;
-pub mod user_metric;
 pub mod usage_error;
+pub mod user_metric;
 pub mod workload;

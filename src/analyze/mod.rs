@@ -3,8 +3,10 @@
 //! configuration of a stored experiment against the baseline. Only runs with
 //! status `ok` are summarised.
 
+pub mod decide;
 pub mod deploy;
 pub mod heap;
+pub mod interval;
 pub mod linked;
 pub mod markers;
 pub mod metric_table;
@@ -165,5 +167,7 @@ pub fn analyze_with_budget(
     })
 }
 
+#[cfg(test)]
+mod coverage_tests;
 #[cfg(test)]
 mod tests;

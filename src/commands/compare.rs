@@ -22,7 +22,14 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     let mut store = Store::open(&settings.db)?;
     let plan = crate::plan::interleaved(settings.configs.len(), settings.runs, settings.warmup);
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-    let matrix = run_matrix(settings, settings.output.quiet, &mut store, &plan, started_at, &[])?;
+    let matrix = run_matrix(
+        settings,
+        settings.output.quiet,
+        &mut store,
+        &plan,
+        started_at,
+        &[],
+    )?;
     let experiment_id = matrix.experiment_id;
     let experiment = store.load_experiment(Some(experiment_id))?;
     let analysis = analyze_with_budget(

@@ -1,0 +1,188 @@
+//! The decision behind the verdict, as pure functions over each candidate's
+//! two intervals (memory ratio, performance ratio to the baseline):
+//! *recommend* the candidate that saves memory beyond `--min-saving` within
+//! the `--max-slowdown` budget, *keep the default* when every candidate is
+//! settled out, or *inconclusive*, naming who is unsettled, on which side,
+//! and about how many more rounds would settle it. Too few runs is never
+//! "keep the default". The adaptive schedule (`--runs auto`) asks the same
+//! questions after each round.
+
+use super::interval::{t975, LogRatio};
+
+/// Where one side of a candidate stands against its threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The whole interval is on the good side (saves enough / within budget).
+    Good,
+    /// The whole interval is on the bad side.
+    Bad,
+    /// The interval straddles the threshold, or there is none yet.
+    Open,
+}
+
+/// One candidate's standing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Standing {
+    pub memory: Side,
+    pub performance: Side,
+    /// Estimated further rounds for the open side(s) to settle; `None` when
+    /// nothing is open or no estimate exists (fewer than two pairs).
+    pub more_rounds: Option<u32>,
+}
+
+impl Standing {
+    /// Saves memory and stays within the budget, both beyond noise.
+    pub fn qualifies(&self) -> bool {
+        self.memory == Side::Good && self.performance == Side::Good
+    }
+
+    /// Settled against: uses too much memory or is too slow, beyond noise.
+    pub fn settled_out(&self) -> bool {
+        self.memory == Side::Bad || self.performance == Side::Bad
+    }
+
+    pub fn is_open(&self) -> bool {
+        !self.qualifies() && !self.settled_out()
+    }
+}
+
+/// Thresholds as ratios: memory must stay below `memory_max` (1 - min
+/// saving), performance below `perf_max` (1 + max slowdown) for
+/// lower-is-better metrics.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    pub memory_max: f64,
+    pub perf_max: f64,
+}
+
+impl Thresholds {
+    pub fn from_percent(min_saving_pct: f64, max_slowdown_pct: f64) -> Thresholds {
+        Thresholds {
+            memory_max: 1.0 - min_saving_pct / 100.0,
+            perf_max: 1.0 + max_slowdown_pct / 100.0,
+        }
+    }
+}
+
+/// Where `ratio` stands against "at most `max`" (lower is good).
+fn side(ratio: Option<&LogRatio>, max: f64) -> Side {
+    let Some(r) = ratio.map(LogRatio::ratio) else {
+        return Side::Open;
+    };
+    if !(r.ci_low.is_finite() && r.ci_high.is_finite()) {
+        return Side::Open;
+    }
+    if r.ci_high < max {
+        Side::Good
+    } else if r.ci_low > max {
+        Side::Bad
+    } else {
+        Side::Open
+    }
+}
+
+/// Rounds in total for the t interval of `r` to clear `max`, assuming its
+/// centre and spread hold; capped at `cap`. `None` without a spread.
+fn rounds_to_settle(r: &LogRatio, max: f64, cap: u32) -> Option<u32> {
+    let spread = r.spread()?;
+    let distance = (r.centre - max.ln()).abs();
+    if spread == 0.0 {
+        return Some(r.n as u32);
+    }
+    (2..=cap)
+        .find(|&n| t975(n as usize - 1) * spread / f64::from(n).sqrt() < distance)
+        .or(Some(cap))
+}
+
+/// The most rounds an estimate names; past it "many more".
+pub const ROUNDS_CAP: u32 = 1000;
+
+/// A candidate's standing from its memory and performance log ratios.
+/// `perf` is `None` when the experiment has no performance metric for it.
+pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Thresholds) -> Standing {
+    let memory_side = side(memory, t.memory_max);
+    let performance = match perf {
+        Some(_) => side(perf, t.perf_max),
+        None => Side::Good,
+    };
+    let mut s = Standing {
+        memory: memory_side,
+        performance,
+        more_rounds: None,
+    };
+    if s.is_open() {
+        let need = |r: Option<&LogRatio>, max: f64| {
+            r.and_then(|r| rounds_to_settle(r, max, ROUNDS_CAP))
+                .map(|total| total.saturating_sub(r.map_or(0, |r| r.n as u32)))
+        };
+        let memory_need = (memory_side == Side::Open)
+            .then(|| need(memory, t.memory_max))
+            .flatten();
+        let perf_need = (performance == Side::Open)
+            .then(|| need(perf, t.perf_max))
+            .flatten();
+        s.more_rounds = memory_need.into_iter().chain(perf_need).max();
+    }
+    s
+}
+
+/// The experiment's outcome over its candidates (the baseline excluded).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Index (into the candidates given) of the qualifying candidate with
+    /// the lowest memory ratio.
+    Recommend(usize),
+    /// Every candidate is settled out.
+    KeepDefault,
+    /// No candidate qualifies yet and these are still open.
+    Inconclusive(Vec<usize>),
+}
+
+/// Decides from each candidate's standing and memory ratio (lower is better).
+pub fn decide(standings: &[Standing], memory_ratio: &[f64]) -> Decision {
+    let best = standings
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.qualifies())
+        .min_by(|a, b| memory_ratio[a.0].total_cmp(&memory_ratio[b.0]))
+        .map(|(i, _)| i);
+    if let Some(i) = best {
+        return Decision::Recommend(i);
+    }
+    let open: Vec<usize> = (0..standings.len())
+        .filter(|&i| standings[i].is_open())
+        .collect();
+    if open.is_empty() {
+        Decision::KeepDefault
+    } else {
+        Decision::Inconclusive(open)
+    }
+}
+
+/// What the adaptive schedule does after a round.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schedule {
+    /// Candidates that still run in the next round.
+    pub keep: Vec<usize>,
+    /// Stop now: every candidate settled, or the run limit reached.
+    pub stop: bool,
+}
+
+/// After `rounds_done` rounds: settled-out candidates stop running; the
+/// experiment stops when none is open, or at `max_runs` rounds. A candidate
+/// that qualifies keeps running while another is open, so the two can still
+/// be ranked against each other.
+pub fn schedule(standings: &[Standing], rounds_done: u32, max_runs: u32) -> Schedule {
+    let keep: Vec<usize> = (0..standings.len())
+        .filter(|&i| !standings[i].settled_out())
+        .collect();
+    let any_open = standings.iter().any(Standing::is_open);
+    Schedule {
+        keep,
+        stop: !any_open || rounds_done >= max_runs,
+    }
+}
+
+#[cfg(test)]
+#[path = "decide_tests.rs"]
+mod tests;
