@@ -1,5 +1,5 @@
 //! The records that flow between pipeline stages: a configuration to launch,
-//! the samples and outcome of one run, and the metrics derived from them.
+//! the samples and outcome of one run, and the metrics analysis derives from them.
 //! Stages exchange these plain values and nothing else.
 
 use serde::{Deserialize, Serialize};
@@ -266,12 +266,17 @@ pub struct ExperimentInfo {
     pub service: Option<ServiceInfo>,
 }
 
-/// A run as kept in the store: the record plus its derived metrics.
+/// A run as kept in the store: what was observed. Its metrics are computed
+/// by analysis from the samples (`analyze::metrics::of`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredRun {
     pub id: i64,
     pub record: RunRecord,
-    pub metrics: RunMetrics,
+    /// The metrics a file written before schema version 6 stored for this
+    /// run; analysis uses them only when the run has no samples to compute
+    /// them from. `None` for runs stored since.
+    #[serde(default)]
+    pub legacy_metrics: Option<RunMetrics>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

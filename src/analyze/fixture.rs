@@ -92,11 +92,10 @@ fn run(config: &str, base_mib: u64, wall_s: f64, index: u32, id: i64) -> StoredR
         service: None,
         started_at: format!("2026-01-02T03:04:{:02}Z", 10 + index),
     };
-    let metrics = super::metrics::run_metrics(&record);
     StoredRun {
         id,
         record,
-        metrics,
+        legacy_metrics: None,
     }
 }
 

@@ -3,7 +3,7 @@
 //! the probe's CPU time, and which mode measured them.
 
 use super::stats::median;
-use crate::model::{RunStatus, StoredConfig, StoredExperiment};
+use crate::model::{RunMetrics, RunStatus, StoredConfig, StoredExperiment};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -49,19 +49,21 @@ fn summary_of(config: &StoredConfig) -> HeapSummary {
     let ok: Vec<_> = config
         .runs
         .iter()
-        .filter(|r| r.record.status == RunStatus::Ok && r.metrics.mean_live_heap_bytes.is_some())
+        .filter(|r| r.record.status == RunStatus::Ok)
+        .map(|r| (r, super::metrics::of(r)))
+        .filter(|(_, m)| m.mean_live_heap_bytes.is_some())
         .collect();
-    let med = |f: &dyn Fn(&&crate::model::StoredRun) -> Option<f64>| {
+    let med = |f: &dyn Fn(&(&crate::model::StoredRun, RunMetrics)) -> Option<f64>| {
         median(&ok.iter().filter_map(f).collect::<Vec<_>>())
     };
     HeapSummary {
         probe_mode,
         runs: ok.len(),
-        peak_live_heap_bytes: med(&|r| r.metrics.peak_live_heap_bytes.map(|b| b as f64)),
-        mean_live_heap_bytes: med(&|r| r.metrics.mean_live_heap_bytes.map(|b| b as f64)),
-        mean_overhead_ratio: med(&|r| r.metrics.mean_overhead_ratio),
-        arenas_max: med(&|r| r.metrics.arenas_max.map(f64::from)),
-        probe_cpu_s: med(&|r| r.record.probe_cpu_s),
+        peak_live_heap_bytes: med(&|(_, m)| m.peak_live_heap_bytes.map(|b| b as f64)),
+        mean_live_heap_bytes: med(&|(_, m)| m.mean_live_heap_bytes.map(|b| b as f64)),
+        mean_overhead_ratio: med(&|(_, m)| m.mean_overhead_ratio),
+        arenas_max: med(&|(_, m)| m.arenas_max.map(f64::from)),
+        probe_cpu_s: med(&|(r, _)| r.record.probe_cpu_s),
     }
 }
 /// What the heap probe adds to the verdict: per configuration, the live

@@ -9,7 +9,16 @@
 //! ticks it is exactly the PSS read; between them it follows RSS. Averaging
 //! only the sparse reads would miss what happened in between.
 
-use crate::model::{RunMetrics, RunRecord, Sample};
+use crate::model::{RunMetrics, RunRecord, Sample, StoredRun};
+
+/// A stored run's metrics: computed from its samples, or, for a run a file
+/// older than schema version 6 kept without samples, the values it stored.
+pub fn of(run: &StoredRun) -> RunMetrics {
+    match &run.legacy_metrics {
+        Some(stored) if run.record.samples.is_empty() => *stored,
+        _ => run_metrics(&run.record),
+    }
+}
 
 /// Derives a run's metrics from its record.
 ///

@@ -9,6 +9,7 @@ pub mod heap;
 pub mod interval;
 pub mod linked;
 pub mod markers;
+pub mod metric_table;
 pub mod metrics;
 pub mod recordings;
 pub mod service;
@@ -22,6 +23,7 @@ pub(crate) mod fixture;
 
 use crate::model::{RunStatus, StoredConfig, StoredExperiment};
 use anyhow::{bail, Result};
+use metric_table::MetricDef;
 use stats::{bootstrap_median_ci, bootstrap_ratio_ci, CONFIDENCE, RESAMPLES};
 use types::{Analysis, ConfigSummary, Estimate, Ratio};
 
@@ -34,35 +36,36 @@ pub const BASELINE_RATIO: Ratio = Ratio {
     ci_high: 1.0,
 };
 
-/// The figures of one configuration's `ok` runs, one vector per metric.
+/// The figures of one configuration's `ok` runs: one vector per row of the
+/// metric table, in its order (runs that did not measure a metric are left
+/// out of its vector).
 struct Series {
-    peak_rss_bytes: Vec<f64>,
-    mean_rss_bytes: Vec<f64>,
-    mean_pss_bytes: Vec<f64>,
-    wall_s: Vec<f64>,
-    cpu_s: Vec<f64>,
+    values: Vec<Vec<f64>>,
+    ok_runs: usize,
 }
 
 impl Series {
-    fn of(config: &StoredConfig) -> Series {
+    fn of(config: &StoredConfig, table: &[MetricDef]) -> Series {
         let ok: Vec<_> = config
             .runs
             .iter()
             .filter(|r| r.record.status == RunStatus::Ok)
             .collect();
         Series {
-            peak_rss_bytes: ok.iter().map(|r| r.metrics.peak_rss_bytes as f64).collect(),
-            mean_rss_bytes: ok.iter().map(|r| r.metrics.mean_rss_bytes as f64).collect(),
-            mean_pss_bytes: ok
+            values: table
                 .iter()
-                .filter_map(|r| r.metrics.mean_pss_bytes.map(|b| b as f64))
+                .map(|m| ok.iter().filter_map(|r| (m.extract)(r)).collect())
                 .collect(),
-            wall_s: ok.iter().map(|r| r.record.wall_s).collect(),
-            cpu_s: ok
-                .iter()
-                .map(|r| r.record.user_s + r.record.sys_s)
-                .collect(),
+            ok_runs: ok.len(),
         }
+    }
+
+    /// The values of the metric `id`; empty if the table has no such row.
+    fn get<'a>(&'a self, table: &[MetricDef], id: &str) -> &'a [f64] {
+        table
+            .iter()
+            .position(|m| m.id == id)
+            .map_or(&[], |i| self.values[i].as_slice())
     }
 }
 
@@ -98,7 +101,12 @@ pub fn analyze_with_budget(
             names.join(", ")
         );
     };
-    let series: Vec<Series> = experiment.configs.iter().map(Series::of).collect();
+    let table = metric_table::summarised();
+    let series: Vec<Series> = experiment
+        .configs
+        .iter()
+        .map(|c| Series::of(c, &table))
+        .collect();
     let base = &series[base_index];
     let summaries = experiment
         .configs
@@ -113,17 +121,19 @@ pub fn analyze_with_budget(
                     bootstrap_ratio_ci(num, den)
                 }
             };
+            let values = |id| s.get(&table, id);
+            let ratio_of = |id| ratio(s.get(&table, id), base.get(&table, id));
             ConfigSummary {
-                ok_runs: s.wall_s.len(),
+                ok_runs: s.ok_runs,
                 total_runs: config.runs.len(),
-                peak_rss_bytes: estimate(&s.peak_rss_bytes),
-                mean_rss_bytes: estimate(&s.mean_rss_bytes),
-                mean_pss_bytes: estimate(&s.mean_pss_bytes),
-                wall_s: estimate(&s.wall_s),
-                cpu_s: estimate(&s.cpu_s),
-                ratio_peak_rss_bytes: ratio(&s.peak_rss_bytes, &base.peak_rss_bytes),
-                ratio_mean_rss_bytes: ratio(&s.mean_rss_bytes, &base.mean_rss_bytes),
-                ratio_wall_s: ratio(&s.wall_s, &base.wall_s),
+                peak_rss_bytes: estimate(values("peak_rss_bytes")),
+                mean_rss_bytes: estimate(values("mean_rss_bytes")),
+                mean_pss_bytes: estimate(values("mean_pss_bytes")),
+                wall_s: estimate(values("wall_s")),
+                cpu_s: estimate(values("cpu_s")),
+                ratio_peak_rss_bytes: ratio_of("peak_rss_bytes"),
+                ratio_mean_rss_bytes: ratio_of("mean_rss_bytes"),
+                ratio_wall_s: ratio_of("wall_s"),
             }
         })
         .collect::<Vec<_>>();

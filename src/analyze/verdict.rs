@@ -133,7 +133,7 @@ fn memory(
         .get(baseline)
         .is_some_and(|s| s.mean_pss_bytes.is_some());
     if multi && has_pss {
-        let pss = |r: &StoredRun| r.metrics.mean_pss_bytes.map(|b| b as f64);
+        let pss = |r: &StoredRun| super::metrics::of(r).mean_pss_bytes.map(|b| b as f64);
         let base = ok_values(&configs[baseline], pss);
         Memory {
             metric: "mean_pss_bytes",

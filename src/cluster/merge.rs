@@ -99,7 +99,7 @@ pub fn merge_shards(store: &mut Store, shards: &[Shard]) -> anyhow::Result<Merge
         for (config, target_config) in shard.experiment.configs.iter().zip(&target.configs) {
             for run in &config.runs {
                 store
-                    .add_run(target_config.id, &run.record, &run.metrics)
+                    .add_run(target_config.id, &run.record)
                     .with_context(|| format!("merging '{}'", shard.path.display()))?;
             }
         }

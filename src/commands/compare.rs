@@ -206,7 +206,7 @@ pub(crate) fn run_matrix(
             continue;
         }
         all_ok &= record.status == RunStatus::Ok;
-        if let Err(error) = store.add_run(config_ids[planned.config], &record, &metrics) {
+        if let Err(error) = store.add_run(config_ids[planned.config], &record) {
             progress.finish();
             return Err(error.context(format!(
                 "run {} of '{}' could not be stored in '{}' (disk full or over a file-size \

@@ -294,6 +294,7 @@ fn runs(out: &mut String, a: &Analysis) -> Result<()> {
     for c in &a.experiment.configs {
         for r in &c.runs {
             let rec = &r.record;
+            let metrics = crate::analyze::metrics::of(r);
             let exit = match (rec.exit_code, rec.signal) {
                 (Some(code), _) => code.to_string(),
                 (None, Some(sig)) => format!("signal {sig}"),
@@ -311,8 +312,8 @@ fn runs(out: &mut String, a: &Analysis) -> Result<()> {
                     .map(|m| format!(": {}", escape(m)))
                     .unwrap_or_default(),
                 duration(rec.wall_s),
-                size(r.metrics.peak_rss_bytes as f64),
-                size(r.metrics.mean_rss_bytes as f64),
+                size(metrics.peak_rss_bytes as f64),
+                size(metrics.mean_rss_bytes as f64),
                 file_link(&rec.stdout_path),
                 file_link(&rec.stderr_path)
             )?;

@@ -257,7 +257,7 @@ fn env_object<S: Serializer>(env: &&[(String, String)], s: S) -> Result<S::Ok, S
 }
 
 fn run_out(run: &StoredRun, include_samples: bool) -> RunOut<'_> {
-    let (r, m) = (&run.record, &run.metrics);
+    let (r, m) = (&run.record, crate::analyze::metrics::of(run));
     RunOut {
         index: r.index,
         status: r.status.as_str(),

@@ -8,6 +8,7 @@ use crate::model::{
     ServiceRecord, StoredConfig, StoredExperiment, StoredRun,
 };
 use anyhow::{anyhow, bail, Context, Result};
+use rusqlite::RowIndex;
 use rusqlite::{params, OptionalExtension, Row};
 use std::path::PathBuf;
 
@@ -200,10 +201,8 @@ impl Store {
     fn load_runs(&self, config_id: i64) -> Result<Vec<StoredRun>> {
         let mut stmt = self.conn.prepare(
             "SELECT id, idx, status, exit_code, signal, wall_s, user_s, sys_s, max_hwm_bytes,
-                    minor_faults, major_faults, peak_rss_bytes, mean_rss_bytes, final_rss_bytes,
-                    peak_pss_bytes, mean_pss_bytes, stdout_path, stderr_path, message,
-                    linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s,
-                    peak_live_heap_bytes, mean_live_heap_bytes, mean_overhead_ratio, arenas_max
+                    minor_faults, major_faults, stdout_path, stderr_path, message,
+                    linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s
              FROM runs WHERE config_id = ?1 ORDER BY idx, id",
         )?;
         let rows = stmt
@@ -211,7 +210,7 @@ impl Store {
             .collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading runs of configuration {config_id}"))?;
         let mut runs = Vec::with_capacity(rows.len());
-        for (id, status, linked, mut record, metrics) in rows {
+        for (id, status, linked, mut record) in rows {
             record.status = RunStatus::parse(&status)
                 .ok_or_else(|| anyhow!("run {id} has an unknown status '{status}'"))?;
             record.linked_allocators = parse_json(&linked, "linked_allocators")?;
@@ -221,37 +220,43 @@ impl Store {
             runs.push(StoredRun {
                 id,
                 record,
-                metrics,
+                legacy_metrics: self.load_legacy_metrics(id)?,
             });
         }
         Ok(runs)
     }
 
-    fn load_samples(&self, run_id: i64) -> Result<Vec<Sample>> {
+    /// The metrics a pre-version-6 file stored for a run (see `schema::V6`).
+    fn load_legacy_metrics(&self, run_id: i64) -> Result<Option<RunMetrics>> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT t_s, rss_bytes, pss_bytes, uss_bytes, swap_bytes, vsz_bytes, processes,
-                    threads, minor_faults, major_faults, live_heap_bytes,
-                    allocator_resident_bytes, allocator_retained_bytes, arenas
-             FROM samples WHERE run_id = ?1 ORDER BY rowid",
+            "SELECT peak_rss_bytes, mean_rss_bytes, final_rss_bytes, peak_pss_bytes,
+                    mean_pss_bytes, peak_live_heap_bytes, mean_live_heap_bytes,
+                    mean_overhead_ratio, arenas_max
+             FROM legacy_run_metrics WHERE run_id = ?1",
         )?;
-        let rows = stmt.query_map(params![run_id], |r| {
-            Ok(Sample {
-                t_s: r.get(0)?,
-                rss_bytes: u64_at(r, 1)?,
-                pss_bytes: opt_u64_at(r, 2)?,
-                uss_bytes: opt_u64_at(r, 3)?,
-                swap_bytes: opt_u64_at(r, 4)?,
-                vsz_bytes: u64_at(r, 5)?,
-                processes: r.get(6)?,
-                threads: r.get(7)?,
-                minor_faults: u64_at(r, 8)?,
-                major_faults: u64_at(r, 9)?,
-                live_heap_bytes: opt_u64_at(r, 10)?,
-                allocator_resident_bytes: opt_u64_at(r, 11)?,
-                allocator_retained_bytes: opt_u64_at(r, 12)?,
-                arenas: r.get(13)?,
+        stmt.query_row(params![run_id], |r| {
+            Ok(RunMetrics {
+                peak_rss_bytes: u64_at(r, "peak_rss_bytes")?,
+                mean_rss_bytes: u64_at(r, "mean_rss_bytes")?,
+                final_rss_bytes: u64_at(r, "final_rss_bytes")?,
+                peak_pss_bytes: opt_u64_at(r, "peak_pss_bytes")?,
+                mean_pss_bytes: opt_u64_at(r, "mean_pss_bytes")?,
+                peak_live_heap_bytes: opt_u64_at(r, "peak_live_heap_bytes")?,
+                mean_live_heap_bytes: opt_u64_at(r, "mean_live_heap_bytes")?,
+                mean_overhead_ratio: r.get("mean_overhead_ratio")?,
+                arenas_max: r.get("arenas_max")?,
             })
-        })?;
+        })
+        .optional()
+        .with_context(|| format!("reading the stored metrics of run {run_id}"))
+    }
+
+    fn load_samples(&self, run_id: i64) -> Result<Vec<Sample>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {} FROM samples WHERE run_id = ?1 ORDER BY rowid",
+            super::sample_rows::COLUMNS
+        ))?;
+        let rows = stmt.query_map(params![run_id], super::sample_rows::from_row)?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading samples of run {run_id}"))
     }
@@ -263,12 +268,12 @@ impl Store {
         )?;
         let rows = stmt.query_map(params![run_id], |r| {
             Ok(Marker {
-                label: r.get(0)?,
-                pattern: r.get(1)?,
-                t_s: r.get(2)?,
-                rss_bytes: u64_at(r, 3)?,
-                pss_bytes: opt_u64_at(r, 4)?,
-                vsz_bytes: u64_at(r, 5)?,
+                label: r.get("label")?,
+                pattern: r.get("pattern")?,
+                t_s: r.get("t_s")?,
+                rss_bytes: u64_at(r, "rss_bytes")?,
+                pss_bytes: opt_u64_at(r, "pss_bytes")?,
+                vsz_bytes: u64_at(r, "vsz_bytes")?,
             })
         })?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
@@ -321,59 +326,61 @@ impl Store {
     }
 }
 
-type RunRow = (i64, String, String, RunRecord, RunMetrics);
+type RunRow = (i64, String, String, RunRecord);
 
-/// The scalar columns of a run; status, JSON and samples are filled in after.
+/// The scalar columns of a run, by name; status, JSON and samples are
+/// filled in after.
 fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
     let record = RunRecord {
-        index: r.get(1)?,
+        index: r.get("idx")?,
         status: RunStatus::Ok,
-        exit_code: r.get(3)?,
-        signal: r.get(4)?,
-        wall_s: r.get(5)?,
-        user_s: r.get(6)?,
-        sys_s: r.get(7)?,
-        max_hwm_bytes: u64_at(r, 8)?,
-        minor_faults: u64_at(r, 9)?,
-        major_faults: u64_at(r, 10)?,
+        exit_code: r.get("exit_code")?,
+        signal: r.get("signal")?,
+        wall_s: r.get("wall_s")?,
+        user_s: r.get("user_s")?,
+        sys_s: r.get("sys_s")?,
+        max_hwm_bytes: u64_at(r, "max_hwm_bytes")?,
+        minor_faults: u64_at(r, "minor_faults")?,
+        major_faults: u64_at(r, "major_faults")?,
         samples: Vec::new(),
         markers: Vec::new(),
-        stdout_path: PathBuf::from(r.get::<_, String>(16)?),
-        stderr_path: PathBuf::from(r.get::<_, String>(17)?),
-        message: r.get(18)?,
+        stdout_path: PathBuf::from(r.get::<_, String>("stdout_path")?),
+        stderr_path: PathBuf::from(r.get::<_, String>("stderr_path")?),
+        message: r.get("message")?,
         linked_allocators: Vec::new(),
-        sampler_cpu_s: r.get(20)?,
-        started_at: r.get(21)?,
-        probe_mode: r.get(22)?,
-        probe_cpu_s: r.get(23)?,
+        sampler_cpu_s: r.get("sampler_cpu_s")?,
+        started_at: r.get("started_at")?,
+        probe_mode: r.get("probe_mode")?,
+        probe_cpu_s: r.get("probe_cpu_s")?,
         service: None,
     };
-    let metrics = RunMetrics {
-        peak_rss_bytes: u64_at(r, 11)?,
-        mean_rss_bytes: u64_at(r, 12)?,
-        final_rss_bytes: u64_at(r, 13)?,
-        peak_pss_bytes: opt_u64_at(r, 14)?,
-        mean_pss_bytes: opt_u64_at(r, 15)?,
-        peak_live_heap_bytes: opt_u64_at(r, 24)?,
-        mean_live_heap_bytes: opt_u64_at(r, 25)?,
-        mean_overhead_ratio: r.get(26)?,
-        arenas_max: r.get(27)?,
-    };
-    Ok((r.get(0)?, r.get(2)?, r.get(19)?, record, metrics))
+    Ok((
+        r.get("id")?,
+        r.get("status")?,
+        r.get("linked_allocators")?,
+        record,
+    ))
 }
 
 /// SQLite integers are signed; sizes and counts are stored non-negative.
-pub(super) fn u64_at(r: &Row<'_>, idx: usize) -> rusqlite::Result<u64> {
+pub(super) fn u64_at<I: RowIndex + Copy>(r: &Row<'_>, idx: I) -> rusqlite::Result<u64> {
     let v: i64 = r.get(idx)?;
-    u64::try_from(v).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, v))
+    u64::try_from(v).map_err(|_| out_of_range(r, idx, v))
 }
 
-pub(super) fn opt_u64_at(r: &Row<'_>, idx: usize) -> rusqlite::Result<Option<u64>> {
+pub(super) fn opt_u64_at<I: RowIndex + Copy>(r: &Row<'_>, idx: I) -> rusqlite::Result<Option<u64>> {
     match r.get::<_, Option<i64>>(idx)? {
         None => Ok(None),
         Some(v) => u64::try_from(v)
             .map(Some)
-            .map_err(|_| rusqlite::Error::IntegralValueOutOfRange(idx, v)),
+            .map_err(|_| out_of_range(r, idx, v)),
+    }
+}
+
+fn out_of_range<I: RowIndex>(r: &Row<'_>, idx: I, v: i64) -> rusqlite::Error {
+    match idx.idx(r.as_ref()) {
+        Ok(column) => rusqlite::Error::IntegralValueOutOfRange(column, v),
+        Err(error) => error,
     }
 }
 

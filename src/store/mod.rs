@@ -7,6 +7,7 @@ mod load;
 mod recordings;
 #[cfg(test)]
 mod recordings_tests;
+mod sample_rows;
 mod schema;
 mod shard;
 #[cfg(test)]
@@ -17,7 +18,7 @@ pub use recordings::{Ending, NewRecording, MINUTE_WINDOW_S, RAW_WINDOW_S};
 pub use schema::SCHEMA_VERSION;
 pub use shard::schema_version_of;
 
-use crate::model::{Config, ExperimentInfo, RunMetrics, RunRecord};
+use crate::model::{Config, ExperimentInfo, RunRecord};
 use anyhow::{anyhow, bail, Context, Result};
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -162,12 +163,7 @@ impl Store {
 
     /// Stores one finished run, its samples and markers in a single transaction,
     /// committed before returning.
-    pub fn add_run(
-        &mut self,
-        config_id: i64,
-        record: &RunRecord,
-        metrics: &RunMetrics,
-    ) -> Result<i64> {
+    pub fn add_run(&mut self, config_id: i64, record: &RunRecord) -> Result<i64> {
         let context = || format!("storing run {} of configuration {config_id}", record.index);
         let tx = self
             .conn
@@ -175,74 +171,43 @@ impl Store {
             .with_context(context)?;
         tx.execute(
             "INSERT INTO runs (config_id, idx, status, exit_code, signal, wall_s, user_s, sys_s,
-                 max_hwm_bytes, minor_faults, major_faults, peak_rss_bytes, mean_rss_bytes,
-                 final_rss_bytes, peak_pss_bytes, mean_pss_bytes, stdout_path, stderr_path,
-                 message, linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s,
-                 peak_live_heap_bytes, mean_live_heap_bytes, mean_overhead_ratio, arenas_max)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
-            params![
-                config_id,
-                record.index,
-                record.status.as_str(),
-                record.exit_code,
-                record.signal,
-                record.wall_s,
-                record.user_s,
-                record.sys_s,
-                to_i64(record.max_hwm_bytes, "max_hwm_bytes")?,
-                to_i64(record.minor_faults, "minor_faults")?,
-                to_i64(record.major_faults, "major_faults")?,
-                to_i64(metrics.peak_rss_bytes, "peak_rss_bytes")?,
-                to_i64(metrics.mean_rss_bytes, "mean_rss_bytes")?,
-                to_i64(metrics.final_rss_bytes, "final_rss_bytes")?,
-                opt_i64(metrics.peak_pss_bytes, "peak_pss_bytes")?,
-                opt_i64(metrics.mean_pss_bytes, "mean_pss_bytes")?,
-                record.stdout_path.to_string_lossy(),
-                record.stderr_path.to_string_lossy(),
-                record.message,
-                serde_json::to_string(&record.linked_allocators)?,
-                record.sampler_cpu_s,
-                record.started_at,
-                record.probe_mode,
-                record.probe_cpu_s,
-                opt_i64(metrics.peak_live_heap_bytes, "peak_live_heap_bytes")?,
-                opt_i64(metrics.mean_live_heap_bytes, "mean_live_heap_bytes")?,
-                metrics.mean_overhead_ratio,
-                metrics.arenas_max,
-            ],
+                 max_hwm_bytes, minor_faults, major_faults, stdout_path, stderr_path, message,
+                 linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s)
+             VALUES (:config_id, :idx, :status, :exit_code, :signal, :wall_s, :user_s, :sys_s,
+                 :max_hwm_bytes, :minor_faults, :major_faults, :stdout_path, :stderr_path,
+                 :message, :linked_allocators, :sampler_cpu_s, :started_at, :probe_mode,
+                 :probe_cpu_s)",
+            rusqlite::named_params! {
+                ":config_id": config_id,
+                ":idx": record.index,
+                ":status": record.status.as_str(),
+                ":exit_code": record.exit_code,
+                ":signal": record.signal,
+                ":wall_s": record.wall_s,
+                ":user_s": record.user_s,
+                ":sys_s": record.sys_s,
+                ":max_hwm_bytes": to_i64(record.max_hwm_bytes, "max_hwm_bytes")?,
+                ":minor_faults": to_i64(record.minor_faults, "minor_faults")?,
+                ":major_faults": to_i64(record.major_faults, "major_faults")?,
+                ":stdout_path": record.stdout_path.to_string_lossy(),
+                ":stderr_path": record.stderr_path.to_string_lossy(),
+                ":message": record.message,
+                ":linked_allocators": serde_json::to_string(&record.linked_allocators)?,
+                ":sampler_cpu_s": record.sampler_cpu_s,
+                ":started_at": record.started_at,
+                ":probe_mode": record.probe_mode,
+                ":probe_cpu_s": record.probe_cpu_s,
+            },
         )
         .with_context(context)?;
         let run_id = tx.last_insert_rowid();
         {
             let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO samples (run_id, t_s, rss_bytes, pss_bytes, uss_bytes, swap_bytes,
-                         vsz_bytes, processes, threads, minor_faults, major_faults,
-                         live_heap_bytes, allocator_resident_bytes, allocator_retained_bytes,
-                         arenas)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-                )
+                .prepare_cached(&sample_rows::insert_sql("INSERT", "samples", "run_id"))
                 .with_context(context)?;
             for s in &record.samples {
                 insert
-                    .execute(params![
-                        run_id,
-                        s.t_s,
-                        to_i64(s.rss_bytes, "rss_bytes")?,
-                        opt_i64(s.pss_bytes, "pss_bytes")?,
-                        opt_i64(s.uss_bytes, "uss_bytes")?,
-                        opt_i64(s.swap_bytes, "swap_bytes")?,
-                        to_i64(s.vsz_bytes, "vsz_bytes")?,
-                        s.processes,
-                        s.threads,
-                        to_i64(s.minor_faults, "minor_faults")?,
-                        to_i64(s.major_faults, "major_faults")?,
-                        opt_i64(s.live_heap_bytes, "live_heap_bytes")?,
-                        opt_i64(s.allocator_resident_bytes, "allocator_resident_bytes")?,
-                        opt_i64(s.allocator_retained_bytes, "allocator_retained_bytes")?,
-                        s.arenas,
-                    ])
+                    .execute(rusqlite::params_from_iter(sample_rows::values(run_id, s)?))
                     .with_context(context)?;
             }
         }

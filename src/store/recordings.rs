@@ -8,7 +8,7 @@
 //! resumed after a crash rolls up the same way.
 
 use super::load::{effective_status, opt_u64_at, u64_at};
-use super::{opt_i64, to_i64, Store};
+use super::{sample_rows, to_i64, Store};
 use crate::model::Sample;
 use crate::recorded::{RecordedPoint, Recording, RecordingInfo};
 use anyhow::{bail, Context, Result};
@@ -136,28 +136,15 @@ impl Store {
             .with_context(context)?;
         {
             let mut insert = tx
-                .prepare_cached(
-                    "INSERT OR REPLACE INTO recording_samples (recording_id, t_s, rss_bytes,
-                         pss_bytes, uss_bytes, swap_bytes, vsz_bytes, processes, threads,
-                         minor_faults, major_faults)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                )
+                .prepare_cached(&sample_rows::insert_sql(
+                    "INSERT OR REPLACE",
+                    "recording_samples",
+                    "recording_id",
+                ))
                 .with_context(context)?;
             for s in samples {
                 insert
-                    .execute(params![
-                        id,
-                        s.t_s,
-                        to_i64(s.rss_bytes, "rss_bytes")?,
-                        opt_i64(s.pss_bytes, "pss_bytes")?,
-                        opt_i64(s.uss_bytes, "uss_bytes")?,
-                        opt_i64(s.swap_bytes, "swap_bytes")?,
-                        to_i64(s.vsz_bytes, "vsz_bytes")?,
-                        s.processes,
-                        s.threads,
-                        to_i64(s.minor_faults, "minor_faults")?,
-                        to_i64(s.major_faults, "major_faults")?,
-                    ])
+                    .execute(rusqlite::params_from_iter(sample_rows::values(id, s)?))
                     .with_context(context)?;
             }
         }
@@ -243,11 +230,10 @@ impl Store {
             let rows = tier.query_map(params![id, tier_s, from, until], point_from_tier)?;
             points.extend(rows.collect::<rusqlite::Result<Vec<_>>>()?);
         }
-        let mut raw = self.conn.prepare(
-            "SELECT t_s, rss_bytes, pss_bytes, swap_bytes, vsz_bytes, processes, threads,
-                    minor_faults, major_faults
-             FROM recording_samples WHERE recording_id = ?1 ORDER BY t_s",
-        )?;
+        let mut raw = self.conn.prepare(&format!(
+            "SELECT {} FROM recording_samples WHERE recording_id = ?1 ORDER BY t_s",
+            sample_rows::COLUMNS
+        ))?;
         let rows = raw.query_map(params![id], point_from_raw)?;
         points.extend(rows.collect::<rusqlite::Result<Vec<_>>>()?);
         Ok(Recording { info, points })
@@ -378,20 +364,20 @@ fn point_from_tier(r: &Row<'_>) -> rusqlite::Result<RecordedPoint> {
 }
 
 fn point_from_raw(r: &Row<'_>) -> rusqlite::Result<RecordedPoint> {
-    let rss = u64_at(r, 1)?;
+    let s = sample_rows::from_row(r)?;
     Ok(RecordedPoint {
-        t_s: r.get(0)?,
+        t_s: s.t_s,
         span_s: 0.0,
         samples: 1,
-        rss_min_bytes: rss,
-        rss_mean_bytes: rss,
-        rss_max_bytes: rss,
-        pss_mean_bytes: opt_u64_at(r, 2)?,
-        swap_bytes: opt_u64_at(r, 3)?,
-        vsz_bytes: u64_at(r, 4)?,
-        processes: r.get(5)?,
-        threads: r.get(6)?,
-        minor_faults: u64_at(r, 7)?,
-        major_faults: u64_at(r, 8)?,
+        rss_min_bytes: s.rss_bytes,
+        rss_mean_bytes: s.rss_bytes,
+        rss_max_bytes: s.rss_bytes,
+        pss_mean_bytes: s.pss_bytes,
+        swap_bytes: s.swap_bytes,
+        vsz_bytes: s.vsz_bytes,
+        processes: s.processes,
+        threads: s.threads,
+        minor_faults: s.minor_faults,
+        major_faults: s.major_faults,
     })
 }

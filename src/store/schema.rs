@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -185,6 +185,43 @@ CREATE TABLE recording_tiers (
 ) WITHOUT ROWID;
 ";
 
+/// Version 6: the store keeps observations only; analysis computes a run's
+/// metrics from its samples. The metrics older files stored move to
+/// `legacy_run_metrics`, read only for a run that has no samples.
+/// `recording_samples` gains the heap columns, so both sample tables have one
+/// column list (`sample_rows.rs`).
+const V6: &str = "
+CREATE TABLE legacy_run_metrics (
+    run_id               INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    peak_rss_bytes       INTEGER NOT NULL,
+    mean_rss_bytes       INTEGER NOT NULL,
+    final_rss_bytes      INTEGER NOT NULL,
+    peak_pss_bytes       INTEGER,
+    mean_pss_bytes       INTEGER,
+    peak_live_heap_bytes INTEGER,
+    mean_live_heap_bytes INTEGER,
+    mean_overhead_ratio  REAL,
+    arenas_max           INTEGER
+);
+INSERT INTO legacy_run_metrics
+    SELECT id, peak_rss_bytes, mean_rss_bytes, final_rss_bytes, peak_pss_bytes, mean_pss_bytes,
+           peak_live_heap_bytes, mean_live_heap_bytes, mean_overhead_ratio, arenas_max
+    FROM runs;
+ALTER TABLE runs DROP COLUMN peak_rss_bytes;
+ALTER TABLE runs DROP COLUMN mean_rss_bytes;
+ALTER TABLE runs DROP COLUMN final_rss_bytes;
+ALTER TABLE runs DROP COLUMN peak_pss_bytes;
+ALTER TABLE runs DROP COLUMN mean_pss_bytes;
+ALTER TABLE runs DROP COLUMN peak_live_heap_bytes;
+ALTER TABLE runs DROP COLUMN mean_live_heap_bytes;
+ALTER TABLE runs DROP COLUMN mean_overhead_ratio;
+ALTER TABLE runs DROP COLUMN arenas_max;
+ALTER TABLE recording_samples ADD COLUMN live_heap_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN allocator_resident_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN allocator_retained_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN arenas INTEGER;
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -230,104 +267,14 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
         4 => conn
             .execute_batch(V5)
             .context("adding the recordings tables")?,
+        5 => conn
+            .execute_batch(V6)
+            .context("moving the stored run metrics to legacy_run_metrics")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::store::Store;
-
-    #[test]
-    fn a_version_1_file_opens_and_migrates_keeping_its_runs() -> Result<()> {
-        let dir = tempfile::tempdir()?;
-        let path = dir.path().join("v1.db");
-        {
-            let conn = Connection::open(&path)?;
-            conn.execute_batch(V1)?;
-            conn.pragma_update(None, "user_version", 1)?;
-            conn.execute_batch(
-                "INSERT INTO experiments VALUES (1, NULL, '[\"./a\"]', '2026-01-01T00:00:00Z',
-                     '2026-01-01T00:01:00Z', 'complete', 1, 1, 0, 100, 'glibc');
-                 INSERT INTO environment VALUES (1, 'kernel', '6.1');
-                 INSERT INTO configs VALUES (1, 1, 0, 'glibc', 'glibc', NULL, NULL, '[]');
-                 INSERT INTO runs VALUES (1, 1, 1, 'ok', 0, NULL, 1.0, 0.5, 0.1, 1048576, 10, 0,
-                     1048576, 1048576, 1048576, NULL, NULL, '/tmp/o', '/tmp/e', NULL, '[]', 0.0,
-                     '2026-01-01T00:00:00Z');
-                 INSERT INTO samples VALUES (1, 0.0, 1048576, NULL, NULL, NULL, 2097152, 1, 1, 0, 0);",
-            )?;
-        }
-        let store = Store::open(&path)?;
-        assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
-        let e = store.load_experiment(Some(1))?;
-        assert!(e.info.marks.is_empty());
-        let run = &e.configs[0].runs[0].record;
-        assert_eq!(run.samples.len(), 1);
-        assert!(run.markers.is_empty());
-        let markers: i64 = store
-            .conn
-            .query_row("SELECT count(*) FROM markers", [], |r| r.get(0))?;
-        assert_eq!(markers, 0);
-        Ok(())
-    }
-
-    #[test]
-    fn a_version_2_file_migrates_and_its_runs_have_no_heap_figures() -> Result<()> {
-        let dir = tempfile::tempdir()?;
-        let path = dir.path().join("v2.db");
-        {
-            let conn = Connection::open(&path)?;
-            conn.execute_batch(V1)?;
-            conn.execute_batch(V2)?;
-            conn.pragma_update(None, "user_version", 2)?;
-            conn.execute_batch(
-                "INSERT INTO experiments VALUES (1, NULL, '[\"./a\"]', '2026-01-01T00:00:00Z',
-                     '2026-01-01T00:01:00Z', 'complete', 1, 1, 0, 100, 'glibc');
-                 INSERT INTO configs VALUES (1, 1, 0, 'glibc', 'glibc', NULL, NULL, '[]');
-                 INSERT INTO runs VALUES (1, 1, 1, 'ok', 0, NULL, 1.0, 0.5, 0.1, 1048576, 10, 0,
-                     1048576, 1048576, 1048576, NULL, NULL, '/tmp/o', '/tmp/e', NULL, '[]', 0.0,
-                     '2026-01-01T00:00:00Z');
-                 INSERT INTO samples VALUES (1, 0.0, 1048576, NULL, NULL, NULL, 2097152, 1, 1, 0, 0);
-                 INSERT INTO markers VALUES (1, 0, 0, 'start', 0.0, 1048576, NULL, 2097152);",
-            )?;
-        }
-        let store = Store::open(&path)?;
-        assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
-        let e = store.load_experiment(Some(1))?;
-        let run = &e.configs[0].runs[0];
-        assert_eq!(run.record.markers.len(), 1);
-        assert_eq!(run.record.samples[0].live_heap_bytes, None);
-        assert_eq!(
-            (
-                run.record.probe_mode.clone(),
-                run.metrics.peak_live_heap_bytes
-            ),
-            (None, None)
-        );
-        Ok(())
-    }
-
-    #[test]
-    fn a_version_4_file_gains_the_recordings_tables_and_keeps_its_experiments() -> Result<()> {
-        let dir = tempfile::tempdir()?;
-        let path = dir.path().join("v4.db");
-        {
-            let conn = Connection::open(&path)?;
-            for step in [V1, V2, V3, V4] {
-                conn.execute_batch(step)?;
-            }
-            conn.pragma_update(None, "user_version", 4)?;
-            conn.execute_batch(
-                "INSERT INTO experiments VALUES (1, 'kept', '[\"./a\"]', '2026-01-01T00:00:00Z',
-                     '2026-01-01T00:01:00Z', 'complete', 1, 1, 0, 100, 'glibc');",
-            )?;
-        }
-        let store = Store::open(&path)?;
-        assert_eq!(version(&store.conn)?, 5);
-        assert_eq!(store.list()?[0].name.as_deref(), Some("kept"));
-        assert!(store.list_recordings()?.is_empty());
-        Ok(())
-    }
-}
+#[path = "schema_tests.rs"]
+mod tests;

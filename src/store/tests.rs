@@ -128,20 +128,6 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
     }
 }
 
-fn metrics(index: u32) -> RunMetrics {
-    RunMetrics {
-        peak_rss_bytes: 10 << 20,
-        mean_rss_bytes: u64::from(index) << 20,
-        final_rss_bytes: 3 << 20,
-        peak_pss_bytes: Some(2 << 20),
-        mean_pss_bytes: None,
-        peak_live_heap_bytes: Some(1 << 20),
-        mean_live_heap_bytes: Some(index.into()),
-        mean_overhead_ratio: Some(2.5),
-        arenas_max: Some(3),
-    }
-}
-
 #[test]
 fn stored_experiment_loads_back_equal() -> Result<()> {
     let dir = tempfile::tempdir()?;
@@ -156,12 +142,12 @@ fn stored_experiment_loads_back_equal() -> Result<()> {
             } else {
                 RunStatus::Ok
             };
-            let (r, m) = (record(index, status), metrics(index));
-            let run_id = store.add_run(config_id, &r, &m)?;
+            let r = record(index, status);
+            let run_id = store.add_run(config_id, &r)?;
             expected_runs[slot].push(StoredRun {
                 id: run_id,
                 record: r,
-                metrics: m,
+                legacy_metrics: None,
             });
         }
     }
@@ -199,7 +185,7 @@ fn runs_survive_without_finish_and_reopen() -> Result<()> {
     let (id, ids) = {
         let mut store = Store::open(&path)?;
         let (id, ids) = store.begin_experiment(&info(), &configs())?;
-        store.add_run(ids[0], &record(1, RunStatus::Ok), &metrics(1))?;
+        store.add_run(ids[0], &record(1, RunStatus::Ok))?;
         (id, ids)
     };
     let store = Store::open(&path)?;
@@ -237,8 +223,8 @@ fn two_handles_writing_alternately_both_succeed() -> Result<()> {
     let (ea, ca) = a.begin_experiment(&info(), &configs())?;
     let (eb, cb) = b.begin_experiment(&info(), &configs())?;
     for index in 1..=3 {
-        a.add_run(ca[0], &record(index, RunStatus::Ok), &metrics(index))?;
-        b.add_run(cb[1], &record(index, RunStatus::Ok), &metrics(index))?;
+        a.add_run(ca[0], &record(index, RunStatus::Ok))?;
+        b.add_run(cb[1], &record(index, RunStatus::Ok))?;
     }
     a.finish_experiment(ea, "complete")?;
     b.finish_experiment(eb, "interrupted")?;
@@ -333,11 +319,11 @@ fn failed_add_run_leaves_no_partial_run() -> Result<()> {
     let dir = tempfile::tempdir()?;
     let mut store = Store::open(&dir.path().join("a.db"))?;
     let (id, ids) = store.begin_experiment(&info(), &configs())?;
-    store.add_run(ids[0], &record(1, RunStatus::Ok), &metrics(1))?;
+    store.add_run(ids[0], &record(1, RunStatus::Ok))?;
     let mut bad = record(2, RunStatus::Ok);
     bad.samples[1].rss_bytes = u64::MAX; // cannot be stored: the whole run rolls back
-    assert!(store.add_run(ids[0], &bad, &metrics(2)).is_err());
-    store.add_run(ids[0], &record(3, RunStatus::Ok), &metrics(3))?;
+    assert!(store.add_run(ids[0], &bad).is_err());
+    store.add_run(ids[0], &record(3, RunStatus::Ok))?;
     let loaded = store.load_experiment(Some(id))?;
     let indexes: Vec<u32> = loaded.configs[0]
         .runs
@@ -405,9 +391,8 @@ fn a_service_experiment_round_trips_its_settings_and_run_records() -> anyhow::Re
         ..Default::default()
     });
     let plain = record(2, RunStatus::Ok);
-    let metrics = crate::analyze::metrics::run_metrics(&run);
-    store.add_run(config_ids[0], &run, &metrics)?;
-    store.add_run(config_ids[0], &plain, &metrics)?;
+    store.add_run(config_ids[0], &run)?;
+    store.add_run(config_ids[0], &plain)?;
     let loaded = store.load_experiment(Some(id))?;
     assert_eq!(loaded.info.service, info.service);
     let runs = &loaded.configs[0].runs;

@@ -1,0 +1,71 @@
+//! The one column list of a sample row, shared by `samples` (a run's) and
+//! `recording_samples` (a recording's): the insert's values and the row
+//! mapping back to `model::Sample` live here once.
+
+use super::load::{opt_u64_at, u64_at};
+use super::{opt_i64, to_i64};
+use crate::model::Sample;
+use anyhow::Result;
+use rusqlite::types::Value;
+use rusqlite::Row;
+
+/// The sample columns, in insert order, after the owner column.
+pub(super) const COLUMNS: &str = "t_s, rss_bytes, pss_bytes, uss_bytes, swap_bytes, vsz_bytes, \
+     processes, threads, minor_faults, major_faults, live_heap_bytes, \
+     allocator_resident_bytes, allocator_retained_bytes, arenas";
+
+const COUNT: usize = 14;
+
+/// `INSERT [OR REPLACE] INTO table (owner, COLUMNS) VALUES (?, ...)`.
+pub(super) fn insert_sql(verb: &str, table: &str, owner: &str) -> String {
+    let marks = vec!["?"; COUNT + 1].join(", ");
+    format!("{verb} INTO {table} ({owner}, {COLUMNS}) VALUES ({marks})")
+}
+
+/// The owner's id followed by the sample's values, in `COLUMNS` order.
+pub(super) fn values(owner: i64, s: &Sample) -> Result<Vec<Value>> {
+    let opt = |v: Option<i64>| v.map_or(Value::Null, Value::Integer);
+    Ok(vec![
+        Value::Integer(owner),
+        Value::Real(s.t_s),
+        Value::Integer(to_i64(s.rss_bytes, "rss_bytes")?),
+        opt(opt_i64(s.pss_bytes, "pss_bytes")?),
+        opt(opt_i64(s.uss_bytes, "uss_bytes")?),
+        opt(opt_i64(s.swap_bytes, "swap_bytes")?),
+        Value::Integer(to_i64(s.vsz_bytes, "vsz_bytes")?),
+        Value::Integer(s.processes.into()),
+        Value::Integer(s.threads.into()),
+        Value::Integer(to_i64(s.minor_faults, "minor_faults")?),
+        Value::Integer(to_i64(s.major_faults, "major_faults")?),
+        opt(opt_i64(s.live_heap_bytes, "live_heap_bytes")?),
+        opt(opt_i64(
+            s.allocator_resident_bytes,
+            "allocator_resident_bytes",
+        )?),
+        opt(opt_i64(
+            s.allocator_retained_bytes,
+            "allocator_retained_bytes",
+        )?),
+        opt(s.arenas.map(i64::from)),
+    ])
+}
+
+/// A row selected with `COLUMNS`, by column name.
+pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Sample> {
+    Ok(Sample {
+        t_s: r.get("t_s")?,
+        rss_bytes: u64_at(r, "rss_bytes")?,
+        pss_bytes: opt_u64_at(r, "pss_bytes")?,
+        uss_bytes: opt_u64_at(r, "uss_bytes")?,
+        swap_bytes: opt_u64_at(r, "swap_bytes")?,
+        vsz_bytes: u64_at(r, "vsz_bytes")?,
+        processes: r.get("processes")?,
+        threads: r.get("threads")?,
+        minor_faults: u64_at(r, "minor_faults")?,
+        major_faults: u64_at(r, "major_faults")?,
+        live_heap_bytes: opt_u64_at(r, "live_heap_bytes")?,
+        allocator_resident_bytes: opt_u64_at(r, "allocator_resident_bytes")?,
+        allocator_retained_bytes: opt_u64_at(r, "allocator_retained_bytes")?,
+        arenas: r.get("arenas")?,
+    })
+}

@@ -1,0 +1,160 @@
+//! Migrations: files of every earlier schema version open and keep what
+//! they hold.
+
+use super::*;
+use crate::store::Store;
+
+#[test]
+fn a_version_1_file_opens_and_migrates_keeping_its_runs() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("v1.db");
+    {
+        let conn = Connection::open(&path)?;
+        conn.execute_batch(V1)?;
+        conn.pragma_update(None, "user_version", 1)?;
+        conn.execute_batch(
+            "INSERT INTO experiments VALUES (1, NULL, '[\"./a\"]', '2026-01-01T00:00:00Z',
+                 '2026-01-01T00:01:00Z', 'complete', 1, 1, 0, 100, 'glibc');
+             INSERT INTO environment VALUES (1, 'kernel', '6.1');
+             INSERT INTO configs VALUES (1, 1, 0, 'glibc', 'glibc', NULL, NULL, '[]');
+             INSERT INTO runs VALUES (1, 1, 1, 'ok', 0, NULL, 1.0, 0.5, 0.1, 1048576, 10, 0,
+                 1048576, 1048576, 1048576, NULL, NULL, '/tmp/o', '/tmp/e', NULL, '[]', 0.0,
+                 '2026-01-01T00:00:00Z');
+             INSERT INTO samples VALUES (1, 0.0, 1048576, NULL, NULL, NULL, 2097152, 1, 1, 0, 0);",
+        )?;
+    }
+    let store = Store::open(&path)?;
+    assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
+    let e = store.load_experiment(Some(1))?;
+    assert!(e.info.marks.is_empty());
+    let run = &e.configs[0].runs[0].record;
+    assert_eq!(run.samples.len(), 1);
+    assert!(run.markers.is_empty());
+    let markers: i64 = store
+        .conn
+        .query_row("SELECT count(*) FROM markers", [], |r| r.get(0))?;
+    assert_eq!(markers, 0);
+    Ok(())
+}
+
+#[test]
+fn a_version_2_file_migrates_and_its_runs_have_no_heap_figures() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("v2.db");
+    {
+        let conn = Connection::open(&path)?;
+        conn.execute_batch(V1)?;
+        conn.execute_batch(V2)?;
+        conn.pragma_update(None, "user_version", 2)?;
+        conn.execute_batch(
+            "INSERT INTO experiments VALUES (1, NULL, '[\"./a\"]', '2026-01-01T00:00:00Z',
+                 '2026-01-01T00:01:00Z', 'complete', 1, 1, 0, 100, 'glibc');
+             INSERT INTO configs VALUES (1, 1, 0, 'glibc', 'glibc', NULL, NULL, '[]');
+             INSERT INTO runs VALUES (1, 1, 1, 'ok', 0, NULL, 1.0, 0.5, 0.1, 1048576, 10, 0,
+                 1048576, 1048576, 1048576, NULL, NULL, '/tmp/o', '/tmp/e', NULL, '[]', 0.0,
+                 '2026-01-01T00:00:00Z');
+             INSERT INTO samples VALUES (1, 0.0, 1048576, NULL, NULL, NULL, 2097152, 1, 1, 0, 0);
+             INSERT INTO markers VALUES (1, 0, 0, 'start', 0.0, 1048576, NULL, 2097152);",
+        )?;
+    }
+    let store = Store::open(&path)?;
+    assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
+    let e = store.load_experiment(Some(1))?;
+    let run = &e.configs[0].runs[0];
+    assert_eq!(run.record.markers.len(), 1);
+    assert_eq!(run.record.samples[0].live_heap_bytes, None);
+    assert_eq!(
+        (
+            run.record.probe_mode.clone(),
+            crate::analyze::metrics::of(run).peak_live_heap_bytes
+        ),
+        (None, None)
+    );
+    Ok(())
+}
+
+#[test]
+fn a_version_4_file_gains_the_recordings_tables_and_keeps_its_experiments() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("v4.db");
+    {
+        let conn = Connection::open(&path)?;
+        for step in [V1, V2, V3, V4] {
+            conn.execute_batch(step)?;
+        }
+        conn.pragma_update(None, "user_version", 4)?;
+        conn.execute_batch(
+            "INSERT INTO experiments VALUES (1, 'kept', '[\"./a\"]', '2026-01-01T00:00:00Z',
+                 '2026-01-01T00:01:00Z', 'complete', 1, 1, 0, 100, 'glibc');",
+        )?;
+    }
+    let store = Store::open(&path)?;
+    assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
+    assert_eq!(store.list()?[0].name.as_deref(), Some("kept"));
+    assert!(store.list_recordings()?.is_empty());
+    Ok(())
+}
+
+#[test]
+fn a_version_5_file_keeps_its_experiments_and_metrics() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("v5.db");
+    {
+        let conn = Connection::open(&path)?;
+        for step in [V1, V2, V3, V4, V5] {
+            conn.execute_batch(step)?;
+        }
+        conn.pragma_update(None, "user_version", 5)?;
+        // Run 1 has samples; run 2's were lost, only its stored metrics remain.
+        conn.execute_batch(
+            "INSERT INTO experiments VALUES (1, 'old', '[\"./a\"]', '2026-01-01T00:00:00Z',
+                 '2026-01-01T00:01:00Z', 'complete', 1, 2, 0, 100, 'glibc');
+             INSERT INTO configs VALUES (1, 1, 0, 'glibc', 'glibc', NULL, NULL, '[]');
+             INSERT INTO runs VALUES (1, 1, 1, 'ok', 0, NULL, 1.0, 0.5, 0.1, 1000, 10, 0,
+                 3000, 2000, 1000, NULL, NULL, '/tmp/o', '/tmp/e', NULL, '[]', 0.0,
+                 '2026-01-01T00:00:00Z', NULL, NULL, NULL, NULL, NULL, NULL);
+             INSERT INTO runs VALUES (2, 1, 2, 'ok', 0, NULL, 1.0, 0.5, 0.1, 1000, 10, 0,
+                 7000, 6000, 5000, 4500, 4000, '/tmp/o', '/tmp/e', NULL, '[]', 0.0,
+                 '2026-01-01T00:00:00Z', 'stats', 0.01, 900, 800, 7.5, 4);
+             INSERT INTO samples VALUES (1, 0.0, 1000, NULL, NULL, NULL, 2000, 1, 1, 0, 0,
+                 NULL, NULL, NULL, NULL);
+             INSERT INTO samples VALUES (1, 1.0, 3000, NULL, NULL, NULL, 2000, 1, 1, 0, 0,
+                 NULL, NULL, NULL, NULL);",
+        )?;
+    }
+    let store = Store::open(&path)?;
+    assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
+    let e = store.load_experiment(Some(1))?;
+    assert_eq!(e.info.name.as_deref(), Some("old"));
+    let runs = &e.configs[0].runs;
+    assert_eq!(runs.len(), 2);
+    // With samples, analysis computes the metrics from them.
+    let m = crate::analyze::metrics::of(&runs[0]);
+    assert_eq!(
+        (m.peak_rss_bytes, m.mean_rss_bytes, m.final_rss_bytes),
+        (3000, 2000, 3000)
+    );
+    // Without, the stored figures are kept and used.
+    let m = crate::analyze::metrics::of(&runs[1]);
+    assert_eq!(
+        (m.peak_rss_bytes, m.mean_rss_bytes, m.final_rss_bytes),
+        (7000, 6000, 5000)
+    );
+    assert_eq!(
+        (m.peak_pss_bytes, m.mean_pss_bytes),
+        (Some(4500), Some(4000))
+    );
+    assert_eq!(
+        (m.peak_live_heap_bytes, m.mean_live_heap_bytes),
+        (Some(900), Some(800))
+    );
+    assert_eq!((m.mean_overhead_ratio, m.arenas_max), (Some(7.5), Some(4)));
+    assert_eq!(runs[1].record.probe_mode.as_deref(), Some("stats"));
+    let columns: i64 = store.conn.query_row(
+        "SELECT count(*) FROM pragma_table_info('runs') WHERE name LIKE '%rss%'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(columns, 0, "the runs table keeps observations only");
+    Ok(())
+}
