@@ -23,7 +23,8 @@ pub struct Config {
 
 /// One point of the process tree's time series. Sizes in bytes; `t_s` is
 /// seconds since the workload started. PSS/USS/swap are read at an adaptive
-/// rate (see `sample`), so they are absent on some ticks.
+/// rate (see `sample`), so USS and swap are absent on some ticks and PSS is
+/// estimated on those (`pss_estimated_processes`).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Sample {
     pub t_s: f64,
@@ -50,6 +51,15 @@ pub struct Sample {
     /// Allocator arenas summed over the processes (glibc, jemalloc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arenas: Option<u32>,
+    /// Processes whose PSS this tick was estimated from their status
+    /// counters rather than read from smaps_rollup: 0 when `pss_bytes` was
+    /// read in full (or is absent).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pss_estimated_processes: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A progress line the workload printed on stdout, with the tree's memory

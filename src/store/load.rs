@@ -250,6 +250,7 @@ impl Store {
                 allocator_resident_bytes: opt_u64_at(r, 11)?,
                 allocator_retained_bytes: opt_u64_at(r, 12)?,
                 arenas: r.get(13)?,
+                pss_estimated_processes: 0,
             })
         })?;
         rows.collect::<rusqlite::Result<Vec<_>>>()

@@ -92,6 +92,7 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
                 allocator_resident_bytes: Some(2 << 20),
                 allocator_retained_bytes: None,
                 arenas: Some(4),
+                pss_estimated_processes: 0,
             },
         ],
         markers: vec![
