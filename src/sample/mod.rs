@@ -162,7 +162,10 @@ impl Sampler {
             let has_mm = !matches!(stat.state, 'Z' | 'X') && statm.vsz_bytes > 0;
             if has_mm {
                 live.push(pid);
-                let parts = self.kept.read(pid, "status").and_then(proc::parse_status_rss);
+                let parts = self
+                    .kept
+                    .read(pid, "status")
+                    .and_then(proc::parse_status_rss);
                 split.push((stat.ppid, parts));
             }
         }

@@ -16,3 +16,4 @@ mod scenario_server;
 mod scenarios;
 mod services;
 mod store;
+mod tree;
