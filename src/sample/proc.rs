@@ -177,6 +177,11 @@ pub fn read_stat(pid: i32) -> Option<Stat> {
     parse_stat(&read(pid, "stat")?)
 }
 
+/// The process's name (comm), without the trailing newline.
+pub fn read_comm(pid: i32) -> Option<String> {
+    read(pid, "comm").map(|c| c.trim_end_matches('\n').to_string())
+}
+
 pub fn read_smaps_rollup(pid: i32) -> Option<Rollup> {
     parse_smaps_rollup(&read(pid, "smaps_rollup")?)
 }

@@ -251,6 +251,8 @@ impl Store {
                 allocator_retained_bytes: opt_u64_at(r, 12)?,
                 arenas: r.get(13)?,
                 pss_estimated_processes: 0,
+                arenas_pid: None,
+                arenas_process: None,
             })
         })?;
         rows.collect::<rusqlite::Result<Vec<_>>>()

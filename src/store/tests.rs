@@ -93,6 +93,8 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
                 allocator_retained_bytes: None,
                 arenas: Some(4),
                 pss_estimated_processes: 0,
+                arenas_pid: None,
+                arenas_process: None,
             },
         ],
         markers: vec![

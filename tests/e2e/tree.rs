@@ -1,7 +1,7 @@
 //! Process trees measured truthfully: the listing of a store holding
 //! recordings, PSS estimated between full reads, arenas per process.
 
-use crate::common::{stderr, stdout, Scratch};
+use crate::common::*;
 
 #[test]
 fn report_list_shows_recordings_with_the_command_that_shows_them() {
@@ -33,4 +33,40 @@ fn report_list_shows_recordings_with_the_command_that_shows_them() {
     // The command it names does show the recording.
     let shown = scratch.run(&["report", "--db", db, "--recordings", "1"]);
     assert!(shown.status.success(), "{}", stderr(&shown));
+}
+
+#[test]
+fn arenas_are_counted_per_process_with_its_name_never_summed() {
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let threads = program("threads");
+    // A shell, a short helper and a threaded program, each with the probe
+    // and each with at least its main arena.
+    let script = format!("sleep 0.2 & {} 8 2000000; wait", threads.display());
+    let (output, json) = scratch.compare(
+        &[
+            "--heap",
+            "--samples",
+            "-a",
+            "glibc:arena_max=2",
+            "-r",
+            "1",
+            "--interval",
+            "20ms",
+        ],
+        &["sh", "-c", &script],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = &runs(config(&json, "glibc:arena_max=2"))[0];
+    let timeline = run["timeline"].as_array().expect("timeline");
+    let most = timeline
+        .iter()
+        .filter(|s| s["arenas"].as_u64().is_some())
+        .max_by_key(|s| s["arenas"].as_u64())
+        .unwrap_or_else(|| panic!("no arenas in {run}"));
+    assert_eq!(most["arenas"], 2, "{most}");
+    assert_eq!(most["arenas_process"], "threads", "{most}");
+    assert!(most["arenas_pid"].as_i64().is_some_and(|p| p > 1), "{most}");
+    let summed = run["arenas_max"].as_u64();
+    assert_eq!(summed, Some(2), "{run}");
 }
