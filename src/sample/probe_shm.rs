@@ -120,7 +120,7 @@ pub struct HeapTotals {
     pub live_heap_bytes: Option<u64>,
     pub allocator_resident_bytes: Option<u64>,
     pub allocator_retained_bytes: Option<u64>,
-    /// The most arenas one process has, and its pid (the first such pid).
+    /// The most arenas one process has, and its pid.
     pub arenas: Option<(u32, i32)>,
 }
 
@@ -152,6 +152,7 @@ impl ProbeReader {
                 *sum = Some(sum.unwrap_or(0).saturating_add(v));
             }
         };
+        let mut most_arenas: Option<((u32, u64), i32)> = None;
         for &pid in pids {
             if !self.maps.contains_key(&pid) {
                 match Mapping::open(&self.dir.join(pid.to_string())) {
@@ -175,12 +176,17 @@ impl ProbeReader {
             add(&mut totals.live_heap_bytes, Some(reading.live_bytes));
             add(&mut totals.allocator_resident_bytes, reading.resident_bytes);
             add(&mut totals.allocator_retained_bytes, reading.retained_bytes);
+            // Among processes with as many arenas (a shell's probe thread
+            // gives it a second one), the one holding the most live heap
+            // is the workload.
             if let Some(a) = reading.arenas {
-                if totals.arenas.is_none_or(|(most, _)| a > most) {
-                    totals.arenas = Some((a, pid));
+                let rank = (a, reading.live_bytes);
+                if most_arenas.is_none_or(|(most, _)| rank > most) {
+                    most_arenas = Some((rank, pid));
                 }
             }
         }
+        totals.arenas = most_arenas.map(|((arenas, _), pid)| (arenas, pid));
         totals
     }
 
@@ -255,8 +261,8 @@ mod tests {
             let mut w = words(2, live);
             w[W_PID] = pid as u64;
             w[W_CPU_NS] = 500_000_000;
-            // A helper with its main arena, a threaded program with more.
-            w[W_ARENAS] = if pid == 12 { 5 } else { 1 };
+            // More arenas count before more live heap.
+            w[W_ARENAS] = if pid == 12 { 5 } else { 3 };
             let mut bytes: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
             bytes.resize(MAP_BYTES, 0);
             std::fs::write(dir.path().join(pid.to_string()), bytes)?;
