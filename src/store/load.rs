@@ -4,8 +4,8 @@
 
 use super::Store;
 use crate::model::{
-    Config, ExperimentInfo, Host, Marker, RunMetrics, RunRecord, RunStatus, Sample, ServiceInfo,
-    ServiceRecord, StoredConfig, StoredExperiment, StoredRun,
+    Config, ExperimentInfo, Host, Marker, ProcessName, RunMetrics, RunRecord, RunStatus, Sample,
+    ServiceInfo, ServiceRecord, StoredConfig, StoredExperiment, StoredRun,
 };
 use anyhow::{anyhow, bail, Context, Result};
 use rusqlite::{params, OptionalExtension, Row};
@@ -231,7 +231,8 @@ impl Store {
         let mut stmt = self.conn.prepare_cached(
             "SELECT t_s, rss_bytes, pss_bytes, uss_bytes, swap_bytes, vsz_bytes, processes,
                     threads, minor_faults, major_faults, live_heap_bytes,
-                    allocator_resident_bytes, allocator_retained_bytes, arenas
+                    allocator_resident_bytes, allocator_retained_bytes, arenas,
+                    pss_estimated_processes, arenas_pid, arenas_process
              FROM samples WHERE run_id = ?1 ORDER BY rowid",
         )?;
         let rows = stmt.query_map(params![run_id], |r| {
@@ -250,9 +251,11 @@ impl Store {
                 allocator_resident_bytes: opt_u64_at(r, 11)?,
                 allocator_retained_bytes: opt_u64_at(r, 12)?,
                 arenas: r.get(13)?,
-                pss_estimated_processes: 0,
-                arenas_pid: None,
-                arenas_process: None,
+                pss_estimated_processes: r.get(14)?,
+                arenas_pid: r.get(15)?,
+                arenas_process: r
+                    .get::<_, Option<String>>(16)?
+                    .map(|n| ProcessName::new(&n)),
             })
         })?;
         rows.collect::<rusqlite::Result<Vec<_>>>()

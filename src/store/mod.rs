@@ -218,8 +218,9 @@ impl Store {
                     "INSERT INTO samples (run_id, t_s, rss_bytes, pss_bytes, uss_bytes, swap_bytes,
                          vsz_bytes, processes, threads, minor_faults, major_faults,
                          live_heap_bytes, allocator_resident_bytes, allocator_retained_bytes,
-                         arenas)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                         arenas, pss_estimated_processes, arenas_pid, arenas_process)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                             ?16, ?17, ?18)",
                 )
                 .with_context(context)?;
             for s in &record.samples {
@@ -240,6 +241,9 @@ impl Store {
                         opt_i64(s.allocator_resident_bytes, "allocator_resident_bytes")?,
                         opt_i64(s.allocator_retained_bytes, "allocator_retained_bytes")?,
                         s.arenas,
+                        s.pss_estimated_processes,
+                        s.arenas_pid,
+                        s.arenas_process.as_ref().map(|n| n.as_str()),
                     ])
                     .with_context(context)?;
             }

@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -185,6 +185,14 @@ CREATE TABLE recording_tiers (
 ) WITHOUT ROWID;
 ";
 
+/// Version 6: per sample, how many processes' PSS was estimated between
+/// full reads, and the process with the most arenas (pid and name).
+const V6: &str = "
+ALTER TABLE samples ADD COLUMN pss_estimated_processes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN arenas_pid INTEGER;
+ALTER TABLE samples ADD COLUMN arenas_process TEXT;
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -230,6 +238,9 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
         4 => conn
             .execute_batch(V5)
             .context("adding the recordings tables")?,
+        5 => conn
+            .execute_batch(V6)
+            .context("adding the estimated-PSS and arena-process columns")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())
@@ -325,7 +336,7 @@ mod tests {
             )?;
         }
         let store = Store::open(&path)?;
-        assert_eq!(version(&store.conn)?, 5);
+        assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
         assert_eq!(store.list()?[0].name.as_deref(), Some("kept"));
         assert!(store.list_recordings()?.is_empty());
         Ok(())
