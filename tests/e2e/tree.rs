@@ -72,6 +72,9 @@ fn arenas_are_counted_per_process_with_its_name_never_summed() {
         .find(|s| s["arenas_process"] == "threads")
         .unwrap_or_else(|| panic!("the program is never named: {timeline:?}"));
     assert_eq!(program["arenas"], 2, "{program}");
+    // The heap report names the process.
+    let text = stdout(&output);
+    assert!(text.contains("2 arenas (threads "), "{text}");
     let summed = run["arenas_max"].as_u64();
     assert_eq!(summed, Some(2), "{run}");
 }
