@@ -78,3 +78,44 @@ fn arenas_are_counted_per_process_with_its_name_never_summed() {
     let summed = run["arenas_max"].as_u64();
     assert_eq!(summed, Some(2), "{run}");
 }
+
+#[test]
+fn estimated_pss_of_a_forked_tree_stays_within_10_percent_of_full_reads() {
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let forks = program("forks");
+    let (children, mib) = (4u64, 64u64);
+    let (output, json) = scratch.compare(
+        &["-a", "glibc", "-r", "1", "--interval", "20ms", "--samples"],
+        &[forks.to_str().expect("utf-8"), "4", "64", "3000"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = &runs(config(&json, "glibc"))[0];
+    let expected = (children * mib) as f64 * 1048576.0;
+    // While every child holds its memory: the parent and 4 children, all
+    // pages touched.
+    let holding: Vec<&serde_json::Value> = run["timeline"]
+        .as_array()
+        .expect("timeline")
+        .iter()
+        .filter(|s| s["processes"] == 5)
+        .filter(|s| s["rss_bytes"].as_f64().is_some_and(|r| r >= expected))
+        .collect();
+    let estimated = holding
+        .iter()
+        .filter(|s| s["pss_estimated_processes"].as_u64() == Some(5))
+        .count();
+    let read = holding
+        .iter()
+        .filter(|s| s["pss_estimated_processes"].is_null() && s["uss_bytes"].is_u64())
+        .count();
+    assert!(
+        estimated >= 10 && read >= 1,
+        "{estimated} estimated, {read} read"
+    );
+    for s in &holding {
+        let pss = s["pss_bytes"].as_f64().expect("PSS on every tick");
+        let error = (pss - expected) / expected;
+        assert!((-0.1..0.1).contains(&error), "{s}: {:.1}%", error * 100.0);
+    }
+}
