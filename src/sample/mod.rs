@@ -206,7 +206,7 @@ impl Sampler {
                 sample.swap_bytes = Some(swap);
             }
         }
-        if sample.pss_bytes.is_none() {
+        if sample.pss_bytes.is_none() && !live.is_empty() {
             sample.pss_bytes = self.estimate_pss(&live, &split);
             sample.pss_estimated_processes = u32::try_from(live.len()).unwrap_or(u32::MAX);
         }
