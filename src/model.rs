@@ -23,7 +23,8 @@ pub struct Config {
 
 /// One point of the process tree's time series. Sizes in bytes; `t_s` is
 /// seconds since the workload started. PSS/USS/swap are read at an adaptive
-/// rate (see `sample`), so they are absent on some ticks.
+/// rate (see `sample`), so USS and swap are absent on some ticks and PSS is
+/// estimated on those (`pss_estimated_processes`).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Sample {
     pub t_s: f64,
@@ -47,9 +48,64 @@ pub struct Sample {
     pub allocator_resident_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocator_retained_bytes: Option<u64>,
-    /// Allocator arenas summed over the processes (glibc, jemalloc).
+    /// Allocator arenas (glibc, jemalloc) of the process that has the most,
+    /// never a sum: a shell and a helper each have their own main arena.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arenas: Option<u32>,
+    /// That process's pid and name (comm).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arenas_pid: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arenas_process: Option<ProcessName>,
+    /// Processes whose PSS this tick was estimated from their status
+    /// counters rather than read from smaps_rollup: 0 when `pss_bytes` was
+    /// read in full (or is absent).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pss_estimated_processes: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A process's name as the kernel keeps it (comm: at most 15 bytes), held
+/// inline so a `Sample` stays `Copy`; serialized as a string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProcessName {
+    bytes: [u8; 15],
+    len: u8,
+}
+
+impl ProcessName {
+    /// The first 15 bytes of `name` (cut at a character boundary).
+    pub fn new(name: &str) -> ProcessName {
+        let mut len = name.len().min(15);
+        while !name.is_char_boundary(len) {
+            len -= 1;
+        }
+        let mut bytes = [0u8; 15];
+        bytes[..len].copy_from_slice(&name.as_bytes()[..len]);
+        ProcessName {
+            bytes,
+            len: len as u8,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("?")
+    }
+}
+
+impl Serialize for ProcessName {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ProcessName {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(ProcessName::new(&String::deserialize(deserializer)?))
+    }
 }
 
 /// A progress line the workload printed on stdout, with the tree's memory

@@ -17,6 +17,10 @@ pub struct HeapSummary {
     pub mean_live_heap_bytes: Option<f64>,
     pub mean_overhead_ratio: Option<f64>,
     pub arenas_max: Option<f64>,
+    /// `name pid` of the process that had the most arenas in any ok run
+    /// (arenas are per process, never summed over the tree).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arenas_process: Option<String>,
     pub probe_cpu_s: Option<f64>,
 }
 
@@ -63,6 +67,12 @@ fn summary_of(config: &StoredConfig) -> HeapSummary {
         mean_live_heap_bytes: med(&|(_, m)| m.mean_live_heap_bytes.map(|b| b as f64)),
         mean_overhead_ratio: med(&|(_, m)| m.mean_overhead_ratio),
         arenas_max: med(&|(_, m)| m.arenas_max.map(f64::from)),
+        arenas_process: ok
+            .iter()
+            .flat_map(|(r, _)| &r.record.samples)
+            .filter(|s| s.arenas.is_some())
+            .max_by_key(|s| (s.arenas, s.live_heap_bytes))
+            .and_then(|s| Some(format!("{} {}", s.arenas_process?.as_str(), s.arenas_pid?))),
         probe_cpu_s: med(&|(r, _)| r.record.probe_cpu_s),
     }
 }
@@ -76,7 +86,11 @@ pub fn explain(experiment: &StoredExperiment, heap: &[HeapSummary]) -> Vec<Strin
         .zip(heap)
         .filter_map(|(c, h)| {
             let (live, ratio) = (h.mean_live_heap_bytes?, h.mean_overhead_ratio?);
-            let arenas = h.arenas_max.map(|a| format!(", {a:.0} arenas")).unwrap_or_default();
+            let arenas = match (h.arenas_max, &h.arenas_process) {
+                (Some(a), Some(process)) => format!(", {a:.0} arenas ({process})"),
+                (Some(a), None) => format!(", {a:.0} arenas"),
+                _ => String::new(),
+            };
             Some(format!(
                 "heap probe, {}: mean live heap {} (peak {}); RSS was {ratio:.2}x the live heap{arenas}.",
                 c.config.name,

@@ -19,7 +19,8 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
         return super::recordings::report(&store, ids, &output.exports);
     }
     if args.list {
-        print!("{}", super::listing::render(&store.list()?));
+        let listing = super::listing::render(&store.list()?, &store.list_recordings()?);
+        print!("{listing}");
         return Ok(0);
     }
     let experiment = store.load_experiment(args.experiment)?;

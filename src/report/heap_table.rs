@@ -68,6 +68,7 @@ mod tests {
                 mean_live_heap_bytes: Some(137.0 * 1048576.0),
                 mean_overhead_ratio: Some(2.69),
                 arenas_max: Some(16.0),
+                arenas_process: Some("db_bench 4321".into()),
                 probe_cpu_s: Some(0.0227),
             })
             .collect();

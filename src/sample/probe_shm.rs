@@ -113,13 +113,15 @@ impl Drop for Mapping {
     }
 }
 
-/// The tree's heap at one tick: sums over the processes that published.
+/// The tree's heap at one tick: sums over the processes that published,
+/// except arenas, which belong to one process each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct HeapTotals {
     pub live_heap_bytes: Option<u64>,
     pub allocator_resident_bytes: Option<u64>,
     pub allocator_retained_bytes: Option<u64>,
-    pub arenas: Option<u32>,
+    /// The most arenas one process has, and its pid.
+    pub arenas: Option<(u32, i32)>,
 }
 
 /// Reads every process's file in one run's shared-memory directory.
@@ -141,8 +143,8 @@ impl ProbeReader {
         }
     }
 
-    /// Sums the readings of `pids`. A field is `None` when no process
-    /// reported it.
+    /// Sums the readings of `pids`, and finds the process with the most
+    /// arenas. A field is `None` when no process reported it.
     pub fn read(&mut self, pids: &[i32]) -> HeapTotals {
         let mut totals = HeapTotals::default();
         let add = |sum: &mut Option<u64>, v: Option<u64>| {
@@ -150,6 +152,7 @@ impl ProbeReader {
                 *sum = Some(sum.unwrap_or(0).saturating_add(v));
             }
         };
+        let mut most_arenas: Option<((u32, u64), i32)> = None;
         for &pid in pids {
             if !self.maps.contains_key(&pid) {
                 match Mapping::open(&self.dir.join(pid.to_string())) {
@@ -173,10 +176,17 @@ impl ProbeReader {
             add(&mut totals.live_heap_bytes, Some(reading.live_bytes));
             add(&mut totals.allocator_resident_bytes, reading.resident_bytes);
             add(&mut totals.allocator_retained_bytes, reading.retained_bytes);
+            // Among processes with as many arenas (a shell's probe thread
+            // gives it a second one), the one holding the most live heap
+            // is the workload.
             if let Some(a) = reading.arenas {
-                totals.arenas = Some(totals.arenas.unwrap_or(0).saturating_add(a));
+                let rank = (a, reading.live_bytes);
+                if most_arenas.is_none_or(|(most, _)| rank > most) {
+                    most_arenas = Some((rank, pid));
+                }
             }
         }
+        totals.arenas = most_arenas.map(|((arenas, _), pid)| (arenas, pid));
         totals
     }
 
@@ -245,12 +255,14 @@ mod tests {
     }
 
     #[test]
-    fn sums_the_files_of_the_listed_pids() -> anyhow::Result<()> {
+    fn sums_the_files_of_the_listed_pids_but_not_their_arenas() -> anyhow::Result<()> {
         let dir = tempfile::tempdir()?;
         for (pid, live) in [(11i32, 1000u64), (12, 24)] {
             let mut w = words(2, live);
             w[W_PID] = pid as u64;
             w[W_CPU_NS] = 500_000_000;
+            // More arenas count before more live heap.
+            w[W_ARENAS] = if pid == 12 { 5 } else { 3 };
             let mut bytes: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
             bytes.resize(MAP_BYTES, 0);
             std::fs::write(dir.path().join(pid.to_string()), bytes)?;
@@ -260,7 +272,7 @@ mod tests {
         assert_eq!(totals.live_heap_bytes, Some(1024));
         assert_eq!(
             (totals.arenas, totals.allocator_resident_bytes),
-            (Some(6), None)
+            (Some((5, 12)), None)
         );
         assert_eq!(reader.read(&[13]).live_heap_bytes, None);
         let (cpu_s, mode) = reader.finish();

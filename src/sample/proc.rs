@@ -33,6 +33,25 @@ pub struct Rollup {
     pub uss_bytes: u64,
     pub swap_bytes: u64,
     pub rss_bytes: u64,
+    /// `Pss_Anon`, `Pss_File`, `Pss_Shmem`: absent before Linux 5.14.
+    pub pss_parts: Option<RssParts>,
+}
+
+/// Resident memory split by kind: `RssAnon`/`RssFile`/`RssShmem` of
+/// /proc/PID/status, or the matching `Pss_*` of smaps_rollup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RssParts {
+    pub anon_bytes: u64,
+    pub file_bytes: u64,
+    pub shmem_bytes: u64,
+}
+
+impl RssParts {
+    pub fn total_bytes(&self) -> u64 {
+        self.anon_bytes
+            .saturating_add(self.file_bytes)
+            .saturating_add(self.shmem_bytes)
+    }
 }
 
 /// `size resident shared text lib data dt`, in pages.
@@ -83,10 +102,14 @@ fn kb_field(line: &str, key: &str) -> Option<u64> {
 /// (kernels without swap support omit it).
 pub fn parse_smaps_rollup(text: &str) -> Option<Rollup> {
     let (mut rss, mut pss, mut clean, mut dirty, mut swap) = (None, None, None, None, None);
+    let (mut anon, mut file, mut shmem) = (None, None, None);
     for line in text.lines() {
         let slot = match line.split(':').next() {
             Some("Rss") => (&mut rss, "Rss"),
             Some("Pss") => (&mut pss, "Pss"),
+            Some("Pss_Anon") => (&mut anon, "Pss_Anon"),
+            Some("Pss_File") => (&mut file, "Pss_File"),
+            Some("Pss_Shmem") => (&mut shmem, "Pss_Shmem"),
             Some("Private_Clean") => (&mut clean, "Private_Clean"),
             Some("Private_Dirty") => (&mut dirty, "Private_Dirty"),
             Some("Swap") => (&mut swap, "Swap"),
@@ -99,7 +122,32 @@ pub fn parse_smaps_rollup(text: &str) -> Option<Rollup> {
         uss_bytes: clean?.checked_add(dirty?)?,
         swap_bytes: swap.unwrap_or(0),
         rss_bytes: rss?,
+        pss_parts: parts(anon, file, shmem),
     })
+}
+
+fn parts(anon: Option<u64>, file: Option<u64>, shmem: Option<u64>) -> Option<RssParts> {
+    Some(RssParts {
+        anon_bytes: anon?,
+        file_bytes: file?,
+        shmem_bytes: shmem?,
+    })
+}
+
+/// `RssAnon`, `RssFile` and `RssShmem` of /proc/PID/status (Linux 4.5+);
+/// `None` for kernel threads and zombies, which have no such lines.
+pub fn parse_status_rss(text: &str) -> Option<RssParts> {
+    let (mut anon, mut file, mut shmem) = (None, None, None);
+    for line in text.lines() {
+        let slot = match line.split(':').next() {
+            Some("RssAnon") => (&mut anon, "RssAnon"),
+            Some("RssFile") => (&mut file, "RssFile"),
+            Some("RssShmem") => (&mut shmem, "RssShmem"),
+            _ => continue,
+        };
+        *slot.0 = Some(kb_field(line, slot.1)?);
+    }
+    parts(anon, file, shmem)
 }
 
 /// VmHWM (peak resident set) from /proc/PID/status, in bytes. Kernel
@@ -127,6 +175,11 @@ pub fn read_statm(pid: i32, page_size_bytes: u64) -> Option<Statm> {
 
 pub fn read_stat(pid: i32) -> Option<Stat> {
     parse_stat(&read(pid, "stat")?)
+}
+
+/// The process's name (comm), without the trailing newline.
+pub fn read_comm(pid: i32) -> Option<String> {
+    read(pid, "comm").map(|c| c.trim_end_matches('\n').to_string())
 }
 
 pub fn read_smaps_rollup(pid: i32) -> Option<Rollup> {
@@ -216,6 +269,11 @@ mod tests {
                 uss_bytes: 148 * KIB,
                 swap_bytes: 0,
                 rss_bytes: 1796 * KIB,
+                pss_parts: Some(RssParts {
+                    anon_bytes: 112 * KIB,
+                    file_bytes: 157 * KIB,
+                    shmem_bytes: 0,
+                }),
             })
         );
     }
@@ -230,8 +288,28 @@ mod tests {
                 uss_bytes: (4632 + 58136) * KIB,
                 swap_bytes: 0,
                 rss_bytes: 64796 * KIB,
+                pss_parts: Some(RssParts {
+                    anon_bytes: 58136 * KIB,
+                    file_bytes: 4865 * KIB,
+                    shmem_bytes: 0,
+                }),
             })
         );
+    }
+
+    #[test]
+    fn status_rss_parts_in_bytes() {
+        let parts = parse_status_rss(include_str!("fixtures/status_sleep.txt"));
+        assert_eq!(
+            parts,
+            Some(RssParts {
+                anon_bytes: 112 * KIB,
+                file_bytes: 1684 * KIB,
+                shmem_bytes: 0,
+            })
+        );
+        assert_eq!(parse_status_rss("Name:\tkthreadd\nState:\tS\n"), None);
+        assert_eq!(parse_status_rss("RssAnon:\t12 MB\nRssFile: 1 kB\n"), None);
     }
 
     #[test]
@@ -241,6 +319,8 @@ mod tests {
         let rollup = parse_smaps_rollup(text).expect("parses");
         assert_eq!(rollup.pss_bytes, 5 * KIB);
         assert_eq!(rollup.swap_bytes, 0);
+        // Without Pss_File and Pss_Shmem (kernels before 5.14), no parts.
+        assert_eq!(rollup.pss_parts, None);
     }
 
     #[test]
@@ -290,6 +370,7 @@ mod tests {
             let _ = parse_stat(&text);
             let _ = parse_smaps_rollup(&text);
             let _ = parse_status_hwm(&text);
+            let _ = parse_status_rss(&text);
             let _ = parse_children(&text);
         }
 

@@ -4,7 +4,7 @@
 
 use super::load::{opt_u64_at, u64_at};
 use super::{opt_i64, to_i64};
-use crate::model::Sample;
+use crate::model::{ProcessName, Sample};
 use anyhow::Result;
 use rusqlite::types::Value;
 use rusqlite::Row;
@@ -12,9 +12,10 @@ use rusqlite::Row;
 /// The sample columns, in insert order, after the owner column.
 pub(super) const COLUMNS: &str = "t_s, rss_bytes, pss_bytes, uss_bytes, swap_bytes, vsz_bytes, \
      processes, threads, minor_faults, major_faults, live_heap_bytes, \
-     allocator_resident_bytes, allocator_retained_bytes, arenas";
+     allocator_resident_bytes, allocator_retained_bytes, arenas, pss_estimated_processes, \
+     arenas_pid, arenas_process";
 
-const COUNT: usize = 14;
+const COUNT: usize = 17;
 
 /// `INSERT [OR REPLACE] INTO table (owner, COLUMNS) VALUES (?, ...)`.
 pub(super) fn insert_sql(verb: &str, table: &str, owner: &str) -> String {
@@ -47,6 +48,11 @@ pub(super) fn values(owner: i64, s: &Sample) -> Result<Vec<Value>> {
             "allocator_retained_bytes",
         )?),
         opt(s.arenas.map(i64::from)),
+        Value::Integer(s.pss_estimated_processes.into()),
+        opt(s.arenas_pid.map(i64::from)),
+        s.arenas_process
+            .as_ref()
+            .map_or(Value::Null, |n| Value::Text(n.as_str().to_string())),
     ])
 }
 
@@ -67,5 +73,10 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Sample> {
         allocator_resident_bytes: opt_u64_at(r, "allocator_resident_bytes")?,
         allocator_retained_bytes: opt_u64_at(r, "allocator_retained_bytes")?,
         arenas: r.get("arenas")?,
+        pss_estimated_processes: r.get("pss_estimated_processes")?,
+        arenas_pid: r.get("arenas_pid")?,
+        arenas_process: r
+            .get::<_, Option<String>>("arenas_process")?
+            .map(|n| ProcessName::new(&n)),
     })
 }

@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -222,6 +222,17 @@ ALTER TABLE recording_samples ADD COLUMN allocator_retained_bytes INTEGER;
 ALTER TABLE recording_samples ADD COLUMN arenas INTEGER;
 ";
 
+/// Version 7: per sample (in both sample tables), how many processes' PSS was estimated between
+/// full reads, and the process with the most arenas (pid and name).
+const V7: &str = "
+ALTER TABLE samples ADD COLUMN pss_estimated_processes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN arenas_pid INTEGER;
+ALTER TABLE samples ADD COLUMN arenas_process TEXT;
+ALTER TABLE recording_samples ADD COLUMN pss_estimated_processes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE recording_samples ADD COLUMN arenas_pid INTEGER;
+ALTER TABLE recording_samples ADD COLUMN arenas_process TEXT;
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -270,6 +281,9 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
         5 => conn
             .execute_batch(V6)
             .context("moving the stored run metrics to legacy_run_metrics")?,
+        6 => conn
+            .execute_batch(V7)
+            .context("adding the estimated-PSS and arena-process columns")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())

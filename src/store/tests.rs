@@ -92,6 +92,9 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
                 allocator_resident_bytes: Some(2 << 20),
                 allocator_retained_bytes: None,
                 arenas: Some(4),
+                pss_estimated_processes: 2,
+                arenas_pid: Some(4321),
+                arenas_process: Some(crate::model::ProcessName::new("db_bench")),
             },
         ],
         markers: vec![

@@ -19,3 +19,4 @@ mod scenarios;
 mod services;
 mod slurm_cluster;
 mod store;
+mod tree;

@@ -1,0 +1,120 @@
+//! Process trees measured truthfully: the listing of a store holding
+//! recordings, PSS estimated between full reads, arenas per process.
+
+use crate::common::*;
+
+#[test]
+fn report_list_shows_recordings_with_the_command_that_shows_them() {
+    let scratch = Scratch::new();
+    let db = scratch.db();
+    let db = db.to_str().expect("utf-8");
+    let output = scratch.run(&[
+        "record",
+        "--interval",
+        "50ms",
+        "--db",
+        db,
+        "--",
+        "sh",
+        "-c",
+        "sleep 0.3",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let list = scratch.run(&["report", "--list", "--db", db]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    let text = stdout(&list);
+    assert!(!text.contains("no experiments"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("sleep 0.3"))
+        .unwrap_or_else(|| panic!("no recording in {text}"));
+    assert!(line.trim_start().starts_with('1'), "{line}");
+    assert!(text.contains("allocscope report --recordings ID"), "{text}");
+    // The command it names does show the recording.
+    let shown = scratch.run(&["report", "--db", db, "--recordings", "1"]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+}
+
+#[test]
+fn arenas_are_counted_per_process_with_its_name_never_summed() {
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let threads = program("threads");
+    // A shell, a short helper and a threaded program, each with the probe
+    // and each with at least its main arena.
+    let script = format!("sleep 0.2 & {} 8 2000000; wait", threads.display());
+    let (output, json) = scratch.compare(
+        &[
+            "--heap",
+            "--samples",
+            "-a",
+            "glibc:arena_max=2",
+            "-r",
+            "1",
+            "--interval",
+            "20ms",
+        ],
+        &["sh", "-c", &script],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = &runs(config(&json, "glibc:arena_max=2"))[0];
+    let timeline = run["timeline"].as_array().expect("timeline");
+    let with_arenas: Vec<&serde_json::Value> =
+        timeline.iter().filter(|s| s["arenas"].is_u64()).collect();
+    assert!(!with_arenas.is_empty(), "no arenas in {run}");
+    // Summed, the shell's, the helper's and the program's would exceed 2.
+    for s in &with_arenas {
+        assert!(s["arenas"].as_u64() <= Some(2), "{s}");
+        assert!(s["arenas_pid"].as_i64().is_some_and(|p| p > 1), "{s}");
+    }
+    let program = with_arenas
+        .iter()
+        .find(|s| s["arenas_process"] == "threads")
+        .unwrap_or_else(|| panic!("the program is never named: {timeline:?}"));
+    assert_eq!(program["arenas"], 2, "{program}");
+    // The heap report names the process.
+    let text = stdout(&output);
+    assert!(text.contains("2 arenas (threads "), "{text}");
+    let summed = run["arenas_max"].as_u64();
+    assert_eq!(summed, Some(2), "{run}");
+}
+
+#[test]
+fn estimated_pss_of_a_forked_tree_stays_within_10_percent_of_full_reads() {
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let forks = program("forks");
+    let (children, mib) = (4u64, 64u64);
+    let (output, json) = scratch.compare(
+        &["-a", "glibc", "-r", "1", "--interval", "20ms", "--samples"],
+        &[forks.to_str().expect("utf-8"), "4", "64", "3000"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = &runs(config(&json, "glibc"))[0];
+    let expected = (children * mib) as f64 * 1048576.0;
+    // While every child holds its memory: the parent and 4 children, all
+    // pages touched.
+    let holding: Vec<&serde_json::Value> = run["timeline"]
+        .as_array()
+        .expect("timeline")
+        .iter()
+        .filter(|s| s["processes"] == 5)
+        .filter(|s| s["rss_bytes"].as_f64().is_some_and(|r| r >= expected))
+        .collect();
+    let estimated = holding
+        .iter()
+        .filter(|s| s["pss_estimated_processes"].as_u64() == Some(5))
+        .count();
+    // Full reads are rationed by the budget: on a loaded machine none may
+    // land while the children hold, so the truth is what they hold.
+    assert!(
+        estimated >= 10,
+        "{estimated} estimated of {}",
+        holding.len()
+    );
+    for s in &holding {
+        let pss = s["pss_bytes"].as_f64().expect("PSS on every tick");
+        let error = (pss - expected) / expected;
+        assert!((-0.1..0.1).contains(&error), "{s}: {:.1}%", error * 100.0);
+    }
+}
