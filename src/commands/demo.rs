@@ -146,6 +146,8 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
                 quiet: false,
                 max_slowdown: "5".into(),
             },
+            rounds: Default::default(),
+            judge: Default::default(),
             mark: Vec::new(),
             service,
             cluster: Default::default(),

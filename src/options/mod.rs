@@ -2,6 +2,7 @@
 //! before anything runs. Errors here are user mistakes (exit 2) whose message
 //! says how to fix them.
 
+pub mod rounds;
 pub mod service;
 
 use crate::units::{parse_duration, UnitError};
@@ -62,6 +63,9 @@ pub enum UsageError {
     /// A mistake in `record`'s arguments (pid, --metrics); the message says which.
     #[error("{0}")]
     Record(String),
+    /// A mistake in the round schedule, a `--metric` or a judging flag.
+    #[error("{0}")]
+    Rounds(String),
     #[error("no allocator configuration is available; install libjemalloc2, libtcmalloc-minimal4 or libmimalloc2.0, or pass -a glibc")]
     NoConfigs,
 }
@@ -247,6 +251,10 @@ pub struct CompareSettings {
     pub service: Option<service::ServiceSettings>,
     /// `--metrics`: where to serve the current values for Prometheus.
     pub metrics: Option<std::net::SocketAddr>,
+    /// `--runs N|auto`, `--max-runs`, `--max-time`, `--metric`.
+    pub rounds: rounds::RoundSettings,
+    /// `--max-slowdown`, `--min-saving`, `--memory-metric`, `--perf-metric`.
+    pub judge: rounds::JudgeSettings,
 }
 
 impl CompareSettings {
@@ -254,7 +262,15 @@ impl CompareSettings {
         args: &crate::cli::CompareArgs,
         registry: &crate::alloc::Registry,
     ) -> Result<CompareSettings, UsageError> {
-        let runs = parse_count("--runs", &args.runs, 1)?;
+        let round_settings = rounds::parse_rounds(&args.runs, &args.rounds)?;
+        let runs = round_settings.schedule.max_rounds();
+        let user_metrics: Vec<String> = round_settings
+            .metrics
+            .iter()
+            .map(|m| m.name.clone())
+            .collect();
+        let max_slowdown = crate::commands::exports::max_slowdown(&args.export)?;
+        let judge = rounds::parse_judge(&args.judge, max_slowdown, &user_metrics)?;
         let warmup = parse_count("--warmup", &args.warmup, 0)?;
         let interval = parse_interval(&args.interval)?;
         let timeout = args.timeout.as_deref().map(parse_timeout).transpose()?;
@@ -326,6 +342,8 @@ impl CompareSettings {
                 .map(crate::probe::HeapOptions::parse)
                 .transpose()?,
             service,
+            rounds: round_settings,
+            judge,
         })
     }
 }

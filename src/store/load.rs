@@ -347,6 +347,7 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         probe_mode: r.get(22)?,
         probe_cpu_s: r.get(23)?,
         service: None,
+        user_metrics: Default::default(),
     };
     let metrics = RunMetrics {
         peak_rss_bytes: u64_at(r, 11)?,
