@@ -3,13 +3,20 @@
 //! ratio interval is clear of the `--min-saving` threshold on one side and
 //! its wall-time ratio interval clear of the `--max-slowdown` budget on one
 //! side; it is dropped when it is settled out (cannot save enough, or is
-//! slower beyond the budget). The inside of `settle` is meant to be replaced
-//! by the paired-interval decision; the driver only sees `Decision`.
+//! slower beyond the budget). Nothing settles before both sides have
+//! `MIN_OK_RUNS` ok runs: the percentile bootstrap of two values gives
+//! intervals far narrower than the noise (one comparison in three misses the
+//! truth at n = 2), and stopping on them would pick the luckiest round. The
+//! inside of `settle` is meant to be replaced by the paired-interval
+//! decision; the driver only sees `Decision`.
 
 use super::rounds::{Decision, Judge};
 use crate::analyze::analyze_with_budget;
 use crate::analyze::types::{ConfigSummary, Ratio};
 use crate::options::rounds::JudgeSettings;
+
+/// The fewest ok runs, of the candidate and of the baseline, to judge on.
+const MIN_OK_RUNS: usize = 3;
 
 /// Where one candidate stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,11 +36,12 @@ pub(crate) fn today(baseline: &str, judge: &JudgeSettings) -> Judge<'static> {
     Box::new(move |experiment| {
         let analysis = analyze_with_budget(experiment, &baseline, judge.max_slowdown_pct)?;
         let mut decision = Decision::default();
+        let base_ok = analysis.summaries[analysis.baseline].ok_runs;
         for (index, summary) in analysis.summaries.iter().enumerate() {
             if index == analysis.baseline {
                 continue;
             }
-            match settle(summary, &judge) {
+            match settle(summary, base_ok, &judge) {
                 Standing::SettledIn => {}
                 Standing::Out(_) => decision.dropped.push(index),
                 Standing::Open(why) => decision.open.push((index, why)),
@@ -44,9 +52,12 @@ pub(crate) fn today(baseline: &str, judge: &JudgeSettings) -> Judge<'static> {
     })
 }
 
-fn settle(summary: &ConfigSummary, judge: &JudgeSettings) -> Standing {
+fn settle(summary: &ConfigSummary, base_ok: usize, judge: &JudgeSettings) -> Standing {
     if summary.ok_runs == 0 && summary.total_runs >= 2 {
         return Standing::Out("every run failed".into());
+    }
+    if summary.ok_runs.min(base_ok) < MIN_OK_RUNS {
+        return Standing::Open(format!("fewer than {MIN_OK_RUNS} ok runs to compare"));
     }
     let (Some(memory), Some(wall)) = (summary.ratio_mean_rss_bytes, summary.ratio_wall_s) else {
         return Standing::Open("too few ok runs for a ratio".into());
@@ -109,7 +120,7 @@ mod tests {
             memory_metric: None,
             perf_metric: None,
         };
-        let at = |m, w| settle(&summary(m, w), &judge);
+        let at = |m, w| settle(&summary(m, w), 3, &judge);
         assert_eq!(at((0.80, 0.90), (0.98, 1.02)), Standing::SettledIn);
         assert!(
             matches!(at((0.98, 1.02), (0.9, 1.2)), Standing::Out(w) if w.contains("cannot save 3%"))
@@ -121,5 +132,7 @@ mod tests {
         assert!(
             matches!(at((0.80, 0.90), (1.00, 1.08)), Standing::Open(w) if w.contains("wall time"))
         );
+        let early = settle(&summary((0.80, 0.90), (0.98, 1.02)), 2, &judge);
+        assert!(matches!(early, Standing::Open(w) if w.contains("fewer than 3")));
     }
 }
