@@ -67,7 +67,7 @@ pub(crate) fn run_rounds(
                 .is_some_and(|t| began.elapsed() >= t)
         {
             session.say(&format!(
-                "allocscope: --max-time reached after {} rounds; no new round starts",
+                "allocscope: --max-time reached after round {}; no new round starts",
                 round - 1
             ));
             break;

@@ -231,6 +231,7 @@ pub struct CompareSettings {
     pub configs: Vec<crate::model::Config>,
     /// Lines to show before running, e.g. skipped allocators.
     pub warnings: Vec<String>,
+    /// The most measured rounds: N of `--runs N`, or `--max-runs` with auto.
     pub runs: u32,
     pub warmup: u32,
     pub interval: Duration,

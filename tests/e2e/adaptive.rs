@@ -94,6 +94,26 @@ fn auto_never_runs_more_than_max_runs_rounds() {
 }
 
 #[test]
+fn max_time_starts_no_new_round_after_it() {
+    let scratch = Scratch::new();
+    let (output, json) = scratch.compare(
+        &[
+            "-a",
+            "glibc",
+            "-a",
+            "glibc:arena_max=2",
+            "--max-time",
+            "10ms",
+        ],
+        &["sleep", "0.05"],
+    );
+    let log = stderr(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(log.contains("--max-time reached after round 1;"), "{log}");
+    assert_eq!(runs(config(&json, "glibc:arena_max=2")).len(), 1, "{log}");
+}
+
+#[test]
 fn a_fixed_schedule_runs_exactly_n_rounds_and_never_judges() {
     let scratch = Scratch::new();
     let (output, json) = scratch.compare(
