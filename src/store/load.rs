@@ -218,6 +218,7 @@ impl Store {
             record.samples = self.load_samples(id)?;
             record.markers = self.load_markers(id)?;
             record.service = self.load_run_service(id)?;
+            record.user_metrics = self.load_run_values(id)?;
             runs.push(StoredRun {
                 id,
                 record,
@@ -254,6 +255,16 @@ impl Store {
         })?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading samples of run {run_id}"))
+    }
+
+    /// The run's `--metric` values by name.
+    fn load_run_values(&self, run_id: i64) -> Result<std::collections::BTreeMap<String, f64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT name, value FROM run_values WHERE run_id = ?1")?;
+        let rows = stmt.query_map(params![run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .with_context(|| format!("reading the --metric values of run {run_id}"))
     }
 
     fn load_markers(&self, run_id: i64) -> Result<Vec<Marker>> {

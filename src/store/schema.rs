@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -185,6 +185,18 @@ CREATE TABLE recording_tiers (
 ) WITHOUT ROWID;
 ";
 
+/// Version 6: the user's own metrics (`compare --metric NAME=REGEX`), one
+/// row per run and metric that matched. The experiment's specs live in the
+/// environment table (`user_metrics`).
+const V6: &str = "
+CREATE TABLE run_values (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    name   TEXT NOT NULL,
+    value  REAL NOT NULL,
+    PRIMARY KEY (run_id, name)
+) WITHOUT ROWID;
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -230,6 +242,9 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
         4 => conn
             .execute_batch(V5)
             .context("adding the recordings tables")?,
+        5 => conn
+            .execute_batch(V6)
+            .context("adding the run_values table")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())
@@ -325,9 +340,13 @@ mod tests {
             )?;
         }
         let store = Store::open(&path)?;
-        assert_eq!(version(&store.conn)?, 5);
+        assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
         assert_eq!(store.list()?[0].name.as_deref(), Some("kept"));
         assert!(store.list_recordings()?.is_empty());
+        let values: i64 = store
+            .conn
+            .query_row("SELECT count(*) FROM run_values", [], |r| r.get(0))?;
+        assert_eq!(values, 0, "the run_values table exists, empty");
         Ok(())
     }
 }

@@ -173,6 +173,19 @@ fn user_metrics_are_read_from_stdout_and_stderr() {
         message.contains("--metric gc matched no line of stdout or stderr"),
         "{message}"
     );
+    let db = rusqlite::Connection::open(scratch.db()).expect("the store opens");
+    let stored: Vec<(String, f64)> = db
+        .prepare("SELECT name, value FROM run_values")
+        .and_then(|mut q| {
+            q.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .expect("run_values");
+    assert_eq!(
+        stored,
+        vec![("ops".to_string(), 1234.0)],
+        "only the value that matched"
+    );
 }
 
 #[test]
