@@ -5,6 +5,9 @@ use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+mod rounds;
+pub use rounds::{JudgeArgs, RoundArgs};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "allocscope",
@@ -27,7 +30,7 @@ pub enum Command {
     /// List the allocators this machine has, and the packages of the missing ones.
     Allocators,
     /// Re-render a stored experiment (the latest by default) without re-running.
-    Report(ReportArgs),
+    Report(Box<ReportArgs>),
     /// Record a running process (--pid) or a command under one configuration
     /// for hours or days, into the store.
     Record(Box<RecordArgs>),
@@ -144,11 +147,12 @@ pub struct CompareArgs {
     /// Default: glibc, glibc:arena_max=2, jemalloc, tcmalloc, mimalloc.
     #[arg(short = 'a', long = "alloc", value_name = "CONFIG")]
     pub alloc: Vec<String>,
-    /// Measured runs per configuration.
+    /// Measured rounds (one run of each configuration per round): N, or
+    /// auto (until every candidate is settled, at most --max-runs).
     #[arg(
         short = 'r',
         long,
-        default_value = "3",
+        default_value = "auto",
         value_name = "N",
         allow_negative_numbers = true
     )]
@@ -183,6 +187,10 @@ pub struct CompareArgs {
     pub db: PathBuf,
     #[command(flatten)]
     pub export: ExportArgs,
+    #[command(flatten)]
+    pub rounds: RoundArgs,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
     /// A regex for progress lines the workload prints on stdout; each match
     /// records a marker (label: the first capture group, else the match) with
     /// the tree's memory at that moment. Lines `allocscope:mark LABEL` are
@@ -294,6 +302,8 @@ pub struct ReportArgs {
     pub recordings: Option<Vec<i64>>,
     #[command(flatten)]
     pub export: ExportArgs,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
 }
 
 #[derive(Debug, Args)]

@@ -200,6 +200,9 @@ pub struct RunRecord {
     /// load and its latency, the settle period, the stop.
     #[serde(default)]
     pub service: Option<ServiceRecord>,
+    /// The user's own metrics (`--metric NAME=REGEX`) this run printed.
+    #[serde(default)]
+    pub user_metrics: std::collections::BTreeMap<String, f64>,
 }
 
 /// Latency and throughput of one run's load, from allocscope's own load

@@ -58,6 +58,9 @@ pub enum UsageError {
     /// the command does not render).
     #[error("{0}")]
     Export(String),
+    /// A mistake in the round schedule, a `--metric` or a judging flag.
+    #[error("{0}")]
+    Rounds(String),
     #[error(
         "no allocator configuration is available; install {}, or pass -a glibc",
         crate::alloc::known::packages_to_install()

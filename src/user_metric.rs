@@ -82,6 +82,34 @@ pub fn extract_from(pattern: &Regex, stdout: &str, stderr: &str) -> Extracted {
     }
 }
 
+/// The environment entry that keeps an experiment's `--metric` specs, so
+/// `report` knows them: a JSON list of `{name, pattern, higher_is_better}`.
+pub const ENVIRONMENT_KEY: &str = "user_metrics";
+
+/// The environment value for `metrics`.
+pub fn to_environment(metrics: &[UserMetric]) -> String {
+    let list: Vec<serde_json::Value> = metrics
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "name": m.name,
+                "pattern": m.pattern.as_str(),
+                "higher_is_better": m.higher_is_better,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
+/// The metric names of a stored environment value (none when unreadable).
+pub fn names_in_environment(value: &str) -> Vec<String> {
+    serde_json::from_str::<Vec<serde_json::Value>>(value)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|m| m.get("name").and_then(|n| n.as_str()).map(String::from))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +134,19 @@ mod tests {
             extract_from(&re, "no", "latency: 2.5e-3"),
             Extracted::Value(0.0025)
         );
+    }
+
+    #[test]
+    fn specs_round_trip_through_the_environment() {
+        let (name, pattern) = parse_spec("ops=ops: ([0-9]+)").expect("valid");
+        let value = to_environment(&[UserMetric {
+            name,
+            pattern,
+            higher_is_better: true,
+        }]);
+        assert!(value.contains("\"higher_is_better\":true"), "{value}");
+        assert_eq!(names_in_environment(&value), vec!["ops".to_string()]);
+        assert!(names_in_environment("not json").is_empty());
     }
 
     #[test]

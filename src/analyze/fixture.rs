@@ -90,6 +90,7 @@ fn run(config: &str, base_mib: u64, wall_s: f64, index: u32, id: i64) -> StoredR
         probe_mode: None,
         probe_cpu_s: None,
         service: None,
+        user_metrics: Default::default(),
         started_at: format!("2026-01-02T03:04:{:02}Z", 10 + index),
     };
     StoredRun {

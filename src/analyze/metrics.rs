@@ -183,6 +183,7 @@ mod tests {
             probe_mode: None,
             probe_cpu_s: None,
             service: None,
+            user_metrics: Default::default(),
             started_at: String::new(),
         }
     }

@@ -150,6 +150,12 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
             )),
             db: args.db.clone(),
             program: program.clone(),
+            rounds: crate::options::rounds::RoundSettings {
+                schedule: crate::options::rounds::Schedule::Fixed(runs),
+                max_time: None,
+                metrics: Vec::new(),
+            },
+            judge: crate::options::rounds::JudgeSettings::default(),
             command,
             marks: parse_marks(&[])?,
             heap: None,

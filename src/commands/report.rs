@@ -24,11 +24,34 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let experiment = store.load_experiment(args.experiment)?;
+    let judge = judge_settings(&store, experiment.id, &args.judge, output.max_slowdown_pct)?;
     let baseline = args
         .baseline
         .clone()
         .unwrap_or_else(|| experiment.info.baseline.clone());
-    let analysis = analyze_with_budget(experiment, &baseline, output.max_slowdown_pct)?;
+    let analysis = analyze_with_budget(experiment, &baseline, judge.max_slowdown_pct)?;
     super::exports::print_table_and_export(&analysis, &output.exports)?;
     Ok(0)
+}
+
+/// `--min-saving`, `--memory-metric`, `--perf-metric` for re-judging a stored
+/// experiment: `--perf-metric NAME` may name one of its stored `--metric`s.
+fn judge_settings(
+    store: &Store,
+    experiment_id: i64,
+    args: &crate::cli::JudgeArgs,
+    max_slowdown_pct: f64,
+) -> anyhow::Result<crate::options::rounds::JudgeSettings> {
+    let names: Vec<String> = store
+        .load_environment(experiment_id)?
+        .into_iter()
+        .filter(|(key, _)| key == crate::user_metric::ENVIRONMENT_KEY)
+        .filter_map(|(_, value)| value)
+        .flat_map(|value| crate::user_metric::names_in_environment(&value))
+        .collect();
+    Ok(crate::options::rounds::parse_judge(
+        args,
+        max_slowdown_pct,
+        &names,
+    )?)
 }

@@ -5,6 +5,7 @@
 pub mod export;
 mod ready;
 pub mod record;
+pub mod rounds;
 pub mod service;
 
 use crate::units::parse_duration;
@@ -198,6 +199,7 @@ pub struct CompareSettings {
     pub configs: Vec<crate::model::Config>,
     /// Lines to show before running, e.g. skipped allocators.
     pub warnings: Vec<String>,
+    /// The most measured rounds: N of `--runs N`, or `--max-runs` with auto.
     pub runs: u32,
     pub warmup: u32,
     pub interval: Duration,
@@ -220,6 +222,10 @@ pub struct CompareSettings {
     pub metrics: Option<std::net::SocketAddr>,
     /// The exports, the verdict's budget and `--quiet`.
     pub output: export::OutputSettings,
+    /// `--runs N|auto`, `--max-runs`, `--max-time`, `--metric`.
+    pub rounds: rounds::RoundSettings,
+    /// `--max-slowdown`, `--min-saving`, `--memory-metric`, `--perf-metric`.
+    pub judge: rounds::JudgeSettings,
 }
 
 impl CompareSettings {
@@ -227,7 +233,16 @@ impl CompareSettings {
         args: &crate::cli::CompareArgs,
         registry: &crate::alloc::Registry,
     ) -> Result<CompareSettings, UsageError> {
-        let runs = parse_count("--runs", &args.runs, 1)?;
+        let round_settings = rounds::parse_rounds(&args.runs, &args.rounds)?;
+        let runs = round_settings.schedule.max_rounds();
+        let user_metrics: Vec<String> = round_settings
+            .metrics
+            .iter()
+            .map(|m| m.name.clone())
+            .collect();
+        // A bad --max-slowdown or export is reported before anything runs.
+        let output = export::OutputSettings::parse(&args.export)?;
+        let judge = rounds::parse_judge(&args.judge, output.max_slowdown_pct, &user_metrics)?;
         let warmup = parse_count("--warmup", &args.warmup, 0)?;
         let interval = parse_interval(&args.interval)?;
         let timeout = args.timeout.as_deref().map(parse_timeout).transpose()?;
@@ -299,8 +314,9 @@ impl CompareSettings {
                 .map(crate::probe::HeapOptions::parse)
                 .transpose()?,
             service,
-            // A bad --max-slowdown or export is reported before anything runs.
-            output: export::OutputSettings::parse(&args.export)?,
+            output,
+            rounds: round_settings,
+            judge,
         })
     }
 }

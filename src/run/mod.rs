@@ -29,12 +29,14 @@ mod settle;
 mod status;
 mod supervise;
 pub(crate) mod tap;
+mod values;
 
 pub use interrupt::Interrupt;
 pub use process::become_subreaper;
 pub use sampling::OnSample;
 pub use status::signal_name;
 pub(crate) use status::{classify_wait_status, Classified};
+pub use values::extract_user_metrics;
 
 use crate::model::{Config, RunRecord};
 use anyhow::Context;
@@ -210,5 +212,6 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         probe_mode: concluded.probe_mode,
         probe_cpu_s: concluded.probe_cpu_s,
         service: concluded.service,
+        user_metrics: Default::default(),
     })))
 }

@@ -217,6 +217,7 @@ impl Store {
             record.samples = self.load_samples(id)?;
             record.markers = self.load_markers(id)?;
             record.service = self.load_run_service(id)?;
+            record.user_metrics = self.load_run_values(id)?;
             runs.push(StoredRun {
                 id,
                 record,
@@ -259,6 +260,16 @@ impl Store {
         let rows = stmt.query_map(params![run_id], super::sample_rows::from_row)?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading samples of run {run_id}"))
+    }
+
+    /// The run's `--metric` values by name.
+    fn load_run_values(&self, run_id: i64) -> Result<std::collections::BTreeMap<String, f64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT name, value FROM run_values WHERE run_id = ?1")?;
+        let rows = stmt.query_map(params![run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .with_context(|| format!("reading the --metric values of run {run_id}"))
     }
 
     fn load_markers(&self, run_id: i64) -> Result<Vec<Marker>> {
@@ -353,6 +364,7 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         probe_mode: r.get("probe_mode")?,
         probe_cpu_s: r.get("probe_cpu_s")?,
         service: None,
+        user_metrics: Default::default(),
     };
     Ok((
         r.get("id")?,

@@ -241,6 +241,13 @@ impl Store {
             )
             .with_context(context)?;
         }
+        for (name, value) in &record.user_metrics {
+            tx.execute(
+                "INSERT INTO run_values (run_id, name, value) VALUES (?1, ?2, ?3)",
+                params![run_id, name, value],
+            )
+            .with_context(context)?;
+        }
         tx.commit().with_context(context)?;
         Ok(run_id)
     }

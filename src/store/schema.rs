@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -233,6 +233,18 @@ ALTER TABLE recording_samples ADD COLUMN arenas_pid INTEGER;
 ALTER TABLE recording_samples ADD COLUMN arenas_process TEXT;
 ";
 
+/// Version 8: the user's own metrics (`compare --metric NAME=REGEX`), one
+/// row per run and metric that matched. The experiment's specs live in the
+/// environment table (`user_metrics`).
+const V8: &str = "
+CREATE TABLE run_values (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    name   TEXT NOT NULL,
+    value  REAL NOT NULL,
+    PRIMARY KEY (run_id, name)
+) WITHOUT ROWID;
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -284,6 +296,9 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
         6 => conn
             .execute_batch(V7)
             .context("adding the estimated-PSS and arena-process columns")?,
+        7 => conn
+            .execute_batch(V8)
+            .context("adding the run_values table")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())

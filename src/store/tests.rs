@@ -127,6 +127,7 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
         probe_mode: Some("stats".into()),
         probe_cpu_s: Some(0.001),
         service: None,
+        user_metrics: [("ops".to_string(), 1234.5)].into_iter().collect(),
         started_at: "2026-01-02T03:04:06Z".into(),
     }
 }

@@ -1,6 +1,7 @@
 //! End-to-end tests: the real binary, real allocators, real /proc, a real
 //! SQLite file, on the small C workloads in tests/programs/.
 
+mod adaptive;
 mod bad_input;
 mod browser;
 mod cluster;

@@ -1,0 +1,93 @@
+//! Command-line definitions of how many rounds `compare` runs and how a
+//! comparison is judged (clap only; `options::rounds` checks them).
+
+use clap::Args;
+
+/// How long `compare --runs auto` goes on, and the user's own metrics.
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Rounds and metrics")]
+pub struct RoundArgs {
+    /// With `--runs auto`: stop after N rounds even when some candidate is
+    /// still unsettled (at least 2).
+    #[arg(
+        long,
+        default_value = "20",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    pub max_runs: String,
+    /// With `--runs auto`: start no new round after DUR (e.g. 30m).
+    #[arg(long, value_name = "DUR")]
+    pub max_time: Option<String>,
+    /// A figure the workload prints, NAME=REGEX (the first capture group of
+    /// the last matching line of stdout, else stderr), stored per run, e.g.
+    /// --metric 'ops=([0-9.]+) ops/sec'. Repeatable.
+    #[arg(long = "metric", value_name = "NAME=REGEX")]
+    pub metric: Vec<String>,
+    /// A --metric for which more is better (throughput). Repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub higher_is_better: Vec<String>,
+}
+
+/// What `compare` and `report` judge by (besides `--max-slowdown`).
+#[derive(Debug, Args, Clone)]
+#[command(next_help_heading = "Judging")]
+pub struct JudgeArgs {
+    /// A memory saving below PCT percent is not a saving.
+    #[arg(long, default_value = "3", value_name = "PCT")]
+    pub min_saving: String,
+    /// What the verdict ranks memory by: peak, mean, final or end-of-load
+    /// (default: mean, end-of-load for a service).
+    #[arg(long, value_name = "METRIC")]
+    pub memory_metric: Option<String>,
+    /// What the budget measures: wall, cpu, p50, p95, p99 or the NAME of a
+    /// --metric (default: wall; for a service, p95 or the load's duration).
+    #[arg(long, value_name = "METRIC")]
+    pub perf_metric: Option<String>,
+}
+
+/// What clap gives when none of these flags is on the command line (the demo
+/// builds its arguments by hand).
+impl Default for RoundArgs {
+    fn default() -> RoundArgs {
+        RoundArgs {
+            max_runs: "20".into(),
+            max_time: None,
+            metric: Vec::new(),
+            higher_is_better: Vec::new(),
+        }
+    }
+}
+
+impl Default for JudgeArgs {
+    fn default() -> JudgeArgs {
+        JudgeArgs {
+            min_saving: "3".into(),
+            memory_metric: None,
+            perf_metric: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    #[test]
+    fn defaults_match_clap() {
+        let cli = Cli::parse_from(["allocscope", "compare", "--", "true"]);
+        let Command::Compare(args) = cli.command else {
+            panic!("not compare");
+        };
+        assert_eq!(
+            format!("{:?}", args.rounds),
+            format!("{:?}", super::RoundArgs::default())
+        );
+        assert_eq!(
+            format!("{:?}", args.judge),
+            format!("{:?}", super::JudgeArgs::default())
+        );
+        assert_eq!(args.runs, "auto");
+    }
+}

@@ -1,0 +1,251 @@
+//! `compare --runs auto` (rounds until the judge settles every candidate, at
+//! most --max-runs) and the user's own metrics (`--metric NAME=REGEX`), on
+//! the real binary with real workloads.
+
+use crate::common::{config, runs, stderr, Scratch};
+use std::os::unix::fs::PermissionsExt;
+
+const ALLOCSCOPE: &str = env!("CARGO_BIN_EXE_allocscope");
+
+/// The churn scenario at a size that runs in about 0.4 s; arena_max=2 keeps
+/// its mean RSS about 20% below glibc's default.
+fn churn() -> Vec<&'static str> {
+    vec![
+        ALLOCSCOPE,
+        "workload",
+        "churn",
+        "--threads",
+        "4",
+        "--hot-threads",
+        "2",
+        "--ops",
+        "200000",
+        "--live-mib",
+        "16",
+    ]
+}
+
+/// An executable shell script in the scratch directory.
+fn script(scratch: &Scratch, name: &str, body: &str) -> String {
+    let path = scratch.path(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path.to_str().expect("utf-8").to_string()
+}
+
+#[test]
+fn auto_stops_early_when_the_memory_difference_is_clear() {
+    let scratch = Scratch::new();
+    // The budget is wide so that wall-time noise on a shared machine cannot
+    // keep the candidate open: only the memory side is judged here.
+    let (output, json) = scratch.compare(
+        &[
+            "-a",
+            "glibc",
+            "-a",
+            "glibc:arena_max=2",
+            "--runs",
+            "auto",
+            "--max-runs",
+            "8",
+            "--max-slowdown",
+            "100",
+        ],
+        &churn(),
+    );
+    let log = stderr(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(log.contains("x up to 8 runs (auto)"), "{log}");
+    assert!(log.contains("every candidate settled"), "{log}");
+    let base = runs(config(&json, "glibc")).len();
+    let candidate = runs(config(&json, "glibc:arena_max=2")).len();
+    assert!((3..8).contains(&base), "{base} rounds:\n{log}");
+    assert_eq!(base, candidate, "rounds pair across configurations:\n{log}");
+}
+
+#[test]
+fn auto_never_runs_more_than_max_runs_rounds() {
+    let scratch = Scratch::new();
+    // The baseline fails every run (its environment lacks the tunable the
+    // candidate sets), so no ratio exists and the candidate stays open.
+    let workload = script(
+        &scratch,
+        "needs-tunable.sh",
+        "[ -n \"$GLIBC_TUNABLES\" ] || exit 3\nhead -c 2000000 /dev/zero | tail -c 1 >/dev/null",
+    );
+    let (output, json) = scratch.compare(
+        &["-a", "glibc", "-a", "glibc:arena_max=8", "--max-runs", "3"],
+        &[&workload],
+    );
+    let log = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "failed runs: exit 1\n{log}");
+    assert!(
+        log.contains("round 3: open: glibc:arena_max=8 (fewer than 3 ok runs"),
+        "{log}"
+    );
+    assert!(!log.contains("round 4"), "{log}");
+    for name in ["glibc", "glibc:arena_max=8"] {
+        let indices: Vec<u64> = runs(config(&json, name))
+            .iter()
+            .map(|r| r["index"].as_u64().unwrap_or(0))
+            .collect();
+        assert_eq!(indices, vec![1, 2, 3], "{name}:\n{log}");
+    }
+}
+
+#[test]
+fn max_time_starts_no_new_round_after_it() {
+    let scratch = Scratch::new();
+    let (output, json) = scratch.compare(
+        &[
+            "-a",
+            "glibc",
+            "-a",
+            "glibc:arena_max=2",
+            "--max-time",
+            "10ms",
+        ],
+        &["sleep", "0.05"],
+    );
+    let log = stderr(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(log.contains("--max-time reached after round 1;"), "{log}");
+    assert_eq!(runs(config(&json, "glibc:arena_max=2")).len(), 1, "{log}");
+}
+
+#[test]
+fn a_fixed_schedule_runs_exactly_n_rounds_and_never_judges() {
+    let scratch = Scratch::new();
+    let (output, json) = scratch.compare(
+        &["-a", "glibc", "-a", "glibc:arena_max=2", "--runs", "2"],
+        &["true"],
+    );
+    let log = stderr(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(!log.contains("round 2:"), "{log}");
+    assert_eq!(runs(config(&json, "glibc:arena_max=2")).len(), 2, "{log}");
+}
+
+#[test]
+fn user_metrics_are_read_from_stdout_and_stderr() {
+    let scratch = Scratch::new();
+    let workload = script(
+        &scratch,
+        "bench.sh",
+        "echo 'warming up: ops: 5'\necho 'ops: 1234'\necho 'latency: fast' >&2",
+    );
+    let (output, json) = scratch.compare(
+        &[
+            "-a",
+            "glibc",
+            "--runs",
+            "1",
+            "--metric",
+            "ops=ops: ([0-9]+)",
+            "--higher-is-better",
+            "ops",
+            "--metric",
+            "lat=latency: (\\S+)",
+            "--metric",
+            "gc=gc pause ([0-9.]+) ms",
+            "--perf-metric",
+            "ops",
+        ],
+        &[&workload],
+    );
+    let log = stderr(&output);
+    assert!(
+        output.status.success(),
+        "misses do not fail the run:\n{log}"
+    );
+    assert!(
+        log.contains(", ops 1234"),
+        "the last match is the value:\n{log}"
+    );
+    let run = &runs(config(&json, "glibc"))[0];
+    assert_eq!(run["status"], "ok", "{run}");
+    let message = run["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("--metric lat matched 'fast', not a number"),
+        "{message}"
+    );
+    assert!(
+        message.contains("--metric gc matched no line of stdout or stderr"),
+        "{message}"
+    );
+    let db = rusqlite::Connection::open(scratch.db()).expect("the store opens");
+    let stored: Vec<(String, f64)> = db
+        .prepare("SELECT name, value FROM run_values")
+        .and_then(|mut q| {
+            q.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .expect("run_values");
+    assert_eq!(
+        stored,
+        vec![("ops".to_string(), 1234.0)],
+        "only the value that matched"
+    );
+}
+
+#[test]
+fn judging_flags_are_checked_before_anything_runs() {
+    let scratch = Scratch::new();
+    for (flags, words) in [
+        (
+            &["--perf-metric", "ops"][..],
+            "--perf-metric 'ops' is neither",
+        ),
+        (&["--higher-is-better", "ops"][..], "names no --metric"),
+        (&["--max-runs", "1"][..], "--max-runs '1'"),
+        (&["--runs", "sometimes"][..], "or --runs auto"),
+        (&["--min-saving", "200"][..], "--min-saving '200'"),
+        (
+            &["--memory-metric", "rss"][..],
+            "peak, mean, final or end-of-load",
+        ),
+    ] {
+        let mut args = vec!["compare", "--db", "x.db"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--", "true"]);
+        let output = scratch.run(&args);
+        let log = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{flags:?}: {log}");
+        assert!(log.contains(words), "{flags:?}: {log}");
+        assert_eq!(log.trim().lines().count(), 1, "{flags:?}: {log}");
+    }
+    assert!(!scratch.path("x.db").exists(), "nothing ran");
+}
+
+#[test]
+fn report_rejudges_with_the_stored_metric_names() {
+    let scratch = Scratch::new();
+    let workload = script(&scratch, "bench.sh", "echo 'ops: 10'");
+    let (output, _) = scratch.compare(
+        &[
+            "-a",
+            "glibc",
+            "--runs",
+            "1",
+            "--metric",
+            "ops=ops: ([0-9]+)",
+        ],
+        &[&workload],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let db = scratch.db();
+    let db = db.to_str().expect("utf-8");
+    let ok = scratch.run(&[
+        "report",
+        "--db",
+        db,
+        "--perf-metric",
+        "ops",
+        "--min-saving",
+        "5",
+    ]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let bad = scratch.run(&["report", "--db", db, "--perf-metric", "qps"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("(ops)"), "{}", stderr(&bad));
+}
