@@ -44,7 +44,13 @@ pub fn compare(args: &CompareArgs, settings: &CompareSettings) -> anyhow::Result
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
-    let budget = settings.output.max_slowdown_pct;
+    if let crate::options::rounds::Schedule::Auto { .. } = settings.rounds.schedule {
+        return Err(Refused(
+            "--executor runs a fixed number of rounds, one job per round; give --runs N              (e.g. -r 5)"
+                .to_string(),
+        )
+        .into());
+    }
     let argv: Vec<_> = std::env::args_os().collect();
     let plan = ClusterPlan::new(
         humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
@@ -64,7 +70,7 @@ pub fn compare(args: &CompareArgs, settings: &CompareSettings) -> anyhow::Result
     if args.cluster.executor.as_deref() == Some("k8s") {
         return kubernetes(&args.cluster, &plan, &dir, &settings.db);
     }
-    super::cluster_slurm::run(args, settings, &plan, &plan_path, &dir, budget)
+    super::cluster_slurm::run(args, settings, &plan, &plan_path, &dir)
 }
 
 /// `--executor k8s`: the manifest, applied when kubectl reaches a cluster.
