@@ -94,6 +94,11 @@ fn rounds_to_settle(r: &LogRatio, max: f64, cap: u32) -> Option<u32> {
         .or(Some(cap))
 }
 
+/// `about 1 more round`, `about 6 more rounds`.
+pub fn more_rounds_words(n: u32) -> String {
+    format!("about {n} more round{}", if n == 1 { "" } else { "s" })
+}
+
 /// The most rounds an estimate names; past it "many more".
 pub const ROUNDS_CAP: u32 = 1000;
 

@@ -107,7 +107,7 @@ fn standing_words(j: &Judged, judging: &JudgeSettings, memory: &str, perf: &str)
     };
     let more = s
         .more_rounds
-        .map(|n| format!(" (about {n} more rounds would settle it)"))
+        .map(|n| format!(" ({} would settle it)", super::decide::more_rounds_words(n)))
         .unwrap_or_default();
     format!("{verdict}: {}{more}", why.join(", "))
 }
@@ -289,7 +289,7 @@ pub fn decide(
                         u.config,
                         u.side,
                         u.more_rounds
-                            .map(|n| format!(" (about {n} more rounds)"))
+                            .map(|n| format!(" ({})", super::decide::more_rounds_words(n)))
                             .unwrap_or_default()
                     )
                 })

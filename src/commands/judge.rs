@@ -71,7 +71,7 @@ pub(crate) fn why_open(j: &Judged, memory_words: &str, perf_words: &str) -> Stri
     .flatten()
     .collect();
     if let Some(n) = j.standing.more_rounds {
-        parts.push(format!("about {n} more rounds"));
+        parts.push(crate::analyze::decide::more_rounds_words(n));
     }
     parts.join(", ")
 }
