@@ -25,7 +25,7 @@ use crate::model::{RunStatus, StoredConfig, StoredExperiment};
 use anyhow::{bail, Result};
 use metric_table::MetricDef;
 use stats::{bootstrap_median_ci, bootstrap_ratio_ci, CONFIDENCE, RESAMPLES};
-use types::{Analysis, ConfigSummary, Estimate, Ratio};
+use types::{Analysis, ConfigSummary, Estimate, MetricSummary, Ratio};
 
 /// The baseline's ratios to itself: exactly 1 with a degenerate interval
 /// (not `None`, so JSON/CSV consumers always find a number for it; the table
@@ -58,14 +58,6 @@ impl Series {
                 .collect(),
             ok_runs: ok.len(),
         }
-    }
-
-    /// The values of the metric `id`; empty if the table has no such row.
-    fn get<'a>(&'a self, table: &[MetricDef], id: &str) -> &'a [f64] {
-        table
-            .iter()
-            .position(|m| m.id == id)
-            .map_or(&[], |i| self.values[i].as_slice())
     }
 }
 
@@ -121,19 +113,21 @@ pub fn analyze_with_budget(
                     bootstrap_ratio_ci(num, den)
                 }
             };
-            let values = |id| s.get(&table, id);
-            let ratio_of = |id| ratio(s.get(&table, id), base.get(&table, id));
+            let metrics = table
+                .iter()
+                .zip(s.values.iter().zip(&base.values))
+                .map(|(m, (values, base_values))| {
+                    let summary = MetricSummary {
+                        estimate: estimate(values),
+                        ratio: m.ratio.then(|| ratio(values, base_values)).flatten(),
+                    };
+                    (m.id.clone(), summary)
+                })
+                .collect();
             ConfigSummary {
                 ok_runs: s.ok_runs,
                 total_runs: config.runs.len(),
-                peak_rss_bytes: estimate(values("peak_rss_bytes")),
-                mean_rss_bytes: estimate(values("mean_rss_bytes")),
-                mean_pss_bytes: estimate(values("mean_pss_bytes")),
-                wall_s: estimate(values("wall_s")),
-                cpu_s: estimate(values("cpu_s")),
-                ratio_peak_rss_bytes: ratio_of("peak_rss_bytes"),
-                ratio_mean_rss_bytes: ratio_of("mean_rss_bytes"),
-                ratio_wall_s: ratio_of("wall_s"),
+                metrics,
             }
         })
         .collect::<Vec<_>>();
@@ -163,6 +157,7 @@ pub fn analyze_with_budget(
         end_of_load,
         experiment,
         baseline: base_index,
+        metrics: table,
         summaries,
     })
 }

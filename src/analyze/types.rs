@@ -26,19 +26,38 @@ impl Ratio {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One metric of one configuration: `None` where no ok run measured it
+/// (estimate) or the metric has no ratio / no data on either side (ratio).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSummary {
+    pub estimate: Option<Estimate>,
+    pub ratio: Option<Ratio>,
+}
+
+/// A configuration's summary: one `MetricSummary` per row of the
+/// analysis's metric table, in its order.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ConfigSummary {
     pub ok_runs: usize,
     pub total_runs: usize,
-    pub peak_rss_bytes: Option<Estimate>,
-    pub mean_rss_bytes: Option<Estimate>,
-    pub mean_pss_bytes: Option<Estimate>,
-    pub wall_s: Option<Estimate>,
-    /// user + sys
-    pub cpu_s: Option<Estimate>,
-    pub ratio_peak_rss_bytes: Option<Ratio>,
-    pub ratio_mean_rss_bytes: Option<Ratio>,
-    pub ratio_wall_s: Option<Ratio>,
+    /// Keyed by metric id, in metric-table order.
+    pub metrics: Vec<(String, MetricSummary)>,
+}
+
+impl ConfigSummary {
+    fn get(&self, id: &str) -> Option<&MetricSummary> {
+        self.metrics.iter().find(|(m, _)| m == id).map(|(_, s)| s)
+    }
+
+    /// The estimate of the metric `id`.
+    pub fn estimate(&self, id: &str) -> Option<Estimate> {
+        self.get(id).and_then(|s| s.estimate)
+    }
+
+    /// The ratio to the baseline of the metric `id`.
+    pub fn ratio(&self, id: &str) -> Option<Ratio> {
+        self.get(id).and_then(|s| s.ratio)
+    }
 }
 
 /// The memory at one marker label for one configuration: medians over the
@@ -63,6 +82,8 @@ pub struct Analysis {
     pub experiment: StoredExperiment,
     /// Index into `experiment.configs`.
     pub baseline: usize,
+    /// The summarised metrics; each summary has one entry per row.
+    pub metrics: Vec<super::metric_table::MetricDef>,
     pub summaries: Vec<ConfigSummary>,
     /// Marker labels in order of first appearance; empty without markers.
     pub markers: Vec<MarkerRow>,

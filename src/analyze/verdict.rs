@@ -94,7 +94,7 @@ fn performance(summaries: &[ConfigSummary], service: &[ServiceSummary]) -> Perfo
     Performance {
         metric: "wall_s",
         words: "wall time",
-        ratio: summaries.iter().map(|s| s.ratio_wall_s).collect(),
+        ratio: summaries.iter().map(|s| s.ratio("wall_s")).collect(),
     }
 }
 
@@ -131,7 +131,7 @@ fn memory(
         .any(|r| r.record.samples.iter().any(|s| s.processes > 1));
     let has_pss = summaries
         .get(baseline)
-        .is_some_and(|s| s.mean_pss_bytes.is_some());
+        .is_some_and(|s| s.estimate("mean_pss_bytes").is_some());
     if multi && has_pss {
         let pss = |r: &StoredRun| super::metrics::of(r).mean_pss_bytes.map(|b| b as f64);
         let base = ok_values(&configs[baseline], pss);
@@ -140,7 +140,7 @@ fn memory(
             words: "mean PSS",
             median: summaries
                 .iter()
-                .map(|s| s.mean_pss_bytes.map(|e| e.median))
+                .map(|s| s.estimate("mean_pss_bytes").map(|e| e.median))
                 .collect(),
             ratio: configs
                 .iter()
@@ -153,9 +153,12 @@ fn memory(
             words: "mean RSS",
             median: summaries
                 .iter()
-                .map(|s| s.mean_rss_bytes.map(|e| e.median))
+                .map(|s| s.estimate("mean_rss_bytes").map(|e| e.median))
                 .collect(),
-            ratio: summaries.iter().map(|s| s.ratio_mean_rss_bytes).collect(),
+            ratio: summaries
+                .iter()
+                .map(|s| s.ratio("mean_rss_bytes"))
+                .collect(),
         }
     }
 }

@@ -59,7 +59,8 @@ fn settle(summary: &ConfigSummary, base_ok: usize, judge: &JudgeSettings) -> Sta
     if summary.ok_runs.min(base_ok) < MIN_OK_RUNS {
         return Standing::Open(format!("fewer than {MIN_OK_RUNS} ok runs to compare"));
     }
-    let (Some(memory), Some(wall)) = (summary.ratio_mean_rss_bytes, summary.ratio_wall_s) else {
+    let (Some(memory), Some(wall)) = (summary.ratio("mean_rss_bytes"), summary.ratio("wall_s"))
+    else {
         return Standing::Open("too few ok runs for a ratio".into());
     };
     let saving = 1.0 - judge.min_saving_pct / 100.0;
@@ -91,6 +92,7 @@ fn shown(r: Ratio) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyze::types::MetricSummary;
 
     fn summary(memory: (f64, f64), wall: (f64, f64)) -> ConfigSummary {
         let ratio = |(low, high): (f64, f64)| Ratio {
@@ -98,17 +100,17 @@ mod tests {
             ci_low: low,
             ci_high: high,
         };
+        let metric = |id: &str, r| {
+            let summary = MetricSummary {
+                estimate: None,
+                ratio: Some(ratio(r)),
+            };
+            (id.to_string(), summary)
+        };
         ConfigSummary {
             ok_runs: 3,
             total_runs: 3,
-            peak_rss_bytes: None,
-            mean_rss_bytes: None,
-            mean_pss_bytes: None,
-            wall_s: None,
-            cpu_s: None,
-            ratio_peak_rss_bytes: None,
-            ratio_mean_rss_bytes: Some(ratio(memory)),
-            ratio_wall_s: Some(ratio(wall)),
+            metrics: vec![metric("mean_rss_bytes", memory), metric("wall_s", wall)],
         }
     }
 

@@ -1,6 +1,8 @@
 //! Human-readable numbers for the text reports: sizes in KiB/MiB/GiB, times
 //! in ms/s, ratios as `0.52x`, and CSV field quoting.
 
+use crate::analyze::metric_table::Unit;
+
 /// `1536` -> `1.5 KiB`; binary units, one decimal above bytes.
 pub fn size(bytes: f64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
@@ -30,6 +32,17 @@ pub fn duration(seconds: f64) -> String {
         format!("{:.1} ms", seconds * 1000.0)
     } else {
         format!("{seconds:.2} s")
+    }
+}
+
+/// How to print a value measured in `unit`.
+pub fn in_unit(unit: Unit) -> fn(f64) -> String {
+    match unit {
+        Unit::Bytes => size,
+        Unit::Seconds => duration,
+        Unit::Milliseconds => super::service_table::milliseconds,
+        Unit::Ratio => |v| format!("{v:.2}"),
+        Unit::Count => |v| format!("{v:.0}"),
     }
 }
 

@@ -4,7 +4,7 @@
 //! per-run details with links to the kept stdout/stderr. Inline CSS only, no
 //! scripts, no external resources; every user or workload string escaped.
 
-use super::format::{duration, size};
+use super::format::{duration, in_unit, size};
 use super::svg::{escape, plots};
 use super::Reporter;
 use crate::analyze::types::{Analysis, Estimate, Ratio};
@@ -96,7 +96,10 @@ fn notes(a: &Analysis) -> Vec<String> {
                     .unwrap_or_default()
             ));
         }
-        for (what, e) in [("mean RSS", s.mean_rss_bytes), ("wall time", s.wall_s)] {
+        for (what, e) in [
+            ("mean RSS", s.estimate("mean_rss_bytes")),
+            ("wall time", s.estimate("wall_s")),
+        ] {
             if let Some(e) = e.filter(|e| e.median > 0.0) {
                 let width = (e.ci_high - e.ci_low) / e.median;
                 if width > WIDE_CI {
@@ -161,15 +164,12 @@ fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
 }
 
 fn table(out: &mut String, a: &Analysis) -> Result<()> {
-    let pss = a.summaries.iter().any(|s| s.mean_pss_bytes.is_some());
-    write!(
-        out,
-        "<table><tr><th>configuration</th><th>runs ok</th><th>peak RSS</th><th>mean RSS</th>"
-    )?;
-    if pss {
-        write!(out, "<th>mean PSS</th>")?;
+    let columns = super::metric_columns(a);
+    write!(out, "<table><tr><th>configuration</th><th>runs ok</th>")?;
+    for &k in &columns {
+        write!(out, "<th>{}</th>", escape(&a.metrics[k].label))?;
     }
-    writeln!(out, "<th>wall time</th></tr>")?;
+    writeln!(out, "</tr>")?;
     for (i, (c, s)) in a.experiment.configs.iter().zip(&a.summaries).enumerate() {
         let base = i == a.baseline;
         write!(
@@ -179,12 +179,16 @@ fn table(out: &mut String, a: &Analysis) -> Result<()> {
             s.ok_runs,
             s.total_runs
         )?;
-        out.push_str(&cell(s.peak_rss_bytes, s.ratio_peak_rss_bytes, base, size));
-        out.push_str(&cell(s.mean_rss_bytes, s.ratio_mean_rss_bytes, base, size));
-        if pss {
-            out.push_str(&cell(s.mean_pss_bytes, None, base, size));
+        for &k in &columns {
+            let m = s.metrics.get(k).map(|(_, m)| m);
+            let show = in_unit(a.metrics[k].unit);
+            out.push_str(&cell(
+                m.and_then(|m| m.estimate),
+                m.and_then(|m| m.ratio),
+                base,
+                show,
+            ));
         }
-        out.push_str(&cell(s.wall_s, s.ratio_wall_s, base, duration));
         writeln!(out, "</tr>")?;
     }
     writeln!(

@@ -3,8 +3,9 @@
 //! median \[95% CI\] and ratio \[CI\]) and the verdict with its deploy lines.
 //! Every string from the user or the workload is escaped.
 
-use super::format::{duration, size};
+use super::format::{duration, in_unit, size};
 use super::Reporter;
+use crate::analyze::metric_table::Unit;
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
 use crate::analyze::verdict::sh_quote;
 use anyhow::Result;
@@ -84,17 +85,18 @@ fn cell(
     }
 }
 
-fn row(name: &str, s: &ConfigSummary, base: bool, pss: bool) -> String {
-    let mut cells = vec![
-        escape(name),
-        format!("{}/{}", s.ok_runs, s.total_runs),
-        cell(s.peak_rss_bytes, s.ratio_peak_rss_bytes, base, size),
-        cell(s.mean_rss_bytes, s.ratio_mean_rss_bytes, base, size),
-    ];
-    if pss {
-        cells.push(cell(s.mean_pss_bytes, None, base, size));
+/// A configuration's row: one cell per metric column.
+fn row(name: &str, s: &ConfigSummary, base: bool, columns: &[(usize, Unit)]) -> String {
+    let mut cells = vec![escape(name), format!("{}/{}", s.ok_runs, s.total_runs)];
+    for &(k, unit) in columns {
+        let m = s.metrics.get(k).map(|(_, m)| m);
+        cells.push(cell(
+            m.and_then(|m| m.estimate),
+            m.and_then(|m| m.ratio),
+            base,
+            in_unit(unit),
+        ));
     }
-    cells.push(cell(s.wall_s, s.ratio_wall_s, base, duration));
     format!("| {} |\n", cells.join(" | "))
 }
 
@@ -181,19 +183,20 @@ impl Reporter for MarkdownReporter {
             e.info.runs_per_config,
             escape(&e.info.started_at)
         )?;
-        let pss = analysis
-            .summaries
-            .iter()
-            .any(|s| s.mean_pss_bytes.is_some());
-        let mut head = vec!["configuration", "runs ok", "peak RSS", "mean RSS"];
-        if pss {
-            head.push("mean PSS");
-        }
-        head.push("wall time");
+        let columns: Vec<(usize, Unit)> = super::metric_columns(analysis)
+            .into_iter()
+            .map(|k| (k, analysis.metrics[k].unit))
+            .collect();
+        let mut head = vec!["configuration", "runs ok"];
+        head.extend(
+            columns
+                .iter()
+                .map(|&(k, _)| analysis.metrics[k].label.as_str()),
+        );
         writeln!(out, "| {} |", head.join(" | "))?;
         writeln!(out, "|{}", " --- |".repeat(head.len()))?;
         for (i, (c, s)) in e.configs.iter().zip(&analysis.summaries).enumerate() {
-            out.push_str(&row(&c.config.name, s, i == analysis.baseline, pss));
+            out.push_str(&row(&c.config.name, s, i == analysis.baseline, &columns));
         }
         writeln!(
             out,

@@ -4,9 +4,10 @@
 //! among them), the sampler's overhead, and the verdict with its deploy lines.
 //! Fits in 80-100 columns for configuration names up to ~20 characters.
 
-use super::format::{duration, ratio, size};
+use super::format::{duration, in_unit, ratio, size};
 use super::Reporter;
-use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
+use crate::analyze::metric_table::Shown;
+use crate::analyze::types::{Analysis, Ratio};
 use crate::model::{RunStatus, StoredExperiment};
 use anyhow::Result;
 use std::fmt::Write as _;
@@ -21,56 +22,20 @@ const MAX_LABEL_CHARS: usize = 30;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TableReporter;
 
-/// One metric block: its title, how to read the estimate and the ratio from a
-/// summary, and how to format a value.
-struct Block {
-    title: &'static str,
-    estimate: fn(&ConfigSummary) -> Option<Estimate>,
-    ratio: fn(&ConfigSummary) -> Option<Ratio>,
-    show: fn(f64) -> String,
-}
-
-const BLOCKS: [Block; 4] = [
-    Block {
-        title: "peak RSS",
-        estimate: |s| s.peak_rss_bytes,
-        ratio: |s| s.ratio_peak_rss_bytes,
-        show: size,
-    },
-    Block {
-        title: "mean RSS (time-weighted)",
-        estimate: |s| s.mean_rss_bytes,
-        ratio: |s| s.ratio_mean_rss_bytes,
-        show: size,
-    },
-    Block {
-        title: "mean PSS (time-weighted)",
-        estimate: |s| s.mean_pss_bytes,
-        ratio: |_| None,
-        show: size,
-    },
-    Block {
-        title: "wall time",
-        estimate: |s| s.wall_s,
-        ratio: |s| s.ratio_wall_s,
-        show: duration,
-    },
-];
-
 impl Reporter for TableReporter {
     fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
         let mut out = String::new();
         header(&mut out, analysis)?;
         let width = name_width(&analysis.experiment);
-        for block in &BLOCKS {
-            if analysis
+        // One block per shown metric some configuration measured.
+        for (k, metric) in analysis.metrics.iter().enumerate() {
+            let measured = analysis
                 .summaries
                 .iter()
-                .all(|s| (block.estimate)(s).is_none())
-            {
-                continue;
+                .any(|s| s.metrics.get(k).is_some_and(|(_, m)| m.estimate.is_some()));
+            if metric.shown != Shown::Never && measured {
+                metric_block(&mut out, analysis, k, width)?;
             }
-            metric_block(&mut out, analysis, block, width)?;
         }
         super::service_table::service_blocks(&mut out, analysis, width)?;
         super::heap_table::heap_block(&mut out, analysis, width)?;
@@ -154,7 +119,11 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
     Ok(())
 }
 
-fn metric_block(out: &mut String, analysis: &Analysis, block: &Block, width: usize) -> Result<()> {
+/// The block of the metric-table row `k`.
+fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -> Result<()> {
+    let metric = &analysis.metrics[k];
+    let show = in_unit(metric.unit);
+    let title = metric.title();
     let rows: Vec<(String, String, String, String)> = analysis
         .experiment
         .configs
@@ -163,19 +132,16 @@ fn metric_block(out: &mut String, analysis: &Analysis, block: &Block, width: usi
         .enumerate()
         .map(|(i, (config, summary))| {
             let name = config.config.name.clone();
-            let Some(est) = (block.estimate)(summary) else {
+            let m = summary.metrics.get(k).map(|(_, m)| m);
+            let Some(est) = m.and_then(|m| m.estimate) else {
                 return (name, "-".into(), "no successful runs".into(), String::new());
             };
-            let median = (block.show)(est.median);
-            let ci = format!(
-                "[{}, {}]",
-                (block.show)(est.ci_low),
-                (block.show)(est.ci_high)
-            );
+            let median = show(est.median);
+            let ci = format!("[{}, {}]", show(est.ci_low), show(est.ci_high));
             let vs = if i == analysis.baseline {
                 "baseline".to_string()
             } else {
-                (block.ratio)(summary).map(ratio_cell).unwrap_or_default()
+                m.and_then(|m| m.ratio).map(ratio_cell).unwrap_or_default()
             };
             (name, median, ci, vs)
         })
@@ -183,12 +149,12 @@ fn metric_block(out: &mut String, analysis: &Analysis, block: &Block, width: usi
     let median_w = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(6);
     let ci_w = rows.iter().map(|r| r.2.len()).max().unwrap_or(0).max(6);
     // The title heads the name column, which widens for a long title.
-    let width = width.max(block.title.chars().count().saturating_sub(2));
+    let width = width.max(title.chars().count().saturating_sub(2));
     writeln!(out)?;
     writeln!(
         out,
         "{:<w$}  {:>median_w$}  {:<ci_w$}  vs baseline",
-        block.title,
+        title,
         "median",
         "95% CI",
         w = width + 2

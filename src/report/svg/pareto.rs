@@ -62,18 +62,16 @@ pub fn pareto(analysis: &Analysis) -> Plot {
         );
     }
     let pss = multi_process(analysis);
-    let mem = |s: &crate::analyze::types::ConfigSummary| {
-        if pss {
-            s.mean_pss_bytes
-        } else {
-            s.mean_rss_bytes
-        }
+    let memory = if pss {
+        "mean_pss_bytes"
+    } else {
+        "mean_rss_bytes"
     };
     let points = analysis
         .summaries
         .iter()
         .enumerate()
-        .filter_map(|(i, s)| Some((i, s.wall_s?, mem(s)?)))
+        .filter_map(|(i, s)| Some((i, s.estimate("wall_s")?, s.estimate(memory)?)))
         .collect();
     let what = if pss { "mean PSS" } else { "mean RSS" };
     pareto_chart(analysis, points, "wall time", what, "memory_vs_time")

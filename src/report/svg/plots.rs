@@ -6,6 +6,7 @@
 
 use super::chart::{Axis, Chart, Kind};
 use super::colour;
+use crate::analyze::metric_table::Unit;
 use crate::analyze::stats::median;
 use crate::analyze::types::{Analysis, Ratio};
 use crate::model::{RunStatus, Sample, StoredConfig};
@@ -232,19 +233,26 @@ fn markers(analysis: &Analysis) -> Plot {
     }
 }
 
-/// The ratio groups of the ratios plot: memory and wall time, and for a
-/// service the end-of-load RSS and the median and p95 latency.
-fn ratio_groups(analysis: &Analysis) -> Vec<(&'static str, Vec<Option<Ratio>>)> {
-    let of = |pick: fn(&crate::analyze::types::ConfigSummary) -> Option<Ratio>| {
-        analysis.summaries.iter().map(pick).collect::<Vec<_>>()
-    };
-    let mut groups = vec![
-        ("peak RSS", of(|s| s.ratio_peak_rss_bytes)),
-        ("mean RSS", of(|s| s.ratio_mean_rss_bytes)),
-    ];
+/// The ratio groups of the ratios plot: each metric-table row with a ratio,
+/// and for a service, in place of the whole-run times (a server's lifetime
+/// says nothing), the end-of-load RSS and the median and p95 latency.
+fn ratio_groups(analysis: &Analysis) -> Vec<(&str, Vec<Option<Ratio>>)> {
     let service = &analysis.service;
+    let mut groups: Vec<(&str, Vec<Option<Ratio>>)> = analysis
+        .metrics
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.ratio && (service.is_empty() || m.unit != Unit::Seconds))
+        .map(|(k, m)| {
+            let ratios = analysis
+                .summaries
+                .iter()
+                .map(|s| s.metrics.get(k).and_then(|(_, m)| m.ratio))
+                .collect();
+            (m.label.as_str(), ratios)
+        })
+        .collect();
     if service.is_empty() {
-        groups.push(("wall time", of(|s| s.ratio_wall_s)));
         return groups;
     }
     let end = analysis.end_of_load;
