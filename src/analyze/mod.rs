@@ -24,7 +24,6 @@ pub(crate) mod fixture;
 use crate::model::{RunStatus, StoredConfig, StoredExperiment};
 use anyhow::{bail, Result};
 use metric_table::MetricDef;
-use stats::{bootstrap_median_ci, bootstrap_ratio_ci, CONFIDENCE, RESAMPLES};
 use types::{Analysis, ConfigSummary, Estimate, MetricSummary, Ratio};
 
 /// The baseline's ratios to itself: exactly 1 with a degenerate interval
@@ -37,10 +36,10 @@ pub const BASELINE_RATIO: Ratio = Ratio {
 };
 
 /// The figures of one configuration's `ok` runs: one vector per row of the
-/// metric table, in its order (runs that did not measure a metric are left
-/// out of its vector).
+/// metric table, in its order, each value keyed by its run's round (runs
+/// that did not measure a metric are left out of its vector).
 struct Series {
-    values: Vec<Vec<f64>>,
+    values: Vec<Vec<(u32, f64)>>,
     ok_runs: usize,
 }
 
@@ -54,15 +53,27 @@ impl Series {
         Series {
             values: table
                 .iter()
-                .map(|m| ok.iter().filter_map(|r| (m.extract)(r)).collect())
+                .map(|m| {
+                    ok.iter()
+                        .filter_map(|r| Some((r.record.index, (m.extract)(r)?)))
+                        .collect()
+                })
                 .collect(),
             ok_runs: ok.len(),
         }
     }
 }
 
-fn estimate(values: &[f64]) -> Option<Estimate> {
-    bootstrap_median_ci(values, RESAMPLES, CONFIDENCE)
+/// The median with its order-statistic interval (none below 6 runs).
+pub(crate) fn estimate(values: &[(u32, f64)]) -> Option<Estimate> {
+    let plain: Vec<f64> = values.iter().map(|&(_, v)| v).collect();
+    interval::median_estimate(&plain)
+}
+
+/// `num / den` from values keyed by round: paired within rounds, with no
+/// interval (NaN bounds) from one pair.
+pub(crate) fn ratio(num: &[(u32, f64)], den: &[(u32, f64)]) -> Option<Ratio> {
+    interval::log_ratio(num, den).map(|r| r.ratio())
 }
 
 /// Summarises every configuration, with ratios to the configuration named
@@ -106,11 +117,11 @@ pub fn analyze_with_budget(
         .zip(&series)
         .enumerate()
         .map(|(i, (config, s))| {
-            let ratio = |num: &[f64], den: &[f64]| {
+            let ratio = |num: &[(u32, f64)], den: &[(u32, f64)]| {
                 if i == base_index && !den.is_empty() {
                     Some(BASELINE_RATIO)
                 } else {
-                    bootstrap_ratio_ci(num, den)
+                    ratio(num, den)
                 }
             };
             let metrics = table

@@ -3,7 +3,8 @@
 use crate::model::StoredExperiment;
 use serde::Serialize;
 
-/// A median with its 95% bootstrap confidence interval.
+/// A median with its 95% interval; `ci_low`/`ci_high` are NaN when none
+/// exists (below 6 runs).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Estimate {
     pub median: f64,
@@ -11,7 +12,9 @@ pub struct Estimate {
     pub ci_high: f64,
 }
 
-/// A ratio of medians (configuration / baseline) with its 95% bootstrap CI.
+/// A ratio to the baseline (geometric mean of the paired per-round ratios)
+/// with its 95% interval; `ci_low`/`ci_high` are NaN when none exists (one
+/// pair).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Ratio {
     pub value: f64,

@@ -12,6 +12,7 @@
 
 use super::rounds::{Decision, Judge};
 use crate::analyze::analyze_with_budget;
+use crate::analyze::interval::has_interval;
 use crate::analyze::types::{ConfigSummary, Ratio};
 use crate::options::rounds::JudgeSettings;
 
@@ -63,6 +64,11 @@ fn settle(summary: &ConfigSummary, base_ok: usize, judge: &JudgeSettings) -> Sta
     else {
         return Standing::Open("too few ok runs for a ratio".into());
     };
+    // A lone pair gives a point without interval (NaN bounds): nothing to
+    // settle on yet.
+    if !has_interval(&memory) || !has_interval(&wall) {
+        return Standing::Open("too few rounds for an interval".into());
+    }
     let saving = 1.0 - judge.min_saving_pct / 100.0;
     let budget = 1.0 + judge.max_slowdown_pct / 100.0;
     if memory.ci_low > saving {

@@ -3,7 +3,7 @@
 //! straight into pandas or a spreadsheet. A service experiment adds the
 //! latency, throughput, load duration and end-of-load RSS columns.
 
-use super::format::{csv_line, opt};
+use super::format::{csv_line, num};
 use super::Reporter;
 use crate::analyze::metric_table::MetricDef;
 use crate::analyze::service::ServiceSummary;
@@ -55,17 +55,17 @@ fn ratio_header(h: &mut Vec<String>, name: &str) {
 
 fn estimate_cells(row: &mut Vec<String>, e: Option<Estimate>) {
     row.extend([
-        opt(e.map(|e| e.median)),
-        opt(e.map(|e| e.ci_low)),
-        opt(e.map(|e| e.ci_high)),
+        num(e.map(|e| e.median)),
+        num(e.map(|e| e.ci_low)),
+        num(e.map(|e| e.ci_high)),
     ]);
 }
 
 fn ratio_cells(row: &mut Vec<String>, r: Option<Ratio>) {
     row.extend([
-        opt(r.map(|r| r.value)),
-        opt(r.map(|r| r.ci_low)),
-        opt(r.map(|r| r.ci_high)),
+        num(r.map(|r| r.value)),
+        num(r.map(|r| r.ci_low)),
+        num(r.map(|r| r.ci_high)),
     ]);
 }
 

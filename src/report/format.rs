@@ -46,6 +46,22 @@ pub fn in_unit(unit: Unit) -> fn(f64) -> String {
     }
 }
 
+/// `[low, high]` of an interval, `None` when it has none (NaN bounds: too
+/// few runs for one).
+pub fn bounds(low: f64, high: f64, show: impl Fn(f64) -> String) -> Option<String> {
+    (low.is_finite() && high.is_finite()).then(|| format!("[{}, {}]", show(low), show(high)))
+}
+
+/// A ratio's interval as `[0.85, 0.90]`, `None` without one.
+pub fn ratio_bounds(r: &crate::analyze::types::Ratio) -> Option<String> {
+    bounds(r.ci_low, r.ci_high, |v| format!("{v:.2}"))
+}
+
+/// A number for CSV: empty when absent or not finite (no interval).
+pub fn num(value: Option<f64>) -> String {
+    opt(value.filter(|v| v.is_finite()))
+}
+
 /// A ratio as `0.52x`.
 pub fn ratio(value: f64) -> String {
     format!("{value:.2}x")

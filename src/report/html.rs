@@ -4,7 +4,7 @@
 //! per-run details with links to the kept stdout/stderr. Inline CSS only, no
 //! scripts, no external resources; every user or workload string escaped.
 
-use super::format::{duration, in_unit, size};
+use super::format::{bounds, duration, in_unit, ratio_bounds, size};
 use super::svg::{escape, plots};
 use super::Reporter;
 use crate::analyze::types::{Analysis, Estimate, Ratio};
@@ -63,20 +63,19 @@ fn cell(e: Option<Estimate>, r: Option<Ratio>, base: bool, show: fn(f64) -> Stri
     let ratio = match (base, r) {
         (true, _) => "<div class=\"ratio\">baseline</div>".to_string(),
         (false, Some(r)) => format!(
-            "<div class=\"ratio{}\">{:.2}x [{:.2}, {:.2}]</div>",
+            "<div class=\"ratio{}\">{:.2}x{}</div>",
             if r.excludes_one() { " sig" } else { "" },
             r.value,
-            r.ci_low,
-            r.ci_high
+            ratio_bounds(&r)
+                .map(|ci| format!(" {ci}"))
+                .unwrap_or_default()
         ),
         (false, None) => String::new(),
     };
-    format!(
-        "<td>{} <span class=\"ratio\">[{}, {}]</span>{ratio}</td>",
-        show(e.median),
-        show(e.ci_low),
-        show(e.ci_high)
-    )
+    let ci = bounds(e.ci_low, e.ci_high, show)
+        .map(|ci| format!(" <span class=\"ratio\">{ci}</span>"))
+        .unwrap_or_default();
+    format!("<td>{}{ci}{ratio}</td>", show(e.median))
 }
 
 /// Things the reader should check before trusting the numbers.
@@ -193,8 +192,9 @@ fn table(out: &mut String, a: &Analysis) -> Result<()> {
     }
     writeln!(
         out,
-        "</table><p>Medians over the ok runs with their 95% bootstrap CI; below each, the \
-         ratio to the baseline, <b>bold</b> when its CI excludes 1.0.</p>"
+        "</table><p>Medians over the ok runs with their 95% interval (from 6 runs); below each, \
+         the ratio to the baseline, paired by round, <b>bold</b> when its 95% interval \
+         excludes 1.0.</p>"
     )?;
     Ok(())
 }

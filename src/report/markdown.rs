@@ -3,7 +3,7 @@
 //! median \[95% CI\] and ratio \[CI\]) and the verdict with its deploy lines.
 //! Every string from the user or the workload is escaped.
 
-use super::format::{duration, in_unit, size};
+use super::format::{bounds, duration, in_unit, ratio_bounds, size};
 use super::Reporter;
 use crate::analyze::metric_table::Unit;
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
@@ -65,22 +65,19 @@ fn cell(
     let Some(e) = est else {
         return "-".to_string();
     };
-    let value = format!(
-        "{} [{}, {}]",
-        show(e.median),
-        show(e.ci_low),
-        show(e.ci_high)
-    );
+    let value = match bounds(e.ci_low, e.ci_high, show) {
+        Some(ci) => format!("{} {ci}", show(e.median)),
+        None => show(e.median),
+    };
     match (base, ratio) {
         (true, _) => format!("{value}<br>baseline"),
-        (false, Some(r)) => format!(
-            "{value}<br>{}{:.2}x [{:.2}, {:.2}]{}",
-            if r.excludes_one() { "**" } else { "" },
-            r.value,
-            r.ci_low,
-            r.ci_high,
-            if r.excludes_one() { "**" } else { "" }
-        ),
+        (false, Some(r)) => {
+            let bold = if r.excludes_one() { "**" } else { "" };
+            match ratio_bounds(&r) {
+                Some(ci) => format!("{value}<br>{bold}{:.2}x {ci}{bold}", r.value),
+                None => format!("{value}<br>{:.2}x", r.value),
+            }
+        }
         (false, None) => value,
     }
 }
@@ -200,8 +197,9 @@ impl Reporter for MarkdownReporter {
         }
         writeln!(
             out,
-            "\nMedians over the ok runs with their 95% bootstrap CI; the second line is the \
-             ratio to the baseline, **bold** when its CI excludes 1.0.\n"
+            "\nMedians over the ok runs with their 95% interval (from 6 runs); the second line is \
+             the ratio to the baseline, paired by round, **bold** when its 95% interval \
+             excludes 1.0.\n"
         )?;
         service_table(&mut out, analysis)?;
         let v = &analysis.verdict;

@@ -4,7 +4,7 @@
 //! among them), the sampler's overhead, and the verdict with its deploy lines.
 //! Fits in 80-100 columns for configuration names up to ~20 characters.
 
-use super::format::{duration, in_unit, ratio, size};
+use super::format::{bounds, duration, in_unit, ratio, ratio_bounds, size};
 use super::Reporter;
 use crate::analyze::metric_table::Shown;
 use crate::analyze::types::{Analysis, Ratio};
@@ -137,7 +137,7 @@ fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -
                 return (name, "-".into(), "no successful runs".into(), String::new());
             };
             let median = show(est.median);
-            let ci = format!("[{}, {}]", show(est.ci_low), show(est.ci_high));
+            let ci = bounds(est.ci_low, est.ci_high, show).unwrap_or_default();
             let vs = if i == analysis.baseline {
                 "baseline".to_string()
             } else {
@@ -147,20 +147,32 @@ fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -
         })
         .collect();
     let median_w = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(6);
-    let ci_w = rows.iter().map(|r| r.2.len()).max().unwrap_or(0).max(6);
+    // Without any interval (fewer than 6 runs each) the CI column goes.
+    let ci_head = if rows.iter().all(|r| r.2.is_empty()) {
+        ""
+    } else {
+        "95% CI  "
+    };
+    let ci_w = rows
+        .iter()
+        .map(|r| r.2.len())
+        .max()
+        .unwrap_or(0)
+        .max(ci_head.len().saturating_sub(2));
+    let gap = if ci_head.is_empty() { "" } else { "  " };
     // The title heads the name column, which widens for a long title.
     let width = width.max(title.chars().count().saturating_sub(2));
     writeln!(out)?;
     writeln!(
         out,
-        "{:<w$}  {:>median_w$}  {:<ci_w$}  vs baseline",
+        "{:<w$}  {:>median_w$}  {:<ci_w$}{gap}vs baseline",
         title,
         "median",
-        "95% CI",
+        ci_head.trim_end(),
         w = width + 2
     )?;
     for (name, median, ci, vs) in rows {
-        let line = format!("  {name:<width$}  {median:>median_w$}  {ci:<ci_w$}  {vs}");
+        let line = format!("  {name:<width$}  {median:>median_w$}  {ci:<ci_w$}{gap}{vs}");
         writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
@@ -253,18 +265,17 @@ fn markers_block(out: &mut String, analysis: &Analysis) -> Result<()> {
     Ok(())
 }
 
+/// `0.87x [0.85, 0.90] *`, or `0.99x` alone without an interval.
 pub(super) fn ratio_cell(r: Ratio) -> String {
+    let Some(ci) = ratio_bounds(&r) else {
+        return ratio(r.value);
+    };
     let mark = if r.excludes_one() {
         format!(" {MARK}")
     } else {
         String::new()
     };
-    format!(
-        "{} [{:.2}, {:.2}]{mark}",
-        ratio(r.value),
-        r.ci_low,
-        r.ci_high
-    )
+    format!("{} {ci}{mark}", ratio(r.value))
 }
 
 fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {

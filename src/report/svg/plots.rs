@@ -6,6 +6,7 @@
 
 use super::chart::{Axis, Chart, Kind};
 use super::colour;
+use crate::analyze::interval::has_interval;
 use crate::analyze::metric_table::Unit;
 use crate::analyze::stats::median;
 use crate::analyze::types::{Analysis, Ratio};
@@ -288,8 +289,15 @@ fn ratios(analysis: &Analysis) -> Plot {
         .iter()
         .flat_map(|(_, r)| r.iter().flatten().copied())
         .collect();
-    let lo = all.iter().map(|r| r.ci_low).fold(1.0, f64::min);
-    let hi = all.iter().map(|r| r.ci_high).fold(1.0, f64::max);
+    // f64::min/max skip the NaN bounds of a ratio without an interval.
+    let lo = all
+        .iter()
+        .map(|r| r.ci_low.min(r.value))
+        .fold(1.0, f64::min);
+    let hi = all
+        .iter()
+        .map(|r| r.ci_high.max(r.value))
+        .fold(1.0, f64::max);
     let pad = (hi - lo).max(0.1) * 0.08;
     let title = "Ratio to the baseline (median, 95% CI)";
     let mut chart = Chart::new(
@@ -312,23 +320,8 @@ fn ratios(analysis: &Analysis) -> Plot {
         for (i, r) in ratios.iter().enumerate() {
             let Some(r) = r else { continue };
             let x = chart.px(k as f64 - 0.3 + 0.6 * (i as f64 + 0.5) / n);
-            chart.svg.line(
-                x,
-                chart.py(r.ci_low),
-                x,
-                chart.py(r.ci_high),
-                colour(i),
-                2.0,
-            );
-            for end in [r.ci_low, r.ci_high] {
-                chart.svg.line(
-                    x - 4.0,
-                    chart.py(end),
-                    x + 4.0,
-                    chart.py(end),
-                    colour(i),
-                    2.0,
-                );
+            if has_interval(r) {
+                whisker(&mut chart, x, r, colour(i));
             }
             chart.svg.circle(x, chart.py(r.value), 4.0, colour(i));
         }
@@ -339,6 +332,15 @@ fn ratios(analysis: &Analysis) -> Plot {
         name: "ratios",
         title: title.to_string(),
         svg: chart.finish(),
+    }
+}
+
+/// A ratio's 95% interval as a vertical line with end ticks at `x`.
+fn whisker(chart: &mut Chart, x: f64, r: &Ratio, colour: &str) {
+    let (low, high) = (chart.py(r.ci_low), chart.py(r.ci_high));
+    chart.svg.line(x, low, x, high, colour, 2.0);
+    for end in [low, high] {
+        chart.svg.line(x - 4.0, end, x + 4.0, end, colour, 2.0);
     }
 }
 
