@@ -11,6 +11,12 @@
 //! interpolation of the PSS/RSS ratio between full reads that the analysis
 //! used before ("before"): mean PSS error and the largest error of any one
 //! sample, in percent. Goal: mean within 3%, every sample within 10%.
+//!
+//! With `TREE_PSS_POSTGRES=1`, the same comparison on PostgreSQL under
+//! pgbench per allocator instead (see `tree_pss/postgres.rs`).
+
+#[path = "tree_pss/postgres.rs"]
+mod postgres;
 
 use allocscope::sample::{descendants, proc, Sampler, DEFAULT_BUDGET};
 use std::process::{Command, Stdio};
@@ -23,9 +29,15 @@ const RUN_FOR: Duration = Duration::from_secs(8);
 const INTERVAL: Duration = Duration::from_millis(20);
 
 fn main() {
-    if std::env::args().any(|a| a == "--tree") {
+    let result = if std::env::args().any(|a| a == "--tree") {
         tree();
-    } else if let Err(e) = run() {
+        Ok(())
+    } else if std::env::var_os("TREE_PSS_POSTGRES").is_some_and(|v| v == "1") {
+        postgres::run()
+    } else {
+        run()
+    };
+    if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(1);
     }

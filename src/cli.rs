@@ -353,12 +353,12 @@ pub struct DemoArgs {
     /// Run every scenario.
     #[arg(long, conflicts_with = "scenario")]
     pub all: bool,
-    /// Measured runs per configuration (5: with 3, one slow run on a busy
-    /// machine stretches the wall-time CI past the verdict's budget).
+    /// Measured rounds: `auto` (until every candidate's decision settles,
+    /// at most 8 rounds with --quick, 12 without) or a fixed N.
     #[arg(
         short = 'r',
         long,
-        default_value = "5",
+        default_value = "auto",
         value_name = "N",
         allow_negative_numbers = true
     )]

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod cluster;
 pub mod commands;
 pub mod host;
+pub mod judging;
 pub mod load;
 pub mod metrics;
 pub mod model;

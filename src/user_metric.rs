@@ -110,6 +110,16 @@ pub fn names_in_environment(value: &str) -> Vec<String> {
         .collect()
 }
 
+/// The names flagged `--higher-is-better` in a stored environment value.
+pub fn higher_is_better_in_environment(value: &str) -> Vec<String> {
+    serde_json::from_str::<Vec<serde_json::Value>>(value)
+        .unwrap_or_default()
+        .iter()
+        .filter(|m| m.get("higher_is_better").and_then(|h| h.as_bool()) == Some(true))
+        .filter_map(|m| m.get("name").and_then(|n| n.as_str()).map(String::from))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -98,13 +98,11 @@ fn rounds_to_settle(r: &LogRatio, max: f64, cap: u32) -> Option<u32> {
 pub const ROUNDS_CAP: u32 = 1000;
 
 /// A candidate's standing from its memory and performance log ratios.
-/// `perf` is `None` when the experiment has no performance metric for it.
+/// Either ratio is `None` when the runs gave no figures for it: that side
+/// stays open.
 pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Thresholds) -> Standing {
     let memory_side = side(memory, t.memory_max);
-    let performance = match perf {
-        Some(_) => side(perf, t.perf_max),
-        None => Side::Good,
-    };
+    let performance = side(perf, t.perf_max);
     let mut s = Standing {
         memory: memory_side,
         performance,

@@ -18,6 +18,17 @@ fn lr(ratios: &[f64]) -> LogRatio {
     log_ratio(&cand, &base).expect("data")
 }
 
+/// A performance ratio of exactly 1.0 in every round: within budget.
+fn same() -> LogRatio {
+    lr(&[1.0, 1.0, 1.0])
+}
+
+#[test]
+fn missing_performance_figures_keep_a_candidate_open() {
+    let s = standing(Some(&lr(&[0.5, 0.5, 0.5])), None, T);
+    assert_eq!((s.memory, s.performance), (Side::Good, Side::Open));
+}
+
 #[test]
 fn clear_saving_within_budget_is_recommended() {
     let s = standing(
@@ -32,7 +43,7 @@ fn clear_saving_within_budget_is_recommended() {
 #[test]
 fn a_saving_smaller_than_min_saving_is_not_a_saving_even_beyond_noise() {
     // 1% less memory, interval well clear of 1.0 but above 0.97.
-    let s = standing(Some(&lr(&[0.990, 0.991, 0.989, 0.990])), None, T);
+    let s = standing(Some(&lr(&[0.990, 0.991, 0.989, 0.990])), Some(&same()), T);
     assert_eq!(s.memory, Side::Bad);
     assert_eq!(decide(&[s], &[0.99]), Decision::KeepDefault);
 }
@@ -77,8 +88,8 @@ fn too_slow_beyond_noise_is_settled_out_and_dropped() {
 
 #[test]
 fn the_best_qualifying_candidate_wins() {
-    let a = standing(Some(&lr(&[0.80, 0.81, 0.80])), None, T);
-    let b = standing(Some(&lr(&[0.50, 0.51, 0.50])), None, T);
+    let a = standing(Some(&lr(&[0.80, 0.81, 0.80])), Some(&same()), T);
+    let b = standing(Some(&lr(&[0.50, 0.51, 0.50])), Some(&same()), T);
     assert_eq!(decide(&[a, b], &[0.80, 0.50]), Decision::Recommend(1));
 }
 
@@ -112,7 +123,15 @@ fn adaptive_rounds_stop_early_and_never_exceed_max_runs() {
                 runs += 1;
             }
             let standings: Vec<Standing> = (0..effects.len())
-                .map(|c| standing(log_ratio(&values[c + 1], &values[0]).as_ref(), None, T))
+                .map(|c| {
+                    let n = values[c + 1].len();
+                    let perf = lr(&vec![1.0; n.max(2)]);
+                    standing(
+                        log_ratio(&values[c + 1], &values[0]).as_ref(),
+                        Some(&perf),
+                        T,
+                    )
+                })
                 .collect();
             let plan = schedule(&standings, round, max_runs);
             assert!(round <= max_runs);

@@ -7,6 +7,7 @@ pub mod decide;
 pub mod deploy;
 pub mod heap;
 pub mod interval;
+pub mod judge;
 pub mod linked;
 pub mod markers;
 pub mod metric_table;
@@ -82,11 +83,26 @@ pub fn analyze(experiment: StoredExperiment, baseline: &str) -> Result<Analysis>
     analyze_with_budget(experiment, baseline, verdict::DEFAULT_MAX_SLOWDOWN_PCT)
 }
 
-/// `analyze` with a wall-time budget for the verdict, in percent.
+/// `analyze` with a performance budget for the verdict, in percent, and the
+/// other judging settings at their defaults.
 pub fn analyze_with_budget(
     experiment: StoredExperiment,
     baseline: &str,
     max_slowdown_pct: f64,
+) -> Result<Analysis> {
+    let judging = crate::judging::JudgeSettings {
+        max_slowdown_pct,
+        ..Default::default()
+    };
+    analyze_with(experiment, baseline, &judging)
+}
+
+/// `analyze` judged by `judging` (`--max-slowdown`, `--min-saving`,
+/// `--memory-metric`, `--perf-metric`).
+pub fn analyze_with(
+    experiment: StoredExperiment,
+    baseline: &str,
+    judging: &crate::judging::JudgeSettings,
 ) -> Result<Analysis> {
     let Some(base_index) = experiment
         .configs
@@ -144,13 +160,7 @@ pub fn analyze_with_budget(
         .collect::<Vec<_>>();
     let service = service::summarize(&experiment, base_index);
     let end_of_load = service::end_of_load(&experiment, &service);
-    let mut verdict = verdict::decide(
-        &experiment,
-        base_index,
-        &summaries,
-        (&service, end_of_load),
-        max_slowdown_pct,
-    );
+    let mut verdict = verdict::decide(&experiment, base_index, end_of_load, judging);
     let heap = heap::summarize(&experiment);
     verdict
         .explanation

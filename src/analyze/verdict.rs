@@ -1,33 +1,45 @@
-//! The verdict: which configuration to run with. The lowest mean memory
-//! (mean RSS, or mean PSS when the tree had several processes; for a service,
-//! the RSS at the end of the load) among the configurations whose
-//! performance ratio (wall time; for a service, p95 latency, or the load's
-//! duration without latency figures) stays within `--max-slowdown` at the
-//! upper end of its CI and whose memory ratio's CI lies below 1.0; otherwise
-//! "keep the default". It explains itself with the figures and says how to
-//! deploy the winner (shell, systemd, Dockerfile, Kubernetes).
+//! The verdict: which configuration to run with, with one of three honest
+//! outcomes (docs/statistics.md). Each candidate is judged by its ratios to
+//! the baseline, paired within rounds, on a memory measure (mean RSS, mean
+//! PSS for a multi-process tree, a service's memory at the end of the load,
+//! or `--memory-metric`) and a performance measure (wall time, a service's
+//! p95 latency or load duration, or `--perf-metric`, possibly the program's
+//! own figure): *recommend* the lowest-memory candidate whose saving is
+//! beyond `--min-saving` and whose cost stays within `--max-slowdown`, both
+//! beyond noise; *keep the default* when every candidate is settled out;
+//! otherwise *inconclusive*, naming who is unsettled, on which side, and
+//! about how many more rounds would settle it. It says how to deploy the
+//! winner (shell, systemd, Dockerfile, Kubernetes).
 
+use super::decide::{decide as decide_outcome, Decision, Side};
 pub use super::deploy::{deploy, sh_quote, Deploy};
-use super::service::{EndOfLoad, ServiceSummary};
-use super::stats::bootstrap_ratio_ci;
-use super::types::{ConfigSummary, Ratio};
-use crate::model::{RunStatus, StoredConfig, StoredExperiment, StoredRun};
+use super::judge::{judge_all, memory_measure, perf_measure, Judged, Measure};
+use super::service::EndOfLoad;
+use super::types::Ratio;
+use crate::judging::JudgeSettings;
+pub use crate::judging::DEFAULT_MAX_SLOWDOWN_PCT;
+use crate::model::{RunStatus, StoredExperiment};
 use serde::Serialize;
-
-/// The default `--max-slowdown`, in percent.
-pub const DEFAULT_MAX_SLOWDOWN_PCT: f64 = 5.0;
-/// Fewer `ok` runs than this per configuration give no CI worth judging.
-pub const MIN_OK_RUNS: usize = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// `config` is recommended over the baseline.
     Recommend,
-    /// No configuration qualified: keep the baseline (`config` names it).
+    /// Every candidate is settled out: keep the baseline (`config` names it).
     KeepDefault,
-    /// Too few successful runs to judge; `config` is absent.
-    NoRecommendation,
+    /// Some candidate is not settled yet; `config` is absent.
+    Inconclusive,
+}
+
+/// A candidate whose decision is not settled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unsettled {
+    pub config: String,
+    /// `memory`, `performance` or `memory and performance`.
+    pub side: String,
+    /// Estimated further rounds that would settle it, when estimable.
+    pub more_rounds: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -37,129 +49,27 @@ pub struct Verdict {
     pub config: Option<String>,
     /// One paragraph: why.
     pub reason: String,
-    /// One plain sentence per non-baseline configuration: what it saved and cost.
+    /// One plain sentence per non-baseline configuration: what it saved and
+    /// cost, and where it stands; then notes about the measures.
     pub explanation: Vec<String>,
-    /// `mean_rss_bytes`, `mean_pss_bytes` or, for a service,
-    /// `rss_end_load_bytes` / `pss_end_load_bytes`.
-    pub memory_metric: &'static str,
-    /// What the budget applies to: `wall_s`, or for a service `p95_ms`
-    /// (`load_s` when the load gave no latency).
-    pub performance_metric: &'static str,
+    /// E.g. `mean_rss_bytes`, `mean_pss_bytes`, `rss_end_load_bytes`.
+    pub memory_metric: String,
+    /// What the budget applies to: e.g. `wall_s`, `p95_ms`, or a `--metric`.
+    pub performance_metric: String,
     pub max_slowdown_pct: f64,
+    pub min_saving_pct: f64,
+    /// The candidates still open (inconclusive outcome, or alongside a
+    /// recommendation that another candidate might still beat).
+    pub unsettled: Vec<Unsettled>,
     /// Present only for `Recommend`.
     pub deploy: Option<Deploy>,
 }
 
-/// The memory measure the verdict ranks by, per configuration.
-struct Memory {
-    metric: &'static str,
-    words: &'static str,
-    median: Vec<Option<f64>>,
-    ratio: Vec<Option<Ratio>>,
-}
-
-fn ok_values(config: &StoredConfig, pick: fn(&StoredRun) -> Option<f64>) -> Vec<f64> {
-    config
-        .runs
-        .iter()
-        .filter(|r| r.record.status == RunStatus::Ok)
-        .filter_map(pick)
-        .collect()
-}
-
-/// The performance measure the budget applies to, per configuration.
-struct Performance {
-    metric: &'static str,
-    words: &'static str,
-    ratio: Vec<Option<Ratio>>,
-}
-
-/// Wall time, except for a service: its p95 latency, or the load's
-/// duration when the load gave no latency (a `--load` command).
-fn performance(summaries: &[ConfigSummary], service: &[ServiceSummary]) -> Performance {
-    if service.iter().any(|s| s.ratio_p95_ms.is_some()) {
-        return Performance {
-            metric: "p95_ms",
-            words: "p95 latency",
-            ratio: service.iter().map(|s| s.ratio_p95_ms).collect(),
-        };
-    }
-    if service.iter().any(|s| s.ratio_load_s.is_some()) {
-        return Performance {
-            metric: "load_s",
-            words: "load duration",
-            ratio: service.iter().map(|s| s.ratio_load_s).collect(),
-        };
-    }
-    Performance {
-        metric: "wall_s",
-        words: "wall time",
-        ratio: summaries.iter().map(|s| s.ratio("wall_s")).collect(),
-    }
-}
-
-/// For a service, the RSS (PSS for a multi-process server) at the end of
-/// the load: what the server holds after serving; its mean would depend on
-/// how long the load took. Otherwise
-/// mean PSS when any ok run's tree had more than one process (RSS counts
-/// shared pages once per process there), else mean RSS.
-fn memory(
-    experiment: &StoredExperiment,
-    baseline: usize,
-    summaries: &[ConfigSummary],
-    (service, end): (&[ServiceSummary], EndOfLoad),
-) -> Memory {
-    if service
-        .get(baseline)
-        .is_some_and(|s| (end.estimate)(s).is_some())
-    {
-        return Memory {
-            metric: end.metric,
-            words: end.words,
-            median: service
-                .iter()
-                .map(|s| (end.estimate)(s).map(|e| e.median))
-                .collect(),
-            ratio: service.iter().map(end.ratio).collect(),
-        };
-    }
-    let configs = &experiment.configs;
-    let multi = configs
-        .iter()
-        .flat_map(|c| &c.runs)
-        .filter(|r| r.record.status == RunStatus::Ok)
-        .any(|r| r.record.samples.iter().any(|s| s.processes > 1));
-    let has_pss = summaries
-        .get(baseline)
-        .is_some_and(|s| s.estimate("mean_pss_bytes").is_some());
-    if multi && has_pss {
-        let pss = |r: &StoredRun| super::metrics::of(r).mean_pss_bytes.map(|b| b as f64);
-        let base = ok_values(&configs[baseline], pss);
-        Memory {
-            metric: "mean_pss_bytes",
-            words: "mean PSS",
-            median: summaries
-                .iter()
-                .map(|s| s.estimate("mean_pss_bytes").map(|e| e.median))
-                .collect(),
-            ratio: configs
-                .iter()
-                .map(|c| bootstrap_ratio_ci(&ok_values(c, pss), &base))
-                .collect(),
-        }
+fn ratio_words(r: &Ratio) -> String {
+    if r.ci_low.is_finite() && r.ci_high.is_finite() {
+        format!("{:.2}x [{:.2}, {:.2}]", r.value, r.ci_low, r.ci_high)
     } else {
-        Memory {
-            metric: "mean_rss_bytes",
-            words: "mean RSS",
-            median: summaries
-                .iter()
-                .map(|s| s.estimate("mean_rss_bytes").map(|e| e.median))
-                .collect(),
-            ratio: summaries
-                .iter()
-                .map(|s| s.ratio("mean_rss_bytes"))
-                .collect(),
-        }
+        format!("{:.2}x (one round: no interval)", r.value)
     }
 }
 
@@ -167,172 +77,232 @@ fn pct(ratio: f64) -> String {
     format!("{:.0}%", (ratio - 1.0).abs() * 100.0)
 }
 
-fn ratio_words(r: &Ratio) -> String {
-    format!("{:.2}x [{:.2}, {:.2}]", r.value, r.ci_low, r.ci_high)
+/// Where a candidate stands, in words.
+fn standing_words(j: &Judged, judging: &JudgeSettings, memory: &str, perf: &str) -> String {
+    let s = &j.standing;
+    if s.qualifies() {
+        return "qualifies".to_string();
+    }
+    let mut why = Vec::new();
+    match s.memory {
+        Side::Bad => why.push(format!(
+            "does not save {}% of {memory} beyond noise",
+            judging.min_saving_pct
+        )),
+        Side::Open => why.push(format!("{memory} unsettled")),
+        Side::Good => {}
+    }
+    match s.performance {
+        Side::Bad => why.push(format!(
+            "over the {}% budget on {perf}",
+            judging.max_slowdown_pct
+        )),
+        Side::Open => why.push(format!("{perf} unsettled against the budget")),
+        Side::Good => {}
+    }
+    let verdict = if s.settled_out() {
+        "not chosen"
+    } else {
+        "open"
+    };
+    let more = s
+        .more_rounds
+        .map(|n| format!(" (about {n} more rounds would settle it)"))
+        .unwrap_or_default();
+    format!("{verdict}: {}{more}", why.join(", "))
 }
 
-/// Why a candidate does or does not qualify; `None` when it does.
-fn disqualified(
-    s: &ConfigSummary,
-    mem: Option<&Ratio>,
-    perf: (Option<Ratio>, &str),
-    budget: f64,
-) -> Option<String> {
-    if s.ok_runs < MIN_OK_RUNS {
-        return Some(format!(
-            "only {} ok run{} of {}: too few to judge",
-            s.ok_runs,
-            if s.ok_runs == 1 { "" } else { "s" },
-            s.total_runs
-        ));
+fn side_of(j: &Judged) -> String {
+    match (
+        j.standing.memory == Side::Open,
+        j.standing.performance == Side::Open,
+    ) {
+        (true, true) => "memory and performance",
+        (true, false) => "memory",
+        _ => "performance",
     }
-    let Some(mem) = mem else {
-        return Some("no memory figures".to_string());
-    };
-    let (perf, perf_words) = perf;
-    let Some(perf) = perf else {
-        return Some(format!("no {perf_words} figures"));
-    };
-    if perf.ci_high > 1.0 + budget / 100.0 {
-        return Some(format!(
-            "over the {budget}% budget: {perf_words} up to {:.2}x",
-            perf.ci_high
-        ));
+    .to_string()
+}
+
+/// A note when wall time is flat across every run while other figures move:
+/// a fixed-duration benchmark, whose wall time measures nothing.
+fn fixed_duration_note(experiment: &StoredExperiment, perf: &Measure) -> Option<String> {
+    if perf.id != "wall_s" {
+        return None;
     }
-    if mem.ci_high >= 1.0 {
-        return Some(if mem.ci_low > 1.0 {
-            "uses more memory than the baseline".to_string()
-        } else {
-            "its memory ratio's CI includes 1.0: no saving beyond run-to-run noise".to_string()
-        });
-    }
-    None
+    let walls: Vec<f64> = experiment
+        .configs
+        .iter()
+        .flat_map(|c| &c.runs)
+        .filter(|r| r.record.status == RunStatus::Ok)
+        .map(|r| r.record.wall_s)
+        .collect();
+    let (lo, hi) = walls.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &w| {
+        (lo.min(w), hi.max(w))
+    });
+    (walls.len() >= 4 && lo > 0.0 && hi / lo <= 1.01).then(|| {
+        "Every run's wall time is within 1% of the others: the program likely runs for a fixed \
+         time, so wall time measures nothing here. Judge by its own throughput instead, e.g. \
+         --metric 'ops=([0-9.]+) ops/sec' --higher-is-better ops --perf-metric ops."
+            .to_string()
+    })
 }
 
 /// Decides, explains, and writes the deploy lines. `baseline` indexes
-/// `experiment.configs`; `summaries` are in the same order.
+/// `experiment.configs`.
 pub fn decide(
     experiment: &StoredExperiment,
     baseline: usize,
-    summaries: &[ConfigSummary],
-    service: (&[ServiceSummary], EndOfLoad),
-    max_slowdown_pct: f64,
+    end: EndOfLoad,
+    judging: &JudgeSettings,
 ) -> Verdict {
-    let mem = memory(experiment, baseline, summaries, service);
-    let perf = performance(summaries, service.0);
+    let memory = memory_measure(experiment, baseline, end, judging);
+    let perf = perf_measure(experiment, judging);
+    let judged = judge_all(experiment, baseline, &memory, &perf, judging);
     let configs = &experiment.configs;
+    let name = |i: usize| configs[i].config.name.clone();
     let base_name = configs
         .get(baseline)
         .map(|c| c.config.name.clone())
         .unwrap_or_default();
     let mut verdict = Verdict {
-        outcome: Outcome::NoRecommendation,
+        outcome: Outcome::Inconclusive,
         config: None,
         reason: String::new(),
         explanation: Vec::new(),
-        memory_metric: mem.metric,
-        performance_metric: perf.metric,
-        max_slowdown_pct,
+        memory_metric: memory.id.clone(),
+        performance_metric: perf.id.clone(),
+        max_slowdown_pct: judging.max_slowdown_pct,
+        min_saving_pct: judging.min_saving_pct,
+        unsettled: Vec::new(),
         deploy: None,
     };
-    let base_ok = summaries.get(baseline).map_or(0, |s| s.ok_runs);
-    if base_ok < MIN_OK_RUNS {
-        verdict.reason = format!(
-            "No recommendation: the baseline {base_name} has {base_ok} ok run(s); a verdict \
-             needs at least {MIN_OK_RUNS} ok runs per configuration (use --runs 3 or more)."
-        );
-        return verdict;
-    }
-    let mut qualified: Vec<(usize, f64)> = Vec::new();
-    let mut judged = 0;
-    for (i, (c, s)) in configs.iter().zip(summaries).enumerate() {
-        if i == baseline {
-            continue;
-        }
-        let name = &c.config.name;
-        let ratio = mem.ratio[i].as_ref();
-        let perf_ratio = perf.ratio.get(i).copied().flatten();
-        let why_not = disqualified(s, ratio, (perf_ratio, perf.words), max_slowdown_pct);
-        if s.ok_runs >= MIN_OK_RUNS {
-            judged += 1;
-        }
-        let figures = match (ratio, perf_ratio) {
-            (Some(m), Some(w)) => format!(
-                "{} {} ({} {}), {} {} ({} {})",
-                mem.words,
-                ratio_words(m),
-                if m.value <= 1.0 { "saves" } else { "costs" },
-                pct(m.value),
-                perf.words,
-                ratio_words(&w),
-                if w.value <= 1.0 {
-                    "faster by"
-                } else {
-                    "slower by"
-                },
-                pct(w.value)
-            ),
+    let (mw, pw) = (memory.words.as_str(), perf.words.as_str());
+    for j in &judged {
+        let figures = match (&j.memory, &j.perf) {
+            (Some(m), Some(p)) => {
+                let (m, p) = (m.ratio(), p.ratio());
+                format!(
+                    "{mw} {} ({} {}), {pw} {} ({} {})",
+                    ratio_words(&m),
+                    if m.value <= 1.0 { "saves" } else { "costs" },
+                    pct(m.value),
+                    ratio_words(&p),
+                    if p.value <= 1.0 {
+                        "better by"
+                    } else {
+                        "worse by"
+                    },
+                    pct(p.value)
+                )
+            }
             _ => "no comparable figures".to_string(),
         };
-        let line = match &why_not {
-            Some(why) => format!("{name}: {figures}; not chosen: {why}."),
-            None => format!("{name}: {figures}; qualifies."),
-        };
-        verdict.explanation.push(line);
-        if why_not.is_none() {
-            if let Some(m) = mem.median[i] {
-                qualified.push((i, m));
-            }
+        verdict.explanation.push(format!(
+            "{}: {figures}; {}.",
+            name(j.index),
+            standing_words(j, judging, mw, pw)
+        ));
+        if j.standing.is_open() {
+            verdict.unsettled.push(Unsettled {
+                config: name(j.index),
+                side: side_of(j),
+                more_rounds: j.standing.more_rounds,
+            });
         }
     }
-    if judged == 0 {
-        verdict.reason = format!(
-            "No recommendation: no configuration other than the baseline has at least \
-             {MIN_OK_RUNS} ok runs; rerun with more --runs and check why runs failed."
-        );
-        return verdict;
+    verdict
+        .explanation
+        .extend(fixed_duration_note(experiment, &perf));
+    let standings: Vec<_> = judged.iter().map(|j| j.standing.clone()).collect();
+    let memory_ratio: Vec<f64> = judged
+        .iter()
+        .map(|j| j.memory.as_ref().map_or(f64::INFINITY, |m| m.ratio().value))
+        .collect();
+    let rounds = configs.get(baseline).map_or(0, |c| {
+        c.runs
+            .iter()
+            .filter(|r| r.record.status == RunStatus::Ok)
+            .count()
+    });
+    match decide_outcome(&standings, &memory_ratio) {
+        Decision::Recommend(k) => {
+            let j = &judged[k];
+            let c = &configs[j.index];
+            let m = j.memory.as_ref().map(|m| m.ratio());
+            let p = j.perf.as_ref().map(|p| p.ratio());
+            let qualified = standings.iter().filter(|s| s.qualifies()).count();
+            verdict.outcome = Outcome::Recommend;
+            verdict.config = Some(c.config.name.clone());
+            verdict.reason = format!(
+                "Use {}: {mw} {} of {base_name}'s, a saving beyond noise and beyond the {}% \
+                 minimum; {pw} {} stays within the {}% budget.{}{}",
+                c.config.name,
+                m.map(|m| ratio_words(&m)).unwrap_or_default(),
+                judging.min_saving_pct,
+                p.map(|p| ratio_words(&p)).unwrap_or_default(),
+                judging.max_slowdown_pct,
+                if qualified > 1 {
+                    format!(
+                        " It has the lowest {mw} of the {qualified} configurations that qualify."
+                    )
+                } else {
+                    String::new()
+                },
+                if verdict.unsettled.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " Still unsettled, and possibly better: {}.",
+                        verdict
+                            .unsettled
+                            .iter()
+                            .map(|u| u.config.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            );
+            verdict.deploy = Some(deploy(&c.config, &experiment.info.command));
+        }
+        Decision::KeepDefault => {
+            verdict.outcome = Outcome::KeepDefault;
+            verdict.config = Some(base_name.clone());
+            verdict.reason = format!(
+                "Keep the default ({base_name}): no configuration saves {}% or more of {mw} \
+                 while keeping {pw} within {}% of the baseline, beyond run-to-run noise.",
+                judging.min_saving_pct, judging.max_slowdown_pct
+            );
+        }
+        Decision::Inconclusive(_) if judged.is_empty() => {
+            verdict.reason = "Inconclusive: there is no configuration besides the baseline to \
+                              compare; add -a CONFIG."
+                .to_string();
+        }
+        Decision::Inconclusive(_) => {
+            let parts: Vec<String> = verdict
+                .unsettled
+                .iter()
+                .map(|u| {
+                    format!(
+                        "{} on {}{}",
+                        u.config,
+                        u.side,
+                        u.more_rounds
+                            .map(|n| format!(" (about {n} more rounds)"))
+                            .unwrap_or_default()
+                    )
+                })
+                .collect();
+            verdict.reason = format!(
+                "Inconclusive after {rounds} round{} of the baseline: not settled yet: {}. \
+                 More rounds would settle it (--runs auto --max-runs N), or re-judge with \
+                 other thresholds (allocscope report --min-saving/--max-slowdown).",
+                if rounds == 1 { "" } else { "s" },
+                parts.join("; ")
+            );
+        }
     }
-    qualified.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let Some(&(winner, _)) = qualified.first() else {
-        verdict.outcome = Outcome::KeepDefault;
-        verdict.config = Some(base_name.clone());
-        verdict.reason = format!(
-            "Keep the default ({base_name}): no configuration lowers {} beyond run-to-run \
-             noise while keeping {} within {max_slowdown_pct}% of the baseline at the \
-             upper end of its 95% CI.",
-            mem.words, perf.words
-        );
-        return verdict;
-    };
-    let c = &configs[winner];
-    let m = mem.ratio[winner].unwrap_or(super::BASELINE_RATIO);
-    let w = perf.ratio[winner].unwrap_or(super::BASELINE_RATIO);
-    let saved = match (mem.median[baseline], mem.median[winner]) {
-        (Some(b), Some(x)) => format!(" ({} less)", crate::units::format_bytes(b - x)),
-        _ => String::new(),
-    };
-    let others = if qualified.len() > 1 {
-        format!(
-            " It beats {} other configuration(s) that also qualified.",
-            qualified.len() - 1
-        )
-    } else {
-        String::new()
-    };
-    verdict.outcome = Outcome::Recommend;
-    verdict.config = Some(c.config.name.clone());
-    verdict.reason = format!(
-        "Use {}: the lowest {} among the configurations within the {max_slowdown_pct}% \
-         {} budget, {} of {base_name}'s{saved}, a saving beyond noise (95% CI below \
-         1.0); {} {} stays within budget.{others}",
-        c.config.name,
-        mem.words,
-        perf.words,
-        ratio_words(&m),
-        perf.words,
-        ratio_words(&w),
-    );
-    verdict.deploy = Some(deploy(&c.config, &experiment.info.command));
     verdict
 }
 

@@ -46,7 +46,11 @@ fn recommends_the_lowest_memory_within_budget_and_says_how_to_deploy_it() {
     assert_eq!(v.memory_metric, "mean_rss_bytes");
     assert!(v.reason.contains("Use jemalloc"), "{}", v.reason);
     assert!(v.reason.contains("0.60x"), "{}", v.reason);
-    assert!(v.reason.contains("1 other"), "{}", v.reason);
+    assert!(
+        v.reason.contains("2 configurations that qualify"),
+        "{}",
+        v.reason
+    );
     assert_eq!(v.explanation.len(), 2);
     assert!(
         v.explanation[0].contains("saves 40%"),
@@ -117,24 +121,31 @@ fn keeps_the_default_when_every_candidate_is_over_budget() {
 }
 
 #[test]
-fn a_memory_ratio_whose_ci_crosses_one_does_not_qualify() {
+fn a_memory_ratio_whose_interval_straddles_the_threshold_is_inconclusive() {
     let noisy: &[(f64, f64)] = &[(90.0, 1.0), (110.0, 1.0), (95.0, 1.0), (104.0, 1.0)];
     let v = judge(experiment([GLIBC, noisy, noisy]), 5.0).verdict;
-    assert_eq!(v.outcome, Outcome::KeepDefault);
+    // Too noisy to tell a saving from none: unsettled, never "keep the default".
+    assert_eq!(v.outcome, Outcome::Inconclusive);
+    assert!(v.reason.contains("jemalloc on memory"), "{}", v.reason);
     assert!(
-        v.explanation[0].contains("CI includes 1.0"),
+        v.explanation[0].contains("mean RSS unsettled"),
         "{:?}",
         v.explanation
     );
 }
 
 #[test]
-fn too_few_ok_runs_give_no_recommendation_and_say_so() {
+fn too_few_ok_runs_are_inconclusive_never_keep_the_default() {
     let one: &[(f64, f64)] = &[(100.0, 1.0)];
     let v = judge(experiment([one, SMALL_SAME_SPEED, MID_FASTER]), 5.0).verdict;
-    assert_eq!(v.outcome, Outcome::NoRecommendation);
+    assert_eq!(v.outcome, Outcome::Inconclusive);
     assert_eq!(v.config, None);
-    assert!(v.reason.contains("at least 2 ok runs"), "{}", v.reason);
+    assert!(
+        v.reason.starts_with("Inconclusive after 1 round"),
+        "{}",
+        v.reason
+    );
+    assert_eq!(v.unsettled.len(), 2);
 
     let mut e = experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]);
     for run in &mut e.configs[1].runs[1..] {
@@ -143,7 +154,7 @@ fn too_few_ok_runs_give_no_recommendation_and_say_so() {
     let v = judge(e, 5.0).verdict;
     assert_eq!(v.config.as_deref(), Some("mimalloc,eager"));
     assert!(
-        v.explanation[0].contains("too few to judge"),
+        v.explanation[0].contains("one round: no interval") && v.explanation[0].contains("open"),
         "{:?}",
         v.explanation
     );

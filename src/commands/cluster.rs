@@ -44,7 +44,17 @@ pub fn compare(args: &CompareArgs, settings: &CompareSettings) -> anyhow::Result
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
-    let budget = settings.output.max_slowdown_pct;
+    let k8s = args.cluster.executor.as_deref() == Some("k8s");
+    if k8s && (args.cluster.image.is_none() || args.cluster.k8s_volume_claim.is_none()) {
+        return Err(Refused(K8S_NEEDS.to_string()).into());
+    }
+    if let crate::options::rounds::Schedule::Auto { .. } = settings.rounds.schedule {
+        return Err(Refused(
+            "--executor runs a fixed number of rounds, one job per round; give --runs N (e.g. -r 5)"
+                .to_string(),
+        )
+        .into());
+    }
     let argv: Vec<_> = std::env::args_os().collect();
     let plan = ClusterPlan::new(
         humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
@@ -64,8 +74,11 @@ pub fn compare(args: &CompareArgs, settings: &CompareSettings) -> anyhow::Result
     if args.cluster.executor.as_deref() == Some("k8s") {
         return kubernetes(&args.cluster, &plan, &dir, &settings.db);
     }
-    super::cluster_slurm::run(args, settings, &plan, &plan_path, &dir, budget)
+    super::cluster_slurm::run(args, settings, &plan, &plan_path, &dir)
 }
+
+const K8S_NEEDS: &str = "--executor k8s needs --image IMAGE (holding allocscope and the program) \
+     and --k8s-volume-claim NAME (the PersistentVolumeClaim the pods write shards to)";
 
 /// `--executor k8s`: the manifest, applied when kubectl reaches a cluster.
 fn kubernetes(
@@ -75,12 +88,7 @@ fn kubernetes(
     db: &Path,
 ) -> anyhow::Result<i32> {
     let (Some(image), Some(claim)) = (&args.image, &args.k8s_volume_claim) else {
-        return Err(Refused(
-            "--executor k8s needs --image IMAGE (holding allocscope and the program) and \
-             --k8s-volume-claim NAME (the PersistentVolumeClaim the pods write shards to)"
-                .to_string(),
-        )
-        .into());
+        return Err(Refused(K8S_NEEDS.to_string()).into());
     };
     let job = IndexedJob {
         plan,

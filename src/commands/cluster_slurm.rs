@@ -4,7 +4,7 @@
 //! the rounds that left none with their Slurm state, then print the usual
 //! table and verdict. Ctrl-C cancels the array and keeps the finished rounds.
 
-use crate::analyze::analyze_with_budget;
+use crate::analyze::analyze_with;
 use crate::cli::CompareArgs;
 use crate::cluster::merge::{merge_shards, record_missing_round};
 use crate::cluster::plan_file::ClusterPlan;
@@ -30,7 +30,6 @@ pub fn run(
     plan: &ClusterPlan,
     plan_path: &Path,
     dir: &Path,
-    budget: f64,
 ) -> anyhow::Result<i32> {
     let name = format!("allocscope-{}", plan.short_id());
     let script = slurm::batch_script(&slurm::ArrayJob {
@@ -139,7 +138,7 @@ pub fn run(
         .iter()
         .flat_map(|c| &c.runs)
         .all(|r| r.record.status == RunStatus::Ok);
-    let analysis = analyze_with_budget(experiment, &settings.baseline, budget)?;
+    let analysis = analyze_with(experiment, &settings.baseline, &settings.judge)?;
     super::exports::print_table_and_export(&analysis, &settings.output.exports)?;
     if let Some(code) = exit_interrupted {
         eprintln!(

@@ -2,7 +2,7 @@
 //! soon as it ends, then analyse and report from the store.
 
 use super::session::{Session, Step};
-use crate::analyze::analyze_with_budget;
+use crate::analyze::analyze_with;
 use crate::options::CompareSettings;
 use crate::store::Store;
 use crate::units::format_seconds;
@@ -18,7 +18,11 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     }
     let mut store = Store::open(&settings.db)?;
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-    let judge = super::judge::today(&settings.baseline, &settings.judge);
+    let judge = super::judge::adaptive(
+        &settings.baseline,
+        &settings.judge,
+        settings.rounds.schedule.max_rounds(),
+    );
     let matrix = super::rounds::run_rounds(
         settings,
         settings.output.quiet,
@@ -28,11 +32,7 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     )?;
     let experiment_id = matrix.experiment_id;
     let experiment = store.load_experiment(Some(experiment_id))?;
-    let analysis = analyze_with_budget(
-        experiment,
-        &settings.baseline,
-        settings.judge.max_slowdown_pct,
-    )?;
+    let analysis = analyze_with(experiment, &settings.baseline, &settings.judge)?;
     super::exports::print_table_and_export(&analysis, &settings.output.exports)?;
     if let Some(code) = matrix.interrupted {
         eprintln!(

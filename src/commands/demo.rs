@@ -95,7 +95,14 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
             }
         },
     };
-    let runs = parse_count("--runs", &args.runs, 1)?;
+    let schedule = if args.runs.trim().eq_ignore_ascii_case("auto") {
+        crate::options::rounds::Schedule::Auto {
+            max_runs: if args.quick { 8 } else { 12 },
+        }
+    } else {
+        crate::options::rounds::Schedule::Fixed(parse_count("--runs", &args.runs, 1)?)
+    };
+    let runs = schedule.max_rounds();
     let program = std::env::current_exe()?;
     let registry = crate::alloc::Registry::discover();
     std::fs::create_dir_all(&args.out)?;
@@ -151,7 +158,7 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
             db: args.db.clone(),
             program: program.clone(),
             rounds: crate::options::rounds::RoundSettings {
-                schedule: crate::options::rounds::Schedule::Fixed(runs),
+                schedule,
                 max_time: None,
                 metrics: Vec::new(),
             },

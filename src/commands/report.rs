@@ -1,6 +1,6 @@
 //! `allocscope report`: re-render a stored experiment, or list them.
 
-use crate::analyze::analyze_with_budget;
+use crate::analyze::analyze_with;
 use crate::cli::ReportArgs;
 use crate::options::export::OutputSettings;
 use crate::store::Store;
@@ -29,7 +29,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
         .baseline
         .clone()
         .unwrap_or_else(|| experiment.info.baseline.clone());
-    let analysis = analyze_with_budget(experiment, &baseline, judge.max_slowdown_pct)?;
+    let analysis = analyze_with(experiment, &baseline, &judge)?;
     super::exports::print_table_and_export(&analysis, &output.exports)?;
     Ok(0)
 }
@@ -42,16 +42,20 @@ fn judge_settings(
     args: &crate::cli::JudgeArgs,
     max_slowdown_pct: f64,
 ) -> anyhow::Result<crate::options::rounds::JudgeSettings> {
-    let names: Vec<String> = store
+    let stored: Vec<String> = store
         .load_environment(experiment_id)?
         .into_iter()
         .filter(|(key, _)| key == crate::user_metric::ENVIRONMENT_KEY)
         .filter_map(|(_, value)| value)
-        .flat_map(|value| crate::user_metric::names_in_environment(&value))
         .collect();
-    Ok(crate::options::rounds::parse_judge(
-        args,
-        max_slowdown_pct,
-        &names,
-    )?)
+    let names: Vec<String> = stored
+        .iter()
+        .flat_map(|value| crate::user_metric::names_in_environment(value))
+        .collect();
+    let mut judge = crate::options::rounds::parse_judge(args, max_slowdown_pct, &names)?;
+    judge.higher_is_better = stored
+        .iter()
+        .flat_map(|value| crate::user_metric::higher_is_better_in_environment(value))
+        .collect();
+    Ok(judge)
 }

@@ -35,49 +35,7 @@ pub struct RoundSettings {
     pub metrics: Vec<UserMetric>,
 }
 
-/// The default `--min-saving`, in percent.
-pub const DEFAULT_MIN_SAVING_PCT: f64 = 3.0;
-
-/// What the verdict ranks memory by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MemoryMetric {
-    Peak,
-    Mean,
-    Final,
-    EndOfLoad,
-}
-
-/// What the performance budget measures.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PerfMetric {
-    Wall,
-    Cpu,
-    P50,
-    P95,
-    P99,
-    /// A `--metric` by name.
-    User(String),
-}
-
-/// How a comparison is judged; `None` metrics keep today's defaults.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JudgeSettings {
-    pub max_slowdown_pct: f64,
-    pub min_saving_pct: f64,
-    pub memory_metric: Option<MemoryMetric>,
-    pub perf_metric: Option<PerfMetric>,
-}
-
-impl Default for JudgeSettings {
-    fn default() -> JudgeSettings {
-        JudgeSettings {
-            max_slowdown_pct: crate::analyze::verdict::DEFAULT_MAX_SLOWDOWN_PCT,
-            min_saving_pct: DEFAULT_MIN_SAVING_PCT,
-            memory_metric: None,
-            perf_metric: None,
-        }
-    }
-}
+pub use crate::judging::{JudgeSettings, MemoryMetric, PerfMetric, DEFAULT_MIN_SAVING_PCT};
 
 fn rounds_error(message: String) -> UsageError {
     UsageError::Rounds(message)
@@ -190,6 +148,7 @@ pub fn parse_judge(
         min_saving_pct,
         memory_metric,
         perf_metric,
+        higher_is_better: Vec::new(),
     })
 }
 

@@ -111,7 +111,7 @@ fn notes(a: &Analysis) -> Vec<String> {
             }
         }
     }
-    if a.verdict.outcome == Outcome::NoRecommendation {
+    if a.verdict.outcome == Outcome::Inconclusive {
         out.push("Too few ok runs for a verdict; see below.".to_string());
     }
     out

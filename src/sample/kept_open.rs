@@ -1,5 +1,5 @@
 //! /proc files kept open between ticks. Opening and closing `stat` and
-//! `statm` for every process on every tick costs two extra system calls per
+//! `status` for every process on every tick costs two extra system calls per
 //! file, which dominate the cheap reads on a virtual machine; a kept file is
 //! re-read from offset 0 (procfs regenerates it). A process that exited makes
 //! the read fail (ESRCH), so a reused pid is reopened, never read stale.
@@ -68,10 +68,10 @@ mod tests {
     fn rereads_fresh_text_and_reopens_after_exit() {
         let mut kept = KeptOpen::default();
         let own = std::process::id() as i32;
-        let first = kept.read(own, "statm").map(str::to_string);
-        // Grow our own RSS so that statm changes between the two reads.
+        let first = kept.read(own, "status").map(str::to_string);
+        // Grow our own RSS so that status changes between the two reads.
         let block = vec![1u8; 64 << 20];
-        let second = kept.read(own, "statm").map(str::to_string);
+        let second = kept.read(own, "status").map(str::to_string);
         assert!(block.iter().step_by(4096).all(|&b| b == 1));
         assert_ne!(first, second, "a kept file must be regenerated on re-read");
 

@@ -1,7 +1,8 @@
 //! Samples the memory of a process tree from /proc into `model::Sample`s.
 //!
-//! RSS, VSZ, faults and threads are cheap (`statm` ~2 µs, `stat` ~4 µs) and
-//! read on every tick. PSS/USS/swap come from `smaps_rollup`, which walks the
+//! RSS, VSZ, faults and threads are cheap and read on every tick: `stat`
+//! and `status` (which has what `statm` has plus the RSS split the PSS
+//! estimate needs), two kept-open files per process. PSS/USS/swap come from `smaps_rollup`, which walks the
 //! page tables under the mm lock: 20-90 µs on a quiet process, 1-4 ms on a
 //! busy many-threaded one, and it can stall the workload's own mmap/madvise.
 //! So those reads are rationed by a CPU budget for the *whole* sampler (tree
@@ -45,7 +46,6 @@ const MAX_SAVED_CPU: Duration = Duration::from_millis(20);
 /// Reads /proc for a set of pids, one `sample()` per tick.
 #[derive(Debug)]
 pub struct Sampler {
-    page_size_bytes: u64,
     kept: KeptOpen,
     budget_fraction: f64,
     /// CPU seconds the sampler may still spend (may go negative).
@@ -68,7 +68,6 @@ impl Sampler {
     /// e.g. 0.01 for 1%.
     pub fn new(budget_fraction: f64) -> Sampler {
         Sampler {
-            page_size_bytes: page_size_bytes(),
             kept: KeptOpen::default(),
             budget_fraction: budget_fraction.max(0.0),
             tokens_s: 0.0,
@@ -137,17 +136,16 @@ impl Sampler {
             ..Sample::default()
         };
         let mut live = Vec::with_capacity(pids.len());
-        // (ppid, status counters) of each process in `live`.
+        // (ppid, RSS split) of each process in `live`.
         let mut split: Vec<(i32, Option<RssParts>)> = Vec::with_capacity(pids.len());
         for &pid in pids {
             let Some(stat) = self.kept.read(pid, "stat").and_then(proc::parse_stat) else {
                 continue;
             };
-            let page_size_bytes = self.page_size_bytes;
-            let Some(statm) = self
+            let Some(memory) = self
                 .kept
-                .read(pid, "statm")
-                .and_then(|t| proc::parse_statm(t, page_size_bytes))
+                .read(pid, "status")
+                .and_then(proc::parse_status_memory)
             else {
                 continue;
             };
@@ -155,18 +153,14 @@ impl Sampler {
             sample.threads = sample.threads.saturating_add(stat.threads);
             sample.minor_faults = sample.minor_faults.saturating_add(stat.minor_faults);
             sample.major_faults = sample.major_faults.saturating_add(stat.major_faults);
-            sample.rss_bytes = sample.rss_bytes.saturating_add(statm.rss_bytes);
-            sample.vsz_bytes = sample.vsz_bytes.saturating_add(statm.vsz_bytes);
+            sample.rss_bytes = sample.rss_bytes.saturating_add(memory.rss_bytes);
+            sample.vsz_bytes = sample.vsz_bytes.saturating_add(memory.vsz_bytes);
             // Zombies have no mm: smaps_rollup fails with ESRCH, and they
             // hold no memory to count.
-            let has_mm = !matches!(stat.state, 'Z' | 'X') && statm.vsz_bytes > 0;
+            let has_mm = !matches!(stat.state, 'Z' | 'X') && memory.vsz_bytes > 0;
             if has_mm {
                 live.push(pid);
-                let parts = self
-                    .kept
-                    .read(pid, "status")
-                    .and_then(proc::parse_status_rss);
-                split.push((stat.ppid, parts));
+                split.push((stat.ppid, memory.rss_parts));
             }
         }
         self.kept.retain(pids);
@@ -269,12 +263,6 @@ fn read_pss_totals(
     }
     estimator.full_read_done();
     Some(totals)
-}
-
-fn page_size_bytes() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
 }
 
 /// CPU time of the calling thread, in seconds.

@@ -1,4 +1,4 @@
-//! Parsers for the per-process files of /proc (`statm`, `stat`, `status`,
+//! Parsers for the per-process files of /proc (`stat`, `status`,
 //! `smaps_rollup`, `task/TID/children`) and one-line wrappers that read them.
 //! Parsers take the text and return `None` on anything unexpected; the
 //! wrappers return `None` when the process is gone, which is normal.
@@ -6,11 +6,15 @@
 
 use std::fs;
 
-/// Memory sizes from /proc/PID/statm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Statm {
+/// The memory figures of /proc/PID/status the sampler reads every tick:
+/// the same sizes as `statm` (VmSize, VmRSS) plus the RSS split, so one
+/// file per process and tick gives both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StatusMemory {
     pub vsz_bytes: u64,
     pub rss_bytes: u64,
+    /// `RssAnon`, `RssFile`, `RssShmem` (Linux 4.5+).
+    pub rss_parts: Option<RssParts>,
 }
 
 /// The fields of /proc/PID/stat the sampler uses.
@@ -52,17 +56,6 @@ impl RssParts {
             .saturating_add(self.file_bytes)
             .saturating_add(self.shmem_bytes)
     }
-}
-
-/// `size resident shared text lib data dt`, in pages.
-pub fn parse_statm(text: &str, page_size_bytes: u64) -> Option<Statm> {
-    let mut fields = text.split_ascii_whitespace();
-    let size_pages: u64 = fields.next()?.parse().ok()?;
-    let resident_pages: u64 = fields.next()?.parse().ok()?;
-    Some(Statm {
-        vsz_bytes: size_pages.checked_mul(page_size_bytes)?,
-        rss_bytes: resident_pages.checked_mul(page_size_bytes)?,
-    })
 }
 
 /// `pid (comm) state ppid ...`. The comm may contain spaces and `)`, so the
@@ -134,20 +127,33 @@ fn parts(anon: Option<u64>, file: Option<u64>, shmem: Option<u64>) -> Option<Rss
     })
 }
 
-/// `RssAnon`, `RssFile` and `RssShmem` of /proc/PID/status (Linux 4.5+);
-/// `None` for kernel threads and zombies, which have no such lines.
-pub fn parse_status_rss(text: &str) -> Option<RssParts> {
+/// `VmSize`, `VmRSS`, `RssAnon`, `RssFile` and `RssShmem` of
+/// /proc/PID/status. Kernel threads and zombies have none of these lines:
+/// sizes 0 (what `statm` gives them) and no parts. `None` on a malformed
+/// value. Stops after `RssShmem`, the last of them in every kernel's order,
+/// since the sampler parses this for every process on every tick.
+pub fn parse_status_memory(text: &str) -> Option<StatusMemory> {
+    let (mut vsz, mut rss) = (None, None);
     let (mut anon, mut file, mut shmem) = (None, None, None);
     for line in text.lines() {
         let slot = match line.split(':').next() {
+            Some("VmSize") => (&mut vsz, "VmSize"),
+            Some("VmRSS") => (&mut rss, "VmRSS"),
             Some("RssAnon") => (&mut anon, "RssAnon"),
             Some("RssFile") => (&mut file, "RssFile"),
             Some("RssShmem") => (&mut shmem, "RssShmem"),
             _ => continue,
         };
         *slot.0 = Some(kb_field(line, slot.1)?);
+        if slot.1 == "RssShmem" {
+            break;
+        }
     }
-    parts(anon, file, shmem)
+    Some(StatusMemory {
+        vsz_bytes: vsz.unwrap_or(0),
+        rss_bytes: rss.unwrap_or(0),
+        rss_parts: parts(anon, file, shmem),
+    })
 }
 
 /// VmHWM (peak resident set) from /proc/PID/status, in bytes. Kernel
@@ -169,8 +175,8 @@ fn read(pid: i32, file: &str) -> Option<String> {
     fs::read_to_string(format!("/proc/{pid}/{file}")).ok()
 }
 
-pub fn read_statm(pid: i32, page_size_bytes: u64) -> Option<Statm> {
-    parse_statm(&read(pid, "statm")?, page_size_bytes)
+pub fn read_status_memory(pid: i32) -> Option<StatusMemory> {
+    parse_status_memory(&read(pid, "status")?)
 }
 
 pub fn read_stat(pid: i32) -> Option<Stat> {
@@ -196,24 +202,6 @@ mod tests {
     use proptest::prelude::*;
 
     const KIB: u64 = 1024;
-
-    #[test]
-    fn statm_converts_pages_to_bytes() {
-        let statm = parse_statm(include_str!("fixtures/statm_python.txt"), 4096);
-        assert_eq!(
-            statm,
-            Some(Statm {
-                vsz_bytes: 72258 * 4096,
-                rss_bytes: 16199 * 4096
-            })
-        );
-    }
-
-    #[test]
-    fn statm_rejects_truncated_text() {
-        assert_eq!(parse_statm("730", 4096), None);
-        assert_eq!(parse_statm("", 4096), None);
-    }
 
     #[test]
     fn stat_splits_at_last_paren_when_comm_has_spaces_and_parens() {
@@ -298,18 +286,36 @@ mod tests {
     }
 
     #[test]
-    fn status_rss_parts_in_bytes() {
-        let parts = parse_status_rss(include_str!("fixtures/status_sleep.txt"));
+    fn status_memory_in_bytes() {
+        let memory = parse_status_memory(include_str!("fixtures/status_sleep.txt"));
         assert_eq!(
-            parts,
-            Some(RssParts {
-                anon_bytes: 112 * KIB,
-                file_bytes: 1684 * KIB,
-                shmem_bytes: 0,
+            memory,
+            Some(StatusMemory {
+                vsz_bytes: 2920 * KIB,
+                rss_bytes: 1796 * KIB,
+                rss_parts: Some(RssParts {
+                    anon_bytes: 112 * KIB,
+                    file_bytes: 1684 * KIB,
+                    shmem_bytes: 0,
+                }),
             })
         );
-        assert_eq!(parse_status_rss("Name:\tkthreadd\nState:\tS\n"), None);
-        assert_eq!(parse_status_rss("RssAnon:\t12 MB\nRssFile: 1 kB\n"), None);
+        let python = parse_status_memory(include_str!("fixtures/status_python.txt"));
+        assert_eq!(python.map(|m| m.vsz_bytes), Some(289032 * KIB));
+        assert_eq!(python.map(|m| m.rss_bytes), Some(64796 * KIB));
+    }
+
+    #[test]
+    fn status_memory_of_kernel_thread_is_empty() {
+        assert_eq!(
+            parse_status_memory("Name:\tkthreadd\nState:\tS\n"),
+            Some(StatusMemory::default())
+        );
+        assert_eq!(
+            parse_status_memory("RssAnon:\t12 MB\nRssFile: 1 kB\n"),
+            None
+        );
+        assert_eq!(parse_status_memory("VmRSS:\tlots kB\n"), None);
     }
 
     #[test]
@@ -352,7 +358,7 @@ mod tests {
     #[test]
     fn reads_own_process() {
         let pid = std::process::id() as i32;
-        assert!(read_statm(pid, 4096).is_some_and(|s| s.rss_bytes > 0));
+        assert!(read_status_memory(pid).is_some_and(|s| s.rss_bytes > 0 && s.vsz_bytes > 0));
         assert!(read_stat(pid).is_some_and(|s| s.threads >= 1));
         assert!(read_status_hwm(pid).is_some());
     }
@@ -366,20 +372,18 @@ mod tests {
     proptest! {
         #[test]
         fn parsers_never_panic(text in "\\PC*") {
-            let _ = parse_statm(&text, 4096);
             let _ = parse_stat(&text);
             let _ = parse_smaps_rollup(&text);
             let _ = parse_status_hwm(&text);
-            let _ = parse_status_rss(&text);
+            let _ = parse_status_memory(&text);
             let _ = parse_children(&text);
         }
 
         #[test]
         fn parsers_never_panic_on_proc_like_text(
             text in "[0-9 ()a-zA-Z:\\n]{0,200}kB[0-9 ()SR:\\n]{0,50}",
-            page in 0u64..=u64::MAX,
         ) {
-            let _ = parse_statm(&text, page);
+            let _ = parse_status_memory(&text);
             let _ = parse_stat(&text);
             let _ = parse_smaps_rollup(&text);
             let _ = parse_status_hwm(&text);

@@ -257,6 +257,8 @@ fn the_kubernetes_executor_writes_an_indexed_job() {
             "compare",
             "--executor",
             "slurm",
+            "-r",
+            "2",
             "-a",
             "glibc",
             "--",
@@ -271,6 +273,10 @@ fn the_kubernetes_executor_writes_an_indexed_job() {
         "{}",
         stderr(&no_slurm)
     );
+    // Rounds are jobs submitted up front: --runs auto cannot be planned.
+    let auto = scratch.run(&["compare", "--executor", "slurm", "--", "true"]);
+    assert_eq!(auto.status.code(), Some(2), "{}", stderr(&auto));
+    assert!(stderr(&auto).contains("give --runs N"), "{}", stderr(&auto));
     // A cluster flag without an engine would be ignored: refused instead.
     let local = scratch.run(&["compare", "--dry-run", "--", "true"]);
     assert_eq!(local.status.code(), Some(2));

@@ -26,12 +26,19 @@ fn verdict_is_exported_with_reason_explanation_and_deploy_lines() {
     let v = &json["verdict"];
     let outcome = v["outcome"].as_str().expect("outcome");
     assert!(
-        ["recommend", "keep_default", "no_recommendation"].contains(&outcome),
+        ["recommend", "keep_default", "inconclusive"].contains(&outcome),
         "{v}"
     );
     assert!(v["reason"].as_str().is_some_and(|r| r.len() > 40), "{v}");
     assert_eq!(v["explanation"].as_array().map(Vec::len), Some(1), "{v}");
     assert_eq!(v["max_slowdown_pct"], 5.0);
+    assert_eq!(v["min_saving_pct"], 3.0);
+    if outcome == "inconclusive" {
+        assert!(
+            v["unsettled"].as_array().is_some_and(|u| !u.is_empty()),
+            "{v}"
+        );
+    }
     if outcome == "recommend" {
         let winner = config(&json, v["config"].as_str().expect("config"));
         let d = &v["deploy"];
