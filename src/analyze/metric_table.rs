@@ -20,6 +20,28 @@ pub enum Unit {
     Count,
 }
 
+impl Unit {
+    /// The suffix an id of this unit ends with (`_bytes`, `_s`, `_ms`).
+    fn suffix(self) -> &'static str {
+        match self {
+            Unit::Bytes => "_bytes",
+            Unit::Seconds => "_s",
+            Unit::Milliseconds => "_ms",
+            Unit::Ratio | Unit::Count => "",
+        }
+    }
+}
+
+/// Whether the human-readable tables (terminal, Markdown, HTML) show a
+/// metric; JSON and CSV always carry every row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    Always,
+    /// Only when some configuration measured it (e.g. PSS).
+    WhenMeasured,
+    Never,
+}
+
 /// Which way a configuration should move this metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Better {
@@ -39,11 +61,48 @@ pub struct MetricDef {
     pub id: String,
     /// The words the tables and verdict use, e.g. `peak RSS`.
     pub label: String,
+    /// How it is computed, added to the terminal block's title, e.g.
+    /// `time-weighted`.
+    pub detail: Option<String>,
     pub unit: Unit,
     pub extract: Extractor,
     /// Whether the summary has a ratio to the baseline for it.
     pub ratio: bool,
     pub better: Better,
+    pub shown: Shown,
+}
+
+impl MetricDef {
+    /// The terminal block's title: the label with its detail.
+    pub fn title(&self) -> String {
+        match &self.detail {
+            Some(d) => format!("{} ({d})", self.label),
+            None => self.label.clone(),
+        }
+    }
+
+    /// The stem of the CSV ratio columns: the id without its unit suffix,
+    /// e.g. `ratio_peak_rss` for `peak_rss_bytes`.
+    pub fn ratio_column(&self) -> String {
+        let stem = self.id.strip_suffix(self.unit.suffix()).unwrap_or(&self.id);
+        format!("ratio_{stem}")
+    }
+}
+
+/// Two rows are equal when they describe the same metric (the extractor, a
+/// closure, cannot be compared).
+impl PartialEq for MetricDef {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.id, &self.label, &self.detail, self.unit, self.ratio)
+            == (
+                &other.id,
+                &other.label,
+                &other.detail,
+                other.unit,
+                other.ratio,
+            )
+            && (self.better, self.shown) == (other.better, other.shown)
+    }
 }
 
 impl std::fmt::Debug for MetricDef {
@@ -56,6 +115,7 @@ impl std::fmt::Debug for MetricDef {
     }
 }
 
+/// A built-in row: lower is better, shown always, no detail.
 fn row(
     id: &str,
     label: &str,
@@ -66,10 +126,20 @@ fn row(
     MetricDef {
         id: id.to_string(),
         label: label.to_string(),
+        detail: None,
         unit,
         extract: Arc::new(extract),
         ratio,
         better: Better::Lower,
+        shown: Shown::Always,
+    }
+}
+
+/// A time-weighted mean over the run's samples.
+fn time_weighted(def: MetricDef) -> MetricDef {
+    MetricDef {
+        detail: Some("time-weighted".to_string()),
+        ..def
     }
 }
 
@@ -79,18 +149,25 @@ pub fn summarised() -> Vec<MetricDef> {
         row("peak_rss_bytes", "peak RSS", Unit::Bytes, true, |r| {
             Some(of(r).peak_rss_bytes as f64)
         }),
-        row("mean_rss_bytes", "mean RSS", Unit::Bytes, true, |r| {
+        time_weighted(row("mean_rss_bytes", "mean RSS", Unit::Bytes, true, |r| {
             Some(of(r).mean_rss_bytes as f64)
-        }),
-        row("mean_pss_bytes", "mean PSS", Unit::Bytes, false, |r| {
-            of(r).mean_pss_bytes.map(|b| b as f64)
-        }),
-        row("wall_s", "wall", Unit::Seconds, true, |r| {
+        })),
+        MetricDef {
+            shown: Shown::WhenMeasured,
+            ..time_weighted(row("mean_pss_bytes", "mean PSS", Unit::Bytes, false, |r| {
+                of(r).mean_pss_bytes.map(|b| b as f64)
+            }))
+        },
+        row("wall_s", "wall time", Unit::Seconds, true, |r| {
             Some(r.record.wall_s)
         }),
-        row("cpu_s", "CPU", Unit::Seconds, false, |r| {
-            Some(r.record.user_s + r.record.sys_s)
-        }),
+        // user + sys; in JSON and CSV only.
+        MetricDef {
+            shown: Shown::Never,
+            ..row("cpu_s", "CPU time", Unit::Seconds, false, |r| {
+                Some(r.record.user_s + r.record.sys_s)
+            })
+        },
     ]
 }
 
@@ -113,6 +190,12 @@ mod tests {
             );
         }
         assert!(find(&table, "no_such_metric").is_none());
+        let columns: Vec<String> = table
+            .iter()
+            .filter(|m| m.ratio)
+            .map(MetricDef::ratio_column)
+            .collect();
+        assert_eq!(columns, ["ratio_peak_rss", "ratio_mean_rss", "ratio_wall"]);
         let ids: std::collections::BTreeSet<_> = table.iter().map(|m| &m.id).collect();
         assert_eq!(ids.len(), table.len());
     }

@@ -25,8 +25,7 @@ pub(crate) mod fixture;
 use crate::model::{RunStatus, StoredConfig, StoredExperiment};
 use anyhow::{bail, Result};
 use metric_table::MetricDef;
-use stats::{bootstrap_median_ci, bootstrap_ratio_ci, CONFIDENCE, RESAMPLES};
-use types::{Analysis, ConfigSummary, Estimate, Ratio};
+use types::{Analysis, ConfigSummary, Estimate, MetricSummary, Ratio};
 
 /// The baseline's ratios to itself: exactly 1 with a degenerate interval
 /// (not `None`, so JSON/CSV consumers always find a number for it; the table
@@ -38,10 +37,10 @@ pub const BASELINE_RATIO: Ratio = Ratio {
 };
 
 /// The figures of one configuration's `ok` runs: one vector per row of the
-/// metric table, in its order (runs that did not measure a metric are left
-/// out of its vector).
+/// metric table, in its order, each value keyed by its run's round (runs
+/// that did not measure a metric are left out of its vector).
 struct Series {
-    values: Vec<Vec<f64>>,
+    values: Vec<Vec<(u32, f64)>>,
     ok_runs: usize,
 }
 
@@ -55,23 +54,27 @@ impl Series {
         Series {
             values: table
                 .iter()
-                .map(|m| ok.iter().filter_map(|r| (m.extract)(r)).collect())
+                .map(|m| {
+                    ok.iter()
+                        .filter_map(|r| Some((r.record.index, (m.extract)(r)?)))
+                        .collect()
+                })
                 .collect(),
             ok_runs: ok.len(),
         }
     }
-
-    /// The values of the metric `id`; empty if the table has no such row.
-    fn get<'a>(&'a self, table: &[MetricDef], id: &str) -> &'a [f64] {
-        table
-            .iter()
-            .position(|m| m.id == id)
-            .map_or(&[], |i| self.values[i].as_slice())
-    }
 }
 
-fn estimate(values: &[f64]) -> Option<Estimate> {
-    bootstrap_median_ci(values, RESAMPLES, CONFIDENCE)
+/// The median with its order-statistic interval (none below 6 runs).
+pub(crate) fn estimate(values: &[(u32, f64)]) -> Option<Estimate> {
+    let plain: Vec<f64> = values.iter().map(|&(_, v)| v).collect();
+    interval::median_estimate(&plain)
+}
+
+/// `num / den` from values keyed by round: paired within rounds, with no
+/// interval (NaN bounds) from one pair.
+pub(crate) fn ratio(num: &[(u32, f64)], den: &[(u32, f64)]) -> Option<Ratio> {
+    interval::log_ratio(num, den).map(|r| r.ratio())
 }
 
 /// Summarises every configuration, with ratios to the configuration named
@@ -130,26 +133,28 @@ pub fn analyze_with(
         .zip(&series)
         .enumerate()
         .map(|(i, (config, s))| {
-            let ratio = |num: &[f64], den: &[f64]| {
+            let ratio = |num: &[(u32, f64)], den: &[(u32, f64)]| {
                 if i == base_index && !den.is_empty() {
                     Some(BASELINE_RATIO)
                 } else {
-                    bootstrap_ratio_ci(num, den)
+                    ratio(num, den)
                 }
             };
-            let values = |id| s.get(&table, id);
-            let ratio_of = |id| ratio(s.get(&table, id), base.get(&table, id));
+            let metrics = table
+                .iter()
+                .zip(s.values.iter().zip(&base.values))
+                .map(|(m, (values, base_values))| {
+                    let summary = MetricSummary {
+                        estimate: estimate(values),
+                        ratio: m.ratio.then(|| ratio(values, base_values)).flatten(),
+                    };
+                    (m.id.clone(), summary)
+                })
+                .collect();
             ConfigSummary {
                 ok_runs: s.ok_runs,
                 total_runs: config.runs.len(),
-                peak_rss_bytes: estimate(values("peak_rss_bytes")),
-                mean_rss_bytes: estimate(values("mean_rss_bytes")),
-                mean_pss_bytes: estimate(values("mean_pss_bytes")),
-                wall_s: estimate(values("wall_s")),
-                cpu_s: estimate(values("cpu_s")),
-                ratio_peak_rss_bytes: ratio_of("peak_rss_bytes"),
-                ratio_mean_rss_bytes: ratio_of("mean_rss_bytes"),
-                ratio_wall_s: ratio_of("wall_s"),
+                metrics,
             }
         })
         .collect::<Vec<_>>();
@@ -173,6 +178,7 @@ pub fn analyze_with(
         end_of_load,
         experiment,
         baseline: base_index,
+        metrics: table,
         summaries,
     })
 }

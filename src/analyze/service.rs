@@ -3,8 +3,8 @@
 //! at the end of the load and of the settle period, and the ratios to the
 //! baseline the Ruby report judged by: RSS, median and p95 response time.
 
-use super::stats::{bootstrap_median_ci, bootstrap_ratio_ci, CONFIDENCE, RESAMPLES};
 use super::types::{Estimate, Ratio};
+use super::{estimate, ratio as keyed_ratio};
 use crate::model::{Latency, RunStatus, ServiceRecord, StoredConfig, StoredExperiment};
 use serde::Serialize;
 
@@ -40,24 +40,24 @@ pub struct ServiceSummary {
     pub requests: u64,
 }
 
-fn ok_services(config: &StoredConfig) -> impl Iterator<Item = &ServiceRecord> {
+/// The ok runs' service records, each with its run's round.
+fn ok_services(config: &StoredConfig) -> impl Iterator<Item = (u32, &ServiceRecord)> {
     config
         .runs
         .iter()
         .filter(|r| r.record.status == RunStatus::Ok)
-        .filter_map(|r| r.record.service.as_ref())
+        .filter_map(|r| Some((r.record.index, r.record.service.as_ref()?)))
 }
 
-fn values(config: &StoredConfig, pick: impl Fn(&ServiceRecord) -> Option<f64>) -> Vec<f64> {
-    ok_services(config).filter_map(pick).collect()
+/// A figure of the ok runs, keyed by round (so ratios pair within rounds).
+fn values(config: &StoredConfig, pick: impl Fn(&ServiceRecord) -> Option<f64>) -> Vec<(u32, f64)> {
+    ok_services(config)
+        .filter_map(|(round, s)| Some((round, pick(s)?)))
+        .collect()
 }
 
-fn latency(config: &StoredConfig, pick: fn(&Latency) -> f64) -> Vec<f64> {
+fn latency(config: &StoredConfig, pick: fn(&Latency) -> f64) -> Vec<(u32, f64)> {
     values(config, |s| s.latency.as_ref().map(pick))
-}
-
-fn estimate(values: &[f64]) -> Option<Estimate> {
-    bootstrap_median_ci(values, RESAMPLES, CONFIDENCE)
 }
 
 fn latency_summary(config: &StoredConfig) -> Option<LatencySummary> {
@@ -92,15 +92,15 @@ pub fn summarize(experiment: &StoredExperiment, baseline: usize) -> Vec<ServiceS
         .iter()
         .enumerate()
         .map(|(i, config)| {
-            let ratio = |num: Vec<f64>, den: Vec<f64>| {
+            let ratio = |num: Vec<(u32, f64)>, den: Vec<(u32, f64)>| {
                 if i == baseline && !den.is_empty() {
                     Some(super::BASELINE_RATIO)
                 } else {
-                    bootstrap_ratio_ci(&num, &den)
+                    keyed_ratio(&num, &den)
                 }
             };
             let (errors, requests) = ok_services(config)
-                .filter_map(|s| s.latency.as_ref())
+                .filter_map(|(_, s)| s.latency.as_ref())
                 .fold((0, 0), |(e, r), l| (e + l.errors, r + l.requests));
             ServiceSummary {
                 latency: latency_summary(config),

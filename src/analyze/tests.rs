@@ -27,9 +27,11 @@ fn summaries_count_only_ok_runs() -> Result<()> {
 fn baseline_ratios_are_exactly_one() -> Result<()> {
     let a = analyze(fixture::experiment(), "glibc")?;
     let s = &a.summaries[0];
-    assert_eq!(s.ratio_peak_rss_bytes, Some(BASELINE_RATIO));
-    assert_eq!(s.ratio_mean_rss_bytes, Some(BASELINE_RATIO));
-    assert_eq!(s.ratio_wall_s, Some(BASELINE_RATIO));
+    assert_eq!(s.ratio("peak_rss_bytes"), Some(BASELINE_RATIO));
+    assert_eq!(s.ratio("mean_rss_bytes"), Some(BASELINE_RATIO));
+    assert_eq!(s.ratio("wall_s"), Some(BASELINE_RATIO));
+    // A metric without a ratio has none, even for the baseline.
+    assert_eq!(s.ratio("mean_pss_bytes"), None);
     Ok(())
 }
 
@@ -37,17 +39,28 @@ fn baseline_ratios_are_exactly_one() -> Result<()> {
 fn smaller_allocator_has_ratio_below_one_excluding_one() -> Result<()> {
     let a = analyze(fixture::experiment(), "glibc")?;
     let jemalloc = a.summaries[1]
-        .ratio_peak_rss_bytes
+        .ratio("peak_rss_bytes")
         .ok_or_else(|| anyhow::anyhow!("no ratio"))?;
     assert!(
         jemalloc.value < 0.6 && jemalloc.excludes_one(),
         "{jemalloc:?}"
     );
     let mi_wall = a.summaries[2]
-        .ratio_wall_s
+        .ratio("wall_s")
         .ok_or_else(|| anyhow::anyhow!("no ratio"))?;
     assert!(mi_wall.value < 0.5, "{mi_wall:?}");
-    assert!(a.summaries[0].mean_pss_bytes.is_some());
+    assert!(a.summaries[0].estimate("mean_pss_bytes").is_some());
+    Ok(())
+}
+
+#[test]
+fn every_summary_follows_the_metric_table() -> Result<()> {
+    let a = analyze(fixture::experiment(), "glibc")?;
+    let ids: Vec<&str> = a.metrics.iter().map(|m| m.id.as_str()).collect();
+    for s in &a.summaries {
+        let keys: Vec<&str> = s.metrics.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(keys, ids);
+    }
     Ok(())
 }
 
@@ -61,7 +74,11 @@ fn configuration_without_ok_runs_has_no_estimates() -> Result<()> {
     let s = &a.summaries[1];
     assert_eq!((s.ok_runs, s.total_runs), (0, 5));
     assert_eq!(
-        (s.peak_rss_bytes, s.wall_s, s.ratio_wall_s),
+        (
+            s.estimate("peak_rss_bytes"),
+            s.estimate("wall_s"),
+            s.ratio("wall_s")
+        ),
         (None, None, None)
     );
     Ok(())

@@ -3,7 +3,8 @@
 use crate::model::StoredExperiment;
 use serde::Serialize;
 
-/// A median with its 95% bootstrap confidence interval.
+/// A median with its 95% interval; `ci_low`/`ci_high` are NaN when none
+/// exists (below 6 runs).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Estimate {
     pub median: f64,
@@ -11,7 +12,9 @@ pub struct Estimate {
     pub ci_high: f64,
 }
 
-/// A ratio of medians (configuration / baseline) with its 95% bootstrap CI.
+/// A ratio to the baseline (geometric mean of the paired per-round ratios)
+/// with its 95% interval; `ci_low`/`ci_high` are NaN when none exists (one
+/// pair).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Ratio {
     pub value: f64,
@@ -26,19 +29,38 @@ impl Ratio {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One metric of one configuration: `None` where no ok run measured it
+/// (estimate) or the metric has no ratio / no data on either side (ratio).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSummary {
+    pub estimate: Option<Estimate>,
+    pub ratio: Option<Ratio>,
+}
+
+/// A configuration's summary: one `MetricSummary` per row of the
+/// analysis's metric table, in its order.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ConfigSummary {
     pub ok_runs: usize,
     pub total_runs: usize,
-    pub peak_rss_bytes: Option<Estimate>,
-    pub mean_rss_bytes: Option<Estimate>,
-    pub mean_pss_bytes: Option<Estimate>,
-    pub wall_s: Option<Estimate>,
-    /// user + sys
-    pub cpu_s: Option<Estimate>,
-    pub ratio_peak_rss_bytes: Option<Ratio>,
-    pub ratio_mean_rss_bytes: Option<Ratio>,
-    pub ratio_wall_s: Option<Ratio>,
+    /// Keyed by metric id, in metric-table order.
+    pub metrics: Vec<(String, MetricSummary)>,
+}
+
+impl ConfigSummary {
+    fn get(&self, id: &str) -> Option<&MetricSummary> {
+        self.metrics.iter().find(|(m, _)| m == id).map(|(_, s)| s)
+    }
+
+    /// The estimate of the metric `id`.
+    pub fn estimate(&self, id: &str) -> Option<Estimate> {
+        self.get(id).and_then(|s| s.estimate)
+    }
+
+    /// The ratio to the baseline of the metric `id`.
+    pub fn ratio(&self, id: &str) -> Option<Ratio> {
+        self.get(id).and_then(|s| s.ratio)
+    }
 }
 
 /// The memory at one marker label for one configuration: medians over the
@@ -63,6 +85,8 @@ pub struct Analysis {
     pub experiment: StoredExperiment,
     /// Index into `experiment.configs`.
     pub baseline: usize,
+    /// The summarised metrics; each summary has one entry per row.
+    pub metrics: Vec<super::metric_table::MetricDef>,
     pub summaries: Vec<ConfigSummary>,
     /// Marker labels in order of first appearance; empty without markers.
     pub markers: Vec<MarkerRow>,

@@ -3,31 +3,15 @@
 //! straight into pandas or a spreadsheet. A service experiment adds the
 //! latency, throughput, load duration and end-of-load RSS columns.
 
-use super::format::{csv_line, opt};
+use super::format::{csv_line, num};
 use super::Reporter;
+use crate::analyze::metric_table::MetricDef;
 use crate::analyze::service::ServiceSummary;
-use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
+use crate::analyze::types::{Analysis, Estimate, Ratio};
 use anyhow::Result;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CsvReporter;
-
-type EstimateOf = fn(&ConfigSummary) -> Option<Estimate>;
-type RatioOf = fn(&ConfigSummary) -> Option<Ratio>;
-
-const ESTIMATES: [(&str, EstimateOf); 5] = [
-    ("peak_rss_bytes", |s| s.peak_rss_bytes),
-    ("mean_rss_bytes", |s| s.mean_rss_bytes),
-    ("mean_pss_bytes", |s| s.mean_pss_bytes),
-    ("wall_s", |s| s.wall_s),
-    ("cpu_s", |s| s.cpu_s),
-];
-
-const RATIOS: [(&str, RatioOf); 3] = [
-    ("ratio_peak_rss", |s| s.ratio_peak_rss_bytes),
-    ("ratio_mean_rss", |s| s.ratio_mean_rss_bytes),
-    ("ratio_wall", |s| s.ratio_wall_s),
-];
 
 type ServiceEstimateOf = fn(&ServiceSummary) -> Option<Estimate>;
 type ServiceRatioOf = fn(&ServiceSummary) -> Option<Ratio>;
@@ -71,32 +55,33 @@ fn ratio_header(h: &mut Vec<String>, name: &str) {
 
 fn estimate_cells(row: &mut Vec<String>, e: Option<Estimate>) {
     row.extend([
-        opt(e.map(|e| e.median)),
-        opt(e.map(|e| e.ci_low)),
-        opt(e.map(|e| e.ci_high)),
+        num(e.map(|e| e.median)),
+        num(e.map(|e| e.ci_low)),
+        num(e.map(|e| e.ci_high)),
     ]);
 }
 
 fn ratio_cells(row: &mut Vec<String>, r: Option<Ratio>) {
     row.extend([
-        opt(r.map(|r| r.value)),
-        opt(r.map(|r| r.ci_low)),
-        opt(r.map(|r| r.ci_high)),
+        num(r.map(|r| r.value)),
+        num(r.map(|r| r.ci_low)),
+        num(r.map(|r| r.ci_high)),
     ]);
 }
 
-/// The header row, without the trailing newline; `service` adds the
-/// service columns before `baseline`.
-pub fn header(service: bool) -> Vec<String> {
+/// The header row, without the trailing newline: the estimate columns of
+/// every metric-table row, then the ratio columns of those with a ratio;
+/// `service` adds the service columns before `baseline`.
+pub fn header(table: &[MetricDef], service: bool) -> Vec<String> {
     let mut h: Vec<String> = ["config", "allocator", "ok_runs", "total_runs"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    for (name, _) in ESTIMATES {
-        estimate_header(&mut h, name);
+    for m in table {
+        estimate_header(&mut h, &m.id);
     }
-    for (name, _) in RATIOS {
-        ratio_header(&mut h, name);
+    for m in table.iter().filter(|m| m.ratio) {
+        ratio_header(&mut h, &m.ratio_column());
     }
     if service {
         for (name, _) in SERVICE_ESTIMATES {
@@ -115,7 +100,8 @@ pub fn header(service: bool) -> Vec<String> {
 impl Reporter for CsvReporter {
     fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
         let service = !analysis.service.is_empty();
-        let mut out = csv_line(header(service));
+        let table = &analysis.metrics;
+        let mut out = csv_line(header(table, service));
         let configs = analysis.experiment.configs.iter().zip(&analysis.summaries);
         for (i, (config, s)) in configs.enumerate() {
             let mut row = vec![
@@ -124,11 +110,11 @@ impl Reporter for CsvReporter {
                 s.ok_runs.to_string(),
                 s.total_runs.to_string(),
             ];
-            for (_, get) in ESTIMATES {
-                estimate_cells(&mut row, get(s));
+            for (_, m) in &s.metrics {
+                estimate_cells(&mut row, m.estimate);
             }
-            for (_, get) in RATIOS {
-                ratio_cells(&mut row, get(s));
+            for (_, (_, m)) in table.iter().zip(&s.metrics).filter(|(def, _)| def.ratio) {
+                ratio_cells(&mut row, m.ratio);
             }
             if let Some(svc) = analysis.service.get(i) {
                 for (_, get) in SERVICE_ESTIMATES {

@@ -1,6 +1,8 @@
 //! Human-readable numbers for the text reports: sizes in KiB/MiB/GiB, times
 //! in ms/s, ratios as `0.52x`, and CSV field quoting.
 
+use crate::analyze::metric_table::Unit;
+
 /// `1536` -> `1.5 KiB`; binary units, one decimal above bytes.
 pub fn size(bytes: f64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
@@ -31,6 +33,33 @@ pub fn duration(seconds: f64) -> String {
     } else {
         format!("{seconds:.2} s")
     }
+}
+
+/// How to print a value measured in `unit`.
+pub fn in_unit(unit: Unit) -> fn(f64) -> String {
+    match unit {
+        Unit::Bytes => size,
+        Unit::Seconds => duration,
+        Unit::Milliseconds => super::service_table::milliseconds,
+        Unit::Ratio => |v| format!("{v:.2}"),
+        Unit::Count => |v| format!("{v:.0}"),
+    }
+}
+
+/// `[low, high]` of an interval, `None` when it has none (NaN bounds: too
+/// few runs for one).
+pub fn bounds(low: f64, high: f64, show: impl Fn(f64) -> String) -> Option<String> {
+    (low.is_finite() && high.is_finite()).then(|| format!("[{}, {}]", show(low), show(high)))
+}
+
+/// A ratio's interval as `[0.85, 0.90]`, `None` without one.
+pub fn ratio_bounds(r: &crate::analyze::types::Ratio) -> Option<String> {
+    bounds(r.ci_low, r.ci_high, |v| format!("{v:.2}"))
+}
+
+/// A number for CSV: empty when absent or not finite (no interval).
+pub fn num(value: Option<f64>) -> String {
+    opt(value.filter(|v| v.is_finite()))
 }
 
 /// A ratio as `0.52x`.

@@ -4,7 +4,7 @@
 //! per-run details with links to the kept stdout/stderr. Inline CSS only, no
 //! scripts, no external resources; every user or workload string escaped.
 
-use super::format::{duration, size};
+use super::format::{bounds, duration, in_unit, ratio_bounds, size};
 use super::svg::{escape, plots};
 use super::Reporter;
 use crate::analyze::types::{Analysis, Estimate, Ratio};
@@ -63,20 +63,19 @@ fn cell(e: Option<Estimate>, r: Option<Ratio>, base: bool, show: fn(f64) -> Stri
     let ratio = match (base, r) {
         (true, _) => "<div class=\"ratio\">baseline</div>".to_string(),
         (false, Some(r)) => format!(
-            "<div class=\"ratio{}\">{:.2}x [{:.2}, {:.2}]</div>",
+            "<div class=\"ratio{}\">{:.2}x{}</div>",
             if r.excludes_one() { " sig" } else { "" },
             r.value,
-            r.ci_low,
-            r.ci_high
+            ratio_bounds(&r)
+                .map(|ci| format!(" {ci}"))
+                .unwrap_or_default()
         ),
         (false, None) => String::new(),
     };
-    format!(
-        "<td>{} <span class=\"ratio\">[{}, {}]</span>{ratio}</td>",
-        show(e.median),
-        show(e.ci_low),
-        show(e.ci_high)
-    )
+    let ci = bounds(e.ci_low, e.ci_high, show)
+        .map(|ci| format!(" <span class=\"ratio\">{ci}</span>"))
+        .unwrap_or_default();
+    format!("<td>{}{ci}{ratio}</td>", show(e.median))
 }
 
 /// Things the reader should check before trusting the numbers.
@@ -96,7 +95,10 @@ fn notes(a: &Analysis) -> Vec<String> {
                     .unwrap_or_default()
             ));
         }
-        for (what, e) in [("mean RSS", s.mean_rss_bytes), ("wall time", s.wall_s)] {
+        for (what, e) in [
+            ("mean RSS", s.estimate("mean_rss_bytes")),
+            ("wall time", s.estimate("wall_s")),
+        ] {
             if let Some(e) = e.filter(|e| e.median > 0.0) {
                 let width = (e.ci_high - e.ci_low) / e.median;
                 if width > WIDE_CI {
@@ -161,15 +163,12 @@ fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
 }
 
 fn table(out: &mut String, a: &Analysis) -> Result<()> {
-    let pss = a.summaries.iter().any(|s| s.mean_pss_bytes.is_some());
-    write!(
-        out,
-        "<table><tr><th>configuration</th><th>runs ok</th><th>peak RSS</th><th>mean RSS</th>"
-    )?;
-    if pss {
-        write!(out, "<th>mean PSS</th>")?;
+    let columns = super::metric_columns(a);
+    write!(out, "<table><tr><th>configuration</th><th>runs ok</th>")?;
+    for &k in &columns {
+        write!(out, "<th>{}</th>", escape(&a.metrics[k].label))?;
     }
-    writeln!(out, "<th>wall time</th></tr>")?;
+    writeln!(out, "</tr>")?;
     for (i, (c, s)) in a.experiment.configs.iter().zip(&a.summaries).enumerate() {
         let base = i == a.baseline;
         write!(
@@ -179,18 +178,23 @@ fn table(out: &mut String, a: &Analysis) -> Result<()> {
             s.ok_runs,
             s.total_runs
         )?;
-        out.push_str(&cell(s.peak_rss_bytes, s.ratio_peak_rss_bytes, base, size));
-        out.push_str(&cell(s.mean_rss_bytes, s.ratio_mean_rss_bytes, base, size));
-        if pss {
-            out.push_str(&cell(s.mean_pss_bytes, None, base, size));
+        for &k in &columns {
+            let m = s.metrics.get(k).map(|(_, m)| m);
+            let show = in_unit(a.metrics[k].unit);
+            out.push_str(&cell(
+                m.and_then(|m| m.estimate),
+                m.and_then(|m| m.ratio),
+                base,
+                show,
+            ));
         }
-        out.push_str(&cell(s.wall_s, s.ratio_wall_s, base, duration));
         writeln!(out, "</tr>")?;
     }
     writeln!(
         out,
-        "</table><p>Medians over the ok runs with their 95% bootstrap CI; below each, the \
-         ratio to the baseline, <b>bold</b> when its CI excludes 1.0.</p>"
+        "</table><p>Medians over the ok runs with their 95% interval (from 6 runs); below each, \
+         the ratio to the baseline, paired by round, <b>bold</b> when its 95% interval \
+         excludes 1.0.</p>"
     )?;
     Ok(())
 }

@@ -6,6 +6,7 @@
 
 use super::Reporter;
 use crate::analyze::heap::HeapSummary;
+use crate::analyze::metric_table::MetricDef;
 use crate::analyze::service::{LatencySummary, ServiceSummary};
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, MarkerRow, Ratio};
 use crate::analyze::verdict::Verdict;
@@ -178,16 +179,24 @@ struct MarkerSummaryOut<'a> {
     pss_bytes_median: Option<f64>,
 }
 
+/// `id: value` pairs serialised as an object in their order (the metric
+/// table's), so the keys stay where they always were.
+struct Keyed<'a, T>(Vec<(&'a str, T)>);
+
+impl<T: Serialize> Serialize for Keyed<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+    }
+}
+
 #[derive(Serialize)]
 struct SummaryOut<'a> {
     ok_runs: usize,
     total_runs: usize,
-    peak_rss_bytes: Option<Estimate>,
-    mean_rss_bytes: Option<Estimate>,
-    mean_pss_bytes: Option<Estimate>,
-    wall_s: Option<Estimate>,
-    cpu_s: Option<Estimate>,
-    ratio: RatioOut,
+    /// One estimate per metric-table row, keyed by id.
+    #[serde(flatten)]
+    estimates: Keyed<'a, Option<Estimate>>,
+    ratio: RatioOut<'a>,
     markers: Vec<MarkerSummaryOut<'a>>,
     /// The heap probe's medians, only when the experiment measured the heap.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -215,10 +224,10 @@ struct ServiceSummaryOut {
 
 /// Ratios to the baseline; the service keys only in service experiments.
 #[derive(Serialize)]
-struct RatioOut {
-    peak_rss_bytes: Option<Ratio>,
-    mean_rss_bytes: Option<Ratio>,
-    wall_s: Option<Ratio>,
+struct RatioOut<'a> {
+    /// One per metric-table row that has a ratio, keyed by id.
+    #[serde(flatten)]
+    metrics: Keyed<'a, Option<Ratio>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     p50_ms: Option<Option<Ratio>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -321,6 +330,7 @@ fn marker_summary(markers: &[MarkerRow], position: usize) -> Vec<MarkerSummaryOu
 }
 
 fn config_out<'a>(
+    table: &[MetricDef],
     c: &'a StoredConfig,
     s: &'a ConfigSummary,
     markers: Vec<MarkerSummaryOut<'a>>,
@@ -340,15 +350,21 @@ fn config_out<'a>(
         summary: SummaryOut {
             ok_runs: s.ok_runs,
             total_runs: s.total_runs,
-            peak_rss_bytes: s.peak_rss_bytes,
-            mean_rss_bytes: s.mean_rss_bytes,
-            mean_pss_bytes: s.mean_pss_bytes,
-            wall_s: s.wall_s,
-            cpu_s: s.cpu_s,
+            estimates: Keyed(
+                s.metrics
+                    .iter()
+                    .map(|(id, m)| (id.as_str(), m.estimate))
+                    .collect(),
+            ),
             ratio: RatioOut {
-                peak_rss_bytes: s.ratio_peak_rss_bytes,
-                mean_rss_bytes: s.ratio_mean_rss_bytes,
-                wall_s: s.ratio_wall_s,
+                metrics: Keyed(
+                    table
+                        .iter()
+                        .zip(&s.metrics)
+                        .filter(|(def, _)| def.ratio)
+                        .map(|(_, (id, m))| (id.as_str(), m.ratio))
+                        .collect(),
+                ),
                 p50_ms: None,
                 p95_ms: None,
                 rss_end_load_bytes: None,
@@ -395,7 +411,8 @@ impl Reporter for JsonReporter {
                 .enumerate()
                 .map(|(i, (c, s))| {
                     let markers = marker_summary(&analysis.markers, i);
-                    let mut out = config_out(c, s, markers, self.include_samples);
+                    let mut out =
+                        config_out(&analysis.metrics, c, s, markers, self.include_samples);
                     out.summary.heap = analysis.heap.get(i);
                     if let Some(service) = analysis.service.get(i) {
                         out.summary.add_service(service);

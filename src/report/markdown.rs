@@ -3,8 +3,9 @@
 //! median \[95% CI\] and ratio \[CI\]) and the verdict with its deploy lines.
 //! Every string from the user or the workload is escaped.
 
-use super::format::{duration, size};
+use super::format::{bounds, duration, in_unit, ratio_bounds, size};
 use super::Reporter;
+use crate::analyze::metric_table::Unit;
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
 use crate::analyze::verdict::sh_quote;
 use anyhow::Result;
@@ -64,37 +65,35 @@ fn cell(
     let Some(e) = est else {
         return "-".to_string();
     };
-    let value = format!(
-        "{} [{}, {}]",
-        show(e.median),
-        show(e.ci_low),
-        show(e.ci_high)
-    );
+    let value = match bounds(e.ci_low, e.ci_high, show) {
+        Some(ci) => format!("{} {ci}", show(e.median)),
+        None => show(e.median),
+    };
     match (base, ratio) {
         (true, _) => format!("{value}<br>baseline"),
-        (false, Some(r)) => format!(
-            "{value}<br>{}{:.2}x [{:.2}, {:.2}]{}",
-            if r.excludes_one() { "**" } else { "" },
-            r.value,
-            r.ci_low,
-            r.ci_high,
-            if r.excludes_one() { "**" } else { "" }
-        ),
+        (false, Some(r)) => {
+            let bold = if r.excludes_one() { "**" } else { "" };
+            match ratio_bounds(&r) {
+                Some(ci) => format!("{value}<br>{bold}{:.2}x {ci}{bold}", r.value),
+                None => format!("{value}<br>{:.2}x", r.value),
+            }
+        }
         (false, None) => value,
     }
 }
 
-fn row(name: &str, s: &ConfigSummary, base: bool, pss: bool) -> String {
-    let mut cells = vec![
-        escape(name),
-        format!("{}/{}", s.ok_runs, s.total_runs),
-        cell(s.peak_rss_bytes, s.ratio_peak_rss_bytes, base, size),
-        cell(s.mean_rss_bytes, s.ratio_mean_rss_bytes, base, size),
-    ];
-    if pss {
-        cells.push(cell(s.mean_pss_bytes, None, base, size));
+/// A configuration's row: one cell per metric column.
+fn row(name: &str, s: &ConfigSummary, base: bool, columns: &[(usize, Unit)]) -> String {
+    let mut cells = vec![escape(name), format!("{}/{}", s.ok_runs, s.total_runs)];
+    for &(k, unit) in columns {
+        let m = s.metrics.get(k).map(|(_, m)| m);
+        cells.push(cell(
+            m.and_then(|m| m.estimate),
+            m.and_then(|m| m.ratio),
+            base,
+            in_unit(unit),
+        ));
     }
-    cells.push(cell(s.wall_s, s.ratio_wall_s, base, duration));
     format!("| {} |\n", cells.join(" | "))
 }
 
@@ -181,24 +180,26 @@ impl Reporter for MarkdownReporter {
             e.info.runs_per_config,
             escape(&e.info.started_at)
         )?;
-        let pss = analysis
-            .summaries
-            .iter()
-            .any(|s| s.mean_pss_bytes.is_some());
-        let mut head = vec!["configuration", "runs ok", "peak RSS", "mean RSS"];
-        if pss {
-            head.push("mean PSS");
-        }
-        head.push("wall time");
+        let columns: Vec<(usize, Unit)> = super::metric_columns(analysis)
+            .into_iter()
+            .map(|k| (k, analysis.metrics[k].unit))
+            .collect();
+        let mut head = vec!["configuration", "runs ok"];
+        head.extend(
+            columns
+                .iter()
+                .map(|&(k, _)| analysis.metrics[k].label.as_str()),
+        );
         writeln!(out, "| {} |", head.join(" | "))?;
         writeln!(out, "|{}", " --- |".repeat(head.len()))?;
         for (i, (c, s)) in e.configs.iter().zip(&analysis.summaries).enumerate() {
-            out.push_str(&row(&c.config.name, s, i == analysis.baseline, pss));
+            out.push_str(&row(&c.config.name, s, i == analysis.baseline, &columns));
         }
         writeln!(
             out,
-            "\nMedians over the ok runs with their 95% bootstrap CI; the second line is the \
-             ratio to the baseline, **bold** when its CI excludes 1.0.\n"
+            "\nMedians over the ok runs with their 95% interval (from 6 runs); the second line is \
+             the ratio to the baseline, paired by round, **bold** when its 95% interval \
+             excludes 1.0.\n"
         )?;
         service_table(&mut out, analysis)?;
         let v = &analysis.verdict;

@@ -38,6 +38,26 @@ pub trait Reporter {
     fn render(&self, analysis: &Analysis) -> Result<Vec<u8>>;
 }
 
+/// The metric-table rows the Markdown and HTML comparison tables have a
+/// column for: those shown always, and those shown when measured that some
+/// configuration measured.
+pub(crate) fn metric_columns(analysis: &Analysis) -> Vec<usize> {
+    use crate::analyze::metric_table::Shown;
+    let measured = |k: usize| {
+        analysis
+            .summaries
+            .iter()
+            .any(|s| s.metrics.get(k).is_some_and(|(_, m)| m.estimate.is_some()))
+    };
+    (0..analysis.metrics.len())
+        .filter(|&k| match analysis.metrics[k].shown {
+            Shown::Always => true,
+            Shown::WhenMeasured => measured(k),
+            Shown::Never => false,
+        })
+        .collect()
+}
+
 /// Writes rendered bytes to `path`, or to stdout when `path` is `-`.
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     if path == Path::new("-") {

@@ -4,9 +4,10 @@
 //! among them), the sampler's overhead, and the verdict with its deploy lines.
 //! Fits in 80-100 columns for configuration names up to ~20 characters.
 
-use super::format::{duration, ratio, size};
+use super::format::{bounds, duration, in_unit, ratio, ratio_bounds, size};
 use super::Reporter;
-use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
+use crate::analyze::metric_table::Shown;
+use crate::analyze::types::{Analysis, Ratio};
 use crate::model::{RunStatus, StoredExperiment};
 use anyhow::Result;
 use std::fmt::Write as _;
@@ -21,56 +22,20 @@ const MAX_LABEL_CHARS: usize = 30;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TableReporter;
 
-/// One metric block: its title, how to read the estimate and the ratio from a
-/// summary, and how to format a value.
-struct Block {
-    title: &'static str,
-    estimate: fn(&ConfigSummary) -> Option<Estimate>,
-    ratio: fn(&ConfigSummary) -> Option<Ratio>,
-    show: fn(f64) -> String,
-}
-
-const BLOCKS: [Block; 4] = [
-    Block {
-        title: "peak RSS",
-        estimate: |s| s.peak_rss_bytes,
-        ratio: |s| s.ratio_peak_rss_bytes,
-        show: size,
-    },
-    Block {
-        title: "mean RSS (time-weighted)",
-        estimate: |s| s.mean_rss_bytes,
-        ratio: |s| s.ratio_mean_rss_bytes,
-        show: size,
-    },
-    Block {
-        title: "mean PSS (time-weighted)",
-        estimate: |s| s.mean_pss_bytes,
-        ratio: |_| None,
-        show: size,
-    },
-    Block {
-        title: "wall time",
-        estimate: |s| s.wall_s,
-        ratio: |s| s.ratio_wall_s,
-        show: duration,
-    },
-];
-
 impl Reporter for TableReporter {
     fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
         let mut out = String::new();
         header(&mut out, analysis)?;
         let width = name_width(&analysis.experiment);
-        for block in &BLOCKS {
-            if analysis
+        // One block per shown metric some configuration measured.
+        for (k, metric) in analysis.metrics.iter().enumerate() {
+            let measured = analysis
                 .summaries
                 .iter()
-                .all(|s| (block.estimate)(s).is_none())
-            {
-                continue;
+                .any(|s| s.metrics.get(k).is_some_and(|(_, m)| m.estimate.is_some()));
+            if metric.shown != Shown::Never && measured {
+                metric_block(&mut out, analysis, k, width)?;
             }
-            metric_block(&mut out, analysis, block, width)?;
         }
         super::service_table::service_blocks(&mut out, analysis, width)?;
         super::heap_table::heap_block(&mut out, analysis, width)?;
@@ -154,7 +119,11 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
     Ok(())
 }
 
-fn metric_block(out: &mut String, analysis: &Analysis, block: &Block, width: usize) -> Result<()> {
+/// The block of the metric-table row `k`.
+fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -> Result<()> {
+    let metric = &analysis.metrics[k];
+    let show = in_unit(metric.unit);
+    let title = metric.title();
     let rows: Vec<(String, String, String, String)> = analysis
         .experiment
         .configs
@@ -163,38 +132,47 @@ fn metric_block(out: &mut String, analysis: &Analysis, block: &Block, width: usi
         .enumerate()
         .map(|(i, (config, summary))| {
             let name = config.config.name.clone();
-            let Some(est) = (block.estimate)(summary) else {
+            let m = summary.metrics.get(k).map(|(_, m)| m);
+            let Some(est) = m.and_then(|m| m.estimate) else {
                 return (name, "-".into(), "no successful runs".into(), String::new());
             };
-            let median = (block.show)(est.median);
-            let ci = format!(
-                "[{}, {}]",
-                (block.show)(est.ci_low),
-                (block.show)(est.ci_high)
-            );
+            let median = show(est.median);
+            let ci = bounds(est.ci_low, est.ci_high, show).unwrap_or_default();
             let vs = if i == analysis.baseline {
                 "baseline".to_string()
             } else {
-                (block.ratio)(summary).map(ratio_cell).unwrap_or_default()
+                m.and_then(|m| m.ratio).map(ratio_cell).unwrap_or_default()
             };
             (name, median, ci, vs)
         })
         .collect();
     let median_w = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(6);
-    let ci_w = rows.iter().map(|r| r.2.len()).max().unwrap_or(0).max(6);
+    // Without any interval (fewer than 6 runs each) the CI column goes.
+    let ci_head = if rows.iter().all(|r| r.2.is_empty()) {
+        ""
+    } else {
+        "95% CI  "
+    };
+    let ci_w = rows
+        .iter()
+        .map(|r| r.2.len())
+        .max()
+        .unwrap_or(0)
+        .max(ci_head.len().saturating_sub(2));
+    let gap = if ci_head.is_empty() { "" } else { "  " };
     // The title heads the name column, which widens for a long title.
-    let width = width.max(block.title.chars().count().saturating_sub(2));
+    let width = width.max(title.chars().count().saturating_sub(2));
     writeln!(out)?;
     writeln!(
         out,
-        "{:<w$}  {:>median_w$}  {:<ci_w$}  vs baseline",
-        block.title,
+        "{:<w$}  {:>median_w$}  {:<ci_w$}{gap}vs baseline",
+        title,
         "median",
-        "95% CI",
+        ci_head.trim_end(),
         w = width + 2
     )?;
     for (name, median, ci, vs) in rows {
-        let line = format!("  {name:<width$}  {median:>median_w$}  {ci:<ci_w$}  {vs}");
+        let line = format!("  {name:<width$}  {median:>median_w$}  {ci:<ci_w$}{gap}{vs}");
         writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
@@ -287,18 +265,17 @@ fn markers_block(out: &mut String, analysis: &Analysis) -> Result<()> {
     Ok(())
 }
 
+/// `0.87x [0.85, 0.90] *`, or `0.99x` alone without an interval.
 pub(super) fn ratio_cell(r: Ratio) -> String {
+    let Some(ci) = ratio_bounds(&r) else {
+        return ratio(r.value);
+    };
     let mark = if r.excludes_one() {
         format!(" {MARK}")
     } else {
         String::new()
     };
-    format!(
-        "{} [{:.2}, {:.2}]{mark}",
-        ratio(r.value),
-        r.ci_low,
-        r.ci_high
-    )
+    format!("{} {ci}{mark}", ratio(r.value))
 }
 
 fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {

@@ -262,7 +262,10 @@ fn json_has_the_documented_keys() -> Result<()> {
     assert!(c["summary"]["ratio"]["peak_rss_bytes"]["value"]
         .as_f64()
         .is_some());
-    assert!(c["summary"]["wall_s"]["ci_low"].as_f64().is_some());
+    assert!(c["summary"]["ratio"]["wall_s"]["ci_low"].as_f64().is_some());
+    // Four ok runs: a median without an interval, its bounds null.
+    assert!(c["summary"]["wall_s"]["median"].as_f64().is_some());
+    assert!(c["summary"]["wall_s"]["ci_low"].is_null());
     Ok(())
 }
 
@@ -335,4 +338,20 @@ fn table_says_when_a_configuration_has_no_successful_runs() -> Result<()> {
     assert!(text.contains("0/5 runs ok"), "{text}");
     assert!(text.contains("no successful runs"), "{text}");
     Ok(())
+}
+
+#[test]
+fn a_ratio_without_interval_prints_alone_and_unstarred() {
+    let lone = crate::analyze::types::Ratio {
+        value: 0.5,
+        ci_low: f64::NAN,
+        ci_high: f64::NAN,
+    };
+    assert_eq!(super::table::ratio_cell(lone), "0.50x");
+    let paired = crate::analyze::types::Ratio {
+        ci_low: 0.45,
+        ci_high: 0.55,
+        ..lone
+    };
+    assert_eq!(super::table::ratio_cell(paired), "0.50x [0.45, 0.55] *");
 }

@@ -62,18 +62,16 @@ pub fn pareto(analysis: &Analysis) -> Plot {
         );
     }
     let pss = multi_process(analysis);
-    let mem = |s: &crate::analyze::types::ConfigSummary| {
-        if pss {
-            s.mean_pss_bytes
-        } else {
-            s.mean_rss_bytes
-        }
+    let memory = if pss {
+        "mean_pss_bytes"
+    } else {
+        "mean_rss_bytes"
     };
     let points = analysis
         .summaries
         .iter()
         .enumerate()
-        .filter_map(|(i, s)| Some((i, s.wall_s?, mem(s)?)))
+        .filter_map(|(i, s)| Some((i, s.estimate("wall_s")?, s.estimate(memory)?)))
         .collect();
     let what = if pss { "mean PSS" } else { "mean RSS" };
     pareto_chart(analysis, points, "wall time", what, "memory_vs_time")
@@ -88,8 +86,15 @@ fn pareto_chart(
     what: &str,
     name: &'static str,
 ) -> Plot {
-    let x_max = points.iter().map(|p| p.1.ci_high).fold(0.0, f64::max);
-    let y_max = points.iter().map(|p| p.2.ci_high).fold(0.0, f64::max);
+    // f64::max skips the NaN bound of an estimate without an interval.
+    let x_max = points
+        .iter()
+        .map(|p| p.1.ci_high.max(p.1.median))
+        .fold(0.0, f64::max);
+    let y_max = points
+        .iter()
+        .map(|p| p.2.ci_high.max(p.2.median))
+        .fold(0.0, f64::max);
     let title = format!("{what} against {x_what} (median, 95% CI; line: Pareto frontier)");
     let mut chart = Chart::new(
         &title,
@@ -110,22 +115,15 @@ fn pareto_chart(
     chart.svg.polyline(&line, "#777777", 1.5, 0.8);
     for (i, w, m) in &points {
         let (x, y) = (chart.px(w.median), chart.py(m.median));
-        chart.svg.line(
-            chart.px(w.ci_low),
-            y,
-            chart.px(w.ci_high),
-            y,
-            colour(*i),
-            2.0,
-        );
-        chart.svg.line(
-            x,
-            chart.py(m.ci_low),
-            x,
-            chart.py(m.ci_high),
-            colour(*i),
-            2.0,
-        );
+        // The cross's arms are the intervals; below 6 runs there are none.
+        if w.ci_low.is_finite() && w.ci_high.is_finite() {
+            let (low, high) = (chart.px(w.ci_low), chart.px(w.ci_high));
+            chart.svg.line(low, y, high, y, colour(*i), 2.0);
+        }
+        if m.ci_low.is_finite() && m.ci_high.is_finite() {
+            let (low, high) = (chart.py(m.ci_low), chart.py(m.ci_high));
+            chart.svg.line(x, low, x, high, colour(*i), 2.0);
+        }
         chart.svg.circle(x, y, 5.0, colour(*i));
     }
     chart.legend(&names(analysis));

@@ -6,6 +6,8 @@
 
 use super::chart::{Axis, Chart, Kind};
 use super::colour;
+use crate::analyze::interval::has_interval;
+use crate::analyze::metric_table::Unit;
 use crate::analyze::stats::median;
 use crate::analyze::types::{Analysis, Ratio};
 use crate::model::{RunStatus, Sample, StoredConfig};
@@ -232,19 +234,26 @@ fn markers(analysis: &Analysis) -> Plot {
     }
 }
 
-/// The ratio groups of the ratios plot: memory and wall time, and for a
-/// service the end-of-load RSS and the median and p95 latency.
-fn ratio_groups(analysis: &Analysis) -> Vec<(&'static str, Vec<Option<Ratio>>)> {
-    let of = |pick: fn(&crate::analyze::types::ConfigSummary) -> Option<Ratio>| {
-        analysis.summaries.iter().map(pick).collect::<Vec<_>>()
-    };
-    let mut groups = vec![
-        ("peak RSS", of(|s| s.ratio_peak_rss_bytes)),
-        ("mean RSS", of(|s| s.ratio_mean_rss_bytes)),
-    ];
+/// The ratio groups of the ratios plot: each metric-table row with a ratio,
+/// and for a service, in place of the whole-run times (a server's lifetime
+/// says nothing), the end-of-load RSS and the median and p95 latency.
+fn ratio_groups(analysis: &Analysis) -> Vec<(&str, Vec<Option<Ratio>>)> {
     let service = &analysis.service;
+    let mut groups: Vec<(&str, Vec<Option<Ratio>>)> = analysis
+        .metrics
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.ratio && (service.is_empty() || m.unit != Unit::Seconds))
+        .map(|(k, m)| {
+            let ratios = analysis
+                .summaries
+                .iter()
+                .map(|s| s.metrics.get(k).and_then(|(_, m)| m.ratio))
+                .collect();
+            (m.label.as_str(), ratios)
+        })
+        .collect();
     if service.is_empty() {
-        groups.push(("wall time", of(|s| s.ratio_wall_s)));
         return groups;
     }
     let end = analysis.end_of_load;
@@ -280,8 +289,15 @@ fn ratios(analysis: &Analysis) -> Plot {
         .iter()
         .flat_map(|(_, r)| r.iter().flatten().copied())
         .collect();
-    let lo = all.iter().map(|r| r.ci_low).fold(1.0, f64::min);
-    let hi = all.iter().map(|r| r.ci_high).fold(1.0, f64::max);
+    // f64::min/max skip the NaN bounds of a ratio without an interval.
+    let lo = all
+        .iter()
+        .map(|r| r.ci_low.min(r.value))
+        .fold(1.0, f64::min);
+    let hi = all
+        .iter()
+        .map(|r| r.ci_high.max(r.value))
+        .fold(1.0, f64::max);
     let pad = (hi - lo).max(0.1) * 0.08;
     let title = "Ratio to the baseline (median, 95% CI)";
     let mut chart = Chart::new(
@@ -304,23 +320,8 @@ fn ratios(analysis: &Analysis) -> Plot {
         for (i, r) in ratios.iter().enumerate() {
             let Some(r) = r else { continue };
             let x = chart.px(k as f64 - 0.3 + 0.6 * (i as f64 + 0.5) / n);
-            chart.svg.line(
-                x,
-                chart.py(r.ci_low),
-                x,
-                chart.py(r.ci_high),
-                colour(i),
-                2.0,
-            );
-            for end in [r.ci_low, r.ci_high] {
-                chart.svg.line(
-                    x - 4.0,
-                    chart.py(end),
-                    x + 4.0,
-                    chart.py(end),
-                    colour(i),
-                    2.0,
-                );
+            if has_interval(r) {
+                whisker(&mut chart, x, r, colour(i));
             }
             chart.svg.circle(x, chart.py(r.value), 4.0, colour(i));
         }
@@ -331,6 +332,15 @@ fn ratios(analysis: &Analysis) -> Plot {
         name: "ratios",
         title: title.to_string(),
         svg: chart.finish(),
+    }
+}
+
+/// A ratio's 95% interval as a vertical line with end ticks at `x`.
+fn whisker(chart: &mut Chart, x: f64, r: &Ratio, colour: &str) {
+    let (low, high) = (chart.py(r.ci_low), chart.py(r.ci_high));
+    chart.svg.line(x, low, x, high, colour, 2.0);
+    for end in [low, high] {
+        chart.svg.line(x - 4.0, end, x + 4.0, end, colour, 2.0);
     }
 }
 
