@@ -1,22 +1,29 @@
-//! Statistics across repetitions: the median, and percentile-bootstrap
-//! confidence intervals for a median and for a ratio of medians. The PRNG has
-//! a fixed seed so the same data always gives the same report.
+//! The median, and (tests only) the percentile bootstrap the reports used
+//! before `interval.rs`: kept so the coverage test can show why it was
+//! replaced (docs/statistics.md).
 
+#[cfg(test)]
 use super::types::{Estimate, Ratio};
 
+#[cfg(test)]
 /// Resamples used by `analyze`: enough for stable 2.5%/97.5% percentiles.
 pub const RESAMPLES: usize = 10_000;
+#[cfg(test)]
 /// Confidence level of every interval in the reports.
 pub const CONFIDENCE: f64 = 0.95;
+#[cfg(test)]
 const SEED: u64 = 0x5EED_A110_C5C0_9E00;
 
+#[cfg(test)]
 use crate::rng::SplitMix64;
 
+#[cfg(test)]
 /// Resampling indices from the shared SplitMix64.
 trait ResampleIndex {
     fn below(&mut self, n: usize) -> usize;
 }
 
+#[cfg(test)]
 impl ResampleIndex for SplitMix64 {
     /// Uniform in `0..n` (n > 0), without modulo bias worth caring about for
     /// the small n of repetitions (Lemire's multiply-shift).
@@ -44,6 +51,7 @@ fn median_in_place(values: &mut [f64]) -> Option<f64> {
     })
 }
 
+#[cfg(test)]
 /// Median of a bootstrap resample of `values`, reusing `scratch`.
 fn resampled_median(values: &[f64], rng: &mut SplitMix64, scratch: &mut Vec<f64>) -> Option<f64> {
     scratch.clear();
@@ -51,6 +59,7 @@ fn resampled_median(values: &[f64], rng: &mut SplitMix64, scratch: &mut Vec<f64>
     median_in_place(scratch)
 }
 
+#[cfg(test)]
 /// Linear-interpolated percentile `q` in [0, 1] of sorted data.
 fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     let last = sorted.len().checked_sub(1)?;
@@ -60,6 +69,7 @@ fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     Some(sorted[lo] + (sorted[hi] - sorted[lo]) * frac)
 }
 
+#[cfg(test)]
 /// The `(1 - confidence) / 2` and `1 - (1 - confidence) / 2` percentiles.
 fn interval(mut stats: Vec<f64>, confidence: f64) -> Option<(f64, f64)> {
     stats.sort_by(f64::total_cmp);
@@ -67,6 +77,7 @@ fn interval(mut stats: Vec<f64>, confidence: f64) -> Option<(f64, f64)> {
     Some((percentile(&stats, tail)?, percentile(&stats, 1.0 - tail)?))
 }
 
+#[cfg(test)]
 /// The median with its percentile-bootstrap CI. One value gives a degenerate
 /// interval at that value; no values give `None`.
 pub fn bootstrap_median_ci(values: &[f64], resamples: usize, confidence: f64) -> Option<Estimate> {
@@ -91,6 +102,7 @@ pub fn bootstrap_median_ci(values: &[f64], resamples: usize, confidence: f64) ->
     })
 }
 
+#[cfg(test)]
 /// median(num) / median(den) with a percentile-bootstrap CI, resampling each
 /// group independently (`RESAMPLES`, `CONFIDENCE`). `None` when a group is
 /// empty or the denominator's median is zero.
@@ -98,6 +110,7 @@ pub fn bootstrap_ratio_ci(num: &[f64], den: &[f64]) -> Option<Ratio> {
     bootstrap_ratio_ci_with(num, den, RESAMPLES, CONFIDENCE)
 }
 
+#[cfg(test)]
 pub fn bootstrap_ratio_ci_with(
     num: &[f64],
     den: &[f64],
