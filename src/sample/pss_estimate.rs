@@ -11,7 +11,8 @@
 //!   number of processes mapping them changes rarely).
 //!
 //! A process not yet read in full borrows its parent's shares (a forked
-//! child shares its parent's pages), else the shares of the whole tree at
+//! child shares its parent's pages) for as much anon as the parent had, and
+//! counts anon beyond that in full (the child touched it itself), else the shares of the whole tree at
 //! the last full read, else counts its RSS in full. Kernels before 5.14
 //! lack `Pss_Anon`/`Pss_File`/`Pss_Shmem`: then every part takes the
 //! process's overall PSS/RSS share.
@@ -128,13 +129,22 @@ impl PssEstimator {
             .apply(rss);
             return (anon as u64).saturating_add(others);
         }
-        let borrowed = self
-            .baselines
-            .get(&ppid)
-            .map(|parent| Shares::of(&parent.rss, &parent.pss))
-            .or(self.tree_shares)
-            .unwrap_or(Shares::FULL);
-        borrowed.apply(rss)
+        if let Some(parent) = self.baselines.get(&ppid) {
+            // At most as much anon as the parent had can be pages inherited
+            // copy-on-write (at the parent's share); anon beyond that the
+            // child touched itself: private, in full.
+            let shares = Shares::of(&parent.rss, &parent.pss);
+            let inherited = rss.anon_bytes.min(parent.rss.anon_bytes);
+            let anon =
+                (inherited as f64 * shares.anon).round() as u64 + (rss.anon_bytes - inherited);
+            let others = Shares {
+                anon: 0.0,
+                ..shares
+            }
+            .apply(rss);
+            return anon.saturating_add(others);
+        }
+        self.tree_shares.unwrap_or(Shares::FULL).apply(rss)
     }
 
     /// Forgets processes that are gone (their pids may be reused).
@@ -178,6 +188,16 @@ mod tests {
         assert_eq!(est.estimate(7, 1, &parts(70, 10, 140)), (50 + 1 + 35) * MIB);
         // Freeing more than it ever had cannot go below zero.
         assert_eq!(est.estimate(7, 1, &parts(0, 10, 100)), 26 * MIB);
+    }
+
+    #[test]
+    fn an_unread_childs_anon_beyond_its_parents_counts_in_full() {
+        let mut est = PssEstimator::default();
+        // The parent's 10 MiB anon is shared with its children (share 0.2).
+        est.record(1, parts(10, 0, 0), &rollup(parts(2, 0, 0)));
+        est.full_read_done();
+        // A child that touched 64 MiB of its own on top of what it inherited.
+        assert_eq!(est.estimate(9, 1, &parts(74, 0, 0)), 66 * MIB);
     }
 
     #[test]
