@@ -4,7 +4,7 @@
 
 use crate::cli::RecordArgs;
 use crate::options::record::{RecordSettings, RecordTarget};
-use crate::record::{Settings, Summary, Target};
+use crate::record::{Settings, Summary};
 use crate::run::Interrupt;
 use crate::store::Store;
 use crate::units::{format_bytes, format_seconds};
@@ -14,20 +14,7 @@ use std::sync::{Arc, Mutex};
 pub fn record(args: &RecordArgs) -> anyhow::Result<i32> {
     let options = RecordSettings::from_args(args)?;
     let default_name = default_name(&options.target);
-    let target = match options.target {
-        RecordTarget::Attach { pid, start_ticks } => Target::Attach { pid, start_ticks },
-        RecordTarget::Launch {
-            program,
-            args,
-            config,
-            logs_dir,
-        } => Target::Launch {
-            program,
-            args,
-            config,
-            logs_dir,
-        },
-    };
+    let target = options.target;
     let metrics = match options.metrics {
         Some(address) => {
             let listener = crate::metrics::bind(address)?;

@@ -15,13 +15,11 @@
 
 pub mod attach;
 
-use crate::model::{Config, Sample};
+use crate::model::Sample;
 use crate::run::sampling::{SampleCallback, SamplingLoop, Tick};
 use crate::run::{classify_wait_status, process, reaper, tap, Event, Interrupt};
 use crate::store::{Ending, NewRecording, Store};
 use anyhow::Context;
-use std::ffi::OsString;
-use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -32,17 +30,8 @@ const MAX_NAP: Duration = Duration::from_millis(100);
 /// How long a launched tree gets to go after allocscope kills it.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 
-pub enum Target {
-    /// A running process: its pid and start time (see `attach::check`).
-    Attach { pid: i32, start_ticks: u64 },
-    Launch {
-        program: PathBuf,
-        args: Vec<OsString>,
-        config: Config,
-        /// Where the command's stdout and stderr go.
-        logs_dir: PathBuf,
-    },
-}
+/// What to record: checked by `options::record`, so the two never differ.
+pub use crate::options::record::RecordTarget as Target;
 
 impl Target {
     /// The configuration the recording is stored under.
