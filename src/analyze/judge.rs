@@ -205,8 +205,22 @@ pub struct Judged {
     pub standing: Standing,
 }
 
+/// The measures `judging` and the experiment choose, and every candidate
+/// judged by them: what the verdict and the adaptive judge both start from.
+pub fn judge_experiment(
+    experiment: &StoredExperiment,
+    baseline: usize,
+    end: EndOfLoad,
+    judging: &JudgeSettings,
+) -> (Measure, Measure, Vec<Judged>) {
+    let memory = memory_measure(experiment, baseline, end, judging);
+    let perf = perf_measure(experiment, judging);
+    let judged = judge_all(experiment, baseline, &memory, &perf, judging);
+    (memory, perf, judged)
+}
+
 /// Every candidate (the baseline left out), in configuration order.
-pub fn judge_all(
+fn judge_all(
     experiment: &StoredExperiment,
     baseline: usize,
     memory: &Measure,

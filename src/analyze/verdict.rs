@@ -13,7 +13,7 @@
 
 use super::decide::{decide as decide_outcome, Decision, Side};
 pub use super::deploy::{deploy, sh_quote, Deploy};
-use super::judge::{judge_all, memory_measure, perf_measure, Judged, Measure};
+use super::judge::{judge_experiment, Judged, Measure};
 use super::service::EndOfLoad;
 use super::types::Ratio;
 use crate::judging::JudgeSettings;
@@ -156,9 +156,7 @@ pub fn decide(
     end: EndOfLoad,
     judging: &JudgeSettings,
 ) -> Verdict {
-    let memory = memory_measure(experiment, baseline, end, judging);
-    let perf = perf_measure(experiment, judging);
-    let judged = judge_all(experiment, baseline, &memory, &perf, judging);
+    let (memory, perf, judged) = judge_experiment(experiment, baseline, end, judging);
     let configs = &experiment.configs;
     let name = |i: usize| configs[i].config.name.clone();
     let base_name = configs

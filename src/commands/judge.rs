@@ -5,7 +5,7 @@
 
 use super::rounds::{Decision, Judge};
 use crate::analyze::decide::{schedule, Side, Standing};
-use crate::analyze::judge::{judge_all, memory_measure, perf_measure, Judged};
+use crate::analyze::judge::{judge_experiment, Judged};
 use crate::analyze::service;
 use crate::judging::JudgeSettings;
 
@@ -23,9 +23,7 @@ pub(crate) fn adaptive(baseline: &str, judging: &JudgeSettings, max_runs: u32) -
         };
         let services = service::summarize(&experiment, base);
         let end = service::end_of_load(&experiment, &services);
-        let memory = memory_measure(&experiment, base, end, &judging);
-        let perf = perf_measure(&experiment, &judging);
-        let judged = judge_all(&experiment, base, &memory, &perf, &judging);
+        let (memory, perf, judged) = judge_experiment(&experiment, base, end, &judging);
         let standings: Vec<Standing> = judged.iter().map(|j| j.standing.clone()).collect();
         let rounds_done = experiment.configs[base]
             .runs
