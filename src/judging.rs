@@ -30,6 +30,38 @@ pub enum PerfMetric {
     User(String),
 }
 
+impl MemoryMetric {
+    /// The `--memory-metric` word for this choice.
+    pub fn word(self) -> &'static str {
+        match self {
+            MemoryMetric::Peak => "peak",
+            MemoryMetric::Mean => "mean",
+            MemoryMetric::Final => "final",
+            MemoryMetric::EndOfLoad => "end-of-load",
+        }
+    }
+}
+
+impl PerfMetric {
+    /// The `--perf-metric` word for this choice.
+    pub fn word(&self) -> &str {
+        match self {
+            PerfMetric::Wall => "wall",
+            PerfMetric::Cpu => "cpu",
+            PerfMetric::P50 => "p50",
+            PerfMetric::P95 => "p95",
+            PerfMetric::P99 => "p99",
+            PerfMetric::User(name) => name,
+        }
+    }
+}
+
+/// The experiment's environment keys under which `compare` keeps the
+/// metrics it was told to judge by, so that `report` judges a stored
+/// experiment the same way unless told otherwise.
+pub const MEMORY_METRIC_KEY: &str = "judge.memory_metric";
+pub const PERF_METRIC_KEY: &str = "judge.perf_metric";
+
 /// How a comparison is judged; `None` metrics keep today's defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JudgeSettings {
@@ -40,6 +72,21 @@ pub struct JudgeSettings {
     /// The `--metric` names whose higher values are better (ops/s): their
     /// cost ratio is baseline / candidate.
     pub higher_is_better: Vec<String>,
+}
+
+impl JudgeSettings {
+    /// The environment entries that record the metric choices made on the
+    /// command line (none for the defaults).
+    pub fn to_environment(&self) -> Vec<(&'static str, String)> {
+        let memory = self
+            .memory_metric
+            .map(|m| (MEMORY_METRIC_KEY, m.word().to_string()));
+        let perf = self
+            .perf_metric
+            .as_ref()
+            .map(|p| (PERF_METRIC_KEY, p.word().to_string()));
+        memory.into_iter().chain(perf).collect()
+    }
 }
 
 impl Default for JudgeSettings {

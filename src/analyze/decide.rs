@@ -91,16 +91,23 @@ fn rounds_to_settle(r: &LogRatio, max: f64, cap: u32) -> Option<u32> {
     }
     (2..=cap)
         .find(|&n| t975(n as usize - 1) * spread / f64::from(n).sqrt() < distance)
-        .or(Some(cap))
+        .or(Some(MANY_MORE_ROUNDS))
 }
 
-/// `about 1 more round`, `about 6 more rounds`.
+/// `about 1 more round`, `about 6 more rounds`; `MANY_MORE_ROUNDS` when no
+/// run count within `ROUNDS_CAP` would settle it.
 pub fn more_rounds_words(n: u32) -> String {
+    if n == MANY_MORE_ROUNDS {
+        return format!("over {ROUNDS_CAP} more rounds");
+    }
     format!("about {n} more round{}", if n == 1 { "" } else { "s" })
 }
 
-/// The most rounds an estimate names; past it "many more".
+/// The most rounds an estimate names.
 pub const ROUNDS_CAP: u32 = 1000;
+
+/// The estimate's value when even `ROUNDS_CAP` rounds would not settle a side.
+pub const MANY_MORE_ROUNDS: u32 = u32::MAX;
 
 /// A candidate's standing from its memory and performance log ratios.
 /// Either ratio is `None` when the runs gave no figures for it: that side
@@ -116,7 +123,10 @@ pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Threshold
     if s.is_open() {
         let need = |r: Option<&LogRatio>, max: f64| {
             r.and_then(|r| rounds_to_settle(r, max, ROUNDS_CAP))
-                .map(|total| total.saturating_sub(r.map_or(0, |r| r.n as u32)))
+                .map(|total| match total {
+                    MANY_MORE_ROUNDS => MANY_MORE_ROUNDS,
+                    total => total.saturating_sub(r.map_or(0, |r| r.n as u32)),
+                })
         };
         let memory_need = (memory_side == Side::Open)
             .then(|| need(memory, t.memory_max))

@@ -73,6 +73,19 @@ fn certain_saving_with_an_unsettled_cost_is_inconclusive_on_performance() {
 }
 
 #[test]
+fn a_ratio_on_the_threshold_needs_more_rounds_than_any_estimate_names() {
+    // Centred on the budget itself: no run count settles it.
+    let s = standing(
+        Some(&lr(&[0.6, 0.6, 0.6])),
+        Some(&lr(&[1.00, 1.05, 1.10])),
+        T,
+    );
+    assert_eq!(s.more_rounds, Some(MANY_MORE_ROUNDS));
+    assert_eq!(more_rounds_words(MANY_MORE_ROUNDS), "over 1000 more rounds");
+    assert_eq!(more_rounds_words(3), "about 3 more rounds");
+}
+
+#[test]
 fn too_slow_beyond_noise_is_settled_out_and_dropped() {
     let slow = standing(
         Some(&lr(&[0.5, 0.52, 0.51])),

@@ -9,6 +9,7 @@ use super::decide::{standing, Standing, Thresholds};
 use super::interval::{log_ratio, LogRatio};
 use super::metrics::of;
 use super::service::EndOfLoad;
+use super::types::Ratio;
 use crate::judging::{JudgeSettings, MemoryMetric, PerfMetric};
 use crate::model::{RunStatus, StoredConfig, StoredExperiment, StoredRun};
 
@@ -21,6 +22,24 @@ pub struct Measure {
     pub value: Value,
     /// Throughput-like: the cost ratio is baseline / candidate.
     pub higher_is_better: bool,
+}
+
+impl Measure {
+    /// The candidate-to-baseline ratio a reader expects from a cost ratio:
+    /// for a throughput-like measure the cost ratio (baseline / candidate)
+    /// is turned back, so `ops 0.96x` means 4% fewer operations.
+    pub fn shown(&self, cost: &LogRatio) -> Ratio {
+        let r = cost.ratio();
+        if self.higher_is_better {
+            Ratio {
+                value: 1.0 / r.value,
+                ci_low: 1.0 / r.ci_high,
+                ci_high: 1.0 / r.ci_low,
+            }
+        } else {
+            r
+        }
+    }
 }
 
 fn measure(id: &str, words: &str, value: Value) -> Measure {

@@ -179,19 +179,19 @@ pub fn decide(
     for j in &judged {
         let figures = match (&j.memory, &j.perf) {
             (Some(m), Some(p)) => {
-                let (m, p) = (m.ratio(), p.ratio());
+                let (m, cost, p) = (m.ratio(), p.ratio(), perf.shown(p));
                 format!(
                     "{mw} {} ({} {}), {pw} {} ({} {})",
                     ratio_words(&m),
                     if m.value <= 1.0 { "saves" } else { "costs" },
                     pct(m.value),
                     ratio_words(&p),
-                    if p.value <= 1.0 {
+                    if cost.value <= 1.0 {
                         "better by"
                     } else {
                         "worse by"
                     },
-                    pct(p.value)
+                    pct(cost.value)
                 )
             }
             _ => "no comparable figures".to_string(),
@@ -228,7 +228,7 @@ pub fn decide(
             let j = &judged[k];
             let c = &configs[j.index];
             let m = j.memory.as_ref().map(|m| m.ratio());
-            let p = j.perf.as_ref().map(|p| p.ratio());
+            let p = j.perf.as_ref().map(|p| perf.shown(p));
             let qualified = standings.iter().filter(|s| s.qualifies()).count();
             verdict.outcome = Outcome::Recommend;
             verdict.config = Some(c.config.name.clone());

@@ -5,7 +5,8 @@
 
 use super::rounds::{Decision, Judge};
 use crate::analyze::decide::{schedule, Side, Standing};
-use crate::analyze::judge::{judge_experiment, Judged};
+use crate::analyze::interval::LogRatio;
+use crate::analyze::judge::{judge_experiment, Judged, Measure};
 use crate::analyze::service;
 use crate::judging::JudgeSettings;
 
@@ -42,28 +43,35 @@ pub(crate) fn adaptive(baseline: &str, judging: &JudgeSettings, max_runs: u32) -
             } else if j.standing.is_open() {
                 decision
                     .open
-                    .push((j.index, why_open(j, &memory.words, &perf.words)));
+                    .push((j.index, why_open(j, &memory, &perf, &judging)));
             }
         }
         Ok(decision)
     })
 }
 
-/// `memory 0.98x [0.94, 1.02] straddles the saving threshold; about 6 more rounds`.
-pub(crate) fn why_open(j: &Judged, memory_words: &str, perf_words: &str) -> String {
-    let side = |words: &str, r: Option<&crate::analyze::interval::LogRatio>, s: Side| {
-        (s == Side::Open).then(|| match r.map(|r| r.ratio()) {
+/// `mean PSS 0.98x [0.94, 1.02] straddles the 3% saving, about 6 more rounds`.
+pub(crate) fn why_open(
+    j: &Judged,
+    memory: &Measure,
+    perf: &Measure,
+    judging: &JudgeSettings,
+) -> String {
+    let saving = format!("the {}% saving", judging.min_saving_pct);
+    let budget = format!("the {}% budget", judging.max_slowdown_pct);
+    let side = |m: &Measure, threshold: &str, r: Option<&LogRatio>, s: Side| {
+        (s == Side::Open).then(|| match r.map(|r| m.shown(r)) {
             Some(r) if r.ci_low.is_finite() => format!(
-                "{words} {:.2}x [{:.2}, {:.2}] straddles its threshold",
-                r.value, r.ci_low, r.ci_high
+                "{} {:.2}x [{:.2}, {:.2}] straddles {threshold}",
+                m.words, r.value, r.ci_low, r.ci_high
             ),
-            Some(r) => format!("{words} {:.2}x from one round", r.value),
-            None => format!("no {words} figures"),
+            Some(r) => format!("{} {:.2}x from one round", m.words, r.value),
+            None => format!("no {} figures", m.words),
         })
     };
     let mut parts: Vec<String> = [
-        side(memory_words, j.memory.as_ref(), j.standing.memory),
-        side(perf_words, j.perf.as_ref(), j.standing.performance),
+        side(memory, &saving, j.memory.as_ref(), j.standing.memory),
+        side(perf, &budget, j.perf.as_ref(), j.standing.performance),
     ]
     .into_iter()
     .flatten()

@@ -42,17 +42,28 @@ fn judge_settings(
     args: &crate::cli::JudgeArgs,
     max_slowdown_pct: f64,
 ) -> anyhow::Result<crate::options::rounds::JudgeSettings> {
-    let stored: Vec<String> = store
-        .load_environment(experiment_id)?
-        .into_iter()
-        .filter(|(key, _)| key == crate::user_metric::ENVIRONMENT_KEY)
-        .filter_map(|(_, value)| value)
-        .collect();
+    let environment = store.load_environment(experiment_id)?;
+    let value_of = |wanted: &str| {
+        environment
+            .iter()
+            .filter(|(key, _)| key == wanted)
+            .filter_map(|(_, value)| value.clone())
+            .collect::<Vec<String>>()
+    };
+    let stored = value_of(crate::user_metric::ENVIRONMENT_KEY);
     let names: Vec<String> = stored
         .iter()
         .flat_map(|value| crate::user_metric::names_in_environment(value))
         .collect();
-    let mut judge = crate::options::rounds::parse_judge(args, max_slowdown_pct, &names)?;
+    // The metrics compare judged by stay the default when re-judging.
+    let mut args = args.clone();
+    args.memory_metric = args
+        .memory_metric
+        .or_else(|| value_of(crate::judging::MEMORY_METRIC_KEY).pop());
+    args.perf_metric = args
+        .perf_metric
+        .or_else(|| value_of(crate::judging::PERF_METRIC_KEY).pop());
+    let mut judge = crate::options::rounds::parse_judge(&args, max_slowdown_pct, &names)?;
     judge.higher_is_better = stored
         .iter()
         .flat_map(|value| crate::user_metric::higher_is_better_in_environment(value))

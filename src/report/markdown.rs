@@ -177,7 +177,7 @@ impl Reporter for MarkdownReporter {
             escape(&e.info.host.glibc),
             e.info.host.cpus,
             escape(&e.info.host.thp),
-            e.info.runs_per_config,
+            super::runs_each(analysis, e.info.runs_per_config),
             escape(&e.info.started_at)
         )?;
         let columns: Vec<(usize, Unit)> = super::metric_columns(analysis)

@@ -58,6 +58,18 @@ pub(crate) fn metric_columns(analysis: &Analysis) -> Vec<usize> {
         .collect()
 }
 
+/// How many runs each configuration had: `5` for a fixed schedule, `3 to
+/// 19` when `--runs auto` stopped settled candidates early or a limit cut
+/// the rounds short (the header used to claim the planned count).
+pub(crate) fn runs_each(analysis: &Analysis, planned: u32) -> String {
+    let counts = analysis.summaries.iter().map(|s| s.total_runs);
+    match (counts.clone().min(), counts.max()) {
+        (Some(lo), Some(hi)) if lo == hi => hi.to_string(),
+        (Some(lo), Some(hi)) => format!("{lo} to {hi}"),
+        _ => planned.to_string(),
+    }
+}
+
 /// Writes rendered bytes to `path`, or to stdout when `path` is `-`.
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     if path == Path::new("-") {

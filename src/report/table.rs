@@ -96,7 +96,7 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
     writeln!(
         out,
         "\nconfigurations ({} runs each)",
-        e.info.runs_per_config
+        super::runs_each(analysis, e.info.runs_per_config)
     )?;
     for (i, (config, summary)) in e.configs.iter().zip(&analysis.summaries).enumerate() {
         let c = &config.config;

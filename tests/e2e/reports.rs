@@ -89,6 +89,47 @@ fn report_rejudges_with_another_max_slowdown_and_rejects_a_bad_one() {
 }
 
 #[test]
+fn report_judges_by_the_metrics_compare_was_told_unless_told_otherwise() {
+    let scratch = Scratch::new();
+    let json = small_experiment(
+        &scratch,
+        &["--memory-metric", "peak", "--perf-metric", "cpu"],
+    );
+    let chosen = |v: &serde_json::Value| {
+        (
+            v["verdict"]["memory_metric"]
+                .as_str()
+                .unwrap_or("-")
+                .to_string(),
+            v["verdict"]["performance_metric"]
+                .as_str()
+                .unwrap_or("-")
+                .to_string(),
+        )
+    };
+    let at_compare = chosen(&json);
+    let db = scratch.db();
+    let db = db.to_str().expect("utf-8");
+    let report = |extra: &[&str]| {
+        let mut args = vec!["report", "--db", db, "--export-json", "-"];
+        args.extend_from_slice(extra);
+        let output = scratch.run(&args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        chosen(&serde_json::from_slice(&output.stdout).expect("JSON"))
+    };
+    assert_eq!(report(&[]), at_compare, "the stored choice is the default");
+    let overridden = report(&["--memory-metric", "mean", "--perf-metric", "wall"]);
+    assert_ne!(
+        overridden.0, at_compare.0,
+        "{overridden:?} vs {at_compare:?}"
+    );
+    assert_ne!(
+        overridden.1, at_compare.1,
+        "{overridden:?} vs {at_compare:?}"
+    );
+}
+
+#[test]
 fn markdown_export_has_the_table_and_the_verdict() {
     let scratch = Scratch::new();
     let md = scratch.path("report.md");
