@@ -154,7 +154,8 @@ pub fn summarised() -> Vec<MetricDef> {
         })),
         MetricDef {
             shown: Shown::WhenMeasured,
-            ..time_weighted(row("mean_pss_bytes", "mean PSS", Unit::Bytes, false, |r| {
+            // With a ratio: the verdict ranks a tree of several processes by it.
+            ..time_weighted(row("mean_pss_bytes", "mean PSS", Unit::Bytes, true, |r| {
                 of(r).mean_pss_bytes.map(|b| b as f64)
             }))
         },
@@ -195,7 +196,10 @@ mod tests {
             .filter(|m| m.ratio)
             .map(MetricDef::ratio_column)
             .collect();
-        assert_eq!(columns, ["ratio_peak_rss", "ratio_mean_rss", "ratio_wall"]);
+        assert_eq!(
+            columns,
+            ["ratio_peak_rss", "ratio_mean_rss", "ratio_mean_pss", "ratio_wall"]
+        );
         let ids: std::collections::BTreeSet<_> = table.iter().map(|m| &m.id).collect();
         assert_eq!(ids.len(), table.len());
     }

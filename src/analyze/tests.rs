@@ -29,9 +29,10 @@ fn baseline_ratios_are_exactly_one() -> Result<()> {
     let s = &a.summaries[0];
     assert_eq!(s.ratio("peak_rss_bytes"), Some(BASELINE_RATIO));
     assert_eq!(s.ratio("mean_rss_bytes"), Some(BASELINE_RATIO));
+    assert_eq!(s.ratio("mean_pss_bytes"), Some(BASELINE_RATIO));
     assert_eq!(s.ratio("wall_s"), Some(BASELINE_RATIO));
     // A metric without a ratio has none, even for the baseline.
-    assert_eq!(s.ratio("mean_pss_bytes"), None);
+    assert_eq!(s.ratio("cpu_s"), None);
     Ok(())
 }
 
