@@ -150,13 +150,15 @@ fn fixed_duration_note(experiment: &StoredExperiment, perf: &Measure) -> Option<
 
 /// Decides, explains, and writes the deploy lines. `baseline` indexes
 /// `experiment.configs`.
+/// `table` is the experiment's metric table.
 pub fn decide(
     experiment: &StoredExperiment,
     baseline: usize,
     end: EndOfLoad,
     judging: &JudgeSettings,
+    table: &[super::metric_table::MetricDef],
 ) -> Verdict {
-    let (memory, perf, judged) = judge_experiment(experiment, baseline, end, judging);
+    let (memory, perf, judged) = judge_experiment(experiment, baseline, end, judging, table);
     let configs = &experiment.configs;
     let name = |i: usize| configs[i].config.name.clone();
     let base_name = configs
@@ -179,14 +181,16 @@ pub fn decide(
     for j in &judged {
         let figures = match (&j.memory, &j.perf) {
             (Some(m), Some(p)) => {
-                let (m, p) = (m.ratio(), p.ratio());
+                let (m, cost) = (m.ratio(), p.ratio());
+                // A throughput reads as the tables show it (1.10x: 10% more).
+                let p = perf.shown(p);
                 format!(
                     "{mw} {} ({} {}), {pw} {} ({} {})",
                     ratio_words(&m),
                     if m.value <= 1.0 { "saves" } else { "costs" },
                     pct(m.value),
                     ratio_words(&p),
-                    if p.value <= 1.0 {
+                    if cost.value <= 1.0 {
                         "better by"
                     } else {
                         "worse by"
@@ -228,7 +232,7 @@ pub fn decide(
             let j = &judged[k];
             let c = &configs[j.index];
             let m = j.memory.as_ref().map(|m| m.ratio());
-            let p = j.perf.as_ref().map(|p| p.ratio());
+            let p = j.perf.as_ref().map(|p| perf.shown(p));
             let qualified = standings.iter().filter(|s| s.qualifies()).count();
             verdict.outcome = Outcome::Recommend;
             verdict.config = Some(c.config.name.clone());

@@ -5,7 +5,7 @@
 
 use super::rounds::{Decision, Judge};
 use crate::analyze::decide::{schedule, Side, Standing};
-use crate::analyze::judge::{judge_experiment, Judged};
+use crate::analyze::judge::{judge_experiment, Judged, Measure};
 use crate::analyze::service;
 use crate::judging::JudgeSettings;
 
@@ -23,7 +23,8 @@ pub(crate) fn adaptive(baseline: &str, judging: &JudgeSettings, max_runs: u32) -
         };
         let services = service::summarize(&experiment, base);
         let end = service::end_of_load(&experiment, &services);
-        let (memory, perf, judged) = judge_experiment(&experiment, base, end, &judging);
+        let table = crate::analyze::metric_table::of_experiment(&experiment.info);
+        let (memory, perf, judged) = judge_experiment(&experiment, base, end, &judging, &table);
         let standings: Vec<Standing> = judged.iter().map(|j| j.standing.clone()).collect();
         let rounds_done = experiment.configs[base]
             .runs
@@ -40,9 +41,7 @@ pub(crate) fn adaptive(baseline: &str, judging: &JudgeSettings, max_runs: u32) -
             if j.standing.settled_out() {
                 decision.dropped.push(j.index);
             } else if j.standing.is_open() {
-                decision
-                    .open
-                    .push((j.index, why_open(j, &memory.words, &perf.words)));
+                decision.open.push((j.index, why_open(j, &memory, &perf)));
             }
         }
         Ok(decision)
@@ -50,9 +49,10 @@ pub(crate) fn adaptive(baseline: &str, judging: &JudgeSettings, max_runs: u32) -
 }
 
 /// `memory 0.98x [0.94, 1.02] straddles the saving threshold; about 6 more rounds`.
-pub(crate) fn why_open(j: &Judged, memory_words: &str, perf_words: &str) -> String {
-    let side = |words: &str, r: Option<&crate::analyze::interval::LogRatio>, s: Side| {
-        (s == Side::Open).then(|| match r.map(|r| r.ratio()) {
+pub(crate) fn why_open(j: &Judged, memory: &Measure, perf: &Measure) -> String {
+    let side = |m: &Measure, r: Option<&crate::analyze::interval::LogRatio>, s: Side| {
+        let words = m.words.as_str();
+        (s == Side::Open).then(|| match r.map(|r| m.shown(r)) {
             Some(r) if r.ci_low.is_finite() => format!(
                 "{words} {:.2}x [{:.2}, {:.2}] straddles its threshold",
                 r.value, r.ci_low, r.ci_high
@@ -62,8 +62,8 @@ pub(crate) fn why_open(j: &Judged, memory_words: &str, perf_words: &str) -> Stri
         })
     };
     let mut parts: Vec<String> = [
-        side(memory_words, j.memory.as_ref(), j.standing.memory),
-        side(perf_words, j.perf.as_ref(), j.standing.performance),
+        side(memory, j.memory.as_ref(), j.standing.memory),
+        side(perf, j.perf.as_ref(), j.standing.performance),
     ]
     .into_iter()
     .flatten()

@@ -24,7 +24,14 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let experiment = store.load_experiment(args.experiment)?;
-    let judge = judge_settings(&store, experiment.id, &args.judge, output.max_slowdown_pct)?;
+    // `--perf-metric NAME` may name one of the experiment's stored `--metric`s.
+    let names: Vec<String> = experiment
+        .info
+        .user_metrics
+        .iter()
+        .map(|m| m.name.clone())
+        .collect();
+    let judge = crate::options::rounds::parse_judge(&args.judge, output.max_slowdown_pct, &names)?;
     let baseline = args
         .baseline
         .clone()
@@ -32,30 +39,4 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
     let analysis = analyze_with(experiment, &baseline, &judge)?;
     super::exports::print_table_and_export(&analysis, &output.exports)?;
     Ok(0)
-}
-
-/// `--min-saving`, `--memory-metric`, `--perf-metric` for re-judging a stored
-/// experiment: `--perf-metric NAME` may name one of its stored `--metric`s.
-fn judge_settings(
-    store: &Store,
-    experiment_id: i64,
-    args: &crate::cli::JudgeArgs,
-    max_slowdown_pct: f64,
-) -> anyhow::Result<crate::options::rounds::JudgeSettings> {
-    let stored: Vec<String> = store
-        .load_environment(experiment_id)?
-        .into_iter()
-        .filter(|(key, _)| key == crate::user_metric::ENVIRONMENT_KEY)
-        .filter_map(|(_, value)| value)
-        .collect();
-    let names: Vec<String> = stored
-        .iter()
-        .flat_map(|value| crate::user_metric::names_in_environment(value))
-        .collect();
-    let mut judge = crate::options::rounds::parse_judge(args, max_slowdown_pct, &names)?;
-    judge.higher_is_better = stored
-        .iter()
-        .flat_map(|value| crate::user_metric::higher_is_better_in_environment(value))
-        .collect();
-    Ok(judge)
 }
