@@ -1,7 +1,8 @@
 //! How a comparison is judged (`--max-slowdown`, `--min-saving`,
-//! `--memory-metric`, `--perf-metric`, `--higher-is-better`): plain settings
-//! that `options` checks and `analyze` (the verdict, the adaptive judge)
-//! reads, so neither depends on the other.
+//! `--memory-metric`, `--perf-metric`): plain settings that `options` checks
+//! and `analyze` (the verdict, the adaptive judge) reads, so neither depends
+//! on the other. Which way a `--metric` is better (`--higher-is-better`) is
+//! the experiment's own, stored with it (`ExperimentInfo::user_metrics`).
 
 /// The default `--max-slowdown`, in percent.
 pub const DEFAULT_MAX_SLOWDOWN_PCT: f64 = 5.0;
@@ -69,9 +70,6 @@ pub struct JudgeSettings {
     pub min_saving_pct: f64,
     pub memory_metric: Option<MemoryMetric>,
     pub perf_metric: Option<PerfMetric>,
-    /// The `--metric` names whose higher values are better (ops/s): their
-    /// cost ratio is baseline / candidate.
-    pub higher_is_better: Vec<String>,
 }
 
 impl JudgeSettings {
@@ -96,7 +94,6 @@ impl Default for JudgeSettings {
             min_saving_pct: DEFAULT_MIN_SAVING_PCT,
             memory_metric: None,
             perf_metric: None,
-            higher_is_better: Vec::new(),
         }
     }
 }

@@ -323,6 +323,22 @@ pub struct ExperimentInfo {
     /// Set for `compare --server`.
     #[serde(default)]
     pub service: Option<ServiceInfo>,
+    /// The `--metric` figures the runs were asked for, in the order given;
+    /// kept in the environment (`user_metrics`), so `report` knows them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_metrics: Vec<UserMetricInfo>,
+}
+
+/// One `--metric NAME=REGEX` of an experiment, as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserMetricInfo {
+    pub name: String,
+    /// The regex as typed.
+    #[serde(default)]
+    pub pattern: String,
+    /// `--higher-is-better NAME` (throughput); lower is better otherwise.
+    #[serde(default)]
+    pub higher_is_better: bool,
 }
 
 /// A run as kept in the store: what was observed. Its metrics are computed

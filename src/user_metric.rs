@@ -82,42 +82,20 @@ pub fn extract_from(pattern: &Regex, stdout: &str, stderr: &str) -> Extracted {
     }
 }
 
-/// The environment entry that keeps an experiment's `--metric` specs, so
-/// `report` knows them: a JSON list of `{name, pattern, higher_is_better}`.
+/// The environment entry that keeps an experiment's `--metric` specs
+/// (`ExperimentInfo::user_metrics`), so `report` knows them: a JSON list of
+/// `{name, pattern, higher_is_better}`.
 pub const ENVIRONMENT_KEY: &str = "user_metrics";
 
-/// The environment value for `metrics`.
-pub fn to_environment(metrics: &[UserMetric]) -> String {
-    let list: Vec<serde_json::Value> = metrics
-        .iter()
-        .map(|m| {
-            serde_json::json!({
-                "name": m.name,
-                "pattern": m.pattern.as_str(),
-                "higher_is_better": m.higher_is_better,
-            })
-        })
-        .collect();
-    serde_json::Value::Array(list).to_string()
-}
-
-/// The metric names of a stored environment value (none when unreadable).
-pub fn names_in_environment(value: &str) -> Vec<String> {
-    serde_json::from_str::<Vec<serde_json::Value>>(value)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|m| m.get("name").and_then(|n| n.as_str()).map(String::from))
-        .collect()
-}
-
-/// The names flagged `--higher-is-better` in a stored environment value.
-pub fn higher_is_better_in_environment(value: &str) -> Vec<String> {
-    serde_json::from_str::<Vec<serde_json::Value>>(value)
-        .unwrap_or_default()
-        .iter()
-        .filter(|m| m.get("higher_is_better").and_then(|h| h.as_bool()) == Some(true))
-        .filter_map(|m| m.get("name").and_then(|n| n.as_str()).map(String::from))
-        .collect()
+impl UserMetric {
+    /// What the store keeps of it.
+    pub fn info(&self) -> crate::model::UserMetricInfo {
+        crate::model::UserMetricInfo {
+            name: self.name.clone(),
+            pattern: self.pattern.as_str().to_string(),
+            higher_is_better: self.higher_is_better,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -149,14 +127,20 @@ mod tests {
     #[test]
     fn specs_round_trip_through_the_environment() {
         let (name, pattern) = parse_spec("ops=ops: ([0-9]+)").expect("valid");
-        let value = to_environment(&[UserMetric {
+        let info = UserMetric {
             name,
             pattern,
             higher_is_better: true,
-        }]);
-        assert!(value.contains("\"higher_is_better\":true"), "{value}");
-        assert_eq!(names_in_environment(&value), vec!["ops".to_string()]);
-        assert!(names_in_environment("not json").is_empty());
+        }
+        .info();
+        let value = serde_json::to_string(&[&info]).expect("encodes");
+        assert_eq!(
+            value,
+            r#"[{"name":"ops","pattern":"ops: ([0-9]+)","higher_is_better":true}]"#
+        );
+        let back: Vec<crate::model::UserMetricInfo> =
+            serde_json::from_str(&value).expect("decodes");
+        assert_eq!(back, vec![info]);
     }
 
     #[test]

@@ -4,9 +4,12 @@
 //! the baseline paired within rounds (`interval::log_ratio`), and where each
 //! candidate stands against `--min-saving` and `--max-slowdown`
 //! (`decide::standing`). The verdict and `compare --runs auto` share it.
+//! A `--perf-metric NAME` is the row `user.NAME` of the experiment's metric
+//! table, with that row's extractor and direction.
 
 use super::decide::{standing, Standing, Thresholds};
 use super::interval::{log_ratio, LogRatio};
+use super::metric_table::{self, Better, MetricDef};
 use super::metrics::of;
 use super::service::EndOfLoad;
 use super::types::Ratio;
@@ -25,9 +28,8 @@ pub struct Measure {
 }
 
 impl Measure {
-    /// The candidate-to-baseline ratio a reader expects from a cost ratio:
-    /// for a throughput-like measure the cost ratio (baseline / candidate)
-    /// is turned back, so `ops 0.96x` means 4% fewer operations.
+    /// A cost ratio (above 1 is worse) as the tables show it: candidate /
+    /// baseline, so a throughput's cost ratio 0.91x reads 1.10x.
     pub fn shown(&self, cost: &LogRatio) -> Ratio {
         let r = cost.ratio();
         if self.higher_is_better {
@@ -152,8 +154,13 @@ fn latency(pick: fn(&crate::model::Latency) -> f64) -> Value {
 }
 
 /// The performance measure: `--perf-metric`, else a service's p95 latency
-/// (its load duration without latency figures), else wall time.
-pub fn perf_measure(experiment: &StoredExperiment, judging: &JudgeSettings) -> Measure {
+/// (its load duration without latency figures), else wall time. `table` is
+/// the experiment's metric table (`metric_table::of_experiment`).
+pub fn perf_measure(
+    experiment: &StoredExperiment,
+    judging: &JudgeSettings,
+    table: &[MetricDef],
+) -> Measure {
     let runs = || experiment.configs.iter().flat_map(ok_runs);
     let has_latency = runs().any(|r| {
         r.record
@@ -180,14 +187,20 @@ pub fn perf_measure(experiment: &StoredExperiment, judging: &JudgeSettings) -> M
         Some(PerfMetric::P95) => measure("p95_ms", "p95 latency", latency(|l| l.p95_ms)),
         Some(PerfMetric::P99) => measure("p99_ms", "p99 latency", latency(|l| l.p99_ms)),
         Some(PerfMetric::User(name)) => {
-            let key = name.clone();
-            let mut m = measure(
-                name,
-                name,
-                Box::new(move |r| r.record.user_metrics.get(&key).copied()),
-            );
-            m.higher_is_better = judging.higher_is_better.contains(name);
-            m
+            match metric_table::find(table, &metric_table::user_id(name)) {
+                Some(row) => {
+                    let extract = row.extract.clone();
+                    Measure {
+                        id: name.clone(),
+                        words: name.clone(),
+                        value: Box::new(move |r| extract(r)),
+                        higher_is_better: row.better == Better::Higher,
+                    }
+                }
+                // Not one of the experiment's --metrics (options checks that
+                // it is): no run has a value.
+                None => measure(name, name, Box::new(|_| None)),
+            }
         }
         None if has_latency => measure("p95_ms", "p95 latency", latency(|l| l.p95_ms)),
         None if has_load => measure(
@@ -226,14 +239,16 @@ pub struct Judged {
 
 /// The measures `judging` and the experiment choose, and every candidate
 /// judged by them: what the verdict and the adaptive judge both start from.
+/// `table` is the experiment's metric table.
 pub fn judge_experiment(
     experiment: &StoredExperiment,
     baseline: usize,
     end: EndOfLoad,
     judging: &JudgeSettings,
+    table: &[MetricDef],
 ) -> (Measure, Measure, Vec<Judged>) {
     let memory = memory_measure(experiment, baseline, end, judging);
-    let perf = perf_measure(experiment, judging);
+    let perf = perf_measure(experiment, judging, table);
     let judged = judge_all(experiment, baseline, &memory, &perf, judging);
     (memory, perf, judged)
 }

@@ -2,12 +2,13 @@
 //! its id (the JSON/CSV key), the words the tables use, its unit, how a run
 //! yields it, whether it gets a ratio to the baseline, and which way is
 //! better. `analyze` builds each configuration's series by iterating this
-//! table; later metrics (user metrics parsed from a run's stdout, choices
-//! by name such as `--memory-metric`) are rows added at analysis time, so
-//! the table is a `Vec` built by `summarised()`, looked up by id.
+//! table. An experiment's table (`of_experiment`) is the built-in rows
+//! (`summarised()`) followed by one row per `--metric` it stored, so the
+//! analysis, the verdict, the adaptive judge and every reporter read the
+//! same rows, looked up by id.
 
 use super::metrics::of;
-use crate::model::StoredRun;
+use crate::model::{ExperimentInfo, StoredRun, UserMetricInfo};
 use std::sync::Arc;
 
 /// What a metric's values measure, for formatting.
@@ -18,6 +19,9 @@ pub enum Unit {
     Milliseconds,
     Ratio,
     Count,
+    /// A plain number of the workload's own (a `--metric`): 3 significant
+    /// digits in the tables.
+    Number,
 }
 
 impl Unit {
@@ -27,7 +31,7 @@ impl Unit {
             Unit::Bytes => "_bytes",
             Unit::Seconds => "_s",
             Unit::Milliseconds => "_ms",
-            Unit::Ratio | Unit::Count => "",
+            Unit::Ratio | Unit::Count | Unit::Number => "",
         }
     }
 }
@@ -79,6 +83,11 @@ impl MetricDef {
             Some(d) => format!("{} ({d})", self.label),
             None => self.label.clone(),
         }
+    }
+
+    /// True for a `--metric` row (`user.NAME`).
+    pub fn is_user(&self) -> bool {
+        self.id.starts_with(USER_PREFIX)
     }
 
     /// The stem of the CSV ratio columns: the id without its unit suffix,
@@ -172,6 +181,46 @@ pub fn summarised() -> Vec<MetricDef> {
     ]
 }
 
+/// The id of a `--metric NAME` row: `user.NAME`. Built-in ids never hold a
+/// `.`, so a user's name cannot collide with one (a `--metric wall_s` is
+/// `user.wall_s`).
+pub fn user_id(name: &str) -> String {
+    format!("{USER_PREFIX}{name}")
+}
+
+/// What every `--metric` row's id starts with.
+const USER_PREFIX: &str = "user.";
+
+/// The row of one `--metric`: its value is what the run printed, with a
+/// ratio to the baseline paired by round like wall time, shown when some
+/// configuration has a value.
+pub fn user_row(metric: &UserMetricInfo) -> MetricDef {
+    let name = metric.name.clone();
+    let (better, direction) = if metric.higher_is_better {
+        (Better::Higher, "higher is better")
+    } else {
+        (Better::Lower, "lower is better")
+    };
+    MetricDef {
+        id: user_id(&metric.name),
+        label: metric.name.clone(),
+        detail: Some(format!("--metric, {direction}")),
+        unit: Unit::Number,
+        extract: Arc::new(move |r| r.record.user_metrics.get(&name).copied()),
+        ratio: true,
+        better,
+        shown: Shown::WhenMeasured,
+    }
+}
+
+/// The table of one experiment: the built-in rows, then its `--metric`s in
+/// the order they were given. Without `--metric` it is `summarised()`.
+pub fn of_experiment(info: &ExperimentInfo) -> Vec<MetricDef> {
+    let mut table = summarised();
+    table.extend(info.user_metrics.iter().map(user_row));
+    table
+}
+
 /// The row with this id.
 pub fn find<'a>(table: &'a [MetricDef], id: &str) -> Option<&'a MetricDef> {
     table.iter().find(|m| m.id == id)
@@ -198,7 +247,12 @@ mod tests {
             .collect();
         assert_eq!(
             columns,
-            ["ratio_peak_rss", "ratio_mean_rss", "ratio_mean_pss", "ratio_wall"]
+            [
+                "ratio_peak_rss",
+                "ratio_mean_rss",
+                "ratio_mean_pss",
+                "ratio_wall"
+            ]
         );
         let ids: std::collections::BTreeSet<_> = table.iter().map(|m| &m.id).collect();
         assert_eq!(ids.len(), table.len());
@@ -214,5 +268,44 @@ mod tests {
         assert_eq!(get("peak_rss_bytes"), Some(m.peak_rss_bytes as f64));
         assert_eq!(get("mean_pss_bytes"), m.mean_pss_bytes.map(|b| b as f64));
         assert_eq!(get("cpu_s"), Some(run.record.user_s + run.record.sys_s));
+    }
+
+    #[test]
+    fn an_experiment_without_metrics_has_the_built_in_table() {
+        let e = crate::analyze::fixture::experiment();
+        assert_eq!(of_experiment(&e.info), summarised());
+    }
+
+    #[test]
+    fn each_user_metric_is_a_row_after_the_built_ins() {
+        let e = crate::analyze::fixture::with_user_metric(true);
+        let table = of_experiment(&e.info);
+        assert_eq!(table.len(), summarised().len() + 1);
+        let row = table.last().expect("a row");
+        assert_eq!(row.id, "user.ops");
+        assert!(
+            summarised().iter().all(|m| !m.id.contains('.')),
+            "built-in ids never hold the '.' that user ids do"
+        );
+        assert_eq!(row.label, "ops");
+        assert_eq!(row.title(), "ops (--metric, higher is better)");
+        assert_eq!(row.unit, Unit::Number);
+        assert!(row.ratio);
+        assert_eq!(row.better, Better::Higher);
+        assert_eq!(row.shown, Shown::WhenMeasured);
+        assert_eq!(row.ratio_column(), "ratio_user.ops");
+        let runs = &e.configs[2].runs;
+        assert_eq!(
+            (row.extract)(&runs[0]),
+            runs[0].record.user_metrics.get("ops").copied()
+        );
+        assert!((row.extract)(&runs[0]).is_some());
+        assert_eq!((row.extract)(&runs[1]), None, "run 2 printed no match");
+        let lower = user_row(&crate::model::UserMetricInfo {
+            higher_is_better: false,
+            ..e.info.user_metrics[0].clone()
+        });
+        assert_eq!(lower.better, Better::Lower);
+        assert_eq!(lower.title(), "ops (--metric, lower is better)");
     }
 }

@@ -120,7 +120,7 @@ pub fn analyze_with(
             names.join(", ")
         );
     };
-    let table = metric_table::summarised();
+    let table = metric_table::of_experiment(&experiment.info);
     let series: Vec<Series> = experiment
         .configs
         .iter()
@@ -160,7 +160,7 @@ pub fn analyze_with(
         .collect::<Vec<_>>();
     let service = service::summarize(&experiment, base_index);
     let end_of_load = service::end_of_load(&experiment, &service);
-    let mut verdict = verdict::decide(&experiment, base_index, end_of_load, judging);
+    let mut verdict = verdict::decide(&experiment, base_index, end_of_load, judging, &table);
     let heap = heap::summarize(&experiment);
     verdict
         .explanation

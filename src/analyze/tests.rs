@@ -120,3 +120,63 @@ fn a_mark_that_never_matched_is_a_warning() -> Result<()> {
     assert!(marks(analyze(e, "glibc")?.warnings).is_empty());
     Ok(())
 }
+
+#[test]
+fn a_user_metric_is_summarised_with_a_paired_ratio() -> Result<()> {
+    let a = analyze(fixture::with_user_metric(true), "glibc")?;
+    assert_eq!(a.metrics.last().map(|m| m.id.as_str()), Some("user.ops"));
+    let glibc = a.summaries[0].estimate("user.ops").expect("measured");
+    assert!((glibc.median - 1004.0).abs() < 1e-9, "{glibc:?}");
+    assert!(glibc.ci_low.is_nan(), "no interval from 5 runs: {glibc:?}");
+    assert_eq!(a.summaries[0].ratio("user.ops"), Some(BASELINE_RATIO));
+    // jemalloc's four ok rounds each print 10% more than glibc's.
+    let jemalloc = a.summaries[1].ratio("user.ops").expect("a ratio");
+    assert!((jemalloc.value - 1.1).abs() < 1e-9, "{jemalloc:?}");
+    assert!(jemalloc.excludes_one(), "{jemalloc:?}");
+    // mimalloc's run 2 printed nothing: four pairs remain.
+    let mimalloc = a.summaries[2].ratio("user.ops").expect("a ratio");
+    assert!((mimalloc.value - 0.95).abs() < 1e-9, "{mimalloc:?}");
+    Ok(())
+}
+
+#[test]
+fn higher_is_better_flips_the_verdict_on_a_user_metric() -> Result<()> {
+    let judging = crate::judging::JudgeSettings {
+        perf_metric: Some(crate::judging::PerfMetric::User("ops".to_string())),
+        ..Default::default()
+    };
+    // 10% more ops/s is 10% better: jemalloc, with far less memory, wins.
+    let higher = analyze_with(fixture::with_user_metric(true), "glibc", &judging)?.verdict;
+    assert_eq!(higher.performance_metric, "ops");
+    assert_eq!(
+        higher.config.as_deref(),
+        Some("jemalloc"),
+        "{}",
+        higher.reason
+    );
+    assert!(higher.reason.contains("ops 1.10x"), "{}", higher.reason);
+    assert!(
+        higher.explanation[0].contains("ops 1.10x [1.10, 1.10] (better by 10%)"),
+        "{:?}",
+        higher.explanation
+    );
+    // The same figures where lower is better: jemalloc is 10% over a 5% budget.
+    let lower = analyze_with(fixture::with_user_metric(false), "glibc", &judging)?.verdict;
+    assert_ne!(
+        lower.config.as_deref(),
+        Some("jemalloc"),
+        "{}",
+        lower.reason
+    );
+    assert!(
+        lower.explanation[0].contains("ops 1.10x [1.10, 1.10] (worse by 10%)"),
+        "{:?}",
+        lower.explanation
+    );
+    assert!(
+        lower.explanation[0].contains("over the 5% budget on ops"),
+        "{:?}",
+        lower.explanation
+    );
+    Ok(())
+}

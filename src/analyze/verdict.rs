@@ -150,13 +150,15 @@ fn fixed_duration_note(experiment: &StoredExperiment, perf: &Measure) -> Option<
 
 /// Decides, explains, and writes the deploy lines. `baseline` indexes
 /// `experiment.configs`.
+/// `table` is the experiment's metric table.
 pub fn decide(
     experiment: &StoredExperiment,
     baseline: usize,
     end: EndOfLoad,
     judging: &JudgeSettings,
+    table: &[super::metric_table::MetricDef],
 ) -> Verdict {
-    let (memory, perf, judged) = judge_experiment(experiment, baseline, end, judging);
+    let (memory, perf, judged) = judge_experiment(experiment, baseline, end, judging, table);
     let configs = &experiment.configs;
     let name = |i: usize| configs[i].config.name.clone();
     let base_name = configs
@@ -179,7 +181,9 @@ pub fn decide(
     for j in &judged {
         let figures = match (&j.memory, &j.perf) {
             (Some(m), Some(p)) => {
-                let (m, cost, p) = (m.ratio(), p.ratio(), perf.shown(p));
+                let (m, cost) = (m.ratio(), p.ratio());
+                // A throughput reads as the tables show it (1.10x: 10% more).
+                let p = perf.shown(p);
                 format!(
                     "{mw} {} ({} {}), {pw} {} ({} {})",
                     ratio_words(&m),
@@ -191,7 +195,7 @@ pub fn decide(
                     } else {
                         "worse by"
                     },
-                    pct(cost.value)
+                    pct(p.value)
                 )
             }
             _ => "no comparable figures".to_string(),

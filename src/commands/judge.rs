@@ -24,7 +24,8 @@ pub(crate) fn adaptive(baseline: &str, judging: &JudgeSettings, max_runs: u32) -
         };
         let services = service::summarize(&experiment, base);
         let end = service::end_of_load(&experiment, &services);
-        let (memory, perf, judged) = judge_experiment(&experiment, base, end, &judging);
+        let table = crate::analyze::metric_table::of_experiment(&experiment.info);
+        let (memory, perf, judged) = judge_experiment(&experiment, base, end, &judging, &table);
         let standings: Vec<Standing> = judged.iter().map(|j| j.standing.clone()).collect();
         let rounds_done = experiment.configs[base]
             .runs

@@ -24,7 +24,29 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let experiment = store.load_experiment(args.experiment)?;
-    let judge = judge_settings(&store, experiment.id, &args.judge, output.max_slowdown_pct)?;
+    // `--perf-metric NAME` may name one of the experiment's stored `--metric`s.
+    let names: Vec<String> = experiment
+        .info
+        .user_metrics
+        .iter()
+        .map(|m| m.name.clone())
+        .collect();
+    // The metrics compare judged by stay the default when re-judging.
+    let stored = |wanted: &str| {
+        store.load_environment(experiment.id).map(|e| {
+            e.into_iter()
+                .filter(|(key, _)| key == wanted)
+                .find_map(|(_, v)| v)
+        })
+    };
+    let mut judge_args = args.judge.clone();
+    if judge_args.memory_metric.is_none() {
+        judge_args.memory_metric = stored(crate::judging::MEMORY_METRIC_KEY)?;
+    }
+    if judge_args.perf_metric.is_none() {
+        judge_args.perf_metric = stored(crate::judging::PERF_METRIC_KEY)?;
+    }
+    let judge = crate::options::rounds::parse_judge(&judge_args, output.max_slowdown_pct, &names)?;
     let baseline = args
         .baseline
         .clone()
@@ -32,41 +54,4 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
     let analysis = analyze_with(experiment, &baseline, &judge)?;
     super::exports::print_table_and_export(&analysis, &output.exports)?;
     Ok(0)
-}
-
-/// `--min-saving`, `--memory-metric`, `--perf-metric` for re-judging a stored
-/// experiment: `--perf-metric NAME` may name one of its stored `--metric`s.
-fn judge_settings(
-    store: &Store,
-    experiment_id: i64,
-    args: &crate::cli::JudgeArgs,
-    max_slowdown_pct: f64,
-) -> anyhow::Result<crate::options::rounds::JudgeSettings> {
-    let environment = store.load_environment(experiment_id)?;
-    let value_of = |wanted: &str| {
-        environment
-            .iter()
-            .filter(|(key, _)| key == wanted)
-            .filter_map(|(_, value)| value.clone())
-            .collect::<Vec<String>>()
-    };
-    let stored = value_of(crate::user_metric::ENVIRONMENT_KEY);
-    let names: Vec<String> = stored
-        .iter()
-        .flat_map(|value| crate::user_metric::names_in_environment(value))
-        .collect();
-    // The metrics compare judged by stay the default when re-judging.
-    let mut args = args.clone();
-    args.memory_metric = args
-        .memory_metric
-        .or_else(|| value_of(crate::judging::MEMORY_METRIC_KEY).pop());
-    args.perf_metric = args
-        .perf_metric
-        .or_else(|| value_of(crate::judging::PERF_METRIC_KEY).pop());
-    let mut judge = crate::options::rounds::parse_judge(&args, max_slowdown_pct, &names)?;
-    judge.higher_is_better = stored
-        .iter()
-        .flat_map(|value| crate::user_metric::higher_is_better_in_environment(value))
-        .collect();
-    Ok(judge)
 }

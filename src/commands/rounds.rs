@@ -43,15 +43,7 @@ pub(crate) fn run_rounds(
     let max_rounds = schedule.max_rounds();
     let total = configs * (settings.warmup + max_rounds) as usize;
     let began = Instant::now();
-    let mut environment: Vec<(&str, String)> = if settings.rounds.metrics.is_empty() {
-        Vec::new()
-    } else {
-        vec![(
-            crate::user_metric::ENVIRONMENT_KEY,
-            crate::user_metric::to_environment(&settings.rounds.metrics),
-        )]
-    };
-    environment.extend(settings.judge.to_environment());
+    let environment = settings.judge.to_environment();
     let mut session = Session::start(settings, quiet, store, started_at, &environment, total)?;
     let warmups = crate::plan::interleaved(configs, 0, settings.warmup);
     for planned in &warmups {

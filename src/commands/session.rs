@@ -98,6 +98,7 @@ impl<'s> Session<'s> {
                 .map(|r| r.as_str().to_string())
                 .collect(),
             service: settings.service.as_ref().map(|s| s.info.clone()),
+            user_metrics: settings.rounds.metrics.iter().map(|m| m.info()).collect(),
         };
         let (experiment_id, config_ids) = store.begin_experiment(&info, &settings.configs)?;
         for (key, value) in environment {

@@ -242,13 +242,7 @@ impl CompareSettings {
             .collect();
         // A bad --max-slowdown or export is reported before anything runs.
         let output = export::OutputSettings::parse(&args.export)?;
-        let mut judge = rounds::parse_judge(&args.judge, output.max_slowdown_pct, &user_metrics)?;
-        judge.higher_is_better = round_settings
-            .metrics
-            .iter()
-            .filter(|m| m.higher_is_better)
-            .map(|m| m.name.clone())
-            .collect();
+        let judge = rounds::parse_judge(&args.judge, output.max_slowdown_pct, &user_metrics)?;
         let warmup = parse_count("--warmup", &args.warmup, 0)?;
         let interval = parse_interval(&args.interval)?;
         let timeout = args.timeout.as_deref().map(parse_timeout).transpose()?;

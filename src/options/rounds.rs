@@ -148,7 +148,6 @@ pub fn parse_judge(
         min_saving_pct,
         memory_metric,
         perf_metric,
-        higher_is_better: Vec::new(),
     })
 }
 

@@ -43,7 +43,31 @@ pub fn in_unit(unit: Unit) -> fn(f64) -> String {
         Unit::Milliseconds => super::service_table::milliseconds,
         Unit::Ratio => |v| format!("{v:.2}"),
         Unit::Count => |v| format!("{v:.0}"),
+        Unit::Number => significant,
     }
+}
+
+/// A plain number to 3 significant digits: `812000`, `12.3`, `0.00456`;
+/// beyond 1e15 or below 1e-4, `1.23e-5`.
+pub fn significant(value: f64) -> String {
+    if !value.is_finite() {
+        return "-".to_string();
+    }
+    if value == 0.0 {
+        return "0".to_string();
+    }
+    let magnitude = value.abs().log10().floor();
+    if !(-4.0..15.0).contains(&magnitude) {
+        return format!("{value:.2e}");
+    }
+    // Digits after the point for 3 significant ones; none from 100 up,
+    // where the value is rounded to its 3 leading digits.
+    let decimals = (2.0 - magnitude).max(0.0) as usize;
+    if decimals > 0 {
+        return format!("{value:.decimals$}");
+    }
+    let scale = 10f64.powi(magnitude as i32 - 2);
+    format!("{:.0}", (value / scale).round() * scale)
 }
 
 /// `[low, high]` of an interval, `None` when it has none (NaN bounds: too
@@ -128,6 +152,21 @@ mod tests {
     fn durations_switch_to_ms_below_a_second() {
         assert_eq!(duration(0.0123), "12.3 ms");
         assert_eq!(duration(2.345), "2.35 s");
+    }
+
+    #[test]
+    fn plain_numbers_keep_three_significant_digits() {
+        assert_eq!(significant(812_345.0), "812000");
+        assert_eq!(significant(1234.0), "1230");
+        assert_eq!(significant(999.6), "1000");
+        assert_eq!(significant(123.4), "123");
+        assert_eq!(significant(12.345), "12.3");
+        assert_eq!(significant(1.0), "1.00");
+        assert_eq!(significant(0.004567), "0.00457");
+        assert_eq!(significant(-2.5), "-2.50");
+        assert_eq!(significant(0.0), "0");
+        assert_eq!(significant(1.5e-7), "1.50e-7");
+        assert_eq!(significant(f64::NAN), "-");
     }
 
     #[test]

@@ -196,6 +196,9 @@ fn table(out: &mut String, a: &Analysis) -> Result<()> {
          the ratio to the baseline, paired by round, <b>bold</b> when its 95% interval \
          excludes 1.0.</p>"
     )?;
+    for note in super::user_metric_notes(a) {
+        writeln!(out, "<p>{}</p>", escape(&note))?;
+    }
     Ok(())
 }
 

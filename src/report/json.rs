@@ -10,7 +10,9 @@ use crate::analyze::metric_table::MetricDef;
 use crate::analyze::service::{LatencySummary, ServiceSummary};
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, MarkerRow, Ratio};
 use crate::analyze::verdict::Verdict;
-use crate::model::{Host, Latency, Sample, ServiceInfo, ServiceRecord, StoredConfig, StoredRun};
+use crate::model::{
+    Host, Latency, Sample, ServiceInfo, ServiceRecord, StoredConfig, StoredRun, UserMetricInfo,
+};
 use anyhow::{Context, Result};
 use serde::{Serialize, Serializer};
 
@@ -53,6 +55,10 @@ struct Experiment<'a> {
     /// `compare --server`: `ready`, `load`, `settle_s`, `grace_s`.
     #[serde(skip_serializing_if = "Option::is_none")]
     service: Option<&'a ServiceInfo>,
+    /// The `--metric`s: `name`, `pattern`, `higher_is_better`; each is a
+    /// summary key `user.NAME`. Absent without `--metric`.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    user_metrics: &'a [UserMetricInfo],
 }
 
 #[derive(Serialize)]
@@ -105,6 +111,10 @@ struct RunOut<'a> {
     mean_overhead_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     arenas_max: Option<u32>,
+    /// The run's `--metric` values by name (a metric that matched nothing
+    /// is absent); only in experiments with `--metric`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_metrics: Option<&'a std::collections::BTreeMap<String, f64>>,
     markers: Vec<MarkerOut<'a>>,
     /// A service run's latency (`p50_ms` ... `max_ms`, `requests`,
     /// `errors`, `throughput_rps`), from allocscope's load generator.
@@ -265,7 +275,9 @@ fn env_object<S: Serializer>(env: &&[(String, String)], s: S) -> Result<S::Ok, S
     s.collect_map(env.iter().map(|(k, v)| (k, v)))
 }
 
-fn run_out(run: &StoredRun, include_samples: bool) -> RunOut<'_> {
+/// `user_metrics`: the experiment has `--metric`s, so each run lists its
+/// values (possibly none).
+fn run_out(run: &StoredRun, include_samples: bool, user_metrics: bool) -> RunOut<'_> {
     let (r, m) = (&run.record, crate::analyze::metrics::of(run));
     RunOut {
         index: r.index,
@@ -296,6 +308,7 @@ fn run_out(run: &StoredRun, include_samples: bool) -> RunOut<'_> {
         mean_live_heap_bytes: m.mean_live_heap_bytes,
         mean_overhead_ratio: m.mean_overhead_ratio,
         arenas_max: m.arenas_max,
+        user_metrics: user_metrics.then_some(&r.user_metrics),
         markers: r
             .markers
             .iter()
@@ -346,7 +359,11 @@ fn config_out<'a>(
             .map(|p| p.to_string_lossy().into_owned()),
         version: c.config.version.as_deref(),
         env: &c.config.env,
-        runs: c.runs.iter().map(|r| run_out(r, include)).collect(),
+        runs: c
+            .runs
+            .iter()
+            .map(|r| run_out(r, include, table.iter().any(MetricDef::is_user)))
+            .collect(),
         summary: SummaryOut {
             ok_runs: s.ok_runs,
             total_runs: s.total_runs,
@@ -403,6 +420,7 @@ impl Reporter for JsonReporter {
                 marks: &e.info.marks,
                 host: &e.info.host,
                 service: e.info.service.as_ref(),
+                user_metrics: &e.info.user_metrics,
             },
             configs: e
                 .configs

@@ -201,6 +201,9 @@ impl Reporter for MarkdownReporter {
              the ratio to the baseline, paired by round, **bold** when its 95% interval \
              excludes 1.0.\n"
         )?;
+        for note in super::user_metric_notes(analysis) {
+            writeln!(out, "{}\n", escape(&note))?;
+        }
         service_table(&mut out, analysis)?;
         let v = &analysis.verdict;
         writeln!(

@@ -19,6 +19,8 @@ pub mod verdict_text;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod user_metric_tests;
 
 pub use self::csv::CsvReporter;
 pub use html::HtmlReporter;
@@ -68,6 +70,26 @@ pub(crate) fn runs_each(analysis: &Analysis, planned: u32) -> String {
         (Some(lo), Some(hi)) => format!("{lo} to {hi}"),
         _ => planned.to_string(),
     }
+}
+
+/// One sentence per `--metric` column of the Markdown and HTML tables,
+/// saying which way it is better (the terminal says it in the block title).
+pub(crate) fn user_metric_notes(analysis: &Analysis) -> Vec<String> {
+    metric_columns(analysis)
+        .into_iter()
+        .map(|k| &analysis.metrics[k])
+        .filter(|m| m.is_user())
+        .map(|m| {
+            let direction = match m.better {
+                crate::analyze::metric_table::Better::Higher => "higher",
+                crate::analyze::metric_table::Better::Lower => "lower",
+            };
+            format!(
+                "{}: a figure the program prints (--metric), {direction} is better.",
+                m.label
+            )
+        })
+        .collect()
 }
 
 /// Writes rendered bytes to `path`, or to stdout when `path` is `-`.

@@ -21,7 +21,16 @@ fn filter(text: &str) -> Result<String> {
 }
 
 fn check_golden(name: &str, reporter: &dyn Reporter) -> Result<()> {
-    let bytes = reporter.render(&analysis()?)?;
+    check_golden_of(name, reporter, &analysis()?)
+}
+
+/// `reporter`'s output for `analysis` against the golden file `name`.
+pub(super) fn check_golden_of(
+    name: &str,
+    reporter: &dyn Reporter,
+    analysis: &Analysis,
+) -> Result<()> {
+    let bytes = reporter.render(analysis)?;
     let actual = filter(&String::from_utf8(bytes)?)?;
     let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "src", "report", "golden", name]
         .iter()

@@ -5,7 +5,7 @@
 use super::Store;
 use crate::model::{
     Config, ExperimentInfo, Host, Marker, RunMetrics, RunRecord, RunStatus, Sample, ServiceInfo,
-    ServiceRecord, StoredConfig, StoredExperiment, StoredRun,
+    ServiceRecord, StoredConfig, StoredExperiment, StoredRun, UserMetricInfo,
 };
 use anyhow::{anyhow, bail, Context, Result};
 use rusqlite::RowIndex;
@@ -86,6 +86,7 @@ impl Store {
             baseline: base,
             marks: self.load_marks(id)?,
             service: self.load_service_info(id)?,
+            user_metrics: self.load_user_metrics(id)?,
         };
         Ok(StoredExperiment {
             id,
@@ -104,6 +105,19 @@ impl Store {
         let rows = stmt.query_map(params![experiment_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading the environment of experiment {experiment_id}"))
+    }
+
+    /// The experiment's `--metric` specs; none for files written before
+    /// they existed or experiments without them.
+    fn load_user_metrics(&self, id: i64) -> Result<Vec<UserMetricInfo>> {
+        match self
+            .load_environment(id)?
+            .into_iter()
+            .find(|(key, _)| key == crate::user_metric::ENVIRONMENT_KEY)
+        {
+            Some((_, Some(json))) => parse_json(&json, "--metric specs"),
+            _ => Ok(Vec::new()),
+        }
     }
 
     /// The experiment's `--mark` patterns; none for files written before

@@ -128,6 +128,17 @@ impl Store {
             )
             .context("storing the host environment")?;
         }
+        if !info.user_metrics.is_empty() {
+            tx.execute(
+                "INSERT INTO environment (experiment_id, key, value) VALUES (?1, ?2, ?3)",
+                params![
+                    experiment_id,
+                    crate::user_metric::ENVIRONMENT_KEY,
+                    serde_json::to_string(&info.user_metrics)?
+                ],
+            )
+            .context("storing the --metric specs")?;
+        }
         let mut config_ids = Vec::with_capacity(configs.len());
         for (position, config) in configs.iter().enumerate() {
             tx.execute(

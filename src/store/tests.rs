@@ -23,6 +23,11 @@ fn info() -> ExperimentInfo {
         baseline: "glibc".into(),
         marks: vec![r"MemoryCheck: event (\d+)".into()],
         service: None,
+        user_metrics: vec![crate::model::UserMetricInfo {
+            name: "ops".into(),
+            pattern: "ops: ([0-9.]+)".into(),
+            higher_is_better: true,
+        }],
     }
 }
 

@@ -21,3 +21,4 @@ mod services;
 mod slurm_cluster;
 mod store;
 mod tree;
+mod user_metrics;
