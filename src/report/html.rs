@@ -267,8 +267,8 @@ fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
     };
     writeln!(
         out,
-        "<h2>Verdict (budget: at most {}% slower)</h2><div class=\"{class}\"><p>{}</p><ul>",
-        v.max_slowdown_pct,
+        "<h2>Verdict ({})</h2><div class=\"{class}\"><p>{}</p><ul>",
+        escape(&super::verdict_text::thresholds(v)),
         escape(&v.reason)
     )?;
     for line in &v.explanation {
