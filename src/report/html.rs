@@ -112,7 +112,10 @@ fn notes(a: &Analysis) -> Vec<String> {
         }
     }
     if a.verdict.outcome == Outcome::Inconclusive {
-        out.push("Too few ok runs for a verdict; see below.".to_string());
+        out.push(
+            "The verdict is inconclusive: some candidate is not settled yet; see below."
+                .to_string(),
+        );
     }
     out
 }
