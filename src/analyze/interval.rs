@@ -96,6 +96,16 @@ pub fn has_interval(r: &Ratio) -> bool {
 pub fn log_ratio(num: &[(u32, f64)], den: &[(u32, f64)]) -> Option<LogRatio> {
     let num: Vec<(u32, f64)> = num.iter().copied().filter(|&(_, v)| v > 0.0).collect();
     let den: Vec<(u32, f64)> = den.iter().copied().filter(|&(_, v)| v > 0.0).collect();
+    paired_log_ratio(&num, &den).or_else(|| {
+        let values = |v: &[(u32, f64)]| v.iter().map(|&(_, x)| x).collect::<Vec<f64>>();
+        welch_log_ratio(&values(&num), &values(&den))
+    })
+}
+
+/// The paired estimate alone: the mean log difference over the rounds both
+/// sides have, with its Student t interval; `None` below two pairs.
+/// Values must be positive.
+pub fn paired_log_ratio(num: &[(u32, f64)], den: &[(u32, f64)]) -> Option<LogRatio> {
     let diffs: Vec<f64> = num
         .iter()
         .filter_map(|&(round, x)| {
@@ -104,17 +114,24 @@ pub fn log_ratio(num: &[(u32, f64)], den: &[(u32, f64)]) -> Option<LogRatio> {
                 .map(|&(_, b)| x.ln() - b.ln())
         })
         .collect();
-    if let Some((centre, sd)) = mean_sd(&diffs) {
-        return Some(LogRatio {
-            centre,
-            std_err: Some(sd / (diffs.len() as f64).sqrt()),
-            df: diffs.len() - 1,
-            n: diffs.len(),
-            paired: true,
-        });
-    }
-    let ln = |v: &[(u32, f64)]| v.iter().map(|&(_, x)| x.ln()).collect::<Vec<f64>>();
-    let (a, b) = (ln(&num), ln(&den));
+    let (centre, sd) = mean_sd(&diffs)?;
+    Some(LogRatio {
+        centre,
+        std_err: Some(sd / (diffs.len() as f64).sqrt()),
+        df: diffs.len() - 1,
+        n: diffs.len(),
+        paired: true,
+    })
+}
+
+/// The unpaired estimate: Welch's t on the logs of two independent groups
+/// (Satterthwaite's degrees of freedom, rounded down); a point without
+/// interval when either group has one value. Values must be positive;
+/// `None` when a group is empty. The fallback of `log_ratio`, and what the
+/// pairing is measured against (benches/paired_width.rs).
+pub fn welch_log_ratio(num: &[f64], den: &[f64]) -> Option<LogRatio> {
+    let ln = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<f64>>();
+    let (a, b) = (ln(num), ln(den));
     if a.is_empty() || b.is_empty() {
         return None;
     }

@@ -112,7 +112,10 @@ fn notes(a: &Analysis) -> Vec<String> {
         }
     }
     if a.verdict.outcome == Outcome::Inconclusive {
-        out.push("Too few ok runs for a verdict; see below.".to_string());
+        out.push(
+            "The verdict is inconclusive: some candidate is not settled yet; see below."
+                .to_string(),
+        );
     }
     out
 }
@@ -270,8 +273,8 @@ fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
     };
     writeln!(
         out,
-        "<h2>Verdict (budget: at most {}% slower)</h2><div class=\"{class}\"><p>{}</p><ul>",
-        v.max_slowdown_pct,
+        "<h2>Verdict ({})</h2><div class=\"{class}\"><p>{}</p><ul>",
+        escape(&super::verdict_text::thresholds(v)),
         escape(&v.reason)
     )?;
     for line in &v.explanation {

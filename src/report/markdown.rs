@@ -208,8 +208,8 @@ impl Reporter for MarkdownReporter {
         let v = &analysis.verdict;
         writeln!(
             out,
-            "### Verdict (budget: at most {}% slower)\n\n{}\n",
-            v.max_slowdown_pct,
+            "### Verdict ({})\n\n{}\n",
+            super::verdict_text::thresholds(v),
             escape(&v.reason)
         )?;
         for line in &v.explanation {

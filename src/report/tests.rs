@@ -364,3 +364,23 @@ fn a_ratio_without_interval_prints_alone_and_unstarred() {
     };
     assert_eq!(super::table::ratio_cell(paired), "0.50x [0.45, 0.55] *");
 }
+
+#[test]
+fn every_verdict_heading_states_the_budget_and_the_saving_threshold() -> Result<()> {
+    let judging = crate::judging::JudgeSettings {
+        max_slowdown_pct: 10.0,
+        min_saving_pct: 7.0,
+        ..Default::default()
+    };
+    let a = crate::analyze::analyze_with(fixture::experiment(), "glibc", &judging)?;
+    let heading = "(budget: at most 10% slower; saving counts from 7%)";
+    for (name, reporter) in [
+        ("table", &TableReporter as &dyn Reporter),
+        ("markdown", &MarkdownReporter),
+        ("html", &HtmlReporter),
+    ] {
+        let text = String::from_utf8(reporter.render(&a)?)?;
+        assert!(text.contains(heading), "{name}: {text}");
+    }
+    Ok(())
+}

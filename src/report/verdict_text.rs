@@ -6,13 +6,18 @@ use crate::analyze::verdict::Verdict;
 use anyhow::Result;
 use std::fmt::Write as _;
 
+/// The thresholds the verdict judged by, for its heading in every format:
+/// `budget: at most 5% slower; saving counts from 3%`.
+pub fn thresholds(v: &Verdict) -> String {
+    format!(
+        "budget: at most {}% slower; saving counts from {}%",
+        v.max_slowdown_pct, v.min_saving_pct
+    )
+}
+
 /// The verdict, its reasons, and the deploy lines of the winner.
 pub fn verdict(out: &mut String, v: &Verdict) -> Result<()> {
-    writeln!(
-        out,
-        "\nverdict (budget: at most {}% slower)",
-        v.max_slowdown_pct
-    )?;
+    writeln!(out, "\nverdict ({})", thresholds(v))?;
     for line in wrap(&v.reason, 86) {
         writeln!(out, "  {line}")?;
     }

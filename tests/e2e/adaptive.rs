@@ -2,7 +2,8 @@
 //! most --max-runs) and the user's own metrics (`--metric NAME=REGEX`), on
 //! the real binary with real workloads.
 
-use crate::common::{config, runs, stderr, Scratch};
+use crate::common::{config, installed_allocators, program, runs, stderr, stdout, Scratch};
+use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 
 const ALLOCSCOPE: &str = env!("CARGO_BIN_EXE_allocscope");
@@ -34,7 +35,7 @@ fn script(scratch: &Scratch, name: &str, body: &str) -> String {
 }
 
 #[test]
-fn auto_stops_early_when_the_memory_difference_is_clear() {
+fn auto_stops_early_and_recommends_a_clear_memory_saving() {
     let scratch = Scratch::new();
     // The budget is wide so that wall-time noise on a shared machine cannot
     // keep the candidate open: only the memory side is judged here.
@@ -61,6 +62,64 @@ fn auto_stops_early_when_the_memory_difference_is_clear() {
     let candidate = runs(config(&json, "glibc:arena_max=2")).len();
     assert!((3..8).contains(&base), "{base} rounds:\n{log}");
     assert_eq!(base, candidate, "rounds pair across configurations:\n{log}");
+    let v = &json["verdict"];
+    assert_eq!(v["outcome"], "recommend", "{v}");
+    assert_eq!(v["config"], "glibc:arena_max=2", "{v}");
+    let table = stdout(&output);
+    assert!(table.contains("Use glibc:arena_max=2: mean RSS"), "{table}");
+    assert!(!table.contains("Keep the default"), "{table}");
+    assert!(!table.contains("Inconclusive"), "{table}");
+}
+
+#[test]
+fn keeps_the_default_when_no_candidate_saves_memory() {
+    // All of the program's memory is one mapping that no allocator touches:
+    // every configuration holds the same 48 MiB, plus its own start-up
+    // footprint (never below glibc's), so none saves 3% beyond noise.
+    let scratch = Scratch::new();
+    let mapped = program("mapped");
+    let mut configs = vec!["glibc", "glibc:arena_max=2"];
+    configs.extend(installed_allocators().into_iter().skip(1));
+    let mut options = vec!["--runs", "auto", "--max-runs", "8"];
+    for name in &configs {
+        options.extend(["-a", name]);
+    }
+    let (output, json) =
+        scratch.compare(&options, &[mapped.to_str().expect("utf-8"), "48", "1200"]);
+    let log = stderr(&output);
+    assert!(output.status.success(), "{log}");
+    let v = &json["verdict"];
+    assert_eq!(v["outcome"], "keep_default", "{v}\n{log}");
+    assert_eq!(v["config"], "glibc", "{v}");
+    assert!(v["deploy"].is_null(), "{v}");
+    assert_eq!(v["unsettled"].as_array().map(Vec::len), Some(0), "{v}");
+    let reason = v["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason
+            .starts_with("Keep the default (glibc): no configuration saves 3% or more of mean RSS"),
+        "{reason}"
+    );
+    // Each candidate is settled out on memory, not left open by too few runs.
+    let explanation: Vec<&str> = v["explanation"]
+        .as_array()
+        .expect("explanation")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let settled = explanation
+        .iter()
+        .filter(|e| e.contains("not chosen: does not save 3% of mean RSS beyond noise"))
+        .count();
+    assert_eq!(settled, configs.len() - 1, "{explanation:#?}");
+    let rounds = runs(config(&json, "glibc")).len();
+    assert!(
+        (2..8).contains(&rounds),
+        "settles before --max-runs: {rounds}\n{log}"
+    );
+    let table = stdout(&output);
+    assert!(table.contains("Keep the default (glibc)"), "{table}");
+    assert!(!table.contains("Inconclusive"), "{table}");
+    assert!(!table.contains("Use "), "{table}");
 }
 
 #[test]

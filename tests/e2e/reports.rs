@@ -75,7 +75,7 @@ fn report_rejudges_with_another_max_slowdown_and_rejects_a_bad_one() {
     assert_eq!(json["verdict"]["max_slowdown_pct"], 1000.0);
     let table = scratch.run(&["report", "--db", db, "--max-slowdown", "10"]);
     assert!(
-        stdout(&table).contains("verdict (budget: at most 10% slower)"),
+        stdout(&table).contains("verdict (budget: at most 10% slower; saving counts from 3%)"),
         "{}",
         stdout(&table)
     );
@@ -144,7 +144,7 @@ fn markdown_export_has_the_table_and_the_verdict() {
     );
     assert!(text.contains("| glibc | 3/3 |"), "{text}");
     assert!(
-        text.contains("### Verdict (budget: at most 5% slower)"),
+        text.contains("### Verdict (budget: at most 5% slower; saving counts from 3%)"),
         "{text}"
     );
 }

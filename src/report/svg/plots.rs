@@ -299,7 +299,7 @@ fn ratios(analysis: &Analysis) -> Plot {
         .map(|r| r.ci_high.max(r.value))
         .fold(1.0, f64::max);
     let pad = (hi - lo).max(0.1) * 0.08;
-    let title = "Ratio to the baseline (median, 95% CI)";
+    let title = "Ratio to the baseline (paired by round, 95% interval)";
     let mut chart = Chart::new(
         title,
         Axis::categories(groups.iter().map(|g| g.0.to_string()).collect(), "metric"),
