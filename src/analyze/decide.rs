@@ -165,7 +165,10 @@ pub fn decide(standings: &[Standing], memory_ratio: &[f64]) -> Decision {
     let open: Vec<usize> = (0..standings.len())
         .filter(|&i| standings[i].is_open())
         .collect();
-    if open.is_empty() {
+    if standings.is_empty() {
+        // Nothing was compared: "keep the default" would claim a finding.
+        Decision::Inconclusive(Vec::new())
+    } else if open.is_empty() {
         Decision::KeepDefault
     } else {
         Decision::Inconclusive(open)

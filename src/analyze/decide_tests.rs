@@ -73,6 +73,11 @@ fn certain_saving_with_an_unsettled_cost_is_inconclusive_on_performance() {
 }
 
 #[test]
+fn no_candidate_is_never_keep_the_default() {
+    assert_eq!(decide(&[], &[]), Decision::Inconclusive(Vec::new()));
+}
+
+#[test]
 fn a_ratio_on_the_threshold_needs_more_rounds_than_any_estimate_names() {
     // Centred on the budget itself: no run count settles it.
     let s = standing(

@@ -130,6 +130,23 @@ fn report_judges_by_the_metrics_compare_was_told_unless_told_otherwise() {
 }
 
 #[test]
+fn one_configuration_alone_is_inconclusive_never_keep_the_default() {
+    let scratch = Scratch::new();
+    let single = program("single");
+    let (output, json) = scratch.compare(
+        &["-r", "2", "-a", "glibc"],
+        &[single.to_str().expect("utf-8"), "8", "20"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let v = &json["verdict"];
+    assert_eq!(v["outcome"], "inconclusive", "{v}");
+    assert!(
+        v["reason"].as_str().is_some_and(|r| r.contains("add -a CONFIG")),
+        "{v}"
+    );
+}
+
+#[test]
 fn markdown_export_has_the_table_and_the_verdict() {
     let scratch = Scratch::new();
     let md = scratch.path("report.md");
