@@ -15,10 +15,12 @@
 //! With `TREE_PSS_POSTGRES=1`, the same comparison on PostgreSQL under
 //! pgbench per allocator instead (see `tree_pss/postgres.rs`).
 
+#[path = "tree_pss/breakdown.rs"]
+mod breakdown;
 #[path = "tree_pss/postgres.rs"]
 mod postgres;
 
-use allocscope::sample::{descendants, proc, Sampler, DEFAULT_BUDGET};
+use allocscope::sample::{descendants, Sampler, DEFAULT_BUDGET};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -115,13 +117,6 @@ fn child(i: usize, shared: *mut u8) -> ! {
     unsafe { libc::_exit(0) }
 }
 
-/// Tree PSS read in full from every process's smaps_rollup.
-fn full_read(pids: &[i32]) -> Option<u64> {
-    pids.iter()
-        .map(|&pid| proc::read_smaps_rollup(pid).map(|r| r.pss_bytes))
-        .sum()
-}
-
 fn run() -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut root = Command::new(exe)
@@ -132,18 +127,21 @@ fn run() -> Result<(), String> {
     std::thread::sleep(Duration::from_millis(300));
     let me = std::process::id() as i32;
     let mut sampler = Sampler::new(DEFAULT_BUDGET);
+    let mut breakdown = breakdown::Breakdown::new("forked");
+    let mut bracket: Vec<(bool, f64)> = Vec::new();
     // (t, rss, sampler's pss, read in full by the sampler, reference pss)
     let mut rows: Vec<(f64, u64, u64, bool, u64)> = Vec::new();
     let start = Instant::now();
     while start.elapsed() < RUN_FOR - Duration::from_millis(500) {
         let pids = descendants(me);
         let t_s = start.elapsed().as_secs_f64();
+        breakdown.before(&pids);
         let sample = sampler.sample(&pids, t_s);
-        let reference = full_read(&pids);
-        if let (Some(pss), Some(reference)) = (sample.pss_bytes, reference) {
-            if sample.processes as usize == CHILDREN + 1 {
+        if sample.processes as usize == CHILDREN + 1 && sample.pss_bytes.is_some() {
+            if let Some(tick) = breakdown.tick(t_s, sampler.processes()) {
                 let read = sample.pss_estimated_processes == 0;
-                rows.push((t_s, sample.rss_bytes, pss, read, reference));
+                rows.push((t_s, sample.rss_bytes, tick.estimated, read, tick.reference));
+                bracket.push((read, tick.bracket_error_pct));
             }
         }
         std::thread::sleep(INTERVAL);
@@ -169,6 +167,8 @@ fn run() -> Result<(), String> {
              meets_goal={ok}"
         );
     }
+    print_bracketed("tree_pss after", &bracket);
+    breakdown.print("tree_pss breakdown");
     Ok(())
 }
 
@@ -209,4 +209,22 @@ fn errors(series: &[u64], reference: &[u64]) -> (f64, f64) {
         .map(|(&s, &r)| 100.0 * (s as f64 - r as f64).abs() / (r as f64).max(1.0))
         .fold(0.0, f64::max);
     (mean_err, worst)
+}
+
+/// The worst error outside the range read just before and just after each
+/// tick, over estimated ticks and over ticks the sampler read in full.
+pub fn print_bracketed(prefix: &str, ticks: &[(bool, f64)]) {
+    let worst = |read: bool| {
+        ticks
+            .iter()
+            .filter(|t| t.0 == read)
+            .map(|t| t.1)
+            .fold(0.0, f64::max)
+    };
+    let (estimated, read) = (worst(false), worst(true));
+    println!(
+        "{prefix} worst_estimated_sample_outside_bracket_pct={estimated:.2} \
+         worst_read_sample_outside_bracket_pct={read:.2} meets_goal={}",
+        estimated.max(read) <= 10.0
+    );
 }

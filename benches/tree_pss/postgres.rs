@@ -55,7 +55,8 @@ fn measure_all(bindir: &Path, dir: &Path) -> Result<(), String> {
     let mut means = Vec::new();
     for (name, preload) in [("glibc", None), ("tcmalloc", Some(&tcmalloc))] {
         let script = workload(bindir, &data, dir, port, preload);
-        let (estimated, read) = sample_run(shell(&script, as_root))?;
+        let mut breakdown = super::breakdown::Breakdown::new(name);
+        let (estimated, read, bracket) = sample_run(shell(&script, as_root), &mut breakdown)?;
         println!(
             "tree_pss_postgres allocator={name} ticks={} mean_pss_estimated_mib={:.1} \
              mean_pss_read_mib={:.1} mean_pss_error_pct={:+.2} worst_sample_error_pct={:.2}",
@@ -65,13 +66,20 @@ fn measure_all(bindir: &Path, dir: &Path) -> Result<(), String> {
             100.0 * (mean(&estimated) - mean(&read)) / mean(&read).max(1.0),
             worst(&estimated, &read),
         );
+        super::print_bracketed(&format!("tree_pss_postgres allocator={name}"), &bracket);
+        breakdown.print(&format!("tree_pss_postgres allocator={name} breakdown"));
         means.push((mean(&estimated), mean(&read)));
     }
     if let [(ge, gr), (te, tr)] = means[..] {
+        let (estimated, read) = (te / ge.max(1.0), tr / gr.max(1.0));
+        // The estimate must not make up a difference: its error is to stay
+        // within the true difference between the allocators.
         println!(
-            "tree_pss_postgres ratio=tcmalloc/glibc estimated={:.2} read={:.2}",
-            te / ge.max(1.0),
-            tr / gr.max(1.0)
+            "tree_pss_postgres ratio=tcmalloc/glibc estimated={estimated:.3} read={read:.3} \
+             error={:+.3} true_difference={:.3} within_true_difference={}",
+            estimated - read,
+            (read - 1.0).abs(),
+            (estimated - read).abs() <= (read - 1.0).abs()
         );
     }
     Ok(())
@@ -116,26 +124,36 @@ fn shell(script: &str, as_root: bool) -> Command {
     command
 }
 
+/// Per tick: the sampler's tree PSS, the reference read just after, and
+/// (read in full by the sampler, error outside the bracket in %).
+type Series = (Vec<f64>, Vec<f64>, Vec<(bool, f64)>);
+
 /// The tree's PSS per tick: (sampler's, read in full), over ticks where
 /// every process could be read in full.
-fn sample_run(mut command: Command) -> Result<(Vec<f64>, Vec<f64>), String> {
+fn sample_run(
+    mut command: Command,
+    breakdown: &mut super::breakdown::Breakdown,
+) -> Result<Series, String> {
     let mut child = command.spawn().map_err(|e| e.to_string())?;
     let me = std::process::id() as i32;
     let mut sampler = Sampler::new(DEFAULT_BUDGET);
-    let (mut estimated, mut read) = (Vec::new(), Vec::new());
+    let (mut estimated, mut read, mut bracket) = (Vec::new(), Vec::new(), Vec::new());
     let start = Instant::now();
     while child.try_wait().map_err(|e| e.to_string())?.is_none() {
         let pids = descendants(me);
-        let sample = sampler.sample(&pids, start.elapsed().as_secs_f64());
-        if let (Some(pss), Some(reference)) = (sample.pss_bytes, super::full_read(&pids)) {
-            if sample.processes as usize == pids.len() {
-                estimated.push(pss as f64);
-                read.push(reference as f64);
+        let t_s = start.elapsed().as_secs_f64();
+        breakdown.before(&pids);
+        let sample = sampler.sample(&pids, t_s);
+        if sample.pss_bytes.is_some() && sample.processes as usize == pids.len() {
+            if let Some(tick) = breakdown.tick(t_s, sampler.processes()) {
+                estimated.push(tick.estimated as f64);
+                read.push(tick.reference as f64);
+                bracket.push((sample.pss_estimated_processes == 0, tick.bracket_error_pct));
             }
         }
         std::thread::sleep(INTERVAL);
     }
-    Ok((estimated, read))
+    Ok((estimated, read, bracket))
 }
 
 fn mean(v: &[f64]) -> f64 {

@@ -25,7 +25,8 @@ pub mod tree;
 use crate::model::{ProcessName, Sample};
 use kept_open::KeptOpen;
 use proc::RssParts;
-use pss_estimate::PssEstimator;
+pub use pss_estimate::PssSource;
+use pss_estimate::{Live, PssEstimator};
 use std::time::{Duration, Instant};
 
 pub use maps::{is_mapped, mapped_paths};
@@ -61,6 +62,20 @@ pub struct Sampler {
     ticks: u64,
     probe: Option<ProbeReader>,
     estimator: PssEstimator,
+    /// Every process's PSS on the last tick, by kind.
+    processes: Vec<ProcessPss>,
+}
+
+/// One process's PSS on a tick, split by kind, read or estimated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProcessPss {
+    pub pid: i32,
+    pub ppid: i32,
+    /// `RssAnon`, `RssFile`, `RssShmem` from its status.
+    pub rss: RssParts,
+    /// `Pss_Anon`, `Pss_File`, `Pss_Shmem`, read or estimated.
+    pub pss: RssParts,
+    pub source: PssSource,
 }
 
 impl Sampler {
@@ -80,6 +95,7 @@ impl Sampler {
             ticks: 0,
             probe: None,
             estimator: PssEstimator::default(),
+            processes: Vec::new(),
         }
     }
 
@@ -135,9 +151,10 @@ impl Sampler {
             t_s,
             ..Sample::default()
         };
+        self.processes.clear();
         let mut live = Vec::with_capacity(pids.len());
-        // (ppid, RSS split) of each process in `live`.
-        let mut split: Vec<(i32, Option<RssParts>)> = Vec::with_capacity(pids.len());
+        // (ppid, program name's hash, RSS split) of each process in `live`.
+        let mut split: Vec<(i32, u64, Option<RssParts>)> = Vec::with_capacity(pids.len());
         for &pid in pids {
             let Some(stat) = self.kept.read(pid, "stat").and_then(proc::parse_stat) else {
                 continue;
@@ -160,7 +177,7 @@ impl Sampler {
             let has_mm = !matches!(stat.state, 'Z' | 'X') && memory.vsz_bytes > 0;
             if has_mm {
                 live.push(pid);
-                split.push((stat.ppid, memory.rss_parts));
+                split.push((stat.ppid, stat.comm_hash, memory.rss_parts));
             }
         }
         self.kept.retain(pids);
@@ -184,7 +201,7 @@ impl Sampler {
         let on_floor = self.floor_tokens_s >= self.last_pss_cost_s;
         if first || affordable || on_floor {
             let pss_start_s = thread_cpu_seconds();
-            let totals = read_pss_totals(&live, &split, &mut self.estimator);
+            let totals = read_pss_totals(&live, &split, &mut self.estimator, &mut self.processes);
             let pss_cost_s = (thread_cpu_seconds() - pss_start_s).max(0.0);
             self.pss_cpu_s += pss_cost_s;
             self.pss_reads += 1;
@@ -201,6 +218,8 @@ impl Sampler {
             }
         }
         if sample.pss_bytes.is_none() && !live.is_empty() {
+            self.processes.clear();
+            self.read_joined(&live, &split);
             sample.pss_bytes = self.estimate_pss(&live, &split);
             sample.pss_estimated_processes = u32::try_from(live.len()).unwrap_or(u32::MAX);
         }
@@ -210,15 +229,72 @@ impl Sampler {
         sample
     }
 
+    /// Reads in full, once, each process that joined the tree since the
+    /// last full pass, while the budget or its PSS floor holds tokens: what
+    /// it shares with the others is taken from them, not added (see
+    /// `pss_estimate`). A burst of new processes right after a full pass
+    /// is paid from the floor.
+    fn read_joined(&mut self, live: &[i32], split: &[(i32, u64, Option<RssParts>)]) {
+        for (&pid, &(_, family, parts)) in live.iter().zip(split) {
+            let Some(rss) = parts else { continue };
+            if !self.estimator.unread(pid) {
+                continue;
+            }
+            let bucket = if self.tokens_s > 0.0 {
+                &mut self.tokens_s
+            } else if self.floor_tokens_s > 0.0 {
+                &mut self.floor_tokens_s
+            } else {
+                continue;
+            };
+            let start_s = thread_cpu_seconds();
+            let rollup = proc::read_smaps_rollup(pid);
+            let cost_s = (thread_cpu_seconds() - start_s).max(0.0);
+            *bucket -= cost_s;
+            self.pss_cpu_s += cost_s;
+            if let Some(rollup) = rollup {
+                self.estimator.record_joined(pid, family, rss, &rollup);
+            }
+        }
+    }
+
     /// The tree's PSS from the status counters and the last full reads;
     /// `None` where a process has no counters (kernels before 4.5).
-    fn estimate_pss(&self, live: &[i32], split: &[(i32, Option<RssParts>)]) -> Option<u64> {
+    fn estimate_pss(
+        &mut self,
+        live: &[i32],
+        split: &[(i32, u64, Option<RssParts>)],
+    ) -> Option<u64> {
+        let tree = live
+            .iter()
+            .zip(split)
+            .map(|(&pid, &(ppid, family, parts))| {
+                Some(Live {
+                    pid,
+                    ppid,
+                    family,
+                    rss: parts?,
+                })
+            })
+            .collect::<Option<Vec<Live>>>()?;
         let mut total = 0u64;
-        for (&pid, (ppid, parts)) in live.iter().zip(split) {
-            let parts = parts.as_ref()?;
-            total = total.saturating_add(self.estimator.estimate(pid, *ppid, parts));
+        for (p, (pss, source)) in tree.iter().zip(self.estimator.estimate(&tree)) {
+            total = total.saturating_add(pss.total_bytes());
+            self.processes.push(ProcessPss {
+                pid: p.pid,
+                ppid: p.ppid,
+                rss: p.rss,
+                pss,
+                source,
+            });
         }
         Some(total)
+    }
+
+    /// Every process's PSS on the last tick, split by kind: what was read
+    /// or estimated for it (empty when the tick had no PSS).
+    pub fn processes(&self) -> &[ProcessPss] {
+        &self.processes
     }
 
     /// Thread CPU time the sampler used so far (`sample()` plus what was
@@ -248,14 +324,28 @@ impl Sampler {
 /// that process's baseline for the estimates until its next one.
 fn read_pss_totals(
     pids: &[i32],
-    split: &[(i32, Option<RssParts>)],
+    split: &[(i32, u64, Option<RssParts>)],
     estimator: &mut PssEstimator,
+    processes: &mut Vec<ProcessPss>,
 ) -> Option<(u64, u64, u64)> {
     let mut totals = (0u64, 0u64, 0u64);
-    for (&pid, (_, parts)) in pids.iter().zip(split) {
-        let rollup = proc::read_smaps_rollup(pid)?;
-        if let Some(parts) = parts {
-            estimator.record(pid, *parts, &rollup);
+    for (&pid, &(ppid, family, parts)) in pids.iter().zip(split) {
+        let Some(rollup) = proc::read_smaps_rollup(pid) else {
+            estimator.full_read_failed();
+            return None;
+        };
+        if let Some(rss) = parts {
+            estimator.record(pid, family, rss, &rollup);
+            processes.push(ProcessPss {
+                pid,
+                ppid,
+                rss,
+                pss: rollup.pss_parts.unwrap_or(RssParts {
+                    anon_bytes: rollup.pss_bytes,
+                    ..RssParts::default()
+                }),
+                source: PssSource::Read,
+            });
         }
         totals.0 = totals.0.saturating_add(rollup.pss_bytes);
         totals.1 = totals.1.saturating_add(rollup.uss_bytes);

@@ -27,6 +27,10 @@ pub struct Stat {
     pub threads: u32,
     /// Start time after boot, in clock ticks (`_SC_CLK_TCK`).
     pub start_ticks: u64,
+    /// A hash of the comm (the program's name, changed by exec and kept by
+    /// fork): processes with equal hashes are likely forks of one program
+    /// that share pages.
+    pub comm_hash: u64,
 }
 
 /// Totals from /proc/PID/smaps_rollup.
@@ -61,7 +65,9 @@ impl RssParts {
 /// `pid (comm) state ppid ...`. The comm may contain spaces and `)`, so the
 /// fields start after the LAST `)`.
 pub fn parse_stat(text: &str) -> Option<Stat> {
-    let after_comm = &text[text.rfind(')')? + 1..];
+    let close = text.rfind(')')?;
+    let comm = text.get(text.find('(')? + 1..close)?;
+    let after_comm = &text[close + 1..];
     // Field numbers below are those of proc(5); `fields[0]` is field 3 (state).
     let fields: Vec<&str> = after_comm.split_ascii_whitespace().collect();
     let field = |number: usize| fields.get(number.checked_sub(3)?).copied();
@@ -77,6 +83,14 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
         major_faults: field(12)?.parse().ok()?,
         threads: field(20)?.parse().ok()?,
         start_ticks: field(22)?.parse().ok()?,
+        comm_hash: fnv1a(comm.as_bytes()),
+    })
+}
+
+/// FNV-1a: a stable, dependency-free hash for short names.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
 }
 
@@ -214,7 +228,8 @@ mod tests {
                 minor_faults: 129,
                 major_faults: 0,
                 threads: 1,
-                start_ticks: 33356
+                start_ticks: 33356,
+                comm_hash: fnv1a(b"a b)c"),
             })
         );
     }
@@ -230,7 +245,8 @@ mod tests {
                 minor_faults: 15706,
                 major_faults: 13,
                 threads: 4,
-                start_ticks: 33826
+                start_ticks: 33826,
+                comm_hash: fnv1a(b"python3"),
             })
         );
     }
