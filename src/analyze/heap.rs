@@ -4,6 +4,7 @@
 
 use super::stats::median;
 use crate::model::{RunMetrics, RunStatus, StoredConfig, StoredExperiment};
+use crate::units::{ColumnUnit, Unit};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -79,7 +80,14 @@ fn summary_of(config: &StoredConfig) -> HeapSummary {
 /// What the heap probe adds to the verdict: per configuration, the live
 /// heap and how much RSS the allocator held on top of it (and its arenas).
 pub fn explain(experiment: &StoredExperiment, heap: &[HeapSummary]) -> Vec<String> {
-    let size = |b: f64| crate::units::format_bytes(b);
+    // The mean and the peak each in one unit across the configurations.
+    let column = |pick: fn(&HeapSummary) -> Option<f64>| {
+        ColumnUnit::for_values(Unit::Bytes, heap.iter().filter_map(pick))
+    };
+    let (mean, peak) = (
+        column(|h| h.mean_live_heap_bytes),
+        column(|h| h.peak_live_heap_bytes),
+    );
     experiment
         .configs
         .iter()
@@ -94,8 +102,8 @@ pub fn explain(experiment: &StoredExperiment, heap: &[HeapSummary]) -> Vec<Strin
             Some(format!(
                 "heap probe, {}: mean live heap {} (peak {}); RSS was {ratio:.2}x the live heap{arenas}.",
                 c.config.name,
-                size(live),
-                h.peak_live_heap_bytes.map_or("-".to_string(), size),
+                mean.show(live),
+                h.peak_live_heap_bytes.map_or("-".to_string(), |b| peak.show(b)),
             ))
         })
         .collect()

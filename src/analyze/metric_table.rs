@@ -11,28 +11,15 @@ use super::metrics::of;
 use crate::model::{ExperimentInfo, StoredRun, UserMetricInfo};
 use std::sync::Arc;
 
-/// What a metric's values measure, for formatting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    Bytes,
-    Seconds,
-    Milliseconds,
-    Ratio,
-    Count,
-    /// A plain number of the workload's own (a `--metric`): 3 significant
-    /// digits in the tables.
-    Number,
-}
+pub use crate::units::Unit;
 
-impl Unit {
-    /// The suffix an id of this unit ends with (`_bytes`, `_s`, `_ms`).
-    fn suffix(self) -> &'static str {
-        match self {
-            Unit::Bytes => "_bytes",
-            Unit::Seconds => "_s",
-            Unit::Milliseconds => "_ms",
-            Unit::Ratio | Unit::Count | Unit::Number => "",
-        }
+/// The suffix an id of this unit ends with (`_bytes`, `_s`, `_ms`).
+fn suffix(unit: Unit) -> &'static str {
+    match unit {
+        Unit::Bytes => "_bytes",
+        Unit::Seconds => "_s",
+        Unit::Milliseconds => "_ms",
+        Unit::Ratio | Unit::Count | Unit::Number => "",
     }
 }
 
@@ -93,7 +80,7 @@ impl MetricDef {
     /// The stem of the CSV ratio columns: the id without its unit suffix,
     /// e.g. `ratio_peak_rss` for `peak_rss_bytes`.
     pub fn ratio_column(&self) -> String {
-        let stem = self.id.strip_suffix(self.unit.suffix()).unwrap_or(&self.id);
+        let stem = self.id.strip_suffix(suffix(self.unit)).unwrap_or(&self.id);
         format!("ratio_{stem}")
     }
 }

@@ -8,7 +8,7 @@ use crate::report::recordings::{render_html, render_json, render_text};
 use crate::report::svg::recordings as plots;
 use crate::report::write_output;
 use crate::store::Store;
-use crate::units::format_seconds;
+use crate::units::{ColumnUnit, Unit};
 use crate::usage_error::UsageError;
 use std::path::Path;
 
@@ -80,6 +80,7 @@ fn listing(store: &Store) -> anyhow::Result<String> {
     if all.is_empty() {
         return Ok("no recordings yet; start one with `allocscope record`\n".into());
     }
+    let elapsed = ColumnUnit::for_values(Unit::Seconds, all.iter().map(|r| r.elapsed_s));
     let mut out = String::new();
     for r in all {
         out.push_str(&format!(
@@ -88,7 +89,7 @@ fn listing(store: &Store) -> anyhow::Result<String> {
             r.name,
             r.config,
             r.status,
-            format_seconds(r.elapsed_s),
+            elapsed.show(r.elapsed_s),
             r.started_at
         ));
     }

@@ -1,84 +1,32 @@
-//! Human-readable numbers for the text reports: sizes in KiB/MiB/GiB, times
-//! in ms/s, ratios as `0.52x`, and CSV field quoting.
+//! Human-readable numbers for the text reports: estimates in their column's
+//! unit (`crate::units::ColumnUnit`), ratios as `0.52x`, and CSV field quoting.
 
-use crate::analyze::metric_table::Unit;
+use crate::analyze::types::Estimate;
+use crate::units::{ColumnUnit, Unit};
 
-/// `1536` -> `1.5 KiB`; binary units, one decimal above bytes.
-pub fn size(bytes: f64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if !bytes.is_finite() {
-        return "-".to_string();
-    }
-    if bytes.abs() < 1024.0 {
-        return format!("{bytes:.0} B");
-    }
-    let mut value = bytes / 1024.0;
-    let mut unit = UNITS[0];
-    for next in &UNITS[1..] {
-        if value.abs() < 1024.0 {
-            break;
-        }
-        value /= 1024.0;
-        unit = next;
-    }
-    format!("{value:.1} {unit}")
+/// The unit of a column of estimates in `unit`: from their medians and
+/// interval bounds (docs/report.md, "Numbers").
+pub fn estimates_unit(unit: Unit, estimates: impl IntoIterator<Item = Estimate>) -> ColumnUnit {
+    ColumnUnit::for_values(
+        unit,
+        estimates
+            .into_iter()
+            .flat_map(|e| [e.median, e.ci_low, e.ci_high]),
+    )
 }
 
-/// Seconds as `12.3 ms` below one second, `2.35 s` above.
-pub fn duration(seconds: f64) -> String {
-    if !seconds.is_finite() {
-        "-".to_string()
-    } else if seconds.abs() < 1.0 {
-        format!("{:.1} ms", seconds * 1000.0)
-    } else {
-        format!("{seconds:.2} s")
+/// An estimate in its column's unit: `1.18 GiB [1.15, 1.24]`, or
+/// `1.18 GiB` without an interval.
+pub fn estimate(column: ColumnUnit, e: Estimate) -> String {
+    match column.bounds(e.ci_low, e.ci_high) {
+        Some(ci) => format!("{} {ci}", column.show(e.median)),
+        None => column.show(e.median),
     }
-}
-
-/// How to print a value measured in `unit`.
-pub fn in_unit(unit: Unit) -> fn(f64) -> String {
-    match unit {
-        Unit::Bytes => size,
-        Unit::Seconds => duration,
-        Unit::Milliseconds => super::service_table::milliseconds,
-        Unit::Ratio => |v| format!("{v:.2}"),
-        Unit::Count => |v| format!("{v:.0}"),
-        Unit::Number => significant,
-    }
-}
-
-/// A plain number to 3 significant digits: `812000`, `12.3`, `0.00456`;
-/// beyond 1e15 or below 1e-4, `1.23e-5`.
-pub fn significant(value: f64) -> String {
-    if !value.is_finite() {
-        return "-".to_string();
-    }
-    if value == 0.0 {
-        return "0".to_string();
-    }
-    let magnitude = value.abs().log10().floor();
-    if !(-4.0..15.0).contains(&magnitude) {
-        return format!("{value:.2e}");
-    }
-    // Digits after the point for 3 significant ones; none from 100 up,
-    // where the value is rounded to its 3 leading digits.
-    let decimals = (2.0 - magnitude).max(0.0) as usize;
-    if decimals > 0 {
-        return format!("{value:.decimals$}");
-    }
-    let scale = 10f64.powi(magnitude as i32 - 2);
-    format!("{:.0}", (value / scale).round() * scale)
-}
-
-/// `[low, high]` of an interval, `None` when it has none (NaN bounds: too
-/// few runs for one).
-pub fn bounds(low: f64, high: f64, show: impl Fn(f64) -> String) -> Option<String> {
-    (low.is_finite() && high.is_finite()).then(|| format!("[{}, {}]", show(low), show(high)))
 }
 
 /// A ratio's interval as `[0.85, 0.90]`, `None` without one.
 pub fn ratio_bounds(r: &crate::analyze::types::Ratio) -> Option<String> {
-    bounds(r.ci_low, r.ci_high, |v| format!("{v:.2}"))
+    ColumnUnit::of(Unit::Ratio, r.value).bounds(r.ci_low, r.ci_high)
 }
 
 /// A number for CSV: empty when absent or not finite (no interval).
@@ -141,32 +89,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_use_binary_units() {
-        assert_eq!(size(512.0), "512 B");
-        assert_eq!(size(1536.0), "1.5 KiB");
-        assert_eq!(size(120.0 * 1048576.0), "120.0 MiB");
-        assert_eq!(size(3.0 * 1073741824.0), "3.0 GiB");
-    }
-
-    #[test]
-    fn durations_switch_to_ms_below_a_second() {
-        assert_eq!(duration(0.0123), "12.3 ms");
-        assert_eq!(duration(2.345), "2.35 s");
-    }
-
-    #[test]
-    fn plain_numbers_keep_three_significant_digits() {
-        assert_eq!(significant(812_345.0), "812000");
-        assert_eq!(significant(1234.0), "1230");
-        assert_eq!(significant(999.6), "1000");
-        assert_eq!(significant(123.4), "123");
-        assert_eq!(significant(12.345), "12.3");
-        assert_eq!(significant(1.0), "1.00");
-        assert_eq!(significant(0.004567), "0.00457");
-        assert_eq!(significant(-2.5), "-2.50");
-        assert_eq!(significant(0.0), "0");
-        assert_eq!(significant(1.5e-7), "1.50e-7");
-        assert_eq!(significant(f64::NAN), "-");
+    fn estimates_share_their_column_unit_and_bounds_drop_it() {
+        const GIB: f64 = 1073741824.0;
+        let peaks = [
+            Estimate {
+                median: 1.18 * GIB,
+                ci_low: 1.15 * GIB,
+                ci_high: 1.24 * GIB,
+            },
+            Estimate {
+                median: 1001.2 * 1048576.0,
+                ci_low: 990.0 * 1048576.0,
+                ci_high: f64::NAN,
+            },
+        ];
+        let column = estimates_unit(Unit::Bytes, peaks);
+        assert_eq!(estimate(column, peaks[0]), "1.18 GiB [1.15, 1.24]");
+        assert_eq!(estimate(column, peaks[1]), "0.978 GiB");
+        let r = crate::analyze::types::Ratio {
+            value: 0.523,
+            ci_low: 0.5,
+            ci_high: 0.551,
+        };
+        assert_eq!(ratio_bounds(&r).as_deref(), Some("[0.50, 0.55]"));
     }
 
     #[test]

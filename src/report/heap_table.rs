@@ -2,8 +2,9 @@
 //! mode, the median live heap (time-weighted mean and peak), the overhead
 //! ratio RSS / live heap, the most arenas and the probe threads' CPU time.
 
-use super::format::{duration, size};
+use crate::analyze::heap::HeapSummary;
 use crate::analyze::types::Analysis;
+use crate::units::{ColumnUnit, Unit};
 use std::fmt::Write;
 
 const TITLE: &str = "heap probe (medians)";
@@ -26,17 +27,25 @@ pub fn heap_block(out: &mut String, analysis: &Analysis, width: usize) -> std::f
         "probe CPU",
         w = width + 2
     )?;
+    // One unit per column, the same for every configuration.
+    let column = |unit: Unit, pick: fn(&HeapSummary) -> Option<f64>| {
+        let unit = ColumnUnit::for_values(unit, analysis.heap.iter().filter_map(pick));
+        move |h: &HeapSummary| pick(h).map_or("-".to_string(), |v| unit.show(v))
+    };
+    let mean_live = column(Unit::Bytes, |h| h.mean_live_heap_bytes);
+    let peak_live = column(Unit::Bytes, |h| h.peak_live_heap_bytes);
+    let probe_cpu = column(Unit::Seconds, |h| h.probe_cpu_s);
     for (config, h) in analysis.experiment.configs.iter().zip(&analysis.heap) {
         let cell = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
         let line = format!(
             "  {:<width$}  {:<10}  {:>10}  {:>10}  {:>9}  {:>6}  {:>9}",
             config.config.name,
             h.probe_mode.as_deref().unwrap_or("-"),
-            cell(h.mean_live_heap_bytes, &size),
-            cell(h.peak_live_heap_bytes, &size),
+            mean_live(h),
+            peak_live(h),
             cell(h.mean_overhead_ratio, &|r| format!("{r:.2}x")),
             cell(h.arenas_max, &|a| format!("{a:.0}")),
-            cell(h.probe_cpu_s, &duration),
+            probe_cpu(h),
         );
         writeln!(out, "{}", line.trim_end())?;
     }
@@ -46,7 +55,6 @@ pub fn heap_block(out: &mut String, analysis: &Analysis, width: usize) -> std::f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::heap::HeapSummary;
     use crate::analyze::{analyze, fixture};
 
     #[test]
@@ -61,11 +69,17 @@ mod tests {
             .experiment
             .configs
             .iter()
-            .map(|_| HeapSummary {
+            .enumerate()
+            .map(|(i, _)| HeapSummary {
                 probe_mode: Some("stats".into()),
                 runs: 3,
                 peak_live_heap_bytes: Some(160.0 * 1048576.0),
-                mean_live_heap_bytes: Some(137.0 * 1048576.0),
+                // The second holds under 1 MiB: still in the column's MiB.
+                mean_live_heap_bytes: Some(if i == 1 {
+                    900.0 * 1024.0
+                } else {
+                    137.0 * 1048576.0
+                }),
                 mean_overhead_ratio: Some(2.69),
                 arenas_max: Some(16.0),
                 arenas_process: Some("db_bench 4321".into()),
@@ -81,10 +95,14 @@ mod tests {
             lines[2].contains("stats") && lines[2].contains("2.69x"),
             "{out}"
         );
+        assert!(lines[2].ends_with(" 22.7 ms"), "{out}");
         assert!(
-            lines[2].contains("137.0 MiB") && lines[2].contains(" 16 "),
+            lines[2].contains(" 137 MiB ")
+                && lines[2].contains(" 160 MiB ")
+                && lines[2].contains(" 16 "),
             "{out}"
         );
+        assert!(lines[3].contains(" 0.879 MiB "), "{out}");
         Ok(())
     }
 }

@@ -4,12 +4,14 @@
 //! per-run details with links to the kept stdout/stderr. Inline CSS only, no
 //! scripts, no external resources; every user or workload string escaped.
 
-use super::format::{bounds, duration, in_unit, ratio_bounds, size};
+use super::format::{estimates_unit, ratio_bounds};
 use super::svg::{escape, plots};
 use super::Reporter;
+use crate::analyze::service::ServiceSummary;
 use crate::analyze::types::{Analysis, Estimate, Ratio};
 use crate::analyze::verdict::Outcome;
-use crate::model::RunStatus;
+use crate::model::{RunMetrics, RunStatus, StoredRun};
+use crate::units::{format_bytes, format_seconds, ColumnUnit, Unit};
 use anyhow::Result;
 use std::fmt::Write as _;
 
@@ -56,7 +58,7 @@ fn file_link(path: &std::path::Path) -> String {
     format!("<a href=\"file://{href}\">{}</a>", escape(&text))
 }
 
-fn cell(e: Option<Estimate>, r: Option<Ratio>, base: bool, show: fn(f64) -> String) -> String {
+fn cell(e: Option<Estimate>, r: Option<Ratio>, base: bool, column: ColumnUnit) -> String {
     let Some(e) = e else {
         return "<td>-</td>".to_string();
     };
@@ -72,10 +74,11 @@ fn cell(e: Option<Estimate>, r: Option<Ratio>, base: bool, show: fn(f64) -> Stri
         ),
         (false, None) => String::new(),
     };
-    let ci = bounds(e.ci_low, e.ci_high, show)
+    let ci = column
+        .bounds(e.ci_low, e.ci_high)
         .map(|ci| format!(" <span class=\"ratio\">{ci}</span>"))
         .unwrap_or_default();
-    format!("<td>{}{ci}{ratio}</td>", show(e.median))
+    format!("<td>{}{ci}{ratio}</td>", escape(&column.show(e.median)))
 }
 
 /// Things the reader should check before trusting the numbers.
@@ -141,7 +144,7 @@ fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
                 h.cpus,
                 h.thp,
                 h.cgroup_memory_limit_bytes
-                    .map(|b| size(b as f64))
+                    .map(|b| format_bytes(b as f64))
                     .unwrap_or_else(|| "none".into())
             ),
         ),
@@ -166,9 +169,18 @@ fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
 }
 
 fn table(out: &mut String, a: &Analysis) -> Result<()> {
-    let columns = super::metric_columns(a);
+    let columns: Vec<(usize, ColumnUnit)> = super::metric_columns(a)
+        .into_iter()
+        .map(|k| {
+            let estimates = a
+                .summaries
+                .iter()
+                .filter_map(|s| s.metrics.get(k).and_then(|(_, m)| m.estimate));
+            (k, estimates_unit(a.metrics[k].unit, estimates))
+        })
+        .collect();
     write!(out, "<table><tr><th>configuration</th><th>runs ok</th>")?;
-    for &k in &columns {
+    for &(k, _) in &columns {
         write!(out, "<th>{}</th>", escape(&a.metrics[k].label))?;
     }
     writeln!(out, "</tr>")?;
@@ -181,14 +193,13 @@ fn table(out: &mut String, a: &Analysis) -> Result<()> {
             s.ok_runs,
             s.total_runs
         )?;
-        for &k in &columns {
+        for &(k, column) in &columns {
             let m = s.metrics.get(k).map(|(_, m)| m);
-            let show = in_unit(a.metrics[k].unit);
             out.push_str(&cell(
                 m.and_then(|m| m.estimate),
                 m.and_then(|m| m.ratio),
                 base,
-                show,
+                column,
             ));
         }
         writeln!(out, "</tr>")?;
@@ -216,8 +227,8 @@ fn service_table(out: &mut String, a: &Analysis) -> Result<()> {
         "<h3>Service</h3><p>Load: {}. Ready: {}. Settle {}, then SIGTERM (SIGKILL after {}).</p>",
         escape(&info.load),
         escape(&info.ready),
-        duration(info.settle_s),
-        duration(info.grace_s)
+        format_seconds(info.settle_s),
+        format_seconds(info.grace_s)
     )?;
     let latency = a.service.iter().any(|s| s.latency.is_some());
     write!(
@@ -234,7 +245,14 @@ fn service_table(out: &mut String, a: &Analysis) -> Result<()> {
     } else {
         writeln!(out, "<th>load duration</th></tr>")?;
     }
-    let ms = super::service_table::milliseconds;
+    let column = |unit: Unit, pick: &dyn Fn(&ServiceSummary) -> Option<Estimate>| {
+        estimates_unit(unit, a.service.iter().filter_map(pick))
+    };
+    let memory = column(Unit::Bytes, &|s| (a.end_of_load.estimate)(s));
+    let p50 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p50_ms));
+    let p95 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p95_ms));
+    let p99 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p99_ms));
+    let load = column(Unit::Seconds, &|s| s.load_s);
     for (i, (c, s)) in a.experiment.configs.iter().zip(&a.service).enumerate() {
         let base = i == a.baseline;
         write!(out, "<tr><td>{}</td>", escape(&c.config.name))?;
@@ -242,12 +260,12 @@ fn service_table(out: &mut String, a: &Analysis) -> Result<()> {
             (a.end_of_load.estimate)(s),
             (a.end_of_load.ratio)(s),
             base,
-            size,
+            memory,
         ));
         if let (true, Some(l)) = (latency, s.latency) {
-            out.push_str(&cell(Some(l.p50_ms), s.ratio_p50_ms, base, ms));
-            out.push_str(&cell(Some(l.p95_ms), s.ratio_p95_ms, base, ms));
-            out.push_str(&cell(Some(l.p99_ms), None, base, ms));
+            out.push_str(&cell(Some(l.p50_ms), s.ratio_p50_ms, base, p50));
+            out.push_str(&cell(Some(l.p95_ms), s.ratio_p95_ms, base, p95));
+            out.push_str(&cell(Some(l.p99_ms), None, base, p99));
             write!(
                 out,
                 "<td>{:.0} req/s</td><td>{}/{}</td>",
@@ -256,7 +274,7 @@ fn service_table(out: &mut String, a: &Analysis) -> Result<()> {
         } else if latency {
             write!(out, "<td colspan=\"5\">no successful runs</td>")?;
         } else {
-            out.push_str(&cell(s.load_s, s.ratio_load_s, base, duration));
+            out.push_str(&cell(s.load_s, s.ratio_load_s, base, load));
         }
         writeln!(out, "</tr>")?;
     }
@@ -301,33 +319,46 @@ fn runs(out: &mut String, a: &Analysis) -> Result<()> {
         "<table><tr><th>configuration</th><th>run</th><th>status</th><th>exit</th>\
          <th>wall</th><th>peak RSS</th><th>mean RSS</th><th>stdout / stderr</th></tr>"
     )?;
-    for c in &a.experiment.configs {
-        for r in &c.runs {
-            let rec = &r.record;
-            let metrics = crate::analyze::metrics::of(r);
-            let exit = match (rec.exit_code, rec.signal) {
-                (Some(code), _) => code.to_string(),
-                (None, Some(sig)) => format!("signal {sig}"),
-                (None, None) => "-".into(),
-            };
-            writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}{}</td><td>{exit}</td><td>{}</td><td>{}</td>\
-                 <td>{}</td><td>{}<br>{}</td></tr>",
-                escape(&c.config.name),
-                rec.index,
-                rec.status.as_str(),
-                rec.message
-                    .as_deref()
-                    .map(|m| format!(": {}", escape(m)))
-                    .unwrap_or_default(),
-                duration(rec.wall_s),
-                size(metrics.peak_rss_bytes as f64),
-                size(metrics.mean_rss_bytes as f64),
-                file_link(&rec.stdout_path),
-                file_link(&rec.stderr_path)
-            )?;
-        }
+    let runs: Vec<_> = a
+        .experiment
+        .configs
+        .iter()
+        .flat_map(|c| {
+            c.runs
+                .iter()
+                .map(move |r| (c, r, crate::analyze::metrics::of(r)))
+        })
+        .collect();
+    let column = |unit: Unit, pick: &dyn Fn(&StoredRun, &RunMetrics) -> f64| {
+        ColumnUnit::for_values(unit, runs.iter().map(|(_, r, m)| pick(r, m)))
+    };
+    let wall = column(Unit::Seconds, &|r, _| r.record.wall_s);
+    let peak = column(Unit::Bytes, &|_, m| m.peak_rss_bytes as f64);
+    let mean = column(Unit::Bytes, &|_, m| m.mean_rss_bytes as f64);
+    for (c, r, metrics) in &runs {
+        let rec = &r.record;
+        let exit = match (rec.exit_code, rec.signal) {
+            (Some(code), _) => code.to_string(),
+            (None, Some(sig)) => format!("signal {sig}"),
+            (None, None) => "-".into(),
+        };
+        writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}{}</td><td>{exit}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}<br>{}</td></tr>",
+            escape(&c.config.name),
+            rec.index,
+            rec.status.as_str(),
+            rec.message
+                .as_deref()
+                .map(|m| format!(": {}", escape(m)))
+                .unwrap_or_default(),
+            wall.show(rec.wall_s),
+            peak.show(metrics.peak_rss_bytes as f64),
+            mean.show(metrics.mean_rss_bytes as f64),
+            file_link(&rec.stdout_path),
+            file_link(&rec.stderr_path)
+        )?;
     }
     writeln!(out, "</table>")?;
     Ok(())

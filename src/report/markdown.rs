@@ -3,11 +3,12 @@
 //! median \[95% CI\] and ratio \[CI\]) and the verdict with its deploy lines.
 //! Every string from the user or the workload is escaped.
 
-use super::format::{bounds, duration, in_unit, ratio_bounds, size};
+use super::format::{estimate, estimates_unit, ratio_bounds};
 use super::Reporter;
-use crate::analyze::metric_table::Unit;
+use crate::analyze::service::ServiceSummary;
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
 use crate::analyze::verdict::sh_quote;
+use crate::units::{ColumnUnit, Unit};
 use anyhow::Result;
 use std::fmt::Write as _;
 
@@ -56,19 +57,11 @@ fn fenced(text: &str, lang: &str) -> String {
     format!("{fence}{lang}\n{}\n{fence}\n", text.trim_end())
 }
 
-fn cell(
-    est: Option<Estimate>,
-    ratio: Option<Ratio>,
-    base: bool,
-    show: fn(f64) -> String,
-) -> String {
+fn cell(est: Option<Estimate>, ratio: Option<Ratio>, base: bool, column: ColumnUnit) -> String {
     let Some(e) = est else {
         return "-".to_string();
     };
-    let value = match bounds(e.ci_low, e.ci_high, show) {
-        Some(ci) => format!("{} {ci}", show(e.median)),
-        None => show(e.median),
-    };
+    let value = estimate(column, e);
     match (base, ratio) {
         (true, _) => format!("{value}<br>baseline"),
         (false, Some(r)) => {
@@ -83,15 +76,15 @@ fn cell(
 }
 
 /// A configuration's row: one cell per metric column.
-fn row(name: &str, s: &ConfigSummary, base: bool, columns: &[(usize, Unit)]) -> String {
+fn row(name: &str, s: &ConfigSummary, base: bool, columns: &[(usize, ColumnUnit)]) -> String {
     let mut cells = vec![escape(name), format!("{}/{}", s.ok_runs, s.total_runs)];
-    for &(k, unit) in columns {
+    for &(k, column) in columns {
         let m = s.metrics.get(k).map(|(_, m)| m);
         cells.push(cell(
             m.and_then(|m| m.estimate),
             m.and_then(|m| m.ratio),
             base,
-            in_unit(unit),
+            column,
         ));
     }
     format!("| {} |\n", cells.join(" | "))
@@ -128,7 +121,14 @@ fn service_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
     };
     writeln!(out, "| {} |", head.join(" | "))?;
     writeln!(out, "|{}", " --- |".repeat(head.len()))?;
-    let ms = super::service_table::milliseconds;
+    let services = &analysis.service;
+    let column = |unit: Unit, pick: &dyn Fn(&ServiceSummary) -> Option<Estimate>| {
+        estimates_unit(unit, services.iter().filter_map(pick))
+    };
+    let memory = column(Unit::Bytes, &|s| (analysis.end_of_load.estimate)(s));
+    let p50 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p50_ms));
+    let p95 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p95_ms));
+    let load = column(Unit::Seconds, &|s| s.load_s);
     for (i, (c, s)) in analysis
         .experiment
         .configs
@@ -143,18 +143,18 @@ fn service_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
                 (analysis.end_of_load.estimate)(s),
                 (analysis.end_of_load.ratio)(s),
                 base,
-                size,
+                memory,
             ),
         ];
         if latency {
             let l = s.latency;
-            cells.push(cell(l.map(|l| l.p50_ms), s.ratio_p50_ms, base, ms));
-            cells.push(cell(l.map(|l| l.p95_ms), s.ratio_p95_ms, base, ms));
+            cells.push(cell(l.map(|l| l.p50_ms), s.ratio_p50_ms, base, p50));
+            cells.push(cell(l.map(|l| l.p95_ms), s.ratio_p95_ms, base, p95));
             cells.push(l.map_or("-".to_string(), |l| {
                 format!("{:.0} req/s", l.throughput_rps.median)
             }));
         } else {
-            cells.push(cell(s.load_s, s.ratio_load_s, base, duration));
+            cells.push(cell(s.load_s, s.ratio_load_s, base, load));
         }
         writeln!(out, "| {} |", cells.join(" | "))?;
     }
@@ -180,9 +180,15 @@ impl Reporter for MarkdownReporter {
             super::runs_each(analysis, e.info.runs_per_config),
             escape(&e.info.started_at)
         )?;
-        let columns: Vec<(usize, Unit)> = super::metric_columns(analysis)
+        let columns: Vec<(usize, ColumnUnit)> = super::metric_columns(analysis)
             .into_iter()
-            .map(|k| (k, analysis.metrics[k].unit))
+            .map(|k| {
+                let estimates = analysis
+                    .summaries
+                    .iter()
+                    .filter_map(|s| s.metrics.get(k).and_then(|(_, m)| m.estimate));
+                (k, estimates_unit(analysis.metrics[k].unit, estimates))
+            })
             .collect();
         let mut head = vec!["configuration", "runs ok"];
         head.extend(

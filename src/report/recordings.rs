@@ -5,7 +5,7 @@
 use crate::analyze::recordings::{RecordingSummary, RecordingsAnalysis};
 use crate::analyze::steady::SteadyState;
 use crate::recorded::RecordingInfo;
-use crate::units::{format_bytes, format_seconds};
+use crate::units::{ColumnUnit, Unit};
 use std::fmt::Write;
 
 /// The text report.
@@ -15,7 +15,16 @@ pub fn render_text(analysis: &RecordingsAnalysis) -> String {
         out,
         "Recordings side by side (RSS of the whole process tree, aligned by elapsed time)\n"
     );
-    let rows: Vec<[String; 8]> = analysis.summaries.iter().map(row).collect();
+    let summaries = &analysis.summaries;
+    let column = |unit: Unit, pick: fn(&RecordingSummary) -> Option<f64>| {
+        ColumnUnit::for_values(unit, summaries.iter().filter_map(pick))
+    };
+    let units = RowUnits {
+        elapsed: column(Unit::Seconds, |s| Some(s.info.elapsed_s)),
+        peak: column(Unit::Bytes, |s| Some(s.peak_rss_bytes as f64)),
+        last: column(Unit::Bytes, |s| s.last_rss_bytes.map(|b| b as f64)),
+    };
+    let rows: Vec<[String; 8]> = summaries.iter().map(|s| row(s, &units)).collect();
     let header = [
         "id", "name", "config", "status", "elapsed", "samples", "peak RSS", "last RSS",
     ]
@@ -42,12 +51,17 @@ pub fn render_text(analysis: &RecordingsAnalysis) -> String {
         let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
     }
     let _ = writeln!(out, "\nSteady state (when RSS stopped growing):");
-    for s in &analysis.summaries {
-        let _ = writeln!(out, "  {}: {}", s.info.name, steady_text(s.steady.as_ref()));
+    let steady = SteadyUnits::of(summaries.iter().filter_map(|s| s.steady.as_ref()));
+    for s in summaries {
+        let _ = writeln!(out, "  {}: {}", s.info.name, steady.text(s.steady.as_ref()));
     }
     if analysis.summaries.len() > 1 && !analysis.same_time.is_empty() {
         let base = &analysis.summaries[0].info.name;
         let _ = writeln!(out, "\nAt the same elapsed time (RSS, against {base}):");
+        let points = &analysis.same_time;
+        let at = ColumnUnit::for_values(Unit::Seconds, points.iter().map(|p| p.at_s));
+        let levels = points.iter().flat_map(|p| p.rss_bytes.iter().flatten());
+        let rss = ColumnUnit::for_values(Unit::Bytes, levels.copied());
         for point in &analysis.same_time {
             let Some(Some(base_level)) = point.rss_bytes.first() else {
                 continue;
@@ -57,10 +71,10 @@ pub fn render_text(analysis: &RecordingsAnalysis) -> String {
                 let _ = writeln!(
                     out,
                     "  after {}: {} {} against {} ({:.2}x)",
-                    format_seconds(point.at_s),
+                    at.show(point.at_s),
                     s.info.name,
-                    format_bytes(*level),
-                    format_bytes(*base_level),
+                    rss.show(*level),
+                    rss.show(*base_level),
                     if *base_level > 0.0 {
                         level / base_level
                     } else {
@@ -81,45 +95,70 @@ pub fn render_text(analysis: &RecordingsAnalysis) -> String {
     out
 }
 
-fn row(s: &RecordingSummary) -> [String; 8] {
+/// The units of the side-by-side table's figure columns.
+struct RowUnits {
+    elapsed: ColumnUnit,
+    peak: ColumnUnit,
+    last: ColumnUnit,
+}
+
+fn row(s: &RecordingSummary, units: &RowUnits) -> [String; 8] {
     [
         s.info.id.to_string(),
         s.info.name.clone(),
         s.info.config.clone(),
         s.info.status.clone(),
-        format_seconds(s.info.elapsed_s),
+        units.elapsed.show(s.info.elapsed_s),
         s.samples.to_string(),
-        format_bytes(s.peak_rss_bytes as f64),
+        units.peak.show(s.peak_rss_bytes as f64),
         s.last_rss_bytes
-            .map_or("-".into(), |b| format_bytes(b as f64)),
+            .map_or("-".into(), |b| units.last.show(b as f64)),
     ]
 }
 
-/// `settled after 2.5 min at 310 MiB (grew 120 MiB/h before)`.
-pub fn steady_text(steady: Option<&SteadyState>) -> String {
-    match steady {
-        None => "too few samples to tell".into(),
-        Some(s) => match s.settled_at_s {
-            Some(at) if at <= 0.0 => {
-                format!("flat from the start at {}", format_bytes(s.level_bytes))
-            }
+/// The units of the steady-state lines: the times, the levels and the
+/// growth rates each in one unit across the recordings.
+struct SteadyUnits {
+    at: ColumnUnit,
+    level: ColumnUnit,
+    growth: ColumnUnit,
+}
+
+impl SteadyUnits {
+    fn of<'a>(steady: impl Iterator<Item = &'a SteadyState> + Clone) -> SteadyUnits {
+        SteadyUnits {
+            at: ColumnUnit::for_values(
+                Unit::Seconds,
+                steady.clone().filter_map(|s| s.settled_at_s),
+            ),
+            level: ColumnUnit::for_values(Unit::Bytes, steady.clone().map(|s| s.level_bytes)),
+            growth: ColumnUnit::for_values(Unit::Bytes, steady.map(|s| s.growth_bytes_per_hour)),
+        }
+    }
+
+    /// `settled after 2.50 min at 310 MiB (grew 120 MiB/h before)`.
+    fn text(&self, steady: Option<&SteadyState>) -> String {
+        let Some(s) = steady else {
+            return "too few samples to tell".into();
+        };
+        let level = self.level.show(s.level_bytes);
+        match s.settled_at_s {
+            Some(at) if at <= 0.0 => format!("flat from the start at {level}"),
             Some(at) => format!(
-                "settled after {} at {} (grew {}/h before)",
-                format_seconds(at),
-                format_bytes(s.level_bytes),
-                format_bytes(s.growth_bytes_per_hour)
+                "settled after {} at {level} (grew {}/h before)",
+                self.at.show(at),
+                self.growth.show(s.growth_bytes_per_hour)
             ),
             None => format!(
-                "still {} at the end: {}/h, last at {}",
+                "still {} at the end: {}/h, last at {level}",
                 if s.growth_bytes_per_hour < 0.0 {
                     "falling"
                 } else {
                     "growing"
                 },
-                format_bytes(s.growth_bytes_per_hour.abs()),
-                format_bytes(s.level_bytes)
+                self.growth.show(s.growth_bytes_per_hour.abs()),
             ),
-        },
+        }
     }
 }
 

@@ -4,9 +4,10 @@
 //! 95% CIs; then the latency percentiles and throughput (medians over the
 //! ok runs), or the load's duration for a `--load` command.
 
-use super::format::{duration, size};
-use crate::analyze::service::ServiceSummary;
+use super::format::estimates_unit;
+use crate::analyze::service::{LatencySummary, ServiceSummary};
 use crate::analyze::types::{Analysis, Estimate, Ratio};
+use crate::units::{format_seconds, Unit};
 use std::fmt::Write;
 
 const TITLE: &str = "service: memory vs latency";
@@ -22,8 +23,8 @@ pub fn service_blocks(out: &mut String, analysis: &Analysis, width: usize) -> st
             out,
             "ready: {}; settle {}; stop: SIGTERM, SIGKILL after {}",
             info.ready,
-            duration(info.settle_s),
-            duration(info.grace_s)
+            format_seconds(info.settle_s),
+            format_seconds(info.grace_s)
         )?;
     }
     multipliers(out, analysis, width)?;
@@ -50,6 +51,11 @@ fn multipliers(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt:
     } else {
         ("load duration", "")
     };
+    let end = analysis.end_of_load;
+    let memory = estimates_unit(
+        Unit::Bytes,
+        analysis.service.iter().filter_map(|s| (end.estimate)(s)),
+    );
     let rows: Vec<[String; 4]> = analysis
         .experiment
         .configs
@@ -58,8 +64,7 @@ fn multipliers(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt:
         .enumerate()
         .map(|(i, (config, s))| {
             let base = i == analysis.baseline;
-            let end = analysis.end_of_load;
-            let rss = (end.estimate)(s).map_or("-".to_string(), |e| size(e.median));
+            let rss = (end.estimate)(s).map_or("-".to_string(), |e| memory.show(e.median));
             let (second, third) = if latency {
                 (cell(s.ratio_p50_ms, base), cell(s.ratio_p95_ms, base))
             } else {
@@ -117,43 +122,36 @@ fn percentiles(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt:
         "errors",
         w = width + 2
     )?;
+    // One unit per percentile column, from its medians.
+    let percentiles: [fn(&LatencySummary) -> Estimate; 6] = [
+        |l| l.p50_ms,
+        |l| l.p90_ms,
+        |l| l.p95_ms,
+        |l| l.p99_ms,
+        |l| l.p999_ms,
+        |l| l.max_ms,
+    ];
+    let columns = percentiles.map(|pick| {
+        let medians = analysis.service.iter().filter_map(|s| s.latency.as_ref());
+        crate::units::ColumnUnit::for_values(Unit::Milliseconds, medians.map(|l| pick(l).median))
+    });
     for (config, s) in analysis.experiment.configs.iter().zip(&analysis.service) {
         let Some(l) = &s.latency else {
             writeln!(out, "  {:<width$}  no successful runs", config.config.name)?;
             continue;
         };
-        let ms = |e: Estimate| milliseconds(e.median);
+        let mut line = format!("  {:<width$}", config.config.name);
+        for (pick, column) in percentiles.iter().zip(&columns) {
+            write!(line, "  {:>9}", column.show(pick(l).median))?;
+        }
         writeln!(
             out,
-            "  {:<width$}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9.0}  {:>7}",
-            config.config.name,
-            ms(l.p50_ms),
-            ms(l.p90_ms),
-            ms(l.p95_ms),
-            ms(l.p99_ms),
-            ms(l.p999_ms),
-            ms(l.max_ms),
+            "{line}  {:>9.0}  {:>7}",
             l.throughput_rps.median,
             errors(s),
         )?;
     }
     Ok(())
-}
-
-/// `0.352 ms`, `3.21 ms`, `123.4 ms`, `1.25 s`: sub-millisecond latencies
-/// keep their digits.
-pub fn milliseconds(ms: f64) -> String {
-    if !ms.is_finite() {
-        "-".to_string()
-    } else if ms < 1.0 {
-        format!("{ms:.3} ms")
-    } else if ms < 10.0 {
-        format!("{ms:.2} ms")
-    } else if ms < 1000.0 {
-        format!("{ms:.1} ms")
-    } else {
-        format!("{:.2} s", ms / 1000.0)
-    }
 }
 
 /// Errors over the ok runs' requests, e.g. `0` or `12/30000`.
@@ -162,5 +160,83 @@ fn errors(s: &ServiceSummary) -> String {
         "0".to_string()
     } else {
         format!("{}/{}", s.errors, s.requests)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::{analyze, fixture};
+
+    fn at(median: f64) -> Estimate {
+        Estimate {
+            median,
+            ci_low: f64::NAN,
+            ci_high: f64::NAN,
+        }
+    }
+
+    /// A service summary with `p50` ms, a max of 50x that, and `rss` MiB.
+    fn summary(p50: f64, rss: f64) -> ServiceSummary {
+        let latency = LatencySummary {
+            p50_ms: at(p50),
+            p90_ms: at(2.0 * p50),
+            p95_ms: at(3.0 * p50),
+            p99_ms: at(5.0 * p50),
+            p999_ms: at(10.0 * p50),
+            max_ms: at(50.0 * p50),
+            requests: at(1000.0),
+            errors: at(0.0),
+            throughput_rps: at(500.0),
+        };
+        ServiceSummary {
+            latency: Some(latency),
+            load_s: None,
+            rss_end_load_bytes: Some(at(rss * 1048576.0)),
+            rss_end_settle_bytes: None,
+            pss_end_load_bytes: None,
+            pss_end_settle_bytes: None,
+            ratio_p50_ms: None,
+            ratio_p95_ms: None,
+            ratio_load_s: None,
+            ratio_rss_end_load_bytes: None,
+            ratio_pss_end_load_bytes: None,
+            errors: 0,
+            requests: 1000,
+        }
+    }
+
+    #[test]
+    fn each_latency_column_and_the_memory_have_one_unit() -> anyhow::Result<()> {
+        let mut analysis = analyze(fixture::experiment(), "glibc")?;
+        analysis.service = vec![
+            summary(0.35, 1020.0),
+            summary(2.1, 64.0),
+            summary(0.9, 700.0),
+        ];
+        analysis.end_of_load = crate::analyze::service::RSS_END_OF_LOAD;
+        let mut out = String::new();
+        service_blocks(&mut out, &analysis, 12)?;
+        let line = |name: &str| {
+            out.lines()
+                .filter(|l| l.trim_start().starts_with(name))
+                .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
+                .collect::<Vec<_>>()
+        };
+        // RSS in GiB (1020 MiB would take four digits); p50 in ms although
+        // two of three are below 1 ms; max (105 ms at most) in ms.
+        let glibc = line("glibc");
+        assert!(glibc[0].starts_with("0.996 GiB baseline"), "{out}");
+        assert_eq!(
+            glibc[1], "0.350 ms 0.700 ms 1.05 ms 1.75 ms 3.50 ms 17.5 ms 500 0",
+            "{out}"
+        );
+        let jemalloc = line("jemalloc");
+        assert!(jemalloc[0].starts_with("0.062 GiB"), "{out}");
+        assert_eq!(
+            jemalloc[1], "2.10 ms 4.20 ms 6.30 ms 10.5 ms 21.0 ms 105 ms 500 0",
+            "{out}"
+        );
+        Ok(())
     }
 }

@@ -4,11 +4,12 @@
 //! among them), the sampler's overhead, and the verdict with its deploy lines.
 //! Fits in 80-100 columns for configuration names up to ~20 characters.
 
-use super::format::{bounds, duration, in_unit, ratio, ratio_bounds, size};
+use super::format::{estimates_unit, ratio, ratio_bounds};
 use super::Reporter;
 use crate::analyze::metric_table::Shown;
 use crate::analyze::types::{Analysis, Ratio};
 use crate::model::{RunStatus, StoredExperiment};
+use crate::units::{format_bytes, format_seconds, ColumnUnit, Unit};
 use anyhow::Result;
 use std::fmt::Write as _;
 
@@ -74,7 +75,7 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
     let h = &e.info.host;
     let limit = h
         .cgroup_memory_limit_bytes
-        .map(|b| size(b as f64))
+        .map(|b| format_bytes(b as f64))
         .unwrap_or_else(|| "none".to_string());
     writeln!(
         out,
@@ -122,7 +123,9 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
 /// The block of the metric-table row `k`.
 fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -> Result<()> {
     let metric = &analysis.metrics[k];
-    let show = in_unit(metric.unit);
+    let estimate =
+        |s: &crate::analyze::types::ConfigSummary| s.metrics.get(k).and_then(|(_, m)| m.estimate);
+    let column = estimates_unit(metric.unit, analysis.summaries.iter().filter_map(estimate));
     let title = metric.title();
     let rows: Vec<(String, String, String, String)> = analysis
         .experiment
@@ -136,8 +139,8 @@ fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -
             let Some(est) = m.and_then(|m| m.estimate) else {
                 return (name, "-".into(), "no successful runs".into(), String::new());
             };
-            let median = show(est.median);
-            let ci = bounds(est.ci_low, est.ci_high, show).unwrap_or_default();
+            let median = column.show(est.median);
+            let ci = column.bounds(est.ci_low, est.ci_high).unwrap_or_default();
             let vs = if i == analysis.baseline {
                 "baseline".to_string()
             } else {
@@ -146,7 +149,12 @@ fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -
             (name, median, ci, vs)
         })
         .collect();
-    let median_w = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(6);
+    let median_w = rows
+        .iter()
+        .map(|r| r.1.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6);
     // Without any interval (fewer than 6 runs each) the CI column goes.
     let ci_head = if rows.iter().all(|r| r.2.is_empty()) {
         ""
@@ -155,7 +163,7 @@ fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -
     };
     let ci_w = rows
         .iter()
-        .map(|r| r.2.len())
+        .map(|r| r.2.chars().count())
         .max()
         .unwrap_or(0)
         .max(ci_head.len().saturating_sub(2));
@@ -213,13 +221,23 @@ fn markers_block(out: &mut String, analysis: &Analysis) -> Result<()> {
             }
         })
         .collect();
+    // One unit for the whole table: a row compares the configurations.
+    let column = ColumnUnit::for_values(
+        Unit::Bytes,
+        rows.iter()
+            .flat_map(|&i| &analysis.markers[i].configs)
+            .filter_map(|c| c.rss_bytes_median),
+    );
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|&i| {
             analysis.markers[i]
                 .configs
                 .iter()
-                .map(|c| c.rss_bytes_median.map(size).unwrap_or_else(|| "-".into()))
+                .map(|c| {
+                    c.rss_bytes_median
+                        .map_or_else(|| "-".into(), |b| column.show(b))
+                })
                 .collect()
         })
         .collect();
@@ -235,7 +253,7 @@ fn markers_block(out: &mut String, analysis: &Analysis) -> Result<()> {
         .map(|(j, name)| {
             cells
                 .iter()
-                .filter_map(|row| row.get(j).map(String::len))
+                .filter_map(|row| row.get(j).map(|cell| cell.chars().count()))
                 .max()
                 .unwrap_or(0)
                 .max(name.chars().count())
@@ -334,8 +352,8 @@ fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {
             out,
             "sampler overhead: {:.2}% of a core ({} of sampler CPU over {} of runs)",
             100.0 * sampler_s / wall_s,
-            duration(sampler_s),
-            duration(wall_s)
+            format_seconds(sampler_s),
+            format_seconds(wall_s)
         )?;
     }
     super::verdict_text::verdict(out, &analysis.verdict)

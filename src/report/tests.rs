@@ -384,3 +384,60 @@ fn every_verdict_heading_states_the_budget_and_the_saving_threshold() -> Result<
     }
     Ok(())
 }
+
+/// Every human-readable report prints a column in one unit with three
+/// significant digits, the bounds without it: the peaks of the old tables'
+/// `1.2 GiB [1.2 GiB, 1.2 GiB]` and `1.0 GiB [1001.2 MiB, 1.0 GiB]`.
+#[test]
+fn a_column_has_one_unit_and_three_significant_digits_in_every_report() -> Result<()> {
+    const GIB: f64 = 1073741824.0;
+    let mut a = analysis()?;
+    let k = a
+        .metrics
+        .iter()
+        .position(|m| m.id == "peak_rss_bytes")
+        .ok_or_else(|| anyhow!("no peak RSS row"))?;
+    let peaks = [
+        (1.18, 1.15, 1.24),
+        (1001.2 / 1024.0, 0.95, 1.02),
+        (0.5, 0.49, 0.52),
+    ];
+    for (s, (median, low, high)) in a.summaries.iter_mut().zip(peaks) {
+        s.metrics[k].1.estimate = Some(crate::analyze::types::Estimate {
+            median: median * GIB,
+            ci_low: low * GIB,
+            ci_high: high * GIB,
+        });
+    }
+    let cells = [
+        "1.18 GiB [1.15, 1.24]",
+        "0.978 GiB [0.950, 1.02]",
+        "0.500 GiB [0.490, 0.520]",
+    ];
+    let table = String::from_utf8(TableReporter.render(&a)?)?;
+    let block: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("peak RSS"))
+        .take(4)
+        .collect();
+    assert!(block[0].contains("95% CI"), "{table}");
+    for (line, cell) in block[1..].iter().zip(cells) {
+        // The terminal table has the bounds in a column of their own.
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert!(words.windows(4).any(|w| w.join(" ") == cell), "{table}");
+    }
+    let markdown = String::from_utf8(MarkdownReporter.render(&a)?)?;
+    let html = String::from_utf8(HtmlReporter.render(&a)?)?;
+    for cell in cells {
+        assert!(markdown.contains(&format!("| {cell}<br>")), "{markdown}");
+        let (value, bounds) = cell.split_at(cell.find(" [").unwrap_or(cell.len()));
+        assert!(
+            html.contains(&format!(
+                "<td>{value} <span class=\"ratio\">{}</span>",
+                bounds.trim_start()
+            )),
+            "{html}"
+        );
+    }
+    Ok(())
+}

@@ -88,6 +88,26 @@ fn report_rejudges_with_another_max_slowdown_and_rejects_a_bad_one() {
     );
 }
 
+/// A printed figure, `1.18 GiB`, as the number in its unit's base (bytes or
+/// seconds), half its last printed digit in that base, and its unit.
+fn figure(text: &str) -> Option<(f64, f64, &str)> {
+    let (number, unit) = text.trim().split_once(' ')?;
+    let scale = match unit {
+        "B" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1048576.0,
+        "GiB" => 1073741824.0,
+        "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "min" => 60.0,
+        _ => return None,
+    };
+    let decimals = number.split_once('.').map_or(0, |(_, d)| d.len());
+    let half_digit = 0.5 * 10f64.powi(-(decimals as i32)) * scale;
+    Some((number.parse::<f64>().ok()? * scale, half_digit, unit))
+}
+
 #[test]
 fn report_judges_by_the_metrics_compare_was_told_unless_told_otherwise() {
     let scratch = Scratch::new();
@@ -150,7 +170,7 @@ fn one_configuration_alone_is_inconclusive_never_keep_the_default() {
 fn markdown_export_has_the_table_and_the_verdict() {
     let scratch = Scratch::new();
     let md = scratch.path("report.md");
-    small_experiment(
+    let json = small_experiment(
         &scratch,
         &["--export-markdown", md.to_str().expect("utf-8")],
     );
@@ -164,6 +184,55 @@ fn markdown_export_has_the_table_and_the_verdict() {
         text.contains("### Verdict (budget: at most 5% slower; saving counts from 3%)"),
         "{text}"
     );
+    // Each column's figures: one unit, three significant digits, and the
+    // JSON's raw median to that precision.
+    fn cells(line: &str) -> Vec<&str> {
+        line.trim_matches('|').split(" | ").map(str::trim).collect()
+    }
+    let head = cells(
+        text.lines()
+            .find(|l| l.starts_with("| configuration |"))
+            .unwrap_or_default(),
+    );
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("| --- |"))
+        .skip(1)
+        .take_while(|l| l.starts_with("| "))
+        .map(cells)
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for (label, id) in [
+        ("peak RSS", "peak_rss_bytes"),
+        ("mean RSS", "mean_rss_bytes"),
+        ("mean PSS", "mean_pss_bytes"),
+        ("wall time", "wall_s"),
+    ] {
+        let Some(column) = head.iter().position(|h| *h == label) else {
+            assert_eq!(label, "mean PSS", "no {label} column: {text}");
+            continue;
+        };
+        let mut units = Vec::new();
+        for row in &rows {
+            let value = row[column].split("<br>").next().unwrap_or_default();
+            let (printed, half_digit, unit) =
+                figure(value).unwrap_or_else(|| panic!("{value}: {text}"));
+            let digits = value.chars().filter(char::is_ascii_digit).count();
+            assert!((3..=4).contains(&digits) || unit == "B", "{value}: {text}");
+            let name = row[0].replace('\\', "");
+            let raw = config(&json, &name)["summary"][id]["median"]
+                .as_f64()
+                .expect("a median");
+            // The raw median rounded to the printed digits.
+            assert!(
+                (printed - raw).abs() <= half_digit * 1.0001,
+                "{id} of {name}: {value} printed for {raw}"
+            );
+            units.push(unit);
+        }
+        units.dedup();
+        assert_eq!(units.len(), 1, "{id}: {units:?} in one column: {text}");
+    }
 }
 
 #[test]
