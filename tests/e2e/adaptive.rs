@@ -60,7 +60,8 @@ fn auto_stops_early_and_recommends_a_clear_memory_saving() {
     assert!(log.contains("every candidate settled"), "{log}");
     let base = runs(config(&json, "glibc")).len();
     let candidate = runs(config(&json, "glibc:arena_max=2")).len();
-    assert!((3..8).contains(&base), "{base} rounds:\n{log}");
+    // One round gives no interval; a clear saving may settle at the second.
+    assert!((2..8).contains(&base), "{base} rounds:\n{log}");
     assert_eq!(base, candidate, "rounds pair across configurations:\n{log}");
     let v = &json["verdict"];
     assert_eq!(v["outcome"], "recommend", "{v}");
@@ -75,12 +76,21 @@ fn auto_stops_early_and_recommends_a_clear_memory_saving() {
 fn keeps_the_default_when_no_candidate_saves_memory() {
     // All of the program's memory is one mapping that no allocator touches:
     // every configuration holds the same 48 MiB, plus its own start-up
-    // footprint (never below glibc's), so none saves 3% beyond noise.
+    // footprint (never below glibc's), so none saves 3% beyond noise. Peak
+    // RSS is judged: a time-weighted mean also moves with how long start-up
+    // takes on a loaded machine, which is not what this test is about.
     let scratch = Scratch::new();
     let mapped = program("mapped");
     let mut configs = vec!["glibc", "glibc:arena_max=2"];
     configs.extend(installed_allocators().into_iter().skip(1));
-    let mut options = vec!["--runs", "auto", "--max-runs", "8"];
+    let mut options = vec![
+        "--runs",
+        "auto",
+        "--max-runs",
+        "8",
+        "--memory-metric",
+        "peak",
+    ];
     for name in &configs {
         options.extend(["-a", name]);
     }
@@ -96,7 +106,7 @@ fn keeps_the_default_when_no_candidate_saves_memory() {
     let reason = v["reason"].as_str().unwrap_or_default();
     assert!(
         reason
-            .starts_with("Keep the default (glibc): no configuration saves 3% or more of mean RSS"),
+            .starts_with("Keep the default (glibc): no configuration saves 3% or more of peak RSS"),
         "{reason}"
     );
     // Each candidate is settled out on memory, not left open by too few runs.
@@ -108,7 +118,7 @@ fn keeps_the_default_when_no_candidate_saves_memory() {
         .collect();
     let settled = explanation
         .iter()
-        .filter(|e| e.contains("not chosen: does not save 3% of mean RSS beyond noise"))
+        .filter(|e| e.contains("not chosen: does not save 3% of peak RSS beyond noise"))
         .count();
     assert_eq!(settled, configs.len() - 1, "{explanation:#?}");
     let rounds = runs(config(&json, "glibc")).len();

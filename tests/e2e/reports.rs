@@ -161,7 +161,9 @@ fn one_configuration_alone_is_inconclusive_never_keep_the_default() {
     let v = &json["verdict"];
     assert_eq!(v["outcome"], "inconclusive", "{v}");
     assert!(
-        v["reason"].as_str().is_some_and(|r| r.contains("add -a CONFIG")),
+        v["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("add -a CONFIG")),
         "{v}"
     );
 }
