@@ -28,6 +28,12 @@ pub struct Standing {
     /// Estimated further rounds for the open side(s) to settle; `None` when
     /// nothing is open or no estimate exists (fewer than two pairs).
     pub more_rounds: Option<u32>,
+    /// The memory ratio's 95% interval, when it has one.
+    pub memory_bounds: Option<(f64, f64)>,
+    /// Set by `outrank`: the candidate (index into the same list) that
+    /// qualifies and uses less memory than this one beyond noise, so this
+    /// one cannot be the recommendation whatever more rounds show.
+    pub outranked_by: Option<usize>,
 }
 
 impl Standing {
@@ -36,9 +42,10 @@ impl Standing {
         self.memory == Side::Good && self.performance == Side::Good
     }
 
-    /// Settled against: uses too much memory or is too slow, beyond noise.
+    /// Settled against: uses too much memory or is too slow, beyond noise,
+    /// or outranked by a qualifying candidate.
     pub fn settled_out(&self) -> bool {
-        self.memory == Side::Bad || self.performance == Side::Bad
+        self.memory == Side::Bad || self.performance == Side::Bad || self.outranked_by.is_some()
     }
 
     pub fn is_open(&self) -> bool {
@@ -115,10 +122,16 @@ pub const MANY_MORE_ROUNDS: u32 = u32::MAX;
 pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Thresholds) -> Standing {
     let memory_side = side(memory, t.memory_max);
     let performance = side(perf, t.perf_max);
+    let memory_bounds = memory
+        .map(LogRatio::ratio)
+        .filter(|r| r.ci_low.is_finite() && r.ci_high.is_finite())
+        .map(|r| (r.ci_low, r.ci_high));
     let mut s = Standing {
         memory: memory_side,
         performance,
         more_rounds: None,
+        memory_bounds,
+        outranked_by: None,
     };
     if s.is_open() {
         let need = |r: Option<&LogRatio>, max: f64| {
@@ -137,6 +150,34 @@ pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Threshold
         s.more_rounds = memory_need.into_iter().chain(perf_need).max();
     }
     s
+}
+
+/// Marks each open candidate whose memory interval lies wholly above the
+/// interval of a candidate that already qualifies: the recommendation is the
+/// qualifier with the least memory, so more rounds of the open one cannot
+/// change it (two 95% intervals that do not overlap differ beyond noise).
+/// Without this, one candidate that could never win kept `--runs auto`
+/// going to its limit after the answer was settled.
+pub fn outrank(standings: &mut [Standing]) {
+    let qualifiers: Vec<(usize, f64)> = standings
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.qualifies())
+        .filter_map(|(i, s)| s.memory_bounds.map(|(_, high)| (i, high)))
+        .collect();
+    for s in standings.iter_mut().filter(|s| s.is_open()) {
+        let Some((low, _)) = s.memory_bounds else {
+            continue;
+        };
+        s.outranked_by = qualifiers
+            .iter()
+            .filter(|&&(_, high)| high < low)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|&(i, _)| i);
+        if s.outranked_by.is_some() {
+            s.more_rounds = None;
+        }
+    }
 }
 
 /// The experiment's outcome over its candidates (the baseline excluded).

@@ -73,6 +73,41 @@ fn certain_saving_with_an_unsettled_cost_is_inconclusive_on_performance() {
 }
 
 #[test]
+fn an_open_candidate_beaten_beyond_noise_by_a_qualifier_is_settled_out() {
+    let winner = standing(Some(&lr(&[0.57, 0.58, 0.56])), Some(&same()), T);
+    // Saves about 8% but its cost is unsettled: it could still qualify,
+    // never win.
+    let beaten = standing(
+        Some(&lr(&[0.92, 0.93, 0.91])),
+        Some(&lr(&[1.00, 1.09, 1.05])),
+        T,
+    );
+    // Overlaps the winner's memory interval: it could still win.
+    let close = standing(
+        Some(&lr(&[0.50, 0.62, 0.56])),
+        Some(&lr(&[1.00, 1.09, 1.05])),
+        T,
+    );
+    let mut all = vec![winner, beaten, close];
+    assert!(all[1].is_open() && all[2].is_open());
+    outrank(&mut all);
+    assert_eq!(all[1].outranked_by, Some(0));
+    assert!(all[1].settled_out() && !all[1].is_open());
+    assert_eq!(all[1].more_rounds, None);
+    assert_eq!(all[2].outranked_by, None);
+    assert!(all[2].is_open());
+    assert_eq!(schedule(&all, 3, 20).keep, vec![0, 2]);
+    // Without a qualifier nobody is outranked.
+    let mut none = vec![all[1].clone(), all[2].clone()];
+    for s in &mut none {
+        s.outranked_by = None;
+    }
+    let before = none.clone();
+    outrank(&mut none);
+    assert_eq!(none, before);
+}
+
+#[test]
 fn no_candidate_is_never_keep_the_default() {
     assert_eq!(decide(&[], &[]), Decision::Inconclusive(Vec::new()));
 }
@@ -111,25 +146,20 @@ fn the_best_qualifying_candidate_wins() {
     assert_eq!(decide(&[a, b], &[0.80, 0.50]), Decision::Recommend(1));
 }
 
-/// A simulated workload with known effects: one candidate saves 40% (easy),
-/// one saves 4% against a 3% threshold with 3% noise (hard), one uses 10%
-/// more (easy, dropped early). Adaptive stops when all settle; a fixed
-/// schedule must be sized for the hardest candidate in advance.
-#[test]
-fn adaptive_rounds_stop_early_and_never_exceed_max_runs() {
-    let effects = [0.60, 0.96, 1.10];
+/// Simulated experiments with known effects on memory (log-normal noise,
+/// 3%), performance equal: each trial runs rounds until `schedule` stops;
+/// returns the runs each trial took and the decisions it ended with.
+fn simulate(effects: &[f64], max_runs: u32, seed: u64) -> (Vec<u32>, Vec<Decision>) {
     let sigma = 0.03;
-    let max_runs = 20;
-    let mut rng = SplitMix64::new(7);
+    let mut rng = SplitMix64::new(seed);
     let mut normal = || {
         let u =
             |r: &mut SplitMix64| ((r.next_u64() >> 11) as f64 / (1u64 << 53) as f64).max(1e-300);
         let (u1, u2) = (u(&mut rng), u(&mut rng));
         (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     };
-    let (mut adaptive_runs, mut trials) = (Vec::new(), 0);
+    let (mut all_runs, mut decisions) = (Vec::new(), Vec::new());
     for _ in 0..50 {
-        trials += 1;
         let mut values: Vec<Vec<(u32, f64)>> = vec![Vec::new(); effects.len() + 1];
         let mut active: Vec<usize> = (0..effects.len()).collect();
         let mut runs = 0;
@@ -140,7 +170,7 @@ fn adaptive_rounds_stop_early_and_never_exceed_max_runs() {
                 values[c + 1].push((round, 100.0 * effects[c] * (sigma * normal()).exp()));
                 runs += 1;
             }
-            let standings: Vec<Standing> = (0..effects.len())
+            let mut standings: Vec<Standing> = (0..effects.len())
                 .map(|c| {
                     let n = values[c + 1].len();
                     let perf = lr(&vec![1.0; n.max(2)]);
@@ -151,19 +181,62 @@ fn adaptive_rounds_stop_early_and_never_exceed_max_runs() {
                     )
                 })
                 .collect();
+            outrank(&mut standings);
             let plan = schedule(&standings, round, max_runs);
             assert!(round <= max_runs);
             active = plan.keep;
             if plan.stop {
+                let ratios: Vec<f64> = standings
+                    .iter()
+                    .map(|s| {
+                        s.memory_bounds
+                            .map_or(f64::INFINITY, |(lo, hi)| (lo * hi).sqrt())
+                    })
+                    .collect();
+                decisions.push(decide(&standings, &ratios));
                 break;
             }
         }
-        adaptive_runs.push(runs);
+        all_runs.push(runs);
     }
-    adaptive_runs.sort_unstable();
-    let median = adaptive_runs[adaptive_runs.len() / 2];
-    let fixed = (effects.len() + 1) as u32 * max_runs;
-    println!("adaptive: median {median} runs over {trials} trials (max {}), fixed schedule for the hardest candidate: {fixed}", adaptive_runs[adaptive_runs.len() - 1]);
-    assert!(median < fixed);
-    assert!(adaptive_runs.iter().all(|&r| r <= fixed));
+    all_runs.sort_unstable();
+    (all_runs, decisions)
+}
+
+/// Two simulated workloads. With a clear winner (0.60) beside a hard
+/// candidate (saves 4% against the 3% threshold with 3% noise) and an easy
+/// loser (+10%), the answer settles once the winner qualifies and beats
+/// the others beyond noise. Without a winner (0.96, 1.10, 0.99), the hard
+/// candidate decides how long it takes. Either way `auto` must stay within
+/// --max-runs and below a fixed schedule sized for the hardest candidate,
+/// and must end with the true answer when it settles.
+#[test]
+fn adaptive_rounds_stop_early_and_never_exceed_max_runs() {
+    let max_runs = 20;
+    for (effects, truth) in [
+        (&[0.60, 0.96, 1.10][..], Some(Decision::Recommend(0))),
+        (&[0.96, 1.10, 0.99][..], None),
+    ] {
+        let (runs, decisions) = simulate(effects, max_runs, 7);
+        let median = runs[runs.len() / 2];
+        let fixed = (effects.len() as u32 + 1) * max_runs;
+        println!(
+            "adaptive {effects:?}: median {median} runs over {} trials (max {}), \
+             fixed schedule for the hardest candidate: {fixed}",
+            runs.len(),
+            runs[runs.len() - 1]
+        );
+        assert!(median < fixed);
+        assert!(runs.iter().all(|&r| r <= fixed));
+        if let Some(truth) = truth {
+            assert!(decisions.iter().all(|d| *d == truth), "{decisions:?}");
+        }
+        // Never a recommendation of a candidate that saves less than it must.
+        assert!(
+            decisions
+                .iter()
+                .all(|d| !matches!(d, Decision::Recommend(i) if effects[*i] > 0.97)),
+            "{decisions:?}"
+        );
+    }
 }

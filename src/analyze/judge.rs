@@ -7,7 +7,7 @@
 //! A `--perf-metric NAME` is the row `user.NAME` of the experiment's metric
 //! table, with that row's extractor and direction.
 
-use super::decide::{standing, Standing, Thresholds};
+use super::decide::{outrank, standing, Standing, Thresholds};
 use super::interval::{log_ratio, LogRatio};
 use super::metric_table::{self, Better, MetricDef};
 use super::metrics::of;
@@ -265,7 +265,7 @@ fn judge_all(
     let Some(base) = experiment.configs.get(baseline) else {
         return Vec::new();
     };
-    experiment
+    let mut judged: Vec<Judged> = experiment
         .configs
         .iter()
         .enumerate()
@@ -281,5 +281,11 @@ fn judge_all(
                 standing,
             }
         })
-        .collect()
+        .collect();
+    let mut standings: Vec<Standing> = judged.iter().map(|j| j.standing.clone()).collect();
+    outrank(&mut standings);
+    for (j, s) in judged.iter_mut().zip(standings) {
+        j.standing = s;
+    }
+    judged
 }

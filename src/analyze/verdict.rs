@@ -78,10 +78,21 @@ fn pct(ratio: f64) -> String {
 }
 
 /// Where a candidate stands, in words.
-fn standing_words(j: &Judged, judging: &JudgeSettings, memory: &str, perf: &str) -> String {
+fn standing_words(
+    j: &Judged,
+    judging: &JudgeSettings,
+    memory: &str,
+    perf: &str,
+    outranked_by: Option<String>,
+) -> String {
     let s = &j.standing;
     if s.qualifies() {
         return "qualifies".to_string();
+    }
+    if let Some(leader) = outranked_by {
+        return format!(
+            "not chosen: uses more {memory} than {leader}, which qualifies, beyond noise"
+        );
     }
     let mut why = Vec::new();
     match s.memory {
@@ -203,7 +214,13 @@ pub fn decide(
         verdict.explanation.push(format!(
             "{}: {figures}; {}.",
             name(j.index),
-            standing_words(j, judging, mw, pw)
+            standing_words(
+                j,
+                judging,
+                mw,
+                pw,
+                j.standing.outranked_by.map(|k| name(judged[k].index))
+            )
         ));
         if j.standing.is_open() {
             verdict.unsettled.push(Unsettled {
