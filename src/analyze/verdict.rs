@@ -73,6 +73,39 @@ fn ratio_words(r: &Ratio) -> String {
     }
 }
 
+/// ` glibc:arena_max=2 (mean PSS 0.87x [0.82, 0.92]) is within noise of it:
+/// either saves as much.` for the other qualifiers whose memory interval
+/// overlaps the winner's; empty when the winner beats them beyond noise.
+fn within_noise_of(
+    judged: &[Judged],
+    winner: usize,
+    memory: &str,
+    name: &dyn Fn(usize) -> String,
+) -> String {
+    let Some((low, high)) = judged[winner].standing.memory_bounds else {
+        return String::new();
+    };
+    let ties: Vec<String> = judged
+        .iter()
+        .enumerate()
+        .filter(|&(i, j)| i != winner && j.standing.qualifies())
+        .filter_map(|(_, j)| {
+            let (l, h) = j.standing.memory_bounds?;
+            let r = j.memory.as_ref()?.ratio();
+            (l <= high && h >= low)
+                .then(|| format!("{} ({memory} {})", name(j.index), ratio_words(&r)))
+        })
+        .collect();
+    match ties.len() {
+        0 => String::new(),
+        1 => format!(" {} is within noise of it: either saves as much.", ties[0]),
+        _ => format!(
+            " {} are within noise of it: any saves as much.",
+            ties.join(", ")
+        ),
+    }
+}
+
 fn pct(ratio: f64) -> String {
     format!("{:.0}%", (ratio - 1.0).abs() * 100.0)
 }
@@ -263,7 +296,8 @@ pub fn decide(
                 judging.max_slowdown_pct,
                 if qualified > 1 {
                     format!(
-                        " It has the lowest {mw} of the {qualified} configurations that qualify."
+                        " It has the lowest {mw} of the {qualified} configurations that qualify.{}",
+                        within_noise_of(&judged, k, mw, &name)
                     )
                 } else {
                     String::new()

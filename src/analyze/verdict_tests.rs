@@ -190,3 +190,19 @@ fn glibc_tunables_deploy_without_a_package() {
         "ENV GLIBC_TUNABLES=\"glibc.malloc.arena_max=2\"\n"
     );
 }
+
+#[test]
+fn a_runner_up_within_noise_of_the_winner_is_named_and_one_beaten_beyond_noise_is_not() {
+    // 60 vs 61 MiB, with run-to-run noise that makes the intervals overlap.
+    const NEAR: &[(f64, f64)] = &[(62.0, 1.0), (59.0, 1.01), (63.0, 0.99), (60.0, 1.0)];
+    let v = judge(experiment([GLIBC, SMALL_SAME_SPEED, NEAR]), 5.0).verdict;
+    assert_eq!(v.outcome, Outcome::Recommend);
+    assert!(
+        v.reason.contains("mimalloc,eager (mean RSS") && v.reason.contains("is within noise of it"),
+        "{}",
+        v.reason
+    );
+    // 60 vs 80 MiB: the winner is better beyond noise, so no tie is named.
+    let v = judge(experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]), 5.0).verdict;
+    assert!(!v.reason.contains("within noise of it"), "{}", v.reason);
+}
