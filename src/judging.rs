@@ -70,6 +70,10 @@ pub struct JudgeSettings {
     pub min_saving_pct: f64,
     pub memory_metric: Option<MemoryMetric>,
     pub perf_metric: Option<PerfMetric>,
+    /// The two-sided error level the decision settles sides at: 0.05, or
+    /// the stricter per-look level `--runs auto` uses while it decides
+    /// whether to run another round (`analyze::decide::sequential_alpha`).
+    pub decision_alpha: f64,
 }
 
 impl JudgeSettings {
@@ -94,6 +98,7 @@ impl Default for JudgeSettings {
             min_saving_pct: DEFAULT_MIN_SAVING_PCT,
             memory_metric: None,
             perf_metric: None,
+            decision_alpha: 0.05,
         }
     }
 }

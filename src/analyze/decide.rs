@@ -7,7 +7,7 @@
 //! "keep the default". The adaptive schedule (`--runs auto`) asks the same
 //! questions after each round.
 
-use super::interval::{t975, LogRatio};
+use super::interval::{t_quantile, LogRatio};
 
 /// Where one side of a candidate stands against its threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,24 +56,68 @@ impl Standing {
 /// Thresholds as ratios: memory must stay below `memory_max` (1 - min
 /// saving), performance below `perf_max` (1 + max slowdown) for
 /// lower-is-better metrics.
+/// `alpha` is the two-sided error level of the intervals a side is settled
+/// by: 0.05 for a fixed schedule, smaller for `--runs auto` (see
+/// `sequential_alpha`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Thresholds {
     pub memory_max: f64,
     pub perf_max: f64,
+    pub alpha: f64,
 }
 
 impl Thresholds {
-    pub fn from_percent(min_saving_pct: f64, max_slowdown_pct: f64) -> Thresholds {
+    pub fn from_percent(min_saving_pct: f64, max_slowdown_pct: f64, alpha: f64) -> Thresholds {
         Thresholds {
             memory_max: 1.0 - min_saving_pct / 100.0,
             perf_max: 1.0 + max_slowdown_pct / 100.0,
+            alpha,
         }
     }
 }
 
-/// Where `ratio` stands against "at most `max`" (lower is good).
-fn side(ratio: Option<&LogRatio>, max: f64) -> Side {
-    let Some(r) = ratio.map(LogRatio::ratio) else {
+/// The first round after which `--runs auto` looks at the intervals: two
+/// pairs (one degree of freedom) give a t interval so wide at a per-look
+/// level that nothing could settle, so the look would only cost level.
+pub const FIRST_LOOK: u32 = 3;
+
+/// The per-look error level for `--runs auto`, which looks at the intervals
+/// after every round from `FIRST_LOOK` up to `max_runs`: each look is one
+/// more chance for noise to settle a side wrongly (a simulated candidate
+/// saving 2% against a 3% threshold was recommended 7-12% of the time at
+/// 95% per look). Pocock's constant nominal levels for an overall 5% over K
+/// equally spaced looks (Pocock 1977; K = 1..20, interpolated, and
+/// extrapolated beyond 20 looks).
+pub fn sequential_alpha(max_runs: u32) -> f64 {
+    let looks = (max_runs + 1).saturating_sub(FIRST_LOOK).max(1);
+    const POCOCK: [(u32, f64); 12] = [
+        (1, 0.05),
+        (2, 0.0294),
+        (3, 0.0221),
+        (4, 0.0182),
+        (5, 0.0158),
+        (6, 0.0142),
+        (7, 0.0130),
+        (8, 0.0120),
+        (9, 0.0112),
+        (10, 0.0106),
+        (15, 0.0086),
+        (20, 0.0075),
+    ];
+    for pair in POCOCK.windows(2) {
+        let ((k0, a0), (k1, a1)) = (pair[0], pair[1]);
+        if looks <= k1 {
+            let f = f64::from(looks.saturating_sub(k0)) / f64::from(k1 - k0);
+            return a0 + f * (a1 - a0);
+        }
+    }
+    0.0075 * (20.0 / f64::from(looks)).powf(0.4)
+}
+
+/// Where `ratio` stands against "at most `max`" (lower is good), by its
+/// two-sided `1 - alpha` interval.
+fn side(ratio: Option<&LogRatio>, max: f64, alpha: f64) -> Side {
+    let Some(r) = ratio.map(|r| r.ratio_at(alpha)) else {
         return Side::Open;
     };
     if !(r.ci_low.is_finite() && r.ci_high.is_finite()) {
@@ -90,15 +134,28 @@ fn side(ratio: Option<&LogRatio>, max: f64) -> Side {
 
 /// Rounds in total for the t interval of `r` to clear `max`, assuming its
 /// centre and spread hold; capped at `cap`. `None` without a spread.
-fn rounds_to_settle(r: &LogRatio, max: f64, cap: u32) -> Option<u32> {
+fn rounds_to_settle(r: &LogRatio, max: f64, cap: u32, alpha: f64) -> Option<u32> {
     let spread = r.spread()?;
     let distance = (r.centre - max.ln()).abs();
     if spread == 0.0 {
         return Some(r.n as u32);
     }
-    (2..=cap)
-        .find(|&n| t975(n as usize - 1) * spread / f64::from(n).sqrt() < distance)
-        .or(Some(MANY_MORE_ROUNDS))
+    // The half-width falls as n grows: bisect for the first n that clears.
+    let clears =
+        |n: u32| t_quantile(alpha, n as usize - 1) * spread / f64::from(n).sqrt() < distance;
+    if !clears(cap) {
+        return Some(MANY_MORE_ROUNDS);
+    }
+    let (mut lo, mut hi) = (2, cap);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if clears(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(lo)
 }
 
 /// `about 1 more round`, `about 6 more rounds`; `MANY_MORE_ROUNDS` when no
@@ -120,10 +177,10 @@ pub const MANY_MORE_ROUNDS: u32 = u32::MAX;
 /// Either ratio is `None` when the runs gave no figures for it: that side
 /// stays open.
 pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Thresholds) -> Standing {
-    let memory_side = side(memory, t.memory_max);
-    let performance = side(perf, t.perf_max);
+    let memory_side = side(memory, t.memory_max, t.alpha);
+    let performance = side(perf, t.perf_max, t.alpha);
     let memory_bounds = memory
-        .map(LogRatio::ratio)
+        .map(|r| r.ratio_at(t.alpha))
         .filter(|r| r.ci_low.is_finite() && r.ci_high.is_finite())
         .map(|r| (r.ci_low, r.ci_high));
     let mut s = Standing {
@@ -135,7 +192,7 @@ pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Threshold
     };
     if s.is_open() {
         let need = |r: Option<&LogRatio>, max: f64| {
-            r.and_then(|r| rounds_to_settle(r, max, ROUNDS_CAP))
+            r.and_then(|r| rounds_to_settle(r, max, ROUNDS_CAP, t.alpha))
                 .map(|total| match total {
                     MANY_MORE_ROUNDS => MANY_MORE_ROUNDS,
                     total => total.saturating_sub(r.map_or(0, |r| r.n as u32)),

@@ -28,6 +28,93 @@ pub fn t975(df: usize) -> f64 {
     }
 }
 
+/// Regularized incomplete beta I_x(a, b), by Lentz's continued fraction.
+fn incomplete_beta(x: f64, a: f64, b: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    if x > (a + 1.0) / (a + b + 2.0) {
+        return 1.0 - incomplete_beta(1.0 - x, b, a);
+    }
+    let ln_front = a * x.ln() + b * (1.0 - x).ln() - ln_beta(a, b) - a.ln();
+    let tiny = 1e-300;
+    let (mut c, mut d) = (1.0, 1.0 - (a + b) * x / (a + 1.0));
+    d = 1.0 / if d.abs() < tiny { tiny } else { d };
+    let mut f = d;
+    for m in 1..300 {
+        let m = m as f64;
+        for numerator in [
+            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
+        ] {
+            d = 1.0 + numerator * d;
+            d = 1.0 / if d.abs() < tiny { tiny } else { d };
+            c = 1.0 + numerator / c;
+            c = if c.abs() < tiny { tiny } else { c };
+            f *= c * d;
+        }
+        if (c * d - 1.0).abs() < 1e-12 {
+            break;
+        }
+    }
+    ln_front.exp() * f
+}
+
+/// ln B(a, b) from Lanczos' ln Γ.
+fn ln_beta(a: f64, b: f64) -> f64 {
+    ln_gamma(a) + ln_gamma(b) - ln_gamma(a + b)
+}
+
+fn ln_gamma(x: f64) -> f64 {
+    const G: [f64; 6] = [
+        76.18009172947146,
+        -86.50532032941677,
+        24.01409824083091,
+        -1.231739572450155,
+        0.1208650973866179e-2,
+        -0.5395239384953e-5,
+    ];
+    let tmp = x + 5.5 - (x + 0.5) * (x + 5.5).ln();
+    let series: f64 = G
+        .iter()
+        .enumerate()
+        .map(|(i, g)| g / (x + 1.0 + i as f64))
+        .sum::<f64>()
+        + 1.000000000190015;
+    -tmp + (2.5066282746310005 * series / x).ln()
+}
+
+/// Two-sided Student t quantile: the `t` with P(|T| > t) = `alpha` for
+/// `df` degrees of freedom (`t_quantile(0.05, df) == t975(df)` within
+/// 0.001).
+pub fn t_quantile(alpha: f64, df: usize) -> f64 {
+    if df == 0 {
+        return f64::INFINITY;
+    }
+    let v = df as f64;
+    // P(|T| > t) = I_{v/(v+t²)}(v/2, 1/2), falling in t: bisect.
+    let tail = |t: f64| incomplete_beta(v / (v + t * t), v / 2.0, 0.5);
+    let (mut lo, mut hi) = (0.0, 1.0);
+    while tail(hi) > alpha {
+        hi *= 2.0;
+        if hi > 1e7 {
+            return f64::INFINITY;
+        }
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if tail(mid) > alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
 /// Mean and sample standard deviation; `None` below two values.
 fn mean_sd(values: &[f64]) -> Option<(f64, f64)> {
     if values.len() < 2 {
@@ -74,7 +161,17 @@ impl LogRatio {
     /// The 95% interval; `ci_low`/`ci_high` are NaN without one (see
     /// `has_interval`).
     pub fn ratio(&self) -> Ratio {
-        ratio_from_log(self.centre, self.std_err.map(|se| t975(self.df) * se))
+        self.ratio_at(0.05)
+    }
+
+    /// The two-sided `1 - alpha` interval (`alpha` 0.05 gives `ratio()`).
+    pub fn ratio_at(&self, alpha: f64) -> Ratio {
+        let t = if alpha == 0.05 {
+            t975(self.df)
+        } else {
+            t_quantile(alpha, self.df)
+        };
+        ratio_from_log(self.centre, self.std_err.map(|se| t * se))
     }
 
     /// The sample standard deviation of one round's log difference (paired),
@@ -219,6 +316,23 @@ fn order_statistic_rank(n: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_t_quantile_matches_the_table_and_known_values() {
+        for df in 1..=40 {
+            let diff = (t_quantile(0.05, df) - t975(df)).abs();
+            assert!(
+                diff < 0.003,
+                "df {df}: {} vs {}",
+                t_quantile(0.05, df),
+                t975(df)
+            );
+        }
+        // t_{0.995} with 10 df is 3.169; t_{0.9995} with 5 df is 6.869.
+        assert!((t_quantile(0.01, 10) - 3.169).abs() < 0.001);
+        assert!((t_quantile(0.001, 5) - 6.869).abs() < 0.002);
+        assert!(t_quantile(0.01, 3) > t_quantile(0.05, 3));
+    }
 
     #[test]
     fn median_interval_exists_from_six_runs() {

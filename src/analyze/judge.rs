@@ -31,7 +31,12 @@ impl Measure {
     /// A cost ratio (above 1 is worse) as the tables show it: candidate /
     /// baseline, so a throughput's cost ratio 0.91x reads 1.10x.
     pub fn shown(&self, cost: &LogRatio) -> Ratio {
-        let r = cost.ratio();
+        self.shown_at(cost, 0.05)
+    }
+
+    /// `shown` at the two-sided level `1 - alpha`.
+    pub fn shown_at(&self, cost: &LogRatio, alpha: f64) -> Ratio {
+        let r = cost.ratio_at(alpha);
         if self.higher_is_better {
             Ratio {
                 value: 1.0 / r.value,
@@ -261,7 +266,11 @@ fn judge_all(
     perf: &Measure,
     judging: &JudgeSettings,
 ) -> Vec<Judged> {
-    let thresholds = Thresholds::from_percent(judging.min_saving_pct, judging.max_slowdown_pct);
+    let thresholds = Thresholds::from_percent(
+        judging.min_saving_pct,
+        judging.max_slowdown_pct,
+        judging.decision_alpha,
+    );
     let Some(base) = experiment.configs.get(baseline) else {
         return Vec::new();
     };

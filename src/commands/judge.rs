@@ -13,7 +13,12 @@ use crate::judging::JudgeSettings;
 /// A judge for `compare --runs auto`; `max_runs` is the round limit.
 pub(crate) fn adaptive(baseline: &str, judging: &JudgeSettings, max_runs: u32) -> Judge<'static> {
     let baseline = baseline.to_string();
-    let judging = judging.clone();
+    // Every round is a look at the intervals: settle at the stricter
+    // per-look level so that looking often does not settle noise.
+    let judging = JudgeSettings {
+        decision_alpha: crate::analyze::decide::sequential_alpha(max_runs),
+        ..judging.clone()
+    };
     Box::new(move |experiment| {
         let Some(base) = experiment
             .configs
@@ -61,7 +66,7 @@ pub(crate) fn why_open(
     let saving = format!("the {}% saving", judging.min_saving_pct);
     let budget = format!("the {}% budget", judging.max_slowdown_pct);
     let side = |m: &Measure, threshold: &str, r: Option<&LogRatio>, s: Side| {
-        (s == Side::Open).then(|| match r.map(|r| m.shown(r)) {
+        (s == Side::Open).then(|| match r.map(|r| m.shown_at(r, judging.decision_alpha)) {
             Some(r) if r.ci_low.is_finite() => format!(
                 "{} {:.2}x [{:.2}, {:.2}] straddles {threshold}",
                 m.words, r.value, r.ci_low, r.ci_high

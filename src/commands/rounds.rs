@@ -75,7 +75,8 @@ pub(crate) fn run_rounds(
                 return session.finish(true);
             }
         }
-        if !matches!(schedule, Schedule::Auto { .. }) || round < 2 {
+        if !matches!(schedule, Schedule::Auto { .. }) || round < crate::analyze::decide::FIRST_LOOK
+        {
             continue;
         }
         let decision = judge(session.load()?)?;

@@ -113,7 +113,11 @@ impl<'s> Session<'s> {
         let rounds = match settings.rounds.schedule {
             crate::options::rounds::Schedule::Fixed(n) => format!("{n} runs"),
             crate::options::rounds::Schedule::Auto { max_runs } => {
-                format!("up to {max_runs} runs (auto)")
+                let level = 100.0 * (1.0 - crate::analyze::decide::sequential_alpha(max_runs));
+                format!(
+                    "up to {max_runs} runs (auto: a side settles when its {level:.1}% interval, \
+                     stricter than 95% because every round is a look, clears its threshold)"
+                )
             }
         };
         progress.say(&format!(

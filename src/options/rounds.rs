@@ -148,6 +148,7 @@ pub fn parse_judge(
         min_saving_pct,
         memory_metric,
         perf_metric,
+        ..JudgeSettings::default()
     })
 }
 

@@ -56,7 +56,10 @@ fn auto_stops_early_and_recommends_a_clear_memory_saving() {
     );
     let log = stderr(&output);
     assert!(output.status.success(), "{log}");
-    assert!(log.contains("x up to 8 runs (auto)"), "{log}");
+    assert!(
+        log.contains("x up to 8 runs (auto: a side settles when its 98.6% interval"),
+        "{log}"
+    );
     assert!(log.contains("every candidate settled"), "{log}");
     let base = runs(config(&json, "glibc")).len();
     let candidate = runs(config(&json, "glibc:arena_max=2")).len();
