@@ -31,6 +31,11 @@
 use super::proc::{Rollup, RssParts};
 use std::collections::HashMap;
 
+/// How far the tree's anonymous and shmem RSS may move, summed over its
+/// processes and relative to its RSS at the last full pass, before that
+/// pass counts as stale (`PssEstimator::stale`).
+const DRIFT_SHARE: f64 = 0.1;
+
 /// One process's resident memory and PSS, split by kind, at its last full
 /// read.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -205,6 +210,31 @@ impl PssEstimator {
     /// dropped, the last complete pass stays the reference.
     pub fn full_read_failed(&mut self) {
         self.pass.clear();
+    }
+
+    /// Whether the last full pass no longer describes the tree well, so the
+    /// next one should come early: a process joined or left since (sharing
+    /// moved between processes in ways the cheap counters cannot show), or
+    /// the tree's anonymous and shmem RSS moved by more than `DRIFT_SHARE`
+    /// of what the pass saw, summed over processes (a process that grows
+    /// fast is where a stale read errs most).
+    pub fn stale(&self, live: &[(i32, RssParts)]) -> bool {
+        if self.baselines.is_empty() {
+            return false;
+        }
+        if !self.departed.is_empty() || self.baselines.values().any(|b| b.joined) {
+            return true;
+        }
+        let (mut moved, mut seen) = (0u64, 0u64);
+        for (pid, rss) in live {
+            let Some(b) = self.baselines.get(pid) else {
+                return true;
+            };
+            moved += rss.anon_bytes.abs_diff(b.rss.anon_bytes)
+                + rss.shmem_bytes.abs_diff(b.rss.shmem_bytes);
+            seen += b.rss.total_bytes();
+        }
+        moved as f64 > DRIFT_SHARE * seen as f64
     }
 
     /// Whether `pid` has no read since the last full pass began: a process
