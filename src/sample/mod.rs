@@ -8,7 +8,9 @@
 //! So those reads are rationed by a CPU budget for the *whole* sampler (tree
 //! walks and maps checks charged by the caller included): a token bucket
 //! fills at `budget` seconds of CPU per second and every read spends from it;
-//! a PSS pass runs only when the bucket holds what the last pass cost. A
+//! a PSS pass runs only when the bucket holds what the last pass cost, or
+//! as soon as it is out of debt when the last pass is stale (the tree's
+//! membership changed or its RSS moved: `PssEstimator::stale`). A
 //! smaller floor keeps PSS coming when the cheap reads alone use the budget
 //! (very short intervals). A sample carries PSS only when it was read for
 //! every process of that tick. The sampler measures its own CPU time so every
