@@ -8,7 +8,9 @@
 //! So those reads are rationed by a CPU budget for the *whole* sampler (tree
 //! walks and maps checks charged by the caller included): a token bucket
 //! fills at `budget` seconds of CPU per second and every read spends from it;
-//! a PSS pass runs only when the bucket holds what the last pass cost. A
+//! a PSS pass runs only when the bucket holds what the last pass cost, or
+//! as soon as it is out of debt when the last pass is stale (the tree's
+//! membership changed or its RSS moved: `PssEstimator::stale`). A
 //! smaller floor keeps PSS coming when the cheap reads alone use the budget
 //! (very short intervals). A sample carries PSS only when it was read for
 //! every process of that tick. The sampler measures its own CPU time so every
@@ -197,7 +199,16 @@ impl Sampler {
         self.tokens_s -= cheap_cost_s;
 
         let first = self.pss_reads == 0 || force_pss;
-        let affordable = self.tokens_s >= self.last_pss_cost_s;
+        // A stale last pass may be redone as soon as the bucket is not in
+        // debt rather than when it holds a whole pass: at most one pass is
+        // borrowed, and repaid by waiting longer for the next, so passes
+        // come where the estimate errs most at the same CPU over a run.
+        let due = if self.tokens_s >= 0.0 && self.estimator_stale(&live, &split) {
+            0.0
+        } else {
+            self.last_pss_cost_s
+        };
+        let affordable = self.tokens_s >= due;
         let on_floor = self.floor_tokens_s >= self.last_pss_cost_s;
         if first || affordable || on_floor {
             let pss_start_s = thread_cpu_seconds();
@@ -227,6 +238,15 @@ impl Sampler {
         self.ticks += 1;
         self.cpu_s += (thread_cpu_seconds() - cpu_start_s).max(0.0);
         sample
+    }
+
+    fn estimator_stale(&self, live: &[i32], split: &[(i32, u64, Option<RssParts>)]) -> bool {
+        let tree: Vec<(i32, RssParts)> = live
+            .iter()
+            .zip(split)
+            .filter_map(|(&pid, &(_, _, parts))| Some((pid, parts?)))
+            .collect();
+        self.estimator.stale(&tree)
     }
 
     /// Reads in full, once, each process that joined the tree since the

@@ -21,6 +21,11 @@
 //!   rest of its PSS goes back to its family, at most what the survivors
 //!   can hold (their RSS not yet counted in their PSS).
 //!
+//! Both are approximations (what a leaving process shared may have been
+//! shared with another that leaves too, a joining one's share shrinks as
+//! it touches pages nobody maps), so a pass that the tree moved away from
+//! is `stale`, and the sampler redoes it early.
+//!
 //! A process never read borrows its parent's shares (a forked child shares
 //! its parent's pages) for as much anon as the parent had, and counts anon
 //! beyond that in full (the child touched it itself), else the shares of
@@ -30,6 +35,11 @@
 
 use super::proc::{Rollup, RssParts};
 use std::collections::HashMap;
+
+/// How far the tree's anonymous and shmem RSS may move, summed over its
+/// processes and relative to its RSS at the last full pass, before that
+/// pass counts as stale (`PssEstimator::stale`).
+const DRIFT_SHARE: f64 = 0.1;
 
 /// One process's resident memory and PSS, split by kind, at its last full
 /// read.
@@ -205,6 +215,31 @@ impl PssEstimator {
     /// dropped, the last complete pass stays the reference.
     pub fn full_read_failed(&mut self) {
         self.pass.clear();
+    }
+
+    /// Whether the last full pass no longer describes the tree well, so the
+    /// next one should come early: a process joined or left since (sharing
+    /// moved between processes in ways the cheap counters cannot show), or
+    /// the tree's anonymous and shmem RSS moved by more than `DRIFT_SHARE`
+    /// of what the pass saw, summed over processes (a process that grows
+    /// fast is where a stale read errs most).
+    pub fn stale(&self, live: &[(i32, RssParts)]) -> bool {
+        if self.baselines.is_empty() {
+            return false;
+        }
+        if !self.departed.is_empty() || self.baselines.values().any(|b| b.joined) {
+            return true;
+        }
+        let (mut moved, mut seen) = (0u64, 0u64);
+        for (pid, rss) in live {
+            let Some(b) = self.baselines.get(pid) else {
+                return true;
+            };
+            moved += rss.anon_bytes.abs_diff(b.rss.anon_bytes)
+                + rss.shmem_bytes.abs_diff(b.rss.shmem_bytes);
+            seen += b.rss.total_bytes();
+        }
+        moved as f64 > DRIFT_SHARE * seen as f64
     }
 
     /// Whether `pid` has no read since the last full pass began: a process
@@ -502,6 +537,33 @@ mod tests {
         est.record_joined(2, SERVER, parts(1, 0, 100), &rollup_uss(parts(1, 0, 50), 1));
         est.retain(&[1]);
         assert_eq!(total(&est, &[live(1, 0, parts(10, 0, 100))]), 110 * MIB);
+    }
+
+    #[test]
+    fn a_pass_goes_stale_when_the_tree_changes_or_moves() {
+        let mut est = PssEstimator::default();
+        assert!(!est.stale(&[(1, parts(10, 0, 100))]));
+        est.record(1, SERVER, parts(10, 0, 100), &rollup(parts(10, 0, 50)));
+        est.record(2, SERVER, parts(10, 0, 100), &rollup(parts(10, 0, 50)));
+        est.full_read_done();
+        let tree = |a: u64, b: u64| [(1, parts(10, 0, a)), (2, parts(10, 0, b))];
+        assert!(!est.stale(&tree(100, 100)));
+        // 20 MiB moved of 220 seen: under a tenth.
+        assert!(!est.stale(&tree(110, 90)));
+        assert!(est.stale(&tree(112, 89)));
+        // A process joined, read alone or not yet.
+        assert!(est.stale(&[tree(100, 100)[0], tree(100, 100)[1], (3, parts(1, 0, 0))]));
+        est.record_joined(3, SERVER, parts(1, 0, 0), &rollup(parts(1, 0, 0)));
+        assert!(est.stale(&tree(100, 100)));
+        // It left again: the pass describes the tree as before.
+        est.retain(&[1, 2]);
+        assert!(!est.stale(&tree(100, 100)));
+        // One that the pass read left.
+        est.retain(&[1]);
+        assert!(est.stale(&tree(100, 100)[..1]));
+        est.record(1, SERVER, parts(10, 0, 100), &rollup(parts(10, 0, 100)));
+        est.full_read_done();
+        assert!(!est.stale(&tree(100, 100)[..1]));
     }
 
     #[test]
