@@ -3,7 +3,7 @@
 
 use crate::recorded::RecordingInfo;
 use crate::store::ExperimentListing;
-use crate::units::format_seconds;
+use crate::units::{ColumnUnit, Unit};
 
 pub fn render(experiments: &[ExperimentListing], recordings: &[RecordingInfo]) -> String {
     if experiments.is_empty() && recordings.is_empty() {
@@ -60,6 +60,8 @@ fn render_recordings(recordings: &[RecordingInfo]) -> String {
         "{:>4}  {:<20}  {:<11}  {:>9}  {:<18}  {:<24}  {}\n",
         "id", "started", "status", "elapsed", "config", "name", "command"
     );
+    // One unit for the whole elapsed column, as in the reports.
+    let elapsed = ColumnUnit::for_values(Unit::Seconds, recordings.iter().map(|r| r.elapsed_s));
     for r in recordings {
         let command = match &r.command {
             Some(command) => shortened(command),
@@ -70,7 +72,7 @@ fn render_recordings(recordings: &[RecordingInfo]) -> String {
             r.id,
             r.started_at,
             r.status,
-            format_seconds(r.elapsed_s),
+            elapsed.show(r.elapsed_s),
             r.config,
             r.name,
             command

@@ -29,6 +29,14 @@ fn report_list_shows_recordings_with_the_command_that_shows_them() {
         .find(|l| l.contains("sleep 0.3"))
         .unwrap_or_else(|| panic!("no recording in {text}"));
     assert!(line.trim_start().starts_with('1'), "{line}");
+    // A 0.3 s recording alone: its elapsed column is in ms, 3 significant
+    // digits (its own start-up may add some, never a second).
+    assert!(
+        line.split_whitespace()
+            .any(|w| w.len() == 3 && w.chars().all(|c| c.is_ascii_digit()))
+            && line.contains(" ms "),
+        "{line}"
+    );
     assert!(text.contains("allocscope report --recordings ID"), "{text}");
     // The command it names does show the recording.
     let shown = scratch.run(&["report", "--db", db, "--recordings", "1"]);
