@@ -136,8 +136,9 @@ pub struct ExportArgs {
     /// The verdict's performance budget: recommend only configurations at
     /// most PCT percent slower than the baseline at the upper end of the 95%
     /// CI (wall time; for a service, p95 latency or the load's duration).
-    #[arg(long, default_value = "5", value_name = "PCT")]
-    pub max_slowdown: String,
+    /// [default: 5; `report`: what `compare` was given]
+    #[arg(long, value_name = "PCT")]
+    pub max_slowdown: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -62,6 +62,8 @@ impl PerfMetric {
 /// experiment the same way unless told otherwise.
 pub const MEMORY_METRIC_KEY: &str = "judge.memory_metric";
 pub const PERF_METRIC_KEY: &str = "judge.perf_metric";
+pub const MIN_SAVING_KEY: &str = "judge.min_saving_pct";
+pub const MAX_SLOWDOWN_KEY: &str = "judge.max_slowdown_pct";
 
 /// How a comparison is judged; `None` metrics keep today's defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,8 +79,8 @@ pub struct JudgeSettings {
 }
 
 impl JudgeSettings {
-    /// The environment entries that record the metric choices made on the
-    /// command line (none for the defaults).
+    /// The environment entries that record how `compare` judged: the
+    /// metric choices made on the command line, and the thresholds.
     pub fn to_environment(&self) -> Vec<(&'static str, String)> {
         let memory = self
             .memory_metric
@@ -87,7 +89,11 @@ impl JudgeSettings {
             .perf_metric
             .as_ref()
             .map(|p| (PERF_METRIC_KEY, p.word().to_string()));
-        memory.into_iter().chain(perf).collect()
+        let thresholds = [
+            (MIN_SAVING_KEY, self.min_saving_pct.to_string()),
+            (MAX_SLOWDOWN_KEY, self.max_slowdown_pct.to_string()),
+        ];
+        memory.into_iter().chain(perf).chain(thresholds).collect()
     }
 }
 

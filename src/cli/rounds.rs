@@ -29,13 +29,15 @@ pub struct RoundArgs {
     pub higher_is_better: Vec<String>,
 }
 
-/// What `compare` and `report` judge by (besides `--max-slowdown`).
-#[derive(Debug, Args, Clone)]
+/// What `compare` and `report` judge by (besides `--max-slowdown`); the
+/// default is what clap gives when none of these flags is given.
+#[derive(Debug, Args, Clone, Default)]
 #[command(next_help_heading = "Judging")]
 pub struct JudgeArgs {
-    /// A memory saving below PCT percent is not a saving.
-    #[arg(long, default_value = "3", value_name = "PCT")]
-    pub min_saving: String,
+    /// A memory saving below PCT percent is not a saving. [default: 3;
+    /// `report`: what `compare` was given]
+    #[arg(long, value_name = "PCT")]
+    pub min_saving: Option<String>,
     /// What the verdict ranks memory by: peak, mean, final or end-of-load
     /// (default: mean, end-of-load for a service).
     #[arg(long, value_name = "METRIC")]
@@ -55,16 +57,6 @@ impl Default for RoundArgs {
             max_time: None,
             metric: Vec::new(),
             higher_is_better: Vec::new(),
-        }
-    }
-}
-
-impl Default for JudgeArgs {
-    fn default() -> JudgeArgs {
-        JudgeArgs {
-            min_saving: "3".into(),
-            memory_metric: None,
-            perf_metric: None,
         }
     }
 }

@@ -31,7 +31,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|m| m.name.clone())
         .collect();
-    // The metrics compare judged by stay the default when re-judging.
+    // How compare judged stays the default when re-judging.
     let stored = |wanted: &str| {
         store.load_environment(experiment.id).map(|e| {
             e.into_iter()
@@ -46,7 +46,17 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
     if judge_args.perf_metric.is_none() {
         judge_args.perf_metric = stored(crate::judging::PERF_METRIC_KEY)?;
     }
-    let judge = crate::options::rounds::parse_judge(&judge_args, output.max_slowdown_pct, &names)?;
+    if judge_args.min_saving.is_none() {
+        judge_args.min_saving = stored(crate::judging::MIN_SAVING_KEY)?;
+    }
+    let max_slowdown_pct = match (
+        &args.export.max_slowdown,
+        stored(crate::judging::MAX_SLOWDOWN_KEY)?,
+    ) {
+        (None, Some(pct)) => crate::options::export::parse_max_slowdown(&pct)?,
+        _ => output.max_slowdown_pct,
+    };
+    let judge = crate::options::rounds::parse_judge(&judge_args, max_slowdown_pct, &names)?;
     let baseline = args
         .baseline
         .clone()

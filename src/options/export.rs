@@ -203,7 +203,7 @@ pub struct OutputSettings {
 impl OutputSettings {
     pub fn parse(args: &ExportArgs) -> Result<OutputSettings, UsageError> {
         Ok(OutputSettings {
-            max_slowdown_pct: parse_max_slowdown(&args.max_slowdown)?,
+            max_slowdown_pct: parse_max_slowdown(args.max_slowdown.as_deref().unwrap_or("5"))?,
             exports: ExportList::parse(args)?,
             quiet: args.quiet,
         })

@@ -100,7 +100,7 @@ pub fn parse_judge(
     max_slowdown_pct: f64,
     user_metrics: &[String],
 ) -> Result<JudgeSettings, UsageError> {
-    let text = args.min_saving.trim();
+    let text = args.min_saving.as_deref().unwrap_or("3").trim();
     let min_saving_pct = match text.trim_end_matches('%').trim().parse::<f64>() {
         Ok(pct) if (0.0..100.0).contains(&pct) => pct,
         _ => {
@@ -232,7 +232,7 @@ mod tests {
     #[test]
     fn judge_flags() {
         let args = JudgeArgs {
-            min_saving: "5%".into(),
+            min_saving: Some("5%".into()),
             memory_metric: Some("peak".into()),
             perf_metric: Some("ops".into()),
         };
@@ -245,7 +245,7 @@ mod tests {
         for (args, words) in [
             (
                 JudgeArgs {
-                    min_saving: "lots".into(),
+                    min_saving: Some("lots".into()),
                     ..JudgeArgs::default()
                 },
                 "--min-saving 'lots'",

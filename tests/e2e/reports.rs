@@ -113,21 +113,28 @@ fn report_judges_by_the_metrics_compare_was_told_unless_told_otherwise() {
     let scratch = Scratch::new();
     let json = small_experiment(
         &scratch,
-        &["--memory-metric", "peak", "--perf-metric", "cpu"],
+        &[
+            "--memory-metric",
+            "peak",
+            "--perf-metric",
+            "cpu",
+            "--min-saving",
+            "7",
+            "--max-slowdown",
+            "10",
+        ],
     );
     let chosen = |v: &serde_json::Value| {
+        let v = &v["verdict"];
         (
-            v["verdict"]["memory_metric"]
-                .as_str()
-                .unwrap_or("-")
-                .to_string(),
-            v["verdict"]["performance_metric"]
-                .as_str()
-                .unwrap_or("-")
-                .to_string(),
+            v["memory_metric"].as_str().unwrap_or("-").to_string(),
+            v["performance_metric"].as_str().unwrap_or("-").to_string(),
+            v["min_saving_pct"].as_f64().unwrap_or(-1.0),
+            v["max_slowdown_pct"].as_f64().unwrap_or(-1.0),
         )
     };
     let at_compare = chosen(&json);
+    assert_eq!((at_compare.2, at_compare.3), (7.0, 10.0), "{at_compare:?}");
     let db = scratch.db();
     let db = db.to_str().expect("utf-8");
     let report = |extra: &[&str]| {
@@ -138,7 +145,17 @@ fn report_judges_by_the_metrics_compare_was_told_unless_told_otherwise() {
         chosen(&serde_json::from_slice(&output.stdout).expect("JSON"))
     };
     assert_eq!(report(&[]), at_compare, "the stored choice is the default");
-    let overridden = report(&["--memory-metric", "mean", "--perf-metric", "wall"]);
+    // The defaults given explicitly override what compare was told.
+    let overridden = report(&[
+        "--memory-metric",
+        "mean",
+        "--perf-metric",
+        "wall",
+        "--min-saving",
+        "3",
+        "--max-slowdown",
+        "5",
+    ]);
     assert_ne!(
         overridden.0, at_compare.0,
         "{overridden:?} vs {at_compare:?}"
@@ -147,6 +164,7 @@ fn report_judges_by_the_metrics_compare_was_told_unless_told_otherwise() {
         overridden.1, at_compare.1,
         "{overridden:?} vs {at_compare:?}"
     );
+    assert_eq!((overridden.2, overridden.3), (3.0, 5.0), "{overridden:?}");
 }
 
 #[test]
