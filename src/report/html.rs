@@ -171,13 +171,7 @@ fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
 fn table(out: &mut String, a: &Analysis) -> Result<()> {
     let columns: Vec<(usize, ColumnUnit)> = super::metric_columns(a)
         .into_iter()
-        .map(|k| {
-            let estimates = a
-                .summaries
-                .iter()
-                .filter_map(|s| s.metrics.get(k).and_then(|(_, m)| m.estimate));
-            (k, estimates_unit(a.metrics[k].unit, estimates))
-        })
+        .map(|k| (k, super::metric_unit(a, k)))
         .collect();
     write!(out, "<table><tr><th>configuration</th><th>runs ok</th>")?;
     for &(k, _) in &columns {

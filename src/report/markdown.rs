@@ -182,13 +182,7 @@ impl Reporter for MarkdownReporter {
         )?;
         let columns: Vec<(usize, ColumnUnit)> = super::metric_columns(analysis)
             .into_iter()
-            .map(|k| {
-                let estimates = analysis
-                    .summaries
-                    .iter()
-                    .filter_map(|s| s.metrics.get(k).and_then(|(_, m)| m.estimate));
-                (k, estimates_unit(analysis.metrics[k].unit, estimates))
-            })
+            .map(|k| (k, super::metric_unit(analysis, k)))
             .collect();
         let mut head = vec!["configuration", "runs ok"];
         head.extend(

@@ -92,6 +92,16 @@ pub(crate) fn user_metric_notes(analysis: &Analysis) -> Vec<String> {
         .collect()
 }
 
+/// The unit of metric-table row `k`'s column: chosen from every
+/// configuration's median and interval bounds, so the whole column shares it.
+pub(crate) fn metric_unit(analysis: &Analysis, k: usize) -> crate::units::ColumnUnit {
+    let estimates = analysis
+        .summaries
+        .iter()
+        .filter_map(|s| s.metrics.get(k).and_then(|(_, m)| m.estimate));
+    format::estimates_unit(analysis.metrics[k].unit, estimates)
+}
+
 /// Writes rendered bytes to `path`, or to stdout when `path` is `-`.
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     if path == Path::new("-") {

@@ -4,7 +4,7 @@
 //! among them), the sampler's overhead, and the verdict with its deploy lines.
 //! Fits in 80-100 columns for configuration names up to ~20 characters.
 
-use super::format::{estimates_unit, ratio, ratio_bounds};
+use super::format::{ratio, ratio_bounds};
 use super::Reporter;
 use crate::analyze::metric_table::Shown;
 use crate::analyze::types::{Analysis, Ratio};
@@ -123,9 +123,7 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
 /// The block of the metric-table row `k`.
 fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -> Result<()> {
     let metric = &analysis.metrics[k];
-    let estimate =
-        |s: &crate::analyze::types::ConfigSummary| s.metrics.get(k).and_then(|(_, m)| m.estimate);
-    let column = estimates_unit(metric.unit, analysis.summaries.iter().filter_map(estimate));
+    let column = super::metric_unit(analysis, k);
     let title = metric.title();
     let rows: Vec<(String, String, String, String)> = analysis
         .experiment
