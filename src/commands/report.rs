@@ -32,26 +32,31 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
         .map(|m| m.name.clone())
         .collect();
     // How compare judged stays the default when re-judging.
+    let environment = store.load_environment(experiment.id)?;
     let stored = |wanted: &str| {
-        store.load_environment(experiment.id).map(|e| {
-            e.into_iter()
-                .filter(|(key, _)| key == wanted)
-                .find_map(|(_, v)| v)
-        })
+        environment
+            .iter()
+            .filter(|(key, _)| key == wanted)
+            .find_map(|(_, v)| v.clone())
     };
-    let mut judge_args = args.judge.clone();
-    if judge_args.memory_metric.is_none() {
-        judge_args.memory_metric = stored(crate::judging::MEMORY_METRIC_KEY)?;
-    }
-    if judge_args.perf_metric.is_none() {
-        judge_args.perf_metric = stored(crate::judging::PERF_METRIC_KEY)?;
-    }
-    if judge_args.min_saving.is_none() {
-        judge_args.min_saving = stored(crate::judging::MIN_SAVING_KEY)?;
-    }
+    let given = &args.judge;
+    let judge_args = crate::cli::JudgeArgs {
+        memory_metric: given
+            .memory_metric
+            .clone()
+            .or_else(|| stored(crate::judging::MEMORY_METRIC_KEY)),
+        perf_metric: given
+            .perf_metric
+            .clone()
+            .or_else(|| stored(crate::judging::PERF_METRIC_KEY)),
+        min_saving: given
+            .min_saving
+            .clone()
+            .or_else(|| stored(crate::judging::MIN_SAVING_KEY)),
+    };
     let max_slowdown_pct = match (
         &args.export.max_slowdown,
-        stored(crate::judging::MAX_SLOWDOWN_KEY)?,
+        stored(crate::judging::MAX_SLOWDOWN_KEY),
     ) {
         (None, Some(pct)) => crate::options::export::parse_max_slowdown(&pct)?,
         _ => output.max_slowdown_pct,
