@@ -56,11 +56,15 @@ fn measure_all(bindir: &Path, dir: &Path) -> Result<(), String> {
     for (name, preload) in [("glibc", None), ("tcmalloc", Some(&tcmalloc))] {
         let script = workload(bindir, &data, dir, port, preload);
         let mut breakdown = super::breakdown::Breakdown::new(name);
-        let (estimated, read, bracket) = sample_run(shell(&script, as_root), &mut breakdown)?;
+        let (estimated, read, bracket, cost) = sample_run(shell(&script, as_root), &mut breakdown)?;
         println!(
-            "tree_pss_postgres allocator={name} ticks={} mean_pss_estimated_mib={:.1} \
+            "tree_pss_postgres allocator={name} ticks={} full_passes={} sampler_cpu_pct={:.2} \
+             pss_cpu_pct={:.2} mean_pss_estimated_mib={:.1} \
              mean_pss_read_mib={:.1} mean_pss_error_pct={:+.2} worst_sample_error_pct={:.2}",
             read.len(),
+            cost.passes,
+            cost.cpu_pct,
+            cost.pss_cpu_pct,
             mean(&estimated) / MIB,
             mean(&read) / MIB,
             100.0 * (mean(&estimated) - mean(&read)) / mean(&read).max(1.0),
@@ -125,8 +129,17 @@ fn shell(script: &str, as_root: bool) -> Command {
 }
 
 /// Per tick: the sampler's tree PSS, the reference read just after, and
-/// (read in full by the sampler, error outside the bracket in %).
-type Series = (Vec<f64>, Vec<f64>, Vec<(bool, f64)>);
+/// (read in full by the sampler, error outside the bracket in %); and what
+/// the sampler cost.
+type Series = (Vec<f64>, Vec<f64>, Vec<(bool, f64)>, Cost);
+
+/// The sampler's own CPU over a run, in percent of one core, and its
+/// full passes.
+struct Cost {
+    cpu_pct: f64,
+    pss_cpu_pct: f64,
+    passes: u64,
+}
 
 /// The tree's PSS per tick: (sampler's, read in full), over ticks where
 /// every process could be read in full.
@@ -153,7 +166,13 @@ fn sample_run(
         }
         std::thread::sleep(INTERVAL);
     }
-    Ok((estimated, read, bracket))
+    let elapsed_s = start.elapsed().as_secs_f64();
+    let cost = Cost {
+        cpu_pct: 100.0 * sampler.cpu_seconds() / elapsed_s,
+        pss_cpu_pct: 100.0 * sampler.pss_cpu_seconds() / elapsed_s,
+        passes: sampler.pss_reads(),
+    };
+    Ok((estimated, read, bracket, cost))
 }
 
 fn mean(v: &[f64]) -> f64 {

@@ -250,17 +250,21 @@ impl Sampler {
     }
 
     /// Reads in full, once, each process that joined the tree since the
-    /// last full pass, while the budget or its PSS floor holds tokens: what
-    /// it shares with the others is taken from them, not added (see
-    /// `pss_estimate`). A burst of new processes right after a full pass
-    /// is paid from the floor.
+    /// last full pass, while the budget is less than one pass in debt or
+    /// its PSS floor holds tokens: what it shares with the others is taken
+    /// from them, not added (see `pss_estimate`).
     fn read_joined(&mut self, live: &[i32], split: &[(i32, u64, Option<RssParts>)]) {
         for (&pid, &(_, family, parts)) in live.iter().zip(split) {
             let Some(rss) = parts else { continue };
             if !self.estimator.unread(pid) {
                 continue;
             }
-            let bucket = if self.tokens_s > 0.0 {
+            // A new process is read even when that puts the bucket in
+            // debt by up to one pass: a burst of them (a server's workers,
+            // a pool of connections) often comes right after a pass, and
+            // unread they are guessed from their parent for seconds. The
+            // debt is repaid by the next pass waiting longer.
+            let bucket = if self.tokens_s > -self.last_pss_cost_s {
                 &mut self.tokens_s
             } else if self.floor_tokens_s > 0.0 {
                 &mut self.floor_tokens_s

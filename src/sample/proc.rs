@@ -88,7 +88,7 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
 }
 
 /// FNV-1a: a stable, dependency-free hash for short names.
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
         (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
