@@ -115,9 +115,9 @@ fn errors(ticks: &[(f64, f64, f64)]) -> (f64, f64, f64) {
 /// ticks of 3-17 processes, seven full passes 1.4-5.3 s apart. Replayed by
 /// the estimator before whole-family accounting of forked children and
 /// learned growth, the tree's mean PSS was off by -1.3% and one start-up
-/// tick by 57% (four unread children of the postmaster counted without
-/// their parent's share); now +0.4%, 17% at start-up and 27% at worst, at
-/// the end of the first 4 s interval with no growth learned yet.
+/// tick by 57% (four unread children of the postmaster counted the heap
+/// they share with it); now +0.1%, 17% at start-up and 28% at worst, 3.8 s
+/// after new backends joined, with no growth learned yet.
 #[test]
 fn postgres_trace_replays_within_its_measured_error() {
     let ticks = replay(include_str!("fixtures/pss_trace_postgres.csv"));
