@@ -191,7 +191,10 @@ fn follow(
     quiet: bool,
     merger: &mut Merger,
 ) -> anyhow::Result<(bool, BTreeMap<u32, String>)> {
-    let mut last_seen = BTreeMap::new();
+    // Submitted, every task is pending until a poll says otherwise: a task
+    // cancelled before the first poll is never seen in the queue.
+    let mut last_seen: BTreeMap<u32, String> =
+        (0..rounds).map(|r| (r, "PENDING".to_string())).collect();
     let mut queued_before = usize::MAX;
     let mut cancelled_at: Option<Instant> = None;
     let mut last = String::new();
