@@ -38,7 +38,10 @@ fn script(scratch: &Scratch, name: &str, body: &str) -> String {
 fn auto_stops_early_and_recommends_a_clear_memory_saving() {
     let scratch = Scratch::new();
     // The budget is wide so that wall-time noise on a shared machine cannot
-    // keep the candidate open: only the memory side is judged here.
+    // keep the candidate open: only the memory side is judged here, by peak
+    // RSS. This workload's mean RSS depends on how its threads were
+    // scheduled: next to the other tests its ratio was 0.87x [0.39, 1.97]
+    // after 3 rounds, with peak RSS 0.69-0.87x in every pair.
     let (output, json) = scratch.compare(
         &[
             "-a",
@@ -51,6 +54,8 @@ fn auto_stops_early_and_recommends_a_clear_memory_saving() {
             "8",
             "--max-slowdown",
             "100",
+            "--memory-metric",
+            "peak",
         ],
         &churn(),
     );
@@ -70,7 +75,7 @@ fn auto_stops_early_and_recommends_a_clear_memory_saving() {
     assert_eq!(v["outcome"], "recommend", "{v}");
     assert_eq!(v["config"], "glibc:arena_max=2", "{v}");
     let table = stdout(&output);
-    assert!(table.contains("Use glibc:arena_max=2: mean RSS"), "{table}");
+    assert!(table.contains("Use glibc:arena_max=2: peak RSS"), "{table}");
     assert!(!table.contains("Keep the default"), "{table}");
     assert!(!table.contains("Inconclusive"), "{table}");
 }
