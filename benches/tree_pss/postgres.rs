@@ -58,11 +58,12 @@ fn measure_all(bindir: &Path, dir: &Path) -> Result<(), String> {
         let mut breakdown = super::breakdown::Breakdown::new(name);
         let (estimated, read, bracket, cost) = sample_run(shell(&script, as_root), &mut breakdown)?;
         println!(
-            "tree_pss_postgres allocator={name} ticks={} full_passes={} sampler_cpu_pct={:.2} \
+            "tree_pss_postgres allocator={name} ticks={} full_passes={} probes={} sampler_cpu_pct={:.2} \
              pss_cpu_pct={:.2} mean_pss_estimated_mib={:.1} \
              mean_pss_read_mib={:.1} mean_pss_error_pct={:+.2} worst_sample_error_pct={:.2}",
             read.len(),
             cost.passes,
+            cost.probes,
             cost.cpu_pct,
             cost.pss_cpu_pct,
             mean(&estimated) / MIB,
@@ -133,12 +134,13 @@ fn shell(script: &str, as_root: bool) -> Command {
 /// the sampler cost.
 type Series = (Vec<f64>, Vec<f64>, Vec<(bool, f64)>, Cost);
 
-/// The sampler's own CPU over a run, in percent of one core, and its
-/// full passes.
+/// The sampler's own CPU over a run, in percent of one core, its full
+/// passes and the processes it read alone to learn their family's growth.
 struct Cost {
     cpu_pct: f64,
     pss_cpu_pct: f64,
     passes: u64,
+    probes: u64,
 }
 
 /// The tree's PSS per tick: (sampler's, read in full), over ticks where
@@ -171,6 +173,7 @@ fn sample_run(
         cpu_pct: 100.0 * sampler.cpu_seconds() / elapsed_s,
         pss_cpu_pct: 100.0 * sampler.pss_cpu_seconds() / elapsed_s,
         passes: sampler.pss_reads(),
+        probes: sampler.probes(),
     };
     Ok((estimated, read, bracket, cost))
 }

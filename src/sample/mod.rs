@@ -26,7 +26,7 @@ pub mod tree;
 
 use crate::model::{ProcessName, Sample};
 use kept_open::KeptOpen;
-use proc::RssParts;
+use proc::{Rollup, RssParts};
 pub use pss_estimate::PssSource;
 use pss_estimate::{Live, PssEstimator};
 use std::time::{Duration, Instant};
@@ -61,6 +61,8 @@ pub struct Sampler {
     cpu_s: f64,
     pss_cpu_s: f64,
     pss_reads: u64,
+    /// Processes read alone to learn their family's growth.
+    probes: u64,
     ticks: u64,
     probe: Option<ProbeReader>,
     estimator: PssEstimator,
@@ -94,6 +96,7 @@ impl Sampler {
             cpu_s: 0.0,
             pss_cpu_s: 0.0,
             pss_reads: 0,
+            probes: 0,
             ticks: 0,
             probe: None,
             estimator: PssEstimator::default(),
@@ -183,7 +186,19 @@ impl Sampler {
             }
         }
         self.kept.retain(pids);
-        self.estimator.retain(&live);
+        let tree: Vec<Live> = live
+            .iter()
+            .zip(&split)
+            .map(|(&pid, &(ppid, family, parts))| Live {
+                pid,
+                ppid,
+                family,
+                rss: parts.unwrap_or_default(),
+            })
+            .collect();
+        self.estimator.retain(&tree);
+        // Without the status split (kernels before 4.5) nothing is estimated.
+        let split_known = split.iter().all(|s| s.2.is_some());
         if let Some(probe) = self.probe.as_mut() {
             let heap = probe.read(&live);
             sample.live_heap_bytes = heap.live_heap_bytes;
@@ -212,7 +227,7 @@ impl Sampler {
         let on_floor = self.floor_tokens_s >= self.last_pss_cost_s;
         if first || affordable || on_floor {
             let pss_start_s = thread_cpu_seconds();
-            let totals = read_pss_totals(&live, &split, &mut self.estimator, &mut self.processes);
+            let totals = self.read_pss_totals(&tree, split_known);
             let pss_cost_s = (thread_cpu_seconds() - pss_start_s).max(0.0);
             self.pss_cpu_s += pss_cost_s;
             self.pss_reads += 1;
@@ -228,10 +243,11 @@ impl Sampler {
                 sample.swap_bytes = Some(swap);
             }
         }
-        if sample.pss_bytes.is_none() && !live.is_empty() {
+        if sample.pss_bytes.is_none() && !live.is_empty() && split_known {
             self.processes.clear();
-            self.read_joined(&live, &split);
-            sample.pss_bytes = self.estimate_pss(&live, &split);
+            self.read_joined(&tree);
+            self.read_probe(&tree);
+            sample.pss_bytes = Some(self.estimate_pss(&tree));
             sample.pss_estimated_processes = u32::try_from(live.len()).unwrap_or(u32::MAX);
         }
 
@@ -253,56 +269,111 @@ impl Sampler {
     /// last full pass, while the budget is less than one pass in debt or
     /// its PSS floor holds tokens: what it shares with the others is taken
     /// from them, not added (see `pss_estimate`).
-    fn read_joined(&mut self, live: &[i32], split: &[(i32, u64, Option<RssParts>)]) {
-        for (&pid, &(_, family, parts)) in live.iter().zip(split) {
-            let Some(rss) = parts else { continue };
-            if !self.estimator.unread(pid) {
+    fn read_joined(&mut self, tree: &[Live]) {
+        for p in tree {
+            if !self.estimator.unread(p.pid) {
                 continue;
             }
-            // A new process is read even when that puts the bucket in
-            // debt by up to one pass: a burst of them (a server's workers,
-            // a pool of connections) often comes right after a pass, and
-            // unread they are guessed from their parent for seconds. The
-            // debt is repaid by the next pass waiting longer.
-            let bucket = if self.tokens_s > -self.last_pss_cost_s {
-                &mut self.tokens_s
-            } else if self.floor_tokens_s > 0.0 {
-                &mut self.floor_tokens_s
-            } else {
-                continue;
-            };
-            let start_s = thread_cpu_seconds();
-            let rollup = proc::read_smaps_rollup(pid);
-            let cost_s = (thread_cpu_seconds() - start_s).max(0.0);
-            *bucket -= cost_s;
-            self.pss_cpu_s += cost_s;
-            if let Some(rollup) = rollup {
-                self.estimator.record_joined(pid, family, rss, &rollup);
+            if let Some((rollup, read)) = self.read_alone(p) {
+                self.estimator.record_joined(&read, &rollup);
             }
         }
     }
 
-    /// The tree's PSS from the status counters and the last full reads;
-    /// `None` where a process has no counters (kernels before 4.5).
-    fn estimate_pss(
-        &mut self,
-        live: &[i32],
-        split: &[(i32, u64, Option<RssParts>)],
-    ) -> Option<u64> {
-        let tree = live
-            .iter()
-            .zip(split)
-            .map(|(&pid, &(ppid, family, parts))| {
-                Some(Live {
-                    pid,
-                    ppid,
-                    family,
-                    rss: parts?,
-                })
-            })
-            .collect::<Option<Vec<Live>>>()?;
+    /// Reads alone the process whose read would tell how much of what its
+    /// family maps is new to the tree, when one is due
+    /// (`PssEstimator::probe_due`), on the same terms as a joined one.
+    fn read_probe(&mut self, tree: &[Live]) {
+        let Some(p) = self.estimator.probe_due(tree) else {
+            return;
+        };
+        if let Some((rollup, read)) = self.read_alone(&p) {
+            self.probes += 1;
+            self.estimator.record_probe(tree, &read, &rollup);
+        }
+    }
+
+    /// One process's smaps_rollup between full passes, while the budget is
+    /// less than one pass in debt or its PSS floor holds tokens. A new
+    /// process is read even when that puts the bucket in debt: a burst of
+    /// them (a server's workers, a pool of connections) often comes right
+    /// after a pass, and unread they are guessed from their parent for
+    /// seconds. The debt is repaid by the next pass waiting longer.
+    fn read_alone(&mut self, p: &Live) -> Option<(Rollup, Live)> {
+        let on_floor = if self.tokens_s > -self.last_pss_cost_s {
+            false
+        } else if self.floor_tokens_s > 0.0 {
+            true
+        } else {
+            return None;
+        };
+        let start_s = thread_cpu_seconds();
+        let read = self.read_rollup(p);
+        let cost_s = (thread_cpu_seconds() - start_s).max(0.0);
+        if on_floor {
+            self.floor_tokens_s -= cost_s;
+        } else {
+            self.tokens_s -= cost_s;
+        }
+        self.pss_cpu_s += cost_s;
+        let (rollup, rss) = read?;
+        Some((rollup, Live { rss: rss?, ..*p }))
+    }
+
+    /// `p`'s smaps_rollup, and its RSS split from its status read right
+    /// after. The status of the tick was read before every rollup of a full
+    /// pass; a process that maps or frees memory in between (a pass takes
+    /// tens of milliseconds on a big tree) would leave a baseline whose RSS
+    /// and PSS describe different moments, and its anon would be off by
+    /// the difference in every estimate until its next read (17 MiB of a
+    /// PostgreSQL backend's 23 was).
+    fn read_rollup(&mut self, p: &Live) -> Option<(Rollup, Option<RssParts>)> {
+        let rollup = proc::read_smaps_rollup(p.pid)?;
+        let rss = self
+            .kept
+            .read(p.pid, "status")
+            .and_then(proc::parse_status_memory)
+            .and_then(|memory| memory.rss_parts);
+        Some((rollup, rss))
+    }
+
+    /// Summed (PSS, USS, swap) of the tree, or `None` if any process could
+    /// not be read: a partial sum would look like a drop in memory. Every
+    /// read also becomes that process's baseline for the estimates until its
+    /// next one.
+    fn read_pss_totals(&mut self, tree: &[Live], split_known: bool) -> Option<(u64, u64, u64)> {
+        let mut totals = (0u64, 0u64, 0u64);
+        for p in tree {
+            let Some((rollup, rss)) = self.read_rollup(p) else {
+                self.estimator.full_read_failed();
+                return None;
+            };
+            if let Some(rss) = rss.filter(|_| split_known) {
+                let read = Live { rss, ..*p };
+                self.estimator.record(&read, &rollup);
+                self.processes.push(ProcessPss {
+                    pid: p.pid,
+                    ppid: p.ppid,
+                    rss,
+                    pss: rollup.pss_parts.unwrap_or(RssParts {
+                        anon_bytes: rollup.pss_bytes,
+                        ..RssParts::default()
+                    }),
+                    source: PssSource::Read,
+                });
+            }
+            totals.0 = totals.0.saturating_add(rollup.pss_bytes);
+            totals.1 = totals.1.saturating_add(rollup.uss_bytes);
+            totals.2 = totals.2.saturating_add(rollup.swap_bytes);
+        }
+        self.estimator.full_read_done();
+        Some(totals)
+    }
+
+    /// The tree's PSS from the status counters and the last full reads.
+    fn estimate_pss(&mut self, tree: &[Live]) -> u64 {
         let mut total = 0u64;
-        for (p, (pss, source)) in tree.iter().zip(self.estimator.estimate(&tree)) {
+        for (p, (pss, source)) in tree.iter().zip(self.estimator.estimate(tree)) {
             total = total.saturating_add(pss.total_bytes());
             self.processes.push(ProcessPss {
                 pid: p.pid,
@@ -312,7 +383,7 @@ impl Sampler {
                 source,
             });
         }
-        Some(total)
+        total
     }
 
     /// Every process's PSS on the last tick, split by kind: what was read
@@ -337,46 +408,16 @@ impl Sampler {
         self.pss_reads
     }
 
+    /// Processes read alone between passes to learn how much of what their
+    /// family maps is new to the tree (`PssEstimator::probe_due`).
+    pub fn probes(&self) -> u64 {
+        self.probes
+    }
+
     /// Calls to `sample()` so far.
     pub fn ticks(&self) -> u64 {
         self.ticks
     }
-}
-
-/// Summed (PSS, USS, swap) of `pids`, or `None` if any could not be read: a
-/// partial sum would look like a drop in memory. Every read also becomes
-/// that process's baseline for the estimates until its next one.
-fn read_pss_totals(
-    pids: &[i32],
-    split: &[(i32, u64, Option<RssParts>)],
-    estimator: &mut PssEstimator,
-    processes: &mut Vec<ProcessPss>,
-) -> Option<(u64, u64, u64)> {
-    let mut totals = (0u64, 0u64, 0u64);
-    for (&pid, &(ppid, family, parts)) in pids.iter().zip(split) {
-        let Some(rollup) = proc::read_smaps_rollup(pid) else {
-            estimator.full_read_failed();
-            return None;
-        };
-        if let Some(rss) = parts {
-            estimator.record(pid, family, rss, &rollup);
-            processes.push(ProcessPss {
-                pid,
-                ppid,
-                rss,
-                pss: rollup.pss_parts.unwrap_or(RssParts {
-                    anon_bytes: rollup.pss_bytes,
-                    ..RssParts::default()
-                }),
-                source: PssSource::Read,
-            });
-        }
-        totals.0 = totals.0.saturating_add(rollup.pss_bytes);
-        totals.1 = totals.1.saturating_add(rollup.uss_bytes);
-        totals.2 = totals.2.saturating_add(rollup.swap_bytes);
-    }
-    estimator.full_read_done();
-    Some(totals)
 }
 
 /// CPU time of the calling thread, in seconds.

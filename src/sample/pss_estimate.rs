@@ -46,6 +46,12 @@ const DRIFT_SHARE: f64 = 0.1;
 const MIN_GROWTH_BYTES: f64 = 1024.0 * 1024.0;
 const MIN_GROWTH_SHARE: f64 = 0.01;
 
+/// How much a family's file and shmem RSS must grow, since the last full
+/// pass or its last probe, as a share of what it held at that pass, before
+/// one of its processes is read alone to learn how much of what it maps is
+/// new to the tree (`PssEstimator::probe_due`).
+const PROBE_GROWTH_SHARE: f64 = 0.1;
+
 /// One process's resident memory and PSS, split by kind, at its last full
 /// read.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,7 +69,8 @@ struct Baseline {
 }
 
 impl Baseline {
-    fn new(family: u64, rss: RssParts, rollup: &Rollup, joined: bool, read_tick: u64) -> Baseline {
+    fn new(p: &Live, rollup: &Rollup, joined: bool, read_tick: u64) -> Baseline {
+        let rss = p.rss;
         let pss = rollup.pss_parts.unwrap_or_else(|| {
             // No split: every part takes the overall share.
             let share = ratio(rollup.pss_bytes as f64, rollup.rss_bytes as f64);
@@ -87,7 +94,7 @@ impl Baseline {
                 file_bytes: part(pss.file_bytes),
                 shmem_bytes: part(pss.shmem_bytes),
             },
-            family,
+            family: p.family,
             joined,
             read_tick,
         }
@@ -97,6 +104,13 @@ impl Baseline {
     fn shared(&self) -> [f64; 3] {
         let (p, e) = (kinds(&self.pss), kinds(&self.exclusive));
         [p[0] - e[0], p[1] - e[1], p[2] - e[2]]
+    }
+
+    /// Per kind, the share of its pages that others map too that counts in
+    /// its PSS.
+    fn shared_shares(&self) -> [f64; 3] {
+        let (rss, shared, e) = (kinds(&self.rss), self.shared(), kinds(&self.exclusive));
+        std::array::from_fn(|k| ratio(shared[k], rss[k] - e[k]))
     }
 
     /// How many other processes map its shared pages, on average per kind:
@@ -213,8 +227,19 @@ pub struct PssEstimator {
     new_page_scale: HashMap<u64, [Option<f64>; 3]>,
     /// Ticks so far: calls to `retain`.
     tick: u64,
-    /// The tick each live process was first seen on.
-    first_seen: HashMap<i32, u64>,
+    /// The tick each live process was first seen on, and its RSS then.
+    first_seen: HashMap<i32, (u64, RssParts)>,
+    /// Per family probed since the last full pass, its growth (`grown`,
+    /// summed) at its last probe.
+    probed: HashMap<u64, [f64; 3]>,
+}
+
+/// A family's live processes: what they held at their reads (RSS by kind)
+/// and what they mapped since (`PssEstimator::grown`).
+#[derive(Debug, Default, Clone, Copy)]
+struct Growth {
+    base: [f64; 3],
+    grown: [f64; 3],
 }
 
 /// A family's processes at a full pass: RSS and PSS summed by kind.
@@ -227,11 +252,11 @@ struct FamilyPass {
 }
 
 impl PssEstimator {
-    /// Remembers a full read of `pid` during a full pass: `rss` from its
+    /// Remembers a full read of `p` during a full pass: its RSS from its
     /// status, `rollup` from its smaps_rollup, read one after the other.
-    pub fn record(&mut self, pid: i32, family: u64, rss: RssParts, rollup: &Rollup) {
+    pub fn record(&mut self, p: &Live, rollup: &Rollup) {
         self.pass
-            .insert(pid, Baseline::new(family, rss, rollup, false, self.tick));
+            .insert(p.pid, Baseline::new(p, rollup, false, self.tick));
     }
 
     /// Call after a full pass read every process: its reads become the
@@ -240,6 +265,7 @@ impl PssEstimator {
     pub fn full_read_done(&mut self) {
         self.baselines = std::mem::take(&mut self.pass);
         self.departed.clear();
+        self.probed.clear();
         self.learn_growth();
         // The tree's sums are its families' sums, just taken.
         let (mut rss, mut pss) = ([0.0; 3], [0.0; 3]);
@@ -292,6 +318,7 @@ impl PssEstimator {
                 continue;
             };
             if before.pids != now.pids {
+                self.new_page_scale.remove(id);
                 continue;
             }
             let learned = self.new_page_scale.entry(*id).or_default();
@@ -307,19 +334,107 @@ impl PssEstimator {
         self.families = totals;
     }
 
+    /// Per family, what its live processes held at their reads and mapped
+    /// since.
+    fn family_growth(&self, live: &[Live]) -> HashMap<u64, Growth> {
+        let mut growth: HashMap<u64, Growth> = HashMap::new();
+        for p in live {
+            let g = self.grown(p);
+            let base = self.baselines.get(&p.pid).map(|b| kinds(&b.rss));
+            let sum = growth.entry(p.family).or_default();
+            for k in 0..3 {
+                sum.grown[k] += g[k];
+                sum.base[k] += base.map_or(0.0, |b| b[k]);
+            }
+        }
+        growth
+    }
+
+    /// A process worth reading alone now: in the family whose file and
+    /// shmem RSS grew most since the last full pass or its last probe, by
+    /// at least `PROBE_GROWTH_SHARE` of what it held at that pass, the
+    /// process that grew most since its own read.
+    ///
+    /// What a family's new pages add to the tree changes as its processes
+    /// come to map the same pages, and is unknown until two passes over the
+    /// same processes measured it (`learn_growth`): a burst of new
+    /// connections starts growth that no pass has seen. One process's read
+    /// tells it: its PSS gained since its last read, over the RSS it
+    /// gained, counts both the pages it alone maps and what the others
+    /// took of its older pages. On PostgreSQL's backends under pgbench,
+    /// the one that grew most showed within 0.05 of the family's share.
+    pub fn probe_due(&self, live: &[Live]) -> Option<Live> {
+        let grown = self.family_growth(live);
+        let tree_pss: f64 = self.families.values().flat_map(|f| f.pss).sum();
+        let mut best: Option<(f64, u64)> = None;
+        for (id, growth) in &grown {
+            if !self.families.contains_key(id) {
+                continue;
+            }
+            let (since, g) = (
+                self.probed.get(id).copied().unwrap_or_default(),
+                growth.grown,
+            );
+            let (then, now) = (since[1] + since[2], g[1] + g[2]);
+            let more = now - then;
+            if more
+                > MIN_GROWTH_BYTES
+                    .max(PROBE_GROWTH_SHARE * tree_pss)
+                    .max(then)
+                && best.is_none_or(|(m, _)| more > m)
+            {
+                best = Some((more, *id));
+            }
+        }
+        let (_, family) = best?;
+        live.iter()
+            .filter(|p| p.family == family && self.baselines.contains_key(&p.pid))
+            .map(|p| {
+                let g = self.grown(p);
+                (g[1] + g[2], *p)
+            })
+            .filter(|(g, _)| *g > 0.0)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, p)| p)
+    }
+
+    /// Learns from a read of `pid` alone (`probe_due`) what share of its
+    /// family's pages mapped since the last full pass is new to the tree:
+    /// the share of its own since its last read, carried over as
+    /// `learn_growth` does.
+    pub fn record_probe(&mut self, live: &[Live], p: &Live, rollup: &Rollup) {
+        let Some(base) = self.baselines.get(&p.pid) else {
+            return;
+        };
+        let now = Baseline::new(p, rollup, false, self.tick);
+        let growth = self.family_growth(live)[&p.family];
+        let (rss0, pss0) = (kinds(&base.rss), kinds(&base.pss));
+        let (rss1, pss1) = (kinds(&now.rss), kinds(&now.pss));
+        let learned = self.new_page_scale.entry(p.family).or_default();
+        for k in 1..3 {
+            let own = rss1[k] - rss0[k];
+            let (r0, g) = (growth.base[k], growth.grown[k]);
+            if own <= MIN_GROWTH_BYTES || r0 <= 0.0 || g <= 0.0 {
+                continue;
+            }
+            let share = ((pss1[k] - pss0[k]) / own).clamp(0.0, 1.0);
+            // The scale at which the family's growth so far adds `share`.
+            learned[k] = Some(share * g / ((r0 + g) / r0).ln());
+        }
+        self.probed.insert(p.family, growth.grown);
+    }
+
     /// Per kind, the share of the family's newly mapped pages (`grown`,
     /// summed over its processes) that is new to the tree, where learned:
     /// the learned share at RSS `R` is `scale / R`, so growing from `R0` to
     /// `R0 + grown` adds `scale * ln((R0 + grown) / R0)`.
-    fn new_share(&self, family: u64, grown: [f64; 3]) -> [Option<f64>; 3] {
-        let (Some(pass), Some(scale)) =
-            (self.families.get(&family), self.new_page_scale.get(&family))
-        else {
+    fn new_share(&self, family: u64, growth: &Growth) -> [Option<f64>; 3] {
+        let Some(scale) = self.new_page_scale.get(&family) else {
             return [None; 3];
         };
         let mut share = [None; 3];
         for k in 1..3 {
-            let (r0, g) = (pass.rss[k], grown[k]);
+            let (r0, g) = (growth.base[k], growth.grown[k]);
             share[k] = scale[k].filter(|_| r0 > 0.0).map(|c| {
                 if g <= 0.0 {
                     (c / r0).min(1.0)
@@ -364,23 +479,24 @@ impl PssEstimator {
 
     /// Remembers a read of `pid` made alone, the first time it was seen
     /// after the last full pass.
-    pub fn record_joined(&mut self, pid: i32, family: u64, rss: RssParts, rollup: &Rollup) {
+    pub fn record_joined(&mut self, p: &Live, rollup: &Rollup) {
+        self.new_page_scale.remove(&p.family);
         self.baselines
-            .insert(pid, Baseline::new(family, rss, rollup, true, self.tick));
+            .insert(p.pid, Baseline::new(p, rollup, true, self.tick));
     }
 
     /// Forgets processes that are gone (their pids may be reused); what
     /// they held of shared pages passes to their family.
     ///
     /// Call once per tick, first: it counts ticks and notes when each
-    /// process was first seen.
-    pub fn retain(&mut self, live: &[i32]) {
+    /// process was first seen, and its RSS then.
+    pub fn retain(&mut self, live: &[Live]) {
         self.tick += 1;
-        let live: HashSet<i32> = live.iter().copied().collect();
-        self.first_seen.retain(|pid, _| live.contains(pid));
-        for &pid in &live {
-            self.first_seen.entry(pid).or_insert(self.tick);
+        for p in live {
+            self.first_seen.entry(p.pid).or_insert((self.tick, p.rss));
         }
+        let live: HashSet<i32> = live.iter().map(|p| p.pid).collect();
+        self.first_seen.retain(|pid, _| live.contains(pid));
         let departed = &mut self.departed;
         self.baselines.retain(|pid, b| {
             let alive = live.contains(pid);
@@ -398,17 +514,10 @@ impl PssEstimator {
 
     /// PSS of every live process, split by kind, with where it came from.
     pub fn estimate(&self, live: &[Live]) -> Vec<(RssParts, PssSource)> {
-        let mut grown: HashMap<u64, [f64; 3]> = HashMap::new();
-        for p in live {
-            let g = self.grown(p);
-            let sum = grown.entry(p.family).or_default();
-            for k in 0..3 {
-                sum[k] += g[k];
-            }
-        }
+        let grown = self.family_growth(live);
         let own: Vec<Alone> = live
             .iter()
-            .map(|p| self.estimate_alone(p, self.new_share(p.family, grown[&p.family])))
+            .map(|p| self.estimate_alone(p, self.new_share(p.family, &grown[&p.family])))
             .collect();
         let mut est: Vec<[f64; 3]> = own.iter().map(|a| a.pss).collect();
         // What processes that left held of shared pages goes to the rest of
@@ -454,8 +563,7 @@ impl PssEstimator {
                 (
                     self.first_seen
                         .get(&live[i].pid)
-                        .copied()
-                        .unwrap_or(self.tick),
+                        .map_or(self.tick, |seen| seen.0),
                     i,
                 )
             })
@@ -505,8 +613,17 @@ impl PssEstimator {
                 (rss[2] - base[2]).max(0.0),
             ];
         }
-        match self.baselines.get(&p.ppid) {
-            Some(parent) if parent.family == p.family => [0.0, rss[1], rss[2]],
+        // A forked child never read: what it mapped since first seen (what
+        // it had then it took from its family, see `estimate_alone`).
+        match (self.baselines.get(&p.ppid), self.first_seen.get(&p.pid)) {
+            (Some(parent), Some((_, first))) if parent.family == p.family => {
+                let first = kinds(first);
+                [
+                    0.0,
+                    (rss[1] - first[1]).max(0.0),
+                    (rss[2] - first[2]).max(0.0),
+                ]
+            }
             _ => [0.0; 3],
         }
     }
@@ -550,8 +667,23 @@ impl PssEstimator {
             // At most as much anon as the parent had can be pages inherited
             // copy-on-write (at the parent's share); anon beyond that the
             // child touched itself: private, in full.
-            let shares = kinds_of(&Shares::of(&parent.rss, &parent.pss));
-            let inherited = rss[0].min(parent.rss.anon_bytes as f64);
+            // A parent read while the child lived divided with it only pages
+            // it shares: its exclusive ones the child does not map.
+            let read_since = self
+                .first_seen
+                .get(&p.pid)
+                .is_some_and(|seen| parent.read_tick >= seen.0);
+            let (shares, inheritable) = if read_since {
+                let anon =
+                    parent.rss.anon_bytes - parent.exclusive.anon_bytes.min(parent.rss.anon_bytes);
+                (parent.shared_shares(), anon)
+            } else {
+                (
+                    kinds_of(&Shares::of(&parent.rss, &parent.pss)),
+                    parent.rss.anon_bytes,
+                )
+            };
+            let inherited = rss[0].min(inheritable as f64);
             let pss = [
                 inherited * shares[0] + (rss[0] - inherited),
                 rss[1] * shares[1],
@@ -563,10 +695,12 @@ impl PssEstimator {
             // the family. New to the tree: its own anon, and of what it
             // mapped since, what the family's growth showed to be new.
             let taken = if p.family == parent.family {
+                // What it mapped since it was first seen (`grown`).
+                let since = self.grown(p);
                 let new = [
                     rss[0] - inherited,
-                    rss[1] * new_share[1].unwrap_or(0.0),
-                    rss[2] * new_share[2].unwrap_or(0.0),
+                    since[1] * new_share[1].unwrap_or(shares[1]),
+                    since[2] * new_share[2].unwrap_or(shares[2]),
                 ];
                 std::array::from_fn(|k| (pss[k] - new[k]).max(0.0))
             } else {
@@ -635,6 +769,23 @@ mod tests {
         rollup_uss(pss, 0)
     }
 
+    /// Processes as `retain` sees them, with no RSS yet.
+    fn pids(pids: &[i32]) -> Vec<Live> {
+        pids.iter()
+            .map(|&pid| live(pid, 1, RssParts::default()))
+            .collect()
+    }
+
+    /// A process of `family` as read: its parent is the tree's root.
+    fn at(pid: i32, family: u64, rss: RssParts) -> Live {
+        Live {
+            pid,
+            ppid: 1,
+            family,
+            rss,
+        }
+    }
+
     fn live(pid: i32, ppid: i32, rss: RssParts) -> Live {
         Live {
             pid,
@@ -661,7 +812,10 @@ mod tests {
         let mut est = PssEstimator::default();
         // A forked child: 40 MiB anon shared copy-on-write with its parent
         // (PSS 20), 10 MiB of libraries shared by 10, 100 MiB of shm by 4.
-        est.record(7, SERVER, parts(40, 10, 100), &rollup(parts(20, 1, 25)));
+        est.record(
+            &at(7, SERVER, parts(40, 10, 100)),
+            &rollup(parts(20, 1, 25)),
+        );
         est.full_read_done();
         assert_eq!(one(&est, 7, 1, parts(40, 10, 100)), 46 * MIB);
         // It allocates 30 MiB and touches another 40 MiB of the shm.
@@ -674,7 +828,7 @@ mod tests {
     fn an_unread_childs_anon_beyond_its_parents_counts_in_full() {
         let mut est = PssEstimator::default();
         // The parent's 10 MiB anon is shared with its children (share 0.2).
-        est.record(1, SERVER, parts(10, 0, 0), &rollup(parts(2, 0, 0)));
+        est.record(&at(1, SERVER, parts(10, 0, 0)), &rollup(parts(2, 0, 0)));
         est.full_read_done();
         // A child that touched 64 MiB of its own on top of what it inherited.
         assert_eq!(
@@ -687,16 +841,16 @@ mod tests {
     fn unread_child_borrows_parent_then_tree_then_full() {
         let mut est = PssEstimator::default();
         assert_eq!(one(&est, 9, 1, parts(8, 8, 0)), 16 * MIB);
-        est.record(1, SERVER, parts(10, 10, 0), &rollup(parts(10, 5, 0)));
-        est.record(2, SERVER, parts(10, 10, 0), &rollup(parts(10, 1, 0)));
+        est.record(&at(1, SERVER, parts(10, 10, 0)), &rollup(parts(10, 5, 0)));
+        est.record(&at(2, SERVER, parts(10, 10, 0)), &rollup(parts(10, 1, 0)));
         est.full_read_done();
         // Child of 1: anon in full, files at half.
         let child = est.estimate(&[live(9, 1, parts(8, 8, 0))]);
         assert_eq!(child[0], (parts(8, 4, 0), PssSource::Parent));
         // Orphan: the tree's shares (files 6 of 20).
         assert_eq!(one(&est, 9, 99, parts(8, 10, 0)), 11 * MIB);
-        est.retain(&[2]);
-        est.record(2, SERVER, parts(10, 10, 0), &rollup(parts(10, 1, 0)));
+        est.retain(&pids(&[2]));
+        est.record(&at(2, SERVER, parts(10, 10, 0)), &rollup(parts(10, 1, 0)));
         est.full_read_done();
         assert_eq!(one(&est, 9, 1, parts(8, 10, 0)), 9 * MIB);
     }
@@ -706,17 +860,13 @@ mod tests {
         let mut est = PssEstimator::default();
         // A server and one worker share 100 MiB of shm and 20 MiB of heap
         // copy-on-write: 50 + 10 each; the worker has 5 MiB of its own.
-        est.retain(&[1, 2]);
+        est.retain(&pids(&[1, 2]));
         est.record(
-            1,
-            SERVER,
-            parts(20, 0, 100),
+            &at(1, SERVER, parts(20, 0, 100)),
             &rollup_uss(parts(10, 0, 50), 0),
         );
         est.record(
-            2,
-            SERVER,
-            parts(25, 0, 100),
+            &at(2, SERVER, parts(25, 0, 100)),
             &rollup_uss(parts(15, 0, 50), 5),
         );
         est.full_read_done();
@@ -733,8 +883,8 @@ mod tests {
             },
             3,
         );
-        est.retain(&[1, 2, 3]);
-        est.record_joined(3, SERVER, third, &read);
+        est.retain(&pids(&[1, 2, 3]));
+        est.record_joined(&at(3, SERVER, third), &read);
         assert!(!est.unread(3));
         let after = [before[0], before[1], live(3, 1, third)];
         let tree = total(&est, &after);
@@ -747,20 +897,16 @@ mod tests {
         // Server and worker share 100 MiB of shm; a shell (another program)
         // shares nothing with them.
         est.record(
-            1,
-            SERVER,
-            parts(10, 0, 100),
+            &at(1, SERVER, parts(10, 0, 100)),
             &rollup_uss(parts(10, 0, 50), 10),
         );
         est.record(
-            2,
-            SERVER,
-            parts(10, 0, 100),
+            &at(2, SERVER, parts(10, 0, 100)),
             &rollup_uss(parts(10, 0, 50), 10),
         );
-        est.record(3, 7, parts(1, 0, 0), &rollup_uss(parts(1, 0, 0), 1));
+        est.record(&at(3, 7, parts(1, 0, 0)), &rollup_uss(parts(1, 0, 0), 1));
         est.full_read_done();
-        est.retain(&[1, 3]);
+        est.retain(&pids(&[1, 3]));
         let shell = Live {
             family: 7,
             ..live(3, 0, parts(1, 0, 0))
@@ -770,7 +916,7 @@ mod tests {
         assert_eq!(tree[0].0, parts(10, 0, 100));
         assert_eq!(tree[1].0, parts(1, 0, 0));
         // With the whole family gone, nothing is passed on.
-        est.retain(&[3]);
+        est.retain(&pids(&[3]));
         assert_eq!(total(&est, &[shell]), MIB);
     }
 
@@ -778,14 +924,15 @@ mod tests {
     fn a_worker_that_joins_and_leaves_between_full_reads_changes_nothing() {
         let mut est = PssEstimator::default();
         est.record(
-            1,
-            SERVER,
-            parts(10, 0, 100),
+            &at(1, SERVER, parts(10, 0, 100)),
             &rollup_uss(parts(10, 0, 100), 10),
         );
         est.full_read_done();
-        est.record_joined(2, SERVER, parts(1, 0, 100), &rollup_uss(parts(1, 0, 50), 1));
-        est.retain(&[1]);
+        est.record_joined(
+            &at(2, SERVER, parts(1, 0, 100)),
+            &rollup_uss(parts(1, 0, 50), 1),
+        );
+        est.retain(&pids(&[1]));
         assert_eq!(total(&est, &[live(1, 0, parts(10, 0, 100))]), 110 * MIB);
     }
 
@@ -793,8 +940,8 @@ mod tests {
     fn a_pass_goes_stale_when_the_tree_changes_or_moves() {
         let mut est = PssEstimator::default();
         assert!(!est.stale(&[(1, parts(10, 0, 100))]));
-        est.record(1, SERVER, parts(10, 0, 100), &rollup(parts(10, 0, 50)));
-        est.record(2, SERVER, parts(10, 0, 100), &rollup(parts(10, 0, 50)));
+        est.record(&at(1, SERVER, parts(10, 0, 100)), &rollup(parts(10, 0, 50)));
+        est.record(&at(2, SERVER, parts(10, 0, 100)), &rollup(parts(10, 0, 50)));
         est.full_read_done();
         let tree = |a: u64, b: u64| [(1, parts(10, 0, a)), (2, parts(10, 0, b))];
         assert!(!est.stale(&tree(100, 100)));
@@ -803,15 +950,18 @@ mod tests {
         assert!(est.stale(&tree(112, 89)));
         // A process joined, read alone or not yet.
         assert!(est.stale(&[tree(100, 100)[0], tree(100, 100)[1], (3, parts(1, 0, 0))]));
-        est.record_joined(3, SERVER, parts(1, 0, 0), &rollup(parts(1, 0, 0)));
+        est.record_joined(&at(3, SERVER, parts(1, 0, 0)), &rollup(parts(1, 0, 0)));
         assert!(est.stale(&tree(100, 100)));
         // It left again: the pass describes the tree as before.
-        est.retain(&[1, 2]);
+        est.retain(&pids(&[1, 2]));
         assert!(!est.stale(&tree(100, 100)));
         // One that the pass read left.
-        est.retain(&[1]);
+        est.retain(&pids(&[1]));
         assert!(est.stale(&tree(100, 100)[..1]));
-        est.record(1, SERVER, parts(10, 0, 100), &rollup(parts(10, 0, 100)));
+        est.record(
+            &at(1, SERVER, parts(10, 0, 100)),
+            &rollup(parts(10, 0, 100)),
+        );
         est.full_read_done();
         assert!(!est.stale(&tree(100, 100)[..1]));
     }
@@ -819,9 +969,9 @@ mod tests {
     #[test]
     fn a_failed_pass_keeps_the_last_complete_one() {
         let mut est = PssEstimator::default();
-        est.record(1, SERVER, parts(10, 0, 0), &rollup(parts(5, 0, 0)));
+        est.record(&at(1, SERVER, parts(10, 0, 0)), &rollup(parts(5, 0, 0)));
         est.full_read_done();
-        est.record(1, SERVER, parts(10, 0, 0), &rollup(parts(10, 0, 0)));
+        est.record(&at(1, SERVER, parts(10, 0, 0)), &rollup(parts(10, 0, 0)));
         est.full_read_failed();
         assert_eq!(one(&est, 1, 0, parts(10, 0, 0)), 5 * MIB);
     }
@@ -836,7 +986,7 @@ mod tests {
             rss_bytes: 60 * MIB,
             pss_parts: None,
         };
-        est.record(3, SERVER, parts(20, 40, 0), &old_kernel);
+        est.record(&at(3, SERVER, parts(20, 40, 0)), &old_kernel);
         est.full_read_done();
         assert_eq!(one(&est, 3, 1, parts(20, 40, 0)), 30 * MIB);
         assert_eq!(one(&est, 3, 1, parts(30, 40, 0)), 40 * MIB);
@@ -854,14 +1004,14 @@ mod tests {
         } else {
             (&all[..1], 1)
         };
-        est.retain(seen);
+        est.retain(&pids(seen));
         let heap = RssParts {
             anon_bytes: 6 * MIB / sharers,
             ..RssParts::default()
         };
-        est.record(1, SERVER, parts(6, 0, 0), &rollup(heap));
+        est.record(&at(1, SERVER, parts(6, 0, 0)), &rollup(heap));
         est.full_read_done();
-        est.retain(&all);
+        est.retain(&pids(&all));
         let tree: Vec<Live> = std::iter::once(live(1, 0, parts(6, 0, 0)))
             .chain(all[1..].iter().map(|&pid| live(pid, 1, parts(7, 0, 0))))
             .collect();
@@ -893,15 +1043,82 @@ mod tests {
         );
     }
 
+    #[test]
+    fn an_unread_child_of_a_parent_read_since_shares_only_its_shared_pages() {
+        let mut est = PssEstimator::default();
+        // The child is seen, then its parent read: 4 MiB of files only it
+        // maps, 6 MiB mapped by it, the child and one other program.
+        est.retain(&pids(&[1, 9]));
+        est.record_joined(
+            &at(1, SERVER, parts(0, 10, 0)),
+            &rollup_uss(parts(0, 6, 0), 4),
+        );
+        // The child maps the 6 shared MiB, at a third each; not the
+        // parent's own 4.
+        let child = est.estimate(&[live(9, 1, parts(0, 6, 0))]);
+        assert_eq!(child[0], (parts(0, 2, 0), PssSource::Parent));
+    }
+
+    #[test]
+    fn a_probe_of_the_process_that_grew_most_tells_its_familys_new_pages() {
+        let mut est = PssEstimator::default();
+        // A server and two workers map the same 10 MiB of shm (a third
+        // each).
+        let at_pass: Vec<Live> = (1..=3)
+            .map(|pid| at(pid, SERVER, parts(0, 0, 10)))
+            .collect();
+        est.retain(&at_pass);
+        for p in &at_pass {
+            est.record(
+                p,
+                &rollup(RssParts {
+                    shmem_bytes: 10 * MIB / 3,
+                    ..RssParts::default()
+                }),
+            );
+        }
+        est.full_read_done();
+        assert_eq!(est.probe_due(&at_pass), None);
+        // Each worker then maps 20 MiB more: 10 only it maps, 10 the
+        // other maps too. The tree's shm grew from 10 to 40 MiB.
+        let grown = [
+            at_pass[0],
+            at(2, SERVER, parts(0, 0, 30)),
+            at(3, SERVER, parts(0, 0, 30)),
+        ];
+        est.retain(&grown);
+        let guessed = total(&est, &grown);
+        assert!(guessed < 25 * MIB, "{}", guessed as f64 / MIB as f64);
+        let probed = est.probe_due(&grown).expect("a probe is due");
+        assert!(probed.pid == 2 || probed.pid == 3);
+        // Its read: a third of 10, half of 10, all of 10.
+        let read = RssParts {
+            shmem_bytes: 10 * MIB / 3 + 5 * MIB + 10 * MIB,
+            ..RssParts::default()
+        };
+        est.record_probe(&grown, &probed, &rollup(read));
+        let learned = total(&est, &grown);
+        assert!(
+            learned.abs_diff(40 * MIB) < MIB / 8,
+            "{}",
+            learned as f64 / MIB as f64
+        );
+        // Not again until the family grows as much once more.
+        assert_eq!(est.probe_due(&grown), None);
+    }
+
     /// Two passes over a server and a worker whose shm RSS doubles from
     /// 100 to 200 MiB while their PSS goes from 20 to 40.
     fn grown_once(pids_change: bool) -> PssEstimator {
         let mut est = PssEstimator::default();
         for (rss, pss) in [(50, 10), (100, 20)] {
-            est.retain(&[1, 2]);
-            est.record(1, SERVER, parts(0, 0, rss), &rollup(parts(0, 0, pss)));
+            est.retain(&pids(&[1, 2]));
+            est.record(&at(1, SERVER, parts(0, 0, rss)), &rollup(parts(0, 0, pss)));
             let second = if pids_change && rss == 100 { 3 } else { 2 };
-            est.record(second, SERVER, parts(0, 0, rss), &rollup(parts(0, 0, pss)));
+            est.record(
+                &at(second, SERVER, parts(0, 0, rss)),
+                &rollup(parts(0, 0, pss)),
+            );
             est.full_read_done();
         }
         est
