@@ -32,6 +32,28 @@ pub struct Store {
     path: PathBuf,
 }
 
+/// Switches the database to WAL and returns the journal mode it is in. Two
+/// allocscope processes opening a new file at once both hold its shared
+/// lock when they ask for the exclusive one the switch needs; SQLite fails
+/// one of them at once with "database is locked" rather than wait (that
+/// wait could deadlock), so the switch is retried until `BUSY_TIMEOUT`.
+fn enable_wal(conn: &Connection) -> rusqlite::Result<String> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            result => return result,
+        }
+    }
+}
+
 impl Store {
     /// Opens (creating if needed) the database at `path` and brings its schema
     /// up to date.
@@ -52,8 +74,7 @@ impl Store {
             .with_context(|| format!("opening database '{shown}'"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .with_context(|| format!("configuring database '{shown}'"))?;
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+        let mode = enable_wal(&conn)
             .with_context(|| format!("enabling WAL on '{shown}' (is it writable?)"))?;
         if !mode.eq_ignore_ascii_case("wal") {
             bail!(

@@ -409,3 +409,30 @@ fn a_service_experiment_round_trips_its_settings_and_run_records() -> anyhow::Re
     assert_eq!(runs[1].record.service, None);
     Ok(())
 }
+
+#[test]
+fn two_stores_opening_one_new_file_at_once_both_open() -> Result<()> {
+    // Two compares started together on a new --db: both switch it to WAL,
+    // and SQLite fails one at once (not after the busy timeout) when both
+    // hold its shared lock.
+    let dir = tempfile::tempdir()?;
+    for round in 0..30 {
+        let path = dir.path().join(format!("store{round}.db"));
+        let start = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let opens: Vec<_> = (0..2)
+            .map(|_| {
+                let (path, start) = (path.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    Store::open(&path).map(|_| ()).map_err(|e| format!("{e:#}"))
+                })
+            })
+            .collect();
+        for open in opens {
+            open.join()
+                .expect("joins")
+                .map_err(|e| anyhow!("round {round}: {e}"))?;
+        }
+    }
+    Ok(())
+}
