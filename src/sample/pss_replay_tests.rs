@@ -164,10 +164,10 @@ fn errors(ticks: &[Tick]) -> (f64, f64, f64) {
 /// tick by 57% (four unread children of the postmaster counted the heap
 /// they share with it). With learned growth but no probes: +0.02%, and
 /// 27.5% at worst, 2.8 s after 8 new backends started mapping shared
-/// buffers no pass had seen them map. With 15 probes (a backend read
-/// alone each time the family grew by a tenth of the tree's PSS, and
-/// the growth learned before forgotten when new backends joined): +0.3%,
-/// 10.8% at worst, 0.2 s after they joined, before their first probe.
+/// buffers no pass had seen them map. With 17 probes (a backend read
+/// alone each time the family grew by a tenth of the tree's PSS, a
+/// fortieth after new backends joined, and the growth learned before
+/// forgotten when they did): +0.15%, 8.6% at worst, at start-up.
 #[test]
 fn postgres_trace_replays_within_its_measured_error() {
     let Replay { ticks, probes } = replay(include_str!("fixtures/pss_trace_postgres.csv"), true);
@@ -175,7 +175,7 @@ fn postgres_trace_replays_within_its_measured_error() {
     assert!((5..=30).contains(&probes), "{probes} probes");
     let (mean, worst, at) = errors(&ticks);
     assert!(mean.abs() < 1.0, "mean PSS off by {mean:+.2}%");
-    assert!(worst < 12.0, "a tick off by {worst:.1}% at {at} s");
+    assert!(worst < 10.0, "a tick off by {worst:.1}% at {at} s");
     // Without probes, the growth after the backends joined is guessed.
     let Replay { ticks, .. } = replay(include_str!("fixtures/pss_trace_postgres.csv"), false);
     let (_, unprobed, _) = errors(&ticks);
