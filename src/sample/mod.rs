@@ -158,8 +158,10 @@ impl Sampler {
         };
         self.processes.clear();
         let mut live = Vec::with_capacity(pids.len());
-        // (ppid, program name's hash, RSS split) of each process in `live`.
-        let mut split: Vec<(i32, u64, Option<RssParts>)> = Vec::with_capacity(pids.len());
+        // The processes in `live` as the PSS estimate sees them.
+        let mut tree: Vec<Live> = Vec::with_capacity(pids.len());
+        // Without the status split (kernels before 4.5) nothing is estimated.
+        let mut split_known = true;
         for &pid in pids {
             let Some(stat) = self.kept.read(pid, "stat").and_then(proc::parse_stat) else {
                 continue;
@@ -182,23 +184,17 @@ impl Sampler {
             let has_mm = !matches!(stat.state, 'Z' | 'X') && memory.vsz_bytes > 0;
             if has_mm {
                 live.push(pid);
-                split.push((stat.ppid, stat.comm_hash, memory.rss_parts));
+                split_known &= memory.rss_parts.is_some();
+                tree.push(Live {
+                    pid,
+                    ppid: stat.ppid,
+                    family: stat.comm_hash,
+                    rss: memory.rss_parts.unwrap_or_default(),
+                });
             }
         }
         self.kept.retain(pids);
-        let tree: Vec<Live> = live
-            .iter()
-            .zip(&split)
-            .map(|(&pid, &(ppid, family, parts))| Live {
-                pid,
-                ppid,
-                family,
-                rss: parts.unwrap_or_default(),
-            })
-            .collect();
         self.estimator.retain(&tree);
-        // Without the status split (kernels before 4.5) nothing is estimated.
-        let split_known = split.iter().all(|s| s.2.is_some());
         if let Some(probe) = self.probe.as_mut() {
             let heap = probe.read(&live);
             sample.live_heap_bytes = heap.live_heap_bytes;
@@ -218,7 +214,7 @@ impl Sampler {
         // debt rather than when it holds a whole pass: at most one pass is
         // borrowed, and repaid by waiting longer for the next, so passes
         // come where the estimate errs most at the same CPU over a run.
-        let due = if self.tokens_s >= 0.0 && self.estimator_stale(&live, &split) {
+        let due = if self.tokens_s >= 0.0 && split_known && self.estimator.stale(&tree) {
             0.0
         } else {
             self.last_pss_cost_s
@@ -254,15 +250,6 @@ impl Sampler {
         self.ticks += 1;
         self.cpu_s += (thread_cpu_seconds() - cpu_start_s).max(0.0);
         sample
-    }
-
-    fn estimator_stale(&self, live: &[i32], split: &[(i32, u64, Option<RssParts>)]) -> bool {
-        let tree: Vec<(i32, RssParts)> = live
-            .iter()
-            .zip(split)
-            .filter_map(|(&pid, &(_, _, parts))| Some((pid, parts?)))
-            .collect();
-        self.estimator.stale(&tree)
     }
 
     /// Reads in full, once, each process that joined the tree since the

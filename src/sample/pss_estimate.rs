@@ -478,7 +478,7 @@ impl PssEstimator {
     /// the tree's anonymous and shmem RSS moved by more than `DRIFT_SHARE`
     /// of what the pass saw, summed over processes (a process that grows
     /// fast is where a stale read errs most).
-    pub fn stale(&self, live: &[(i32, RssParts)]) -> bool {
+    pub fn stale(&self, live: &[Live]) -> bool {
         if self.baselines.is_empty() {
             return false;
         }
@@ -486,7 +486,7 @@ impl PssEstimator {
             return true;
         }
         let (mut moved, mut seen) = (0u64, 0u64);
-        for (pid, rss) in live {
+        for Live { pid, rss, .. } in live {
             let Some(b) = self.baselines.get(pid) else {
                 return true;
             };
@@ -822,6 +822,15 @@ mod tests {
         }
     }
 
+    /// `bytes` within an eighth of a MiB of `mib`.
+    fn assert_near_mib(bytes: u64, mib: u64) {
+        assert!(
+            bytes.abs_diff(mib * MIB) < MIB / 8,
+            "{} MiB, not {mib}",
+            bytes as f64 / MIB as f64
+        );
+    }
+
     /// The tree's estimated PSS.
     fn total(est: &PssEstimator, tree: &[Live]) -> u64 {
         est.estimate(tree)
@@ -915,7 +924,7 @@ mod tests {
         assert!(!est.unread(3));
         let after = [before[0], before[1], live(3, 1, third)];
         let tree = total(&est, &after);
-        assert!(tree.abs_diff(128 * MIB) < MIB / 8, "{tree}");
+        assert_near_mib(tree, 128);
     }
 
     #[test]
@@ -966,17 +975,21 @@ mod tests {
     #[test]
     fn a_pass_goes_stale_when_the_tree_changes_or_moves() {
         let mut est = PssEstimator::default();
-        assert!(!est.stale(&[(1, parts(10, 0, 100))]));
+        assert!(!est.stale(&[live(1, 0, parts(10, 0, 100))]));
         est.record(&at(1, SERVER, parts(10, 0, 100)), &rollup(parts(10, 0, 50)));
         est.record(&at(2, SERVER, parts(10, 0, 100)), &rollup(parts(10, 0, 50)));
         est.full_read_done();
-        let tree = |a: u64, b: u64| [(1, parts(10, 0, a)), (2, parts(10, 0, b))];
+        let tree = |a: u64, b: u64| [live(1, 0, parts(10, 0, a)), live(2, 1, parts(10, 0, b))];
         assert!(!est.stale(&tree(100, 100)));
         // 20 MiB moved of 220 seen: under a tenth.
         assert!(!est.stale(&tree(110, 90)));
         assert!(est.stale(&tree(112, 89)));
         // A process joined, read alone or not yet.
-        assert!(est.stale(&[tree(100, 100)[0], tree(100, 100)[1], (3, parts(1, 0, 0))]));
+        assert!(est.stale(&[
+            tree(100, 100)[0],
+            tree(100, 100)[1],
+            live(3, 1, parts(1, 0, 0))
+        ]));
         est.record_joined(&at(3, SERVER, parts(1, 0, 0)), &rollup(parts(1, 0, 0)));
         assert!(est.stale(&tree(100, 100)));
         // It left again: the pass describes the tree as before.
@@ -1051,11 +1064,7 @@ mod tests {
         // take their part of it from the parent, and add their own 1 MiB.
         let (est, tree) = forked(false);
         let sum = total(&est, &tree);
-        assert!(
-            sum.abs_diff(10 * MIB) < MIB / 8,
-            "{}",
-            sum as f64 / MIB as f64
-        );
+        assert_near_mib(sum, 10);
     }
 
     #[test]
@@ -1063,11 +1072,7 @@ mod tests {
         let (est, tree) = forked(true);
         let sum = total(&est, &tree);
         // The parent's 1.2 MiB read after the fork, each child 1.2 + 1.
-        assert!(
-            sum.abs_diff(10 * MIB) < MIB / 8,
-            "{}",
-            sum as f64 / MIB as f64
-        );
+        assert_near_mib(sum, 10);
     }
 
     #[test]
@@ -1125,11 +1130,7 @@ mod tests {
         };
         est.record_probe(&grown, &probed, &rollup(read));
         let learned = total(&est, &grown);
-        assert!(
-            learned.abs_diff(40 * MIB) < MIB / 8,
-            "{}",
-            learned as f64 / MIB as f64
-        );
+        assert_near_mib(learned, 40);
         // Not again until the family grows as much once more.
         assert_eq!(est.probe_due(&grown), None);
     }
