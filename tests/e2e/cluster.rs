@@ -90,15 +90,26 @@ fn slurm_rounds_give_the_statuses_and_medians_of_a_local_run() {
             .filter_map(|r| r["index"].as_u64())
             .collect();
         assert_eq!(indexes, [1, 2, 3, 4], "{name}: one run per round");
-        // The same allocation sequence under the same allocator: peak RSS
-        // varies by a few percent from run to run, whichever node ran it.
-        let (remote, here) = (
-            median(&on_slurm, name, "peak_rss_bytes"),
-            median(&local, name, "peak_rss_bytes"),
+        // The same allocation sequence under the same allocator, whichever
+        // node ran it: the Slurm median lies within the local runs' range,
+        // widened by 15% either way. Not within a fixed distance of the
+        // local median: how the churn threads interleave moves peak RSS
+        // under arena_max=2 by up to 15% between runs (32.1-37.0 MB over
+        // 12 quiet local runs; a Slurm median of 39.0 MB against a local
+        // 33.8 MB on a loaded machine). A round that measured another tree
+        // (the job's wrapper alone, or the workload twice) lands outside.
+        let remote = median(&on_slurm, name, "peak_rss_bytes");
+        let here: Vec<f64> = runs(config(&local, name))
+            .iter()
+            .filter_map(|r| r["peak_rss_bytes"].as_f64())
+            .collect();
+        let (low, high) = (
+            here.iter().copied().fold(f64::INFINITY, f64::min),
+            here.iter().copied().fold(0.0, f64::max),
         );
         assert!(
-            (remote - here).abs() <= 0.15 * here,
-            "{name}: peak RSS median {remote} on Slurm, {here} locally"
+            here.len() == 4 && remote >= 0.85 * low && remote <= 1.15 * high,
+            "{name}: peak RSS median {remote} on Slurm, local runs {here:?}"
         );
     }
     // The merged experiment re-renders like a local one.
