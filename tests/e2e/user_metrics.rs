@@ -34,6 +34,7 @@ fn a_higher_is_better_metric_is_a_row_of_every_report() {
     let workload = program("throughput");
     let csv = scratch.path("summary.csv");
     let md = scratch.path("report.md");
+    let plots = scratch.path("plots");
     let (output, json) = scratch.compare(
         &[
             "-a",
@@ -52,6 +53,8 @@ fn a_higher_is_better_metric_is_a_row_of_every_report() {
             csv.to_str().expect("utf-8"),
             "--export-markdown",
             md.to_str().expect("utf-8"),
+            "--plots",
+            plots.to_str().expect("utf-8"),
         ],
         &[workload.to_str().expect("utf-8"), "2", "400000"],
     );
@@ -153,6 +156,13 @@ fn a_higher_is_better_metric_is_a_row_of_every_report() {
         markdown.contains("ops: a figure the program prints (--metric), higher is better."),
         "{markdown}"
     );
+
+    // The memory-against-performance plot shows what the verdict weighed:
+    // throughput, where more is better, not wall time.
+    let svg = std::fs::read_to_string(plots.join("memory_vs_time.svg")).expect("the plot");
+    assert!(svg.contains("mean RSS against ops ("), "{svg}");
+    assert!(svg.contains("lower right is better"), "{svg}");
+    assert!(!svg.contains("wall time"), "{svg}");
 
     // `report` of the stored experiment shows the same row, and re-judging
     // by it keeps the stored direction.

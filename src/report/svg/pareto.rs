@@ -1,14 +1,18 @@
 //! The memory-against-performance plot: one point with its CI cross per
 //! configuration and the Pareto frontier (the configurations no other beats
-//! on both). Mean memory against wall time; for a service, end-of-load
+//! on both). The memory and performance the verdict judged by (mean RSS or
+//! PSS and wall time unless `--memory-metric` / `--perf-metric` chose
+//! others, such as a program's own throughput); for a service, end-of-load
 //! memory against p95 latency (or the load's duration).
 
 use super::chart::{Axis, Chart, Kind};
 use super::colour;
 use super::plots::{multi_process, names, Plot};
+use crate::analyze::metric_table::{self, Better, MetricDef, Unit};
 use crate::analyze::types::{Analysis, Estimate};
 
-/// The configurations no other beats on both memory and time, by time.
+/// The configurations no other beats on both memory and performance, by
+/// performance: points are (configuration, cost, memory), lower better.
 pub fn frontier(points: &[(usize, f64, f64)]) -> Vec<usize> {
     let mut sorted: Vec<&(usize, f64, f64)> = points.iter().collect();
     sorted.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)));
@@ -53,6 +57,11 @@ pub fn pareto(analysis: &Analysis) -> Plot {
         } else {
             "load duration"
         };
+        let x = Perf {
+            what: x,
+            kind: Kind::Seconds,
+            higher_is_better: false,
+        };
         return pareto_chart(
             analysis,
             points,
@@ -61,28 +70,66 @@ pub fn pareto(analysis: &Analysis) -> Plot {
             "memory_vs_latency",
         );
     }
-    let pss = multi_process(analysis);
-    let memory = if pss {
-        "mean_pss_bytes"
-    } else {
-        "mean_rss_bytes"
-    };
+    let memory = memory_row(analysis);
+    let perf = perf_row(analysis);
     let points = analysis
         .summaries
         .iter()
         .enumerate()
-        .filter_map(|(i, s)| Some((i, s.estimate("wall_s")?, s.estimate(memory)?)))
+        .filter_map(|(i, s)| Some((i, s.estimate(&perf.id)?, s.estimate(&memory.id)?)))
         .collect();
-    let what = if pss { "mean PSS" } else { "mean RSS" };
-    pareto_chart(analysis, points, "wall time", what, "memory_vs_time")
+    let kind = if perf.unit == Unit::Seconds {
+        Kind::Seconds
+    } else {
+        Kind::Plain
+    };
+    let x = Perf {
+        what: &perf.label,
+        kind,
+        higher_is_better: perf.better == Better::Higher,
+    };
+    pareto_chart(analysis, points, x, &memory.label, "memory_vs_time")
 }
 
-/// Memory against a time, one point with CI cross per configuration and
-/// the Pareto frontier.
+/// The summaries' row of the memory the verdict judged by; mean PSS for a
+/// tree of several processes, else mean RSS, when it has none.
+fn memory_row(analysis: &Analysis) -> &MetricDef {
+    let fallback = if multi_process(analysis) {
+        "mean_pss_bytes"
+    } else {
+        "mean_rss_bytes"
+    };
+    metric_table::find(&analysis.metrics, &analysis.verdict.memory_metric)
+        .filter(|row| row.unit == Unit::Bytes)
+        .or_else(|| metric_table::find(&analysis.metrics, fallback))
+        .expect("the built-in memory rows")
+}
+
+/// The summaries' row of the performance the verdict judged by: wall or
+/// CPU time, or a `--metric` chosen by `--perf-metric` (the verdict names
+/// it by its name); wall time when it has none.
+fn perf_row(analysis: &Analysis) -> &MetricDef {
+    let judged = &analysis.verdict.performance_metric;
+    metric_table::find(&analysis.metrics, judged)
+        .filter(|row| row.unit == Unit::Seconds)
+        .or_else(|| metric_table::find(&analysis.metrics, &metric_table::user_id(judged)))
+        .or_else(|| metric_table::find(&analysis.metrics, "wall_s"))
+        .expect("the built-in wall time row")
+}
+
+/// The performance axis: its words, kind, and direction.
+struct Perf<'a> {
+    what: &'a str,
+    kind: Kind,
+    higher_is_better: bool,
+}
+
+/// Memory against performance, one point with CI cross per configuration
+/// and the Pareto frontier.
 fn pareto_chart(
     analysis: &Analysis,
     points: Vec<(usize, Estimate, Estimate)>,
-    x_what: &str,
+    x: Perf,
     what: &str,
     name: &'static str,
 ) -> Plot {
@@ -95,16 +142,21 @@ fn pareto_chart(
         .iter()
         .map(|p| p.2.ci_high.max(p.2.median))
         .fold(0.0, f64::max);
-    let title = format!("{what} against {x_what} (median, 95% CI; line: Pareto frontier)");
+    let title = format!(
+        "{what} against {} (median, 95% CI; line: Pareto frontier)",
+        x.what
+    );
     let mut chart = Chart::new(
         &title,
-        Axis::new(0.0, x_max * 1.08, x_what, Kind::Seconds),
+        Axis::new(0.0, x_max * 1.08, x.what, x.kind),
         Axis::new(0.0, y_max * 1.08, what, Kind::Bytes),
     );
+    // A throughput's cost falls as it rises.
+    let sign = if x.higher_is_better { -1.0 } else { 1.0 };
     let front = frontier(
         &points
             .iter()
-            .map(|(i, w, m)| (*i, w.median, m.median))
+            .map(|(i, w, m)| (*i, sign * w.median, m.median))
             .collect::<Vec<_>>(),
     );
     let line: Vec<(f64, f64)> = front
@@ -127,7 +179,14 @@ fn pareto_chart(
         chart.svg.circle(x, y, 5.0, colour(*i));
     }
     chart.legend(&names(analysis));
-    chart.note(0, "lower left is better");
+    chart.note(
+        0,
+        if x.higher_is_better {
+            "lower right is better"
+        } else {
+            "lower left is better"
+        },
+    );
     Plot {
         name,
         title,
