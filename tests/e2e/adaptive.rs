@@ -41,7 +41,8 @@ fn auto_stops_early_and_recommends_a_clear_memory_saving() {
     // keep the candidate open: only the memory side is judged here, by peak
     // RSS. This workload's mean RSS depends on how its threads were
     // scheduled: next to the other tests its ratio was 0.87x [0.39, 1.97]
-    // after 3 rounds, with peak RSS 0.69-0.87x in every pair.
+    // after 3 rounds, with peak RSS 0.69-0.87x in every pair. Up to 10
+    // rounds: in one of four full-suite runs, 8 did not settle it.
     let (output, json) = scratch.compare(
         &[
             "-a",
@@ -51,7 +52,7 @@ fn auto_stops_early_and_recommends_a_clear_memory_saving() {
             "--runs",
             "auto",
             "--max-runs",
-            "8",
+            "10",
             "--max-slowdown",
             "100",
             "--memory-metric",
@@ -62,14 +63,14 @@ fn auto_stops_early_and_recommends_a_clear_memory_saving() {
     let log = stderr(&output);
     assert!(output.status.success(), "{log}");
     assert!(
-        log.contains("x up to 8 runs (auto: a side settles when its 98.6% interval"),
+        log.contains("x up to 10 runs (auto: a side settles when its 98.8% interval"),
         "{log}"
     );
     assert!(log.contains("every candidate settled"), "{log}");
     let base = runs(config(&json, "glibc")).len();
     let candidate = runs(config(&json, "glibc:arena_max=2")).len();
     // One round gives no interval; a clear saving may settle at the second.
-    assert!((2..8).contains(&base), "{base} rounds:\n{log}");
+    assert!((2..10).contains(&base), "{base} rounds:\n{log}");
     assert_eq!(base, candidate, "rounds pair across configurations:\n{log}");
     let v = &json["verdict"];
     assert_eq!(v["outcome"], "recommend", "{v}");
