@@ -155,6 +155,14 @@ pub fn summarised() -> Vec<MetricDef> {
                 of(r).mean_pss_bytes.map(|b| b as f64)
             }))
         },
+        // The last sample's RSS, what `--memory-metric final` judges by; in
+        // JSON and CSV only.
+        MetricDef {
+            shown: Shown::Never,
+            ..row("final_rss_bytes", "final RSS", Unit::Bytes, false, |r| {
+                Some(of(r).final_rss_bytes as f64)
+            })
+        },
         row("wall_s", "wall time", Unit::Seconds, true, |r| {
             Some(r.record.wall_s)
         }),

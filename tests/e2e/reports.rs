@@ -168,6 +168,44 @@ fn report_judges_by_the_metrics_compare_was_told_unless_told_otherwise() {
 }
 
 #[test]
+fn judged_by_final_rss_the_summary_and_the_plot_show_it() {
+    let scratch = Scratch::new();
+    small_experiment(&scratch, &[]);
+    let (db, plots) = (scratch.db(), scratch.path("plots"));
+    let output = scratch.run(&[
+        "report",
+        "--db",
+        db.to_str().expect("utf-8"),
+        "--memory-metric",
+        "final",
+        "--plots",
+        plots.to_str().expect("utf-8"),
+        "--export-json",
+        "-",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(json["verdict"]["memory_metric"], "final_rss_bytes");
+    // The summary's median is the median of the runs' final RSS.
+    let glibc = config(&json, "glibc");
+    let mut finals: Vec<f64> = glibc["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .filter_map(|r| r["final_rss_bytes"].as_f64())
+        .collect();
+    finals.sort_by(f64::total_cmp);
+    assert_eq!(finals.len(), 3, "{glibc}");
+    assert_eq!(
+        glibc["summary"]["final_rss_bytes"]["median"].as_f64(),
+        Some(finals[1]),
+        "{glibc}"
+    );
+    let svg = std::fs::read_to_string(plots.join("memory_vs_time.svg")).expect("the plot");
+    assert!(svg.contains("final RSS against wall time ("), "{svg}");
+}
+
+#[test]
 fn one_configuration_alone_is_inconclusive_never_keep_the_default() {
     let scratch = Scratch::new();
     let single = program("single");
