@@ -188,9 +188,7 @@ fn judged_by_final_rss_the_summary_and_the_plot_show_it() {
     assert_eq!(json["verdict"]["memory_metric"], "final_rss_bytes");
     // The summary's median is the median of the runs' final RSS.
     let glibc = config(&json, "glibc");
-    let mut finals: Vec<f64> = glibc["runs"]
-        .as_array()
-        .expect("runs")
+    let mut finals: Vec<f64> = runs(glibc)
         .iter()
         .filter_map(|r| r["final_rss_bytes"].as_f64())
         .collect();
