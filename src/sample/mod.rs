@@ -2,20 +2,26 @@
 //!
 //! RSS, VSZ, faults and threads are cheap and read on every tick: `stat`
 //! and `status` (which has what `statm` has plus the RSS split the PSS
-//! estimate needs), two kept-open files per process. PSS/USS/swap come from `smaps_rollup`, which walks the
-//! page tables under the mm lock: 20-90 µs on a quiet process, 1-4 ms on a
-//! busy many-threaded one, and it can stall the workload's own mmap/madvise.
+//! estimate needs), two kept-open files per process. PSS/USS/swap come
+//! from `smaps_rollup`, which walks the page tables under the mm lock:
+//! 20-90 µs on a quiet process, 1-4 ms on a busy many-threaded one, and it
+//! can stall the workload's own mmap/madvise.
 //! So those reads are rationed by a CPU budget for the *whole* sampler (tree
 //! walks and maps checks charged by the caller included): a token bucket
-//! fills at `budget` seconds of CPU per second and every read spends from it;
-//! a PSS pass runs only when the bucket holds what the last pass cost, or
-//! as soon as it is out of debt when the last pass is stale (the tree's
-//! membership changed or its RSS moved: `PssEstimator::stale`). A
-//! smaller floor keeps PSS coming when the cheap reads alone use the budget
-//! (very short intervals). A sample carries PSS only when it was read for
-//! every process of that tick. The sampler measures its own CPU time so every
-//! run can report it. With the heap probe, each tick also reads every
-//! process's shared-memory file (`probe_shm`) for the live heap.
+//! fills at `budget` seconds of CPU per second and every read spends from it.
+//! The bucket keeps what the last pass cost in reserve for a tree the
+//! estimate cannot follow (`PssEstimator::shaken`: a burst of processes
+//! came or left), whose pass runs at once, in debt if need be; a stale
+//! last pass (a process came or went, RSS drifted: `PssEstimator::stale`)
+//! is redone when the reserve is whole, any other when the bucket holds a
+//! pass beyond it. A process that exits during a pass is left out of its
+//! sum, not counted as a failed read. A smaller floor keeps PSS coming when
+//! the cheap reads alone use the budget (very short intervals), and a
+//! pass's worth of it for processes read alone. A sample carries PSS only
+//! when it was read for every process of that tick. The sampler measures
+//! its own CPU time so every run can report it. With the heap probe, each
+//! tick also reads every process's shared-memory file (`probe_shm`) for
+//! the live heap.
 
 mod kept_open;
 pub mod maps;
@@ -125,7 +131,8 @@ impl Sampler {
     }
 
     fn refill(&mut self, now: Instant) {
-        let cap = MAX_SAVED_CPU.as_secs_f64().max(2.0 * self.last_pss_cost_s);
+        // Room for the reserve and a pass beyond it, and some slack.
+        let cap = MAX_SAVED_CPU.as_secs_f64().max(3.0 * self.last_pss_cost_s);
         if let Some(last) = self.last_fill {
             let elapsed = (now - last).as_secs_f64();
             self.tokens_s = (self.tokens_s + elapsed * self.budget_fraction).min(cap);
@@ -212,17 +219,32 @@ impl Sampler {
         self.tokens_s -= cheap_cost_s;
 
         let first = self.pss_reads == 0 || force_pss;
-        // A stale last pass may be redone as soon as the bucket is not in
-        // debt rather than when it holds a whole pass: at most one pass is
-        // borrowed, and repaid by waiting longer for the next, so passes
-        // come where the estimate errs most at the same CPU over a run.
-        let due = if self.tokens_s >= 0.0 && split_known && self.estimator.stale(&tree) {
-            0.0
+        // The bucket keeps one pass in reserve for a tree the estimate
+        // cannot follow (`PssEstimator::shaken`: a burst of connections, a
+        // shutdown), whose pass may then borrow up to `MAX_SAVED_CPU` or
+        // one pass; a stale pass (a process came or went, RSS drifted)
+        // waits for the reserve to be whole, others for a pass beyond it.
+        // Over a run this spends what passes did without the reserve, but
+        // a burst no longer comes right after a pass that left the bucket
+        // in debt (PostgreSQL's 8 backends connect just after the pass that
+        // pgbench's first connection made stale) and is guessed for the
+        // seconds the debt takes to repay.
+        let pass_s = self.last_pss_cost_s;
+        let due = if !split_known {
+            // Nothing is estimated: no reserve to keep.
+            pass_s
+        } else if self.estimator.shaken(&tree) {
+            -pass_s.max(MAX_SAVED_CPU.as_secs_f64())
+        } else if self.estimator.stale(&tree) {
+            pass_s
         } else {
-            self.last_pss_cost_s
+            2.0 * pass_s
         };
         let affordable = self.tokens_s >= due;
-        let on_floor = self.floor_tokens_s >= self.last_pss_cost_s;
+        // The floor keeps a pass's worth for processes read alone (new
+        // ones, probes): after a burst's pass has put the bucket in debt,
+        // they are what keeps the estimate following the newcomers' growth.
+        let on_floor = self.floor_tokens_s >= 2.0 * pass_s;
         if first || affordable || on_floor {
             let pss_start_s = thread_cpu_seconds();
             let totals = self.read_pss_totals(&tree, split_known);
@@ -326,14 +348,22 @@ impl Sampler {
         Some((rollup, rss))
     }
 
-    /// Summed (PSS, USS, swap) of the tree, or `None` if any process could
-    /// not be read: a partial sum would look like a drop in memory. Every
-    /// read also becomes that process's baseline for the estimates until its
-    /// next one.
+    /// Summed (PSS, USS, swap) of the tree, or `None` if any process still
+    /// running could not be read (a partial sum would look like a drop in
+    /// memory) or none could. Every read also becomes that process's
+    /// baseline for the estimates until its next one.
     fn read_pss_totals(&mut self, tree: &[Live], split_known: bool) -> Option<(u64, u64, u64)> {
         let mut totals = (0u64, 0u64, 0u64);
+        let mut read_any = false;
         for p in tree {
             let Some((rollup, rss)) = self.read_rollup(p) else {
+                // One that exited since the tick's status read holds
+                // nothing now: the others' sum is the tree's. Shutdowns
+                // and connection churn would otherwise spoil the very
+                // passes the estimate needs most.
+                if exited(p.pid) {
+                    continue;
+                }
                 self.estimator.full_read_failed();
                 return None;
             };
@@ -351,9 +381,14 @@ impl Sampler {
                     source: PssSource::Read,
                 });
             }
+            read_any = true;
             totals.0 = totals.0.saturating_add(rollup.pss_bytes);
             totals.1 = totals.1.saturating_add(rollup.uss_bytes);
             totals.2 = totals.2.saturating_add(rollup.swap_bytes);
+        }
+        if !read_any {
+            self.estimator.full_read_failed();
+            return None;
         }
         self.estimator.full_read_done();
         Some(totals)
@@ -409,6 +444,11 @@ impl Sampler {
     }
 }
 
+/// Whether `pid` has exited (gone, or a zombie with no memory left).
+fn exited(pid: i32) -> bool {
+    proc::read_stat(pid).is_none_or(|stat| matches!(stat.state, 'Z' | 'X'))
+}
+
 /// CPU time of the calling thread, in seconds.
 pub fn thread_cpu_seconds() -> f64 {
     let mut ts = libc::timespec {
@@ -430,6 +470,14 @@ mod tests {
 
     fn own_pid() -> i32 {
         std::process::id() as i32
+    }
+
+    /// A child that exits at once, left for the caller to reap.
+    fn spawn_true() -> std::process::Child {
+        Command::new("true")
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("spawn true")
     }
 
     #[test]
@@ -513,10 +561,7 @@ mod tests {
 
     #[test]
     fn zombie_counts_as_process_without_spoiling_pss() {
-        let mut child = Command::new("true")
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("spawn true");
+        let mut child = spawn_true();
         let pid = child.id() as i32;
         // Not yet reaped: wait until it is a zombie.
         for _ in 0..200 {
@@ -529,5 +574,34 @@ mod tests {
         let _ = child.wait();
         assert_eq!(sample.processes, 2);
         assert!(sample.pss_bytes.is_some());
+    }
+
+    #[test]
+    fn a_process_that_exits_during_a_pass_is_left_out_not_a_failed_read() {
+        let mut child = spawn_true();
+        let gone = child.id() as i32;
+        let _ = child.wait();
+        assert!(exited(gone));
+        assert!(!exited(own_pid()));
+        let status = |pid: i32| {
+            proc::read_status_memory(pid)
+                .and_then(|m| m.rss_parts)
+                .unwrap_or_default()
+        };
+        let me = Live {
+            pid: own_pid(),
+            ppid: 1,
+            family: 1,
+            rss: status(own_pid()),
+        };
+        // The tick's status read saw both; by the pass one had exited.
+        let tree = [me, Live { pid: gone, ..me }];
+        let mut sampler = Sampler::new(0.01);
+        let (pss, _, _) = sampler.read_pss_totals(&tree, true).expect("a sum");
+        let alone = proc::read_smaps_rollup(own_pid()).expect("own rollup");
+        assert!(pss.abs_diff(alone.pss_bytes) < alone.pss_bytes / 10);
+        assert_eq!(sampler.processes().len(), 1);
+        // A pass that found every process gone has no sum.
+        assert!(sampler.read_pss_totals(&tree[1..], true).is_none());
     }
 }

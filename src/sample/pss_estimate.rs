@@ -67,6 +67,12 @@ const PROBE_GROWTH_SHARE: f64 = 0.1;
 /// points, none worse.
 const PROBE_AFTER_JOIN_SHARE: f64 = 0.025;
 
+/// The share of the tree that processes which joined or left since the
+/// last full pass must hold for the pass to be `shaken`: the joiners' RSS
+/// against the tree's, or what the leavers shared against the survivors'
+/// PSS at the pass.
+const SHAKEN_SHARE: f64 = 0.1;
+
 /// One process's resident memory and PSS, split by kind, at its last full
 /// read.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -96,19 +102,10 @@ impl Baseline {
                 shmem_bytes: scale(rss.shmem_bytes),
             }
         });
-        let uss = rollup.uss_bytes;
-        let anon = pss.anon_bytes.min(uss);
-        let rest = (uss - anon) as f64;
-        let others = (pss.file_bytes + pss.shmem_bytes) as f64;
-        let part = |bytes: u64| ((rest * ratio(bytes as f64, others)).round() as u64).min(bytes);
         Baseline {
             rss,
             pss,
-            exclusive: RssParts {
-                anon_bytes: anon,
-                file_bytes: part(pss.file_bytes),
-                shmem_bytes: part(pss.shmem_bytes),
-            },
+            exclusive: exclusive_parts(&rss, &pss, rollup.uss_bytes),
             family: p.family,
             joined,
             read_tick,
@@ -149,6 +146,33 @@ fn ratio(part: f64, whole: f64) -> f64 {
     } else {
         (part / whole).clamp(0.0, 1.0)
     }
+}
+
+/// How a process's USS (its pages no other process maps) splits by kind,
+/// which smaps_rollup does not say. A page others map too counts at most
+/// half in its PSS, so of a kind with RSS r and PSS p at least 2p - r is
+/// exclusive: a process whose pages of one kind nobody else maps has that
+/// kind's PSS equal to its RSS. The rest of the USS goes to anon first
+/// (private heap is what USS mostly is), then to file and shmem in
+/// proportion to what each can still hold. Without the bounds, PostgreSQL's
+/// checkpointer, whose USS is 124 MiB of shared buffers nobody else
+/// touched, counted its 1.6 MiB of anon PSS as exclusive, and leaving
+/// gave back none of the anon it shared with the postmaster.
+fn exclusive_parts(rss: &RssParts, pss: &RssParts, uss: u64) -> RssParts {
+    let (rss, pss) = (kinds(rss), kinds(pss));
+    let mut exclusive: [f64; 3] =
+        std::array::from_fn(|k| (2.0 * pss[k] - rss[k]).clamp(0.0, pss[k]));
+    let mut rest = (uss as f64 - exclusive.iter().sum::<f64>()).max(0.0);
+    let anon = rest.min(pss[0] - exclusive[0]);
+    exclusive[0] += anon;
+    rest -= anon;
+    let room = |k: usize| pss[k] - exclusive[k];
+    let others = room(1) + room(2);
+    let part = |k: usize| (rest * ratio(room(k), others)).min(room(k));
+    let (file, shmem) = (part(1), part(2));
+    exclusive[1] += file;
+    exclusive[2] += shmem;
+    parts_of(exclusive)
 }
 
 fn kinds(parts: &RssParts) -> [f64; 3] {
@@ -495,6 +519,48 @@ impl PssEstimator {
             seen += b.rss.total_bytes();
         }
         moved as f64 > DRIFT_SHARE * seen as f64
+    }
+
+    /// Whether the tree changed since the last full pass in a way the
+    /// estimate cannot follow, so the sampler keeps budget in reserve for a
+    /// full pass right then:
+    /// - two or more processes joined, holding more than `SHAKEN_SHARE` of
+    ///   the tree's RSS (a burst of workers or connections): what newcomers
+    ///   share only among themselves is new to the tree, what they share
+    ///   with older processes is not, and a newcomer's read alone does not
+    ///   tell the two apart. One newcomer alone is followed well by its
+    ///   own read;
+    /// - processes left holding, of pages others map too, more than
+    ///   `SHAKEN_SHARE` of what the survivors held at the pass (a shutdown):
+    ///   what leavers shared among themselves goes with them, and the rest
+    ///   passes to survivors that may not map it.
+    pub fn shaken(&self, live: &[Live]) -> bool {
+        if self.baselines.is_empty() {
+            return false;
+        }
+        let (mut joiners, mut joined, mut all) = (0, 0u64, 0u64);
+        for p in live {
+            let total = p.rss.total_bytes();
+            all += total;
+            if self.baselines.get(&p.pid).is_none_or(|b| b.joined) {
+                joiners += 1;
+                joined += total;
+            }
+        }
+        let left: f64 = self
+            .departed
+            .values()
+            .flatten()
+            .map(|(shared, _)| shared.iter().sum::<f64>())
+            .sum();
+        let survivors: f64 = self
+            .baselines
+            .values()
+            .filter(|b| !b.joined)
+            .map(|b| b.pss.total_bytes() as f64)
+            .sum();
+        (joiners >= 2 && joined as f64 > SHAKEN_SHARE * all as f64)
+            || left > SHAKEN_SHARE * survivors
     }
 
     /// Whether `pid` has no read since the last full pass began: a process
@@ -1004,6 +1070,65 @@ mod tests {
         );
         est.full_read_done();
         assert!(!est.stale(&tree(100, 100)[..1]));
+    }
+
+    #[test]
+    fn a_burst_of_newcomers_or_a_shutdown_shakes_the_pass_one_process_does_not() {
+        let mut est = PssEstimator::default();
+        // A server and its 4 workers, 20 MiB RSS each, sharing 10 MiB of shm.
+        let worker = |pid: i32| at(pid, SERVER, parts(5, 5, 10));
+        for pid in 1..=5 {
+            est.record(&worker(pid), &rollup_uss(parts(5, 1, 2), 5));
+        }
+        est.full_read_done();
+        let old: Vec<Live> = (1..=5).map(worker).collect();
+        assert!(!est.shaken(&old));
+        // One connection joins, holding over a tenth of the tree: its own
+        // read follows it.
+        let with = |pids: std::ops::RangeInclusive<i32>| {
+            let mut tree = old.clone();
+            tree.extend(pids.map(worker));
+            tree
+        };
+        assert!(est.stale(&with(6..=6)));
+        assert!(!est.shaken(&with(6..=6)));
+        // Two join: they may share pages only among themselves.
+        assert!(est.shaken(&with(6..=7)));
+        // Read alone when first seen, they still shake it.
+        est.record_joined(&worker(6), &rollup_uss(parts(5, 1, 2), 5));
+        est.record_joined(&worker(7), &rollup_uss(parts(5, 1, 2), 5));
+        assert!(est.shaken(&with(6..=7)));
+        // Two small ones (a tenth of the tree between them) do not.
+        let small = |pid: i32| at(pid, SERVER, parts(1, 1, 0));
+        let mut tree = old.clone();
+        tree.extend([small(8), small(9)]);
+        est.retain(&tree);
+        assert!(!est.shaken(&tree));
+
+        // Shutdown: leavers held 3 MiB each of pages others map (PSS 8 of
+        // which 5 exclusive). One of five leaving is 3 of the survivors' 32.
+        est.retain(&old[..4]);
+        assert!(!est.shaken(&old[..4]));
+        est.retain(&old[..3]);
+        assert!(est.shaken(&old[..3]));
+    }
+
+    #[test]
+    fn a_reads_uss_is_split_by_kind_within_what_its_pss_and_rss_allow() {
+        // PostgreSQL's checkpointer at shutdown: 124 MiB of shared buffers
+        // nobody else touched (PSS = RSS), anon and files shared with the
+        // postmaster. Its USS is mostly the shmem, not its anon.
+        let split = exclusive_parts(&parts(7, 5, 125), &parts(4, 2, 124), 124 * MIB);
+        assert_eq!(split.shmem_bytes, 123 * MIB);
+        assert_eq!(split.anon_bytes, MIB);
+        assert_eq!(split.file_bytes, 0);
+        // Without a bound binding, the USS goes to anon first, then to file
+        // and shmem in proportion to what they can still take.
+        let split = exclusive_parts(&parts(40, 20, 20), &parts(20, 6, 2), 24 * MIB);
+        assert_eq!(split, parts(20, 3, 1));
+        // Never more of a kind than its PSS, however large the USS read.
+        let split = exclusive_parts(&parts(4, 4, 4), &parts(2, 2, 2), 100 * MIB);
+        assert_eq!(split, parts(2, 2, 2));
     }
 
     #[test]

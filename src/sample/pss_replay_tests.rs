@@ -2,7 +2,9 @@
 //! `cargo bench --bench tree_pss`): every process of every tick with its
 //! status counters, the source the sampler used, and its smaps_rollup read
 //! just after the tick. Full passes and joined reads happen where the
-//! sampler made them; the estimate is checked against the reads.
+//! sampler made them, and full passes where the tree was `shaken` (which
+//! the sampler recording the trace may not have done); the estimate is
+//! checked against the reads.
 
 use super::*;
 use std::collections::BTreeMap;
@@ -111,7 +113,10 @@ fn replay(text: &str, probing: bool) -> Replay {
     for (t, rows) in parse(text) {
         let live: Vec<Live> = rows.iter().map(Row::live).collect();
         est.retain(&live);
-        if rows.iter().all(|r| r.source == "read") {
+        // The sampler makes a full pass where the tree was shaken too (the
+        // trace may come from a sampler that did not); the trace holds every
+        // process's read, so the pass reads what the sampler would have.
+        if rows.iter().all(|r| r.source == "read") || est.shaken(&live) {
             for r in &rows {
                 est.record(&r.live(), &r.read);
             }
@@ -167,11 +172,17 @@ fn errors(ticks: &[Tick]) -> (f64, f64, f64) {
 /// buffers no pass had seen them map. With 17 probes (a backend read
 /// alone each time the family grew by a tenth of the tree's PSS, a
 /// fortieth after new backends joined, and the growth learned before
-/// forgotten when they did): +0.15%, 8.6% at worst, at start-up.
+/// forgotten when they did): +0.15%, 8.6% at worst, at start-up. With
+/// full passes where the tree was shaken (start-up, the 8 backends'
+/// connect, shutdown: 5 of the 109 ticks) and each read's USS split by
+/// kind within what its PSS and RSS allow: +0.72%, 7.3% at worst; with
+/// the old split (USS to anon first, the rest in proportion to file and
+/// shmem PSS), 21.1% at shutdown, where the checkpointer left and gave
+/// back none of the anon it shared with the postmaster.
 #[test]
 fn postgres_trace_replays_within_its_measured_error() {
     let Replay { ticks, probes } = replay(include_str!("fixtures/pss_trace_postgres.csv"), true);
-    assert_eq!(ticks.len(), 109);
+    assert_eq!(ticks.len(), 104);
     assert!((5..=30).contains(&probes), "{probes} probes");
     let (mean, worst, at) = errors(&ticks);
     assert!(mean.abs() < 1.0, "mean PSS off by {mean:+.2}%");
