@@ -8,6 +8,9 @@
 //! reads every process's smaps_rollup in full for the reference. Printed
 //! per allocator: mean PSS estimated and read, the error of the mean and of
 //! the worst sample; then the tcmalloc/glibc ratio of both.
+//! `TREE_PSS_PGBENCH="-C -c 8 -T 15"` replaces the load's pgbench options
+//! (`-C`: a new connection per transaction, so backends come and go on
+//! every tick).
 
 use allocscope::alloc::Registry;
 use allocscope::sample::{descendants, Sampler, DEFAULT_BUDGET};
@@ -106,8 +109,9 @@ fn workload(
         "{preload}{postgres} -D {data} -p {port} -k {dir} -c listen_addresses=127.0.0.1 \
          >/dev/null 2>&1 & pid=$!; sleep 2; \
          {pgbench} -h 127.0.0.1 -p {port} -i -s 10 postgres >/dev/null 2>&1; \
-         {pgbench} -h 127.0.0.1 -p {port} -c 8 -T 15 postgres >/dev/null 2>&1; \
+         {pgbench} -h 127.0.0.1 -p {port} {load} postgres >/dev/null 2>&1; \
          kill $pid; wait",
+        load = std::env::var("TREE_PSS_PGBENCH").unwrap_or_else(|_| "-c 8 -T 15".to_string()),
         postgres = bin("postgres"),
         pgbench = bin("pgbench"),
         data = data.display(),
