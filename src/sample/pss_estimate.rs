@@ -28,7 +28,9 @@
 //! Both are approximations (what a leaving process shared may have been
 //! shared with another that leaves too, a joining one's share shrinks as
 //! it touches pages nobody maps), so a pass that the tree moved away from
-//! is `stale`, and the sampler redoes it early.
+//! is `stale`, and the sampler redoes it early; after a burst of
+//! newcomers or leavers it is `shaken`, and the sampler redoes it at once
+//! from budget kept in reserve.
 //!
 //! A process never read borrows its parent's shares (a forked child shares
 //! its parent's pages) for as much anon as the parent had, and counts anon
