@@ -247,6 +247,10 @@ pub struct Live {
     pub rss: RssParts,
 }
 
+/// What one process that left held of pages others map too, by kind, and
+/// how many others mapped those pages on average.
+type Departure = ([f64; 3], [f64; 3]);
+
 /// The last full read of every live process of the tree, and what changed
 /// in the tree since.
 #[derive(Debug, Default)]
@@ -257,7 +261,7 @@ pub struct PssEstimator {
     /// Per family, what processes that left since the last full pass held
     /// of pages others map too, by kind, and how many others mapped those
     /// pages on average.
-    departed: HashMap<u64, Vec<([f64; 3], [f64; 3])>>,
+    departed: HashMap<u64, Vec<Departure>>,
     /// The tree's shares over its last full read, for orphans never read.
     tree_shares: Option<Shares>,
     /// Per family, its processes at the last complete pass.
@@ -368,12 +372,12 @@ impl PssEstimator {
                 continue;
             }
             let learned = self.new_page_scale.entry(*id).or_default();
-            for k in 1..3 {
+            for (k, slot) in learned.iter_mut().enumerate().skip(1) {
                 let (r0, r1) = (before.rss[k], now.rss[k]);
                 let grown = r1 - r0;
                 if grown > MIN_GROWTH_BYTES.max(MIN_GROWTH_SHARE * r0) {
                     let share = ((now.pss[k] - before.pss[k]) / grown).clamp(0.0, 1.0);
-                    learned[k] = Some(share * (r0 + r1) / 2.0);
+                    *slot = Some(share * (r0 + r1) / 2.0);
                 }
             }
         }
@@ -677,6 +681,7 @@ impl PssEstimator {
                 // divided their pages with it.
                 continue;
             }
+            #[allow(clippy::needless_range_loop)] // k indexes est rows of several processes
             for k in 0..3 {
                 let held: f64 = givers.iter().map(|&i| est[i][k]).sum();
                 let loss = own[t].taken[k].min(held);
