@@ -94,6 +94,7 @@ pub fn parse_spec(text: &str) -> Result<Spec, AllocError> {
         None if head.is_empty() => {
             return Err(AllocError::UnknownAllocator {
                 name: String::new(),
+                builtins: super::known::names(),
             })
         }
         None => Target::Named(head.to_string()),
@@ -142,6 +143,28 @@ pub fn parse_spec(text: &str) -> Result<Spec, AllocError> {
     Ok(Spec { target, settings })
 }
 
+/// The allocator's own variables for its converted settings, in the style
+/// it reads them.
+fn allocator_variables(style: EnvStyle, own: Vec<(String, String)>) -> Vec<(String, String)> {
+    match style {
+        EnvStyle::GlibcTunables => {
+            let joined: Vec<String> = own
+                .iter()
+                .map(|(k, v)| format!("glibc.malloc.{k}={v}"))
+                .collect();
+            vec![("GLIBC_TUNABLES".to_string(), joined.join(":"))]
+        }
+        EnvStyle::MallocConf => {
+            let joined: Vec<String> = own.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+            vec![("MALLOC_CONF".to_string(), joined.join(","))]
+        }
+        EnvStyle::Prefixed(prefix) => own
+            .into_iter()
+            .map(|(k, v)| (format!("{prefix}{}", k.to_ascii_uppercase()), v))
+            .collect(),
+    }
+}
+
 /// Builds the launch environment for a parsed spec.
 ///
 /// `builtin` is `None` for a user library, which accepts only `env.*` keys.
@@ -188,30 +211,13 @@ pub fn build(
         let converted = keys::convert(allocator, &k, value, style)?;
         if k.kind == keys::Kind::ProbeTrim {
             // Done by the heap probe, which `probe::plan` loads for it.
-            extra.push((crate::probe::ENV_TRIM_MS.to_string(), converted));
+            extra.push((keys::PROBE_TRIM_MS_ENV.to_string(), converted));
             continue;
         }
         own.push((key.clone(), converted));
     }
     if let (Some(b), false) = (builtin, own.is_empty()) {
-        match b.env {
-            EnvStyle::GlibcTunables => {
-                let joined: Vec<String> = own
-                    .iter()
-                    .map(|(k, v)| format!("glibc.malloc.{k}={v}"))
-                    .collect();
-                env.push(("GLIBC_TUNABLES".to_string(), joined.join(":")));
-            }
-            EnvStyle::MallocConf => {
-                let joined: Vec<String> = own.iter().map(|(k, v)| format!("{k}:{v}")).collect();
-                env.push(("MALLOC_CONF".to_string(), joined.join(",")));
-            }
-            EnvStyle::Prefixed(prefix) => {
-                for (k, v) in own {
-                    env.push((format!("{prefix}{}", k.to_ascii_uppercase()), v));
-                }
-            }
-        }
+        env.extend(allocator_variables(b.env, own));
     }
     for (name, value) in extra {
         if env.iter().any(|(n, _)| *n == name) {

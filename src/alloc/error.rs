@@ -10,10 +10,9 @@ pub enum AllocError {
     #[error("empty allocator configuration; use NAME[:key=value,...] or LABEL=/path/to/lib.so")]
     EmptySpec,
     #[error(
-        "unknown allocator '{name}'; built-in: {}, or LABEL=/path/to/lib.so",
-        super::known::names()
+        "unknown allocator '{name}'; built-in: {builtins}, or LABEL=/path/to/lib.so"
     )]
-    UnknownAllocator { name: String },
+    UnknownAllocator { name: String, builtins: String },
     #[error(
         "invalid label '{label}' in '{spec}'; a label is letters, digits, '_', '-', '.' or '+'"
     )]

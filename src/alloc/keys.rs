@@ -28,6 +28,10 @@ pub enum Kind {
     ProbeTrim,
 }
 
+/// The variable a `Kind::ProbeTrim` value is written to: the heap probe,
+/// not the allocator, reads it (probe/PROTOCOL.md).
+pub const PROBE_TRIM_MS_ENV: &str = "ALLOCSCOPE_PROBE_TRIM_MS";
+
 /// One setting of a built-in allocator.
 #[derive(Debug, Clone, Copy)]
 pub struct Key {

@@ -93,7 +93,10 @@ impl Registry {
         match &spec.target {
             Target::Named(name) => {
                 let b = builtin(name)
-                    .ok_or_else(|| AllocError::UnknownAllocator { name: name.clone() })?;
+                    .ok_or_else(|| AllocError::UnknownAllocator {
+                    name: name.clone(),
+                    builtins: super::known::names(),
+                })?;
                 // Check the keys first: a typo is worth reporting even where
                 // the allocator is missing.
                 config::build(typed, &spec, b.name, Some(b), None, None)?;

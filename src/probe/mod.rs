@@ -19,7 +19,8 @@ use thiserror::Error;
 /// Variables read by the probe (see PROTOCOL.md).
 pub const ENV_SHM: &str = "ALLOCSCOPE_PROBE_SHM";
 pub const ENV_INTERVAL_MS: &str = "ALLOCSCOPE_PROBE_INTERVAL_MS";
-pub const ENV_TRIM_MS: &str = "ALLOCSCOPE_PROBE_TRIM_MS";
+/// Set by a configuration's `trim=DUR` key (the allocator table owns it).
+pub const ENV_TRIM_MS: &str = crate::alloc::keys::PROBE_TRIM_MS_ENV;
 
 static STATS_SO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/probe-stats.so"));
 static COUNT_SO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/probe-count.so"));
