@@ -6,8 +6,11 @@
 //! the sampler recording the trace may not have done); the estimate is
 //! checked against the reads.
 
-use super::*;
-use std::collections::BTreeMap;
+use super::baseline::Live;
+use super::estimator::PssEstimator;
+use super::parts::kinds;
+use crate::sample::proc::{Rollup, RssParts};
+use std::collections::{BTreeMap, HashMap};
 
 struct Row {
     pid: i32,
@@ -53,7 +56,7 @@ fn parse(text: &str) -> Vec<(f64, Vec<Row>)> {
         let pid = f[pid].parse().expect("pid");
         let family = *families
             .entry(pid)
-            .or_insert_with(|| super::super::proc::fnv1a(f[comm].as_bytes()));
+            .or_insert_with(|| crate::sample::proc::fnv1a(f[comm].as_bytes()));
         ticks.entry(t_ms).or_default().push(Row {
             pid,
             ppid: f[ppid].parse().expect("ppid"),
@@ -181,14 +184,14 @@ fn errors(ticks: &[Tick]) -> (f64, f64, f64) {
 /// back none of the anon it shared with the postmaster.
 #[test]
 fn postgres_trace_replays_within_its_measured_error() {
-    let Replay { ticks, probes } = replay(include_str!("fixtures/pss_trace_postgres.csv"), true);
+    let Replay { ticks, probes } = replay(include_str!("../fixtures/pss_trace_postgres.csv"), true);
     assert_eq!(ticks.len(), 104);
     assert!((5..=30).contains(&probes), "{probes} probes");
     let (mean, worst, at) = errors(&ticks);
     assert!(mean.abs() < 1.0, "mean PSS off by {mean:+.2}%");
     assert!(worst < 10.0, "a tick off by {worst:.1}% at {at} s");
     // Without probes, the growth after the backends joined is guessed.
-    let Replay { ticks, .. } = replay(include_str!("fixtures/pss_trace_postgres.csv"), false);
+    let Replay { ticks, .. } = replay(include_str!("../fixtures/pss_trace_postgres.csv"), false);
     let (_, unprobed, _) = errors(&ticks);
     assert!(unprobed > 20.0, "unprobed worst tick {unprobed:.1}%");
 }
