@@ -32,11 +32,11 @@ fn chromium(profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
 
 #[test]
 fn demo_html_report_opens_in_headless_chromium_without_errors() {
-    if !Path::new(CHROMIUM).exists() {
-        println!(
-            "SKIP demo_html_report_opens_in_headless_chromium_without_errors: {CHROMIUM} not \
-             found; install it with `apt-get install chromium` (scripts/bootstrap does so as root)"
-        );
+    if !require(
+        Path::new(CHROMIUM).exists(),
+        CHROMIUM,
+        "apt-get install chromium",
+    ) {
         return;
     }
     let scratch = Scratch::new();

@@ -127,24 +127,96 @@ pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-/// The allocator libraries installed on this machine, by the names allocscope uses.
+/// Whether a dependency the test needs is here. When it is not: under
+/// `CI=true` the test fails, naming what to install (`scripts/bootstrap
+/// --test` installs all of it); elsewhere it says why it is skipped and the
+/// caller returns.
+pub fn require(present: bool, what: &str, install: &str) -> bool {
+    if !present {
+        fail_under_ci(what, install);
+        eprintln!("skipped: {what} is missing: {install}");
+    }
+    present
+}
+
+/// Under `CI=true`, a missing dependency fails the test.
+fn fail_under_ci(what: &str, install: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("CI=true and {what} is missing: {install} (scripts/bootstrap --test does)");
+    }
+}
+
+/// `require` for a program on PATH from a Debian package.
+pub fn require_program(program: &str, package: &str) -> bool {
+    require(
+        on_path(program),
+        &format!("`{program}`"),
+        &format!("apt-get install {package}"),
+    )
+}
+
+/// `require` for root, which some tests need to set up another user's
+/// process or daemons.
+pub fn require_root(why: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    require(root, &format!("root ({why})"), "run the tests as root")
+}
+
+/// Whether `program` is an executable on PATH.
+pub fn on_path(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The built-in allocators besides glibc: name, soname, Debian package.
+const PACKAGED_ALLOCATORS: [(&str, &str, &str); 3] = [
+    ("jemalloc", "libjemalloc.so.2", "libjemalloc2"),
+    ("tcmalloc", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4"),
+    ("mimalloc", "libmimalloc.so.2", "libmimalloc2.0"),
+];
+
+/// The allocator libraries installed on this machine, by the names
+/// allocscope uses. The "every installed allocator" tests need all four
+/// under `CI=true`: one missing fails them, naming its package; elsewhere
+/// they go on with those installed and say which they leave out.
 pub fn installed_allocators() -> Vec<&'static str> {
+    let listing = ldconfig_listing();
+    let mut found = vec!["glibc"];
+    for (name, soname, package) in PACKAGED_ALLOCATORS {
+        if listing.contains(soname) {
+            found.push(name);
+        } else {
+            let install = format!("apt-get install {package}");
+            fail_under_ci(&format!("{name} ({soname})"), &install);
+            eprintln!("testing without {name}: {install}");
+        }
+    }
+    found
+}
+
+/// `require` for one packaged allocator.
+pub fn require_allocator(name: &str) -> bool {
+    let (_, soname, package) = PACKAGED_ALLOCATORS
+        .into_iter()
+        .find(|a| a.0 == name)
+        .unwrap_or_else(|| panic!("{name} is not a packaged allocator"));
+    require(
+        ldconfig_listing().contains(soname),
+        &format!("{name} ({soname})"),
+        &format!("apt-get install {package}"),
+    )
+}
+
+/// What `ldconfig -p` prints: the libraries the loader finds.
+fn ldconfig_listing() -> String {
     let listing = Command::new("ldconfig")
         .arg("-p")
         .output()
         .expect("ldconfig runs");
-    let text = String::from_utf8_lossy(&listing.stdout);
-    let mut found = vec!["glibc"];
-    for (name, soname) in [
-        ("jemalloc", "libjemalloc.so.2"),
-        ("tcmalloc", "libtcmalloc_minimal.so.4"),
-        ("mimalloc", "libmimalloc.so.2"),
-    ] {
-        if text.contains(soname) {
-            found.push(name);
-        }
-    }
-    found
+    String::from_utf8_lossy(&listing.stdout).into_owned()
 }
 
 pub fn configs(json: &Value) -> &Vec<Value> {
@@ -172,12 +244,9 @@ pub fn every_allocator_args() -> Vec<String> {
 
 /// A copy of tests/programs/NAME.c's binary owned by nobody with the setuid
 /// bit, so the kernel runs it in secure mode (its effective uid differs from
-/// ours) and the loader ignores LD_PRELOAD. None, with a message, when not
-/// root.
+/// ours) and the loader ignores LD_PRELOAD. None when not root (`require`).
 pub fn setuid_copy(scratch: &Scratch, name: &str) -> Option<PathBuf> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: making a set-user-ID program for another user needs root");
+    if !require_root("to make a set-user-ID program for another user") {
         return None;
     }
     let copy = scratch.path(&format!("setuid-{name}"));

@@ -270,8 +270,7 @@ fn signal_storm_runs_ok_under_the_probe_in_both_modes() {
 
 #[test]
 fn stats_mode_on_an_allocator_without_counters_says_to_use_count() {
-    if !installed_allocators().contains(&"mimalloc") {
-        eprintln!("skipped: mimalloc is not installed");
+    if !require_allocator("mimalloc") {
         return;
     }
     let hold = program("hold");

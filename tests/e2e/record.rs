@@ -281,9 +281,7 @@ fn a_pid_that_does_not_exist_or_cannot_be_read_exits_2_with_the_reason() {
         stderr(&missing)
     );
     assert!(!scratch.db().exists(), "nothing stored for a bad pid");
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: recording another user's process as an unprivileged user needs root to set up");
+    if !require_root("to set up another user's process and record it unprivileged") {
         return;
     }
     let sleeper = Guard(Command::new("sleep").arg("30").spawn().expect("sleep"));

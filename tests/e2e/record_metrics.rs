@@ -31,13 +31,6 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     head.starts_with("HTTP/1.1 200").then(|| body.to_string())
 }
 
-fn installed(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 #[test]
 fn metrics_pass_promtool_and_a_real_prometheus_scrapes_them() {
@@ -74,8 +67,8 @@ fn metrics_pass_promtool_and_a_real_prometheus_scrapes_them() {
         "no metrics: {body}"
     );
     assert!(body.contains(r#"allocscope_rss_bytes{recording="web \"1\"",config="attached"} "#));
-    if !installed("promtool") || !installed("prometheus") {
-        eprintln!("skipped: promtool/prometheus missing (Debian package prometheus)");
+    if !require_program("promtool", "prometheus") || !require_program("prometheus", "prometheus")
+    {
         return;
     }
     let mut check = Command::new("promtool")

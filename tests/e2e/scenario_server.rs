@@ -285,8 +285,11 @@ fn server_serves_http11_and_exits_zero_on_sigterm() {
 
 #[test]
 fn server_works_under_preloaded_jemalloc() {
-    if !std::path::Path::new(JEMALLOC).exists() {
-        eprintln!("skipped: {JEMALLOC} is not installed");
+    if !crate::common::require(
+        std::path::Path::new(JEMALLOC).exists(),
+        JEMALLOC,
+        "apt-get install libjemalloc2",
+    ) {
         return;
     }
     let server = Server::start(&[("LD_PRELOAD", JEMALLOC)], &[]);

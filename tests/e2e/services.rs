@@ -212,11 +212,10 @@ fn server_that_never_becomes_ready_fails_with_its_stderr_and_the_others_go_on() 
         "if [ -n \"$LD_PRELOAD\" ]; then exec {ALLOCSCOPE} workload server --port {port}; \
          else echo 'bind: permission denied' >&2; sleep 30; fi"
     );
-    let allocators = installed_allocators();
-    let Some(preloaded) = allocators.iter().find(|a| **a != "glibc") else {
-        eprintln!("skipped: needs one preloadable allocator");
+    if !crate::common::require_allocator("jemalloc") {
         return;
-    };
+    }
+    let preloaded = "jemalloc";
     let url = format!("http://127.0.0.1:{port}/health");
     let mut options = strings(&["--server", "--http", &url, "--requests", "200"]);
     options.extend(strings(&[
@@ -397,14 +396,10 @@ fn service_flags_without_server_or_load_are_refused() {
 /// load, under every installed allocator.
 #[test]
 fn redis_server_with_redis_benchmark_under_every_installed_allocator() {
-    let which = |name: &str| {
-        std::process::Command::new("sh")
-            .args(["-c", &format!("command -v {name}")])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if !which("redis-server") || !which("redis-benchmark") {
-        eprintln!("skipped: redis-server and redis-benchmark are not installed (apt-get install redis-server)");
+    use crate::common::require_program;
+    if !require_program("redis-server", "redis-server")
+        || !require_program("redis-benchmark", "redis-tools")
+    {
         return;
     }
     let _heavy = crate::common::one_heavy_test_at_a_time();

@@ -23,18 +23,18 @@ impl SlurmCluster {
     /// Starts the daemons and waits until the node is idle; `None`, with
     /// the reason, where Slurm is not installed or we are not root.
     pub fn start() -> Option<SlurmCluster> {
-        for daemon in ["munged", "slurmctld", "slurmd", "sbatch"] {
-            if !on_path(daemon) {
-                eprintln!(
-                    "skipped: {daemon} is not installed (scripts/bootstrap --test installs \
-                     slurm-wlm and munge)"
-                );
+        use crate::common::{require_program, require_root};
+        for (daemon, package) in [
+            ("munged", "munge"),
+            ("slurmctld", "slurm-wlm"),
+            ("slurmd", "slurm-wlm"),
+            ("sbatch", "slurm-wlm"),
+        ] {
+            if !require_program(daemon, package) {
                 return None;
             }
         }
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: the test Slurm cluster runs its daemons as root");
+        if !require_root("the test Slurm cluster runs its daemons as root") {
             return None;
         }
         // The rounds run one at a time on the single node; two clusters
@@ -136,12 +136,6 @@ impl Drop for SlurmCluster {
             }
         }
     }
-}
-
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
-        || Path::new("/usr/sbin").join(program).is_file()
 }
 
 fn free_port() -> u16 {
