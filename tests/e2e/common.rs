@@ -174,7 +174,11 @@ pub fn on_path(program: &str) -> bool {
 /// The built-in allocators besides glibc: name, soname, Debian package.
 const PACKAGED_ALLOCATORS: [(&str, &str, &str); 3] = [
     ("jemalloc", "libjemalloc.so.2", "libjemalloc2"),
-    ("tcmalloc", "libtcmalloc_minimal.so.4", "libtcmalloc-minimal4"),
+    (
+        "tcmalloc",
+        "libtcmalloc_minimal.so.4",
+        "libtcmalloc-minimal4",
+    ),
     ("mimalloc", "libmimalloc.so.2", "libmimalloc2.0"),
 ];
 

@@ -31,7 +31,6 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     head.starts_with("HTTP/1.1 200").then(|| body.to_string())
 }
 
-
 #[test]
 fn metrics_pass_promtool_and_a_real_prometheus_scrapes_them() {
     let scratch = Scratch::new();
@@ -67,8 +66,7 @@ fn metrics_pass_promtool_and_a_real_prometheus_scrapes_them() {
         "no metrics: {body}"
     );
     assert!(body.contains(r#"allocscope_rss_bytes{recording="web \"1\"",config="attached"} "#));
-    if !require_program("promtool", "prometheus") || !require_program("prometheus", "prometheus")
-    {
+    if !require_program("promtool", "prometheus") || !require_program("prometheus", "prometheus") {
         return;
     }
     let mut check = Command::new("promtool")

@@ -5,7 +5,9 @@
 //! usable line; and redis-server with redis-benchmark under every installed
 //! allocator when Debian's redis-server is installed.
 
-use crate::common::{config, configs, installed_allocators, runs, stderr, stdout, Scratch};
+use crate::common::{
+    config, configs, require_allocator, require_program, runs, stderr, stdout, Scratch,
+};
 use serde_json::Value;
 use std::net::TcpListener;
 
@@ -212,7 +214,7 @@ fn server_that_never_becomes_ready_fails_with_its_stderr_and_the_others_go_on() 
         "if [ -n \"$LD_PRELOAD\" ]; then exec {ALLOCSCOPE} workload server --port {port}; \
          else echo 'bind: permission denied' >&2; sleep 30; fi"
     );
-    if !crate::common::require_allocator("jemalloc") {
+    if !require_allocator("jemalloc") {
         return;
     }
     let preloaded = "jemalloc";
@@ -396,7 +398,6 @@ fn service_flags_without_server_or_load_are_refused() {
 /// load, under every installed allocator.
 #[test]
 fn redis_server_with_redis_benchmark_under_every_installed_allocator() {
-    use crate::common::require_program;
     if !require_program("redis-server", "redis-server")
         || !require_program("redis-benchmark", "redis-tools")
     {
