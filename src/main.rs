@@ -20,11 +20,7 @@ fn main() {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {}", one_line(&error));
-            if error.downcast_ref::<UsageError>().is_some()
-                || error
-                    .downcast_ref::<allocscope::cluster::Refused>()
-                    .is_some()
-            {
+            if error.downcast_ref::<UsageError>().is_some() {
                 2
             } else {
                 1

@@ -1,7 +1,7 @@
 //! The user's mistakes: every error that means "the command line is wrong"
-//! (exit code 2), each message naming the mistake and the fix. Its own
-//! module so that any module may report one without depending on `options`
-//! or `cli`.
+//! (exit code 2), each message naming the mistake and the fix. The one
+//! user-error type: its own module, depending on nothing but `units`, so
+//! that any module may report one without depending on `options` or `cli`.
 
 use crate::units::UnitError;
 use thiserror::Error;
@@ -46,8 +46,9 @@ pub enum UsageError {
     UnknownScenario { given: String, known: String },
     #[error("--mark '{pattern}' is not a valid regex: {reason}; escape special characters such as ( [ . + with a backslash")]
     MarkRegex { pattern: String, reason: String },
-    #[error(transparent)]
-    HeapMode(#[from] crate::probe::HeapModeError),
+    /// `--heap=MODE` with an unknown mode; the message lists the modes.
+    #[error("{0}")]
+    HeapMode(String),
     /// A `--server` flag that is missing, contradictory or malformed.
     #[error("{0}")]
     Service(String),
@@ -61,9 +62,9 @@ pub enum UsageError {
     /// A mistake in the round schedule, a `--metric` or a judging flag.
     #[error("{0}")]
     Rounds(String),
-    #[error(
-        "no allocator configuration is available; install {}, or pass -a glibc",
-        crate::alloc::known::packages_to_install()
-    )]
-    NoConfigs,
+    /// A mistake with a cluster plan, a shard or an engine's flags.
+    #[error("{0}")]
+    Cluster(String),
+    #[error("no allocator configuration is available; install {packages}, or pass -a glibc")]
+    NoConfigs { packages: String },
 }

@@ -7,7 +7,7 @@
 
 use super::facts::{RoundFacts, MERGED};
 use super::shard::{Shard, PLAN_ID};
-use super::Refused;
+use crate::usage_error::UsageError;
 use crate::store::Store;
 use anyhow::Context;
 
@@ -21,7 +21,7 @@ pub struct Merged {
 }
 
 /// All shards must carry one plan id (and `expected`'s, when given).
-pub fn check_one_plan(shards: &[Shard], expected: Option<&str>) -> Result<(), Refused> {
+pub fn check_one_plan(shards: &[Shard], expected: Option<&str>) -> Result<(), UsageError> {
     let Some(first) = shards.first() else {
         return Ok(());
     };
@@ -33,7 +33,7 @@ pub fn check_one_plan(shards: &[Shard], expected: Option<&str>) -> Result<(), Re
         ),
     };
     match shards.iter().find(|s| s.plan_id != plan) {
-        Some(foreign) => Err(Refused(format!(
+        Some(foreign) => Err(UsageError::Cluster(format!(
             "shard '{}' belongs to plan {}, not to plan {plan} of {source}; merge each \
              plan's shards in a merge of their own",
             foreign.path.display(),
@@ -87,7 +87,7 @@ pub fn merge_shards(store: &mut Store, shards: &[Shard]) -> anyhow::Result<Merge
             e.configs.iter().map(|c| c.config.name.clone()).collect()
         };
         if names(&shard.experiment) != names(&target) {
-            return Err(Refused(format!(
+            return Err(UsageError::Cluster(format!(
                 "shard '{}' has configurations {:?} but experiment {experiment_id} has {:?}; \
                  it was not written for this plan",
                 shard.path.display(),

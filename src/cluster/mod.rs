@@ -12,8 +12,3 @@ pub mod plan_file;
 pub mod shard;
 pub mod slurm;
 
-/// A mistake the user can fix (a foreign shard, a missing flag): printed on
-/// one line, exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct Refused(pub String);

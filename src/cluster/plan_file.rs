@@ -4,7 +4,7 @@
 //! `compare` would, against its own allocators; and a plan id that every
 //! shard carries, so shards of different plans are never mixed.
 
-use super::Refused;
+use crate::usage_error::UsageError;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
@@ -55,17 +55,17 @@ impl ClusterPlan {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading plan '{shown}' (is it on a shared filesystem?)"))?;
         let value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| Refused(format!("'{shown}' is not a plan file: {e}")))?;
+            .map_err(|e| UsageError::Cluster(format!("'{shown}' is not a plan file: {e}")))?;
         let format = value.get("format").and_then(|f| f.as_u64()).unwrap_or(0);
         if format > u64::from(PLAN_FORMAT) {
-            return Err(Refused(format!(
+            return Err(UsageError::Cluster(format!(
                 "plan '{shown}' has format {format}, but this allocscope reads format \
                  {PLAN_FORMAT}; run the same allocscope version on every node"
             ))
             .into());
         }
         serde_json::from_value(value)
-            .map_err(|e| Refused(format!("'{shown}' is not a plan file: {e}")).into())
+            .map_err(|e| UsageError::Cluster(format!("'{shown}' is not a plan file: {e}")).into())
     }
 
     /// The directory name and Job name part: short, and safe in both.
@@ -108,7 +108,7 @@ pub fn node_arguments(argv: &[OsString]) -> anyhow::Result<Vec<String>> {
         .iter()
         .map(|a| {
             a.to_str().map(str::to_string).ok_or_else(|| {
-                Refused(format!(
+                UsageError::Cluster(format!(
                     "argument {} is not UTF-8; a cluster plan keeps its arguments as text",
                     a.to_string_lossy()
                 ))

@@ -5,7 +5,7 @@
 //! shard, or a round that did not finish are refused with the fix.
 
 use super::facts::RoundFacts;
-use super::Refused;
+use crate::usage_error::UsageError;
 use crate::model::StoredExperiment;
 use crate::store::{schema_version_of, Store, SCHEMA_VERSION};
 use std::path::{Path, PathBuf};
@@ -28,12 +28,12 @@ impl Shard {
     pub fn open(path: &Path) -> anyhow::Result<Shard> {
         let shown = path.display();
         if !path.is_file() {
-            return Err(Refused(format!("shard '{shown}' does not exist")).into());
+            return Err(UsageError::Cluster(format!("shard '{shown}' does not exist")).into());
         }
         let version = schema_version_of(path)
-            .map_err(|_| Refused(format!("'{shown}' is not a shard (not an SQLite store)")))?;
+            .map_err(|_| UsageError::Cluster(format!("'{shown}' is not a shard (not an SQLite store)")))?;
         if version > SCHEMA_VERSION {
-            return Err(Refused(format!(
+            return Err(UsageError::Cluster(format!(
                 "shard '{shown}' has store schema {version}, newer than the {SCHEMA_VERSION} \
                  this allocscope reads; merge with the allocscope that wrote it, or upgrade"
             ))
@@ -41,7 +41,7 @@ impl Shard {
         }
         let store = Store::open(path)?;
         let experiment = store.load_experiment(None).map_err(|_| {
-            Refused(format!(
+            UsageError::Cluster(format!(
                 "'{shown}' holds no experiment; give the shards `allocscope cell` wrote"
             ))
         })?;
@@ -53,7 +53,7 @@ impl Shard {
                 .and_then(|(_, v)| v.clone())
         };
         let not_a_shard = || {
-            Refused(format!(
+            UsageError::Cluster(format!(
                 "'{shown}' is a store, not a shard of a cluster plan (it has no plan id); \
                  merge only files `allocscope cell` wrote"
             ))
@@ -63,7 +63,7 @@ impl Shard {
             .and_then(|r| r.parse::<u32>().ok())
             .ok_or_else(not_a_shard)?;
         if experiment.status != "complete" {
-            return Err(Refused(format!(
+            return Err(UsageError::Cluster(format!(
                 "shard '{shown}' holds round {round} {} (not finished); run its cell again",
                 experiment.status
             ))

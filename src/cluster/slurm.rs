@@ -6,7 +6,7 @@
 //! array with `scancel`. Only the Slurm commands are spoken to, never the
 //! daemons.
 
-use super::Refused;
+use crate::usage_error::UsageError;
 use anyhow::Context;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -75,7 +75,7 @@ fn shell_quote(text: &str) -> String {
 /// Runs one Slurm command; its stdout, or why it failed.
 fn slurm(program: &str, args: &[String]) -> anyhow::Result<String> {
     let output = Command::new(program).args(args).output().map_err(|e| {
-        Refused(format!(
+        UsageError::Cluster(format!(
             "cannot run {program} ({e}); --executor slurm needs the Slurm client commands \
              on the PATH (package slurm-client)"
         ))

@@ -7,8 +7,10 @@
 use crate::cli::{CellArgs, Cli, Command};
 use crate::cluster::plan_file::ClusterPlan;
 use crate::cluster::shard::{CPU_MODEL, PLAN_ID, ROUND};
-use crate::cluster::{facts, Refused};
-use crate::options::{parse_count, CompareSettings};
+use crate::cluster::facts;
+use crate::usage_error::UsageError;
+use crate::options::parse::parse_count;
+use crate::options::CompareSettings;
 use crate::store::Store;
 use anyhow::Context;
 use clap::Parser;
@@ -21,7 +23,7 @@ pub fn cell(args: &CellArgs) -> anyhow::Result<i32> {
     let plan = ClusterPlan::read(&args.plan)?;
     let round = parse_count("--round", &args.round, 0)?;
     if round >= plan.rounds {
-        return Err(Refused(format!(
+        return Err(UsageError::Cluster(format!(
             "--round {round} is outside plan {} (rounds 0 to {})",
             plan.plan_id,
             plan.rounds.saturating_sub(1)
@@ -33,7 +35,7 @@ pub fn cell(args: &CellArgs) -> anyhow::Result<i32> {
         .map(String::from)
         .chain(plan.args.iter().cloned());
     let cli = Cli::try_parse_from(words).map_err(|e| {
-        Refused(format!(
+        UsageError::Cluster(format!(
             "plan '{}' has arguments this allocscope does not accept ({}); run the same \
              allocscope version on every node",
             args.plan.display(),
@@ -41,7 +43,7 @@ pub fn cell(args: &CellArgs) -> anyhow::Result<i32> {
         ))
     })?;
     let Command::Compare(compare_args) = cli.command else {
-        return Err(Refused(format!("'{}' is not a compare plan", args.plan.display())).into());
+        return Err(UsageError::Cluster(format!("'{}' is not a compare plan", args.plan.display())).into());
     };
     let settings = CompareSettings::from_args(&compare_args, &crate::alloc::Registry::discover())?;
     for warning in &settings.warnings {

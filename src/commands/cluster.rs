@@ -5,7 +5,7 @@
 use crate::cli::{ClusterArgs, CompareArgs};
 use crate::cluster::k8s::IndexedJob;
 use crate::cluster::plan_file::{node_arguments, ClusterPlan};
-use crate::cluster::Refused;
+use crate::usage_error::UsageError;
 use crate::options::CompareSettings;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -27,13 +27,13 @@ pub fn is_remote(args: &ClusterArgs) -> anyhow::Result<bool> {
             ];
             match given.iter().find(|(_, set)| *set) {
                 Some((flag, _)) => {
-                    Err(Refused(format!("{flag} applies only with --executor slurm or k8s")).into())
+                    Err(UsageError::Cluster(format!("{flag} applies only with --executor slurm or k8s")).into())
                 }
                 None => Ok(false),
             }
         }
         Some("slurm" | "k8s") => Ok(true),
-        Some(other) => Err(Refused(format!(
+        Some(other) => Err(UsageError::Cluster(format!(
             "--executor {other} is not an engine; use local, slurm or k8s"
         ))
         .into()),
@@ -46,10 +46,10 @@ pub fn compare(args: &CompareArgs, settings: &CompareSettings) -> anyhow::Result
     }
     let k8s = args.cluster.executor.as_deref() == Some("k8s");
     if k8s && (args.cluster.image.is_none() || args.cluster.k8s_volume_claim.is_none()) {
-        return Err(Refused(K8S_NEEDS.to_string()).into());
+        return Err(UsageError::Cluster(K8S_NEEDS.to_string()).into());
     }
     if let crate::options::rounds::Schedule::Auto { .. } = settings.rounds.schedule {
-        return Err(Refused(
+        return Err(UsageError::Cluster(
             "--executor runs a fixed number of rounds, one job per round; give --runs N (e.g. -r 5)"
                 .to_string(),
         )
@@ -88,7 +88,7 @@ fn kubernetes(
     db: &Path,
 ) -> anyhow::Result<i32> {
     let (Some(image), Some(claim)) = (&args.image, &args.k8s_volume_claim) else {
-        return Err(Refused(K8S_NEEDS.to_string()).into());
+        return Err(UsageError::Cluster(K8S_NEEDS.to_string()).into());
     };
     let job = IndexedJob {
         plan,

@@ -5,7 +5,8 @@ use crate::cli::DemoArgs;
 use crate::options::export::{
     beside_the_csv, Destination, Export, ExportList, Format, OutputSettings,
 };
-use crate::options::{parse_count, parse_marks, service, CompareSettings};
+use crate::options::parse::{parse_count, parse_marks};
+use crate::options::{service, CompareSettings};
 use crate::usage_error::UsageError;
 use std::ffi::OsString;
 use std::path::Path;
@@ -140,7 +141,9 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<i32> {
             destination: Destination::Path(path.to_path_buf()),
         };
         let (configs, warnings) = registry.default_configs();
-        let baseline = configs.first().ok_or(UsageError::NoConfigs)?.name.clone();
+        let baseline = configs.first().ok_or_else(|| UsageError::NoConfigs {
+            packages: crate::alloc::known::packages_to_install(),
+        })?.name.clone();
         let settings = CompareSettings {
             configs,
             warnings,

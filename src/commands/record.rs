@@ -79,7 +79,7 @@ fn default_name(target: &RecordTarget) -> String {
             let stem = program
                 .file_name()
                 .map_or("command".into(), |n| n.to_string_lossy().into_owned());
-            format!("{stem}-{}", super::compare::slug(&config.name))
+            format!("{stem}-{}", super::logs::slug(&config.name))
         }
     }
 }

@@ -6,12 +6,12 @@
 //! `--max-runs` and `--max-time` end it whichever comes first. Every run is
 //! stored as soon as it ends, so Ctrl-C keeps the finished ones.
 
-use super::compare::Matrix;
-use super::session::{Session, Step};
+use super::session::{Matrix, Session, Step};
 use crate::model::StoredExperiment;
 use crate::options::rounds::Schedule;
 use crate::options::CompareSettings;
 use crate::plan::PlannedRun;
+use crate::run::Interrupt;
 use crate::store::Store;
 use std::time::Instant;
 
@@ -44,11 +44,20 @@ pub(crate) fn run_rounds(
     let total = configs * (settings.warmup + max_rounds) as usize;
     let began = Instant::now();
     let environment = settings.judge.to_environment();
-    let mut session = Session::start(settings, quiet, store, started_at, &environment, total)?;
+    let interrupt = Interrupt::install()?;
+    let mut session = Session::start(
+        settings,
+        quiet,
+        &interrupt,
+        store,
+        started_at,
+        &environment,
+        total,
+    )?;
     let warmups = crate::plan::interleaved(configs, 0, settings.warmup);
     for planned in &warmups {
-        if session.run(planned)? == Step::Interrupted {
-            return session.finish(true);
+        if session.run(store, planned)? == Step::Interrupted {
+            return finish(session, store, true);
         }
     }
     let mut dropped = vec![false; configs];
@@ -71,15 +80,15 @@ pub(crate) fn run_rounds(
                 repetition: round,
                 warmup: false,
             };
-            if session.run(&planned)? == Step::Interrupted {
-                return session.finish(true);
+            if session.run(store, &planned)? == Step::Interrupted {
+                return finish(session, store, true);
             }
         }
         if !matches!(schedule, Schedule::Auto { .. }) || round < crate::analyze::decide::FIRST_LOOK
         {
             continue;
         }
-        let decision = judge(session.load()?)?;
+        let decision = judge(store.load_experiment(Some(session.experiment_id()))?)?;
         for &c in &decision.dropped {
             if let Some(flag) = dropped.get_mut(c) {
                 *flag = true;
@@ -90,7 +99,18 @@ pub(crate) fn run_rounds(
             break;
         }
     }
-    session.finish(false)
+    finish(session, store, false)
+}
+
+fn finish(session: Session, store: &mut Store, interrupted: bool) -> anyhow::Result<Matrix> {
+    let matrix = session.finish(interrupted);
+    let status = if interrupted {
+        "interrupted"
+    } else {
+        "complete"
+    };
+    store.finish_experiment(matrix.experiment_id, status)?;
+    Ok(matrix)
 }
 
 /// `round 3: open: jemalloc (memory 0.98x [0.95, 1.01] straddles 0.97x);

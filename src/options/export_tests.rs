@@ -105,7 +105,7 @@ fn exports_a_command_does_not_render_are_refused() {
         .map_err(|e| e.to_string());
     assert_eq!(refused, Err("no --export-markdown".to_string()));
     let json_only = ExportList::parse(&args(&["--export-json", "-"])).unwrap_or_default();
-    let taken = json_only.supported(only_json, |_| UsageError::NoConfigs);
+    let taken = json_only.supported(only_json, |_| UsageError::NoCommand);
     assert_eq!(taken.ok(), Some(vec![Format::Json { samples: false }]));
 }
 

@@ -1,11 +1,26 @@
 //! `--ready` and `--ready-log` checked: how a run decides that the server is
 //! up, and the check that nothing else answers on its address before it starts.
 
-use super::service::{resolve, service, target, LoadSpec, Readiness};
 use crate::load::Target;
 use crate::usage_error::UsageError;
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
+
+/// How a run decides that the server is up.
+#[derive(Debug, Clone)]
+pub enum Readiness {
+    /// It accepts a TCP connection.
+    Tcp(SocketAddr),
+    /// A GET of `path` answers 2xx.
+    Http {
+        addr: SocketAddr,
+        host_header: String,
+        path: String,
+    },
+    /// A line of its stdout or stderr matches.
+    Log(regex::Regex),
+}
+
 
 /// `--ready-log`, else `--ready`, else the load's own address over TCP.
 pub(super) fn readiness(
@@ -68,15 +83,17 @@ pub(super) fn readiness(
 
 /// The server has not started yet, so anything already answering on its
 /// address is another process: the runs would measure that one instead.
-pub(super) fn refuse_ports_in_use(ready: &Readiness, load: &LoadSpec) -> Result<(), UsageError> {
+/// `load_address` is where the built-in generator sends its requests.
+pub(super) fn refuse_ports_in_use(
+    ready: &Readiness,
+    load_address: Option<SocketAddr>,
+) -> Result<(), UsageError> {
     let mut addrs = Vec::new();
     match ready {
         Readiness::Tcp(addr) | Readiness::Http { addr, .. } => addrs.push(*addr),
         Readiness::Log(_) => {}
     }
-    if let LoadSpec::Generator(plan) = load {
-        addrs.push(plan.target_addr);
-    }
+    addrs.extend(load_address);
     addrs.dedup();
     for addr in addrs {
         if TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_ok() {
@@ -89,4 +106,21 @@ pub(super) fn refuse_ports_in_use(ready: &Readiness, load: &LoadSpec) -> Result<
         }
     }
     Ok(())
+}
+
+fn service(message: String) -> UsageError {
+    UsageError::Service(message)
+}
+
+pub(super) fn target(flag: &str, url: &str) -> Result<Target, UsageError> {
+    Target::parse(url).map_err(|e| service(format!("{flag} '{url}': {e}")))
+}
+
+pub(super) fn resolve(flag: &str, target: &Target) -> Result<SocketAddr, UsageError> {
+    target.addr().map_err(|e| {
+        service(format!(
+            "{flag}: host '{}' cannot be resolved ({e}); use an IP address such as 127.0.0.1",
+            target.host
+        ))
+    })
 }

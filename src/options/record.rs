@@ -2,7 +2,7 @@
 //! (a running process, or a command started under one configuration), how
 //! often, for how long, and where to serve its values for Prometheus.
 
-use super::{parse_interval, parse_timeout, resolve_command};
+use super::parse::{parse_interval, parse_timeout, resolve_command};
 use crate::cli::RecordArgs;
 use crate::model::Config;
 use crate::sample::proc;

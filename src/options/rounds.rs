@@ -3,8 +3,9 @@
 //! settings shared by `compare` and `report` (`--min-saving`,
 //! `--memory-metric`, `--perf-metric`, with `--max-slowdown`), checked.
 
-use super::UsageError;
+use super::parse::{parse_count, parse_timeout};
 use crate::cli::{JudgeArgs, RoundArgs};
+use crate::usage_error::UsageError;
 use crate::user_metric::{parse_spec, UserMetric};
 use std::time::Duration;
 
@@ -44,11 +45,11 @@ fn rounds_error(message: String) -> UsageError {
 /// `--runs N|auto`, `--max-runs N` (>= 2), `--max-time DUR`, `--metric`,
 /// `--higher-is-better` (each naming a `--metric`).
 pub fn parse_rounds(runs: &str, args: &RoundArgs) -> Result<RoundSettings, UsageError> {
-    let max_runs = super::parse_count("--max-runs", &args.max_runs, 2)?;
+    let max_runs = parse_count("--max-runs", &args.max_runs, 2)?;
     let schedule = if runs.trim().eq_ignore_ascii_case("auto") {
         Schedule::Auto { max_runs }
     } else {
-        Schedule::Fixed(super::parse_count("--runs", runs, 1).map_err(|_| {
+        Schedule::Fixed(parse_count("--runs", runs, 1).map_err(|_| {
             rounds_error(format!(
                 "--runs '{runs}' is neither a count nor auto; use a whole number 1 or more \
                  (e.g. --runs 5) or --runs auto"
@@ -58,7 +59,7 @@ pub fn parse_rounds(runs: &str, args: &RoundArgs) -> Result<RoundSettings, Usage
     let max_time = args
         .max_time
         .as_deref()
-        .map(super::parse_timeout)
+        .map(parse_timeout)
         .transpose()?;
     let mut metrics: Vec<UserMetric> = Vec::new();
     for spec in &args.metric {

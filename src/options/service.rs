@@ -3,8 +3,9 @@
 //! settle and how to stop it. A mistake is a `UsageError` naming the flag
 //! and the fix, reported before anything starts.
 
-use super::parse_count;
-use super::ready::{readiness, refuse_ports_in_use};
+use super::parse::parse_count;
+pub use super::ready::Readiness;
+use super::ready::{readiness, refuse_ports_in_use, resolve, target};
 use crate::cli::ServiceArgs;
 use crate::load::{self, Target};
 use crate::model::ServiceInfo;
@@ -13,21 +14,6 @@ use crate::usage_error::UsageError;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// How a run decides that the server is up.
-#[derive(Debug, Clone)]
-pub enum Readiness {
-    /// It accepts a TCP connection.
-    Tcp(SocketAddr),
-    /// A GET of `path` answers 2xx.
-    Http {
-        addr: SocketAddr,
-        host_header: String,
-        path: String,
-    },
-    /// A line of its stdout or stderr matches.
-    Log(regex::Regex),
-}
 
 /// What drives the server once it is ready.
 #[derive(Debug, Clone)]
@@ -98,7 +84,7 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
         args.ready_log.as_deref(),
         chosen.target.as_ref(),
     )?;
-    refuse_ports_in_use(&ready.0, &chosen.load)?;
+    refuse_ports_in_use(&ready.0, generator_address(&chosen.load))?;
     let ready_timeout = positive_duration("--ready-timeout", &args.ready_timeout)?;
     let settle = parse_duration(&args.settle)?;
     let grace = positive_duration("--grace", &args.grace)?;
@@ -123,7 +109,7 @@ pub fn http_generator(
         (load::Schedule::AsFastAsPossible, String::new()),
     )?;
     let ready = readiness(None, None, chosen.target.as_ref())?;
-    refuse_ports_in_use(&ready.0, &chosen.load)?;
+    refuse_ports_in_use(&ready.0, generator_address(&chosen.load))?;
     Ok(assemble(
         chosen,
         ready,
@@ -317,21 +303,17 @@ fn replay_load(args: &ServiceArgs, file: &std::path::Path) -> Result<ChosenLoad,
     })
 }
 
-pub(super) fn service(message: String) -> UsageError {
+fn service(message: String) -> UsageError {
     UsageError::Service(message)
 }
 
-pub(super) fn target(flag: &str, url: &str) -> Result<Target, UsageError> {
-    Target::parse(url).map_err(|e| service(format!("{flag} '{url}': {e}")))
-}
-
-pub(super) fn resolve(flag: &str, target: &Target) -> Result<SocketAddr, UsageError> {
-    target.addr().map_err(|e| {
-        service(format!(
-            "{flag}: host '{}' cannot be resolved ({e}); use an IP address such as 127.0.0.1",
-            target.host
-        ))
-    })
+/// Where the built-in generator sends its requests (a `--load` command's
+/// address is its own business).
+fn generator_address(load: &LoadSpec) -> Option<SocketAddr> {
+    match load {
+        LoadSpec::Generator(plan) => Some(plan.target_addr),
+        LoadSpec::Command(_) => None,
+    }
 }
 
 fn positive_duration(flag: &str, text: &str) -> Result<Duration, UsageError> {
@@ -360,5 +342,30 @@ fn parse_speed(text: &str) -> Result<f64, UsageError> {
         _ => Err(service(format!(
             "--speed '{text}' is not a speed factor; give a number above 0, e.g. --speed 2"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_defaults_are_the_default_constants() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::parse_from(["allocscope", "compare", "--", "true"]);
+        let crate::cli::Command::Compare(args) = cli.command else {
+            panic!("not compare");
+        };
+        let flag = |text: &str| parse_duration(text).ok();
+        let defaults = &args.service;
+        assert_eq!(
+            flag(&defaults.request_timeout),
+            Some(DEFAULT_REQUEST_TIMEOUT)
+        );
+        assert_eq!(
+            flag(&defaults.ready_timeout),
+            Some(DEFAULT_READY_TIMEOUT)
+        );
+        assert_eq!(flag(&defaults.grace), Some(DEFAULT_GRACE));
     }
 }

@@ -1,0 +1,143 @@
+//! `compare`'s arguments checked into `CompareSettings`: every flag, the
+//! configurations resolved against this machine's allocators, and the
+//! baseline, before anything runs.
+
+use super::parse::{
+    parse_count, parse_interval, parse_marks, parse_memory_limit, parse_timeout, resolve_command,
+};
+use super::{export, rounds, service};
+use crate::usage_error::UsageError;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything `compare` needs, checked.
+#[derive(Debug)]
+pub struct CompareSettings {
+    pub configs: Vec<crate::model::Config>,
+    /// Lines to show before running, e.g. skipped allocators.
+    pub warnings: Vec<String>,
+    /// The most measured rounds: N of `--runs N`, or `--max-runs` with auto.
+    pub runs: u32,
+    pub warmup: u32,
+    pub interval: Duration,
+    pub timeout: Option<Duration>,
+    /// `--memory-limit` in bytes.
+    pub memory_limit: Option<u64>,
+    pub baseline: String,
+    pub name: Option<String>,
+    pub db: PathBuf,
+    pub program: PathBuf,
+    pub command: Vec<OsString>,
+    /// Marker patterns: the built-in `allocscope:mark LABEL` first, then
+    /// each `--mark`.
+    pub marks: Vec<regex::Regex>,
+    /// `--heap[=MODE]`: load the heap probe.
+    pub heap: Option<crate::probe::HeapOptions>,
+    /// `--server`: COMMAND is a service driven by a load.
+    pub service: Option<service::ServiceSettings>,
+    /// `--metrics`: where to serve the current values for Prometheus.
+    pub metrics: Option<std::net::SocketAddr>,
+    /// The exports, the verdict's budget and `--quiet`.
+    pub output: export::OutputSettings,
+    /// `--runs N|auto`, `--max-runs`, `--max-time`, `--metric`.
+    pub rounds: rounds::RoundSettings,
+    /// `--max-slowdown`, `--min-saving`, `--memory-metric`, `--perf-metric`.
+    pub judge: rounds::JudgeSettings,
+}
+
+impl CompareSettings {
+    pub fn from_args(
+        args: &crate::cli::CompareArgs,
+        registry: &crate::alloc::Registry,
+    ) -> Result<CompareSettings, UsageError> {
+        let round_settings = rounds::parse_rounds(&args.runs, &args.rounds)?;
+        let runs = round_settings.schedule.max_rounds();
+        let user_metrics: Vec<String> = round_settings
+            .metrics
+            .iter()
+            .map(|m| m.name.clone())
+            .collect();
+        // A bad --max-slowdown or export is reported before anything runs.
+        let output = export::OutputSettings::parse(&args.export)?;
+        let judge = rounds::parse_judge(&args.judge, output.max_slowdown_pct, &user_metrics)?;
+        let warmup = parse_count("--warmup", &args.warmup, 0)?;
+        let interval = parse_interval(&args.interval)?;
+        let timeout = args.timeout.as_deref().map(parse_timeout).transpose()?;
+        let memory_limit = args
+            .memory_limit
+            .as_deref()
+            .map(parse_memory_limit)
+            .transpose()?;
+        let marks = parse_marks(&args.mark)?;
+        let service = service::parse(&args.service)?;
+        let program_name = args.command.first().ok_or(UsageError::NoCommand)?;
+        let program = resolve_command(program_name)?;
+        let (configs, warnings) = if args.alloc.is_empty() {
+            registry.default_configs()
+        } else {
+            let mut configs = Vec::new();
+            for spec in &args.alloc {
+                let config = registry
+                    .resolve(spec)
+                    .map_err(|e| UsageError::Alloc(e.to_string()))?;
+                if configs
+                    .iter()
+                    .any(|c: &crate::model::Config| c.name == config.name)
+                {
+                    return Err(UsageError::DuplicateConfig(config.name));
+                }
+                configs.push(config);
+            }
+            (configs, Vec::new())
+        };
+        let first = configs.first().ok_or_else(|| UsageError::NoConfigs {
+            packages: crate::alloc::known::packages_to_install(),
+        })?;
+        let baseline = match &args.baseline {
+            None => first.name.clone(),
+            Some(given) if configs.iter().any(|c| &c.name == given) => given.clone(),
+            Some(given) => {
+                let known = configs
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(UsageError::UnknownBaseline {
+                    given: given.clone(),
+                    known,
+                });
+            }
+        };
+        Ok(CompareSettings {
+            configs,
+            warnings,
+            runs,
+            warmup,
+            interval,
+            timeout,
+            memory_limit,
+            baseline,
+            name: args.name.clone(),
+            db: args.db.clone(),
+            program,
+            command: args.command.clone(),
+            marks,
+            metrics: args
+                .metrics
+                .as_deref()
+                .map(|a| crate::metrics::parse_address(a, args.metrics_public))
+                .transpose()?,
+            heap: args
+                .heap
+                .as_deref()
+                .map(crate::probe::HeapOptions::parse)
+                .transpose()
+                .map_err(|e| UsageError::HeapMode(e.to_string()))?,
+            service,
+            output,
+            rounds: round_settings,
+            judge,
+        })
+    }
+}
