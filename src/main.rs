@@ -2,6 +2,9 @@
 //! code (2 for a usage mistake, 1 for anything else).
 
 use allocscope::cli::{Cli, Command, CompareArgs};
+use allocscope::options::cell::CellSettings;
+use allocscope::options::demo::DemoSettings;
+use allocscope::options::record::RecordSettings;
 use allocscope::options::CompareSettings;
 use allocscope::usage_error::UsageError;
 use allocscope::{alloc, commands};
@@ -41,11 +44,13 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::Report(args) => commands::report::report(&args),
-        Command::Record(args) => commands::record::record(&args),
-        Command::Demo(args) => commands::demo::demo(&args),
+        Command::Record(args) => commands::record::record(RecordSettings::from_args(&args)?),
+        Command::Demo(args) => commands::demo::demo(&DemoSettings::from_args(&args)?),
         Command::Workload { scenario } => scenario.run(),
-        Command::Cell(args) => commands::cell::cell(&args),
-        Command::Merge(args) => commands::merge::merge(&args),
+        Command::Cell(args) => commands::cell::cell(&CellSettings::from_args(&args)?),
+        Command::Merge(args) => {
+            commands::merge::merge(&args.shards, &args.db, args.plan.as_deref())
+        }
     }
 }
 

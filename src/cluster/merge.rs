@@ -7,8 +7,8 @@
 
 use super::facts::{RoundFacts, MERGED};
 use super::shard::{Shard, PLAN_ID};
-use crate::usage_error::UsageError;
 use crate::store::Store;
+use crate::usage_error::UsageError;
 use anyhow::Context;
 
 #[derive(Debug, Default)]

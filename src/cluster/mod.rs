@@ -11,4 +11,3 @@ pub mod merge;
 pub mod plan_file;
 pub mod shard;
 pub mod slurm;
-

@@ -5,9 +5,9 @@
 //! shard, or a round that did not finish are refused with the fix.
 
 use super::facts::RoundFacts;
-use crate::usage_error::UsageError;
 use crate::model::StoredExperiment;
 use crate::store::{schema_version_of, Store, SCHEMA_VERSION};
+use crate::usage_error::UsageError;
 use std::path::{Path, PathBuf};
 
 /// Environment keys of a shard's experiment (the plan id is also kept on
@@ -30,8 +30,9 @@ impl Shard {
         if !path.is_file() {
             return Err(UsageError::Cluster(format!("shard '{shown}' does not exist")).into());
         }
-        let version = schema_version_of(path)
-            .map_err(|_| UsageError::Cluster(format!("'{shown}' is not a shard (not an SQLite store)")))?;
+        let version = schema_version_of(path).map_err(|_| {
+            UsageError::Cluster(format!("'{shown}' is not a shard (not an SQLite store)"))
+        })?;
         if version > SCHEMA_VERSION {
             return Err(UsageError::Cluster(format!(
                 "shard '{shown}' has store schema {version}, newer than the {SCHEMA_VERSION} \

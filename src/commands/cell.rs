@@ -4,24 +4,21 @@
 //! under a temporary name and renamed only when the round ends
 //! uninterrupted, so a shard that exists is a finished round.
 
-use crate::cli::{CellArgs, Cli, Command};
+use crate::cluster::facts;
 use crate::cluster::plan_file::ClusterPlan;
 use crate::cluster::shard::{CPU_MODEL, PLAN_ID, ROUND};
-use crate::cluster::facts;
-use crate::usage_error::UsageError;
-use crate::options::parse::parse_count;
-use crate::options::CompareSettings;
+use crate::options::cell::{plan_settings, CellSettings};
 use crate::store::Store;
+use crate::usage_error::UsageError;
 use anyhow::Context;
-use clap::Parser;
 use std::path::{Path, PathBuf};
 
 /// Exit code 0 when the shard was written (the runs' own statuses are in
 /// it: a round whose runs failed is still a round to merge), 128+signal
 /// when interrupted, with no shard.
-pub fn cell(args: &CellArgs) -> anyhow::Result<i32> {
+pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
     let plan = ClusterPlan::read(&args.plan)?;
-    let round = parse_count("--round", &args.round, 0)?;
+    let round = args.round;
     if round >= plan.rounds {
         return Err(UsageError::Cluster(format!(
             "--round {round} is outside plan {} (rounds 0 to {})",
@@ -30,22 +27,7 @@ pub fn cell(args: &CellArgs) -> anyhow::Result<i32> {
         ))
         .into());
     }
-    let words = ["allocscope", "compare"]
-        .into_iter()
-        .map(String::from)
-        .chain(plan.args.iter().cloned());
-    let cli = Cli::try_parse_from(words).map_err(|e| {
-        UsageError::Cluster(format!(
-            "plan '{}' has arguments this allocscope does not accept ({}); run the same \
-             allocscope version on every node",
-            args.plan.display(),
-            e.kind()
-        ))
-    })?;
-    let Command::Compare(compare_args) = cli.command else {
-        return Err(UsageError::Cluster(format!("'{}' is not a compare plan", args.plan.display())).into());
-    };
-    let settings = CompareSettings::from_args(&compare_args, &crate::alloc::Registry::discover())?;
+    let settings = plan_settings(&args.plan, &plan.args, &crate::alloc::Registry::discover())?;
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }

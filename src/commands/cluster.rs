@@ -5,8 +5,8 @@
 use crate::cli::{ClusterArgs, CompareArgs};
 use crate::cluster::k8s::IndexedJob;
 use crate::cluster::plan_file::{node_arguments, ClusterPlan};
-use crate::usage_error::UsageError;
 use crate::options::CompareSettings;
+use crate::usage_error::UsageError;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -26,9 +26,10 @@ pub fn is_remote(args: &ClusterArgs) -> anyhow::Result<bool> {
                 ("--shards", args.shards.is_some()),
             ];
             match given.iter().find(|(_, set)| *set) {
-                Some((flag, _)) => {
-                    Err(UsageError::Cluster(format!("{flag} applies only with --executor slurm or k8s")).into())
-                }
+                Some((flag, _)) => Err(UsageError::Cluster(format!(
+                    "{flag} applies only with --executor slurm or k8s"
+                ))
+                .into()),
                 None => Ok(false),
             }
         }

@@ -2,27 +2,22 @@
 //! store as one experiment, then where the rounds ran (and a warning when
 //! they ran on different hardware or software).
 
-use crate::cli::MergeArgs;
 use crate::cluster::facts::{where_rounds_ran, MERGED};
 use crate::cluster::merge::{check_one_plan, merge_shards, rounds_of};
 use crate::cluster::plan_file::ClusterPlan;
 use crate::cluster::shard::Shard;
 use crate::store::Store;
+use std::path::{Path, PathBuf};
 
-pub fn merge(args: &MergeArgs) -> anyhow::Result<i32> {
-    let expected = args
-        .plan
-        .as_deref()
-        .map(ClusterPlan::read)
-        .transpose()?
-        .map(|p| p.plan_id);
-    let shards = args
-        .shards
+/// `plan`: refuse shards of any other plan.
+pub fn merge(shards: &[PathBuf], db: &Path, plan: Option<&Path>) -> anyhow::Result<i32> {
+    let expected = plan.map(ClusterPlan::read).transpose()?.map(|p| p.plan_id);
+    let shards = shards
         .iter()
         .map(|p| Shard::open(p))
         .collect::<anyhow::Result<Vec<_>>>()?;
     check_one_plan(&shards, expected.as_deref())?;
-    let mut store = Store::open(&args.db)?;
+    let mut store = Store::open(db)?;
     let merged = merge_shards(&mut store, &shards)?;
     let id = merged.experiment_id;
     if !merged.added.is_empty() {
@@ -54,7 +49,7 @@ pub fn merge(args: &MergeArgs) -> anyhow::Result<i32> {
     print_rounds(&store, id)?;
     println!(
         "allocscope: re-render with `allocscope report {id} --db {}`",
-        args.db.display()
+        db.display()
     );
     Ok(0)
 }

@@ -2,7 +2,6 @@
 //! anything is stored, bind the metrics port, then hand over to the
 //! recording loop and print one closing line.
 
-use crate::cli::RecordArgs;
 use crate::options::record::{RecordSettings, RecordTarget};
 use crate::record::{Settings, Summary};
 use crate::run::Interrupt;
@@ -11,8 +10,7 @@ use crate::units::{format_bytes, format_seconds};
 use anyhow::Context;
 use std::sync::{Arc, Mutex};
 
-pub fn record(args: &RecordArgs) -> anyhow::Result<i32> {
-    let options = RecordSettings::from_args(args)?;
+pub fn record(options: RecordSettings) -> anyhow::Result<i32> {
     let default_name = default_name(&options.target);
     let target = options.target;
     let metrics = match options.metrics {

@@ -6,6 +6,7 @@ use super::parse::{
     parse_count, parse_interval, parse_marks, parse_memory_limit, parse_timeout, resolve_command,
 };
 use super::{export, rounds, service};
+use crate::cli::{Cli, Command, CompareArgs};
 use crate::usage_error::UsageError;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -48,7 +49,7 @@ pub struct CompareSettings {
 
 impl CompareSettings {
     pub fn from_args(
-        args: &crate::cli::CompareArgs,
+        args: &CompareArgs,
         registry: &crate::alloc::Registry,
     ) -> Result<CompareSettings, UsageError> {
         let round_settings = rounds::parse_rounds(&args.runs, &args.rounds)?;
@@ -139,5 +140,21 @@ impl CompareSettings {
             rounds: round_settings,
             judge,
         })
+    }
+}
+
+/// `compare`'s arguments given as words (those after `allocscope compare`:
+/// a cluster plan's, the demo's), parsed as the command line would be.
+pub(super) fn compare_args(
+    words: impl IntoIterator<Item = OsString>,
+) -> Result<CompareArgs, clap::Error> {
+    use clap::Parser;
+    let line = ["allocscope", "compare"]
+        .map(OsString::from)
+        .into_iter()
+        .chain(words);
+    match Cli::try_parse_from(line)?.command {
+        Command::Compare(args) => Ok(*args),
+        _ => Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand)),
     }
 }

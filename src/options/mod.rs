@@ -2,7 +2,9 @@
 //! before anything runs. Errors here are user mistakes (exit 2) whose message
 //! says how to fix them.
 
+pub mod cell;
 mod compare;
+pub mod demo;
 pub mod export;
 pub mod parse;
 mod ready;

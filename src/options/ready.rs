@@ -21,7 +21,6 @@ pub enum Readiness {
     Log(regex::Regex),
 }
 
-
 /// `--ready-log`, else `--ready`, else the load's own address over TCP.
 pub(super) fn readiness(
     ready: Option<&str>,

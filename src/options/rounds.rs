@@ -56,11 +56,7 @@ pub fn parse_rounds(runs: &str, args: &RoundArgs) -> Result<RoundSettings, Usage
             ))
         })?)
     };
-    let max_time = args
-        .max_time
-        .as_deref()
-        .map(parse_timeout)
-        .transpose()?;
+    let max_time = args.max_time.as_deref().map(parse_timeout).transpose()?;
     let mut metrics: Vec<UserMetric> = Vec::new();
     for spec in &args.metric {
         let (name, pattern) = parse_spec(spec).map_err(rounds_error)?;

@@ -91,34 +91,6 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
     Ok(Some(assemble(chosen, ready, ready_timeout, settle, grace)))
 }
 
-/// The built-in generator against `url`, ready when the URL's address
-/// accepts a connection, with the flags' default timeouts: how `demo`
-/// drives its server, without a command line to parse.
-pub fn http_generator(
-    url: &str,
-    requests: u32,
-    concurrency: u32,
-    settle: Duration,
-) -> Result<ServiceSettings, UsageError> {
-    let target = target("--http", url)?;
-    let chosen = generator_load(
-        url,
-        target,
-        requests,
-        (concurrency, DEFAULT_REQUEST_TIMEOUT),
-        (load::Schedule::AsFastAsPossible, String::new()),
-    )?;
-    let ready = readiness(None, None, chosen.target.as_ref())?;
-    refuse_ports_in_use(&ready.0, generator_address(&chosen.load))?;
-    Ok(assemble(
-        chosen,
-        ready,
-        DEFAULT_READY_TIMEOUT,
-        settle,
-        DEFAULT_GRACE,
-    ))
-}
-
 /// The defaults of `--request-timeout`, `--ready-timeout` and `--grace`.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -362,10 +334,7 @@ mod tests {
             flag(&defaults.request_timeout),
             Some(DEFAULT_REQUEST_TIMEOUT)
         );
-        assert_eq!(
-            flag(&defaults.ready_timeout),
-            Some(DEFAULT_READY_TIMEOUT)
-        );
+        assert_eq!(flag(&defaults.ready_timeout), Some(DEFAULT_READY_TIMEOUT));
         assert_eq!(flag(&defaults.grace), Some(DEFAULT_GRACE));
     }
 }

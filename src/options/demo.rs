@@ -1,0 +1,214 @@
+//! `demo`'s arguments checked, and each scenario's `compare` settings built
+//! the way `compare` builds its own: from `compare` arguments, through
+//! `CompareSettings::from_args`, so the demo has no defaults or checks of
+//! its own.
+
+use super::compare::{compare_args, CompareSettings};
+use super::rounds::parse_rounds;
+use crate::cli::{DemoArgs, RoundArgs};
+use crate::usage_error::UsageError;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// A scenario as the demo runs it.
+pub struct DemoScenario {
+    pub name: &'static str,
+    pub models: &'static str,
+    /// Knobs for `--quick` (the README's command: all of the demo within 3
+    /// minutes on a 2-core machine) and for the full run.
+    quick: &'static [&'static str],
+    full: &'static [&'static str],
+    /// A server: run with `compare --server` and the built-in generator,
+    /// `(quick, full)` requests per run, on a free port of 127.0.0.1.
+    requests: Option<(u32, u32)>,
+}
+
+const SCENARIOS: &[DemoScenario] = &[
+    DemoScenario {
+        name: "churn",
+        models: "the RocksDB-based service (seed 004): 25 threads, objects freed by another \
+                 thread than the one that allocated them, a working set replaced in random \
+                 order, a hot set of threads that rotates. Under glibc's default this grows \
+                 many arenas and holds RSS well above the live data.",
+        // By operations, not seconds: a time-bounded run would compare
+        // different amounts of work under fast and slow allocators.
+        quick: &["--ops", "3000000", "--seconds", "0"],
+        full: &["--seconds", "0"],
+        requests: None,
+    },
+    DemoScenario {
+        name: "events",
+        models: "the physics reconstruction job (seed 001): events of widely varying memory \
+                 need, a few objects surviving each; one marker per event; 4 worker processes \
+                 so the tree's total PSS is compared.",
+        quick: &["--procs", "4", "--events", "40"],
+        full: &["--procs", "4"],
+        requests: None,
+    },
+    DemoScenario {
+        name: "kv",
+        models: "the key-value server (seed 003): items with 16-256 B values inserted into a \
+                 hash table; a marker at 0, 100, 1k, 10k, 100k and 1M items gives the \
+                 items -> memory table.",
+        quick: &["--items", "100000"],
+        full: &[],
+        requests: None,
+    },
+    DemoScenario {
+        name: "server",
+        models: "the threaded Ruby web app (seed 002): 16 worker threads serving HTTP/1.1 \
+                 pages built from many small strings, cached and freed across threads; \
+                 driven by allocscope's own load generator, judged like the Ruby report: \
+                 RSS at the end of the load against median and p95 response time.",
+        quick: &["--threads", "16", "--cache-entries", "4000"],
+        full: &["--threads", "16", "--cache-entries", "4000"],
+        requests: Some((20_000, 60_000)),
+    },
+];
+
+/// The most rounds `--runs auto` takes with `--quick` and without.
+const AUTO_MAX_RUNS: (u32, u32) = (8, 12);
+
+/// `demo`, checked.
+pub struct DemoSettings {
+    pub scenarios: Vec<&'static DemoScenario>,
+    pub quick: bool,
+    /// `--runs` as `compare` takes it.
+    runs: Vec<String>,
+    pub db: PathBuf,
+    /// Where each scenario's JSON, CSV and HTML go.
+    pub out: PathBuf,
+}
+
+/// A scenario's exports.
+pub struct DemoFiles {
+    pub json: PathBuf,
+    pub csv: PathBuf,
+    pub html: PathBuf,
+}
+
+impl DemoSettings {
+    pub fn from_args(args: &DemoArgs) -> Result<DemoSettings, UsageError> {
+        let scenarios: Vec<&DemoScenario> = match (&args.scenario, args.all) {
+            (_, true) => SCENARIOS.iter().collect(),
+            (None, false) => SCENARIOS.iter().take(1).collect(),
+            (Some(name), false) => match SCENARIOS.iter().find(|s| s.name == name) {
+                Some(found) => vec![found],
+                None => {
+                    return Err(UsageError::UnknownScenario {
+                        given: name.clone(),
+                        known: SCENARIOS
+                            .iter()
+                            .map(|s| s.name)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    })
+                }
+            },
+        };
+        let max_runs = if args.quick {
+            AUTO_MAX_RUNS.0
+        } else {
+            AUTO_MAX_RUNS.1
+        };
+        let runs = vec![
+            "--runs".to_string(),
+            args.runs.clone(),
+            "--max-runs".to_string(),
+            max_runs.to_string(),
+        ];
+        // Checked by compare's own parser, before the first scenario runs.
+        parse_rounds(
+            &args.runs,
+            &RoundArgs {
+                max_runs: max_runs.to_string(),
+                ..RoundArgs::default()
+            },
+        )?;
+        Ok(DemoSettings {
+            scenarios,
+            quick: args.quick,
+            runs,
+            db: args.db.clone(),
+            out: args.out.clone(),
+        })
+    }
+
+    pub fn files(&self, scenario: &DemoScenario) -> DemoFiles {
+        let file = |ext: &str| self.out.join(format!("{}.{ext}", scenario.name));
+        DemoFiles {
+            json: file("json"),
+            csv: file("csv"),
+            html: file("html"),
+        }
+    }
+
+    /// `compare` with the default configurations on `scenario`, run by
+    /// `allocscope` (this program) as `allocscope workload NAME`; a server
+    /// gets a port nothing listens on now.
+    pub fn compare(
+        &self,
+        scenario: &DemoScenario,
+        allocscope: &Path,
+        registry: &crate::alloc::Registry,
+    ) -> anyhow::Result<CompareSettings> {
+        let files = self.files(scenario);
+        let mut words: Vec<OsString> = Vec::new();
+        let name = format!(
+            "demo: {}{}",
+            scenario.name,
+            if self.quick { " (quick)" } else { "" }
+        );
+        words.extend(self.runs.iter().map(OsString::from));
+        for (flag, value) in [
+            ("--interval", "50ms".into()),
+            ("--timeout", "600s".into()),
+            ("--name", name.as_str().into()),
+            ("--db", self.db.as_os_str().to_owned()),
+            ("--export-json", files.json.into_os_string()),
+            ("--html", files.html.into_os_string()),
+            ("--export-csv", files.csv.into_os_string()),
+        ] {
+            words.extend([flag.into(), value]);
+        }
+        let knobs = if self.quick {
+            scenario.quick
+        } else {
+            scenario.full
+        };
+        let mut workload: Vec<OsString> = vec![
+            allocscope.as_os_str().to_owned(),
+            "workload".into(),
+            scenario.name.into(),
+        ];
+        workload.extend(knobs.iter().map(OsString::from));
+        if let Some((quick, full)) = scenario.requests {
+            let port = free_port()?.to_string();
+            let requests = if self.quick { quick } else { full };
+            for (flag, value) in [
+                (
+                    "--http",
+                    format!("http://127.0.0.1:{port}/item/{{rand:4000}}"),
+                ),
+                ("--requests", requests.to_string()),
+                ("--concurrency", "16".to_string()),
+                ("--settle", "2s".to_string()),
+            ] {
+                words.extend([flag.into(), value.into()]);
+            }
+            words.push("--server".into());
+            workload.extend(["--port".into(), port.into()]);
+        }
+        words.push("--".into());
+        words.extend(workload);
+        // Words of our own making: clap refusing them is a bug, not a usage error.
+        let args = compare_args(words).map_err(|e| anyhow::anyhow!("demo arguments: {e}"))?;
+        Ok(CompareSettings::from_args(&args, registry)?)
+    }
+}
+
+/// A port on 127.0.0.1 that nothing listens on now (the OS picks it).
+fn free_port() -> anyhow::Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(listener.local_addr()?.port())
+}
