@@ -15,25 +15,42 @@ pub fn process_with_marker_exists(marker: &str) -> bool {
         .any(|cmdline| String::from_utf8_lossy(&cmdline).contains(marker))
 }
 
-/// Waits until the store holds at least `runs` finished runs (a loaded CI
-/// machine may be slow), so that an interruption always has some to keep.
-fn wait_for_stored_runs(db: &std::path::Path, runs: i64) {
-    let stored = || {
-        rusqlite::Connection::open(db)
-            .and_then(|c| c.query_row("SELECT count(*) FROM runs", [], |row| row.get::<_, i64>(0)))
-            .unwrap_or(0)
-    };
+/// How many finished runs the store holds.
+fn stored_runs(db: &std::path::Path) -> usize {
+    rusqlite::Connection::open(db)
+        .and_then(|c| c.query_row("SELECT count(*) FROM runs", [], |row| row.get::<_, i64>(0)))
+        .map_or(0, |n| n as usize)
+}
+
+/// Lets the long matrix store at least two runs (a loaded CI machine may be
+/// slow), then holds it: the next run's workload sleeps until it is killed,
+/// so the number of finished runs stands still. Returns that number.
+fn hold_matrix_after_two_runs(scratch: &Scratch, marker: &str) -> usize {
+    let db = scratch.db();
     assert!(
-        wait_until(Duration::from_secs(30), || stored() >= runs),
-        "no {runs} runs stored in 30 s"
+        wait_until(Duration::from_secs(30), || stored_runs(&db) >= 2),
+        "no 2 runs stored in 30 s"
     );
+    std::fs::write(scratch.path("hold"), b"").expect("hold file");
+    // The held workload starts only after the run before it was stored.
+    assert!(
+        wait_until(Duration::from_secs(30), || process_with_marker_exists(
+            &format!("{marker}-held")
+        )),
+        "no held run in 30 s"
+    );
+    stored_runs(&db)
 }
 
 /// Starts a long matrix of short runs; returns the child and the JSON path.
+/// Once the scratch directory has a file `hold`, each run sleeps a minute.
 fn long_matrix(scratch: &Scratch, marker: &str) -> (std::process::Child, std::path::PathBuf) {
     let json = scratch.path("partial.json");
     let db = scratch.db();
-    let script = format!("exec -a {marker} sleep 0.3");
+    let script = format!(
+        "if [ -e {hold} ]; then exec -a {marker}-held sleep 60; fi; exec -a {marker} sleep 0.3",
+        hold = scratch.path("hold").display()
+    );
     let child = scratch
         .command(&[
             "compare",
@@ -64,7 +81,7 @@ fn interrupted_matrix_keeps_finished_runs(signal: i32, expected_code: i32) {
     let scratch = Scratch::new();
     let marker = format!("allocscope-signal{signal}-{}", std::process::id());
     let (mut child, json) = long_matrix(&scratch, &marker);
-    wait_for_stored_runs(&scratch.db(), 2);
+    let finished_before = hold_matrix_after_two_runs(&scratch, &marker);
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, signal) };
     assert_eq!(child.wait().expect("waits").code(), Some(expected_code));
@@ -76,10 +93,8 @@ fn interrupted_matrix_keeps_finished_runs(signal: i32, expected_code: i32) {
         serde_json::from_str(&std::fs::read_to_string(json).expect("exported")).expect("valid");
     assert_eq!(json["experiment"]["status"], "interrupted");
     let finished: usize = configs(&json).iter().map(|c| runs(c).len()).sum();
-    assert!(
-        (2..100).contains(&finished),
-        "{finished} finished runs kept"
-    );
+    assert_eq!(finished, finished_before, "finished runs exported");
+    assert_eq!(stored_runs(&scratch.db()), finished_before, "finished runs stored");
     let db = scratch.db();
     let list = scratch.run(&["report", "--list", "--db", db.to_str().expect("utf-8")]);
     assert!(stdout(&list).contains("interrupted"), "{}", stdout(&list));
@@ -100,7 +115,7 @@ fn sigkill_of_allocscope_takes_the_workload_and_leaves_an_incomplete_experiment(
     let scratch = Scratch::new();
     let marker = format!("allocscope-sigkill-{}", std::process::id());
     let (mut child, _) = long_matrix(&scratch, &marker);
-    wait_for_stored_runs(&scratch.db(), 2);
+    let finished_before = hold_matrix_after_two_runs(&scratch, &marker);
     child.kill().expect("SIGKILL");
     let _ = child.wait();
     assert!(
@@ -126,7 +141,7 @@ fn sigkill_of_allocscope_takes_the_workload_and_leaves_an_incomplete_experiment(
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(again).expect("rendered")).expect("valid");
     let finished: usize = configs(&json).iter().map(|c| runs(c).len()).sum();
-    assert!(finished >= 2, "{finished} runs survived the kill");
+    assert_eq!(finished, finished_before, "runs that survived the kill");
 }
 
 #[test]
@@ -350,5 +365,20 @@ fn a_store_that_fills_up_mid_matrix_keeps_the_finished_runs_and_says_so() {
     assert!(line.contains("incomplete"), "{line}");
     let report = scratch.run(&["report", "--db", db.to_str().expect("utf-8")]);
     assert!(report.status.success(), "{}", stderr(&report));
-    assert!(stdout(&report).contains("runs ok"), "{}", stdout(&report));
+    // Each configuration's `OK/ALL runs ok`: every stored run is ok, and
+    // together they are the runs the store kept, at least one.
+    let table = stdout(&report);
+    let counts: Vec<(usize, usize)> = table
+        .lines()
+        .filter_map(|l| l.split_once(" runs ok")?.0.split_whitespace().last())
+        .filter_map(|w| {
+            let (ok, all) = w.split_once('/')?;
+            Some((ok.parse().ok()?, all.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(counts.len(), 2, "{table}");
+    let kept: usize = counts.iter().map(|(ok, _)| ok).sum();
+    assert!(counts.iter().all(|(ok, all)| ok == all), "{table}");
+    assert!(kept >= 1, "{table}");
+    assert_eq!(kept, stored_runs(&db), "{table}");
 }

@@ -21,37 +21,71 @@ fn small_experiment(scratch: &Scratch, extra: &[&str]) -> serde_json::Value {
 
 #[test]
 fn verdict_is_exported_with_reason_explanation_and_deploy_lines() {
+    if !require_allocator("jemalloc") {
+        return;
+    }
     let scratch = Scratch::new();
-    let json = small_experiment(&scratch, &[]);
-    let v = &json["verdict"];
-    let outcome = v["outcome"].as_str().expect("outcome");
-    assert!(
-        ["recommend", "keep_default", "inconclusive"].contains(&outcome),
-        "{v}"
+    // Under jemalloc the workload holds 8 MiB, under glibc 48: a saving no
+    // noise can hide, within a wide time budget, so the outcome is always
+    // a recommendation of jemalloc and its deploy lines are always checked.
+    let single = program("single");
+    let script = format!(
+        "case \"$LD_PRELOAD\" in *jemalloc*) exec {s} 8 200;; *) exec {s} 48 200;; esac",
+        s = single.display()
     );
+    let (output, json) = scratch.compare(
+        &[
+            "-r",
+            "3",
+            "--interval",
+            "20ms",
+            "-a",
+            "glibc",
+            "-a",
+            "jemalloc",
+            "--max-slowdown",
+            "50",
+        ],
+        &["sh", "-c", &script],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let v = &json["verdict"];
+    assert_eq!(v["outcome"], "recommend", "{v}");
+    assert_eq!(v["config"], "jemalloc", "{v}");
     assert!(v["reason"].as_str().is_some_and(|r| r.len() > 40), "{v}");
     assert_eq!(v["explanation"].as_array().map(Vec::len), Some(1), "{v}");
-    assert_eq!(v["max_slowdown_pct"], 5.0);
+    assert_eq!(v["max_slowdown_pct"], 50.0);
     assert_eq!(v["min_saving_pct"], 3.0);
-    if outcome == "inconclusive" {
+    assert_eq!(v["unsettled"].as_array().map(Vec::len), Some(0), "{v}");
+    let d = &v["deploy"];
+    let text = |key: &str| {
+        d[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("deploy.{key}: {v}"))
+            .to_string()
+    };
+    let (shell, systemd, dockerfile, kubernetes) = (
+        text("shell"),
+        text("systemd"),
+        text("dockerfile"),
+        text("kubernetes"),
+    );
+    assert!(shell.starts_with("env ") && shell.contains("sh -c"), "{shell}");
+    assert!(dockerfile.contains("apt-get install -y --no-install-recommends libjemalloc2"));
+    let env = config(&json, "jemalloc")["env"]
+        .as_object()
+        .expect("env")
+        .clone();
+    assert!(env.contains_key("LD_PRELOAD"), "{env:?}");
+    for (name, value) in &env {
+        let value = value.as_str().expect("a string");
+        assert!(shell.contains(&format!("{name}={value}")), "{shell}");
+        assert!(systemd.contains(&format!("Environment=\"{name}={value}\"")), "{systemd}");
+        assert!(dockerfile.contains(&format!("ENV {name}=\"{value}\"")), "{dockerfile}");
         assert!(
-            v["unsettled"].as_array().is_some_and(|u| !u.is_empty()),
-            "{v}"
+            kubernetes.contains(&format!("- name: {name}\n    value: \"{value}\"")),
+            "{kubernetes}"
         );
-    }
-    if outcome == "recommend" {
-        let winner = config(&json, v["config"].as_str().expect("config"));
-        let d = &v["deploy"];
-        for key in ["shell", "systemd", "dockerfile", "kubernetes"] {
-            assert!(d[key].as_str().is_some_and(|s| !s.is_empty()), "{key}: {v}");
-        }
-        for (name, _) in winner["env"].as_object().expect("env") {
-            assert!(d["kubernetes"]
-                .as_str()
-                .is_some_and(|k| k.contains(name.as_str())));
-        }
-    } else {
-        assert!(v["deploy"].is_null(), "{v}");
     }
 }
 
