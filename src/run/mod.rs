@@ -1,7 +1,7 @@
 //! One run: start the workload under a configuration, sample its process tree
 //! every interval until the whole tree has ended (or the time limit or Ctrl-C),
-//! record a marker with a fresh sample for each progress line its stdout tap
-//! reports, and return what was measured. Never stores or formats anything;
+//! record a marker with the next reading of the tree for each progress line
+//! its stdout tap reports (`marks.rs`), and return what was measured. Never stores or formats anything;
 //! each tick's sample is also handed to the caller's `OnSample` callback.
 //!
 //! Three threads: this one (spawns, samples, decides), the reaper (blocks in
@@ -20,6 +20,7 @@ mod heap;
 mod interrupt;
 mod limit;
 mod loaded;
+mod marks;
 pub(crate) mod process;
 mod ready;
 pub(crate) mod reaper;
@@ -58,11 +59,10 @@ pub(crate) enum Event {
     Reaped(Reaped),
     /// No child is left: the tree has ended.
     TreeEnded(Instant),
-    /// A stdout line matched marker pattern `pattern` (0 is the built-in
-    /// one); `at` is when the tap read it.
-    Mark {
-        pattern: u32,
-        label: String,
+    /// Stdout lines, read together at `at`, that matched marker patterns:
+    /// each its pattern (0 is the built-in one) and label, in order.
+    Marks {
+        marks: Vec<(u32, String)>,
         at: Instant,
     },
     /// The tap reached EOF on the workload's stdout.
@@ -161,7 +161,7 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         ender: Ender::new(start, launch.timeout),
         on_sample: launch.on_sample,
         samples: Vec::new(),
-        markers: Vec::new(),
+        marks: marks::Marks::default(),
         usage: Usage::default(),
         main_status: None,
         tap_ended: false,
@@ -177,7 +177,7 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         service,
         ender,
         samples,
-        markers,
+        marks,
         usage,
         main_status,
         ..
@@ -202,7 +202,7 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         minor_faults: usage.minor_faults,
         major_faults: usage.major_faults,
         samples,
-        markers,
+        markers: marks.into_markers(),
         stdout_path: launch.stdout_path.clone(),
         stderr_path: launch.stderr_path.clone(),
         message: concluded.message,

@@ -3,16 +3,19 @@
 //! advance its phases (`service.rs`), takes the sampling tick
 //! (`sampling.rs`) or, until they settle, lets the load checks look
 //! (`settle.rs`), then waits for the next event of the reaper, the stdout
-//! tap or the service, at most until the next tick. Marker lines and a
-//! service's phase changes get a fresh sample each. It decides no status.
+//! tap or the service, at most until the next tick. A service's phase
+//! changes get a fresh sample each; marker lines get the next reading of the
+//! tree, readings for markers at most one per `MARK_WINDOW` (`marks.rs`).
+//! It decides no status.
 
 use super::ending::Ender;
+use super::marks::Marks;
 use super::reaper::Usage;
 use super::sampling::{OnSample, SamplingLoop, Tick};
 use super::service::{Action, ServiceRun};
 use super::settle::Checks;
 use super::{process, Event, Interrupt};
-use crate::model::{Marker, Sample};
+use crate::model::Sample;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -30,7 +33,7 @@ pub(super) struct Supervisor<'a> {
     pub ender: Ender,
     pub on_sample: Option<OnSample<'a>>,
     pub samples: Vec<Sample>,
-    pub markers: Vec<Marker>,
+    pub marks: Marks,
     pub usage: Usage,
     /// The main process's raw wait status, once reaped.
     pub main_status: Option<i32>,
@@ -58,10 +61,14 @@ impl Supervisor<'_> {
             };
             if self.ender.running() {
                 self.tick(now);
+                self.read_for_marks(now);
             }
             let mut nap = self.sampling.nap(MAX_NAP);
             if let Some(poll) = self.checks.poll_interval() {
                 nap = nap.min(poll);
+            }
+            if let Some(wait) = self.marks.wait(Instant::now()) {
+                nap = nap.min(wait);
             }
             match events.recv_timeout(nap) {
                 Ok(Event::TreeEnded(at)) => return Ok(at),
@@ -88,6 +95,7 @@ impl Supervisor<'_> {
         match tick {
             Tick::Sampled(sample) => {
                 self.samples.push(sample);
+                self.marks.settle(Some(&sample), now);
                 if let Some(on_sample) = self.on_sample {
                     on_sample(&sample, self.sampling.sampler());
                 }
@@ -128,14 +136,7 @@ impl Supervisor<'_> {
                     actions.extend(service.on_load_done(&report, at));
                 }
             }
-            Event::Mark { pattern, label, at } => {
-                // A fresh reading of the tree for this marker; it also joins
-                // the time series. Not while the tree is being killed.
-                if running {
-                    self.samples.extend(self.sampling.fresh_sample(false));
-                }
-                self.mark(pattern, label, at);
-            }
+            Event::Marks { marks, at } => self.mark(marks, at),
             Event::TapEnded => self.tap_ended = true,
             Event::TreeEnded(_) => {}
         }
@@ -149,31 +150,44 @@ impl Supervisor<'_> {
             Action::Kill => process::kill_tree(self.pid, &self.sampling.walk()),
             Action::Mark(label) => {
                 self.samples.extend(self.sampling.fresh_sample(true));
-                let t_s = self.samples.last().map_or(0.0, |s| s.t_s);
                 if let (Some(service), Some(sample)) = (self.service.as_mut(), self.samples.last())
                 {
                     service.sampled(label, sample);
                 }
-                self.markers
-                    .extend(marker_at(0, label.to_string(), t_s, self.samples.last()));
+                self.marks
+                    .push_read(0, label.to_string(), self.samples.last(), Instant::now());
             }
         }
     }
 
-    /// A marker read at `at`, with the memory of the last sample.
-    fn mark(&mut self, pattern: u32, label: String, at: Instant) {
+    /// Marker lines the tap read together at `at`: they wait for the next
+    /// reading of the tree.
+    fn mark(&mut self, marks: Vec<(u32, String)>, at: Instant) {
         let t_s = at
             .saturating_duration_since(self.sampling.start())
             .as_secs_f64();
-        self.markers
-            .extend(marker_at(pattern, label, t_s, self.samples.last()));
+        for (pattern, label) in marks {
+            self.marks.add(pattern, label, t_s);
+        }
+    }
+
+    /// A reading of the tree for the markers waiting, when one is due; it
+    /// also joins the time series. Once the tree is gone they get its last
+    /// reading.
+    fn read_for_marks(&mut self, now: Instant) {
+        if self.marks.wait(now) != Some(Duration::ZERO) {
+            return;
+        }
+        self.samples.extend(self.sampling.fresh_sample(false));
+        self.marks.settle(self.samples.last(), now);
     }
 
     /// The tree is gone, so every write end of the stdout pipe is closed and
     /// the tap is about to reach EOF: collects the markers it still holds.
-    /// Nothing is left to measure for them, so they carry the tree's last
-    /// reading (the last sample), which is what its memory was when it ended;
-    /// a marker is dropped only when the run has no sample at all. The wait
+    /// Nothing is left to measure for them, so they (and those still waiting
+    /// for a reading) carry the tree's last reading (the last sample), which
+    /// is what its memory was when it ended; a marker is dropped only when
+    /// the run has no sample at all. The wait
     /// is bounded: a descendant that handed its stdout to a process outside
     /// the tree could hold the pipe open; that tap thread then ends with the
     /// pipe, and the stdout file holds what was read until then.
@@ -181,25 +195,13 @@ impl Supervisor<'_> {
         let drain_until = Instant::now() + TAP_DRAIN;
         while !self.tap_ended {
             match events.recv_timeout(drain_until.saturating_duration_since(Instant::now())) {
-                Ok(Event::Mark { pattern, label, at }) => self.mark(pattern, label, at),
+                Ok(Event::Marks { marks, at }) => self.mark(marks, at),
                 Ok(
                     Event::Reaped(_) | Event::TreeEnded(_) | Event::Ready(_) | Event::LoadDone(..),
                 ) => {}
                 Ok(Event::TapEnded) | Err(_) => self.tap_ended = true,
             }
         }
+        self.marks.settle(self.samples.last(), Instant::now());
     }
-}
-
-/// A marker with the memory of `sample`, the reading taken for it.
-fn marker_at(pattern: u32, label: String, t_s: f64, sample: Option<&Sample>) -> Option<Marker> {
-    let sample = sample?;
-    Some(Marker {
-        label,
-        pattern,
-        t_s,
-        rss_bytes: sample.rss_bytes,
-        pss_bytes: sample.pss_bytes,
-        vsz_bytes: sample.vsz_bytes,
-    })
 }

@@ -1,7 +1,8 @@
 //! The stdout tap: a thread that copies the workload's stdout pipe into the
-//! run's stdout file, byte for byte, and reports each line that matches a
-//! marker pattern as an event on the run's event channel, stamped with the
-//! moment it was read. It ends at EOF, when the last process holding the
+//! run's stdout file, byte for byte, and reports the lines that match a
+//! marker pattern as events on the run's event channel, one event per read
+//! of the pipe (a program printing a million markers sends a few hundred
+//! events, not a million), stamped with the moment they were read. It ends at EOF, when the last process holding the
 //! pipe's write end (the workload or any descendant that inherited stdout)
 //! has exited or closed it.
 
@@ -65,9 +66,9 @@ impl Lines {
     }
 }
 
-/// Starts the tap. It sends `Event::Mark` for each matching line and
-/// `Event::TapEnded` at EOF (or when the pipe or the file fails; what was
-/// read so far is kept).
+/// Starts the tap. It sends `Event::Marks` with the matching lines of each
+/// read and `Event::TapEnded` at EOF (or when the pipe or the file fails;
+/// what was read so far is kept).
 pub fn spawn_tap(
     mut pipe: impl Read + Send + 'static,
     mut file: File,
@@ -79,19 +80,17 @@ pub fn spawn_tap(
         .spawn(move || {
             let mut lines = Lines::default();
             let mut buf = vec![0u8; 64 * 1024];
-            let mut send = |line: &str| {
-                if let Some((pattern, label)) = match_line(line, &patterns) {
-                    let _ = events.send(Event::Mark {
-                        pattern,
-                        label,
-                        at: Instant::now(),
-                    });
+            let mut marks = Vec::new();
+            let send = |marks: &mut Vec<(u32, String)>, at: Instant| {
+                if !marks.is_empty() {
+                    let marks = std::mem::take(marks);
+                    let _ = events.send(Event::Marks { marks, at });
                 }
             };
             loop {
-                let n = match pipe.read(&mut buf) {
+                let (n, at) = match pipe.read(&mut buf) {
                     Ok(0) => break,
-                    Ok(n) => n,
+                    Ok(n) => (n, Instant::now()),
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     Err(_) => break,
                 };
@@ -99,9 +98,11 @@ pub fn spawn_tap(
                 if file.write_all(&buf[..n]).is_err() {
                     break;
                 }
-                lines.feed(&buf[..n], &mut send);
+                lines.feed(&buf[..n], |line| marks.extend(match_line(line, &patterns)));
+                send(&mut marks, at);
             }
-            lines.finish(&mut send);
+            lines.finish(&mut |line: &str| marks.extend(match_line(line, &patterns)));
+            send(&mut marks, Instant::now());
             let _ = events.send(Event::TapEnded);
         })
 }
