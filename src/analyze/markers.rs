@@ -4,91 +4,137 @@
 
 use super::stats::median;
 use super::types::{MarkerRow, MarkerStat};
-use crate::model::{Marker, RunStatus, StoredExperiment};
+use crate::model::{RunStatus, StoredExperiment};
+use foldhash::HashMap;
 
-/// A label as summarised: a label a run printed more than once becomes
-/// `label #2`, `label #3`, ... for its later occurrences, so that "the
-/// second time" is compared with the second time in every run.
-fn keyed(markers: &[Marker]) -> Vec<(String, &Marker)> {
-    let mut seen: Vec<(&str, u32)> = Vec::new();
-    markers
-        .iter()
-        .map(|m| {
-            let n = match seen.iter_mut().find(|(l, _)| *l == m.label) {
-                Some((_, n)) => {
-                    *n += 1;
-                    *n
-                }
-                None => {
-                    seen.push((&m.label, 1));
-                    1
-                }
-            };
-            let key = if n == 1 {
-                m.label.clone()
-            } else {
-                format!("{} #{n}", m.label)
-            };
-            (key, m)
-        })
-        .collect()
+/// A summarised label: the label and which time a run printed it (1 for
+/// the first). A label a run printed more than once is summarised as
+/// `label`, `label #2`, `label #3`, ..., so that "the second time" is
+/// compared with the second time in every run.
+type Key<'a> = (&'a str, u32);
+
+fn shown((label, n): Key<'_>) -> String {
+    if n == 1 {
+        label.to_string()
+    } else {
+        format!("{label} #{n}")
+    }
 }
 
-/// One row per label seen in an `ok` run, one cell per configuration.
-pub fn summarize(experiment: &StoredExperiment) -> Vec<MarkerRow> {
-    // Per configuration: (label, rss values, pss values), first-seen order.
-    type Values = Vec<(String, Vec<f64>, Vec<f64>)>;
-    let mut labels: Vec<String> = Vec::new();
-    let per_config: Vec<Values> = experiment
-        .configs
-        .iter()
-        .map(|config| {
-            let mut values: Values = Vec::new();
-            let ok = config
-                .runs
-                .iter()
-                .filter(|r| r.record.status == RunStatus::Ok);
-            for run in ok {
-                for (key, m) in keyed(&run.record.markers) {
-                    if !labels.contains(&key) {
-                        labels.push(key.clone());
-                    }
-                    let slot = match values.iter().position(|(l, _, _)| *l == key) {
-                        Some(i) => i,
-                        None => {
-                            values.push((key, Vec::new(), Vec::new()));
-                            values.len() - 1
-                        }
-                    };
-                    let (_, rss, pss) = &mut values[slot];
-                    rss.push(m.rss_bytes as f64);
-                    pss.extend(m.pss_bytes.map(|b| b as f64));
+/// One marker's memory, filed under its row (key) and configuration.
+struct Reading {
+    row: usize,
+    config: usize,
+    rss: f64,
+    pss: Option<f64>,
+}
+
+/// A label's rows: that of its first occurrence in a run, then of its
+/// second, ...; and how often the run being read (`run`) printed it so far.
+#[derive(Default)]
+struct Slot {
+    first: Option<usize>,
+    more: Vec<usize>,
+    run: usize,
+    count: u32,
+}
+
+/// The rows of the summary, in order of first appearance, and where each
+/// label's are: one hash lookup per marker.
+#[derive(Default)]
+struct Rows<'a> {
+    keys: Vec<Key<'a>>,
+    slots: HashMap<&'a str, Slot>,
+}
+
+impl<'a> Rows<'a> {
+    /// The row of `label` printed once more in run number `run`.
+    fn row(&mut self, label: &'a str, run: usize) -> usize {
+        let slot = self.slots.entry(label).or_default();
+        if slot.run != run {
+            slot.run = run;
+            slot.count = 0;
+        }
+        slot.count += 1;
+        let keys = &mut self.keys;
+        let mut new_row = || {
+            keys.push((label, slot.count));
+            keys.len() - 1
+        };
+        match slot.count {
+            1 => *slot.first.get_or_insert_with(new_row),
+            n => match slot.more.get(n as usize - 2) {
+                Some(&row) => row,
+                None => {
+                    let row = new_row();
+                    slot.more.push(row);
+                    row
                 }
+            },
+        }
+    }
+}
+
+/// The median of a cell's values, without a copy for the usual single one.
+fn cell_median(values: &[f64]) -> Option<f64> {
+    match values {
+        [one] => Some(*one),
+        _ => median(values),
+    }
+}
+
+/// One row per label seen in an `ok` run, one cell per configuration. A
+/// run may print a million markers: labels are hashed (with a fast hash),
+/// never searched, and the readings gathered in one list sorted by row and
+/// configuration, so the cost grows as n log n.
+pub fn summarize(experiment: &StoredExperiment) -> Vec<MarkerRow> {
+    let mut rows = Rows::default();
+    let mut readings: Vec<Reading> = Vec::new();
+    let mut run_number = 0;
+    for (config, c) in experiment.configs.iter().enumerate() {
+        let ok = c.runs.iter().filter(|r| r.record.status == RunStatus::Ok);
+        for run in ok {
+            run_number += 1;
+            let markers = &run.record.markers;
+            rows.slots.reserve(markers.len().saturating_sub(rows.slots.len()));
+            readings.reserve(markers.len());
+            for m in markers {
+                readings.push(Reading {
+                    row: rows.row(&m.label, run_number),
+                    config,
+                    rss: m.rss_bytes as f64,
+                    pss: m.pss_bytes.map(|b| b as f64),
+                });
             }
-            values
+        }
+    }
+    let empty = MarkerStat {
+        runs: 0,
+        rss_bytes_median: None,
+        pss_bytes_median: None,
+    };
+    let mut out: Vec<MarkerRow> = rows
+        .keys
+        .into_iter()
+        .map(|key| MarkerRow {
+            label: shown(key),
+            configs: vec![empty.clone(); experiment.configs.len()],
         })
         .collect();
-    labels
-        .into_iter()
-        .map(|label| MarkerRow {
-            configs: per_config
-                .iter()
-                .map(|values| match values.iter().find(|(l, _, _)| *l == label) {
-                    Some((_, rss, pss)) => MarkerStat {
-                        runs: rss.len(),
-                        rss_bytes_median: median(rss),
-                        pss_bytes_median: median(pss),
-                    },
-                    None => MarkerStat {
-                        runs: 0,
-                        rss_bytes_median: None,
-                        pss_bytes_median: None,
-                    },
-                })
-                .collect(),
-            label,
-        })
-        .collect()
+    readings.sort_by_key(|r| (r.row, r.config));
+    let (mut rss, mut pss) = (Vec::new(), Vec::new());
+    for cell in readings.chunk_by(|a, b| (a.row, a.config) == (b.row, b.config)) {
+        rss.clear();
+        pss.clear();
+        rss.extend(cell.iter().map(|r| r.rss));
+        pss.extend(cell.iter().filter_map(|r| r.pss));
+        out[cell[0].row].configs[cell[0].config] = MarkerStat {
+            runs: rss.len(),
+            rss_bytes_median: cell_median(&rss),
+            pss_bytes_median: cell_median(&pss),
+        };
+    }
+    out
 }
 
 /// A warning for each `--mark` pattern no line of any run matched.
