@@ -7,8 +7,10 @@
 //! recomputed from the finer tier with `INSERT OR REPLACE`, so a recording
 //! resumed after a crash rolls up the same way.
 
-use super::load::{effective_status, opt_u64_at, u64_at};
-use super::{sample_rows, to_i64, Store};
+use super::convert::{opt_u64_at, to_i64, u64_at};
+use super::load::effective_status;
+use super::open::Store;
+use super::sample_rows;
 use crate::model::Sample;
 use crate::recorded::{RecordedPoint, Recording, RecordingInfo};
 use anyhow::{bail, Context, Result};

@@ -2,8 +2,7 @@
 //! `recording_samples` (a recording's): the insert's values and the row
 //! mapping back to `model::Sample` live here once.
 
-use super::load::{opt_u64_at, u64_at};
-use super::{opt_i64, to_i64};
+use super::convert::{opt_i64, opt_u64_at, to_i64, u64_at};
 use crate::model::{ProcessName, Sample};
 use anyhow::Result;
 use rusqlite::types::Value;

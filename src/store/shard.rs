@@ -3,7 +3,8 @@
 //! from a newer allocscope is refused, never rewritten), and the experiment
 //! a plan id was merged into.
 
-use super::Store;
+use super::open::Store;
+use super::schema;
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
@@ -12,7 +13,7 @@ use std::path::Path;
 pub fn schema_version_of(path: &Path) -> Result<u32> {
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .with_context(|| format!("opening '{}'", path.display()))?;
-    super::schema::version(&conn).with_context(|| format!("reading '{}'", path.display()))
+    schema::version(&conn).with_context(|| format!("reading '{}'", path.display()))
 }
 
 impl Store {

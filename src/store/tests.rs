@@ -1,7 +1,11 @@
 //! Round-trip and error tests for the store, on temporary files.
 
 use super::*;
-use crate::model::{Host, RunStatus, Sample, StoredConfig, StoredExperiment, StoredRun};
+use crate::model::{
+    Config, ExperimentInfo, Host, RunRecord, RunStatus, Sample, StoredConfig, StoredExperiment,
+    StoredRun,
+};
+use anyhow::{anyhow, Context, Result};
 use rusqlite::params;
 
 fn info() -> ExperimentInfo {
