@@ -9,12 +9,14 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod markers_csv;
+mod markers_table;
 pub mod png;
 pub mod recordings;
 pub mod samples_csv;
 mod service_table;
 pub mod svg;
 pub mod table;
+mod thin;
 pub mod verdict_text;
 
 #[cfg(test)]

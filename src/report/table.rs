@@ -9,16 +9,12 @@ use super::Reporter;
 use crate::analyze::metric_table::Shown;
 use crate::analyze::types::{Analysis, Ratio};
 use crate::model::{RunStatus, StoredExperiment};
-use crate::units::{format_bytes, format_seconds, ColumnUnit, Unit};
+use crate::units::{format_bytes, format_seconds};
 use anyhow::Result;
 use std::fmt::Write as _;
 
 /// Marks a ratio whose CI excludes 1.0.
 const MARK: &str = "*";
-/// More marker labels than this are thinned to every k-th plus the last.
-const MAX_MARKER_ROWS: usize = 40;
-/// Longer marker labels are cut to keep the table's width.
-const MAX_LABEL_CHARS: usize = 30;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TableReporter;
@@ -40,9 +36,7 @@ impl Reporter for TableReporter {
         }
         super::service_table::service_blocks(&mut out, analysis, width)?;
         super::heap_table::heap_block(&mut out, analysis, width)?;
-        if !analysis.markers.is_empty() {
-            markers_block(&mut out, analysis)?;
-        }
+        super::markers_table::markers_block(&mut out, analysis)?;
         footer(&mut out, analysis)?;
         Ok(out.into_bytes())
     }
@@ -180,103 +174,6 @@ fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -
     for (name, median, ci, vs) in rows {
         let line = format!("  {name:<width$}  {median:>median_w$}  {ci:<ci_w$}{gap}{vs}");
         writeln!(out, "{}", line.trim_end())?;
-    }
-    Ok(())
-}
-
-/// The indices of the marker rows to show: all of them, or every k-th and
-/// the last when there are more than `MAX_MARKER_ROWS`.
-fn shown_markers(count: usize) -> (Vec<usize>, usize) {
-    if count <= MAX_MARKER_ROWS {
-        return ((0..count).collect(), 1);
-    }
-    let step = count.div_ceil(MAX_MARKER_ROWS - 1);
-    let mut rows: Vec<usize> = (0..count).step_by(step).collect();
-    if rows.last() != Some(&(count - 1)) {
-        rows.push(count - 1);
-    }
-    (rows, step)
-}
-
-/// Rows = marker labels, columns = configurations, cells = median RSS.
-fn markers_block(out: &mut String, analysis: &Analysis) -> Result<()> {
-    let names: Vec<&str> = analysis
-        .experiment
-        .configs
-        .iter()
-        .map(|c| c.config.name.as_str())
-        .collect();
-    let (rows, step) = shown_markers(analysis.markers.len());
-    let labels: Vec<String> = rows
-        .iter()
-        .map(|&i| {
-            let label = &analysis.markers[i].label;
-            if label.chars().count() > MAX_LABEL_CHARS {
-                let cut: String = label.chars().take(MAX_LABEL_CHARS - 1).collect();
-                format!("{cut}~")
-            } else {
-                label.clone()
-            }
-        })
-        .collect();
-    // One unit for the whole table: a row compares the configurations.
-    let column = ColumnUnit::for_values(
-        Unit::Bytes,
-        rows.iter()
-            .flat_map(|&i| &analysis.markers[i].configs)
-            .filter_map(|c| c.rss_bytes_median),
-    );
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|&i| {
-            analysis.markers[i]
-                .configs
-                .iter()
-                .map(|c| {
-                    c.rss_bytes_median
-                        .map_or_else(|| "-".into(), |b| column.show(b))
-                })
-                .collect()
-        })
-        .collect();
-    let label_w = labels
-        .iter()
-        .map(|l| l.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(6);
-    let widths: Vec<usize> = names
-        .iter()
-        .enumerate()
-        .map(|(j, name)| {
-            cells
-                .iter()
-                .filter_map(|row| row.get(j).map(|cell| cell.chars().count()))
-                .max()
-                .unwrap_or(0)
-                .max(name.chars().count())
-        })
-        .collect();
-    writeln!(out)?;
-    writeln!(out, "memory at markers (median RSS over the ok runs)")?;
-    let mut head = format!("  {:<label_w$}", "marker");
-    for (name, w) in names.iter().zip(&widths) {
-        write!(head, "  {name:>w$}")?;
-    }
-    writeln!(out, "{}", head.trim_end())?;
-    for (label, row) in labels.iter().zip(&cells) {
-        let mut line = format!("  {label:<label_w$}");
-        for (cell, w) in row.iter().zip(&widths) {
-            write!(line, "  {cell:>w$}")?;
-        }
-        writeln!(out, "{}", line.trim_end())?;
-    }
-    if step > 1 {
-        writeln!(
-            out,
-            "  (every {step}th of {} markers and the last; the JSON and CSV exports have all)",
-            analysis.markers.len()
-        )?;
     }
     Ok(())
 }

@@ -6,6 +6,7 @@
 
 use super::chart::{Axis, Chart, Kind};
 use super::colour;
+use crate::report::thin;
 use crate::analyze::interval::has_interval;
 use crate::analyze::metric_table::Unit;
 use crate::analyze::stats::median;
@@ -197,11 +198,17 @@ fn faults(analysis: &Analysis) -> Plot {
     )
 }
 
+/// More marker labels than this are thinned to every k-th and the last: a
+/// million points would make an SVG of tens of megabytes that the PNG
+/// renderer refuses, and the plot is not 400 pixels wide.
+const MAX_MARKER_POINTS: usize = 400;
+
 /// Median RSS at each marker label, one line per configuration.
 fn markers(analysis: &Analysis) -> Plot {
-    let labels: Vec<String> = analysis.markers.iter().map(|m| m.label.clone()).collect();
-    let v_max = analysis
-        .markers
+    let (shown, step) = thin::every_kth(analysis.markers.len(), MAX_MARKER_POINTS);
+    let rows: Vec<_> = shown.iter().map(|&i| &analysis.markers[i]).collect();
+    let labels: Vec<String> = rows.iter().map(|m| m.label.clone()).collect();
+    let v_max = rows
         .iter()
         .flat_map(|m| m.configs.iter().filter_map(|c| c.rss_bytes_median))
         .fold(0.0, f64::max);
@@ -212,8 +219,7 @@ fn markers(analysis: &Analysis) -> Plot {
         Axis::new(0.0, v_max * 1.05, "RSS", Kind::Bytes),
     );
     for i in 0..analysis.experiment.configs.len() {
-        let pts: Vec<(f64, f64)> = analysis
-            .markers
+        let pts: Vec<(f64, f64)> = rows
             .iter()
             .enumerate()
             .filter_map(|(k, m)| {
@@ -227,6 +233,11 @@ fn markers(analysis: &Analysis) -> Plot {
         }
     }
     chart.legend(&names(analysis));
+    if step > 1 {
+        // Two short lines: the note sits in the legend's column.
+        chart.note(1, &format!("every {step}th marker"));
+        chart.note(0, &format!("of {}, and the last", analysis.markers.len()));
+    }
     Plot {
         name: "memory_at_markers",
         title: title.to_string(),
