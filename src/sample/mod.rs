@@ -158,19 +158,44 @@ impl Sampler {
 
     fn sample_inner(&mut self, pids: &[i32], t_s: f64, force_pss: bool) -> Sample {
         let cpu_start_s = thread_cpu_seconds();
-        let now = Instant::now();
-        self.refill(now);
-
+        self.refill(Instant::now());
         let mut sample = Sample {
             t_s,
             ..Sample::default()
         };
         self.processes.clear();
-        let mut live = Vec::with_capacity(pids.len());
-        // The processes in `live` as the PSS estimate sees them.
-        let mut tree: Vec<Live> = Vec::with_capacity(pids.len());
-        // Without the status split (kernels before 4.5) nothing is estimated.
-        let mut split_known = true;
+        let tick = self.read_counters(pids, &mut sample);
+        self.kept.retain(pids);
+        self.estimator.retain(&tick.tree);
+        self.read_heap(&tick.live, &mut sample);
+        let cheap_cost_s = (thread_cpu_seconds() - cpu_start_s).max(0.0);
+        self.tokens_s -= cheap_cost_s;
+
+        let force = self.pss_reads == 0 || force_pss;
+        if let Some(payer) = self.pass_payer(&tick, force) {
+            self.full_pass(&tick, payer, &mut sample);
+        }
+        if sample.pss_bytes.is_none() && !tick.live.is_empty() && tick.split_known {
+            self.processes.clear();
+            self.read_joined(&tick.tree);
+            self.read_probe(&tick.tree);
+            sample.pss_bytes = Some(self.estimate_pss(&tick.tree));
+            sample.pss_estimated_processes = u32::try_from(tick.live.len()).unwrap_or(u32::MAX);
+        }
+
+        self.ticks += 1;
+        self.cpu_s += (thread_cpu_seconds() - cpu_start_s).max(0.0);
+        sample
+    }
+
+    /// The cheap counters (`stat`, `status`) of every pid still there, summed
+    /// into `sample`; the processes with memory, as the estimate sees them.
+    fn read_counters(&mut self, pids: &[i32], sample: &mut Sample) -> Counted {
+        let mut counted = Counted {
+            live: Vec::with_capacity(pids.len()),
+            tree: Vec::with_capacity(pids.len()),
+            split_known: true,
+        };
         for &pid in pids {
             let Some(stat) = self.kept.read(pid, "stat").and_then(proc::parse_stat) else {
                 continue;
@@ -192,9 +217,9 @@ impl Sampler {
             // hold no memory to count.
             let has_mm = !matches!(stat.state, 'Z' | 'X') && memory.vsz_bytes > 0;
             if has_mm {
-                live.push(pid);
-                split_known &= memory.rss_parts.is_some();
-                tree.push(Live {
+                counted.live.push(pid);
+                counted.split_known &= memory.rss_parts.is_some();
+                counted.tree.push(Live {
                     pid,
                     ppid: stat.ppid,
                     family: stat.comm_hash,
@@ -202,40 +227,46 @@ impl Sampler {
                 });
             }
         }
-        self.kept.retain(pids);
-        self.estimator.retain(&tree);
-        if let Some(probe) = self.probe.as_mut() {
-            let heap = probe.read(&live);
-            sample.live_heap_bytes = heap.live_heap_bytes;
-            sample.allocator_resident_bytes = heap.allocator_resident_bytes;
-            sample.allocator_retained_bytes = heap.allocator_retained_bytes;
-            if let Some((arenas, pid)) = heap.arenas {
-                sample.arenas = Some(arenas);
-                sample.arenas_pid = Some(pid);
-                sample.arenas_process = proc::read_comm(pid).map(|c| ProcessName::new(&c));
-            }
-        }
-        let cheap_cost_s = (thread_cpu_seconds() - cpu_start_s).max(0.0);
-        self.tokens_s -= cheap_cost_s;
+        counted
+    }
 
-        let first = self.pss_reads == 0 || force_pss;
-        // The bucket keeps one pass in reserve for a tree the estimate
-        // cannot follow (`PssEstimator::shaken`: a burst of connections, a
-        // shutdown), whose pass may then borrow up to `MAX_SAVED_CPU` or
-        // one pass; a stale pass (a process came or went, RSS drifted)
-        // waits for the reserve to be whole, others for a pass beyond it.
-        // Over a run this spends what passes did without the reserve, but
-        // a burst no longer comes right after a pass that left the bucket
-        // in debt (PostgreSQL's 8 backends connect just after the pass that
-        // pgbench's first connection made stale) and is guessed for the
-        // seconds the debt takes to repay.
+    /// The heap probe's figures for the live processes, when it is attached.
+    fn read_heap(&mut self, live: &[i32], sample: &mut Sample) {
+        let Some(probe) = self.probe.as_mut() else {
+            return;
+        };
+        let heap = probe.read(live);
+        sample.live_heap_bytes = heap.live_heap_bytes;
+        sample.allocator_resident_bytes = heap.allocator_resident_bytes;
+        sample.allocator_retained_bytes = heap.allocator_retained_bytes;
+        if let Some((arenas, pid)) = heap.arenas {
+            sample.arenas = Some(arenas);
+            sample.arenas_pid = Some(pid);
+            sample.arenas_process = proc::read_comm(pid).map(|c| ProcessName::new(&c));
+        }
+    }
+
+    /// Whether this tick makes a full PSS pass, and which bucket pays for
+    /// it; `force` for the first one and those a caller asks for.
+    ///
+    /// The bucket keeps one pass in reserve for a tree the estimate
+    /// cannot follow (`PssEstimator::shaken`: a burst of connections, a
+    /// shutdown), whose pass may then borrow up to `MAX_SAVED_CPU` or
+    /// one pass; a stale pass (a process came or went, RSS drifted)
+    /// waits for the reserve to be whole, others for a pass beyond it.
+    /// Over a run this spends what passes did without the reserve, but
+    /// a burst no longer comes right after a pass that left the bucket
+    /// in debt (PostgreSQL's 8 backends connect just after the pass that
+    /// pgbench's first connection made stale) and is guessed for the
+    /// seconds the debt takes to repay.
+    fn pass_payer(&self, tick: &Counted, force: bool) -> Option<Payer> {
         let pass_s = self.last_pss_cost_s;
-        let due = if !split_known {
+        let due = if !tick.split_known {
             // Nothing is estimated: no reserve to keep.
             pass_s
-        } else if self.estimator.shaken(&tree) {
+        } else if self.estimator.shaken(&tick.tree) {
             -pass_s.max(MAX_SAVED_CPU.as_secs_f64())
-        } else if self.estimator.stale(&tree) {
+        } else if self.estimator.stale(&tick.tree) {
             pass_s
         } else {
             2.0 * pass_s
@@ -245,35 +276,37 @@ impl Sampler {
         // ones, probes): after a burst's pass has put the bucket in debt,
         // they are what keeps the estimate following the newcomers' growth.
         let on_floor = self.floor_tokens_s >= 2.0 * pass_s;
-        if first || affordable || on_floor {
-            let pss_start_s = thread_cpu_seconds();
-            let totals = self.read_pss_totals(&tree, split_known);
-            let pss_cost_s = (thread_cpu_seconds() - pss_start_s).max(0.0);
-            self.pss_cpu_s += pss_cost_s;
-            self.pss_reads += 1;
-            self.last_pss_cost_s = pss_cost_s;
-            if affordable || first {
-                self.tokens_s -= pss_cost_s;
-            } else {
-                self.floor_tokens_s -= pss_cost_s;
-            }
-            if let Some((pss, uss, swap)) = totals {
-                sample.pss_bytes = Some(pss);
-                sample.uss_bytes = Some(uss);
-                sample.swap_bytes = Some(swap);
-            }
+        if force || affordable {
+            Some(Payer::Bucket)
+        } else if on_floor {
+            Some(Payer::Floor)
+        } else {
+            None
         }
-        if sample.pss_bytes.is_none() && !live.is_empty() && split_known {
-            self.processes.clear();
-            self.read_joined(&tree);
-            self.read_probe(&tree);
-            sample.pss_bytes = Some(self.estimate_pss(&tree));
-            sample.pss_estimated_processes = u32::try_from(live.len()).unwrap_or(u32::MAX);
-        }
+    }
 
-        self.ticks += 1;
-        self.cpu_s += (thread_cpu_seconds() - cpu_start_s).max(0.0);
-        sample
+    /// Reads every process's smaps_rollup, charged to `payer`; the tree's
+    /// sums go into `sample` when every process still there was read.
+    fn full_pass(&mut self, tick: &Counted, payer: Payer, sample: &mut Sample) {
+        let pss_start_s = thread_cpu_seconds();
+        let totals = self.read_pss_totals(&tick.tree, tick.split_known);
+        let pss_cost_s = (thread_cpu_seconds() - pss_start_s).max(0.0);
+        self.pss_cpu_s += pss_cost_s;
+        self.pss_reads += 1;
+        self.last_pss_cost_s = pss_cost_s;
+        self.pay(payer, pss_cost_s);
+        if let Some((pss, uss, swap)) = totals {
+            sample.pss_bytes = Some(pss);
+            sample.uss_bytes = Some(uss);
+            sample.swap_bytes = Some(swap);
+        }
+    }
+
+    fn pay(&mut self, payer: Payer, cost_s: f64) {
+        match payer {
+            Payer::Bucket => self.tokens_s -= cost_s,
+            Payer::Floor => self.floor_tokens_s -= cost_s,
+        }
     }
 
     /// Reads in full, once, each process that joined the tree since the
@@ -311,21 +344,17 @@ impl Sampler {
     /// after a pass, and unread they are guessed from their parent for
     /// seconds. The debt is repaid by the next pass waiting longer.
     fn read_alone(&mut self, p: &Live) -> Option<(Rollup, Live)> {
-        let on_floor = if self.tokens_s > -self.last_pss_cost_s {
-            false
+        let payer = if self.tokens_s > -self.last_pss_cost_s {
+            Payer::Bucket
         } else if self.floor_tokens_s > 0.0 {
-            true
+            Payer::Floor
         } else {
             return None;
         };
         let start_s = thread_cpu_seconds();
         let read = self.read_rollup(p);
         let cost_s = (thread_cpu_seconds() - start_s).max(0.0);
-        if on_floor {
-            self.floor_tokens_s -= cost_s;
-        } else {
-            self.tokens_s -= cost_s;
-        }
+        self.pay(payer, cost_s);
         self.pss_cpu_s += cost_s;
         let (rollup, rss) = read?;
         Some((rollup, Live { rss: rss?, ..*p }))
@@ -444,6 +473,25 @@ impl Sampler {
     }
 }
 
+/// A tick's processes, from their cheap counters.
+struct Counted {
+    /// Those with memory (not zombies).
+    live: Vec<i32>,
+    /// The same, as the PSS estimate sees them.
+    tree: Vec<Live>,
+    /// Every status had the RSS split; without it (kernels before 4.5)
+    /// nothing is estimated.
+    split_known: bool,
+}
+
+/// Which bucket a PSS read spends from.
+#[derive(Debug, Clone, Copy)]
+enum Payer {
+    Bucket,
+    /// The PSS floor, when the bucket is spent.
+    Floor,
+}
+
 /// Whether `pid` has exited (gone, or a zombie with no memory left).
 fn exited(pid: i32) -> bool {
     proc::read_stat(pid).is_none_or(|stat| matches!(stat.state, 'Z' | 'X'))
@@ -527,16 +575,21 @@ mod tests {
 
     #[test]
     fn charged_cpu_counts_against_the_budget() {
-        let mut sampler = Sampler::new(0.5);
-        sampler.sample(&[own_pid()], 0.0);
-        std::thread::sleep(Duration::from_millis(20));
-        // The caller spent far more than the budget allows on a tree walk:
-        // only the floor could pay for PSS, and it has not saved enough.
-        sampler.charge(1.0);
-        assert!(sampler.cpu_seconds() >= 1.0);
-        let reads_before = sampler.pss_reads();
-        sampler.sample(&[own_pid()], 0.02);
-        assert!(sampler.pss_reads() - reads_before <= 1);
+        // After the first pass, the bucket holds the next one with a
+        // millisecond to spare for the tick's cheap reads, and the floor
+        // nothing: a tick reads PSS unless the caller charged more than
+        // that (a tree walk) in between.
+        let next_tick = |charged_s: f64| {
+            let mut sampler = Sampler::new(0.001);
+            sampler.sample(&[own_pid()], 0.0);
+            assert_eq!(sampler.floor_tokens_s, 0.0);
+            sampler.tokens_s = 2.0 * sampler.last_pss_cost_s + 0.001;
+            sampler.charge(charged_s);
+            let sample = sampler.sample(&[own_pid()], 0.1);
+            (sampler.pss_reads(), sample.pss_estimated_processes)
+        };
+        assert_eq!(next_tick(0.0), (2, 0), "the bucket held a pass");
+        assert_eq!(next_tick(1.0), (1, 1), "the charge did not defer the pass");
     }
 
     #[test]

@@ -78,11 +78,13 @@ fn parse(text: &str) -> Vec<(f64, Vec<Row>)> {
         .collect()
 }
 
-/// One estimated tick: the tree's PSS by kind, estimated and read.
+/// One estimated tick: the tree's PSS by kind, estimated and read, and
+/// its RSS.
 struct Tick {
     t: f64,
     estimated: [f64; 3],
     read: [f64; 3],
+    rss: f64,
 }
 
 impl Tick {
@@ -147,7 +149,13 @@ fn replay(text: &str, probing: bool) -> Replay {
                 read[k] += r[k];
             }
         }
-        ticks.push(Tick { t, estimated, read });
+        let rss = rows.iter().map(|r| r.rss.total_bytes() as f64).sum();
+        ticks.push(Tick {
+            t,
+            estimated,
+            read,
+            rss,
+        });
     }
     Replay { ticks, probes }
 }
@@ -196,17 +204,39 @@ fn postgres_trace_replays_within_its_measured_error() {
     assert!(unprobed > 20.0, "unprobed worst tick {unprobed:.1}%");
 }
 
-/// `PSS_REPLAY=trace.csv[:more.csv]` replays `TREE_PSS_TRACE` files and
-/// prints their errors (`PSS_REPLAY_TICKS=1`: every tick's, by kind;
-/// `PSS_REPLAY_NO_PROBE=1`: with no process read alone between passes).
+/// The traces `PSS_REPLAY=trace.csv[:more.csv]` names (`TREE_PSS_TRACE`
+/// files), else every `pss_trace_*.csv` committed in `fixtures/`.
+fn traces() -> Vec<std::path::PathBuf> {
+    if let Some(paths) = std::env::var_os("PSS_REPLAY") {
+        return std::env::split_paths(&paths).collect();
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sample/fixtures");
+    let mut found: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the fixtures")
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with("pss_trace_") && name.ends_with(".csv"))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Replays each trace of `traces()` and prints its errors
+/// (`PSS_REPLAY_TICKS=1`: every tick's, by kind; `PSS_REPLAY_NO_PROBE=1`:
+/// with no process read alone between passes); then checks what every
+/// trace must show, whatever its workload: the mean PSS within 3% of the
+/// reads (the sampler's goal), and no tick's estimate above the tree's RSS.
 #[test]
-fn replay_trace_from_env() {
-    let Some(path) = std::env::var_os("PSS_REPLAY") else {
-        return;
-    };
-    for path in std::env::split_paths(&path) {
+fn every_replayed_trace_keeps_its_mean_within_3pct_and_each_tick_within_rss() {
+    let probing = std::env::var_os("PSS_REPLAY_NO_PROBE").is_none();
+    let mut failures = Vec::new();
+    let paths = traces();
+    assert!(!paths.is_empty(), "no trace to replay");
+    for path in paths {
         let text = std::fs::read_to_string(&path).expect("trace");
-        let probing = std::env::var_os("PSS_REPLAY_NO_PROBE").is_none();
         let Replay { ticks, probes } = replay(&text, probing);
         let (mean, worst, at) = errors(&ticks);
         println!(
@@ -228,5 +258,22 @@ fn replay_trace_from_env() {
                 );
             }
         }
+        if ticks.is_empty() || mean.abs() >= 3.0 {
+            failures.push(format!(
+                "{}: {} ticks, mean PSS off by {mean:+.2}%",
+                path.display(),
+                ticks.len()
+            ));
+        }
+        if let Some(t) = ticks.iter().find(|t| t.estimated() > t.rss) {
+            failures.push(format!(
+                "{}: at {} s the estimate {:.0} exceeds the tree's RSS {:.0}",
+                path.display(),
+                t.t,
+                t.estimated(),
+                t.rss
+            ));
+        }
     }
+    assert!(failures.is_empty(), "{failures:#?}");
 }
