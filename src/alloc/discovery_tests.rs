@@ -7,20 +7,10 @@ use super::{dpkg, ldcache};
 use std::path::Path;
 use std::process::Command;
 
-/// Under `CI=true` every built-in allocator must be installed (`scripts/
-/// bootstrap --test` installs them): a missing one fails the test that
-/// needs it, naming its package; elsewhere the test says so and skips.
+/// Every built-in allocator is installed under `CI=true` (`test_deps`).
 fn require_installed(reg: &Registry, name: &str) -> bool {
-    if reg.get(name).is_some() {
-        return true;
-    }
     let package = super::known::builtin(name).map_or("?", |b| b.package());
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true and {name} is missing: apt-get install {package}"
-    );
-    eprintln!("skipped: needs {name} (apt-get install {package})");
-    false
+    super::test_deps::require(reg.get(name).is_some(), name, package)
 }
 
 /// The version dpkg-query reports for an installed package.

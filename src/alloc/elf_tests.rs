@@ -2,6 +2,7 @@
 //! /bin/ls, a static binary built on the spot, and files that are not ELF.
 
 use super::elf::{check_library, inspect_program, preload_ignored_reason, ProgramInfo};
+use super::test_deps::require;
 use std::path::Path;
 
 #[test]
@@ -53,8 +54,11 @@ fn static_program_ignores_preload() {
         .arg(&bin)
         .arg(&src)
         .status();
-    if !built.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: cc -static failed (is libc6-dev's libc.a installed?)");
+    if !require(
+        built.is_ok_and(|s| s.success()),
+        "a static libc (cc -static failed)",
+        "libc6-dev",
+    ) {
         return;
     }
     let info = inspect_program(&bin).expect("ELF");
@@ -104,12 +108,11 @@ fn go_program_is_recognised() {
         .current_dir(dir.path())
         .env("GO111MODULE", "off")
         .status();
-    if !built.is_ok_and(|s| s.success()) {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true and the Go toolchain is missing: apt-get install golang-go"
-        );
-        eprintln!("skipped: no Go toolchain to build a test program");
+    if !require(
+        built.is_ok_and(|s| s.success()),
+        "a Go toolchain",
+        "golang-go",
+    ) {
         return;
     }
     let info = inspect_program(&bin).expect("ELF");
@@ -134,11 +137,11 @@ fn program_linking_jemalloc_itself_is_reported() {
         .arg("-Wl,--no-as-needed")
         .arg(lib)
         .status();
-    if !lib.exists() || !built.is_ok_and(|s| s.success()) {
-        eprintln!(
-            "skipped: cannot link a test program against {}",
-            lib.display()
-        );
+    if !require(
+        lib.exists() && built.is_ok_and(|s| s.success()),
+        &format!("a program linked against {}", lib.display()),
+        "libjemalloc2",
+    ) {
         return;
     }
     let info = inspect_program(&bin).expect("ELF");

@@ -18,6 +18,8 @@ mod discovery_tests;
 #[cfg(test)]
 mod elf_tests;
 #[cfg(test)]
+mod test_deps;
+#[cfg(test)]
 mod tests;
 
 pub use config::{parse_spec, Spec, Target};

@@ -228,8 +228,7 @@ fn defaults_skip_missing_allocators_with_one_warning_each() {
 fn user_library_takes_only_env_keys_and_is_checked() {
     let reg = scripted();
     let lib = "/lib/x86_64-linux-gnu/libjemalloc.so.2";
-    if !Path::new(lib).exists() {
-        eprintln!("skipped: {lib} is not installed");
+    if !super::test_deps::require(Path::new(lib).exists(), lib, "libjemalloc2") {
         return;
     }
     let cfg = reg

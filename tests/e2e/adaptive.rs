@@ -209,7 +209,6 @@ fn a_fixed_schedule_runs_exactly_n_rounds_and_never_judges() {
     }
 }
 
-
 #[test]
 fn user_metrics_are_read_from_stdout_and_stderr() {
     let scratch = Scratch::new();

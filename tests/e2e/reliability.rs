@@ -94,7 +94,11 @@ fn interrupted_matrix_keeps_finished_runs(signal: i32, expected_code: i32) {
     assert_eq!(json["experiment"]["status"], "interrupted");
     let finished: usize = configs(&json).iter().map(|c| runs(c).len()).sum();
     assert_eq!(finished, finished_before, "finished runs exported");
-    assert_eq!(stored_runs(&scratch.db()), finished_before, "finished runs stored");
+    assert_eq!(
+        stored_runs(&scratch.db()),
+        finished_before,
+        "finished runs stored"
+    );
     let db = scratch.db();
     let list = scratch.run(&["report", "--list", "--db", db.to_str().expect("utf-8")]);
     assert!(stdout(&list).contains("interrupted"), "{}", stdout(&list));

@@ -70,7 +70,10 @@ fn verdict_is_exported_with_reason_explanation_and_deploy_lines() {
         text("dockerfile"),
         text("kubernetes"),
     );
-    assert!(shell.starts_with("env ") && shell.contains("sh -c"), "{shell}");
+    assert!(
+        shell.starts_with("env ") && shell.contains("sh -c"),
+        "{shell}"
+    );
     assert!(dockerfile.contains("apt-get install -y --no-install-recommends libjemalloc2"));
     let env = config(&json, "jemalloc")["env"]
         .as_object()
@@ -80,8 +83,14 @@ fn verdict_is_exported_with_reason_explanation_and_deploy_lines() {
     for (name, value) in &env {
         let value = value.as_str().expect("a string");
         assert!(shell.contains(&format!("{name}={value}")), "{shell}");
-        assert!(systemd.contains(&format!("Environment=\"{name}={value}\"")), "{systemd}");
-        assert!(dockerfile.contains(&format!("ENV {name}=\"{value}\"")), "{dockerfile}");
+        assert!(
+            systemd.contains(&format!("Environment=\"{name}={value}\"")),
+            "{systemd}"
+        );
+        assert!(
+            dockerfile.contains(&format!("ENV {name}=\"{value}\"")),
+            "{dockerfile}"
+        );
         assert!(
             kubernetes.contains(&format!("- name: {name}\n    value: \"{value}\"")),
             "{kubernetes}"
