@@ -133,12 +133,6 @@ pub struct ExportArgs {
     /// compare: no progress lines, only warnings and the final table.
     #[arg(short, long)]
     pub quiet: bool,
-    /// The verdict's performance budget: recommend only configurations at
-    /// most PCT percent slower than the baseline at the upper end of the 95%
-    /// CI (wall time; for a service, p95 latency or the load's duration).
-    /// [default: 5; `report`: what `compare` was given]
-    #[arg(long, value_name = "PCT")]
-    pub max_slowdown: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -1,8 +1,11 @@
 //! How a comparison is judged (`--max-slowdown`, `--min-saving`,
 //! `--memory-metric`, `--perf-metric`): plain settings that `options` checks
 //! and `analyze` (the verdict, the adaptive judge) reads, so neither depends
-//! on the other. Which way a `--metric` is better (`--higher-is-better`) is
-//! the experiment's own, stored with it (`ExperimentInfo::user_metrics`).
+//! on the other. Each setting is held here once, with its default. The
+//! metrics are rows of the experiment's metric table
+//! (`analyze::metric_table`), held by id. Which way a `--metric` is better
+//! (`--higher-is-better`) is the experiment's own, stored with it
+//! (`ExperimentInfo::user_metrics`).
 
 /// The default `--max-slowdown`, in percent.
 pub const DEFAULT_MAX_SLOWDOWN_PCT: f64 = 5.0;
@@ -10,49 +13,25 @@ pub const DEFAULT_MAX_SLOWDOWN_PCT: f64 = 5.0;
 /// The default `--min-saving`, in percent.
 pub const DEFAULT_MIN_SAVING_PCT: f64 = 3.0;
 
-/// What the verdict ranks memory by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MemoryMetric {
-    Peak,
-    Mean,
-    Final,
-    EndOfLoad,
-}
+/// The two-sided error level a fixed schedule settles sides at.
+pub const DEFAULT_DECISION_ALPHA: f64 = 0.05;
 
-/// What the performance budget measures.
+/// What `--memory-metric` chose: a row of the metric table, or a word whose
+/// row depends on the tree measured (`peak`: peak RSS, or peak PSS for a
+/// tree of several processes; `analyze::metric_table::TREE_WORDS`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PerfMetric {
-    Wall,
-    Cpu,
-    P50,
-    P95,
-    P99,
-    /// A `--metric` by name.
-    User(String),
+pub enum MemoryChoice {
+    /// The row with this id.
+    Row(String),
+    /// The tree word.
+    Tree(String),
 }
 
-impl MemoryMetric {
-    /// The `--memory-metric` word for this choice.
-    pub fn word(self) -> &'static str {
+impl MemoryChoice {
+    /// What the store keeps: the row's id, or the tree word.
+    pub fn stored(&self) -> &str {
         match self {
-            MemoryMetric::Peak => "peak",
-            MemoryMetric::Mean => "mean",
-            MemoryMetric::Final => "final",
-            MemoryMetric::EndOfLoad => "end-of-load",
-        }
-    }
-}
-
-impl PerfMetric {
-    /// The `--perf-metric` word for this choice.
-    pub fn word(&self) -> &str {
-        match self {
-            PerfMetric::Wall => "wall",
-            PerfMetric::Cpu => "cpu",
-            PerfMetric::P50 => "p50",
-            PerfMetric::P95 => "p95",
-            PerfMetric::P99 => "p99",
-            PerfMetric::User(name) => name,
+            MemoryChoice::Row(id) | MemoryChoice::Tree(id) => id,
         }
     }
 }
@@ -65,16 +44,19 @@ pub const PERF_METRIC_KEY: &str = "judge.perf_metric";
 pub const MIN_SAVING_KEY: &str = "judge.min_saving_pct";
 pub const MAX_SLOWDOWN_KEY: &str = "judge.max_slowdown_pct";
 
-/// How a comparison is judged; `None` metrics keep today's defaults.
+/// How a comparison is judged; `None` metrics leave the choice to the kind
+/// of experiment (`analyze::choice`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct JudgeSettings {
     pub max_slowdown_pct: f64,
     pub min_saving_pct: f64,
-    pub memory_metric: Option<MemoryMetric>,
-    pub perf_metric: Option<PerfMetric>,
-    /// The two-sided error level the decision settles sides at: 0.05, or
-    /// the stricter per-look level `--runs auto` uses while it decides
-    /// whether to run another round (`analyze::decide::sequential_alpha`).
+    pub memory_metric: Option<MemoryChoice>,
+    /// The id of the metric-table row `--perf-metric` named.
+    pub perf_metric: Option<String>,
+    /// The two-sided error level the decision settles sides at:
+    /// `DEFAULT_DECISION_ALPHA`, or the stricter per-look level `--runs auto`
+    /// uses while it decides whether to run another round
+    /// (`analyze::decide::sequential_alpha`).
     pub decision_alpha: f64,
 }
 
@@ -84,11 +66,9 @@ impl JudgeSettings {
     pub fn to_environment(&self) -> Vec<(&'static str, String)> {
         let memory = self
             .memory_metric
-            .map(|m| (MEMORY_METRIC_KEY, m.word().to_string()));
-        let perf = self
-            .perf_metric
             .as_ref()
-            .map(|p| (PERF_METRIC_KEY, p.word().to_string()));
+            .map(|m| (MEMORY_METRIC_KEY, m.stored().to_string()));
+        let perf = self.perf_metric.clone().map(|p| (PERF_METRIC_KEY, p));
         let thresholds = [
             (MIN_SAVING_KEY, self.min_saving_pct.to_string()),
             (MAX_SLOWDOWN_KEY, self.max_slowdown_pct.to_string()),
@@ -104,7 +84,7 @@ impl Default for JudgeSettings {
             min_saving_pct: DEFAULT_MIN_SAVING_PCT,
             memory_metric: None,
             perf_metric: None,
-            decision_alpha: 0.05,
+            decision_alpha: DEFAULT_DECISION_ALPHA,
         }
     }
 }

@@ -11,7 +11,7 @@
 //!   interval, which exists at 95% only from 6 runs; below that, none.
 //! - One run (or one pair) gives a point and no interval: nothing is starred.
 
-use super::types::{Estimate, Ratio};
+use super::figures::{Estimate, Ratio};
 
 /// Two-sided 95% Student t quantile (`t_{0.975}`) for `df` degrees of freedom.
 pub fn t975(df: usize) -> f64 {

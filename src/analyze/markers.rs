@@ -2,8 +2,8 @@
 //! the median memory at that marker per configuration over its `ok` runs;
 //! and a warning for each `--mark` pattern that never matched a line.
 
+use super::figures::{MarkerRow, MarkerStat};
 use super::stats::median;
-use super::types::{MarkerRow, MarkerStat};
 use crate::model::{RunStatus, StoredExperiment};
 use foldhash::HashMap;
 

@@ -1,14 +1,17 @@
-//! The description of every per-run metric that is summarised across runs:
-//! its id (the JSON/CSV key), the words the tables use, its unit, how a run
-//! yields it, whether it gets a ratio to the baseline, and which way is
-//! better. `analyze` builds each configuration's series by iterating this
-//! table. An experiment's table (`of_experiment`) is the built-in rows
-//! (`summarised()`) followed by one row per `--metric` it stored, so the
-//! analysis, the verdict, the adaptive judge and every reporter read the
-//! same rows, looked up by id.
+//! The description of every per-run measure that is summarised across runs
+//! and that the verdict can judge by: its id (the JSON/CSV key), the words
+//! the tables and the verdict use, its unit, how a run yields it, whether it
+//! gets a ratio to the baseline, and which way is better. `analyze` builds
+//! each configuration's series by iterating this table. An experiment's
+//! table (`of_experiment`) is the built-in rows (`summarised()`), a
+//! service's rows when it ran one, and one row per `--metric` it stored, so
+//! the analysis, the verdict, the adaptive judge, the plots and every
+//! reporter read the same rows, looked up by id. `--memory-metric` and
+//! `--perf-metric` name a row (`MetricDef::name`, or its id); the words of
+//! `TREE_WORDS` name a row by the tree measured (`analyze::choice`).
 
 use super::metrics::of;
-use crate::model::{ExperimentInfo, StoredRun, UserMetricInfo};
+use crate::model::{ExperimentInfo, Latency, ServiceRecord, StoredRun, UserMetricInfo};
 use std::sync::Arc;
 
 pub use crate::units::Unit;
@@ -77,11 +80,36 @@ impl MetricDef {
         self.id.starts_with(USER_PREFIX)
     }
 
+    /// The word `--memory-metric` / `--perf-metric` name it by: a
+    /// `--metric`'s NAME, else the id without its unit suffix (`peak_pss`
+    /// for `peak_pss_bytes`, `wall` for `wall_s`).
+    pub fn name(&self) -> &str {
+        match self.id.strip_prefix(USER_PREFIX) {
+            Some(name) => name,
+            None => self.id.strip_suffix(suffix(self.unit)).unwrap_or(&self.id),
+        }
+    }
+
+    /// True for a measure of memory: what `--memory-metric` may name;
+    /// `--perf-metric` names the others.
+    pub fn is_memory(&self) -> bool {
+        self.unit == Unit::Bytes
+    }
+
     /// The stem of the CSV ratio columns: the id without its unit suffix,
     /// e.g. `ratio_peak_rss` for `peak_rss_bytes`.
     pub fn ratio_column(&self) -> String {
         let stem = self.id.strip_suffix(suffix(self.unit)).unwrap_or(&self.id);
         format!("ratio_{stem}")
+    }
+
+    /// A row no run has a value of: what a stored choice that names no row
+    /// of the experiment's table judges by (every side stays open).
+    pub fn unmeasured(id: &str, unit: Unit) -> MetricDef {
+        MetricDef {
+            shown: Shown::Never,
+            ..row(id, id, unit, false, |_| None)
+        }
     }
 }
 
@@ -155,25 +183,107 @@ pub fn summarised() -> Vec<MetricDef> {
                 of(r).mean_pss_bytes.map(|b| b as f64)
             }))
         },
+        // What `--memory-metric peak` judges a tree of several processes
+        // by; in JSON and CSV only.
+        never(row("peak_pss_bytes", "peak PSS", Unit::Bytes, false, |r| {
+            of(r).peak_pss_bytes.map(|b| b as f64)
+        })),
         // The last sample's RSS, what `--memory-metric final` judges by; in
         // JSON and CSV only.
-        MetricDef {
-            shown: Shown::Never,
-            ..row("final_rss_bytes", "final RSS", Unit::Bytes, false, |r| {
-                Some(of(r).final_rss_bytes as f64)
-            })
-        },
+        never(row(
+            "final_rss_bytes",
+            "final RSS",
+            Unit::Bytes,
+            false,
+            |r| Some(of(r).final_rss_bytes as f64),
+        )),
         row("wall_s", "wall time", Unit::Seconds, true, |r| {
             Some(r.record.wall_s)
         }),
         // user + sys; in JSON and CSV only.
-        MetricDef {
-            shown: Shown::Never,
-            ..row("cpu_s", "CPU time", Unit::Seconds, false, |r| {
-                Some(r.record.user_s + r.record.sys_s)
-            })
-        },
+        never(row("cpu_s", "CPU time", Unit::Seconds, false, |r| {
+            Some(r.record.user_s + r.record.sys_s)
+        })),
     ]
+}
+
+/// A row in JSON and CSV only.
+fn never(def: MetricDef) -> MetricDef {
+    MetricDef {
+        shown: Shown::Never,
+        ..def
+    }
+}
+
+/// A service experiment's rows (`compare --server`): the memory at the end
+/// of the load and the load's latency and duration, what the verdict judges
+/// a service by. In JSON and CSV only: the service table shows them, with
+/// their ratios (`analyze::service`).
+pub fn service_rows() -> Vec<MetricDef> {
+    let end_of_load = |id, label, pick: fn(&ServiceRecord) -> Option<u64>| {
+        never(row(id, label, Unit::Bytes, false, move |r| {
+            r.record.service.as_ref().and_then(pick).map(|b| b as f64)
+        }))
+    };
+    let latency = |id, label, pick: fn(&Latency) -> f64| {
+        never(row(id, label, Unit::Milliseconds, false, move |r| {
+            let service = r.record.service.as_ref()?;
+            service.latency.as_ref().map(pick)
+        }))
+    };
+    vec![
+        end_of_load("rss_end_load_bytes", "RSS at the end of the load", |s| {
+            s.rss_end_load_bytes
+        }),
+        end_of_load("pss_end_load_bytes", "PSS at the end of the load", |s| {
+            s.pss_end_load_bytes
+        }),
+        latency("p50_ms", "median response time", |l| l.p50_ms),
+        latency("p95_ms", "p95 latency", |l| l.p95_ms),
+        latency("p99_ms", "p99 latency", |l| l.p99_ms),
+        never(row("load_s", "load duration", Unit::Seconds, false, |r| {
+            r.record.service.as_ref()?.load_duration_s()
+        })),
+    ]
+}
+
+/// A `--memory-metric` word that names a row by the tree measured: its RSS
+/// row, or for a tree of several processes its PSS row (RSS counts their
+/// shared pages once per process); see `analyze::choice`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeWord {
+    pub word: &'static str,
+    pub rss: &'static str,
+    pub pss: Option<&'static str>,
+}
+
+/// The tree words, in the order the usage error lists them.
+pub const TREE_WORDS: [TreeWord; 4] = [
+    TreeWord {
+        word: "peak",
+        rss: "peak_rss_bytes",
+        pss: Some("peak_pss_bytes"),
+    },
+    TreeWord {
+        word: "mean",
+        rss: "mean_rss_bytes",
+        pss: Some("mean_pss_bytes"),
+    },
+    TreeWord {
+        word: "final",
+        rss: "final_rss_bytes",
+        pss: None,
+    },
+    TreeWord {
+        word: "end-of-load",
+        rss: "rss_end_load_bytes",
+        pss: Some("pss_end_load_bytes"),
+    },
+];
+
+/// The tree word `word`.
+pub fn tree_word(word: &str) -> Option<TreeWord> {
+    TREE_WORDS.iter().copied().find(|t| t.word == word)
 }
 
 /// The id of a `--metric NAME` row: `user.NAME`. Built-in ids never hold a
@@ -208,17 +318,35 @@ pub fn user_row(metric: &UserMetricInfo) -> MetricDef {
     }
 }
 
-/// The table of one experiment: the built-in rows, then its `--metric`s in
-/// the order they were given. Without `--metric` it is `summarised()`.
+/// The table of one experiment: the built-in rows, a service's rows when
+/// it ran one, then its `--metric`s in the order they were given. Without
+/// `--server` and `--metric` it is `summarised()`.
 pub fn of_experiment(info: &ExperimentInfo) -> Vec<MetricDef> {
+    of_parts(info.service.is_some(), &info.user_metrics)
+}
+
+/// The table of an experiment that ran a service or not, with these
+/// `--metric`s: what `compare` checks its judging flags against before it
+/// runs anything.
+pub fn of_parts(service: bool, user_metrics: &[UserMetricInfo]) -> Vec<MetricDef> {
     let mut table = summarised();
-    table.extend(info.user_metrics.iter().map(user_row));
+    if service {
+        table.extend(service_rows());
+    }
+    table.extend(user_metrics.iter().map(user_row));
     table
 }
 
 /// The row with this id.
 pub fn find<'a>(table: &'a [MetricDef], id: &str) -> Option<&'a MetricDef> {
     table.iter().find(|m| m.id == id)
+}
+
+/// The row a `--memory-metric` / `--perf-metric` word names: by its name,
+/// or by its id (what the store keeps). Built-in rows come first, so a
+/// `--metric wall` does not shadow wall time.
+pub fn named<'a>(table: &'a [MetricDef], word: &str) -> Option<&'a MetricDef> {
+    table.iter().find(|m| m.name() == word || m.id == word)
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 //! at the end of the load and of the settle period, and the ratios to the
 //! baseline the Ruby report judged by: RSS, median and p95 response time.
 
-use super::types::{Estimate, Ratio};
-use super::{estimate, ratio as keyed_ratio};
+use super::figures::{Estimate, Ratio};
+use super::summary::{estimate, ratio_to_baseline};
 use crate::model::{Latency, RunStatus, ServiceRecord, StoredConfig, StoredExperiment};
 use serde::Serialize;
 
@@ -93,11 +93,7 @@ pub fn summarize(experiment: &StoredExperiment, baseline: usize) -> Vec<ServiceS
         .enumerate()
         .map(|(i, config)| {
             let ratio = |num: Vec<(u32, f64)>, den: Vec<(u32, f64)>| {
-                if i == baseline && !den.is_empty() {
-                    Some(super::BASELINE_RATIO)
-                } else {
-                    keyed_ratio(&num, &den)
-                }
+                ratio_to_baseline(i == baseline, &num, &den)
             };
             let (errors, requests) = ok_services(config)
                 .filter_map(|(_, s)| s.latency.as_ref())
@@ -128,13 +124,12 @@ pub fn summarize(experiment: &StoredExperiment, baseline: usize) -> Vec<ServiceS
         .collect()
 }
 
-/// The end-of-load memory a service is judged by: PSS when an ok run's
-/// tree had several processes (RSS counts their shared pages once per
-/// process) and every configuration has a PSS reading, else RSS.
+/// The end-of-load memory the service tables show: the row the tree word
+/// `end-of-load` names (`choice::tree_row`), PSS for a tree of several
+/// processes that every configuration read PSS of, else RSS.
 #[derive(Debug, Clone, Copy)]
 pub struct EndOfLoad {
     pub metric: &'static str,
-    pub words: &'static str,
     pub estimate: fn(&ServiceSummary) -> Option<Estimate>,
     pub ratio: fn(&ServiceSummary) -> Option<Ratio>,
 }
@@ -148,32 +143,25 @@ impl PartialEq for EndOfLoad {
 
 pub const RSS_END_OF_LOAD: EndOfLoad = EndOfLoad {
     metric: "rss_end_load_bytes",
-    words: "RSS at the end of the load",
     estimate: |s| s.rss_end_load_bytes,
     ratio: |s| s.ratio_rss_end_load_bytes,
 };
 
 pub const PSS_END_OF_LOAD: EndOfLoad = EndOfLoad {
     metric: "pss_end_load_bytes",
-    words: "PSS at the end of the load",
     estimate: |s| s.pss_end_load_bytes,
     ratio: |s| s.ratio_pss_end_load_bytes,
 };
 
-pub fn end_of_load(experiment: &StoredExperiment, summaries: &[ServiceSummary]) -> EndOfLoad {
-    let multi = experiment
-        .configs
-        .iter()
-        .flat_map(|c| &c.runs)
-        .filter(|r| r.record.status == RunStatus::Ok)
-        .any(|r| r.record.samples.iter().any(|s| s.processes > 1));
-    let all_pss = summaries
-        .iter()
-        .all(|s| s.rss_end_load_bytes.is_none() || s.pss_end_load_bytes.is_some());
-    if multi && all_pss {
-        PSS_END_OF_LOAD
-    } else {
-        RSS_END_OF_LOAD
+impl EndOfLoad {
+    /// The end-of-load memory of the metric-table row `id`: PSS for
+    /// `pss_end_load_bytes`, else RSS.
+    pub fn of_row(id: &str) -> EndOfLoad {
+        if id == PSS_END_OF_LOAD.metric {
+            PSS_END_OF_LOAD
+        } else {
+            RSS_END_OF_LOAD
+        }
     }
 }
 
@@ -258,7 +246,7 @@ mod tests {
         assert_eq!(summaries.len(), experiment.configs.len());
         assert_eq!(
             summaries[0].ratio_p95_ms,
-            Some(super::super::BASELINE_RATIO)
+            Some(crate::analyze::summary::BASELINE_RATIO)
         );
         let second = &summaries[1];
         let p95 = second.ratio_p95_ms.map(|r| r.value).unwrap_or_default();

@@ -3,7 +3,7 @@
 //! replaced (docs/statistics.md).
 
 #[cfg(test)]
-use super::types::{Estimate, Ratio};
+use super::figures::{Estimate, Ratio};
 
 #[cfg(test)]
 /// Resamples used by `analyze`: enough for stable 2.5%/97.5% percentiles.

@@ -142,12 +142,15 @@ fn a_user_metric_is_summarised_with_a_paired_ratio() -> Result<()> {
 #[test]
 fn higher_is_better_flips_the_verdict_on_a_user_metric() -> Result<()> {
     let judging = crate::judging::JudgeSettings {
-        perf_metric: Some(crate::judging::PerfMetric::User("ops".to_string())),
+        perf_metric: Some("user.ops".to_string()),
         ..Default::default()
     };
     // 10% more ops/s is 10% better: jemalloc, with far less memory, wins.
     let higher = analyze_with(fixture::with_user_metric(true), "glibc", &judging)?.verdict;
-    assert_eq!(higher.performance_metric, "ops");
+    assert_eq!(higher.performance.id, "user.ops");
+    // JSON names a --metric by its NAME.
+    let json = serde_json::to_value(&higher)?;
+    assert_eq!(json["performance_metric"], "ops");
     assert_eq!(
         higher.config.as_deref(),
         Some("jemalloc"),

@@ -11,15 +11,15 @@
 //! about how many more rounds would settle it. It says how to deploy the
 //! winner (shell, systemd, Dockerfile, Kubernetes).
 
-use super::decide::{decide as decide_outcome, Decision, Side};
+use super::choice::{measures, Measures};
+use super::decide::{decide as decide_outcome, more_rounds_words, Decision, Side};
 pub use super::deploy::{deploy, sh_quote, Deploy};
-use super::judge::{judge_experiment, Judged, Measure};
-use super::service::EndOfLoad;
-use super::types::Ratio;
+use super::figures::Ratio;
+use super::judge::{judge_all, shown, Judged};
+use super::metric_table::MetricDef;
 use crate::judging::JudgeSettings;
-pub use crate::judging::DEFAULT_MAX_SLOWDOWN_PCT;
 use crate::model::{RunStatus, StoredExperiment};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -52,10 +52,15 @@ pub struct Verdict {
     /// One plain sentence per non-baseline configuration: what it saved and
     /// cost, and where it stands; then notes about the measures.
     pub explanation: Vec<String>,
-    /// E.g. `mean_rss_bytes`, `mean_pss_bytes`, `rss_end_load_bytes`.
-    pub memory_metric: String,
-    /// What the budget applies to: e.g. `wall_s`, `p95_ms`, or a `--metric`.
-    pub performance_metric: String,
+    /// The metric-table row memory was judged by; in JSON its id
+    /// (`memory_metric`: e.g. `mean_rss_bytes`, `mean_pss_bytes`,
+    /// `rss_end_load_bytes`).
+    #[serde(rename = "memory_metric", serialize_with = "judged_key")]
+    pub memory: MetricDef,
+    /// The row the budget applies to; in JSON (`performance_metric`) its id
+    /// (`wall_s`, `p95_ms`), or a `--metric`'s NAME.
+    #[serde(rename = "performance_metric", serialize_with = "judged_key")]
+    pub performance: MetricDef,
     pub max_slowdown_pct: f64,
     pub min_saving_pct: f64,
     /// The candidates still open (inconclusive outcome, or alongside a
@@ -63,6 +68,11 @@ pub struct Verdict {
     pub unsettled: Vec<Unsettled>,
     /// Present only for `Recommend`.
     pub deploy: Option<Deploy>,
+}
+
+/// The key JSON names a judged row by: its id, or a `--metric`'s NAME.
+fn judged_key<S: Serializer>(row: &MetricDef, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(if row.is_user() { row.name() } else { &row.id })
 }
 
 fn ratio_words(r: &Ratio) -> String {
@@ -151,7 +161,7 @@ fn standing_words(
     };
     let more = s
         .more_rounds
-        .map(|n| format!(" ({} would settle it)", super::decide::more_rounds_words(n)))
+        .map(|n| format!(" ({} would settle it)", more_rounds_words(n)))
         .unwrap_or_default();
     format!("{verdict}: {}{more}", why.join(", "))
 }
@@ -170,7 +180,7 @@ fn side_of(j: &Judged) -> String {
 
 /// A note when wall time is flat across every run while other figures move:
 /// a fixed-duration benchmark, whose wall time measures nothing.
-fn fixed_duration_note(experiment: &StoredExperiment, perf: &Measure) -> Option<String> {
+fn fixed_duration_note(experiment: &StoredExperiment, perf: &MetricDef) -> Option<String> {
     if perf.id != "wall_s" {
         return None;
     }
@@ -192,42 +202,43 @@ fn fixed_duration_note(experiment: &StoredExperiment, perf: &Measure) -> Option<
     })
 }
 
-/// Decides, explains, and writes the deploy lines. `baseline` indexes
-/// `experiment.configs`.
-/// `table` is the experiment's metric table.
-pub fn decide(
-    experiment: &StoredExperiment,
+/// What every sentence of the verdict is written from: the experiment, its
+/// baseline, the settings and the two rows it is judged by, and each
+/// candidate's standing.
+struct Context<'a> {
+    experiment: &'a StoredExperiment,
     baseline: usize,
-    end: EndOfLoad,
-    judging: &JudgeSettings,
-    table: &[super::metric_table::MetricDef],
-) -> Verdict {
-    let (memory, perf, judged) = judge_experiment(experiment, baseline, end, judging, table);
-    let configs = &experiment.configs;
-    let name = |i: usize| configs[i].config.name.clone();
-    let base_name = configs
-        .get(baseline)
-        .map(|c| c.config.name.clone())
-        .unwrap_or_default();
-    let mut verdict = Verdict {
-        outcome: Outcome::Inconclusive,
-        config: None,
-        reason: String::new(),
-        explanation: Vec::new(),
-        memory_metric: memory.id.clone(),
-        performance_metric: perf.id.clone(),
-        max_slowdown_pct: judging.max_slowdown_pct,
-        min_saving_pct: judging.min_saving_pct,
-        unsettled: Vec::new(),
-        deploy: None,
-    };
-    let (mw, pw) = (memory.words.as_str(), perf.words.as_str());
-    for j in &judged {
+    judging: &'a JudgeSettings,
+    measures: Measures,
+    judged: Vec<Judged>,
+}
+
+impl Context<'_> {
+    fn name(&self, i: usize) -> String {
+        self.experiment.configs[i].config.name.clone()
+    }
+
+    fn base_name(&self) -> String {
+        self.experiment
+            .configs
+            .get(self.baseline)
+            .map(|c| c.config.name.clone())
+            .unwrap_or_default()
+    }
+
+    /// The two rows' words: `mean RSS`, `wall time`.
+    fn words(&self) -> (&str, &str) {
+        (&self.measures.memory.label, &self.measures.perf.label)
+    }
+
+    /// `jemalloc: mean RSS 0.60x [...] (saves 40%), wall time ...; qualifies.`
+    fn explain(&self, j: &Judged) -> String {
+        let (mw, pw) = self.words();
         let figures = match (&j.memory, &j.perf) {
             (Some(m), Some(p)) => {
                 let (m, cost) = (m.ratio(), p.ratio());
                 // A throughput reads as the tables show it (1.10x: 10% more).
-                let p = perf.shown(p);
+                let p = shown(&self.measures.perf, p);
                 format!(
                     "{mw} {} ({} {}), {pw} {} ({} {})",
                     ratio_words(&m),
@@ -244,116 +255,165 @@ pub fn decide(
             }
             _ => "no comparable figures".to_string(),
         };
-        verdict.explanation.push(format!(
+        let leader = j
+            .standing
+            .outranked_by
+            .map(|k| self.name(self.judged[k].index));
+        format!(
             "{}: {figures}; {}.",
-            name(j.index),
-            standing_words(
-                j,
-                judging,
-                mw,
-                pw,
-                j.standing.outranked_by.map(|k| name(judged[k].index))
+            self.name(j.index),
+            standing_words(j, self.judging, mw, pw, leader)
+        )
+    }
+
+    /// The recommendation of candidate `k` (an index into `judged`): the
+    /// reason and the deploy lines.
+    fn recommend(&self, verdict: &mut Verdict, k: usize) {
+        let (mw, pw) = self.words();
+        let j = &self.judged[k];
+        let c = &self.experiment.configs[j.index];
+        let m = j.memory.as_ref().map(|m| m.ratio());
+        let p = j.perf.as_ref().map(|p| shown(&self.measures.perf, p));
+        let qualified = self
+            .judged
+            .iter()
+            .filter(|j| j.standing.qualifies())
+            .count();
+        let others = if qualified > 1 {
+            let name = |i: usize| self.name(i);
+            format!(
+                " It has the lowest {mw} of the {qualified} configurations that qualify.{}",
+                within_noise_of(&self.judged, k, mw, &name)
             )
-        ));
-        if j.standing.is_open() {
-            verdict.unsettled.push(Unsettled {
-                config: name(j.index),
+        } else {
+            String::new()
+        };
+        let unsettled = if verdict.unsettled.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<&str> = verdict
+                .unsettled
+                .iter()
+                .map(|u| u.config.as_str())
+                .collect();
+            format!(
+                " Still unsettled, and possibly better: {}.",
+                names.join(", ")
+            )
+        };
+        verdict.outcome = Outcome::Recommend;
+        verdict.config = Some(c.config.name.clone());
+        verdict.reason = format!(
+            "Use {}: {mw} {} of {}'s, a saving beyond noise and beyond the {}% minimum; {pw} {} \
+             stays within the {}% budget.{others}{unsettled}",
+            c.config.name,
+            m.map(|m| ratio_words(&m)).unwrap_or_default(),
+            self.base_name(),
+            self.judging.min_saving_pct,
+            p.map(|p| ratio_words(&p)).unwrap_or_default(),
+            self.judging.max_slowdown_pct,
+        );
+        verdict.deploy = Some(deploy(&c.config, &self.experiment.info.command));
+    }
+
+    fn keep_default(&self, verdict: &mut Verdict) {
+        let (mw, pw) = self.words();
+        let base_name = self.base_name();
+        verdict.outcome = Outcome::KeepDefault;
+        verdict.reason = format!(
+            "Keep the default ({base_name}): no configuration saves {}% or more of {mw} \
+             while keeping {pw} within {}% of the baseline, beyond run-to-run noise.",
+            self.judging.min_saving_pct, self.judging.max_slowdown_pct
+        );
+        verdict.config = Some(base_name);
+    }
+
+    /// Who is unsettled, on which side, and how many rounds the baseline had.
+    fn inconclusive_reason(&self, unsettled: &[Unsettled]) -> String {
+        if self.judged.is_empty() {
+            return "Inconclusive: there is no configuration besides the baseline to compare; \
+                    add -a CONFIG."
+                .to_string();
+        }
+        let rounds = self.experiment.configs.get(self.baseline).map_or(0, |c| {
+            c.runs
+                .iter()
+                .filter(|r| r.record.status == RunStatus::Ok)
+                .count()
+        });
+        let parts: Vec<String> = unsettled
+            .iter()
+            .map(|u| {
+                let more = u
+                    .more_rounds
+                    .map(|n| format!(" ({})", more_rounds_words(n)));
+                format!("{} on {}{}", u.config, u.side, more.unwrap_or_default())
+            })
+            .collect();
+        format!(
+            "Inconclusive after {rounds} round{} of the baseline: not settled yet: {}. \
+             More rounds would settle it (--runs auto --max-runs N), or re-judge with \
+             other thresholds (allocscope report --min-saving/--max-slowdown).",
+            if rounds == 1 { "" } else { "s" },
+            parts.join("; ")
+        )
+    }
+}
+
+/// Decides, explains, and writes the deploy lines. `baseline` indexes
+/// `experiment.configs`; `table` is the experiment's metric table, of which
+/// `judging` and the experiment choose the two rows judged by
+/// (`choice::measures`).
+pub fn decide(
+    experiment: &StoredExperiment,
+    baseline: usize,
+    judging: &JudgeSettings,
+    table: &[MetricDef],
+) -> Verdict {
+    let measures = measures(experiment, baseline, table, judging);
+    let judged = judge_all(experiment, baseline, &measures, judging);
+    let context = Context {
+        experiment,
+        baseline,
+        judging,
+        measures,
+        judged,
+    };
+    let mut verdict = Verdict {
+        outcome: Outcome::Inconclusive,
+        config: None,
+        reason: String::new(),
+        explanation: context.judged.iter().map(|j| context.explain(j)).collect(),
+        memory: context.measures.memory.clone(),
+        performance: context.measures.perf.clone(),
+        max_slowdown_pct: judging.max_slowdown_pct,
+        min_saving_pct: judging.min_saving_pct,
+        unsettled: context
+            .judged
+            .iter()
+            .filter(|j| j.standing.is_open())
+            .map(|j| Unsettled {
+                config: context.name(j.index),
                 side: side_of(j),
                 more_rounds: j.standing.more_rounds,
-            });
-        }
-    }
+            })
+            .collect(),
+        deploy: None,
+    };
     verdict
         .explanation
-        .extend(fixed_duration_note(experiment, &perf));
-    let standings: Vec<_> = judged.iter().map(|j| j.standing.clone()).collect();
-    let memory_ratio: Vec<f64> = judged
+        .extend(fixed_duration_note(experiment, &context.measures.perf));
+    let standings: Vec<_> = context.judged.iter().map(|j| j.standing.clone()).collect();
+    let memory_ratio: Vec<f64> = context
+        .judged
         .iter()
         .map(|j| j.memory.as_ref().map_or(f64::INFINITY, |m| m.ratio().value))
         .collect();
-    let rounds = configs.get(baseline).map_or(0, |c| {
-        c.runs
-            .iter()
-            .filter(|r| r.record.status == RunStatus::Ok)
-            .count()
-    });
     match decide_outcome(&standings, &memory_ratio) {
-        Decision::Recommend(k) => {
-            let j = &judged[k];
-            let c = &configs[j.index];
-            let m = j.memory.as_ref().map(|m| m.ratio());
-            let p = j.perf.as_ref().map(|p| perf.shown(p));
-            let qualified = standings.iter().filter(|s| s.qualifies()).count();
-            verdict.outcome = Outcome::Recommend;
-            verdict.config = Some(c.config.name.clone());
-            verdict.reason = format!(
-                "Use {}: {mw} {} of {base_name}'s, a saving beyond noise and beyond the {}% \
-                 minimum; {pw} {} stays within the {}% budget.{}{}",
-                c.config.name,
-                m.map(|m| ratio_words(&m)).unwrap_or_default(),
-                judging.min_saving_pct,
-                p.map(|p| ratio_words(&p)).unwrap_or_default(),
-                judging.max_slowdown_pct,
-                if qualified > 1 {
-                    format!(
-                        " It has the lowest {mw} of the {qualified} configurations that qualify.{}",
-                        within_noise_of(&judged, k, mw, &name)
-                    )
-                } else {
-                    String::new()
-                },
-                if verdict.unsettled.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " Still unsettled, and possibly better: {}.",
-                        verdict
-                            .unsettled
-                            .iter()
-                            .map(|u| u.config.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                }
-            );
-            verdict.deploy = Some(deploy(&c.config, &experiment.info.command));
-        }
-        Decision::KeepDefault => {
-            verdict.outcome = Outcome::KeepDefault;
-            verdict.config = Some(base_name.clone());
-            verdict.reason = format!(
-                "Keep the default ({base_name}): no configuration saves {}% or more of {mw} \
-                 while keeping {pw} within {}% of the baseline, beyond run-to-run noise.",
-                judging.min_saving_pct, judging.max_slowdown_pct
-            );
-        }
-        Decision::Inconclusive(_) if judged.is_empty() => {
-            verdict.reason = "Inconclusive: there is no configuration besides the baseline to \
-                              compare; add -a CONFIG."
-                .to_string();
-        }
+        Decision::Recommend(k) => context.recommend(&mut verdict, k),
+        Decision::KeepDefault => context.keep_default(&mut verdict),
         Decision::Inconclusive(_) => {
-            let parts: Vec<String> = verdict
-                .unsettled
-                .iter()
-                .map(|u| {
-                    format!(
-                        "{} on {}{}",
-                        u.config,
-                        u.side,
-                        u.more_rounds
-                            .map(|n| format!(" ({})", super::decide::more_rounds_words(n)))
-                            .unwrap_or_default()
-                    )
-                })
-                .collect();
-            verdict.reason = format!(
-                "Inconclusive after {rounds} round{} of the baseline: not settled yet: {}. \
-                 More rounds would settle it (--runs auto --max-runs N), or re-judge with \
-                 other thresholds (allocscope report --min-saving/--max-slowdown).",
-                if rounds == 1 { "" } else { "s" },
-                parts.join("; ")
-            );
+            verdict.reason = context.inconclusive_reason(&verdict.unsettled);
         }
     }
     verdict

@@ -43,7 +43,7 @@ fn recommends_the_lowest_memory_within_budget_and_says_how_to_deploy_it() {
     let v = judge(experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]), 5.0).verdict;
     assert_eq!(v.outcome, Outcome::Recommend);
     assert_eq!(v.config.as_deref(), Some("jemalloc"));
-    assert_eq!(v.memory_metric, "mean_rss_bytes");
+    assert_eq!(v.memory.id, "mean_rss_bytes");
     assert!(v.reason.contains("Use jemalloc"), "{}", v.reason);
     assert!(v.reason.contains("0.60x"), "{}", v.reason);
     assert!(
@@ -166,9 +166,19 @@ fn multi_process_trees_are_judged_by_mean_pss() {
     for s in &mut e.configs[0].runs[0].record.samples {
         s.processes = 3;
     }
-    let v = judge(e, 5.0).verdict;
-    assert_eq!(v.memory_metric, "mean_pss_bytes");
+    let v = judge(e.clone(), 5.0).verdict;
+    assert_eq!(v.memory.id, "mean_pss_bytes");
     assert!(v.reason.contains("mean PSS"), "{}", v.reason);
+    // `--memory-metric peak` on the same tree: peak PSS, in words too.
+    let judging = crate::judging::JudgeSettings {
+        memory_metric: Some(crate::judging::MemoryChoice::Tree("peak".into())),
+        ..Default::default()
+    };
+    let v = crate::analyze::analyze_with(e, "glibc", &judging)
+        .expect("analysis")
+        .verdict;
+    assert_eq!(v.memory.id, "peak_pss_bytes");
+    assert!(v.reason.contains("Use jemalloc: peak PSS"), "{}", v.reason);
 }
 
 #[test]

@@ -34,6 +34,12 @@ pub struct RoundArgs {
 #[derive(Debug, Args, Clone, Default)]
 #[command(next_help_heading = "Judging")]
 pub struct JudgeArgs {
+    /// The verdict's performance budget: recommend only configurations at
+    /// most PCT percent slower than the baseline at the upper end of the 95%
+    /// CI (wall time; for a service, p95 latency or the load's duration).
+    /// [default: 5; `report`: what `compare` was given]
+    #[arg(long, value_name = "PCT")]
+    pub max_slowdown: Option<String>,
     /// A memory saving below PCT percent is not a saving. [default: 3;
     /// `report`: what `compare` was given]
     #[arg(long, value_name = "PCT")]

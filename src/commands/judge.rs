@@ -4,10 +4,11 @@
 //! and the rounds stop when no candidate is open.
 
 use super::rounds::{Decision, Judge};
+use crate::analyze::choice::{measures, Measures};
 use crate::analyze::decide::{schedule, Side, Standing};
 use crate::analyze::interval::LogRatio;
-use crate::analyze::judge::{judge_experiment, Judged, Measure};
-use crate::analyze::service;
+use crate::analyze::judge::{judge_all, shown_at, Judged};
+use crate::analyze::metric_table::{self, MetricDef};
 use crate::judging::JudgeSettings;
 
 /// A judge for `compare --runs auto`; `max_runs` is the round limit.
@@ -27,10 +28,9 @@ pub(crate) fn adaptive(baseline: &str, judging: &JudgeSettings, max_runs: u32) -
         else {
             return Ok(Decision::default());
         };
-        let services = service::summarize(&experiment, base);
-        let end = service::end_of_load(&experiment, &services);
-        let table = crate::analyze::metric_table::of_experiment(&experiment.info);
-        let (memory, perf, judged) = judge_experiment(&experiment, base, end, &judging, &table);
+        let table = metric_table::of_experiment(&experiment.info);
+        let measures = measures(&experiment, base, &table, &judging);
+        let judged = judge_all(&experiment, base, &measures, &judging);
         let standings: Vec<Standing> = judged.iter().map(|j| j.standing.clone()).collect();
         let rounds_done = experiment.configs[base]
             .runs
@@ -49,7 +49,7 @@ pub(crate) fn adaptive(baseline: &str, judging: &JudgeSettings, max_runs: u32) -
             } else if j.standing.is_open() {
                 decision
                     .open
-                    .push((j.index, why_open(j, &memory, &perf, &judging)));
+                    .push((j.index, why_open(j, &measures, &judging)));
             }
         }
         Ok(decision)
@@ -57,27 +57,34 @@ pub(crate) fn adaptive(baseline: &str, judging: &JudgeSettings, max_runs: u32) -
 }
 
 /// `mean PSS 0.98x [0.94, 1.02] straddles the 3% saving, about 6 more rounds`.
-pub(crate) fn why_open(
-    j: &Judged,
-    memory: &Measure,
-    perf: &Measure,
-    judging: &JudgeSettings,
-) -> String {
+pub(crate) fn why_open(j: &Judged, measures: &Measures, judging: &JudgeSettings) -> String {
     let saving = format!("the {}% saving", judging.min_saving_pct);
     let budget = format!("the {}% budget", judging.max_slowdown_pct);
-    let side = |m: &Measure, threshold: &str, r: Option<&LogRatio>, s: Side| {
-        (s == Side::Open).then(|| match r.map(|r| m.shown_at(r, judging.decision_alpha)) {
-            Some(r) if r.ci_low.is_finite() => format!(
-                "{} {:.2}x [{:.2}, {:.2}] straddles {threshold}",
-                m.words, r.value, r.ci_low, r.ci_high
-            ),
-            Some(r) => format!("{} {:.2}x from one round", m.words, r.value),
-            None => format!("no {} figures", m.words),
-        })
+    let side = |row: &MetricDef, threshold: &str, r: Option<&LogRatio>, s: Side| {
+        (s == Side::Open).then(
+            || match r.map(|r| shown_at(row, r, judging.decision_alpha)) {
+                Some(r) if r.ci_low.is_finite() => format!(
+                    "{} {:.2}x [{:.2}, {:.2}] straddles {threshold}",
+                    row.label, r.value, r.ci_low, r.ci_high
+                ),
+                Some(r) => format!("{} {:.2}x from one round", row.label, r.value),
+                None => format!("no {} figures", row.label),
+            },
+        )
     };
     let mut parts: Vec<String> = [
-        side(memory, &saving, j.memory.as_ref(), j.standing.memory),
-        side(perf, &budget, j.perf.as_ref(), j.standing.performance),
+        side(
+            &measures.memory,
+            &saving,
+            j.memory.as_ref(),
+            j.standing.memory,
+        ),
+        side(
+            &measures.perf,
+            &budget,
+            j.perf.as_ref(),
+            j.standing.performance,
+        ),
     ]
     .into_iter()
     .flatten()

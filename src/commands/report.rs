@@ -1,8 +1,9 @@
 //! `allocscope report`: re-render a stored experiment, or list them.
 
-use crate::analyze::analyze_with;
+use crate::analyze::{analyze_with, metric_table};
 use crate::cli::ReportArgs;
 use crate::options::export::OutputSettings;
+use crate::options::judge::JudgeFlags;
 use crate::store::Store;
 use anyhow::bail;
 
@@ -14,6 +15,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
         );
     }
     let output = OutputSettings::parse(&args.export)?;
+    let judge_flags = JudgeFlags::parse(&args.judge)?;
     let store = Store::open(&args.db)?;
     if let Some(ids) = &args.recordings {
         return super::recordings::report(&store, ids, &output.exports);
@@ -24,44 +26,11 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let experiment = store.load_experiment(args.experiment)?;
-    // `--perf-metric NAME` may name one of the experiment's stored `--metric`s.
-    let names: Vec<String> = experiment
-        .info
-        .user_metrics
-        .iter()
-        .map(|m| m.name.clone())
-        .collect();
-    // How compare judged stays the default when re-judging.
-    let environment = store.load_environment(experiment.id)?;
-    let stored = |wanted: &str| {
-        environment
-            .iter()
-            .filter(|(key, _)| key == wanted)
-            .find_map(|(_, v)| v.clone())
-    };
-    let given = &args.judge;
-    let judge_args = crate::cli::JudgeArgs {
-        memory_metric: given
-            .memory_metric
-            .clone()
-            .or_else(|| stored(crate::judging::MEMORY_METRIC_KEY)),
-        perf_metric: given
-            .perf_metric
-            .clone()
-            .or_else(|| stored(crate::judging::PERF_METRIC_KEY)),
-        min_saving: given
-            .min_saving
-            .clone()
-            .or_else(|| stored(crate::judging::MIN_SAVING_KEY)),
-    };
-    let max_slowdown_pct = match (
-        &args.export.max_slowdown,
-        stored(crate::judging::MAX_SLOWDOWN_KEY),
-    ) {
-        (None, Some(pct)) => crate::options::export::parse_max_slowdown(&pct)?,
-        _ => output.max_slowdown_pct,
-    };
-    let judge = crate::options::rounds::parse_judge(&judge_args, max_slowdown_pct, &names)?;
+    // How compare judged stays the default when re-judging; the metric
+    // words name rows of this experiment's table.
+    let stored = JudgeFlags::stored(&store.load_environment(experiment.id)?)?;
+    let table = metric_table::of_experiment(&experiment.info);
+    let judge = judge_flags.or(stored).settle(&table)?;
     let baseline = args
         .baseline
         .clone()

@@ -5,7 +5,7 @@
 use super::parse::{
     parse_count, parse_interval, parse_marks, parse_memory_limit, parse_timeout, resolve_command,
 };
-use super::{export, rounds, service};
+use super::{export, judge, rounds, service};
 use crate::cli::{Cli, Command, CompareArgs};
 use crate::usage_error::UsageError;
 use std::ffi::OsString;
@@ -39,12 +39,12 @@ pub struct CompareSettings {
     pub service: Option<service::ServiceSettings>,
     /// `--metrics`: where to serve the current values for Prometheus.
     pub metrics: Option<std::net::SocketAddr>,
-    /// The exports, the verdict's budget and `--quiet`.
+    /// The exports and `--quiet`.
     pub output: export::OutputSettings,
     /// `--runs N|auto`, `--max-runs`, `--max-time`, `--metric`.
     pub rounds: rounds::RoundSettings,
     /// `--max-slowdown`, `--min-saving`, `--memory-metric`, `--perf-metric`.
-    pub judge: rounds::JudgeSettings,
+    pub judge: crate::judging::JudgeSettings,
 }
 
 impl CompareSettings {
@@ -54,14 +54,13 @@ impl CompareSettings {
     ) -> Result<CompareSettings, UsageError> {
         let round_settings = rounds::parse_rounds(&args.runs, &args.rounds)?;
         let runs = round_settings.schedule.max_rounds();
-        let user_metrics: Vec<String> = round_settings
-            .metrics
-            .iter()
-            .map(|m| m.name.clone())
-            .collect();
-        // A bad --max-slowdown or export is reported before anything runs.
         let output = export::OutputSettings::parse(&args.export)?;
-        let judge = rounds::parse_judge(&args.judge, output.max_slowdown_pct, &user_metrics)?;
+        let service = service::parse(&args.service)?;
+        // Checked against the metric table the experiment will have, before
+        // anything runs.
+        let user_metrics: Vec<_> = round_settings.metrics.iter().map(|m| m.info()).collect();
+        let table = crate::analyze::metric_table::of_parts(service.is_some(), &user_metrics);
+        let judge = judge::JudgeFlags::parse(&args.judge)?.settle(&table)?;
         let warmup = parse_count("--warmup", &args.warmup, 0)?;
         let interval = parse_interval(&args.interval)?;
         let timeout = args.timeout.as_deref().map(parse_timeout).transpose()?;
@@ -71,7 +70,6 @@ impl CompareSettings {
             .map(parse_memory_limit)
             .transpose()?;
         let marks = parse_marks(&args.mark)?;
-        let service = service::parse(&args.service)?;
         let program_name = args.command.first().ok_or(UsageError::NoCommand)?;
         let program = resolve_command(program_name)?;
         let (configs, warnings) = if args.alloc.is_empty() {

@@ -1,7 +1,7 @@
 //! Every output option as one list of (format, destination), in the style of
 //! hyperfine's `ExportManager`: `--export-json`, `--export-csv` (and the
 //! sample and marker CSVs beside it), `--export-markdown`, `--html` and
-//! `--plots`, plus the verdict's budget and `--quiet`. `compare`, `report`,
+//! `--plots`, plus `--quiet`. `compare`, `report`,
 //! `demo` and the recordings reports all write from this list, so a new
 //! format is one variant here, its flag and its renderer.
 
@@ -190,12 +190,10 @@ pub fn beside_csv(csv: &Path, kind: &str) -> PathBuf {
     csv.with_file_name(format!("{stem}.{kind}.csv"))
 }
 
-/// What to write after the analysis and how to judge it.
+/// What to write after the analysis.
 #[derive(Debug, Clone)]
 pub struct OutputSettings {
     pub exports: ExportList,
-    /// `--max-slowdown`, in percent.
-    pub max_slowdown_pct: f64,
     /// No progress lines.
     pub quiet: bool,
 }
@@ -203,22 +201,9 @@ pub struct OutputSettings {
 impl OutputSettings {
     pub fn parse(args: &ExportArgs) -> Result<OutputSettings, UsageError> {
         Ok(OutputSettings {
-            max_slowdown_pct: parse_max_slowdown(args.max_slowdown.as_deref().unwrap_or("5"))?,
             exports: ExportList::parse(args)?,
             quiet: args.quiet,
         })
-    }
-}
-
-/// `--max-slowdown`: a percentage from 0 to 1000, `%` optional.
-pub fn parse_max_slowdown(text: &str) -> Result<f64, UsageError> {
-    let text = text.trim();
-    match text.trim_end_matches('%').trim().parse::<f64>() {
-        Ok(pct) if (0.0..=1000.0).contains(&pct) => Ok(pct),
-        _ => Err(UsageError::Knob(format!(
-            "--max-slowdown '{text}' is not a percentage from 0 to 1000; e.g. --max-slowdown 5 \
-             accepts configurations at most 5% slower than the baseline"
-        ))),
     }
 }
 

@@ -108,14 +108,3 @@ fn exports_a_command_does_not_render_are_refused() {
     let taken = json_only.supported(only_json, |_| UsageError::NoCommand);
     assert_eq!(taken.ok(), Some(vec![Format::Json { samples: false }]));
 }
-
-#[test]
-fn max_slowdown_is_a_percentage_up_to_1000() {
-    assert_eq!(parse_max_slowdown("5").ok(), Some(5.0));
-    assert_eq!(parse_max_slowdown(" 12.5% ").ok(), Some(12.5));
-    assert_eq!(parse_max_slowdown("1000%").ok(), Some(1000.0));
-    for bad in ["fast", "-1", "1001", ""] {
-        let err = parse_max_slowdown(bad).map(|_| ()).unwrap_err().to_string();
-        assert!(err.contains("--max-slowdown"), "{bad}: {err}");
-    }
-}

@@ -6,6 +6,7 @@ pub mod cell;
 mod compare;
 pub mod demo;
 pub mod export;
+pub mod judge;
 pub mod parse;
 mod ready;
 pub mod record;

@@ -1,10 +1,9 @@
-//! The round schedule (`--runs N|auto`, `--max-runs`, `--max-time`), the
-//! user's own metrics (`--metric`, `--higher-is-better`) and the judging
-//! settings shared by `compare` and `report` (`--min-saving`,
-//! `--memory-metric`, `--perf-metric`, with `--max-slowdown`), checked.
+//! The round schedule (`--runs N|auto`, `--max-runs`, `--max-time`) and the
+//! user's own metrics (`--metric`, `--higher-is-better`), checked. The
+//! judging flags are `judge.rs`'s.
 
 use super::parse::{parse_count, parse_timeout};
-use crate::cli::{JudgeArgs, RoundArgs};
+use crate::cli::RoundArgs;
 use crate::usage_error::UsageError;
 use crate::user_metric::{parse_spec, UserMetric};
 use std::time::Duration;
@@ -35,8 +34,6 @@ pub struct RoundSettings {
     /// `--metric`, in the order given.
     pub metrics: Vec<UserMetric>,
 }
-
-pub use crate::judging::{JudgeSettings, MemoryMetric, PerfMetric, DEFAULT_MIN_SAVING_PCT};
 
 fn rounds_error(message: String) -> UsageError {
     UsageError::Rounds(message)
@@ -87,65 +84,6 @@ pub fn parse_rounds(runs: &str, args: &RoundArgs) -> Result<RoundSettings, Usage
         schedule,
         max_time,
         metrics,
-    })
-}
-
-/// `--min-saving`, `--memory-metric`, `--perf-metric`; `user_metrics` are
-/// the names `--perf-metric NAME` may take besides the built-ins.
-pub fn parse_judge(
-    args: &JudgeArgs,
-    max_slowdown_pct: f64,
-    user_metrics: &[String],
-) -> Result<JudgeSettings, UsageError> {
-    let text = args.min_saving.as_deref().unwrap_or("3").trim();
-    let min_saving_pct = match text.trim_end_matches('%').trim().parse::<f64>() {
-        Ok(pct) if (0.0..100.0).contains(&pct) => pct,
-        _ => {
-            return Err(rounds_error(format!(
-                "--min-saving '{text}' is not a percentage from 0 to 99; e.g. --min-saving 3 \
-                 counts only savings of 3% or more"
-            )))
-        }
-    };
-    let memory_metric = args
-        .memory_metric
-        .as_deref()
-        .map(|m| match m.trim() {
-            "peak" => Ok(MemoryMetric::Peak),
-            "mean" => Ok(MemoryMetric::Mean),
-            "final" => Ok(MemoryMetric::Final),
-            "end-of-load" => Ok(MemoryMetric::EndOfLoad),
-            other => Err(rounds_error(format!(
-                "--memory-metric '{other}' is unknown; use peak, mean, final or end-of-load"
-            ))),
-        })
-        .transpose()?;
-    let perf_metric = args
-        .perf_metric
-        .as_deref()
-        .map(|m| match m.trim() {
-            "wall" => Ok(PerfMetric::Wall),
-            "cpu" => Ok(PerfMetric::Cpu),
-            "p50" => Ok(PerfMetric::P50),
-            "p95" => Ok(PerfMetric::P95),
-            "p99" => Ok(PerfMetric::P99),
-            name if user_metrics.iter().any(|u| u == name) => Ok(PerfMetric::User(name.into())),
-            other => Err(rounds_error(format!(
-                "--perf-metric '{other}' is neither wall, cpu, p50, p95, p99 nor a --metric{}",
-                if user_metrics.is_empty() {
-                    format!("; define it, e.g. --metric '{other}=([0-9.]+) ops/sec'")
-                } else {
-                    format!(" ({})", user_metrics.join(", "))
-                }
-            ))),
-        })
-        .transpose()?;
-    Ok(JudgeSettings {
-        max_slowdown_pct,
-        min_saving_pct,
-        memory_metric,
-        perf_metric,
-        ..JudgeSettings::default()
     })
 }
 
@@ -224,49 +162,5 @@ mod tests {
             .err()
             .unwrap_or_default();
         assert!(err.contains("twice"), "{err}");
-    }
-
-    #[test]
-    fn judge_flags() {
-        let args = JudgeArgs {
-            min_saving: Some("5%".into()),
-            memory_metric: Some("peak".into()),
-            perf_metric: Some("ops".into()),
-        };
-        let judge = parse_judge(&args, 5.0, &["ops".into()]).expect("valid");
-        assert_eq!(judge.min_saving_pct, 5.0);
-        assert_eq!(judge.memory_metric, Some(MemoryMetric::Peak));
-        assert_eq!(judge.perf_metric, Some(PerfMetric::User("ops".into())));
-        let defaults = parse_judge(&JudgeArgs::default(), 5.0, &[]).expect("valid");
-        assert_eq!((defaults.min_saving_pct, defaults.perf_metric), (3.0, None));
-        for (args, words) in [
-            (
-                JudgeArgs {
-                    min_saving: Some("lots".into()),
-                    ..JudgeArgs::default()
-                },
-                "--min-saving 'lots'",
-            ),
-            (
-                JudgeArgs {
-                    memory_metric: Some("max".into()),
-                    ..JudgeArgs::default()
-                },
-                "peak, mean, final or end-of-load",
-            ),
-            (
-                JudgeArgs {
-                    perf_metric: Some("ops".into()),
-                    ..JudgeArgs::default()
-                },
-                "define it",
-            ),
-        ] {
-            let err = parse_judge(&args, 5.0, &[])
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default();
-            assert!(err.contains(words), "{err}");
-        }
     }
 }

@@ -1,10 +1,12 @@
 //! A tiny SVG builder for the plots: elements appended as text with fixed
 //! float formatting (one decimal), so the same analysis always gives the
 //! same bytes; every text node escaped. `chart` adds axes and scales,
-//! `plots` draws allocscope's five plots from an `Analysis`.
+//! `plots` draws allocscope's plots from an `Analysis` (`pareto` the
+//! memory-against-performance one), each a `plot::Plot`.
 
 pub mod chart;
 pub mod pareto;
+pub mod plot;
 pub mod plots;
 pub mod recordings;
 

@@ -1,14 +1,15 @@
 //! The memory-against-performance plot: one point with its CI cross per
 //! configuration and the Pareto frontier (the configurations no other beats
-//! on both). The memory and performance the verdict judged by (mean RSS or
-//! PSS and wall time unless `--memory-metric` / `--perf-metric` chose
-//! others, such as a program's own throughput); for a service, end-of-load
-//! memory against p95 latency (or the load's duration).
+//! on both), on the two rows of the metric table the verdict judged by
+//! (`Verdict::memory`, `Verdict::performance`): mean RSS or PSS against wall
+//! time unless `--memory-metric` / `--perf-metric` chose others, such as a
+//! program's own throughput; for a service, its memory at the end of the
+//! load against its p95 latency (or the load's duration).
 
 use super::chart::{Axis, Chart, Kind};
 use super::colour;
-use super::plots::{multi_process, names, Plot};
-use crate::analyze::metric_table::{self, Better, MetricDef, Unit};
+use super::plot::{names, Plot};
+use crate::analyze::metric_table::{Better, Unit};
 use crate::analyze::types::{Analysis, Estimate};
 
 /// The configurations no other beats on both memory and performance, by
@@ -27,94 +28,50 @@ pub fn frontier(points: &[(usize, f64, f64)]) -> Vec<usize> {
     out
 }
 
-/// What the memory-against-performance plot shows: for a service, the RSS
-/// at the end of the load against the p95 latency (or the load's duration);
-/// otherwise mean memory against wall time. Points are (configuration,
-/// performance in seconds, memory in bytes).
-pub fn pareto(analysis: &Analysis) -> Plot {
-    let service = &analysis.service;
-    let seconds = |e: Estimate| Estimate {
-        median: e.median / 1000.0,
-        ci_low: e.ci_low / 1000.0,
-        ci_high: e.ci_high / 1000.0,
+/// Each configuration's (index, performance, memory) on the rows the
+/// verdict judged by; milliseconds as seconds.
+fn points(analysis: &Analysis) -> Vec<(usize, Estimate, Estimate)> {
+    let (memory, perf) = (&analysis.verdict.memory, &analysis.verdict.performance);
+    let scale = if perf.unit == Unit::Milliseconds {
+        1000.0
+    } else {
+        1.0
     };
-    if !service.is_empty() {
-        let latency = service.iter().any(|s| s.latency.is_some());
-        let points = service
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| {
-                let perf = if latency {
-                    s.latency.map(|l| seconds(l.p95_ms))
-                } else {
-                    s.load_s
-                };
-                Some((i, perf?, (analysis.end_of_load.estimate)(s)?))
-            })
-            .collect();
-        let x = if latency {
-            "p95 latency"
-        } else {
-            "load duration"
-        };
-        let x = Perf {
-            what: x,
-            kind: Kind::Seconds,
-            higher_is_better: false,
-        };
-        return pareto_chart(
-            analysis,
-            points,
-            x,
-            crate::report::markdown::end_of_load_head(analysis),
-            "memory_vs_latency",
-        );
-    }
-    let memory = memory_row(analysis);
-    let perf = perf_row(analysis);
-    let points = analysis
+    let in_seconds = |e: Estimate| Estimate {
+        median: e.median / scale,
+        ci_low: e.ci_low / scale,
+        ci_high: e.ci_high / scale,
+    };
+    analysis
         .summaries
         .iter()
         .enumerate()
-        .filter_map(|(i, s)| Some((i, s.estimate(&perf.id)?, s.estimate(&memory.id)?)))
-        .collect();
-    let kind = if perf.unit == Unit::Seconds {
-        Kind::Seconds
-    } else {
-        Kind::Plain
+        .filter_map(|(i, s)| {
+            let perf = s.estimate(&perf.id).map(in_seconds)?;
+            Some((i, perf, s.estimate(&memory.id)?))
+        })
+        .collect()
+}
+
+/// The memory-against-performance plot of the rows the verdict judged by.
+pub fn pareto(analysis: &Analysis) -> Plot {
+    let (memory, perf) = (&analysis.verdict.memory, &analysis.verdict.performance);
+    let points = points(analysis);
+    let kind = match perf.unit {
+        Unit::Seconds | Unit::Milliseconds => Kind::Seconds,
+        _ => Kind::Plain,
     };
     let x = Perf {
         what: &perf.label,
         kind,
         higher_is_better: perf.better == Better::Higher,
     };
-    pareto_chart(analysis, points, x, &memory.label, "memory_vs_time")
-}
-
-/// The summaries' row of the memory the verdict judged by; mean PSS for a
-/// tree of several processes, else mean RSS, when it has none.
-fn memory_row(analysis: &Analysis) -> &MetricDef {
-    let fallback = if multi_process(analysis) {
-        "mean_pss_bytes"
+    let name = if analysis.service.is_empty() {
+        "memory_vs_time"
     } else {
-        "mean_rss_bytes"
+        "memory_vs_latency"
     };
-    metric_table::find(&analysis.metrics, &analysis.verdict.memory_metric)
-        .filter(|row| row.unit == Unit::Bytes)
-        .or_else(|| metric_table::find(&analysis.metrics, fallback))
-        .expect("the built-in memory rows")
-}
-
-/// The summaries' row of the performance the verdict judged by: wall or
-/// CPU time, or a `--metric` chosen by `--perf-metric` (the verdict names
-/// it by its name); wall time when it has none.
-fn perf_row(analysis: &Analysis) -> &MetricDef {
-    let judged = &analysis.verdict.performance_metric;
-    metric_table::find(&analysis.metrics, judged)
-        .filter(|row| row.unit == Unit::Seconds)
-        .or_else(|| metric_table::find(&analysis.metrics, &metric_table::user_id(judged)))
-        .or_else(|| metric_table::find(&analysis.metrics, "wall_s"))
-        .expect("the built-in wall time row")
+    pareto_chart(analysis, points, x, &memory.label, name)
 }
 
 /// The performance axis: its words, kind, and direction.
@@ -197,6 +154,8 @@ fn pareto_chart(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyze::{analyze_with, fixture};
+    use crate::judging::{JudgeSettings, MemoryChoice};
 
     #[test]
     fn frontier_keeps_only_undominated_points() {
@@ -207,5 +166,47 @@ mod tests {
             (3, 0.5, 120.0),
         ];
         assert_eq!(frontier(&pts), [3, 0, 1]);
+    }
+
+    /// The fixture (a tree of several processes) judged by `memory`, and
+    /// by CPU time.
+    fn judged_by(memory: MemoryChoice) -> Analysis {
+        let judging = JudgeSettings {
+            memory_metric: Some(memory),
+            perf_metric: Some("cpu_s".to_string()),
+            ..JudgeSettings::default()
+        };
+        analyze_with(fixture::experiment(), "glibc", &judging).expect("analysis")
+    }
+
+    #[test]
+    fn the_axes_are_the_rows_the_verdict_judged_by() {
+        let a = judged_by(MemoryChoice::Row("peak_pss_bytes".to_string()));
+        let medians = |id: &str| -> Vec<f64> {
+            a.summaries
+                .iter()
+                .filter_map(|s| s.estimate(id).map(|e| e.median))
+                .collect()
+        };
+        let pts = points(&a);
+        let memory: Vec<f64> = pts.iter().map(|p| p.2.median).collect();
+        let perf: Vec<f64> = pts.iter().map(|p| p.1.median).collect();
+        assert_eq!(memory, medians("peak_pss_bytes"));
+        assert_ne!(memory, medians("mean_pss_bytes"));
+        assert_ne!(memory, medians("peak_rss_bytes"));
+        assert_eq!(perf, medians("cpu_s"));
+        assert_ne!(perf, medians("wall_s"));
+        let plot = pareto(&a);
+        assert!(
+            plot.title.starts_with("peak PSS against CPU time ("),
+            "{}",
+            plot.title
+        );
+        // The tree word: peak PSS for this tree too.
+        let a = judged_by(MemoryChoice::Tree("peak".to_string()));
+        assert_eq!(
+            points(&a).iter().map(|p| p.2.median).collect::<Vec<_>>(),
+            memory
+        );
     }
 }

@@ -1,24 +1,20 @@
 //! allocscope's plots, each an SVG string from an `Analysis`: memory over
 //! time (RSS, and PSS for multi-process trees), memory at markers, ratios to
-//! the baseline with CI whiskers, memory against wall time (for a service:
-//! end-of-load RSS against p95 latency) with the Pareto frontier, and page
-//! faults over time. One colour per configuration.
+//! the baseline with CI whiskers, the memory and performance the verdict
+//! judged by with the Pareto frontier (`pareto`), and page faults over
+//! time. One colour per configuration.
 
 use super::chart::{Axis, Chart, Kind};
 use super::colour;
-use crate::report::thin;
+use super::plot::names;
+pub use super::plot::Plot;
+use crate::analyze::choice::several_processes;
 use crate::analyze::interval::has_interval;
 use crate::analyze::metric_table::Unit;
 use crate::analyze::stats::median;
 use crate::analyze::types::{Analysis, Ratio};
 use crate::model::{RunStatus, Sample, StoredConfig};
-
-/// One plot: a file-name stem, a title, and the SVG document.
-pub struct Plot {
-    pub name: &'static str,
-    pub title: String,
-    pub svg: String,
-}
+use crate::report::thin;
 
 /// Points on the common time grid of the median line.
 const GRID: usize = 200;
@@ -33,13 +29,17 @@ pub fn all(analysis: &Analysis) -> Vec<Plot> {
         |s| Some(s.rss_bytes as f64),
         false,
     )];
-    if multi_process(analysis) {
+    // RSS counts a tree's shared pages once per process: show PSS too,
+    // whatever the verdict was judged by.
+    let pss = |s: &Sample| s.pss_bytes.map(|b| b as f64);
+    let read_pss = runs_of(analysis, pss).iter().any(|runs| !runs.is_empty());
+    if several_processes(&analysis.experiment) && read_pss {
         plots.push(over_time(
             analysis,
             "pss_over_time",
             "PSS over time (whole process tree)",
             "PSS",
-            |s| s.pss_bytes.map(|b| b as f64),
+            pss,
             true,
         ));
     }
@@ -52,25 +52,11 @@ pub fn all(analysis: &Analysis) -> Vec<Plot> {
     plots
 }
 
-pub(super) fn multi_process(analysis: &Analysis) -> bool {
-    analysis.verdict.memory_metric == "mean_pss_bytes"
-}
-
 fn ok_runs(c: &StoredConfig) -> impl Iterator<Item = &[Sample]> {
     c.runs
         .iter()
         .filter(|r| r.record.status == RunStatus::Ok)
         .map(|r| r.record.samples.as_slice())
-}
-
-pub(super) fn names(analysis: &Analysis) -> Vec<(String, &'static str)> {
-    analysis
-        .experiment
-        .configs
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.config.name.clone(), colour(i)))
-        .collect()
 }
 
 /// The last value at or before `t` (a step function), `None` past the end.
@@ -365,5 +351,31 @@ mod tests {
         assert_eq!(value_at(&s, 0.5), Some(1.0));
         assert_eq!(value_at(&s, 1.0), Some(2.0));
         assert_eq!(value_at(&s, 1.5), None);
+    }
+
+    fn names_of(analysis: &Analysis) -> Vec<&'static str> {
+        all(analysis).iter().map(|p| p.name).collect()
+    }
+
+    #[test]
+    fn a_tree_of_several_processes_has_its_pss_plot_whatever_it_was_judged_by() {
+        use crate::analyze::{analyze_with, fixture};
+        use crate::judging::{JudgeSettings, MemoryChoice};
+        for memory in ["peak", "mean", "final"] {
+            let judging = JudgeSettings {
+                memory_metric: Some(MemoryChoice::Tree(memory.to_string())),
+                ..JudgeSettings::default()
+            };
+            let a = analyze_with(fixture::experiment(), "glibc", &judging).expect("analysis");
+            assert!(names_of(&a).contains(&"pss_over_time"), "{memory}");
+        }
+        let mut single = fixture::experiment();
+        for run in single.configs.iter_mut().flat_map(|c| &mut c.runs) {
+            for s in &mut run.record.samples {
+                s.processes = 1;
+            }
+        }
+        let a = analyze_with(single, "glibc", &JudgeSettings::default()).expect("analysis");
+        assert!(!names_of(&a).contains(&"pss_over_time"));
     }
 }

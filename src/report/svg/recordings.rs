@@ -5,7 +5,7 @@
 
 use super::chart::{Axis, Chart, Kind};
 use super::colour;
-use super::plots::Plot;
+use super::plot::Plot;
 use crate::analyze::recordings::RecordingsAnalysis;
 use crate::recorded::RecordedPoint;
 
