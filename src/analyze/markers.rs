@@ -29,48 +29,43 @@ struct Reading {
     pss: Option<f64>,
 }
 
-/// A label's rows: that of its first occurrence in a run, then of its
-/// second, ...; and how often the run being read (`run`) printed it so far.
-#[derive(Default)]
+/// Where a label's row is (that of its first occurrence in a run) and how
+/// often the run numbered `run` printed it so far. Small on purpose: a
+/// summary of a million labels holds a million of these.
 struct Slot {
-    first: Option<usize>,
-    more: Vec<usize>,
-    run: usize,
+    first: usize,
+    run: u32,
     count: u32,
 }
 
-/// The rows of the summary, in order of first appearance, and where each
-/// label's are: one hash lookup per marker.
+/// Where each label's rows are: one hash lookup per marker, and a second
+/// one for a label a run printed again.
 #[derive(Default)]
 struct Rows<'a> {
-    keys: Vec<Key<'a>>,
     slots: HashMap<&'a str, Slot>,
+    repeats: HashMap<Key<'a>, usize>,
 }
 
 impl<'a> Rows<'a> {
-    /// The row of `label` printed once more in run number `run`.
-    fn row(&mut self, label: &'a str, run: usize) -> usize {
-        let slot = self.slots.entry(label).or_default();
+    /// The row of `label` printed once more in run number `run`; a key
+    /// seen for the first time gets its row from `new_row`.
+    fn row(&mut self, label: &'a str, run: u32, mut new_row: impl FnMut(Key<'a>) -> usize) -> usize {
+        let slot = self.slots.entry(label).or_insert_with(|| Slot {
+            first: new_row((label, 1)),
+            run,
+            count: 0,
+        });
         if slot.run != run {
             slot.run = run;
             slot.count = 0;
         }
         slot.count += 1;
-        let keys = &mut self.keys;
-        let mut new_row = || {
-            keys.push((label, slot.count));
-            keys.len() - 1
-        };
         match slot.count {
-            1 => *slot.first.get_or_insert_with(new_row),
-            n => match slot.more.get(n as usize - 2) {
-                Some(&row) => row,
-                None => {
-                    let row = new_row();
-                    slot.more.push(row);
-                    row
-                }
-            },
+            1 => slot.first,
+            n => *self
+                .repeats
+                .entry((label, n))
+                .or_insert_with(|| new_row((label, n))),
         }
     }
 }
@@ -85,45 +80,48 @@ fn cell_median(values: &[f64]) -> Option<f64> {
 
 /// One row per label seen in an `ok` run, one cell per configuration. A
 /// run may print a million markers: labels are hashed (with a fast hash),
-/// never searched, and the readings gathered in one list sorted by row and
-/// configuration, so the cost grows as n log n.
+/// never searched. A cell's first reading goes straight into it; only the
+/// cells that get more (several runs) gather theirs in a list, sorted by
+/// row and configuration at the end, so the cost grows as n log n at most.
 pub fn summarize(experiment: &StoredExperiment) -> Vec<MarkerRow> {
+    let configs = experiment.configs.len();
+    let empty = MarkerStat {
+        runs: 0,
+        rss_bytes_median: None,
+        pss_bytes_median: None,
+    };
+    let mut out: Vec<MarkerRow> = Vec::new();
     let mut rows = Rows::default();
-    let mut readings: Vec<Reading> = Vec::new();
-    let mut run_number = 0;
+    let mut several: Vec<Reading> = Vec::new();
+    let mut run_number = 0u32;
     for (config, c) in experiment.configs.iter().enumerate() {
         let ok = c.runs.iter().filter(|r| r.record.status == RunStatus::Ok);
         for run in ok {
             run_number += 1;
             let markers = &run.record.markers;
             rows.slots.reserve(markers.len().saturating_sub(rows.slots.len()));
-            readings.reserve(markers.len());
+            out.reserve(markers.len().saturating_sub(out.len()));
             for m in markers {
-                readings.push(Reading {
-                    row: rows.row(&m.label, run_number),
+                let row = rows.row(&m.label, run_number, |key| {
+                    out.push(MarkerRow {
+                        label: shown(key),
+                        configs: vec![empty.clone(); configs],
+                    });
+                    out.len() - 1
+                });
+                let reading = Reading {
+                    row,
                     config,
                     rss: m.rss_bytes as f64,
                     pss: m.pss_bytes.map(|b| b as f64),
-                });
+                };
+                file(&mut out[row].configs[config], reading, &mut several);
             }
         }
     }
-    let empty = MarkerStat {
-        runs: 0,
-        rss_bytes_median: None,
-        pss_bytes_median: None,
-    };
-    let mut out: Vec<MarkerRow> = rows
-        .keys
-        .into_iter()
-        .map(|key| MarkerRow {
-            label: shown(key),
-            configs: vec![empty.clone(); experiment.configs.len()],
-        })
-        .collect();
-    readings.sort_by_key(|r| (r.row, r.config));
+    several.sort_by_key(|r| (r.row, r.config));
     let (mut rss, mut pss) = (Vec::new(), Vec::new());
-    for cell in readings.chunk_by(|a, b| (a.row, a.config) == (b.row, b.config)) {
+    for cell in several.chunk_by(|a, b| (a.row, a.config) == (b.row, b.config)) {
         rss.clear();
         pss.clear();
         rss.extend(cell.iter().map(|r| r.rss));
@@ -135,6 +133,27 @@ pub fn summarize(experiment: &StoredExperiment) -> Vec<MarkerRow> {
         };
     }
     out
+}
+
+/// Files one reading in its cell: the first as the cell's figures, a
+/// second one moves both to `several`, and so on.
+fn file(cell: &mut MarkerStat, reading: Reading, several: &mut Vec<Reading>) {
+    match cell.runs {
+        0 => {
+            cell.rss_bytes_median = Some(reading.rss);
+            cell.pss_bytes_median = reading.pss;
+        }
+        1 => {
+            several.push(Reading {
+                rss: cell.rss_bytes_median.unwrap_or(reading.rss),
+                pss: cell.pss_bytes_median,
+                ..reading
+            });
+            several.push(reading);
+        }
+        _ => several.push(reading),
+    }
+    cell.runs += 1;
 }
 
 /// A warning for each `--mark` pattern no line of any run matched.
