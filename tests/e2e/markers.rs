@@ -156,3 +156,64 @@ fn a_mark_regex_that_never_matches_is_a_warning_not_a_failure() {
     // The built-in markers still count.
     assert!(table.contains("step-2"), "{table}");
 }
+
+/// A job that marks every event: 200,000 marker lines printed as fast as C
+/// stdio writes them. Each one is stored and exported, in order, with a
+/// reading of the tree; the readings are shared (a walk of /proc per marker
+/// took ~600 us, two minutes for this run), and the table thins the rows.
+#[test]
+fn every_one_of_200000_markers_printed_at_full_speed_is_stored_and_exported() {
+    const N: usize = 200_000;
+    let scratch = Scratch::new();
+    let many = program("many_marks");
+    let csv = scratch.path("out.csv");
+    let started = std::time::Instant::now();
+    let (output, json) = scratch.compare(
+        &[
+            "-a",
+            "glibc",
+            "-r",
+            "1",
+            "--export-csv",
+            csv.to_str().expect("utf-8"),
+        ],
+        &[many.to_str().expect("utf-8"), &N.to_string()],
+    );
+    let took = started.elapsed();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(took.as_secs() < 30, "compare took {took:?} for {N} markers");
+
+    let conn = rusqlite::Connection::open(scratch.db()).expect("store opens");
+    let count = |sql: &str| -> usize {
+        let n: i64 = conn.query_row(sql, [], |r| r.get(0)).expect("count");
+        usize::try_from(n).expect("non-negative")
+    };
+    assert_eq!(count("SELECT count(*) FROM markers"), N);
+    // Markers share readings: far fewer samples than markers.
+    let samples = count("SELECT count(*) FROM samples");
+    assert!((1..N / 100).contains(&samples), "{samples} samples");
+
+    let run = &runs(config(&json, "glibc"))[0];
+    let markers = run["markers"].as_array().expect("markers array");
+    assert_eq!(markers.len(), N);
+    for (i, m) in markers.iter().enumerate() {
+        assert_eq!(m["label"], format!("event-{}", i + 1), "marker {i}");
+        assert!(m["rss_bytes"].as_u64().is_some_and(|b| b > 0), "{m}");
+    }
+    let summary = config(&json, "glibc")["summary"]["markers"]
+        .as_array()
+        .expect("summary markers");
+    assert_eq!(summary.len(), N);
+
+    let rows = std::fs::read_to_string(scratch.path("out.markers.csv")).expect("markers csv");
+    assert_eq!(rows.lines().count(), 1 + N);
+    assert!(rows.contains(&format!("glibc,1,event-{N},")), "last row");
+
+    let table = stdout(&output);
+    assert!(
+        table.contains(&format!("of {N} markers and the last")),
+        "{table}"
+    );
+    let shown = table.lines().filter(|l| l.starts_with("  event-")).count();
+    assert!((2..=40).contains(&shown), "{shown} rows:\n{table}");
+}
