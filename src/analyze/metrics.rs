@@ -1,6 +1,7 @@
 //! Per-run figures from one run's samples: peak, time-weighted mean and final
-//! RSS, peak and mean PSS where PSS was read, and with the heap probe the
-//! live heap, the overhead ratio (RSS / live heap) and the most arenas.
+//! RSS, peak and mean PSS where PSS was read (and peak USS where USS was),
+//! and with the heap probe the live heap, the overhead ratio (RSS / live
+//! heap) and the most arenas.
 //!
 //! PSS is read sparsely (smaps_rollup is rationed by the sampler's CPU
 //! budget) while RSS is read every tick. So the PSS series is the dense RSS
@@ -29,7 +30,7 @@ pub fn of(run: &StoredRun) -> RunMetrics {
 pub fn run_metrics(record: &RunRecord) -> RunMetrics {
     let samples = &record.samples;
     let rss: Vec<(f64, u64)> = samples.iter().map(|s| (s.t_s, s.rss_bytes)).collect();
-    let pss = estimated_pss(samples);
+    let pss = estimated(samples, |s| s.pss_bytes);
     let sampled_peak = rss.iter().map(|&(_, v)| v).max().unwrap_or(0);
     RunMetrics {
         peak_rss_bytes: sampled_peak.max(record.max_hwm_bytes),
@@ -68,18 +69,16 @@ fn heap_metrics(samples: &[Sample]) -> RunMetrics {
     }
 }
 
-/// The PSS series at every tick: RSS times the interpolated PSS/RSS ratio.
-/// Empty when no tick read PSS.
-fn estimated_pss(samples: &[Sample]) -> Vec<(f64, u64)> {
+/// The series of a sparsely read part of RSS (PSS, USS) at every tick: RSS
+/// times the interpolated part/RSS ratio, exactly the read where there is
+/// one. Empty when no tick read it.
+fn estimated(samples: &[Sample], read: fn(&Sample) -> Option<u64>) -> Vec<(f64, u64)> {
     let reads: Vec<(f64, f64)> = samples
         .iter()
         .filter(|s| s.rss_bytes > 0)
-        // PSS never exceeds RSS at one instant; a ratio above 1 only means
-        // the memory grew between the tick's RSS and PSS reads.
-        .filter_map(|s| {
-            s.pss_bytes
-                .map(|p| (s.t_s, (p as f64 / s.rss_bytes as f64).min(1.0)))
-        })
+        // A part never exceeds RSS at one instant; a ratio above 1 only
+        // means the memory grew between the tick's RSS and smaps reads.
+        .filter_map(|s| read(s).map(|p| (s.t_s, (p as f64 / s.rss_bytes as f64).min(1.0))))
         .collect();
     if reads.is_empty() {
         return Vec::new();
@@ -87,13 +86,21 @@ fn estimated_pss(samples: &[Sample]) -> Vec<(f64, u64)> {
     samples
         .iter()
         .map(|s| {
-            let value = match s.pss_bytes {
-                Some(pss) => pss,
+            let value = match read(s) {
+                Some(part) => part,
                 None => (s.rss_bytes as f64 * ratio_at(&reads, s.t_s)).round() as u64,
             };
             (s.t_s, value)
         })
         .collect()
+}
+
+/// A run's peak USS (the memory no other process shares), over the USS
+/// series estimated like PSS between the ticks that read it; `None` when
+/// no tick read USS (or the run kept no samples).
+pub fn peak_uss_bytes(run: &StoredRun) -> Option<u64> {
+    let uss = estimated(&run.record.samples, |s| s.uss_bytes);
+    uss.iter().map(|&(_, v)| v).max()
 }
 
 /// Linear interpolation of `(t, ratio)` points (sorted by t) at `t`.
@@ -140,16 +147,46 @@ mod tests {
             sample(2.0, 200, Some(200)),
             sample(3.0, 100, None),
         ];
-        let series = estimated_pss(&samples);
+        let series = estimated(&samples, |s| s.pss_bytes);
         // t=1: ratio 0.75 interpolated, times RSS 400; t=3: last ratio held.
         assert_eq!(series, vec![(0.0, 50), (1.0, 300), (2.0, 200), (3.0, 100)]);
         let metrics = run_metrics(&record(samples, 0));
         assert_eq!(metrics.peak_pss_bytes, Some(300));
-        assert_eq!(estimated_pss(&[sample(0.0, 100, None)]), vec![]);
+        assert_eq!(
+            estimated(&[sample(0.0, 100, None)], |s| s.pss_bytes),
+            vec![]
+        );
         // A PSS read that raced ahead of its tick's RSS read does not
         // inflate the ticks after it.
-        let raced = estimated_pss(&[sample(0.0, 100, Some(110)), sample(1.0, 200, None)]);
+        let raced = estimated(
+            &[sample(0.0, 100, Some(110)), sample(1.0, 200, None)],
+            |s| s.pss_bytes,
+        );
         assert_eq!(raced, vec![(0.0, 110), (1.0, 200)]);
+    }
+
+    #[test]
+    fn peak_uss_follows_rss_between_reads() {
+        // USS read at t=0 (ratio 0.25) and t=2 (ratio 0.5): at t=1 the RSS
+        // peak of 400 holds 0.375 of it, more than either read.
+        let mut samples = vec![
+            sample(0.0, 100, Some(50)),
+            sample(1.0, 400, None),
+            sample(2.0, 200, Some(200)),
+        ];
+        samples[0].uss_bytes = Some(25);
+        samples[2].uss_bytes = Some(100);
+        let run = StoredRun {
+            id: 1,
+            record: record(samples, 0),
+            legacy_metrics: None,
+        };
+        assert_eq!(peak_uss_bytes(&run), Some(150));
+        let unread = StoredRun {
+            record: record(vec![sample(0.0, 100, Some(50))], 0),
+            ..run
+        };
+        assert_eq!(peak_uss_bytes(&unread), None);
     }
 
     fn sample(t_s: f64, rss_bytes: u64, pss_bytes: Option<u64>) -> Sample {
