@@ -188,6 +188,10 @@ pub fn summarised() -> Vec<MetricDef> {
         never(row("peak_pss_bytes", "peak PSS", Unit::Bytes, false, |r| {
             of(r).peak_pss_bytes.map(|b| b as f64)
         })),
+        // The memory no other process shares; in JSON and CSV only.
+        never(row("peak_uss_bytes", "peak USS", Unit::Bytes, false, |r| {
+            super::metrics::peak_uss_bytes(r).map(|b| b as f64)
+        })),
         // The last sample's RSS, what `--memory-metric final` judges by; in
         // JSON and CSV only.
         never(row(
