@@ -6,11 +6,26 @@
 //! Blocking reads wake every `TICK` to check the stop flag and the request's
 //! deadline, so a run never hangs on a silent server and stops promptly.
 
-use super::Method;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// The request methods the generator sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Head,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+        }
+    }
+}
 
 /// How often a blocked read looks at the stop flag and the deadline.
 const TICK: Duration = Duration::from_millis(50);

@@ -6,7 +6,7 @@
 //! Hand-written rather than a regex: a million-line log parses in a fraction
 //! of a second (see the test `parses_a_large_log_quickly`).
 
-use super::Method;
+use super::http::Method;
 use std::time::Duration;
 
 /// A rejected line's example is cut to this many characters.

@@ -12,11 +12,11 @@
 //! users would see. Measuring from the send time would hide it (coordinated
 //! omission). A request sent on time runs from its send.
 
-use super::http::{Client, Failure};
-use super::{
-    ErrorCounts, LoadReport, LogEntry, Method, PathTemplate, Percentiles, Plan, PlanError,
-    Requests, Schedule,
-};
+use super::http::{Client, Failure, Method};
+use super::plan::{Plan, PlanError, Requests, Schedule};
+use super::replay::LogEntry;
+use super::report::{ErrorCounts, LoadReport, Percentiles};
+use super::target::PathTemplate;
 use crate::sample::thread_cpu_seconds;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -58,10 +58,6 @@ fn prepare(plan: &Plan) -> Result<Source<'_>, PlanError> {
         }
         Requests::Replay(entries) => Source::Replay(entries),
     })
-}
-
-pub(super) fn validate(plan: &Plan) -> Result<(), PlanError> {
-    prepare(plan).map(|_| ())
 }
 
 /// What one worker measured.
@@ -170,51 +166,86 @@ fn worker(
             }
         }
         path.clear();
-        let method = match source {
-            Source::Template(template, _) => {
-                template.render(index, plan.seed, &mut path);
-                Method::Get
-            }
-            Source::Replay(entries) => match entries.get(index as usize) {
-                Some(entry) => {
-                    path.push_str(&entry.path);
-                    entry.method
-                }
-                None => break,
-            },
+        let Some(method) = request(source, index, plan.seed, &mut path) else {
+            break;
         };
         let sent_at = Instant::now();
         let outcome = client.send(method, &path);
-        let done_at = Instant::now();
-        tally.sent += 1;
-        tally.last_send_s = tally.last_send_s.max((sent_at - start).as_secs_f64());
-        if let Some(due) = due {
-            tally.last_due_s = tally.last_due_s.max((due - start).as_secs_f64());
-        }
-        match outcome {
-            Ok(status) => {
-                let from = late_since.unwrap_or(sent_at);
-                let latency_us = done_at.saturating_duration_since(from).as_micros();
-                tally
-                    .histogram
-                    .saturating_record(u64::try_from(latency_us).unwrap_or(u64::MAX).max(1));
-                tally.responses += 1;
-                if !(200..300).contains(&status) {
-                    tally.errors.status += 1;
-                }
-            }
-            Err(Failure::Stopped) => {
-                tally.sent -= 1;
-                break;
-            }
-            Err(Failure::Reset) => tally.errors.reset += 1,
-            Err(Failure::Timeout) => tally.errors.timeout += 1,
-            Err(Failure::Connect) => tally.errors.connect += 1,
-            Err(Failure::Protocol) => tally.errors.protocol += 1,
+        let timing = Timing {
+            start,
+            due,
+            late_since,
+            sent_at,
+            done_at: Instant::now(),
+        };
+        if !tally.count(outcome, timing) {
+            break;
         }
     }
     tally.cpu_s = (thread_cpu_seconds() - cpu_start_s).max(0.0);
     tally
+}
+
+/// Request `index`'s method, its path written to `path`; `None` past the
+/// end of a replay.
+fn request(source: &Source<'_>, index: u64, seed: u64, path: &mut String) -> Option<Method> {
+    match source {
+        Source::Template(template, _) => {
+            template.render(index, seed, path);
+            Some(Method::Get)
+        }
+        Source::Replay(entries) => entries.get(index as usize).map(|entry| {
+            path.push_str(&entry.path);
+            entry.method
+        }),
+    }
+}
+
+/// When one request was due, sent and answered.
+struct Timing {
+    /// The start of the run.
+    start: Instant,
+    /// Its due time in an open loop.
+    due: Option<Instant>,
+    /// Its due time, when it was sent late: its latency runs from then.
+    late_since: Option<Instant>,
+    sent_at: Instant,
+    done_at: Instant,
+}
+
+impl Tally {
+    /// Counts one request's outcome; false, and not counted, when the stop
+    /// flag cut it short.
+    fn count(&mut self, outcome: Result<u16, Failure>, timing: Timing) -> bool {
+        self.sent += 1;
+        self.last_send_s = self
+            .last_send_s
+            .max((timing.sent_at - timing.start).as_secs_f64());
+        if let Some(due) = timing.due {
+            self.last_due_s = self.last_due_s.max((due - timing.start).as_secs_f64());
+        }
+        match outcome {
+            Ok(status) => {
+                let from = timing.late_since.unwrap_or(timing.sent_at);
+                let latency_us = timing.done_at.saturating_duration_since(from).as_micros();
+                self.histogram
+                    .saturating_record(u64::try_from(latency_us).unwrap_or(u64::MAX).max(1));
+                self.responses += 1;
+                if !(200..300).contains(&status) {
+                    self.errors.status += 1;
+                }
+            }
+            Err(Failure::Stopped) => {
+                self.sent -= 1;
+                return false;
+            }
+            Err(Failure::Reset) => self.errors.reset += 1,
+            Err(Failure::Timeout) => self.errors.timeout += 1,
+            Err(Failure::Connect) => self.errors.connect += 1,
+            Err(Failure::Protocol) => self.errors.protocol += 1,
+        }
+        true
+    }
 }
 
 /// When request `index` is due after the start; `None` in a closed loop.

@@ -5,10 +5,11 @@
 //! mapped besides its configuration's.
 
 use super::ending::Ending;
+use super::launch::Launch;
 use super::limit::MemoryLimit;
 use super::service::ServiceRun;
 use super::settle::Checks;
-use super::{classify_wait_status, Classified, Launch};
+use super::status::{classify_wait_status, Classified};
 use crate::model::{RunStatus, ServiceRecord};
 use crate::sample::Sampler;
 

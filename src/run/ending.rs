@@ -2,7 +2,7 @@
 //! the time limit, noticed once, and the SIGKILL repeated every
 //! `KILL_RETRY` until the reaper reports the tree gone.
 
-use super::Interrupt;
+use super::interrupt::Interrupt;
 use std::time::{Duration, Instant};
 
 /// How long the workload gets between SIGKILLs while it is being ended.

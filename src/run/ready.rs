@@ -3,7 +3,7 @@
 //! regex over the new lines of the server's stdout and stderr files) and
 //! sends `Event::Ready` once it passes. The deadline is the main loop's.
 
-use super::Event;
+use super::event::Event;
 use crate::options::service::Readiness;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};

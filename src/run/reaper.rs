@@ -3,21 +3,9 @@
 //! ECHILD means the whole tree is gone. A thread blocks in wait4 so that exit
 //! times are exact rather than rounded to the sampling interval.
 
-use super::Event;
+use super::event::{Event, Reaped};
 use std::sync::mpsc::Sender;
 use std::time::Instant;
-
-#[derive(Debug, Clone, Copy)]
-pub struct Reaped {
-    pub pid: i32,
-    /// Raw wait status.
-    pub status: i32,
-    pub user_s: f64,
-    pub sys_s: f64,
-    pub max_rss_bytes: u64,
-    pub minor_faults: u64,
-    pub major_faults: u64,
-}
 
 /// Tree-wide totals from wait4 of every reaped process of a run.
 #[derive(Default)]

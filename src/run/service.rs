@@ -5,8 +5,9 @@
 //! leave the load's processes out of the tree, signal the server) and, at
 //! the end, the run's status. It never samples or stores anything itself.
 
+use super::event::Event;
 use super::ready::spawn_readiness;
-use super::{Classified, Event};
+use super::status::{signal_name, Classified};
 use crate::load::LoadReport;
 use crate::model::{Latency, RunStatus, ServiceRecord};
 use crate::options::service::{LoadSpec, ServiceSettings};
@@ -352,7 +353,7 @@ impl Drop for ServiceRun<'_> {
 fn describe_exit(raw: i32) -> String {
     if libc::WIFSIGNALED(raw) {
         let signal = libc::WTERMSIG(raw);
-        format!("killed by signal {signal} ({})", super::signal_name(signal))
+        format!("killed by signal {signal} ({})", signal_name(signal))
     } else {
         format!("exit {}", libc::WEXITSTATUS(raw))
     }

@@ -9,12 +9,14 @@
 //! It decides no status.
 
 use super::ending::Ender;
+use super::event::Event;
+use super::interrupt::Interrupt;
 use super::marks::Marks;
+use super::process;
 use super::reaper::Usage;
 use super::sampling::{OnSample, SamplingLoop, Tick};
 use super::service::{Action, ServiceRun};
 use super::settle::Checks;
-use super::{process, Event, Interrupt};
 use crate::model::Sample;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};

@@ -6,7 +6,7 @@
 //! pipe's write end (the workload or any descendant that inherited stdout)
 //! has exited or closed it.
 
-use super::Event;
+use super::event::Event;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::sync::mpsc::Sender;

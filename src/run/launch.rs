@@ -1,0 +1,113 @@
+//! What a run is given (`Launch`) and what it gives back (`Outcome`), and
+//! its start: the workload spawned under its configuration (with the memory
+//! limit and the heap probe when asked for), the reaper, a service's
+//! phases and the stdout tap, all sending into one channel of `Event`s.
+
+use super::event::Event;
+use super::heap::HeapRun;
+use super::limit::MemoryLimit;
+use super::sampling::{OnSample, SamplingLoop};
+use super::service::{ServicePaths, ServiceRun};
+use super::{process, reaper, tap};
+use crate::model::{Config, RunRecord};
+use anyhow::Context;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub struct Launch<'a> {
+    pub program: &'a Path,
+    pub args: &'a [OsString],
+    pub config: &'a Config,
+    pub index: u32,
+    pub stdout_path: PathBuf,
+    pub stderr_path: PathBuf,
+    pub interval: Duration,
+    pub timeout: Option<Duration>,
+    /// Why a preload cannot take effect in this program (static, setuid, Go),
+    /// known beforehand from its ELF file.
+    pub preload_ignored: Option<String>,
+    /// The program allocates without malloc (a Go runtime): its runs never
+    /// count, even where the library gets mapped.
+    pub own_allocator: bool,
+    /// Allocators the program's ELF file links itself.
+    pub linked_allocators: Vec<String>,
+    /// Marker patterns for stdout lines, the built-in one first.
+    pub marks: &'a [regex::Regex],
+    /// `--memory-limit` in bytes.
+    pub memory_limit: Option<u64>,
+    /// The heap probe, when the run loads it (`--heap`, or a trim setting).
+    pub probe: Option<&'a crate::probe::ProbeLaunch>,
+    /// `--server`: readiness, load, settle and stop.
+    pub service: Option<&'a crate::options::service::ServiceSettings>,
+    /// Told each tick's sample (`compare --metrics` publishes it).
+    pub on_sample: Option<OnSample<'a>>,
+}
+
+pub enum Outcome {
+    Finished(Box<RunRecord>),
+    /// Ctrl-C or SIGTERM: the workload was ended and the run is not kept.
+    Interrupted,
+}
+
+/// The workload once started.
+pub(super) struct Spawned<'a> {
+    /// The workload's main process.
+    pub pid: i32,
+    pub heap: Option<HeapRun>,
+    pub memory_limit: Option<MemoryLimit>,
+    pub service: Option<ServiceRun<'a>>,
+    pub events: mpsc::Receiver<Event>,
+}
+
+/// Spawns the workload with its helpers; the heap probe's reader, if any,
+/// goes to `sampling`'s sampler.
+pub(super) fn spawn<'a>(
+    launch: &Launch<'a>,
+    sampling: &mut SamplingLoop,
+) -> anyhow::Result<Spawned<'a>> {
+    let stdout_file = std::fs::File::create(&launch.stdout_path)
+        .with_context(|| format!("creating '{}'", launch.stdout_path.display()))?;
+    let memory_limit = launch.memory_limit.map(MemoryLimit::prepare);
+    let heap = launch.probe.map(HeapRun::new).transpose()?;
+    let env = match &heap {
+        Some(h) => h.env(&launch.config.env, launch.interval),
+        None => launch.config.env.clone(),
+    };
+    if let Some(reader) = heap.as_ref().and_then(HeapRun::reader) {
+        sampling.sampler_mut().attach_probe(reader);
+    }
+    let (pid, pipe) = process::spawn(
+        launch.program,
+        launch.args,
+        &env,
+        &launch.stderr_path,
+        memory_limit
+            .as_ref()
+            .map(|l| Box::new(l.child_hook()) as Box<_>),
+    )?;
+    let (events_tx, events) = mpsc::channel();
+    reaper::spawn_reaper(events_tx.clone())?;
+    let service = launch
+        .service
+        .map(|settings| {
+            let paths = ServicePaths {
+                stdout: launch.stdout_path.clone(),
+                stderr: launch.stderr_path.clone(),
+                load_stdout: launch.stdout_path.with_extension("load.stdout"),
+                load_stderr: launch.stdout_path.with_extension("load.stderr"),
+            };
+            ServiceRun::start(settings, sampling.start(), pid, paths, events_tx.clone())
+        })
+        .transpose()?;
+    tap::spawn_tap(pipe, stdout_file, launch.marks.to_vec(), events_tx)
+        .context("starting the stdout tap")?;
+    Ok(Spawned {
+        pid,
+        heap,
+        memory_limit,
+        service,
+        events,
+    })
+}
