@@ -43,8 +43,16 @@ fn run() -> anyhow::Result<()> {
     let mut empty = Vec::new();
     let mut full = Vec::new();
     for i in 0..repeat {
-        empty.push(compare(&dir.path().join(format!("empty{i}.db")), &program, 0)?);
-        full.push(compare(&dir.path().join(format!("full{i}.db")), &program, n)?);
+        empty.push(compare(
+            &dir.path().join(format!("empty{i}.db")),
+            &program,
+            0,
+        )?);
+        full.push(compare(
+            &dir.path().join(format!("full{i}.db")),
+            &program,
+            n,
+        )?);
     }
     let (empty, full) = (median(empty), median(full));
     let per_marker_us = |full: f64, empty: f64| (full - empty) / n.max(1) as f64 * 1e6;
@@ -218,9 +226,8 @@ fn json_markers(path: &Path) -> anyhow::Result<usize> {
     struct RunOut {
         markers: Vec<serde::de::IgnoredAny>,
     }
-    let export: Export = serde_json::from_reader(std::io::BufReader::new(
-        std::fs::File::open(path)?,
-    ))?;
+    let export: Export =
+        serde_json::from_reader(std::io::BufReader::new(std::fs::File::open(path)?))?;
     Ok(export
         .configs
         .iter()

@@ -49,7 +49,12 @@ struct Rows<'a> {
 impl<'a> Rows<'a> {
     /// The row of `label` printed once more in run number `run`; a key
     /// seen for the first time gets its row from `new_row`.
-    fn row(&mut self, label: &'a str, run: u32, mut new_row: impl FnMut(Key<'a>) -> usize) -> usize {
+    fn row(
+        &mut self,
+        label: &'a str,
+        run: u32,
+        mut new_row: impl FnMut(Key<'a>) -> usize,
+    ) -> usize {
         let slot = self.slots.entry(label).or_insert_with(|| Slot {
             first: new_row((label, 1)),
             run,
@@ -99,7 +104,8 @@ pub fn summarize(experiment: &StoredExperiment) -> Vec<MarkerRow> {
         for run in ok {
             run_number += 1;
             let markers = &run.record.markers;
-            rows.slots.reserve(markers.len().saturating_sub(rows.slots.len()));
+            rows.slots
+                .reserve(markers.len().saturating_sub(rows.slots.len()));
             out.reserve(markers.len().saturating_sub(out.len()));
             for m in markers {
                 let row = rows.row(&m.label, run_number, |key| {

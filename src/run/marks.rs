@@ -47,12 +47,9 @@ impl Marks {
         if self.waiting.is_empty() {
             return None;
         }
-        Some(
-            self.last_reading
-                .map_or(Duration::ZERO, |last| {
-                    (last + MARK_WINDOW).saturating_duration_since(now)
-                }),
-        )
+        Some(self.last_reading.map_or(Duration::ZERO, |last| {
+            (last + MARK_WINDOW).saturating_duration_since(now)
+        }))
     }
 
     /// Gives every waiting marker the memory of `reading`, taken at `at`
@@ -79,7 +76,13 @@ impl Marks {
 
     /// A marker recorded with its own reading (a service's phase change);
     /// the markers waiting were read before it and share that reading.
-    pub fn push_read(&mut self, pattern: u32, label: String, reading: Option<&Sample>, at: Instant) {
+    pub fn push_read(
+        &mut self,
+        pattern: u32,
+        label: String,
+        reading: Option<&Sample>,
+        at: Instant,
+    ) {
         let t_s = reading.map_or(0.0, |s| s.t_s);
         self.add(pattern, label, t_s);
         self.settle(reading, at);
@@ -148,7 +151,10 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            [("before".to_string(), 1.0, 300), ("ready".to_string(), 2.0, 300)]
+            [
+                ("before".to_string(), 1.0, 300),
+                ("ready".to_string(), 2.0, 300)
+            ]
         );
     }
 }

@@ -69,7 +69,13 @@ impl Supervisor<'_> {
             if let Some(poll) = self.checks.poll_interval() {
                 nap = nap.min(poll);
             }
-            if let Some(wait) = self.marks.wait(Instant::now()) {
+            // Markers wait for a reading only while the tree runs (it is not
+            // read while being killed: they get its last reading).
+            if let Some(wait) = self
+                .marks
+                .wait(Instant::now())
+                .filter(|_| self.ender.running())
+            {
                 nap = nap.min(wait);
             }
             match events.recv_timeout(nap) {

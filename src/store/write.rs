@@ -133,8 +133,8 @@ fn insert_environment(conn: &Connection, experiment_id: i64, info: &ExperimentIn
         ("marks", Some(serde_json::to_string(&info.marks)?)),
         ("service", service),
     ];
-    let mut insert = conn
-        .prepare("INSERT INTO environment (experiment_id, key, value) VALUES (?1, ?2, ?3)")?;
+    let mut insert =
+        conn.prepare("INSERT INTO environment (experiment_id, key, value) VALUES (?1, ?2, ?3)")?;
     for (key, value) in env {
         insert
             .execute(params![experiment_id, key, value])
