@@ -5,7 +5,7 @@
 use super::convert::{opt_u64_at, u64_at};
 use super::open::Store;
 use crate::model::{
-    Config, ExperimentInfo, Host, Marker, RunMetrics, RunRecord, RunStatus, Sample, ServiceInfo,
+    Config, ExperimentInfo, Host, RunMetrics, RunRecord, RunStatus, Sample, ServiceInfo,
     ServiceRecord, StoredConfig, StoredExperiment, StoredRun, UserMetricInfo,
 };
 use anyhow::{anyhow, bail, Context, Result};
@@ -229,7 +229,7 @@ impl Store {
                 .ok_or_else(|| anyhow!("run {id} has an unknown status '{status}'"))?;
             record.linked_allocators = parse_json(&linked, "linked_allocators")?;
             record.samples = self.load_samples(id)?;
-            record.markers = self.load_markers(id)?;
+            record.markers = super::markers::load(&self.conn, &self.path, id)?;
             record.service = self.load_run_service(id)?;
             record.user_metrics = self.load_run_values(id)?;
             runs.push(StoredRun {
@@ -284,28 +284,6 @@ impl Store {
         let rows = stmt.query_map(params![run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
         rows.collect::<rusqlite::Result<_>>()
             .with_context(|| format!("reading the --metric values of run {run_id}"))
-    }
-
-    /// A run's markers in the order read. Read by column position, not
-    /// name: a run may hold a million of them, and looking six names up per
-    /// row cost a tenth of `report`'s time.
-    fn load_markers(&self, run_id: i64) -> Result<Vec<Marker>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT label, pattern, t_s, rss_bytes, pss_bytes, vsz_bytes
-             FROM markers WHERE run_id = ?1 ORDER BY seq",
-        )?;
-        let rows = stmt.query_map(params![run_id], |r| {
-            Ok(Marker {
-                label: r.get(0)?,
-                pattern: r.get(1)?,
-                t_s: r.get(2)?,
-                rss_bytes: u64_at(r, 3)?,
-                pss_bytes: opt_u64_at(r, 4)?,
-                vsz_bytes: u64_at(r, 5)?,
-            })
-        })?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .with_context(|| format!("reading markers of run {run_id}"))
     }
 
     /// All experiments, oldest first.

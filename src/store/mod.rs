@@ -4,7 +4,7 @@
 //! SQL; everything else exchanges the plain records of `crate::model`.
 //!
 //! `open.rs` holds the `Store` handle; `write.rs` writes experiments and
-//! runs as they happen, `load.rs` reads them back, `recordings.rs` keeps
+//! runs as they happen, `load.rs` reads them back (`markers.rs` a run's markers), `recordings.rs` keeps
 //! long recordings, `shard.rs` what the cluster merge asks of a file;
 //! `schema.rs` versions and migrations, `sample_rows.rs` the sample
 //! columns, `convert.rs` integers between the model and SQLite. This file
@@ -13,6 +13,7 @@
 
 mod convert;
 mod load;
+mod markers;
 mod open;
 mod recordings;
 #[cfg(test)]

@@ -191,6 +191,33 @@ fn stored_experiment_loads_back_equal() -> Result<()> {
     Ok(())
 }
 
+/// A run big enough to be read by two connections (`markers.rs`) reads
+/// back whole and in order, the halves joined where they meet, next to a
+/// small run of the same configuration read by one.
+#[test]
+fn a_run_of_many_markers_reads_back_whole_and_in_order() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut store = Store::open(&dir.path().join("a.db"))?;
+    let (id, config_ids) = store.begin_experiment(&info(), &configs())?;
+    let mut big = record(1, RunStatus::Ok);
+    let template = big.markers[1].clone();
+    big.markers = (0..120_001u64)
+        .map(|i| crate::model::Marker {
+            label: format!("event {i}"),
+            rss_bytes: i,
+            pss_bytes: (i % 3 == 0).then_some(2 * i),
+            ..template.clone()
+        })
+        .collect();
+    store.add_run(config_ids[0], &big)?;
+    store.add_run(config_ids[0], &record(2, RunStatus::Ok))?;
+    let loaded = store.load_experiment(Some(id))?;
+    let runs = &loaded.configs[0].runs;
+    assert_eq!(runs[0].record.markers, big.markers);
+    assert_eq!(runs[1].record.markers, record(2, RunStatus::Ok).markers);
+    Ok(())
+}
+
 #[test]
 fn runs_survive_without_finish_and_reopen() -> Result<()> {
     let dir = tempfile::tempdir()?;
