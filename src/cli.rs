@@ -48,36 +48,6 @@ pub enum Command {
     Merge(MergeArgs),
 }
 
-/// `compare --executor`: where the rounds run (see docs/cluster.md).
-#[derive(Debug, Args, Default)]
-#[command(next_help_heading = "Cluster (--executor)")]
-pub struct ClusterArgs {
-    /// Where the rounds run: local (default), slurm (one job-array task per
-    /// round) or k8s (an Indexed Job, one completion per round).
-    #[arg(long, value_name = "ENGINE")]
-    pub executor: Option<String>,
-    /// An option passed to sbatch as is (partition, time, memory), repeatable:
-    /// --slurm-arg=--partition=big --slurm-arg=--time=2:00:00.
-    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
-    pub slurm_arg: Vec<String>,
-    /// Let other jobs share a node during a round (default: --exclusive).
-    #[arg(long)]
-    pub shared_node: bool,
-    /// Write the plan and print the batch script or manifest; submit nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// k8s: the container image holding allocscope and the program.
-    #[arg(long, value_name = "IMAGE")]
-    pub image: Option<String>,
-    /// k8s: the PersistentVolumeClaim the pods write their shards to.
-    #[arg(long, value_name = "NAME")]
-    pub k8s_volume_claim: Option<String>,
-    /// Where the plan, batch script and shards go (nodes must share it);
-    /// default: allocscope-cluster/ beside the store.
-    #[arg(long, value_name = "DIR")]
-    pub shards: Option<PathBuf>,
-}
-
 #[derive(Debug, Args)]
 pub struct CellArgs {
     /// The plan file `compare --executor` wrote.
@@ -207,8 +177,9 @@ pub struct CompareArgs {
     /// Allow --metrics on an address other machines can reach.
     #[arg(long)]
     pub metrics_public: bool,
+    /// `--executor` and every engine's flags, declared with the engines.
     #[command(flatten)]
-    pub cluster: ClusterArgs,
+    pub cluster: crate::cluster::executor::EngineArgs,
     /// The program to measure and its arguments.
     #[arg(last = true, value_name = "COMMAND", num_args = 1.., required = true)]
     pub command: Vec<OsString>,

@@ -57,9 +57,6 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
 fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
     let registry = alloc::Registry::discover();
     let settings = CompareSettings::from_args(args, &registry)?;
-    if commands::cluster::is_remote(&args.cluster)? {
-        return commands::cluster::compare(args, &settings);
-    }
     commands::compare::compare(&settings)
 }
 

@@ -90,20 +90,14 @@ fn new_plan_id(started_at: &str, args: &[String]) -> String {
     format!("{:016x}", hasher.finish())
 }
 
-/// The flags of `cli::ClusterArgs` that take a value; the others are switches.
-const VALUED: [&str; 5] = [
-    "--executor",
-    "--slurm-arg",
-    "--image",
-    "--k8s-volume-claim",
-    "--shards",
-];
-const SWITCHES: [&str; 2] = ["--shared-node", "--dry-run"];
-
 /// The `compare` arguments a node re-runs: everything after the `compare`
-/// word of this process's command line, less the cluster flags (in both
-/// `--flag value` and `--flag=value` forms, and only before `--`).
-pub fn node_arguments(argv: &[OsString]) -> anyhow::Result<Vec<String>> {
+/// word of this process's command line, less the engine flags `dropped`
+/// (each with whether it takes a value; in both `--flag value` and
+/// `--flag=value` forms, and only before `--`).
+pub fn node_arguments(
+    argv: &[OsString],
+    dropped: &[(String, bool)],
+) -> anyhow::Result<Vec<String>> {
     let words = argv
         .iter()
         .map(|a| {
@@ -128,16 +122,13 @@ pub fn node_arguments(argv: &[OsString]) -> anyhow::Result<Vec<String>> {
             break;
         }
         let name = word.split('=').next().unwrap_or(word);
-        if SWITCHES.contains(&word.as_str()) {
-            continue;
-        }
-        if VALUED.contains(&name) {
-            if !word.contains('=') {
+        match dropped.iter().find(|(flag, _)| flag == name) {
+            Some((_, true)) if !word.contains('=') => {
                 rest.next();
             }
-            continue;
+            Some(_) => {}
+            None => kept.push(word.clone()),
         }
-        kept.push(word.clone());
     }
     Ok(kept)
 }
@@ -171,8 +162,16 @@ mod tests {
             "--executor",
             "kept",
         ]);
+        let dropped: Vec<(String, bool)> = [
+            ("--executor", true),
+            ("--slurm-arg", true),
+            ("--dry-run", false),
+            ("--shards", true),
+        ]
+        .map(|(flag, valued)| (flag.to_string(), valued))
+        .to_vec();
         assert_eq!(
-            node_arguments(&argv).expect("utf-8"),
+            node_arguments(&argv, &dropped).expect("utf-8"),
             ["-a", "glibc", "-r", "4", "--", "prog", "--executor", "kept"]
         );
     }

@@ -1,13 +1,17 @@
-//! `allocscope cell`: one round of a cluster plan on this node. The plan's
-//! `compare` arguments are checked here as a local compare would check them,
-//! against this node's allocators; the round's runs go to a shard written
-//! under a temporary name and renamed only when the round ends
-//! uninterrupted, so a shard that exists is a finished round.
+//! `allocscope cell`: one round of a cluster plan on this node, run by the
+//! local engine through the round driver. The plan's `compare` arguments
+//! are checked here as a local compare would check them, against this
+//! node's allocators; the round's runs go to a shard written under a
+//! temporary name and renamed only when the round ends uninterrupted, so a
+//! shard that exists is a finished round.
 
+use super::local::Local;
+use super::rounds::{drive, RoundPlan};
 use crate::cluster::facts;
 use crate::cluster::plan_file::ClusterPlan;
 use crate::cluster::shard::{CPU_MODEL, PLAN_ID, ROUND};
 use crate::options::cell::{plan_settings, CellSettings};
+use crate::run::Interrupt;
 use crate::store::Store;
 use crate::usage_error::UsageError;
 use anyhow::Context;
@@ -44,30 +48,42 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
             plan.plan_id, plan.rounds, host.hostname
         );
     }
-    let environment = [
+    let environment = vec![
         (PLAN_ID, plan.plan_id.clone()),
         (ROUND, round.to_string()),
         (CPU_MODEL, facts::cpu_model()),
     ];
     // Warm-ups run on every node: each round warms its own machine.
-    let runs: Vec<_> =
-        crate::plan::interleaved(settings.configs.len(), settings.runs, settings.warmup)
-            .into_iter()
-            .filter(|p| p.warmup || p.repetition == round + 1)
-            .collect();
-    let matrix = super::compare::run_matrix(
+    let interrupt = Interrupt::install()?;
+    let mut local = Local::new(
         &settings,
         args.quiet,
-        &mut store,
-        &runs,
+        &interrupt,
         plan.started_at.clone(),
-        &environment,
-    )?;
+        environment,
+        1,
+    );
+    let rounds = RoundPlan {
+        rounds: round..round + 1,
+        configs: settings.configs.iter().map(|c| c.name.clone()).collect(),
+        max_time: None,
+        judge: None,
+    };
+    let driven = drive(&mut local, &mut store, rounds, &|| interrupt.requested())?;
+    drop(local);
+    if let Some(id) = driven.experiment_id {
+        let status = if driven.interrupted {
+            "interrupted"
+        } else {
+            "complete"
+        };
+        store.finish_experiment(id, status)?;
+    }
     drop(store);
-    if let Some(code) = matrix.interrupted {
+    if driven.interrupted {
         remove_store_files(&partial);
         eprintln!("allocscope: round {round} interrupted; no shard written");
-        return Ok(code);
+        return Ok(interrupt.exit_code());
     }
     std::fs::rename(&partial, &args.out)
         .with_context(|| format!("writing shard '{}'", args.out.display()))?;

@@ -1,84 +1,119 @@
-//! `allocscope compare`: run the rounds (`rounds.rs`), each run stored as
-//! soon as it ends, then analyse and report from the store.
+//! `allocscope compare`: the rounds on the engine `--executor` chose (here
+//! by default), driven by `rounds.rs`, each run or round stored as soon as
+//! it ends; then where the rounds ran, the table, the verdict and the
+//! exports, from the store.
 
-use super::session::{Matrix, Session, Step};
+use super::local::Local;
+use super::rounds::{drive, Driven, RoundPlan};
 use crate::analyze::analyze_with;
+use crate::cluster::batch::JobRequest;
+use crate::model::RunStatus;
+use crate::options::rounds::Schedule;
 use crate::options::CompareSettings;
+use crate::run::Interrupt;
 use crate::store::Store;
 use std::time::SystemTime;
 
 /// Runs the rounds and returns the process exit code: 0 when every run
-/// ended `ok`, 1 when some did not, 128+signal when interrupted.
+/// ended `ok` (and every round left its runs), 1 when some did not, 128+signal
+/// when interrupted.
 pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
-    let mut store = Store::open(&settings.db)?;
+    let quiet = settings.output.quiet;
+    let interrupt = Interrupt::install()?;
+    let rounds = settings.rounds.schedule.max_rounds();
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-    let judge = super::judge::adaptive(
-        &settings.baseline,
-        &settings.judge,
-        settings.rounds.schedule.max_rounds(),
-    );
-    let matrix = super::rounds::run_rounds(
+    let local = Local::new(
         settings,
-        settings.output.quiet,
-        &mut store,
+        quiet,
+        &interrupt,
         started_at,
+        settings.judge.to_environment(),
+        rounds,
+    );
+    let job = |node_arguments| JobRequest {
+        rounds,
+        configs: settings.configs.iter().map(|c| c.name.clone()).collect(),
+        db: settings.db.clone(),
+        node_arguments,
+        quiet,
+    };
+    let argv: Vec<_> = std::env::args_os().collect();
+    let mut engine = settings.engine.engine(Box::new(local), job, &argv)?;
+    if settings.engine.batch.dry_run {
+        engine.dry_run()?;
+        return Ok(0);
+    }
+    // Opened before anything is submitted, so an unwritable store stops us first.
+    let mut store = Store::open(&settings.db)?;
+    let judge = matches!(settings.rounds.schedule, Schedule::Auto { .. })
+        .then(|| super::judge::adaptive(&settings.baseline, &settings.judge, rounds));
+    let plan = RoundPlan {
+        rounds: 0..rounds,
+        configs: settings.configs.iter().map(|c| c.name.clone()).collect(),
+        max_time: settings.rounds.max_time,
         judge,
+    };
+    let driven = drive(engine.as_mut(), &mut store, plan, &|| interrupt.requested())?;
+    drop(engine);
+    if let Some(ok) = driven.handed_over {
+        return Ok(if ok { 0 } else { 1 });
+    }
+    let exit_interrupted = driven.interrupted.then(|| interrupt.exit_code());
+    let Some(id) = driven.experiment_id else {
+        for (round, state) in &driven.lost {
+            eprintln!("allocscope: round {round}: {state} (no shard)");
+        }
+        eprintln!("error: no round left its runs");
+        return Ok(exit_interrupted.unwrap_or(1));
+    };
+    store.finish_experiment(
+        id,
+        if driven.interrupted {
+            "interrupted"
+        } else {
+            "complete"
+        },
     )?;
-    let experiment_id = matrix.experiment_id;
-    let experiment = store.load_experiment(Some(experiment_id))?;
+    report(&store, id, settings, &driven, rounds)?;
+    if let Some(code) = exit_interrupted {
+        eprintln!("allocscope: interrupted; the finished runs are stored in experiment {id}");
+        return Ok(code);
+    }
+    let experiment = store.load_experiment(Some(id))?;
     let all_ok = experiment
         .configs
         .iter()
         .flat_map(|c| &c.runs)
-        .all(|r| r.record.status == crate::model::RunStatus::Ok);
-    let analysis = analyze_with(experiment, &settings.baseline, &settings.judge)?;
-    super::exports::print_table_and_export(&analysis, &settings.output.exports)?;
-    if let Some(code) = matrix.interrupted {
-        eprintln!(
-            "allocscope: interrupted; the finished runs are stored in experiment {experiment_id}"
-        );
-        return Ok(code);
-    }
-    Ok(if all_ok { 0 } else { 1 })
+        .all(|r| r.record.status == RunStatus::Ok);
+    Ok(if all_ok && driven.lost.is_empty() {
+        0
+    } else {
+        1
+    })
 }
 
-/// Runs `plan` (one cluster round) into a new experiment of `store`, each
-/// run stored as soon as it ends; `environment` is stored with the
-/// experiment before the first run.
-pub(crate) fn run_matrix(
+/// Which rounds were merged and where they ran (for shards), then the
+/// table, verdict and exports.
+fn report(
+    store: &Store,
+    id: i64,
     settings: &CompareSettings,
-    quiet: bool,
-    store: &mut Store,
-    plan: &[crate::plan::PlannedRun],
-    started_at: String,
-    environment: &[(&str, String)],
-) -> anyhow::Result<Matrix> {
-    let interrupt = crate::run::Interrupt::install()?;
-    let mut session = Session::start(
-        settings,
-        quiet,
-        &interrupt,
-        store,
-        started_at,
-        environment,
-        plan.len(),
-    )?;
-    let mut interrupted = false;
-    for planned in plan {
-        if session.run(store, planned)? == Step::Interrupted {
-            interrupted = true;
-            break;
+    driven: &Driven,
+    rounds: u32,
+) -> anyhow::Result<()> {
+    if !driven.merged.is_empty() || !driven.lost.is_empty() {
+        if !settings.output.quiet {
+            eprintln!(
+                "allocscope: merged {} of {rounds} rounds into experiment {id}",
+                driven.merged.len()
+            );
         }
+        super::merge::print_rounds(store, id)?;
     }
-    let matrix = session.finish(interrupted);
-    let status = if interrupted {
-        "interrupted"
-    } else {
-        "complete"
-    };
-    store.finish_experiment(matrix.experiment_id, status)?;
-    Ok(matrix)
+    let experiment = store.load_experiment(Some(id))?;
+    let analysis = analyze_with(experiment, &settings.baseline, &settings.judge)?;
+    super::exports::print_table_and_export(&analysis, &settings.output.exports)
 }

@@ -2,13 +2,12 @@
 
 pub mod allocators;
 pub mod cell;
-pub mod cluster;
-mod cluster_slurm;
 pub mod compare;
 pub mod demo;
 pub mod exports;
 mod judge;
 pub mod listing;
+mod local;
 mod logs;
 pub mod merge;
 pub mod progress;

@@ -86,9 +86,12 @@ impl Progress {
             eprint!("\r\x1b[K");
         }
     }
+}
 
-    /// Removes the status line before the final table.
-    pub fn finish(&self) {
+/// The status line goes when the progress does, before the final table or
+/// an error.
+impl Drop for Progress {
+    fn drop(&mut self) {
         self.clear();
     }
 }

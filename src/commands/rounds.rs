@@ -1,19 +1,20 @@
-//! The round-by-round driver of `compare`: warm-ups first, then round k runs
-//! every configuration still open once (the baseline always), so the runs of
-//! round k pair across configurations. With `--runs N` that is exactly N
-//! rounds; with `--runs auto` a judge decides after each round (from round 2)
-//! which candidates are still open, which are dropped, and whether to stop.
-//! `--max-runs` and `--max-time` end it whichever comes first. Every run is
-//! stored as soon as it ends, so Ctrl-C keeps the finished ones.
+//! The one driver of rounds, over any `cluster::engine::Engine`: it starts
+//! as many rounds as the engine takes at once (one here, all of them for a
+//! job array), records each round as it ends (its runs already stored, its
+//! shard merged, or how it ended without one) in round order, and decides
+//! what runs next. With a judge (`--runs auto`), after each round from
+//! `FIRST_LOOK` on it drops the candidates settled out and stops when
+//! nothing is left to settle; `--max-time` starts no new round after it;
+//! Ctrl-C cancels the rounds still running and starts none.
 
-use super::session::{Matrix, Session, Step};
+use crate::cluster::engine::{Ended, Engine, Round, RoundEnd, Started};
+use crate::cluster::merge::{merge_shards, record_missing_round};
+use crate::cluster::shard::Shard;
 use crate::model::StoredExperiment;
-use crate::options::rounds::Schedule;
-use crate::options::CompareSettings;
-use crate::plan::PlannedRun;
-use crate::run::Interrupt;
 use crate::store::Store;
-use std::time::Instant;
+use std::collections::BTreeSet;
+use std::ops::Range;
+use std::time::{Duration, Instant};
 
 /// What the judge says after a round.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -29,99 +30,142 @@ pub struct Decision {
 /// Judges the stored experiment after a round.
 pub type Judge<'a> = Box<dyn FnMut(StoredExperiment) -> anyhow::Result<Decision> + 'a>;
 
-/// Runs the rounds of `settings` into a new experiment of `store`; `judge`
-/// is asked after each round from round 2 when the schedule is `auto`.
-pub(crate) fn run_rounds(
-    settings: &CompareSettings,
-    quiet: bool,
+/// Which rounds to run and how to decide between them.
+pub(crate) struct RoundPlan<'a> {
+    /// Round indices (from 0; a cluster cell runs one).
+    pub rounds: Range<u32>,
+    /// The configurations' names, in order.
+    pub configs: Vec<String>,
+    /// `--max-time`: no round starts after it.
+    pub max_time: Option<Duration>,
+    /// `--runs auto`'s judge, asked from round `FIRST_LOOK` on.
+    pub judge: Option<Judge<'a>>,
+}
+
+/// What the rounds left.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Driven {
+    /// The experiment their runs are in; none when no round left any.
+    pub experiment_id: Option<i64>,
+    /// Rounds whose shards were merged, in order.
+    pub merged: Vec<u32>,
+    /// Rounds that left nothing, with how they ended.
+    pub lost: Vec<(u32, String)>,
+    /// Ctrl-C or SIGTERM stopped them.
+    pub interrupted: bool,
+    /// The engine handed the rounds over (`Some(ok)`): nothing to record.
+    pub handed_over: Option<bool>,
+}
+
+/// Runs `plan` on `engine` into `store`; `interrupted` tells whether Ctrl-C
+/// or SIGTERM came.
+pub(crate) fn drive(
+    engine: &mut dyn Engine,
     store: &mut Store,
-    started_at: String,
-    mut judge: Judge<'_>,
-) -> anyhow::Result<Matrix> {
-    let configs = settings.configs.len();
-    let schedule = settings.rounds.schedule;
-    let max_rounds = schedule.max_rounds();
-    let total = configs * (settings.warmup + max_rounds) as usize;
+    mut plan: RoundPlan,
+    interrupted: &dyn Fn() -> bool,
+) -> anyhow::Result<Driven> {
+    let mut driven = Driven::default();
+    let mut open: Vec<usize> = (0..plan.configs.len()).collect();
+    let mut next = plan.rounds.start;
+    let mut running = BTreeSet::new();
+    let mut starting = true;
+    let mut ended_rounds = 0;
     let began = Instant::now();
-    let environment = settings.judge.to_environment();
-    let interrupt = Interrupt::install()?;
-    let mut session = Session::start(
-        settings,
-        quiet,
-        &interrupt,
-        store,
-        started_at,
-        &environment,
-        total,
-    )?;
-    let warmups = crate::plan::interleaved(configs, 0, settings.warmup);
-    for planned in &warmups {
-        if session.run(store, planned)? == Step::Interrupted {
-            return finish(session, store, true);
-        }
-    }
-    let mut dropped = vec![false; configs];
-    for round in 1..=max_rounds {
-        if round > 1
-            && settings
-                .rounds
-                .max_time
-                .is_some_and(|t| began.elapsed() >= t)
-        {
-            session.say(&format!(
-                "allocscope: --max-time reached after round {}; no new round starts",
-                round - 1
-            ));
-            break;
-        }
-        for config in (0..configs).filter(|&c| !dropped[c]) {
-            let planned = PlannedRun {
-                config,
-                repetition: round,
-                warmup: false,
-            };
-            if session.run(store, &planned)? == Step::Interrupted {
-                return finish(session, store, true);
+    loop {
+        if interrupted() && !driven.interrupted {
+            driven.interrupted = true;
+            starting = false;
+            if !running.is_empty() {
+                engine.cancel()?;
             }
         }
-        if !matches!(schedule, Schedule::Auto { .. }) || round < crate::analyze::decide::FIRST_LOOK
+        if starting
+            && next > plan.rounds.start
+            && plan.max_time.is_some_and(|t| began.elapsed() >= t)
+        {
+            engine.say(&format!(
+                "allocscope: --max-time reached after round {next}; no new round starts"
+            ));
+            starting = false;
+        }
+        let room = engine.rounds_at_once().saturating_sub(running.len());
+        if starting && room > 0 && next < plan.rounds.end {
+            let rounds: Vec<Round> = (next..plan.rounds.end)
+                .take(room)
+                .map(|index| Round {
+                    index,
+                    configs: open.clone(),
+                })
+                .collect();
+            if let Started::HandedOver { ok } = engine.start(store, &rounds)? {
+                driven.handed_over = Some(ok);
+                return Ok(driven);
+            }
+            running.extend(rounds.iter().map(|r| r.index));
+            next += rounds.len() as u32;
+        }
+        if running.is_empty() {
+            break;
+        }
+        let mut ends = engine.wait(store)?;
+        if ends.is_empty() {
+            continue;
+        }
+        ends.sort_by_key(|end| end.round);
+        ended_rounds += ends.len();
+        for end in &ends {
+            running.remove(&end.round);
+        }
+        record(store, ends, &mut driven)?;
+        let (Some(judge), Some(id)) = (plan.judge.as_mut(), driven.experiment_id) else {
+            continue;
+        };
+        if !starting || interrupted() || ended_rounds < crate::analyze::decide::FIRST_LOOK as usize
         {
             continue;
         }
-        let decision = judge(store.load_experiment(Some(session.experiment_id()))?)?;
-        for &c in &decision.dropped {
-            if let Some(flag) = dropped.get_mut(c) {
-                *flag = true;
-            }
-        }
-        session.say(&progress_line(settings, round, &decision, &dropped));
-        if decision.stop {
-            break;
+        let decision = judge(store.load_experiment(Some(id))?)?;
+        open.retain(|c| !decision.dropped.contains(c));
+        engine.say(&progress_line(
+            &plan.configs,
+            ended_rounds,
+            &decision,
+            &open,
+        ));
+        starting = !decision.stop;
+    }
+    if let Some(id) = driven.experiment_id {
+        for (round, state) in &driven.lost {
+            record_missing_round(store, id, *round, state)?;
         }
     }
-    finish(session, store, false)
+    Ok(driven)
 }
 
-fn finish(session: Session, store: &mut Store, interrupted: bool) -> anyhow::Result<Matrix> {
-    let matrix = session.finish(interrupted);
-    let status = if interrupted {
-        "interrupted"
-    } else {
-        "complete"
-    };
-    store.finish_experiment(matrix.experiment_id, status)?;
-    Ok(matrix)
+/// Records rounds that ended (in round order): their shards merged in one
+/// go, the lost ones kept for the end (they need the experiment).
+fn record(store: &mut Store, ends: Vec<RoundEnd>, driven: &mut Driven) -> anyhow::Result<()> {
+    let mut shards = Vec::new();
+    for end in ends {
+        match end.ended {
+            Ended::Stored { experiment_id } => driven.experiment_id = Some(experiment_id),
+            Ended::Shard(path) => shards.push(Shard::open(&path)?),
+            Ended::Lost(state) => driven.lost.push((end.round, state)),
+        }
+    }
+    if !shards.is_empty() {
+        let merged = merge_shards(store, &shards)?;
+        driven.experiment_id = Some(merged.experiment_id);
+        driven.merged.extend(shards.iter().map(|s| s.round));
+    }
+    Ok(())
 }
 
-/// `round 3: open: jemalloc (memory 0.98x [0.95, 1.01] straddles 0.97x);
-/// dropped: tcmalloc` or `round 4: every candidate settled`.
-fn progress_line(
-    settings: &CompareSettings,
-    round: u32,
-    decision: &Decision,
-    dropped: &[bool],
-) -> String {
-    let name = |c: usize| settings.configs.get(c).map_or("?", |c| c.name.as_str());
+/// `allocscope: round 3: open: jemalloc (memory 0.98x [0.95, 1.01]
+/// straddles 0.97x); dropped: tcmalloc` or `... every candidate settled`.
+fn progress_line(configs: &[String], round: usize, decision: &Decision, open: &[usize]) -> String {
+    let name = |c: usize| configs.get(c).map_or("?", |c| c.as_str());
     let mut line = format!("allocscope: round {round}: ");
     if decision.open.is_empty() {
         line.push_str("every candidate settled");
@@ -133,8 +177,8 @@ fn progress_line(
             .collect();
         line.push_str(&format!("open: {}", open.join(", ")));
     }
-    let gone: Vec<&str> = (0..dropped.len())
-        .filter(|&c| dropped[c])
+    let gone: Vec<&str> = (0..configs.len())
+        .filter(|c| !open.contains(c))
         .map(name)
         .collect();
     if !gone.is_empty() {
@@ -142,3 +186,7 @@ fn progress_line(
     }
     line
 }
+
+#[cfg(test)]
+#[path = "rounds_tests.rs"]
+mod tests;

@@ -24,13 +24,6 @@ pub(crate) enum Step {
     Interrupted,
 }
 
-/// What running a plan left in the store.
-pub(crate) struct Matrix {
-    pub experiment_id: i64,
-    /// The exit code to end with when Ctrl-C or SIGTERM stopped the plan.
-    pub interrupted: Option<i32>,
-}
-
 /// What the program itself says about allocators, found once.
 struct ProgramFacts {
     /// Why LD_PRELOAD cannot work for it (static, setuid), if so.
@@ -168,7 +161,6 @@ impl<'s> Session<'s> {
             return Ok(Step::Done);
         }
         if let Err(error) = store.add_run(self.config_ids[planned.config], &record) {
-            self.progress.finish();
             return Err(error.context(format!(
                 "run {} of '{}' could not be stored in '{}' (disk full or over a file-size \
                  limit?); the {} runs stored before it are kept: allocscope report --db {}",
@@ -216,15 +208,6 @@ impl<'s> Session<'s> {
             on_sample: publish.as_ref().map(|p| p as run::OnSample),
         };
         run::execute(&launch, self.interrupt)
-    }
-
-    /// Ends the progress display; the experiment is finished by the caller.
-    pub(crate) fn finish(self, interrupted: bool) -> Matrix {
-        self.progress.finish();
-        Matrix {
-            experiment_id: self.experiment_id,
-            interrupted: interrupted.then(|| self.interrupt.exit_code()),
-        }
     }
 }
 

@@ -7,6 +7,7 @@ use super::parse::{
 };
 use super::{export, judge, rounds, service};
 use crate::cli::{Cli, Command, CompareArgs};
+use crate::cluster::executor::EngineArgs;
 use crate::usage_error::UsageError;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -45,6 +46,8 @@ pub struct CompareSettings {
     pub rounds: rounds::RoundSettings,
     /// `--max-slowdown`, `--min-saving`, `--memory-metric`, `--perf-metric`.
     pub judge: crate::judging::JudgeSettings,
+    /// `--executor` and the engine's flags, checked.
+    pub engine: EngineArgs,
 }
 
 impl CompareSettings {
@@ -54,6 +57,8 @@ impl CompareSettings {
     ) -> Result<CompareSettings, UsageError> {
         let round_settings = rounds::parse_rounds(&args.runs, &args.rounds)?;
         let runs = round_settings.schedule.max_rounds();
+        let auto = matches!(round_settings.schedule, rounds::Schedule::Auto { .. });
+        args.cluster.check(auto)?;
         let output = export::OutputSettings::parse(&args.export)?;
         let service = service::parse(&args.service)?;
         // Checked against the metric table the experiment will have, before
@@ -137,6 +142,7 @@ impl CompareSettings {
             output,
             rounds: round_settings,
             judge,
+            engine: args.cluster.clone(),
         })
     }
 }

@@ -2,33 +2,179 @@
 //! completion per round; each pod's round is its completion index) and a
 //! ConfigMap holding the plan, as one JSON `List` that `kubectl apply -f`
 //! accepts. The pods write their shards to a volume the user names (a
-//! PersistentVolumeClaim), from which `allocscope merge` reads them.
+//! PersistentVolumeClaim), from which `allocscope merge` reads them: the
+//! engine applies the Job, waits for it and hands the merge over to the
+//! user (or, without a reachable cluster, says how to apply it).
 
-use super::plan_file::ClusterPlan;
+use crate::cluster::batch::BatchPlan;
+use crate::cluster::engine::{Engine, Round, RoundEnd, Started};
+use crate::cluster::plan_file::ClusterPlan;
+use crate::store::Store;
+use crate::usage_error::UsageError;
+use anyhow::Context;
+use clap::Args;
+use serde::Serialize;
 use serde_json::{json, Value};
 
-/// Where the pods see the plan and the shards volume.
-pub const PLAN_MOUNT: &str = "/allocscope-plan";
-pub const SHARDS_MOUNT: &str = "/allocscope-shards";
+/// `--executor k8s`'s own flags.
+#[derive(Debug, Clone, Default, PartialEq, Args, Serialize)]
+pub struct K8sFlags {
+    /// k8s: the container image holding allocscope and the program.
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// k8s: the PersistentVolumeClaim the pods write their shards to.
+    #[arg(long, value_name = "NAME")]
+    pub k8s_volume_claim: Option<String>,
+}
 
-pub struct IndexedJob<'a> {
-    pub plan: &'a ClusterPlan,
-    pub image: &'a str,
-    pub volume_claim: &'a str,
+impl K8sFlags {
+    /// Both are needed: nothing runs without them.
+    pub fn check(&self) -> Result<(), UsageError> {
+        if self.image.is_none() || self.k8s_volume_claim.is_none() {
+            return Err(UsageError::Cluster(
+                "--executor k8s needs --image IMAGE (holding allocscope and the program) and \
+                 --k8s-volume-claim NAME (the PersistentVolumeClaim the pods write shards to)"
+                    .to_string(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A plan's rounds as one Indexed Job.
+pub struct K8s {
+    plan: BatchPlan,
+    image: String,
+    volume_claim: String,
+    manifest: String,
+    path: std::path::PathBuf,
+}
+
+impl K8s {
+    /// Writes the manifest beside the plan.
+    pub fn new(flags: &K8sFlags, plan: BatchPlan) -> anyhow::Result<K8s> {
+        flags.check()?;
+        let image = flags.image.clone().unwrap_or_default();
+        let volume_claim = flags.k8s_volume_claim.clone().unwrap_or_default();
+        let job = IndexedJob {
+            plan: &plan.plan,
+            image: &image,
+            volume_claim: &volume_claim,
+        };
+        let manifest = serde_json::to_string_pretty(&job.manifest()?)?;
+        let path = plan.dir.join("job.json");
+        std::fs::write(&path, format!("{manifest}\n"))
+            .with_context(|| format!("writing '{}'", path.display()))?;
+        Ok(K8s {
+            plan,
+            image,
+            volume_claim,
+            manifest,
+            path,
+        })
+    }
+
+    fn job(&self) -> IndexedJob<'_> {
+        IndexedJob {
+            plan: &self.plan.plan,
+            image: &self.image,
+            volume_claim: &self.volume_claim,
+        }
+    }
+
+    fn merge_step(&self) -> String {
+        format!(
+            "copy the shards of volume claim {} (directory {}/) here, then: {}",
+            self.volume_claim,
+            self.plan.plan.short_id(),
+            self.plan.merge_command("round-*.db")
+        )
+    }
+}
+
+impl Engine for K8s {
+    fn rounds_at_once(&self) -> usize {
+        self.plan.plan.rounds as usize
+    }
+
+    fn dry_run(&self) -> anyhow::Result<()> {
+        println!("{}", self.manifest);
+        eprintln!(
+            "allocscope: dry run: manifest {}; {}",
+            self.path.display(),
+            self.merge_step()
+        );
+        Ok(())
+    }
+
+    /// Applies the Job when kubectl reaches a cluster and waits for it; the
+    /// shards stay on the volume, so the merge is handed over.
+    fn start(&mut self, _: &mut Store, _: &[Round]) -> anyhow::Result<Started> {
+        let name = self.job().name();
+        let path = self.path.display();
+        if !reaches_a_cluster() {
+            eprintln!(
+                "allocscope: no reachable Kubernetes cluster (kubectl missing, or `kubectl \
+                 cluster-info` failed); wrote {path}. To run it:\n  kubectl apply -f {path}\n  \
+                 kubectl wait --for=condition=complete --timeout=24h job/{name}\n  then {}",
+                self.merge_step()
+            );
+            return Ok(Started::HandedOver { ok: true });
+        }
+        kubectl(&["apply", "-f", &self.path.to_string_lossy()])?;
+        eprintln!(
+            "allocscope: Job {name} applied; waiting for its {} rounds",
+            self.plan.plan.rounds
+        );
+        let waited = kubectl(&[
+            "wait",
+            "--for=condition=complete",
+            "--timeout=-1s",
+            &format!("job/{name}"),
+        ]);
+        eprintln!("allocscope: {}", self.merge_step());
+        Ok(Started::HandedOver { ok: waited.is_ok() })
+    }
+
+    /// Never called: `start` hands every round over.
+    fn wait(&mut self, _: &mut Store) -> anyhow::Result<Vec<RoundEnd>> {
+        Ok(Vec::new())
+    }
+
+    /// Ctrl-C ends the waiting kubectl with this process; the Job runs on.
+    fn cancel(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    fn say(&self, line: &str) {
+        if !self.plan.quiet {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// Where the pods see the plan and the shards volume.
+const PLAN_MOUNT: &str = "/allocscope-plan";
+const SHARDS_MOUNT: &str = "/allocscope-shards";
+
+struct IndexedJob<'a> {
+    plan: &'a ClusterPlan,
+    image: &'a str,
+    volume_claim: &'a str,
 }
 
 impl IndexedJob<'_> {
     /// `allocscope-<plan id>`: a valid Job and ConfigMap name.
-    pub fn name(&self) -> String {
+    fn name(&self) -> String {
         format!("allocscope-{}", self.plan.short_id())
     }
 
     /// The shards' directory inside the volume.
-    pub fn shard_dir(&self) -> String {
+    fn shard_dir(&self) -> String {
         format!("{SHARDS_MOUNT}/{}", self.plan.short_id())
     }
 
-    pub fn manifest(&self) -> anyhow::Result<Value> {
+    fn manifest(&self) -> anyhow::Result<Value> {
         let name = self.name();
         let rounds = self.plan.rounds;
         let shard_dir = self.shard_dir();
@@ -94,7 +240,7 @@ impl IndexedJob<'_> {
 
 /// kubectl's own complaints about an unreachable cluster are not shown:
 /// the message that follows says what to do.
-pub fn reaches_a_cluster() -> bool {
+fn reaches_a_cluster() -> bool {
     std::process::Command::new("kubectl")
         .args(["cluster-info", "--request-timeout=5s"])
         .stdout(std::process::Stdio::null())
@@ -103,7 +249,7 @@ pub fn reaches_a_cluster() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-pub fn kubectl(args: &[&str]) -> anyhow::Result<()> {
+fn kubectl(args: &[&str]) -> anyhow::Result<()> {
     let status = std::process::Command::new("kubectl")
         .args(args)
         .stdout(std::process::Stdio::null())

@@ -1,0 +1,454 @@
+//! The Slurm engine: one job array, one task per round (`sbatch --array`),
+//! `--exclusive` by default so no other job shares the node during a round,
+//! `--export=ALL` so the environment (LD_PRELOAD, SLURM_CONF, PATH) reaches
+//! the nodes. It follows the tasks with `squeue` (a progress line each time
+//! the counts change), reports each round's shard as soon as it appears (a
+//! round that finished is merged even if this process dies later), reads
+//! how the rounds that left none ended from `sacct` (or `scontrol` where
+//! accounting is disabled), and cancels the array with `scancel` on
+//! Ctrl-C. Only the Slurm commands are spoken to, never the daemons.
+
+use crate::cluster::batch::BatchPlan;
+use crate::cluster::engine::{Ended, Engine, Round, RoundEnd, Started};
+use crate::store::Store;
+use crate::usage_error::UsageError;
+use anyhow::Context;
+use clap::Args;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// `--executor slurm`'s own flags.
+#[derive(Debug, Clone, Default, PartialEq, Args, Serialize)]
+pub struct SlurmFlags {
+    /// An option passed to sbatch as is (partition, time, memory), repeatable:
+    /// --slurm-arg=--partition=big --slurm-arg=--time=2:00:00.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    pub slurm_arg: Vec<String>,
+    /// Let other jobs share a node during a round (default: --exclusive).
+    #[arg(long)]
+    pub shared_node: bool,
+}
+
+/// How often squeue is asked; a round lasts at least seconds.
+const POLL: Duration = Duration::from_secs(1);
+/// How long to wait for cancelled tasks to leave the queue after Ctrl-C.
+const CANCEL_GRACE: Duration = Duration::from_secs(90);
+/// squeue failures in a row before giving up (the controller may be busy
+/// for a moment).
+const SQUEUE_RETRIES: u32 = 10;
+
+/// A plan's rounds as one job array.
+pub struct Slurm {
+    plan: BatchPlan,
+    sbatch_args: Vec<String>,
+    script: String,
+    script_path: PathBuf,
+    /// Set once submitted.
+    job: String,
+    /// The state each round was last seen in; a round not yet seen is
+    /// pending (a task cancelled before the first poll is never seen).
+    last_seen: BTreeMap<u32, String>,
+    reported: BTreeSet<u32>,
+    queued_before: usize,
+    cancelled_at: Option<Instant>,
+    last_line: String,
+    failures: u32,
+}
+
+impl Slurm {
+    /// Writes the batch script beside the plan.
+    pub fn new(flags: &SlurmFlags, plan: BatchPlan) -> anyhow::Result<Slurm> {
+        let name = format!("allocscope-{}", plan.plan.short_id());
+        let script = batch_script(&ArrayJob {
+            name: &name,
+            allocscope: &std::env::current_exe().context("finding the allocscope binary")?,
+            plan: &plan.path,
+            dir: &plan.dir,
+            workdir: &std::env::current_dir()?,
+            rounds: plan.plan.rounds,
+            exclusive: !flags.shared_node,
+        });
+        let script_path = plan.dir.join("job.sh");
+        std::fs::write(&script_path, &script)
+            .with_context(|| format!("writing '{}'", script_path.display()))?;
+        Ok(Slurm {
+            last_seen: (0..plan.plan.rounds)
+                .map(|r| (r, "PENDING".to_string()))
+                .collect(),
+            plan,
+            sbatch_args: flags.slurm_arg.clone(),
+            script,
+            script_path,
+            job: String::new(),
+            reported: BTreeSet::new(),
+            queued_before: usize::MAX,
+            cancelled_at: None,
+            last_line: String::new(),
+            failures: 0,
+        })
+    }
+
+    /// The rounds not yet reported whose shard is in place.
+    fn new_shards(&mut self) -> Vec<RoundEnd> {
+        let ends: Vec<RoundEnd> = (0..self.plan.plan.rounds)
+            .filter(|round| !self.reported.contains(round))
+            .map(|round| (round, shard_path(&self.plan.dir, round)))
+            .filter(|(_, path)| path.is_file())
+            .map(|(round, path)| RoundEnd {
+                round,
+                ended: Ended::Shard(path),
+            })
+            .collect();
+        self.reported.extend(ends.iter().map(|e| e.round));
+        ends
+    }
+
+    /// Once the queue is empty: every round not yet reported, with its
+    /// shard or how it ended.
+    fn last_ends(&mut self) -> Vec<RoundEnd> {
+        let mut ends = self.new_shards();
+        let states = final_states(&self.job).unwrap_or_default();
+        for round in (0..self.plan.plan.rounds).filter(|r| !self.reported.contains(r)) {
+            // Without accounting, a pending task cancelled before the array
+            // was expanded leaves no record: it left the queue without running.
+            let state = match (states.get(&round), self.last_seen.get(&round)) {
+                (Some(state), _) => state.clone(),
+                (None, Some(last)) if last == "PENDING" => "CANCELLED".to_string(),
+                _ => "UNKNOWN".to_string(),
+            };
+            if state != "CANCELLED" {
+                eprintln!(
+                    "allocscope: round {round} ended {state} without a shard; its log: {}",
+                    self.plan.dir.join(format!("round-{round}.out")).display()
+                );
+            }
+            ends.push(RoundEnd {
+                round,
+                ended: Ended::Lost(state),
+            });
+        }
+        self.reported.extend(ends.iter().map(|e| e.round));
+        ends
+    }
+}
+
+impl Engine for Slurm {
+    fn rounds_at_once(&self) -> usize {
+        self.plan.plan.rounds as usize
+    }
+
+    fn dry_run(&self) -> anyhow::Result<()> {
+        print!("{}", self.script);
+        eprintln!(
+            "allocscope: dry run: plan {} written; submit with `sbatch{} {}`, then `{}`",
+            self.plan.path.display(),
+            self.sbatch_args
+                .iter()
+                .map(|a| format!(" {a}"))
+                .collect::<String>(),
+            self.script_path.display(),
+            self.plan
+                .merge_command(&format!("{}/round-*.db", self.plan.dir.display()))
+        );
+        Ok(())
+    }
+
+    /// Submits the whole array: the plan's rounds are the array's tasks.
+    fn start(&mut self, _: &mut Store, _: &[Round]) -> anyhow::Result<Started> {
+        self.job = submit(&self.script_path, &self.sbatch_args)?;
+        let plan = &self.plan.plan;
+        self.say(&format!(
+            "allocscope: plan {}: {} rounds x {} configurations as Slurm job array {}              (shards in {})",
+            plan.plan_id,
+            plan.rounds,
+            plan.configs.len(),
+            self.job,
+            self.plan.dir.display()
+        ));
+        Ok(Started::Following)
+    }
+
+    fn wait(&mut self, _: &mut Store) -> anyhow::Result<Vec<RoundEnd>> {
+        let queued = match queued(&self.job) {
+            Ok(queued) => {
+                self.failures = 0;
+                queued
+            }
+            Err(e) if self.failures < SQUEUE_RETRIES => {
+                self.failures += 1;
+                eprintln!("warning: {e}; retrying");
+                std::thread::sleep(POLL);
+                return Ok(Vec::new());
+            }
+            Err(e) => return Err(e),
+        };
+        if queued.is_empty() {
+            return Ok(self.last_ends());
+        }
+        if self
+            .cancelled_at
+            .is_some_and(|at| at.elapsed() > CANCEL_GRACE)
+        {
+            eprintln!(
+                "warning: tasks of job {} are still in the queue after scancel",
+                self.job
+            );
+            return Ok(self.last_ends());
+        }
+        self.last_seen
+            .extend(queued.iter().map(|(r, s)| (*r, s.clone())));
+        let mut ends = Vec::new();
+        if queued.len() < self.queued_before {
+            ends = self.new_shards();
+            self.queued_before = queued.len();
+        }
+        let line = progress_line(&queued, self.plan.plan.rounds);
+        if line != self.last_line {
+            self.say(&format!("allocscope: job {}: {line}", self.job));
+            self.last_line = line;
+        }
+        if ends.is_empty() {
+            std::thread::sleep(POLL);
+        }
+        Ok(ends)
+    }
+
+    fn cancel(&mut self) -> anyhow::Result<()> {
+        eprintln!(
+            "allocscope: interrupted: cancelling job array {} (scancel)",
+            self.job
+        );
+        cancel(&self.job)?;
+        self.cancelled_at = Some(Instant::now());
+        Ok(())
+    }
+
+    fn say(&self, line: &str) {
+        if !self.plan.quiet {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// `2 of 4 rounds ended, 1 pending, 1 running` from the tasks still queued
+/// (a task ends when it leaves the queue: finished, failed or cancelled).
+fn progress_line(queued: &BTreeMap<u32, String>, rounds: u32) -> String {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for state in queued.values() {
+        *counts.entry(state.to_lowercase()).or_default() += 1;
+    }
+    let done = (rounds as usize).saturating_sub(queued.len());
+    let mut parts = vec![format!("{done} of {rounds} rounds ended")];
+    parts.extend(counts.into_iter().map(|(state, n)| format!("{n} {state}")));
+    parts.join(", ")
+}
+
+/// What the batch script needs.
+struct ArrayJob<'a> {
+    name: &'a str,
+    /// The allocscope binary the nodes run (same path on every node).
+    allocscope: &'a Path,
+    plan: &'a Path,
+    /// Shared directory: shards `round-N.db`, task logs `round-N.out`.
+    dir: &'a Path,
+    /// The working directory of the tasks (where compare was started).
+    workdir: &'a Path,
+    rounds: u32,
+    exclusive: bool,
+}
+
+/// The shard a round writes.
+fn shard_path(dir: &Path, round: u32) -> PathBuf {
+    dir.join(format!("round-{round}.db"))
+}
+
+/// The batch script; `--slurm-arg` options go on sbatch's command line,
+/// where they override these directives.
+fn batch_script(job: &ArrayJob) -> String {
+    let quote = |p: &Path| shell_quote(&p.to_string_lossy());
+    let mut script = String::from("#!/bin/sh\n");
+    script.push_str(&format!("#SBATCH --job-name={}\n", job.name));
+    script.push_str(&format!(
+        "#SBATCH --array=0-{}\n",
+        job.rounds.saturating_sub(1)
+    ));
+    if job.exclusive {
+        script.push_str("#SBATCH --exclusive\n");
+    }
+    script.push_str("#SBATCH --export=ALL\n");
+    script.push_str("#SBATCH --nodes=1\n");
+    script.push_str(&format!("#SBATCH --chdir={}\n", job.workdir.display()));
+    script.push_str(&format!(
+        "#SBATCH --output={}\n",
+        job.dir.join("round-%a.out").display()
+    ));
+    script.push_str("# One round per task: every configuration once, interleaved, on this node.\n");
+    script.push_str(&format!(
+        "exec {} cell --plan {} --round \"$SLURM_ARRAY_TASK_ID\" --out {}/round-\"$SLURM_ARRAY_TASK_ID\".db\n",
+        quote(job.allocscope),
+        quote(job.plan),
+        quote(job.dir)
+    ));
+    script
+}
+
+fn shell_quote(text: &str) -> String {
+    if text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:=,".contains(c))
+    {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// Runs one Slurm command; its stdout, or why it failed.
+fn slurm(program: &str, args: &[String]) -> anyhow::Result<String> {
+    let output = Command::new(program).args(args).output().map_err(|e| {
+        UsageError::Cluster(format!(
+            "cannot run {program} ({e}); --executor slurm needs the Slurm client commands \
+             on the PATH (package slurm-client)"
+        ))
+    })?;
+    if !output.status.success() {
+        anyhow::bail!(
+            "{program} {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Submits the script; returns the array's job id.
+fn submit(script: &Path, extra: &[String]) -> anyhow::Result<String> {
+    let mut args = vec!["--parsable".to_string()];
+    args.extend(extra.iter().cloned());
+    args.push(script.to_string_lossy().into_owned());
+    let out = slurm("sbatch", &args).context("submitting the job array")?;
+    // `--parsable` prints `ID` or `ID;CLUSTER`.
+    let id = out.trim().split(';').next().unwrap_or_default().to_string();
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
+        anyhow::bail!("sbatch printed '{}' instead of a job id", out.trim());
+    }
+    Ok(id)
+}
+
+/// The array's tasks still known to squeue: round -> state (PENDING,
+/// RUNNING, ...). Empty once every task has left the queue.
+fn queued(job: &str) -> anyhow::Result<BTreeMap<u32, String>> {
+    let args = ["-h", "-r", "-j", job, "-o", "%K %T"].map(String::from);
+    match slurm("squeue", &args) {
+        Ok(text) => Ok(parse_task_states(&text)),
+        // squeue refuses a job id it no longer knows: every task has ended.
+        Err(e) if e.to_string().contains("Invalid job id") => Ok(BTreeMap::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Lines `ROUND STATE` (squeue) or `JOBID_ROUND|STATE` (sacct).
+fn parse_task_states(text: &str) -> BTreeMap<u32, String> {
+    text.lines()
+        .filter_map(|line| {
+            let (task, state) = line.trim().split_once([' ', '|'])?;
+            let round = task.rsplit('_').next()?.parse().ok()?;
+            let state = state.split_whitespace().next()?.to_string();
+            Some((round, state))
+        })
+        .collect()
+}
+
+/// How each task ended: sacct where accounting is on, else scontrol (which
+/// keeps finished jobs for MinJobAge, 300 s by default).
+fn final_states(job: &str) -> anyhow::Result<BTreeMap<u32, String>> {
+    let sacct = ["-n", "-P", "-X", "-j", job, "--format=JobID,State"].map(String::from);
+    if let Ok(text) = slurm("sacct", &sacct) {
+        let states = parse_task_states(&text);
+        if !states.is_empty() {
+            return Ok(states);
+        }
+    }
+    let text = slurm(
+        "scontrol",
+        &["-o".into(), "show".into(), "job".into(), job.into()],
+    )?;
+    Ok(parse_scontrol(&text))
+}
+
+/// `scontrol -o show job` prints one line per task with `ArrayTaskId=N`
+/// and `JobState=STATE` (a still-pending range shows as `ArrayTaskId=2-3`).
+fn parse_scontrol(text: &str) -> BTreeMap<u32, String> {
+    let field = |line: &str, key: &str| {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key).map(str::to_string))
+    };
+    text.lines()
+        .filter_map(|line| {
+            let round = field(line, "ArrayTaskId=")?.parse().ok()?;
+            Some((round, field(line, "JobState=")?))
+        })
+        .collect()
+}
+
+/// Cancels every task of the array that has not ended.
+fn cancel(job: &str) -> anyhow::Result<()> {
+    slurm("scancel", &[job.to_string()]).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_runs_one_round_per_task_on_an_exclusive_node() {
+        let job = ArrayJob {
+            name: "allocscope-abc",
+            allocscope: Path::new("/opt/allocscope"),
+            plan: Path::new("/shared/p/plan.json"),
+            dir: Path::new("/shared/p"),
+            workdir: Path::new("/home/u"),
+            rounds: 4,
+            exclusive: true,
+        };
+        let script = batch_script(&job);
+        assert!(script.contains("#SBATCH --array=0-3\n"), "{script}");
+        assert!(script.contains("#SBATCH --exclusive\n"));
+        assert!(script.contains("#SBATCH --export=ALL\n"));
+        assert!(script.contains(
+            "exec /opt/allocscope cell --plan /shared/p/plan.json --round \"$SLURM_ARRAY_TASK_ID\""
+        ));
+        let shared = batch_script(&ArrayJob {
+            exclusive: false,
+            ..job
+        });
+        assert!(!shared.contains("--exclusive"));
+    }
+
+    #[test]
+    fn the_progress_line_counts_done_rounds_and_queued_states() {
+        let queued = BTreeMap::from([(2, "RUNNING".to_string()), (3, "PENDING".to_string())]);
+        assert_eq!(
+            progress_line(&queued, 4),
+            "2 of 4 rounds ended, 1 pending, 1 running"
+        );
+    }
+
+    #[test]
+    fn task_states_are_read_from_squeue_sacct_and_scontrol() {
+        let squeue = parse_task_states("0 RUNNING\n1 PENDING\n");
+        assert_eq!(squeue.get(&1).map(String::as_str), Some("PENDING"));
+        let sacct = parse_task_states("12_0|COMPLETED\n12_1|CANCELLED by 0\n12_[2-3]|PENDING\n");
+        assert_eq!(sacct.get(&1).map(String::as_str), Some("CANCELLED"));
+        assert_eq!(sacct.len(), 2);
+        let scontrol = parse_scontrol(
+            "JobId=14 ArrayJobId=12 ArrayTaskId=2 JobName=x JobState=FAILED Reason=None\n\
+             JobId=12 ArrayJobId=12 ArrayTaskId=3-4 JobState=PENDING\n",
+        );
+        assert_eq!(scontrol.len(), 1);
+        assert_eq!(scontrol.get(&2).map(String::as_str), Some("FAILED"));
+    }
+}
