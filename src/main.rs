@@ -5,6 +5,7 @@ use allocscope::cli::{Cli, Command, CompareArgs};
 use allocscope::options::cell::CellSettings;
 use allocscope::options::demo::DemoSettings;
 use allocscope::options::record::RecordSettings;
+use allocscope::options::report::ReportSettings;
 use allocscope::options::CompareSettings;
 use allocscope::usage_error::UsageError;
 use allocscope::{alloc, commands};
@@ -43,7 +44,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             );
             Ok(0)
         }
-        Command::Report(args) => commands::report::report(&args),
+        Command::Report(args) => commands::report::report(&ReportSettings::from_args(&args)?),
         Command::Record(args) => commands::record::record(RecordSettings::from_args(&args)?),
         Command::Demo(args) => commands::demo::demo(&DemoSettings::from_args(&args)?),
         Command::Workload { scenario } => scenario.run(),

@@ -1,21 +1,19 @@
 //! `allocscope report`: re-render a stored experiment, or list them.
 
 use crate::analyze::{analyze_with, metric_table};
-use crate::cli::ReportArgs;
-use crate::options::export::OutputSettings;
 use crate::options::judge::JudgeFlags;
+use crate::options::report::ReportSettings;
 use crate::store::Store;
 use anyhow::bail;
 
-pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
+pub fn report(args: &ReportSettings) -> anyhow::Result<i32> {
     if !args.db.exists() {
         bail!(
             "no store at '{}'; run `allocscope compare` first, or pass --db FILE",
             args.db.display()
         );
     }
-    let output = OutputSettings::parse(&args.export)?;
-    let judge_flags = JudgeFlags::parse(&args.judge)?;
+    let output = &args.output;
     let store = Store::open(&args.db)?;
     if let Some(ids) = &args.recordings {
         return super::recordings::report(&store, ids, &output.exports);
@@ -30,7 +28,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<i32> {
     // words name rows of this experiment's table.
     let stored = JudgeFlags::stored(&store.load_environment(experiment.id)?)?;
     let table = metric_table::of_experiment(&experiment.info);
-    let judge = judge_flags.or(stored).settle(&table)?;
+    let judge = args.judge.clone().or(stored).settle(&table)?;
     let baseline = args
         .baseline
         .clone()

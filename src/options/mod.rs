@@ -10,6 +10,7 @@ pub mod judge;
 pub mod parse;
 mod ready;
 pub mod record;
+pub mod report;
 pub mod rounds;
 pub mod service;
 

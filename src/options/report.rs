@@ -1,0 +1,38 @@
+//! `report`'s arguments checked: what to show (an experiment, the list,
+//! recordings), the exports, and the judging flags given, which override
+//! what `compare` stored with the experiment.
+
+use super::export::OutputSettings;
+use super::judge::JudgeFlags;
+use crate::cli::ReportArgs;
+use crate::usage_error::UsageError;
+use std::path::PathBuf;
+
+pub struct ReportSettings {
+    pub db: PathBuf,
+    /// The experiment's id; the latest when `None`.
+    pub experiment: Option<i64>,
+    /// `--list`: list the stored experiments and recordings.
+    pub list: bool,
+    /// `--baseline`: instead of the experiment's.
+    pub baseline: Option<String>,
+    /// `--recordings [ID...]`.
+    pub recordings: Option<Vec<i64>>,
+    pub output: OutputSettings,
+    /// The judging flags given (the others: what `compare` stored).
+    pub judge: JudgeFlags,
+}
+
+impl ReportSettings {
+    pub fn from_args(args: &ReportArgs) -> Result<ReportSettings, UsageError> {
+        Ok(ReportSettings {
+            db: args.db.clone(),
+            experiment: args.experiment,
+            list: args.list,
+            baseline: args.baseline.clone(),
+            recordings: args.recordings.clone(),
+            output: OutputSettings::parse(&args.export)?,
+            judge: JudgeFlags::parse(&args.judge)?,
+        })
+    }
+}
