@@ -126,14 +126,7 @@ pub(crate) fn drive(
             continue;
         }
         let decision = judge(store.load_experiment(Some(id))?)?;
-        open.retain(|c| !decision.dropped.contains(c));
-        engine.say(&progress_line(
-            &plan.configs,
-            ended_rounds,
-            &decision,
-            &open,
-        ));
-        starting = !decision.stop;
+        starting = look(&decision, engine, &plan.configs, &mut open, ended_rounds);
     }
     if let Some(id) = driven.experiment_id {
         for (round, state) in &driven.lost {
@@ -141,6 +134,20 @@ pub(crate) fn drive(
         }
     }
     Ok(driven)
+}
+
+/// Takes the candidates the judge settled out of `open` and says where
+/// the rounds stand; whether rounds go on.
+fn look(
+    decision: &Decision,
+    engine: &dyn Engine,
+    configs: &[String],
+    open: &mut Vec<usize>,
+    ended_rounds: usize,
+) -> bool {
+    open.retain(|c| !decision.dropped.contains(c));
+    engine.say(&progress_line(configs, ended_rounds, decision, open));
+    !decision.stop
 }
 
 /// Records rounds that ended (in round order): their shards merged in one

@@ -77,42 +77,8 @@ impl CompareSettings {
         let marks = parse_marks(&args.mark)?;
         let program_name = args.command.first().ok_or(UsageError::NoCommand)?;
         let program = resolve_command(program_name)?;
-        let (configs, warnings) = if args.alloc.is_empty() {
-            registry.default_configs()
-        } else {
-            let mut configs = Vec::new();
-            for spec in &args.alloc {
-                let config = registry
-                    .resolve(spec)
-                    .map_err(|e| UsageError::Alloc(e.to_string()))?;
-                if configs
-                    .iter()
-                    .any(|c: &crate::model::Config| c.name == config.name)
-                {
-                    return Err(UsageError::DuplicateConfig(config.name));
-                }
-                configs.push(config);
-            }
-            (configs, Vec::new())
-        };
-        let first = configs.first().ok_or_else(|| UsageError::NoConfigs {
-            packages: crate::alloc::known::packages_to_install(),
-        })?;
-        let baseline = match &args.baseline {
-            None => first.name.clone(),
-            Some(given) if configs.iter().any(|c| &c.name == given) => given.clone(),
-            Some(given) => {
-                let known = configs
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                return Err(UsageError::UnknownBaseline {
-                    given: given.clone(),
-                    known,
-                });
-            }
-        };
+        let (configs, warnings) = configs(&args.alloc, registry)?;
+        let baseline = baseline(args.baseline.as_deref(), &configs)?;
         Ok(CompareSettings {
             configs,
             warnings,
@@ -144,6 +110,51 @@ impl CompareSettings {
             judge,
             engine: args.cluster.clone(),
         })
+    }
+}
+
+/// The `-a` configurations resolved against this machine's allocators (the
+/// defaults without any), with the warnings about the defaults left out.
+fn configs(
+    specs: &[String],
+    registry: &crate::alloc::Registry,
+) -> Result<(Vec<crate::model::Config>, Vec<String>), UsageError> {
+    let (configs, warnings) = if specs.is_empty() {
+        registry.default_configs()
+    } else {
+        let mut configs: Vec<crate::model::Config> = Vec::new();
+        for spec in specs {
+            let config = registry
+                .resolve(spec)
+                .map_err(|e| UsageError::Alloc(e.to_string()))?;
+            if configs.iter().any(|c| c.name == config.name) {
+                return Err(UsageError::DuplicateConfig(config.name));
+            }
+            configs.push(config);
+        }
+        (configs, Vec::new())
+    };
+    if configs.is_empty() {
+        return Err(UsageError::NoConfigs {
+            packages: crate::alloc::known::packages_to_install(),
+        });
+    }
+    Ok((configs, warnings))
+}
+
+/// `--baseline`, one of the configurations; the first without it.
+fn baseline(given: Option<&str>, configs: &[crate::model::Config]) -> Result<String, UsageError> {
+    match given {
+        None => Ok(configs.first().map(|c| c.name.clone()).unwrap_or_default()),
+        Some(given) if configs.iter().any(|c| c.name == given) => Ok(given.to_string()),
+        Some(given) => Err(UsageError::UnknownBaseline {
+            given: given.to_string(),
+            known: configs
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
     }
 }
 
