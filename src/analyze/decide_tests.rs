@@ -185,7 +185,10 @@ fn simulate_with(
         // Unbounded: only the schedule's stop ends a trial, so a schedule
         // that let it run past --max-runs fails here.
         for round in 1.. {
-            assert!(round <= max_runs, "round {round} ran past --max-runs {max_runs}");
+            assert!(
+                round <= max_runs,
+                "round {round} ran past --max-runs {max_runs}"
+            );
             values[0].push((round, 100.0 * (sigma * normal()).exp()));
             runs += 1;
             for &c in &active {

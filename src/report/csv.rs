@@ -5,7 +5,7 @@
 //! other latency and throughput columns and the service's ratios.
 
 use super::format::{csv_line, num};
-use super::Reporter;
+use super::reporter::Reporter;
 use crate::analyze::metric_table::MetricDef;
 use crate::analyze::service::ServiceSummary;
 use crate::analyze::types::{Analysis, Estimate, Ratio};

@@ -1,7 +1,8 @@
 //! Human-readable numbers for the text reports: estimates in their column's
-//! unit (`crate::units::ColumnUnit`), ratios as `0.52x`, and CSV field quoting.
+//! unit (`crate::units::ColumnUnit`), ratios as `0.52x` (with their interval
+//! and the beyond-noise mark in a table cell), and CSV field quoting.
 
-use crate::analyze::types::Estimate;
+use crate::analyze::types::{Estimate, Ratio};
 use crate::units::{ColumnUnit, Unit};
 
 /// The unit of a column of estimates in `unit`: from their medians and
@@ -25,7 +26,7 @@ pub fn estimate(column: ColumnUnit, e: Estimate) -> String {
 }
 
 /// A ratio's interval as `[0.85, 0.90]`, `None` without one.
-pub fn ratio_bounds(r: &crate::analyze::types::Ratio) -> Option<String> {
+pub fn ratio_bounds(r: &Ratio) -> Option<String> {
     ColumnUnit::of(Unit::Ratio, r.value).bounds(r.ci_low, r.ci_high)
 }
 
@@ -82,6 +83,23 @@ pub fn csv_line<I: IntoIterator<Item = String>>(fields: I) -> String {
 /// An optional number for CSV: empty when absent.
 pub fn opt<T: ToString>(value: Option<T>) -> String {
     value.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// What marks a ratio whose 95% interval excludes 1.0 (the tables' footer
+/// explains it).
+pub const MARK: &str = "*";
+
+/// `0.87x [0.85, 0.90] *`, or `0.99x` alone without an interval.
+pub fn ratio_cell(r: Ratio) -> String {
+    let Some(ci) = ratio_bounds(&r) else {
+        return ratio(r.value);
+    };
+    let mark = if r.excludes_one() {
+        format!(" {MARK}")
+    } else {
+        String::new()
+    };
+    format!("{} {ci}{mark}", ratio(r.value))
 }
 
 #[cfg(test)]

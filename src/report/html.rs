@@ -5,8 +5,8 @@
 //! scripts, no external resources; every user or workload string escaped.
 
 use super::format::{estimates_unit, ratio_bounds};
+use super::reporter::Reporter;
 use super::svg::{escape, plots};
-use super::Reporter;
 use crate::analyze::service::ServiceSummary;
 use crate::analyze::types::{Analysis, Estimate, Ratio};
 use crate::analyze::verdict::Outcome;
@@ -169,9 +169,9 @@ fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
 }
 
 fn table(out: &mut String, a: &Analysis) -> Result<()> {
-    let columns: Vec<(usize, ColumnUnit)> = super::metric_columns(a)
+    let columns: Vec<(usize, ColumnUnit)> = super::columns::metric_columns(a)
         .into_iter()
-        .map(|k| (k, super::metric_unit(a, k)))
+        .map(|k| (k, super::columns::metric_unit(a, k)))
         .collect();
     write!(out, "<table><tr><th>configuration</th><th>runs ok</th>")?;
     for &(k, _) in &columns {
@@ -204,7 +204,7 @@ fn table(out: &mut String, a: &Analysis) -> Result<()> {
          the ratio to the baseline, paired by round, <b>bold</b> when its 95% interval \
          excludes 1.0.</p>"
     )?;
-    for note in super::user_metric_notes(a) {
+    for note in super::columns::user_metric_notes(a) {
         writeln!(out, "<p>{}</p>", escape(&note))?;
     }
     Ok(())

@@ -4,7 +4,7 @@
 //! timeline.
 //! Key names are a public interface: add keys, never rename them.
 
-use super::Reporter;
+use super::reporter::Reporter;
 use crate::analyze::heap::HeapSummary;
 use crate::analyze::metric_table::MetricDef;
 use crate::analyze::service::{LatencySummary, ServiceSummary};

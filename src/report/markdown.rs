@@ -4,7 +4,7 @@
 //! Every string from the user or the workload is escaped.
 
 use super::format::{estimate, estimates_unit, ratio_bounds};
-use super::Reporter;
+use super::reporter::Reporter;
 use crate::analyze::service::ServiceSummary;
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
 use crate::analyze::verdict::sh_quote;
@@ -177,12 +177,12 @@ impl Reporter for MarkdownReporter {
             escape(&e.info.host.glibc),
             e.info.host.cpus,
             escape(&e.info.host.thp),
-            super::runs_each(analysis, e.info.runs_per_config),
+            super::columns::runs_each(analysis, e.info.runs_per_config),
             escape(&e.info.started_at)
         )?;
-        let columns: Vec<(usize, ColumnUnit)> = super::metric_columns(analysis)
+        let columns: Vec<(usize, ColumnUnit)> = super::columns::metric_columns(analysis)
             .into_iter()
-            .map(|k| (k, super::metric_unit(analysis, k)))
+            .map(|k| (k, super::columns::metric_unit(analysis, k)))
             .collect();
         let mut head = vec!["configuration", "runs ok"];
         head.extend(
@@ -201,7 +201,7 @@ impl Reporter for MarkdownReporter {
              the ratio to the baseline, paired by round, **bold** when its 95% interval \
              excludes 1.0.\n"
         )?;
-        for note in super::user_metric_notes(analysis) {
+        for note in super::columns::user_metric_notes(analysis) {
             writeln!(out, "{}\n", escape(&note))?;
         }
         service_table(&mut out, analysis)?;

@@ -3,7 +3,7 @@
 //! reading is an empty cell.
 
 use super::format::{csv_line, opt};
-use super::Reporter;
+use super::reporter::Reporter;
 use crate::analyze::types::Analysis;
 use anyhow::Result;
 

@@ -8,14 +8,34 @@ use crate::recorded::RecordingInfo;
 use crate::units::{ColumnUnit, Unit};
 use std::fmt::Write;
 
-/// The text report.
+/// The text report: the side-by-side table, the steady states, the levels
+/// at the same elapsed times, and the notes.
 pub fn render_text(analysis: &RecordingsAnalysis) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
         "Recordings side by side (RSS of the whole process tree, aligned by elapsed time)\n"
     );
+    side_by_side(&mut out, &analysis.summaries);
+    let _ = writeln!(out, "\nSteady state (when RSS stopped growing):");
     let summaries = &analysis.summaries;
+    let steady = SteadyUnits::of(summaries.iter().filter_map(|s| s.steady.as_ref()));
+    for s in summaries {
+        let _ = writeln!(out, "  {}: {}", s.info.name, steady.text(s.steady.as_ref()));
+    }
+    same_time(&mut out, analysis);
+    let notes: Vec<String> = summaries
+        .iter()
+        .filter_map(|s| Some(format!("  {}: {}", s.info.name, note(&s.info)?)))
+        .collect();
+    if !notes.is_empty() {
+        let _ = writeln!(out, "\nNotes:\n{}", notes.join("\n"));
+    }
+    out
+}
+
+/// One line per recording, columns aligned (figures to the right).
+fn side_by_side(out: &mut String, summaries: &[RecordingSummary]) {
     let column = |unit: Unit, pick: fn(&RecordingSummary) -> Option<f64>| {
         ColumnUnit::for_values(unit, summaries.iter().filter_map(pick))
     };
@@ -50,49 +70,41 @@ pub fn render_text(analysis: &RecordingsAnalysis) -> String {
             .collect();
         let _ = writeln!(out, "  {}", cells.join("  ").trim_end());
     }
-    let _ = writeln!(out, "\nSteady state (when RSS stopped growing):");
-    let steady = SteadyUnits::of(summaries.iter().filter_map(|s| s.steady.as_ref()));
-    for s in summaries {
-        let _ = writeln!(out, "  {}: {}", s.info.name, steady.text(s.steady.as_ref()));
+}
+
+/// Each later recording's RSS at the same elapsed times as the first's,
+/// with the ratio; nothing for one recording.
+fn same_time(out: &mut String, analysis: &RecordingsAnalysis) {
+    let points = &analysis.same_time;
+    if analysis.summaries.len() <= 1 || points.is_empty() {
+        return;
     }
-    if analysis.summaries.len() > 1 && !analysis.same_time.is_empty() {
-        let base = &analysis.summaries[0].info.name;
-        let _ = writeln!(out, "\nAt the same elapsed time (RSS, against {base}):");
-        let points = &analysis.same_time;
-        let at = ColumnUnit::for_values(Unit::Seconds, points.iter().map(|p| p.at_s));
-        let levels = points.iter().flat_map(|p| p.rss_bytes.iter().flatten());
-        let rss = ColumnUnit::for_values(Unit::Bytes, levels.copied());
-        for point in &analysis.same_time {
-            let Some(Some(base_level)) = point.rss_bytes.first() else {
-                continue;
+    let base = &analysis.summaries[0].info.name;
+    let _ = writeln!(out, "\nAt the same elapsed time (RSS, against {base}):");
+    let at = ColumnUnit::for_values(Unit::Seconds, points.iter().map(|p| p.at_s));
+    let levels = points.iter().flat_map(|p| p.rss_bytes.iter().flatten());
+    let rss = ColumnUnit::for_values(Unit::Bytes, levels.copied());
+    for point in points {
+        let Some(Some(base_level)) = point.rss_bytes.first() else {
+            continue;
+        };
+        for (s, level) in analysis.summaries.iter().zip(&point.rss_bytes).skip(1) {
+            let Some(level) = level else { continue };
+            let ratio = if *base_level > 0.0 {
+                level / base_level
+            } else {
+                f64::NAN
             };
-            for (s, level) in analysis.summaries.iter().zip(&point.rss_bytes).skip(1) {
-                let Some(level) = level else { continue };
-                let _ = writeln!(
-                    out,
-                    "  after {}: {} {} against {} ({:.2}x)",
-                    at.show(point.at_s),
-                    s.info.name,
-                    rss.show(*level),
-                    rss.show(*base_level),
-                    if *base_level > 0.0 {
-                        level / base_level
-                    } else {
-                        f64::NAN
-                    },
-                );
-            }
+            let _ = writeln!(
+                out,
+                "  after {}: {} {} against {} ({ratio:.2}x)",
+                at.show(point.at_s),
+                s.info.name,
+                rss.show(*level),
+                rss.show(*base_level),
+            );
         }
     }
-    let notes: Vec<String> = analysis
-        .summaries
-        .iter()
-        .filter_map(|s| Some(format!("  {}: {}", s.info.name, note(&s.info)?)))
-        .collect();
-    if !notes.is_empty() {
-        let _ = writeln!(out, "\nNotes:\n{}", notes.join("\n"));
-    }
-    out
 }
 
 /// The units of the side-by-side table's figure columns.

@@ -2,7 +2,7 @@
 //! plotting timelines. Absent PSS/USS/swap readings are empty cells.
 
 use super::format::{csv_line, opt};
-use super::Reporter;
+use super::reporter::Reporter;
 use crate::analyze::types::Analysis;
 use anyhow::Result;
 

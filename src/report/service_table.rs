@@ -4,7 +4,7 @@
 //! 95% CIs; then the latency percentiles and throughput (medians over the
 //! ok runs), or the load's duration for a `--load` command.
 
-use super::format::estimates_unit;
+use super::format::{estimates_unit, ratio_cell};
 use crate::analyze::service::{LatencySummary, ServiceSummary};
 use crate::analyze::types::{Analysis, Estimate, Ratio};
 use crate::units::{format_seconds, Unit};
@@ -39,7 +39,7 @@ pub fn service_blocks(out: &mut String, analysis: &Analysis, width: usize) -> st
 fn cell(ratio: Option<Ratio>, baseline: bool) -> String {
     match ratio {
         _ if baseline => "baseline".to_string(),
-        Some(r) => super::table::ratio_cell(r),
+        Some(r) => ratio_cell(r),
         None => "-".to_string(),
     }
 }

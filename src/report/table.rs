@@ -4,17 +4,16 @@
 //! among them), the sampler's overhead, and the verdict with its deploy lines.
 //! Fits in 80-100 columns for configuration names up to ~20 characters.
 
-use super::format::{ratio, ratio_bounds};
-use super::Reporter;
+use super::format::{ratio_cell, MARK};
+use super::reporter::Reporter;
 use crate::analyze::metric_table::Shown;
-use crate::analyze::types::{Analysis, Ratio};
+use crate::analyze::types::Analysis;
 use crate::model::{RunStatus, StoredExperiment};
 use crate::units::{format_bytes, format_seconds};
 use anyhow::Result;
 use std::fmt::Write as _;
 
 /// Marks a ratio whose CI excludes 1.0.
-const MARK: &str = "*";
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TableReporter;
@@ -91,7 +90,7 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
     writeln!(
         out,
         "\nconfigurations ({} runs each)",
-        super::runs_each(analysis, e.info.runs_per_config)
+        super::columns::runs_each(analysis, e.info.runs_per_config)
     )?;
     for (i, (config, summary)) in e.configs.iter().zip(&analysis.summaries).enumerate() {
         let c = &config.config;
@@ -117,7 +116,7 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
 /// The block of the metric-table row `k`.
 fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -> Result<()> {
     let metric = &analysis.metrics[k];
-    let column = super::metric_unit(analysis, k);
+    let column = super::columns::metric_unit(analysis, k);
     let title = metric.title();
     let rows: Vec<(String, String, String, String)> = analysis
         .experiment
@@ -176,19 +175,6 @@ fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -
         writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
-}
-
-/// `0.87x [0.85, 0.90] *`, or `0.99x` alone without an interval.
-pub(super) fn ratio_cell(r: Ratio) -> String {
-    let Some(ci) = ratio_bounds(&r) else {
-        return ratio(r.value);
-    };
-    let mark = if r.excludes_one() {
-        format!(" {MARK}")
-    } else {
-        String::new()
-    };
-    format!("{} {ci}{mark}", ratio(r.value))
 }
 
 fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {

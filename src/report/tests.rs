@@ -3,7 +3,9 @@
 //! `UPDATE_GOLDEN=1 cargo test --lib report`.
 
 use super::*;
+use crate::analyze::types::Analysis;
 use crate::analyze::{analyze, fixture};
+use anyhow::Result;
 use anyhow::{anyhow, bail};
 use std::path::PathBuf;
 
@@ -356,13 +358,13 @@ fn a_ratio_without_interval_prints_alone_and_unstarred() {
         ci_low: f64::NAN,
         ci_high: f64::NAN,
     };
-    assert_eq!(super::table::ratio_cell(lone), "0.50x");
+    assert_eq!(super::format::ratio_cell(lone), "0.50x");
     let paired = crate::analyze::types::Ratio {
         ci_low: 0.45,
         ci_high: 0.55,
         ..lone
     };
-    assert_eq!(super::table::ratio_cell(paired), "0.50x [0.45, 0.55] *");
+    assert_eq!(super::format::ratio_cell(paired), "0.50x [0.45, 0.55] *");
 }
 
 #[test]

@@ -4,7 +4,9 @@
 
 use super::tests::check_golden_of;
 use super::*;
+use crate::analyze::types::Analysis;
 use crate::analyze::{analyze, fixture};
+use anyhow::Result;
 
 fn analysis() -> Result<Analysis> {
     analyze(fixture::with_user_metric(true), "glibc")

@@ -1,0 +1,26 @@
+//! What every output format implements, `Reporter`: an `Analysis` in, bytes
+//! out; and `write_output`, which decides where the bytes go (`-` is
+//! stdout).
+
+use crate::analyze::types::Analysis;
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::Path;
+
+/// Renders an analysis in one output format.
+pub trait Reporter {
+    fn render(&self, analysis: &Analysis) -> Result<Vec<u8>>;
+}
+
+/// Writes rendered bytes to `path`, or to stdout when `path` is `-`.
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+    if path == Path::new("-") {
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes)
+            .and_then(|()| out.flush())
+            .context("writing the report to stdout")?;
+        return Ok(());
+    }
+    std::fs::write(path, bytes)
+        .with_context(|| format!("writing the report to '{}'", path.display()))
+}
