@@ -73,10 +73,3 @@ pub struct MarkerStat {
     pub rss_bytes_median: Option<f64>,
     pub pss_bytes_median: Option<f64>,
 }
-
-/// One marker label with one `MarkerStat` per configuration, in order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MarkerRow {
-    pub label: String,
-    pub configs: Vec<MarkerStat>,
-}

@@ -2,7 +2,7 @@
 //! the median memory at that marker per configuration over its `ok` runs;
 //! and a warning for each `--mark` pattern that never matched a line.
 
-use super::figures::{MarkerRow, MarkerStat};
+use super::figures::MarkerStat;
 use super::stats::median;
 use crate::model::{RunStatus, StoredExperiment};
 use foldhash::HashMap;
@@ -13,11 +13,57 @@ use foldhash::HashMap;
 /// compared with the second time in every run.
 type Key<'a> = (&'a str, u32);
 
-fn shown((label, n): Key<'_>) -> String {
-    if n == 1 {
-        label.to_string()
-    } else {
-        format!("{label} #{n}")
+/// The marker summary: one row per summarised label, in order of first
+/// appearance, with one `MarkerStat` per configuration. Flat on purpose: a
+/// run may print a million labels, and a row of its own for each (a label
+/// and a vector) cost two million allocations to build and free.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MarkerSummary {
+    /// Every row's label, one after the other.
+    text: String,
+    /// Where each row's label ends in `text`.
+    ends: Vec<usize>,
+    /// `configs` cells per row, row after row.
+    cells: Vec<MarkerStat>,
+    configs: usize,
+}
+
+impl MarkerSummary {
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Row `row`'s label: `LABEL`, or `LABEL #n` for the n-th time a run
+    /// printed it.
+    pub fn label(&self, row: usize) -> &str {
+        let start = row.checked_sub(1).map_or(0, |before| self.ends[before]);
+        &self.text[start..self.ends[row]]
+    }
+
+    /// Row `row`'s cells, one per configuration in order.
+    pub fn cells(&self, row: usize) -> &[MarkerStat] {
+        &self.cells[row * self.configs..(row + 1) * self.configs]
+    }
+
+    /// A new row for `key`, its cells empty; its index.
+    fn push_row(&mut self, (label, n): Key<'_>) -> usize {
+        self.text.push_str(label);
+        if n > 1 {
+            self.text.push_str(" #");
+            self.text.push_str(&n.to_string());
+        }
+        self.ends.push(self.text.len());
+        let empty = MarkerStat {
+            runs: 0,
+            rss_bytes_median: None,
+            pss_bytes_median: None,
+        };
+        self.cells.extend(std::iter::repeat_n(empty, self.configs));
+        self.ends.len() - 1
     }
 }
 
@@ -88,14 +134,12 @@ fn cell_median(values: &[f64]) -> Option<f64> {
 /// never searched. A cell's first reading goes straight into it; only the
 /// cells that get more (several runs) gather theirs in a list, sorted by
 /// row and configuration at the end, so the cost grows as n log n at most.
-pub fn summarize(experiment: &StoredExperiment) -> Vec<MarkerRow> {
+pub fn summarize(experiment: &StoredExperiment) -> MarkerSummary {
     let configs = experiment.configs.len();
-    let empty = MarkerStat {
-        runs: 0,
-        rss_bytes_median: None,
-        pss_bytes_median: None,
+    let mut out = MarkerSummary {
+        configs,
+        ..MarkerSummary::default()
     };
-    let mut out: Vec<MarkerRow> = Vec::new();
     let mut rows = Rows::default();
     let mut several: Vec<Reading> = Vec::new();
     let mut run_number = 0u32;
@@ -106,22 +150,19 @@ pub fn summarize(experiment: &StoredExperiment) -> Vec<MarkerRow> {
             let markers = &run.record.markers;
             rows.slots
                 .reserve(markers.len().saturating_sub(rows.slots.len()));
-            out.reserve(markers.len().saturating_sub(out.len()));
             for m in markers {
-                let row = rows.row(&m.label, run_number, |key| {
-                    out.push(MarkerRow {
-                        label: shown(key),
-                        configs: vec![empty.clone(); configs],
-                    });
-                    out.len() - 1
-                });
+                let row = rows.row(&m.label, run_number, |key| out.push_row(key));
                 let reading = Reading {
                     row,
                     config,
                     rss: m.rss_bytes as f64,
                     pss: m.pss_bytes.map(|b| b as f64),
                 };
-                file(&mut out[row].configs[config], reading, &mut several);
+                file(
+                    &mut out.cells[row * configs + config],
+                    reading,
+                    &mut several,
+                );
             }
         }
     }
@@ -132,7 +173,7 @@ pub fn summarize(experiment: &StoredExperiment) -> Vec<MarkerRow> {
         pss.clear();
         rss.extend(cell.iter().map(|r| r.rss));
         pss.extend(cell.iter().filter_map(|r| r.pss));
-        out[cell[0].row].configs[cell[0].config] = MarkerStat {
+        out.cells[cell[0].row * configs + cell[0].config] = MarkerStat {
             runs: rss.len(),
             rss_bytes_median: cell_median(&rss),
             pss_bytes_median: cell_median(&pss),

@@ -2,8 +2,9 @@
 //! holds (re-exported from `figures`, where the files that compute them
 //! find them without depending on this one).
 
-pub use super::figures::{ConfigSummary, Estimate, MarkerRow, MarkerStat, MetricSummary, Ratio};
+pub use super::figures::{ConfigSummary, Estimate, MarkerStat, MetricSummary, Ratio};
 use super::heap::HeapSummary;
+use super::markers::MarkerSummary;
 use super::metric_table::MetricDef;
 use super::service::{EndOfLoad, ServiceSummary};
 use super::verdict::Verdict;
@@ -19,7 +20,7 @@ pub struct Analysis {
     pub metrics: Vec<MetricDef>,
     pub summaries: Vec<ConfigSummary>,
     /// Marker labels in order of first appearance; empty without markers.
-    pub markers: Vec<MarkerRow>,
+    pub markers: MarkerSummary,
     /// Things the reader should know, e.g. a `--mark` that never matched.
     pub warnings: Vec<String>,
     /// Which configuration to run with, why, and how to deploy it.

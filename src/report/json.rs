@@ -6,9 +6,10 @@
 
 use super::reporter::Reporter;
 use crate::analyze::heap::HeapSummary;
+use crate::analyze::markers::MarkerSummary;
 use crate::analyze::metric_table::MetricDef;
 use crate::analyze::service::{LatencySummary, ServiceSummary};
-use crate::analyze::types::{Analysis, ConfigSummary, Estimate, MarkerRow, Ratio};
+use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
 use crate::analyze::verdict::Verdict;
 use crate::model::{
     Host, Latency, Sample, ServiceInfo, ServiceRecord, StoredConfig, StoredRun, UserMetricInfo,
@@ -327,13 +328,12 @@ fn run_out(run: &StoredRun, include_samples: bool, user_metrics: bool) -> RunOut
 }
 
 /// The configuration at `position`'s cell of each marker row.
-fn marker_summary(markers: &[MarkerRow], position: usize) -> Vec<MarkerSummaryOut<'_>> {
-    markers
-        .iter()
+fn marker_summary(markers: &MarkerSummary, position: usize) -> Vec<MarkerSummaryOut<'_>> {
+    (0..markers.len())
         .filter_map(|row| {
-            let stat = row.configs.get(position)?;
+            let stat = markers.cells(row).get(position)?;
             Some(MarkerSummaryOut {
-                label: &row.label,
+                label: markers.label(row),
                 runs: stat.runs,
                 rss_bytes_median: stat.rss_bytes_median,
                 pss_bytes_median: stat.pss_bytes_median,

@@ -28,7 +28,7 @@ pub(super) fn markers_block(out: &mut String, analysis: &Analysis) -> Result<()>
     let (rows, step) = thin::every_kth(analysis.markers.len(), MAX_MARKER_ROWS);
     let labels: Vec<String> = rows
         .iter()
-        .map(|&i| cut(&analysis.markers[i].label))
+        .map(|&i| cut(analysis.markers.label(i)))
         .collect();
     let cells = cells(analysis, &rows);
     writeln!(out)?;
@@ -60,13 +60,14 @@ fn cells(analysis: &Analysis, rows: &[usize]) -> Vec<Vec<String>> {
     let column = ColumnUnit::for_values(
         Unit::Bytes,
         rows.iter()
-            .flat_map(|&i| &analysis.markers[i].configs)
+            .flat_map(|&i| analysis.markers.cells(i))
             .filter_map(|c| c.rss_bytes_median),
     );
     rows.iter()
         .map(|&i| {
-            analysis.markers[i]
-                .configs
+            analysis
+                .markers
+                .cells(i)
                 .iter()
                 .map(|c| {
                     c.rss_bytes_median

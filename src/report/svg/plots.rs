@@ -192,11 +192,14 @@ const MAX_MARKER_POINTS: usize = 400;
 /// Median RSS at each marker label, one line per configuration.
 fn markers(analysis: &Analysis) -> Plot {
     let (shown, step) = thin::every_kth(analysis.markers.len(), MAX_MARKER_POINTS);
-    let rows: Vec<_> = shown.iter().map(|&i| &analysis.markers[i]).collect();
-    let labels: Vec<String> = rows.iter().map(|m| m.label.clone()).collect();
-    let v_max = rows
+    let markers = &analysis.markers;
+    let labels: Vec<String> = shown
         .iter()
-        .flat_map(|m| m.configs.iter().filter_map(|c| c.rss_bytes_median))
+        .map(|&i| markers.label(i).to_string())
+        .collect();
+    let v_max = shown
+        .iter()
+        .flat_map(|&i| markers.cells(i).iter().filter_map(|c| c.rss_bytes_median))
         .fold(0.0, f64::max);
     let title = "Memory at markers (median RSS over the ok runs)";
     let mut chart = Chart::new(
@@ -205,11 +208,11 @@ fn markers(analysis: &Analysis) -> Plot {
         Axis::new(0.0, v_max * 1.05, "RSS", Kind::Bytes),
     );
     for i in 0..analysis.experiment.configs.len() {
-        let pts: Vec<(f64, f64)> = rows
+        let pts: Vec<(f64, f64)> = shown
             .iter()
             .enumerate()
-            .filter_map(|(k, m)| {
-                let v = m.configs.get(i)?.rss_bytes_median?;
+            .filter_map(|(k, &row)| {
+                let v = markers.cells(row).get(i)?.rss_bytes_median?;
                 Some((chart.px(k as f64), chart.py(v)))
             })
             .collect();
