@@ -234,6 +234,40 @@ fn table_shows_markers_and_thins_a_long_series() -> Result<()> {
     Ok(())
 }
 
+/// Beyond 400 labels the markers plot draws every k-th and the last, and
+/// says so; a plot of 10^6 points was an SVG the PNG renderer refused.
+#[test]
+fn markers_plot_thins_a_long_series_and_says_so() -> Result<()> {
+    let mut e = fixture::experiment();
+    for run in &mut e.configs[0].runs {
+        let first = run.record.markers[0].clone();
+        run.record.markers = (1..=3000)
+            .map(|i| crate::model::Marker {
+                label: format!("event {i}"),
+                ..first.clone()
+            })
+            .collect();
+    }
+    let a = analyze(e, "glibc")?;
+    let plot = svg::plots::all(&a)
+        .into_iter()
+        .find(|p| p.name == "memory_at_markers")
+        .ok_or_else(|| anyhow!("no markers plot"))?;
+    let points = plot.svg.matches("<circle").count();
+    assert!(
+        points <= 400 * a.experiment.configs.len(),
+        "{points} points"
+    );
+    let last = a.markers.label(a.markers.len() - 1);
+    assert!(
+        plot.svg.contains(&format!(">{last}<")),
+        "the last label {last}"
+    );
+    let note = format!("of {}, and the last", a.markers.len());
+    assert!(plot.svg.contains(&note), "no note '{note}'");
+    Ok(())
+}
+
 #[test]
 fn json_has_the_documented_keys() -> Result<()> {
     let bytes = JsonReporter {
