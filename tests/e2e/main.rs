@@ -20,5 +20,6 @@ mod scenarios;
 mod services;
 mod slurm_cluster;
 mod store;
+mod structure;
 mod tree;
 mod user_metrics;
