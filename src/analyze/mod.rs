@@ -31,8 +31,6 @@ use anyhow::{bail, Result};
 use service::EndOfLoad;
 use types::Analysis;
 
-pub use summary::BASELINE_RATIO;
-
 /// Summarises every configuration, with ratios to the configuration named
 /// `baseline`, and the verdict with the default judging settings.
 pub fn analyze(experiment: StoredExperiment, baseline: &str) -> Result<Analysis> {

@@ -1,5 +1,6 @@
 //! Tests of `analyze` on the shared fixture experiment.
 
+use super::summary::BASELINE_RATIO;
 use super::*;
 
 #[test]

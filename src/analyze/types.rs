@@ -31,7 +31,8 @@ pub struct Analysis {
     /// Latency and service memory, one per configuration; empty unless the
     /// experiment ran a service (`compare --server`).
     pub service: Vec<ServiceSummary>,
-    /// Which end-of-load memory a service is judged by (RSS, or PSS for a
-    /// multi-process server).
+    /// Which end-of-load memory the service tables show: the row the tree
+    /// word `end-of-load` names (RSS, or PSS for a multi-process server),
+    /// what a service is judged by unless `--memory-metric` chose another.
     pub end_of_load: EndOfLoad,
 }
