@@ -78,6 +78,21 @@ fn code_only(line: &str) -> String {
     out
 }
 
+/// Follows an item's braces over one line of code: `depth` is how deep
+/// inside it we are, `opened` whether its first brace has been seen.
+fn count_braces(line: &str, depth: &mut i32, opened: &mut bool) {
+    for c in line.chars() {
+        match c {
+            '{' => {
+                *depth += 1;
+                *opened = true;
+            }
+            '}' => *depth -= 1,
+            _ => {}
+        }
+    }
+}
+
 /// The lines of a file with every `#[cfg(test)]` item blanked, and the
 /// names of the child modules declared test-only (`#[cfg(test)] mod x;`,
 /// with any `#[path]`).
@@ -101,16 +116,7 @@ fn strip_tests(text: &str) -> (Vec<String>, Vec<String>) {
             if let Some(p) = text.lines().nth(j).and_then(|raw| raw.trim().strip_prefix("#[path = \"")) {
                 path_attr = p.split('"').next().map(str::to_string);
             }
-            for c in l.chars() {
-                match c {
-                    '{' => {
-                        depth += 1;
-                        opened = true;
-                    }
-                    '}' => depth -= 1,
-                    _ => {}
-                }
-            }
+            count_braces(l, &mut depth, &mut opened);
             // A test-only field or argument ends at its comma.
             if !opened && l.ends_with(',') {
                 break;
@@ -481,16 +487,7 @@ fn long_functions(sources: &[Source]) -> Vec<String> {
                 if !opened && line.trim_end().ends_with(';') {
                     break;
                 }
-                for c in line.chars() {
-                    match c {
-                        '{' => {
-                            depth += 1;
-                            opened = true;
-                        }
-                        '}' => depth -= 1,
-                        _ => {}
-                    }
-                }
+                count_braces(line, &mut depth, &mut opened);
                 if opened && depth <= 0 {
                     break;
                 }
