@@ -62,6 +62,68 @@ pub struct Sample {
     /// read in full (or is absent).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pss_estimated_processes: u32,
+    /// Where this tick's RSS went (live heap, allocator free, ...), where
+    /// the data for it existed; the parts add up to `rss_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<Breakdown>,
+    /// The run's memory cgroup at this tick, when the run had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<CgroupSample>,
+}
+
+/// A tree's RSS split into parts that add up to it (summed per process).
+/// The heap parts come from the allocator's own accounting (the heap
+/// probe); the rest from the kernel (`status`, `smaps_rollup`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Breakdown {
+    /// What the program has allocated and not freed.
+    pub live_heap_bytes: u64,
+    /// Resident memory the allocator holds that the program has freed.
+    pub allocator_free_bytes: u64,
+    /// The allocator's own bookkeeping, where it reports it.
+    pub allocator_metadata_bytes: u64,
+    /// Anonymous memory in transparent huge pages beyond what the
+    /// allocator accounts for.
+    pub huge_pages_bytes: u64,
+    /// Pages freed with MADV_FREE that the kernel has not reclaimed yet.
+    pub lazy_free_bytes: u64,
+    /// Anonymous memory no allocator setting can change (stacks, JIT code,
+    /// the program's own mmap).
+    pub other_anon_bytes: u64,
+    pub file_bytes: u64,
+    pub shmem_bytes: u64,
+}
+
+/// One tick of the run's memory cgroup: one read for the whole tree, every
+/// page counted once. Sizes in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CgroupSample {
+    /// `memory.current` (v1 `memory.usage_in_bytes`).
+    pub charge_bytes: u64,
+    /// The charge minus inactive file pages, as Kubernetes computes it.
+    pub working_set_bytes: u64,
+    pub anon_bytes: u64,
+    pub file_bytes: u64,
+    pub shmem_bytes: u64,
+    /// Kernel memory charged to the group (slab, stacks, page tables, ...).
+    pub kernel_bytes: u64,
+    pub huge_pages_bytes: u64,
+}
+
+/// The reclaim test of one run: the allocators were asked to return what
+/// they hold (`malloc_trim(0)`, jemalloc's purge, ...) once, at the end of
+/// the measured phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reclaim {
+    /// Seconds since the workload started.
+    pub t_s: f64,
+    /// What triggered it: `exit`, `end of load`, `marker LABEL`, `after 5s`.
+    pub trigger: String,
+    /// The RSS of the processes that answered, just before and just after.
+    pub rss_before_bytes: u64,
+    pub rss_after_bytes: u64,
+    /// Processes whose allocator answered the request.
+    pub processes: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -203,6 +265,13 @@ pub struct RunRecord {
     /// The user's own metrics (`--metric NAME=REGEX`) this run printed.
     #[serde(default)]
     pub user_metrics: std::collections::BTreeMap<String, f64>,
+    /// The reclaim test, when it ran.
+    #[serde(default)]
+    pub reclaim: Option<Reclaim>,
+    /// The kernel's own peak of the run's cgroup (`memory.peak`, v1
+    /// `memory.max_usage_in_bytes`), when the run had a cgroup.
+    #[serde(default)]
+    pub cgroup_peak_kernel_bytes: Option<u64>,
 }
 
 /// Latency and throughput of one run's load, from allocscope's own load
@@ -292,6 +361,15 @@ pub struct RunMetrics {
     /// Time-weighted RSS over time-weighted live heap, on the ticks that had both.
     pub mean_overhead_ratio: Option<f64>,
     pub arenas_max: Option<u32>,
+    /// The breakdown, time-weighted over the ticks that had one, and at
+    /// the tick of peak RSS among them.
+    pub breakdown_mean: Option<Breakdown>,
+    pub breakdown_peak: Option<Breakdown>,
+    /// From the cgroup's ticks: the charge and the working set.
+    pub cgroup_peak_bytes: Option<u64>,
+    pub cgroup_mean_bytes: Option<u64>,
+    pub working_set_peak_bytes: Option<u64>,
+    pub working_set_mean_bytes: Option<u64>,
 }
 
 /// The host an experiment ran on, recorded once per experiment.

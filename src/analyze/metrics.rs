@@ -221,6 +221,8 @@ mod tests {
             probe_cpu_s: None,
             service: None,
             user_metrics: Default::default(),
+            reclaim: None,
+            cgroup_peak_kernel_bytes: None,
             started_at: String::new(),
         }
     }

@@ -151,5 +151,7 @@ fn finish(
         probe_cpu_s: concluded.probe_cpu_s,
         service: concluded.service,
         user_metrics: Default::default(),
+        reclaim: None,
+        cgroup_peak_kernel_bytes: None,
     }
 }

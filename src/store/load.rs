@@ -260,6 +260,7 @@ impl Store {
                 mean_live_heap_bytes: opt_u64_at(r, "mean_live_heap_bytes")?,
                 mean_overhead_ratio: r.get("mean_overhead_ratio")?,
                 arenas_max: r.get("arenas_max")?,
+                ..RunMetrics::default()
             })
         })
         .optional()
@@ -360,6 +361,8 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         probe_cpu_s: r.get("probe_cpu_s")?,
         service: None,
         user_metrics: Default::default(),
+        reclaim: None,
+        cgroup_peak_kernel_bytes: None,
     };
     Ok((
         r.get("id")?,

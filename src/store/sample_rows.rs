@@ -77,5 +77,7 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Sample> {
         arenas_process: r
             .get::<_, Option<String>>("arenas_process")?
             .map(|n| ProcessName::new(&n)),
+        breakdown: None,
+        cgroup: None,
     })
 }

@@ -104,6 +104,8 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
                 pss_estimated_processes: 2,
                 arenas_pid: Some(4321),
                 arenas_process: Some(crate::model::ProcessName::new("db_bench")),
+                breakdown: None,
+                cgroup: None,
             },
         ],
         markers: vec![
@@ -138,6 +140,8 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
         service: None,
         user_metrics: [("ops".to_string(), 1234.5)].into_iter().collect(),
         started_at: "2026-01-02T03:04:06Z".into(),
+        reclaim: None,
+        cgroup_peak_kernel_bytes: None,
     }
 }
 
