@@ -66,6 +66,11 @@ pub struct Sample {
     /// the data for it existed; the parts add up to `rss_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub breakdown: Option<Breakdown>,
+    /// Processes of this tick's breakdown whose allocator gave no figures
+    /// (the probe not loaded, a static binary, an allocator without
+    /// counters): all their anonymous memory is in `other_anon_bytes`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub heapless_processes: u32,
     /// The run's memory cgroup at this tick, when the run had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<CgroupSample>,
@@ -365,6 +370,9 @@ pub struct RunMetrics {
     /// the tick of peak RSS among them.
     pub breakdown_mean: Option<Breakdown>,
     pub breakdown_peak: Option<Breakdown>,
+    /// The most processes without allocator figures on a tick with a
+    /// breakdown (`Sample::heapless_processes`); `None` without one.
+    pub heapless_processes_max: Option<u32>,
     /// From the cgroup's ticks: the charge and the working set.
     pub cgroup_peak_bytes: Option<u64>,
     pub cgroup_mean_bytes: Option<u64>,

@@ -78,6 +78,7 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Sample> {
             .get::<_, Option<String>>("arenas_process")?
             .map(|n| ProcessName::new(&n)),
         breakdown: None,
+        heapless_processes: 0,
         cgroup: None,
     })
 }

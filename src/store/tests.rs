@@ -105,6 +105,7 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
                 arenas_pid: Some(4321),
                 arenas_process: Some(crate::model::ProcessName::new("db_bench")),
                 breakdown: None,
+                heapless_processes: 0,
                 cgroup: None,
             },
         ],
