@@ -99,6 +99,54 @@ pub struct Breakdown {
     pub shmem_bytes: u64,
 }
 
+impl Breakdown {
+    /// The parts' names (their JSON keys and CSV column stems), in the
+    /// order of `parts`.
+    pub const KEYS: [&'static str; 8] = [
+        "live_heap_bytes",
+        "allocator_free_bytes",
+        "allocator_metadata_bytes",
+        "huge_pages_bytes",
+        "lazy_free_bytes",
+        "other_anon_bytes",
+        "file_bytes",
+        "shmem_bytes",
+    ];
+
+    /// The parts in the order of `KEYS`.
+    pub fn parts(&self) -> [u64; 8] {
+        [
+            self.live_heap_bytes,
+            self.allocator_free_bytes,
+            self.allocator_metadata_bytes,
+            self.huge_pages_bytes,
+            self.lazy_free_bytes,
+            self.other_anon_bytes,
+            self.file_bytes,
+            self.shmem_bytes,
+        ]
+    }
+
+    /// A breakdown from its parts in the order of `KEYS`.
+    pub fn from_parts(p: [u64; 8]) -> Breakdown {
+        Breakdown {
+            live_heap_bytes: p[0],
+            allocator_free_bytes: p[1],
+            allocator_metadata_bytes: p[2],
+            huge_pages_bytes: p[3],
+            lazy_free_bytes: p[4],
+            other_anon_bytes: p[5],
+            file_bytes: p[6],
+            shmem_bytes: p[7],
+        }
+    }
+
+    /// The sum of the parts: the RSS they split.
+    pub fn total_bytes(&self) -> u64 {
+        self.parts().iter().fold(0u64, |sum, v| sum.saturating_add(*v))
+    }
+}
+
 /// One tick of the run's memory cgroup: one read for the whole tree, every
 /// page counted once. Sizes in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -457,4 +505,20 @@ pub struct StoredExperiment {
     pub status: String,
     pub finished_at: Option<String>,
     pub configs: Vec<StoredConfig>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Breakdown;
+
+    #[test]
+    fn breakdown_keys_are_its_json_keys_in_the_order_of_its_parts() -> serde_json::Result<()> {
+        let b = Breakdown::from_parts([1, 2, 3, 4, 5, 6, 7, 8]);
+        let json = serde_json::to_value(b)?;
+        for (key, value) in Breakdown::KEYS.iter().zip(b.parts()) {
+            assert_eq!(json[key], value, "{key}");
+        }
+        assert_eq!(b.total_bytes(), 36);
+        Ok(())
+    }
 }
