@@ -133,6 +133,31 @@ pub fn parse_smaps_rollup(text: &str) -> Option<Rollup> {
     })
 }
 
+/// The anonymous pages of smaps_rollup the memory breakdown needs beside
+/// the status split: `LazyFree` (freed with MADV_FREE, not yet reclaimed)
+/// and `AnonHugePages` (in transparent huge pages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AnonPages {
+    pub lazy_free_bytes: u64,
+    pub huge_pages_bytes: u64,
+}
+
+/// `LazyFree` and `AnonHugePages` of smaps_rollup; a line the kernel does
+/// not print (`LazyFree` before 4.12, `AnonHugePages` without THP) is 0,
+/// since such a kernel has none of those pages. `None` on a malformed value.
+pub fn parse_anon_pages(text: &str) -> Option<AnonPages> {
+    let mut pages = AnonPages::default();
+    for line in text.lines() {
+        let (slot, key) = match line.split(':').next() {
+            Some("LazyFree") => (&mut pages.lazy_free_bytes, "LazyFree"),
+            Some("AnonHugePages") => (&mut pages.huge_pages_bytes, "AnonHugePages"),
+            _ => continue,
+        };
+        *slot = kb_field(line, key)?;
+    }
+    Some(pages)
+}
+
 fn parts(anon: Option<u64>, file: Option<u64>, shmem: Option<u64>) -> Option<RssParts> {
     Some(RssParts {
         anon_bytes: anon?,
@@ -204,6 +229,12 @@ pub fn read_comm(pid: i32) -> Option<String> {
 
 pub fn read_smaps_rollup(pid: i32) -> Option<Rollup> {
     parse_smaps_rollup(&read(pid, "smaps_rollup")?)
+}
+
+/// smaps_rollup's totals and its anonymous pages, from one read.
+pub fn read_smaps_rollup_with_anon(pid: i32) -> Option<(Rollup, AnonPages)> {
+    let text = read(pid, "smaps_rollup")?;
+    Some((parse_smaps_rollup(&text)?, parse_anon_pages(&text)?))
 }
 
 pub fn read_status_hwm(pid: i32) -> Option<u64> {
@@ -302,6 +333,31 @@ mod tests {
     }
 
     #[test]
+    fn smaps_rollup_anon_pages_of_huge_and_lazily_freed_memory() {
+        // A process that touched 16 MiB under MADV_HUGEPAGE and 8 MiB it
+        // then gave back with MADV_FREE.
+        let text = include_str!("fixtures/smaps_rollup_thp_lazyfree.txt");
+        assert_eq!(
+            parse_anon_pages(text),
+            Some(AnonPages {
+                lazy_free_bytes: 8184 * KIB,
+                huge_pages_bytes: 16384 * KIB,
+            })
+        );
+        assert_eq!(
+            parse_smaps_rollup(text).map(|r| r.rss_bytes),
+            Some(25808 * KIB)
+        );
+        // Kernels without the lines have none of those pages.
+        assert_eq!(
+            parse_anon_pages(include_str!("fixtures/smaps_rollup_sleep.txt")).map(|p| p.lazy_free_bytes),
+            Some(0)
+        );
+        assert_eq!(parse_anon_pages("Rss: 4 kB\n"), Some(AnonPages::default()));
+        assert_eq!(parse_anon_pages("LazyFree: 4 MB\n"), None);
+    }
+
+    #[test]
     fn status_memory_in_bytes() {
         let memory = parse_status_memory(include_str!("fixtures/status_sleep.txt"));
         assert_eq!(
@@ -390,6 +446,7 @@ mod tests {
         fn parsers_never_panic(text in "\\PC*") {
             let _ = parse_stat(&text);
             let _ = parse_smaps_rollup(&text);
+            let _ = parse_anon_pages(&text);
             let _ = parse_status_hwm(&text);
             let _ = parse_status_memory(&text);
             let _ = parse_children(&text);
