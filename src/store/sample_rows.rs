@@ -1,9 +1,11 @@
 //! The one column list of a sample row, shared by `samples` (a run's) and
 //! `recording_samples` (a recording's): the insert's values and the row
-//! mapping back to `model::Sample` live here once.
+//! mapping back to `model::Sample` live here once. The breakdown is eight
+//! columns named `breakdown_` + its part's key, all NULL when the tick had
+//! none.
 
 use super::convert::{opt_i64, opt_u64_at, to_i64, u64_at};
-use crate::model::{ProcessName, Sample};
+use crate::model::{Breakdown, ProcessName, Sample};
 use anyhow::Result;
 use rusqlite::types::Value;
 use rusqlite::Row;
@@ -12,9 +14,24 @@ use rusqlite::Row;
 pub(super) const COLUMNS: &str = "t_s, rss_bytes, pss_bytes, uss_bytes, swap_bytes, vsz_bytes, \
      processes, threads, minor_faults, major_faults, live_heap_bytes, \
      allocator_resident_bytes, allocator_retained_bytes, arenas, pss_estimated_processes, \
-     arenas_pid, arenas_process";
+     arenas_pid, arenas_process, heapless_processes, breakdown_live_heap_bytes, \
+     breakdown_allocator_free_bytes, breakdown_allocator_metadata_bytes, \
+     breakdown_huge_pages_bytes, breakdown_lazy_free_bytes, breakdown_other_anon_bytes, \
+     breakdown_file_bytes, breakdown_shmem_bytes";
 
-const COUNT: usize = 17;
+const COUNT: usize = 26;
+
+/// The breakdown's columns, in the order of `Breakdown::KEYS`.
+const BREAKDOWN: [&str; 8] = [
+    "breakdown_live_heap_bytes",
+    "breakdown_allocator_free_bytes",
+    "breakdown_allocator_metadata_bytes",
+    "breakdown_huge_pages_bytes",
+    "breakdown_lazy_free_bytes",
+    "breakdown_other_anon_bytes",
+    "breakdown_file_bytes",
+    "breakdown_shmem_bytes",
+];
 
 /// `INSERT [OR REPLACE] INTO table (owner, COLUMNS) VALUES (?, ...)`.
 pub(super) fn insert_sql(verb: &str, table: &str, owner: &str) -> String {
@@ -25,7 +42,7 @@ pub(super) fn insert_sql(verb: &str, table: &str, owner: &str) -> String {
 /// The owner's id followed by the sample's values, in `COLUMNS` order.
 pub(super) fn values(owner: i64, s: &Sample) -> Result<Vec<Value>> {
     let opt = |v: Option<i64>| v.map_or(Value::Null, Value::Integer);
-    Ok(vec![
+    let mut values = vec![
         Value::Integer(owner),
         Value::Real(s.t_s),
         Value::Integer(to_i64(s.rss_bytes, "rss_bytes")?),
@@ -52,7 +69,29 @@ pub(super) fn values(owner: i64, s: &Sample) -> Result<Vec<Value>> {
         s.arenas_process
             .as_ref()
             .map_or(Value::Null, |n| Value::Text(n.as_str().to_string())),
-    ])
+        Value::Integer(s.heapless_processes.into()),
+    ];
+    match s.breakdown {
+        Some(b) => {
+            for (column, part) in BREAKDOWN.iter().zip(b.parts()) {
+                values.push(Value::Integer(to_i64(part, column)?));
+            }
+        }
+        None => values.extend([(); 8].map(|_| Value::Null)),
+    }
+    Ok(values)
+}
+
+/// The breakdown's columns of a row: `None` when they are NULL.
+fn breakdown_at(r: &Row<'_>) -> rusqlite::Result<Option<Breakdown>> {
+    let mut parts = [0u64; 8];
+    for (part, column) in parts.iter_mut().zip(BREAKDOWN) {
+        match opt_u64_at(r, column)? {
+            Some(v) => *part = v,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(Breakdown::from_parts(parts)))
 }
 
 /// A row selected with `COLUMNS`, by column name.
@@ -77,8 +116,8 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Sample> {
         arenas_process: r
             .get::<_, Option<String>>("arenas_process")?
             .map(|n| ProcessName::new(&n)),
-        breakdown: None,
-        heapless_processes: 0,
+        breakdown: breakdown_at(r)?,
+        heapless_processes: r.get("heapless_processes")?,
         cgroup: None,
     })
 }

@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -245,6 +245,30 @@ CREATE TABLE run_values (
 ) WITHOUT ROWID;
 ";
 
+/// Version 9: per sample (in both sample tables), where its RSS went
+/// (`model::Breakdown`: eight parts, all NULL when the tick had none) and
+/// how many processes had no allocator figures for it.
+const V9: &str = "
+ALTER TABLE samples ADD COLUMN heapless_processes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN breakdown_live_heap_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN breakdown_allocator_free_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN breakdown_allocator_metadata_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN breakdown_huge_pages_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN breakdown_lazy_free_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN breakdown_other_anon_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN breakdown_file_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN breakdown_shmem_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN heapless_processes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE recording_samples ADD COLUMN breakdown_live_heap_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN breakdown_allocator_free_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN breakdown_allocator_metadata_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN breakdown_huge_pages_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN breakdown_lazy_free_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN breakdown_other_anon_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN breakdown_file_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN breakdown_shmem_bytes INTEGER;
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -299,6 +323,9 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
         7 => conn
             .execute_batch(V8)
             .context("adding the run_values table")?,
+        8 => conn
+            .execute_batch(V9)
+            .context("adding the breakdown columns")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())

@@ -158,3 +158,40 @@ fn a_version_5_file_keeps_its_experiments_and_metrics() -> Result<()> {
     assert_eq!(columns, 0, "the runs table keeps observations only");
     Ok(())
 }
+
+#[test]
+fn a_version_8_file_gains_the_breakdown_columns_and_its_samples_have_none() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("v8.db");
+    {
+        let conn = Connection::open(&path)?;
+        for step in [V1, V2, V3, V4, V5, V6, V7, V8] {
+            conn.execute_batch(step)?;
+        }
+        conn.pragma_update(None, "user_version", 8)?;
+        conn.execute_batch(
+            "INSERT INTO experiments VALUES (1, 'v8', '[\"./a\"]', '2026-01-01T00:00:00Z',
+                 '2026-01-01T00:01:00Z', 'complete', 1, 1, 0, 100, 'glibc');
+             INSERT INTO configs VALUES (1, 1, 0, 'glibc', 'glibc', NULL, NULL, '[]');
+             INSERT INTO runs VALUES (1, 1, 1, 'ok', 0, NULL, 1.0, 0.5, 0.1, 1000, 10, 0,
+                 '/tmp/o', '/tmp/e', NULL, '[]', 0.0, '2026-01-01T00:00:00Z', 'stats', 0.01);
+             INSERT INTO samples (run_id, t_s, rss_bytes, vsz_bytes, processes, threads,
+                 minor_faults, major_faults, live_heap_bytes)
+                 VALUES (1, 0.0, 1000, 2000, 1, 1, 0, 0, 500);",
+        )?;
+    }
+    let store = Store::open(&path)?;
+    assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
+    let e = store.load_experiment(Some(1))?;
+    let sample = &e.configs[0].runs[0].record.samples[0];
+    assert_eq!(sample.live_heap_bytes, Some(500));
+    assert_eq!((sample.breakdown, sample.heapless_processes), (None, 0));
+    let columns: i64 = store.conn.query_row(
+        "SELECT count(*) FROM pragma_table_info('recording_samples')
+         WHERE name LIKE 'breakdown_%' OR name = 'heapless_processes'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(columns, 9);
+    Ok(())
+}

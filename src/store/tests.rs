@@ -104,8 +104,12 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
                 pss_estimated_processes: 2,
                 arenas_pid: Some(4321),
                 arenas_process: Some(crate::model::ProcessName::new("db_bench")),
-                breakdown: None,
-                heapless_processes: 0,
+                // Parts of distinct sizes: a column read into the wrong
+                // part shows.
+                breakdown: Some(crate::model::Breakdown::from_parts(
+                    [1, 2, 3, 4, 5, 6, 7, 8].map(|k| k << 16),
+                )),
+                heapless_processes: 1,
                 cgroup: None,
             },
         ],
