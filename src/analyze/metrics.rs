@@ -1,7 +1,9 @@
 //! Per-run figures from one run's samples: peak, time-weighted mean and final
 //! RSS, peak and mean PSS where PSS was read (and peak USS where USS was),
 //! and with the heap probe the live heap, the overhead ratio (RSS / live
-//! heap) and the most arenas.
+//! heap) and the most arenas; where the samples carry one, the memory
+//! breakdown time-weighted over the ticks that had it and at the tick of
+//! peak RSS among them.
 //!
 //! PSS is read sparsely (smaps_rollup is rationed by the sampler's CPU
 //! budget) while RSS is read every tick. So the PSS series is the dense RSS
@@ -10,7 +12,7 @@
 //! ticks it is exactly the PSS read; between them it follows RSS. Averaging
 //! only the sparse reads would miss what happened in between.
 
-use crate::model::{RunMetrics, RunRecord, Sample, StoredRun};
+use crate::model::{Breakdown, RunMetrics, RunRecord, Sample, StoredRun};
 
 /// A stored run's metrics: computed from its samples, or, for a run a file
 /// older than schema version 6 kept without samples, the values it stored.
@@ -38,7 +40,34 @@ pub fn run_metrics(record: &RunRecord) -> RunMetrics {
         final_rss_bytes: samples.last().map(|s: &Sample| s.rss_bytes).unwrap_or(0),
         peak_pss_bytes: pss.iter().map(|&(_, v)| v).max(),
         mean_pss_bytes: time_weighted_mean(&pss),
-        ..heap_metrics(samples)
+        ..breakdown_metrics(samples, heap_metrics(samples))
+    }
+}
+
+/// The breakdown's mean (each part time-weighted over the ticks that had a
+/// breakdown, so a part's mean is its share of the mean RSS over those
+/// ticks), its value at the tick of peak RSS among them (the first such
+/// tick), and the most processes without allocator figures; all `None`
+/// when no tick had a breakdown.
+fn breakdown_metrics(samples: &[Sample], metrics: RunMetrics) -> RunMetrics {
+    let with: Vec<&Sample> = samples.iter().filter(|s| s.breakdown.is_some()).collect();
+    let parts = |s: &Sample| s.breakdown.unwrap_or_default().parts();
+    let mut mean = [0u64; 8];
+    for (i, part) in mean.iter_mut().enumerate() {
+        let series: Vec<(f64, u64)> = with.iter().map(|s| (s.t_s, parts(s)[i])).collect();
+        *part = time_weighted_mean(&series).unwrap_or(0);
+    }
+    // `max_by_key` keeps the last of equals: reversed, the first.
+    let peak = with
+        .iter()
+        .rev()
+        .max_by_key(|s| s.rss_bytes)
+        .and_then(|s| s.breakdown);
+    RunMetrics {
+        breakdown_mean: peak.map(|_| Breakdown::from_parts(mean)),
+        breakdown_peak: peak,
+        heapless_processes_max: with.iter().map(|s| s.heapless_processes).max(),
+        ..metrics
     }
 }
 
@@ -250,6 +279,47 @@ mod tests {
         assert_eq!(
             (none.mean_live_heap_bytes, none.mean_overhead_ratio),
             (None, None)
+        );
+    }
+
+    #[test]
+    fn breakdown_mean_is_time_weighted_over_its_ticks_and_peak_is_at_peak_rss() {
+        let split = |t_s, live, other, heapless| Sample {
+            breakdown: Some(Breakdown {
+                live_heap_bytes: live,
+                other_anon_bytes: other,
+                file_bytes: 10,
+                ..Breakdown::default()
+            }),
+            heapless_processes: heapless,
+            ..sample(t_s, live + other + 10, None)
+        };
+        let m = run_metrics(&record(
+            vec![
+                // Before the probe published: no breakdown, not counted.
+                sample(0.0, 5000, None),
+                split(1.0, 100, 0, 0),
+                split(2.0, 300, 40, 1),
+                // 0.5 s at the new figures, then 2 s more.
+                split(2.5, 100, 20, 0),
+                split(4.5, 100, 20, 0),
+            ],
+            0,
+        ));
+        // live: (1*200 + 0.5*200 + 2*100) / 3.5 = 142.86; other: (1*20 +
+        // 0.5*30 + 2*20) / 3.5 = 21.43.
+        let mean = m.breakdown_mean.expect("a mean");
+        assert_eq!(
+            (mean.live_heap_bytes, mean.other_anon_bytes, mean.file_bytes),
+            (143, 21, 10)
+        );
+        let peak = m.breakdown_peak.expect("a peak");
+        assert_eq!((peak.live_heap_bytes, peak.other_anon_bytes), (300, 40));
+        assert_eq!(m.heapless_processes_max, Some(1));
+        let none = run_metrics(&record(vec![sample(0.0, 5, None)], 0));
+        assert_eq!(
+            (none.breakdown_mean, none.breakdown_peak, none.heapless_processes_max),
+            (None, None, None)
         );
     }
 
