@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,8 +33,13 @@
 /* Shared-memory layout: 64-bit little-endian words (PROTOCOL.md). */
 enum {
     W_MAGIC, W_SEQ, W_PID, W_MODE, W_SOURCE, W_LIVE, W_RESIDENT, W_RETAINED,
-    W_ARENAS, W_CPU_NS, W_POLLS, W_TRIMS, W_UPDATED_NS, W_POLL_COST_NS, W_WORDS
+    W_ARENAS, W_CPU_NS, W_POLLS, W_TRIMS, W_UPDATED_NS, W_POLL_COST_NS,
+    W_FREE, W_METADATA, W_THREADS, W_RECLAIMS, W_RECLAIM_RSS_BEFORE, W_RECLAIM_RSS_AFTER,
+    W_RECLAIM_START_NS, W_RECLAIM_END_NS, W_RECLAIM_USER_NS, W_RECLAIM_SYS_NS, W_WORDS
 };
+/* Written by allocscope, outside the seqlocked words: how many reclaims it
+ * asks for (PROTOCOL.md, "Reclaim requests"). */
+#define W_REQUEST 64
 #define SHM_MAGIC 0x315250434f4c4c41ull /* "ALLOCPR1" */
 #define SHM_BYTES 4096
 #define UNKNOWN UINT64_MAX
@@ -275,31 +282,96 @@ static void resolve_cxx(void) {
     CXX_DELETE_FORMS(RESOLVE_DELETE)
 }
 
-static int poll_counters(uint64_t *w) {
+static uint64_t counted_live(void) {
     int64_t live = atomic_load_explicit(&live_bytes, memory_order_relaxed);
-    w[W_LIVE] = live > 0 ? (uint64_t)live : 0;
-    w[W_SOURCE] = SRC_COUNT;
-    return MODE_COUNT;
+    return live > 0 ? (uint64_t)live : 0;
 }
-#else
-/* ---------------------------------------------------------------- stats */
+#endif
+
+/* ---------------------------------------------------------------- counters */
+/* The allocator's own accounting, read in both builds: in the count build
+ * the live heap comes from the count and the rest (free, metadata, arenas)
+ * from here. Nothing here runs on the workload's malloc paths, and the probe
+ * thread never calls malloc itself: glibc would give it an arena of its own
+ * and the arena count would be one too many. */
+typedef void (*mi_info_fn)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *,
+                           size_t *, size_t *);
 static int (*je_mallctl)(const char *, void *, size_t *, void *, size_t);
 static int (*gp_property)(const char *, size_t *);
 static struct mallinfo2 (*gl_mallinfo2)(void);
 static int (*gl_malloc_info)(int, FILE *);
+static mi_info_fn mi_info;
 static unsigned polls_since_arenas;
 static uint64_t glibc_arenas;
+static int arenas_due;        /* polls that must read the arena count */
+static uint64_t most_threads; /* the most threads seen so far */
+static int task_fd = -1;      /* /proc/self/task: its link count is the thread count */
 
 static void find_counters(void) {
     je_mallctl = dlsym(RTLD_DEFAULT, "mallctl");
     gp_property = dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
+    mi_info = (mi_info_fn)dlsym(RTLD_DEFAULT, "mi_process_info");
     /* glibc's counters only mean something when malloc is glibc's own. */
     Dl_info info;
+#ifdef ALLOCSCOPE_COUNT
+    void *m = (void *)real_malloc;
+#else
     void *m = dlsym(RTLD_DEFAULT, "malloc");
+#endif
     if (m && dladdr(m, &info) && info.dli_fname && strstr(info.dli_fname, "libc.so")) {
         gl_mallinfo2 = dlsym(RTLD_DEFAULT, "mallinfo2");
         gl_malloc_info = dlsym(RTLD_DEFAULT, "malloc_info");
     }
+}
+
+/* malloc_info's XML goes through a cookie stream that only counts
+ * `<heap nr=` (one per arena) as it passes: created once from the
+ * constructor, with a static buffer, so that reading it allocates nothing. */
+static const char HEAP_TAG[] = "<heap nr=";
+static unsigned heap_tag_matched;
+static uint64_t heap_tags;
+static char arena_buf[4096];
+static FILE *arena_stream;
+
+static ssize_t count_heap_tags(void *cookie, const char *buf, size_t size) {
+    (void)cookie;
+    for (size_t i = 0; i < size; i++) {
+        if (buf[i] == HEAP_TAG[heap_tag_matched]) heap_tag_matched++;
+        else heap_tag_matched = buf[i] == HEAP_TAG[0];
+        if (heap_tag_matched == sizeof HEAP_TAG - 1) {
+            heap_tags++;
+            heap_tag_matched = 0;
+        }
+    }
+    return (ssize_t)size;
+}
+
+static void open_arena_stream(void) {
+    if (!gl_malloc_info || arena_stream) return;
+    cookie_io_functions_t io = {NULL, count_heap_tags, NULL, NULL};
+    arena_stream = fopencookie(NULL, "w", io);
+    if (arena_stream) setvbuf(arena_stream, arena_buf, _IOFBF, sizeof arena_buf);
+}
+
+static uint64_t count_glibc_arenas(void) {
+    if (!arena_stream) return 0;
+    heap_tags = 0;
+    heap_tag_matched = 0;
+    gl_malloc_info(0, arena_stream);
+    fflush(arena_stream);
+    return heap_tags;
+}
+
+/* The process's thread count, for 0.5 µs: a new thread may bring a new arena. */
+static uint64_t thread_count(void) {
+    struct stat st;
+    if (task_fd < 0 || fstat(task_fd, &st) != 0 || st.st_nlink < 2) return 0;
+    return (uint64_t)st.st_nlink - 2;
+}
+
+static void open_task_dir(void) {
+    if (task_fd >= 0) close(task_fd);
+    task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 static uint64_t je_size(const char *name) {
@@ -312,60 +384,105 @@ static uint64_t gp_size(const char *name) {
     return gp_property(name, &v) ? (uint64_t)v : UNKNOWN;
 }
 
-/* Counts `<heap nr=` in malloc_info's XML: one per arena. */
-static uint64_t count_glibc_arenas(void) {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) return 0;
-    gl_malloc_info(0, f);
-    fclose(f);
-    uint64_t n = 0;
-    for (const char *s = text; s && (s = strstr(s, "<heap nr=")); s++) n++;
-    free(text);
-    return n;
+static uint64_t minus(uint64_t a, uint64_t b) {
+    if (a == UNKNOWN || b == UNKNOWN) return UNKNOWN;
+    return a > b ? a - b : 0;
 }
 
-static int poll_counters(uint64_t *w) {
-    if (je_mallctl) {
-        uint64_t epoch = 1;
-        size_t sz = sizeof epoch;
-        je_mallctl("epoch", &epoch, &sz, &epoch, sz);
-        w[W_LIVE] = je_size("stats.allocated");
-        w[W_RESIDENT] = je_size("stats.resident");
-        w[W_RETAINED] = je_size("stats.retained");
-        unsigned narenas = 0;
-        sz = sizeof narenas;
-        if (je_mallctl("arenas.narenas", &narenas, &sz, NULL, 0) == 0) w[W_ARENAS] = narenas;
-        w[W_SOURCE] = SRC_JEMALLOC;
-        return w[W_LIVE] == UNKNOWN ? MODE_NONE : MODE_STATS;
-    }
-    if (gp_property) {
-        uint64_t heap = gp_size("generic.heap_size");
-        uint64_t unmapped = gp_size("tcmalloc.pageheap_unmapped_bytes");
-        w[W_LIVE] = gp_size("generic.current_allocated_bytes");
-        if (heap != UNKNOWN && unmapped != UNKNOWN && heap >= unmapped) {
-            w[W_RESIDENT] = heap - unmapped;
-            w[W_RETAINED] = unmapped;
-        }
-        w[W_SOURCE] = SRC_GPERFTOOLS;
-        return w[W_LIVE] == UNKNOWN ? MODE_NONE : MODE_STATS;
-    }
-    if (gl_mallinfo2) {
-        struct mallinfo2 mi = gl_mallinfo2();
-        w[W_LIVE] = (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
-        /* malloc_info walks every arena too: every few polls is enough. */
-        if (gl_malloc_info && (glibc_arenas == 0 || ++polls_since_arenas >= 8)) {
-            glibc_arenas = count_glibc_arenas();
-            polls_since_arenas = 0;
-        }
-        if (glibc_arenas) w[W_ARENAS] = glibc_arenas;
-        w[W_SOURCE] = SRC_GLIBC;
-        return MODE_STATS;
-    }
-    return MODE_NONE;
+static uint64_t plus(uint64_t a, uint64_t b) {
+    return a == UNKNOWN || b == UNKNOWN ? UNKNOWN : a + b;
 }
+
+/* jemalloc: free = resident - allocated - metadata (dirty pages and the
+ * slack of active pages). */
+static void poll_jemalloc(uint64_t *w) {
+    uint64_t epoch = 1;
+    size_t sz = sizeof epoch;
+    je_mallctl("epoch", &epoch, &sz, &epoch, sz);
+    w[W_LIVE] = je_size("stats.allocated");
+    w[W_RESIDENT] = je_size("stats.resident");
+    w[W_RETAINED] = je_size("stats.retained");
+    w[W_METADATA] = je_size("stats.metadata");
+    w[W_FREE] = minus(w[W_RESIDENT], plus(w[W_LIVE], w[W_METADATA]));
+    unsigned narenas = 0;
+    sz = sizeof narenas;
+    if (je_mallctl("arenas.narenas", &narenas, &sz, NULL, 0) == 0) w[W_ARENAS] = narenas;
+    w[W_SOURCE] = SRC_JEMALLOC;
+}
+
+/* gperftools 2.10: free = page heap + central, transfer and thread caches;
+ * metadata = total_physical_bytes - (heap_size - unmapped), as its
+ * MallocExtension::GetStats text computes "Bytes in malloc metadata". */
+static void poll_gperftools(uint64_t *w) {
+    uint64_t heap = gp_size("generic.heap_size");
+    uint64_t unmapped = gp_size("tcmalloc.pageheap_unmapped_bytes");
+    w[W_LIVE] = gp_size("generic.current_allocated_bytes");
+    w[W_RESIDENT] = minus(heap, unmapped);
+    w[W_RETAINED] = unmapped;
+    w[W_FREE] = plus(plus(gp_size("tcmalloc.pageheap_free_bytes"),
+                          gp_size("tcmalloc.central_cache_free_bytes")),
+                     plus(gp_size("tcmalloc.transfer_cache_free_bytes"),
+                          gp_size("tcmalloc.thread_cache_free_bytes")));
+    w[W_METADATA] = minus(gp_size("generic.total_physical_bytes"), w[W_RESIDENT]);
+    w[W_SOURCE] = SRC_GPERFTOOLS;
+}
+
+/* glibc: live = uordblks + hblkhd, free = fordblks (free chunks in every
+ * arena, top chunks included, even where malloc_trim has madvised their
+ * pages away); the arena count from malloc_info, which walks every arena
+ * too: on the first poll, every 8th, while the thread count has just grown,
+ * and at exit. */
+static void poll_glibc(uint64_t *w, int final) {
+    struct mallinfo2 mi = gl_mallinfo2();
+    w[W_LIVE] = (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
+    w[W_FREE] = (uint64_t)mi.fordblks;
+    if (gl_malloc_info && (final || arenas_due || glibc_arenas == 0 || ++polls_since_arenas >= 8)) {
+        uint64_t n = count_glibc_arenas();
+        if (n) glibc_arenas = n;
+        polls_since_arenas = 0;
+        if (arenas_due) arenas_due--;
+    }
+    if (glibc_arenas) w[W_ARENAS] = glibc_arenas;
+    w[W_SOURCE] = SRC_GLIBC;
+}
+
+/* Fills the allocator's words; returns 0 when it has no counters we know. */
+static int poll_allocator(uint64_t *w, int final) {
+    uint64_t threads = thread_count();
+    w[W_THREADS] = threads;
+    if (threads > most_threads) {
+        /* Read the arenas now and at the next poll: a new thread makes its
+         * arena at its first malloc, which may come a little later. */
+        if (most_threads) arenas_due = 2;
+        most_threads = threads;
+    }
+    if (je_mallctl) poll_jemalloc(w);
+    else if (gp_property) poll_gperftools(w);
+    else if (gl_mallinfo2) poll_glibc(w, final);
+    else return 0;
+    return 1;
+}
+
+static int poll_counters(uint64_t *w, int final) {
+#ifdef ALLOCSCOPE_COUNT
+    poll_allocator(w, final);
+    w[W_LIVE] = counted_live();
+    if (mi_info && !je_mallctl && !gp_property && !gl_mallinfo2) {
+        /* mimalloc 2.0 (no counters of its own in Debian's build):
+         * current_commit is what its segments committed, whole segments
+         * at a time, so free = commit - live is an upper bound. */
+        size_t elapsed, user, sys, rss, peak_rss, commit, peak_commit, faults;
+        mi_info(&elapsed, &user, &sys, &rss, &peak_rss, &commit, &peak_commit, &faults);
+        w[W_RESIDENT] = commit;
+        w[W_FREE] = minus(commit, w[W_LIVE]);
+    }
+    w[W_SOURCE] = SRC_COUNT;
+    return MODE_COUNT;
+#else
+    if (!poll_allocator(w, final)) return MODE_NONE;
+    return w[W_LIVE] == UNKNOWN ? MODE_NONE : MODE_STATS;
 #endif
+}
 
 /* ---------------------------------------------------------------- common */
 static void publish(const uint64_t *w) {
@@ -399,44 +516,159 @@ static void open_shm(void) {
     atomic_store_explicit(&shm[W_MAGIC], SHM_MAGIC, memory_order_relaxed);
 }
 
+/* ---------------------------------------------------------------- reclaim */
+/* Asks the allocator to return what it holds, once per request: glibc
+ * malloc_trim(0), jemalloc's purge of every arena, gperftools
+ * ReleaseFreeMemory, mimalloc mi_collect(true). Resolved from the
+ * constructor, so the probe thread never calls dlsym (which may malloc). */
+static int (*gl_trim)(size_t);
+static void (*gp_release)(void);
+static void (*mi_collect_fn)(int);
+static int (*periodic_trim)(size_t); /* glibc:trim=DUR */
+static int reclaim_at_exit;
+static uint64_t reclaim_cpu_ns; /* the probe thread's CPU spent reclaiming */
+
+static void find_reclaim(void) {
+    gp_release = dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory");
+    mi_collect_fn = (void (*)(int))dlsym(RTLD_DEFAULT, "mi_collect");
+    if (gl_mallinfo2) gl_trim = dlsym(RTLD_DEFAULT, "malloc_trim");
+}
+
+/* The process's RSS from /proc/self/statm, without malloc; UNKNOWN if unread. */
+static uint64_t own_rss_bytes(void) {
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return UNKNOWN;
+    char text[128];
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0) return UNKNOWN;
+    text[n] = 0;
+    const char *p = strchr(text, ' ');
+    if (!p) return UNKNOWN;
+    uint64_t pages = strtoull(p + 1, NULL, 10);
+    return pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static int release_memory(void) {
+    if (je_mallctl) return je_mallctl("arena.4096.purge", NULL, NULL, NULL, 0) == 0; /* MALLCTL_ARENAS_ALL */
+    if (gp_release) { gp_release(); return 1; }
+    if (mi_collect_fn) { mi_collect_fn(1); return 1; }
+    if (gl_trim) { gl_trim(0); return 1; }
+    return 0;
+}
+
+/* One reclaim: RSS just before and after, and when, in the words. An
+ * allocator without a release call answers with unknown sizes. */
+static uint64_t timeval_ns(struct timeval tv) {
+    return (uint64_t)tv.tv_sec * 1000000000ull + (uint64_t)tv.tv_usec * 1000ull;
+}
+
+static void reclaim(uint64_t *w) {
+    uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+    struct rusage ru0, ru1;
+    int timed = getrusage(RUSAGE_THREAD, &ru0) == 0;
+    w[W_RECLAIM_START_NS] = now_ns(CLOCK_MONOTONIC);
+    uint64_t before = own_rss_bytes();
+    int done = release_memory();
+    uint64_t after = own_rss_bytes();
+    w[W_RECLAIM_END_NS] = now_ns(CLOCK_MONOTONIC);
+    /* Its CPU time, user and system apart, so that the run's own can leave it out. */
+    if (timed && getrusage(RUSAGE_THREAD, &ru1) == 0) {
+        w[W_RECLAIM_USER_NS] = timeval_ns(ru1.ru_utime) - timeval_ns(ru0.ru_utime);
+        w[W_RECLAIM_SYS_NS] = timeval_ns(ru1.ru_stime) - timeval_ns(ru0.ru_stime);
+    }
+    w[W_RECLAIM_RSS_BEFORE] = done ? before : UNKNOWN;
+    w[W_RECLAIM_RSS_AFTER] = done ? after : UNKNOWN;
+    w[W_RECLAIMS]++;
+    reclaim_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+}
+
+/* ---------------------------------------------------------------- probe thread */
+/* The words and the right to publish them belong to whoever holds the lock:
+ * the probe thread, or the exit handler for the last poll. */
+static pthread_mutex_t poll_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t words[W_WORDS];
+static int exiting;
+
+static void reset_words(void) {
+    for (int i = 0; i < W_WORDS; i++) words[i] = 0;
+    words[W_RESIDENT] = words[W_RETAINED] = words[W_FREE] = words[W_METADATA] = UNKNOWN;
+    words[W_RECLAIM_RSS_BEFORE] = words[W_RECLAIM_RSS_AFTER] = UNKNOWN;
+    words[W_PID] = (uint64_t)getpid();
+}
+
+/* One poll of the counters; returns its CPU cost. Called with the lock held. */
+static uint64_t poll_once(int final) {
+    uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+    words[W_MODE] = (uint64_t)poll_counters(words, final);
+    uint64_t cost = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    words[W_POLLS]++;
+    words[W_POLL_COST_NS] = cost;
+    return cost;
+}
+
+static void publish_now(void) {
+    uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+    words[W_CPU_NS] = cpu > reclaim_cpu_ns ? cpu - reclaim_cpu_ns : 0;
+    words[W_UPDATED_NS] = now_ns(CLOCK_MONOTONIC);
+    publish(words);
+}
+
+static uint64_t requested_reclaims(void) {
+    return shm ? atomic_load_explicit(&shm[W_REQUEST], memory_order_acquire) : 0;
+}
+
 static void *probe_main(void *arg) {
     (void)arg;
-    uint64_t w[W_WORDS];
-    for (int i = 0; i < W_WORDS; i++) w[i] = 0;
-    w[W_RESIDENT] = w[W_RETAINED] = UNKNOWN;
-    w[W_PID] = (uint64_t)getpid();
     uint64_t interval_ns = (uint64_t)interval_ms * 1000000ull;
     uint64_t trim_ns = (uint64_t)trim_ms * 1000000ull;
     uint64_t now = now_ns(CLOCK_MONOTONIC), next_poll = now, next_trim = now + trim_ns;
-    int (*trim)(size_t) = trim_ns ? (int (*)(size_t))dlsym(RTLD_DEFAULT, "malloc_trim") : NULL;
     for (;;) {
+        pthread_mutex_lock(&poll_lock);
+        if (exiting) {
+            pthread_mutex_unlock(&poll_lock);
+            return NULL;
+        }
         now = now_ns(CLOCK_MONOTONIC);
-        if (trim && now >= next_trim) {
-            trim(0);
-            w[W_TRIMS]++;
+        if (periodic_trim && now >= next_trim) {
+            periodic_trim(0);
+            words[W_TRIMS]++;
             next_trim = now + trim_ns;
         }
+        if (shm && words[W_RECLAIMS] < requested_reclaims()) reclaim(words);
         if (shm && now >= next_poll) {
-            uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-            w[W_MODE] = (uint64_t)poll_counters(w);
-            uint64_t cost = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-            w[W_POLLS]++;
-            w[W_POLL_COST_NS] = cost;
+            uint64_t cost = poll_once(0);
             /* Stay within the budget: a poll costing c waits at least c / budget. */
             uint64_t wait = (uint64_t)((double)cost / budget);
             next_poll = now + (wait > interval_ns ? wait : interval_ns);
         }
-        w[W_CPU_NS] = now_ns(CLOCK_THREAD_CPUTIME_ID);
-        w[W_UPDATED_NS] = now_ns(CLOCK_MONOTONIC);
-        publish(w);
+        publish_now();
+        pthread_mutex_unlock(&poll_lock);
+        /* Wake at least every interval: a reclaim request is answered
+         * within one, whatever the budget does to the polls. */
         uint64_t until = shm ? next_poll : next_trim;
-        if (trim && next_trim < until) until = next_trim;
+        if (shm && until > now + interval_ns) until = now + interval_ns;
+        if (trim_ns && next_trim < until) until = next_trim;
         now = now_ns(CLOCK_MONOTONIC);
         uint64_t nap = until > now ? until - now : 1000000ull;
         struct timespec ts = {(time_t)(nap / 1000000000ull), (long)(nap % 1000000000ull)};
         nanosleep(&ts, NULL);
     }
     return NULL;
+}
+
+/* At exit (main returned or exit() was called): one last poll, so that a
+ * short run's arenas are counted as they ended, then the reclaim test when
+ * the run asked for it at exit. The probe thread stops polling: the
+ * allocator may be torn down after us. */
+__attribute__((destructor)) static void probe_exit(void) {
+    if (!shm) return;
+    pthread_mutex_lock(&poll_lock);
+    exiting = 1;
+    poll_once(1);
+    if (reclaim_at_exit && words[W_RECLAIMS] == 0) reclaim(words);
+    publish_now();
+    pthread_mutex_unlock(&poll_lock);
 }
 
 /* The thread is detached (it never keeps the process alive) and blocks every
@@ -462,6 +694,11 @@ static void start_thread(void) {
 static void after_fork_child(void) {
     if (shm) munmap((void *)shm, SHM_BYTES);
     shm = NULL;
+    pthread_mutex_init(&poll_lock, NULL);
+    reset_words();
+    most_threads = 0;
+    reclaim_cpu_ns = 0;
+    open_task_dir();
     start_thread();
 }
 
@@ -476,9 +713,9 @@ static long env_long(const char *name, long fallback) {
 __attribute__((constructor)) static void probe_init(void) {
 #ifdef ALLOCSCOPE_COUNT
     resolve();
-#else
-    find_counters();
 #endif
+    find_counters();
+    find_reclaim();
     /* Initialise the allocator first, so that its own fork handlers are
      * registered before ours and run before ours in the child. */
     free(malloc(1));
@@ -489,7 +726,12 @@ __attribute__((constructor)) static void probe_init(void) {
     trim_ms = env_long("ALLOCSCOPE_PROBE_TRIM_MS", 0);
     long permille = env_long("ALLOCSCOPE_PROBE_BUDGET_PERMILLE", 10);
     budget = permille > 0 ? (double)permille / 1000.0 : 0.01;
+    if (trim_ms > 0) periodic_trim = dlsym(RTLD_DEFAULT, "malloc_trim");
+    reclaim_at_exit = env_long("ALLOCSCOPE_PROBE_RECLAIM_AT_EXIT", 0) > 0;
     if (!shm_dir[0] && trim_ms <= 0) return;
+    open_arena_stream();
+    open_task_dir();
+    reset_words();
     pthread_atfork(NULL, NULL, after_fork_child);
     start_thread();
 }

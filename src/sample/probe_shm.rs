@@ -1,6 +1,7 @@
 //! Reads what the heap probe publishes: one small shared-memory file per
-//! process, `<dir>/<pid>` (layout in probe/PROTOCOL.md), mapped read-only
-//! once and read under its seqlock on every tick. Files of processes that
+//! process, `<dir>/<pid>` (layout in probe/PROTOCOL.md), mapped once and
+//! read under its seqlock on every tick; allocscope writes one word of it,
+//! the reclaim request. Files of processes that
 //! have not started the probe yet, or never will, are simply absent.
 
 use std::collections::HashMap;
@@ -19,7 +20,17 @@ const W_RESIDENT: usize = 6;
 const W_RETAINED: usize = 7;
 const W_ARENAS: usize = 8;
 const W_CPU_NS: usize = 9;
-const WORDS: usize = 14;
+const W_FREE: usize = 14;
+const W_METADATA: usize = 15;
+const W_THREADS: usize = 16;
+const W_RECLAIMS: usize = 17;
+const W_RECLAIM_RSS_BEFORE: usize = 18;
+const W_RECLAIM_RSS_AFTER: usize = 19;
+const W_RECLAIM_START_NS: usize = 20;
+const W_RECLAIM_END_NS: usize = 21;
+const W_RECLAIM_USER_NS: usize = 22;
+const W_RECLAIM_SYS_NS: usize = 23;
+const WORDS: usize = 24;
 
 /// One process's reading, taken consistently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -31,7 +42,36 @@ pub struct ProbeReading {
     pub resident_bytes: Option<u64>,
     pub retained_bytes: Option<u64>,
     pub arenas: Option<u32>,
+    /// Resident memory the allocator holds that the program has freed
+    /// (glibc `fordblks`, jemalloc resident - allocated - metadata,
+    /// gperftools' free lists, mimalloc commit - live); PROTOCOL.md says
+    /// what each one counts.
+    pub free_bytes: Option<u64>,
+    /// The allocator's own bookkeeping, where it reports it (jemalloc,
+    /// gperftools).
+    pub metadata_bytes: Option<u64>,
+    /// The process's threads at the last poll (0 unknown).
+    pub threads: u64,
     pub cpu_ns: u64,
+    /// The last reclaim test this process answered, if any.
+    pub reclaim: Option<ReclaimReading>,
+}
+
+/// One process's answer to a reclaim request (PROTOCOL.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReclaimReading {
+    /// Reclaims done so far.
+    pub count: u64,
+    /// The process's RSS just before and just after; `None` when its
+    /// allocator has no call that returns memory.
+    pub rss_before_bytes: Option<u64>,
+    pub rss_after_bytes: Option<u64>,
+    /// CLOCK_MONOTONIC nanoseconds when it started and ended.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// The CPU time it cost the process, user and system.
+    pub user_ns: u64,
+    pub sys_ns: u64,
 }
 
 /// Decodes the words of one file; `None` unless it is a probe file whose
@@ -48,11 +88,23 @@ pub fn decode(words: &[u64; WORDS]) -> Option<ProbeReading> {
         resident_bytes: known(words[W_RESIDENT]),
         retained_bytes: known(words[W_RETAINED]),
         arenas: u32::try_from(words[W_ARENAS]).ok().filter(|&a| a > 0),
+        free_bytes: known(words[W_FREE]),
+        metadata_bytes: known(words[W_METADATA]),
+        threads: words[W_THREADS],
         cpu_ns: words[W_CPU_NS],
+        reclaim: (words[W_RECLAIMS] > 0).then(|| ReclaimReading {
+            count: words[W_RECLAIMS],
+            rss_before_bytes: known(words[W_RECLAIM_RSS_BEFORE]),
+            rss_after_bytes: known(words[W_RECLAIM_RSS_AFTER]),
+            start_ns: words[W_RECLAIM_START_NS],
+            end_ns: words[W_RECLAIM_END_NS],
+            user_ns: words[W_RECLAIM_USER_NS],
+            sys_ns: words[W_RECLAIM_SYS_NS],
+        }),
     })
 }
 
-/// A read-only shared mapping of one probe file.
+/// A shared mapping of one probe file: read, except the request word.
 #[derive(Debug)]
 struct Mapping {
     ptr: *const AtomicU64,
@@ -61,17 +113,21 @@ struct Mapping {
 impl Mapping {
     fn open(path: &Path) -> Option<Mapping> {
         use std::os::unix::io::AsRawFd;
-        let file = std::fs::File::open(path).ok()?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .ok()?;
         if file.metadata().ok()?.len() < MAP_BYTES as u64 {
             return None; // not sized yet
         }
-        // SAFETY: a fresh read-only shared mapping of a file at least
-        // MAP_BYTES long; the fd may be closed once mapped.
+        // SAFETY: a fresh shared mapping of a file at least MAP_BYTES
+        // long; the fd may be closed once mapped.
         let ptr = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 MAP_BYTES,
-                libc::PROT_READ,
+                libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_SHARED,
                 file.as_raw_fd(),
                 0,
@@ -83,7 +139,8 @@ impl Mapping {
     }
 
     fn word(&self, i: usize) -> &AtomicU64 {
-        // SAFETY: i < WORDS, inside the mapping, 8-byte aligned (page start).
+        // SAFETY: i <= W_REQUEST < MAP_BYTES / 8, inside the mapping, 8-byte
+        // aligned (page start).
         unsafe { &*self.ptr.add(i) }
     }
 
@@ -115,13 +172,18 @@ impl Drop for Mapping {
 
 /// The tree's heap at one tick: sums over the processes that published,
 /// except arenas, which belong to one process each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HeapTotals {
     pub live_heap_bytes: Option<u64>,
     pub allocator_resident_bytes: Option<u64>,
     pub allocator_retained_bytes: Option<u64>,
+    pub allocator_free_bytes: Option<u64>,
+    pub allocator_metadata_bytes: Option<u64>,
     /// The most arenas one process has, and its pid.
     pub arenas: Option<(u32, i32)>,
+    /// Each process's own reading (those with counters: mode stats or
+    /// count), to combine with its /proc figures.
+    pub processes: Vec<(i32, ProbeReading)>,
 }
 
 /// Reads every process's file in one run's shared-memory directory.
@@ -176,6 +238,9 @@ impl ProbeReader {
             add(&mut totals.live_heap_bytes, Some(reading.live_bytes));
             add(&mut totals.allocator_resident_bytes, reading.resident_bytes);
             add(&mut totals.allocator_retained_bytes, reading.retained_bytes);
+            add(&mut totals.allocator_free_bytes, reading.free_bytes);
+            add(&mut totals.allocator_metadata_bytes, reading.metadata_bytes);
+            totals.processes.push((pid, reading));
             // Among processes with as many arenas (a shell's probe thread
             // gives it a second one), the one holding the most live heap
             // is the workload.
@@ -238,6 +303,8 @@ mod tests {
         w[W_RESIDENT] = UNKNOWN;
         w[W_RETAINED] = 5;
         w[W_ARENAS] = 3;
+        w[W_FREE] = 40;
+        w[W_METADATA] = UNKNOWN;
         w
     }
 
@@ -248,6 +315,18 @@ mod tests {
         assert_eq!(
             (r.resident_bytes, r.retained_bytes, r.arenas),
             (None, Some(5), Some(3))
+        );
+        assert_eq!((r.free_bytes, r.metadata_bytes, r.reclaim), (Some(40), None, None));
+        let mut answered = words(1, 100);
+        answered[W_RECLAIMS] = 1;
+        answered[W_RECLAIM_RSS_BEFORE] = 900;
+        answered[W_RECLAIM_RSS_AFTER] = 300;
+        answered[W_RECLAIM_START_NS] = 10;
+        answered[W_RECLAIM_SYS_NS] = 4;
+        let reclaim = decode(&answered).and_then(|r| r.reclaim);
+        assert_eq!(
+            reclaim.map(|r| (r.rss_before_bytes, r.rss_after_bytes, r.start_ns, r.sys_ns)),
+            Some((Some(900), Some(300), 10, 4))
         );
         let mut bad = words(1, 1);
         bad[W_MAGIC] = 0;
@@ -270,6 +349,11 @@ mod tests {
         let mut reader = ProbeReader::new(dir.path().to_path_buf());
         let totals = reader.read(&[11, 12, 13]);
         assert_eq!(totals.live_heap_bytes, Some(1024));
+        assert_eq!(totals.allocator_free_bytes, Some(80));
+        assert_eq!(totals.allocator_metadata_bytes, None);
+        let pids: Vec<i32> = totals.processes.iter().map(|(pid, _)| *pid).collect();
+        assert_eq!(pids, vec![11, 12]);
+        assert_eq!(totals.processes[1].1.live_bytes, 24);
         assert_eq!(
             (totals.arenas, totals.allocator_resident_bytes),
             (Some((5, 12)), None)
