@@ -141,6 +141,11 @@ pub struct CompareArgs {
     /// else an address-space rlimit. Each run says which.
     #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<String>,
+    /// Each run in a memory cgroup of its own, for the tree's charge and
+    /// working set: auto (where the machine allows one; a note says why not
+    /// otherwise) or off (/proc alone; --memory-limit is then an rlimit).
+    #[arg(long, default_value = "auto", value_name = "auto|off", value_parser = ["auto", "off"])]
+    pub cgroup: String,
     /// The configuration the others are compared with (default: the first).
     #[arg(long, value_name = "CONFIG")]
     pub baseline: Option<String>,

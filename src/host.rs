@@ -32,6 +32,7 @@ pub fn capture() -> Host {
             .and_then(|text| parse_thp_mode(&text))
             .unwrap_or_default(),
         cgroup_memory_limit_bytes: cgroup_memory_limit_bytes(),
+        run_cgroup: None,
         hostname,
     }
 }

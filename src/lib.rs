@@ -4,6 +4,7 @@
 
 pub mod alloc;
 pub mod analyze;
+pub mod cgroup;
 pub mod cli;
 pub mod cluster;
 pub mod commands;

@@ -439,6 +439,10 @@ pub struct Host {
     /// The cgroup's memory.max, `None` when unlimited or unknown.
     pub cgroup_memory_limit_bytes: Option<u64>,
     pub hostname: String,
+    /// Whether each run had a memory cgroup of its own: `v2` or `v1`,
+    /// `off` (`--cgroup off`), or `none: WHY`; `None` when not recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_cgroup: Option<String>,
 }
 
 /// What identifies an experiment, as stored.

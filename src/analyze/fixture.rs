@@ -176,6 +176,7 @@ pub fn experiment() -> StoredExperiment {
                 cpus: 2,
                 thp: "madvise".to_string(),
                 cgroup_memory_limit_bytes: Some(4 << 30),
+                run_cgroup: None,
                 hostname: "box".to_string(),
             },
             runs_per_config: 5,

@@ -68,6 +68,9 @@ pub(crate) struct Session<'s> {
     config_ids: Vec<i64>,
     log_dir: PathBuf,
     probes: Vec<Option<crate::probe::ProbeLaunch>>,
+    /// Where each run's memory cgroup goes; `None` with `--cgroup off` or
+    /// where none can be made.
+    cgroup: Option<crate::cgroup::Parent>,
     program: ProgramFacts,
     progress: Progress,
     step: usize,
@@ -91,7 +94,9 @@ impl<'s> Session<'s> {
         let metrics = settings.metrics.map(serve_metrics).transpose()?;
         run::become_subreaper()?;
         let program = ProgramFacts::inspect(settings);
-        let info = experiment_info(settings, started_at);
+        let (cgroup, run_cgroup) = run_cgroup(settings.cgroup);
+        let mut info = experiment_info(settings, started_at);
+        info.host.run_cgroup = Some(run_cgroup);
         let (experiment_id, config_ids) = store.begin_experiment(&info, &settings.configs)?;
         for (key, value) in environment {
             store.set_environment(experiment_id, key, value)?;
@@ -116,6 +121,7 @@ impl<'s> Session<'s> {
             config_ids,
             log_dir,
             probes,
+            cgroup,
             program,
             progress,
             step: 0,
@@ -203,11 +209,31 @@ impl<'s> Session<'s> {
             linked_allocators: self.program.linked.clone(),
             marks: &settings.marks,
             memory_limit: settings.memory_limit,
+            cgroup: self.cgroup.as_ref(),
             probe: self.probes[planned.config].as_ref(),
             service: settings.service.as_ref(),
             on_sample: publish.as_ref().map(|p| p as run::OnSample),
         };
         run::execute(&launch, self.interrupt)
+    }
+}
+
+/// Where runs' memory cgroups go (none with `--cgroup off`, or where the
+/// machine allows none: then a one-line note says why and how to get one),
+/// and that in a word for the host record (`v1`, `v2`, `off`, `none: WHY`).
+fn run_cgroup(wanted: bool) -> (Option<crate::cgroup::Parent>, String) {
+    if !wanted {
+        return (None, "off".into());
+    }
+    match crate::cgroup::find() {
+        Ok(parent) => {
+            let version = parent.version.as_str().to_string();
+            (Some(parent), version)
+        }
+        Err(unavailable) => {
+            eprintln!("{}", unavailable.note());
+            (None, format!("none: {}", unavailable.reason))
+        }
     }
 }
 

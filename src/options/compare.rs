@@ -26,6 +26,9 @@ pub struct CompareSettings {
     pub timeout: Option<Duration>,
     /// `--memory-limit` in bytes.
     pub memory_limit: Option<u64>,
+    /// `--cgroup auto` (the default): each run in a memory cgroup of its
+    /// own where the machine allows one; false for `--cgroup off`.
+    pub cgroup: bool,
     pub baseline: String,
     pub name: Option<String>,
     pub db: PathBuf,
@@ -87,6 +90,7 @@ impl CompareSettings {
             interval,
             timeout,
             memory_limit,
+            cgroup: args.cgroup != "off",
             baseline,
             name: args.name.clone(),
             db: args.db.clone(),

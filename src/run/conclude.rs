@@ -1,12 +1,12 @@
 //! A run's status and message once its tree is gone, decided in order: the
 //! time limit or the main process's wait status (`status.rs`), a service's
-//! own verdict, OOM kills under `--memory-limit`, whether the allocator
+//! own verdict, OOM kills in the run's cgroup, whether the allocator
 //! loaded, then the heap probe's notes; and the allocators the workload
 //! mapped besides its configuration's.
 
+use super::containment::Containment;
 use super::ending::Ending;
 use super::launch::Launch;
-use super::limit::MemoryLimit;
 use super::service::ServiceRun;
 use super::settle::Checks;
 use super::status::{classify_wait_status, Classified};
@@ -19,7 +19,7 @@ pub(super) struct Ended<'a> {
     /// The main process's raw wait status, if the reaper reported it.
     pub main_status: Option<i32>,
     pub service: Option<ServiceRun<'a>>,
-    pub memory_limit: Option<MemoryLimit>,
+    pub containment: Containment,
     pub checks: Checks,
 }
 
@@ -40,7 +40,7 @@ pub(super) fn conclude(launch: &Launch, ended: Ended, sampler: &mut Sampler) -> 
         ending,
         main_status,
         service,
-        memory_limit,
+        containment,
         checks,
     } = ended;
     let classified = match (ending, main_status) {
@@ -74,9 +74,7 @@ pub(super) fn conclude(launch: &Launch, ended: Ended, sampler: &mut Sampler) -> 
         None => (classified, None),
     };
     let (mut status, exit_code, signal, mut message): Classified = classified;
-    if let Some(limit) = &memory_limit {
-        note_memory_limit(limit, &mut status, &mut message);
-    }
+    note_containment(&containment, &mut status, &mut message);
     let load = &checks.load;
     if status != RunStatus::Timeout && status != RunStatus::Oom {
         if let Some(reason) =
@@ -116,21 +114,33 @@ pub(super) fn conclude(launch: &Launch, ended: Ended, sampler: &mut Sampler) -> 
     }
 }
 
-/// An OOM kill makes the run `oom` (a timeout stays one); the limit is
-/// named in the message either way.
-fn note_memory_limit(limit: &MemoryLimit, status: &mut RunStatus, message: &mut Option<String>) {
-    let oom_kills = limit.oom_kills();
-    let described = limit.describe();
-    if oom_kills > 0 && *status != RunStatus::Timeout {
-        *status = RunStatus::Oom;
-        *message = Some(format!(
-            "the kernel's OOM killer ended {oom_kills} process(es); {described}"
-        ));
-    } else {
+/// An OOM kill makes the run `oom` (a timeout stays one); the limit, and
+/// a group that could not be made, are named in the message either way.
+fn note_containment(
+    containment: &Containment,
+    status: &mut RunStatus,
+    message: &mut Option<String>,
+) {
+    let mut append = |note: String| {
         *message = Some(
             message
                 .take()
-                .map_or(described.clone(), |m| format!("{m}; {described}")),
+                .map_or(note.clone(), |m| format!("{m}; {note}")),
         );
+    };
+    if let Some(error) = containment.group_error() {
+        append(format!("no memory cgroup for this run: {error}"));
+    }
+    let oom_kills = containment.oom_kills();
+    let described = containment.describe_limit();
+    if oom_kills > 0 && *status != RunStatus::Timeout {
+        *status = RunStatus::Oom;
+        let killed = format!("the kernel's OOM killer ended {oom_kills} process(es)");
+        *message = Some(match described {
+            Some(limit) => format!("{killed}; {limit}"),
+            None => killed,
+        });
+    } else if let Some(limit) = described {
+        append(limit);
     }
 }

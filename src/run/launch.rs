@@ -1,11 +1,11 @@
 //! What a run is given (`Launch`) and what it gives back (`Outcome`), and
-//! its start: the workload spawned under its configuration (with the memory
-//! limit and the heap probe when asked for), the reaper, a service's
+//! its start: the workload spawned under its configuration (in its memory
+//! cgroup, with the limit and the heap probe when asked for), the reaper, a service's
 //! phases and the stdout tap, all sending into one channel of `Event`s.
 
+use super::containment::Containment;
 use super::event::Event;
 use super::heap::HeapRun;
-use super::limit::MemoryLimit;
 use super::sampling::{OnSample, SamplingLoop};
 use super::service::{ServicePaths, ServiceRun};
 use super::{process, reaper, tap};
@@ -37,6 +37,9 @@ pub struct Launch<'a> {
     pub marks: &'a [regex::Regex],
     /// `--memory-limit` in bytes.
     pub memory_limit: Option<u64>,
+    /// Where the run's memory cgroup goes; `None` with `--cgroup off` or
+    /// where none can be made.
+    pub cgroup: Option<&'a crate::cgroup::Parent>,
     /// The heap probe, when the run loads it (`--heap`, or a trim setting).
     pub probe: Option<&'a crate::probe::ProbeLaunch>,
     /// `--server`: readiness, load, settle and stop.
@@ -56,7 +59,7 @@ pub(super) struct Spawned<'a> {
     /// The workload's main process.
     pub pid: i32,
     pub heap: Option<HeapRun>,
-    pub memory_limit: Option<MemoryLimit>,
+    pub containment: Containment,
     pub service: Option<ServiceRun<'a>>,
     pub events: mpsc::Receiver<Event>,
 }
@@ -69,7 +72,10 @@ pub(super) fn spawn<'a>(
 ) -> anyhow::Result<Spawned<'a>> {
     let stdout_file = std::fs::File::create(&launch.stdout_path)
         .with_context(|| format!("creating '{}'", launch.stdout_path.display()))?;
-    let memory_limit = launch.memory_limit.map(MemoryLimit::prepare);
+    let containment = Containment::prepare(launch.cgroup, launch.memory_limit);
+    if let Some(reader) = containment.group().and_then(|g| g.reader().ok()) {
+        sampling.sampler_mut().attach_cgroup(reader);
+    }
     let heap = launch.probe.map(HeapRun::new).transpose()?;
     let env = match &heap {
         Some(h) => h.env(&launch.config.env, launch.interval),
@@ -83,9 +89,7 @@ pub(super) fn spawn<'a>(
         launch.args,
         &env,
         &launch.stderr_path,
-        memory_limit
-            .as_ref()
-            .map(|l| Box::new(l.child_hook()) as Box<_>),
+        containment.child_hook(),
     )?;
     let (events_tx, events) = mpsc::channel();
     reaper::spawn_reaper(events_tx.clone())?;
@@ -106,7 +110,7 @@ pub(super) fn spawn<'a>(
     Ok(Spawned {
         pid,
         heap,
-        memory_limit,
+        containment,
         service,
         events,
     })

@@ -17,12 +17,12 @@
 //! file of the module imports from it.
 
 mod conclude;
+mod containment;
 mod ending;
 mod event;
 mod heap;
 mod interrupt;
 mod launch;
-mod limit;
 mod loaded;
 mod marks;
 pub(crate) mod process;
@@ -47,9 +47,9 @@ pub use values::extract_user_metrics;
 
 use crate::model::RunRecord;
 use conclude::{conclude, Ended};
+use containment::Containment;
 use ending::{Ender, Ending};
 use launch::Spawned;
-use limit::MemoryLimit;
 use loaded::LoadCheck;
 use reaper::Usage;
 use sampling::SamplingLoop;
@@ -65,7 +65,7 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
     let Spawned {
         pid,
         heap,
-        memory_limit,
+        containment,
         service,
         events,
     } = launch::spawn(launch, &mut sampling)?;
@@ -93,7 +93,7 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
     let record = finish(
         launch,
         supervisor,
-        memory_limit,
+        containment,
         started_at,
         ended_at - start,
     );
@@ -105,7 +105,7 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
 fn finish(
     launch: &Launch,
     supervisor: Supervisor,
-    memory_limit: Option<MemoryLimit>,
+    containment: Containment,
     started_at: String,
     wall: Duration,
 ) -> RunRecord {
@@ -120,11 +120,12 @@ fn finish(
         main_status,
         ..
     } = supervisor;
+    let cgroup_peak_kernel_bytes = containment.peak_bytes();
     let ended = Ended {
         ending: ender.ending(),
         main_status,
         service,
-        memory_limit,
+        containment,
         checks,
     };
     let concluded = conclude(launch, ended, sampling.sampler_mut());
@@ -152,6 +153,6 @@ fn finish(
         service: concluded.service,
         user_metrics: Default::default(),
         reclaim: None,
-        cgroup_peak_kernel_bytes: None,
+        cgroup_peak_kernel_bytes,
     }
 }

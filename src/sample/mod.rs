@@ -73,6 +73,8 @@ pub struct Sampler {
     probes: u64,
     ticks: u64,
     probe: Option<ProbeReader>,
+    /// The run's memory cgroup: the tree's total in one read.
+    cgroup: Option<crate::cgroup::Reader>,
     estimator: PssEstimator,
     /// Every process's PSS on the last tick, by kind.
     processes: Vec<ProcessPss>,
@@ -107,6 +109,7 @@ impl Sampler {
             probes: 0,
             ticks: 0,
             probe: None,
+            cgroup: None,
             estimator: PssEstimator::default(),
             processes: Vec::new(),
         }
@@ -115,6 +118,18 @@ impl Sampler {
     /// Reads the heap probe's files on every tick from now on.
     pub fn attach_probe(&mut self, reader: ProbeReader) {
         self.probe = Some(reader);
+    }
+
+    /// Reads the run's memory cgroup on every tick from now on.
+    pub fn attach_cgroup(&mut self, reader: crate::cgroup::Reader) {
+        self.cgroup = Some(reader);
+    }
+
+    /// Whether each tick reads the tree's total from a cgroup (every page
+    /// once, whatever the number of processes), so per-process reads are
+    /// needed only for shares.
+    pub fn cgroup_attached(&self) -> bool {
+        self.cgroup.is_some()
     }
 
     /// The probes' CPU seconds and the mode that gave numbers, once the
@@ -168,6 +183,7 @@ impl Sampler {
         self.kept.retain(pids);
         self.estimator.retain(&tick.tree);
         self.read_heap(&tick.live, &mut sample);
+        sample.cgroup = self.cgroup.as_mut().and_then(crate::cgroup::Reader::read);
         let cheap_cost_s = (thread_cpu_seconds() - cpu_start_s).max(0.0);
         self.tokens_s -= cheap_cost_s;
 

@@ -170,6 +170,7 @@ impl Store {
                 "thp" => host.thp = value,
                 "cgroup_memory_limit_bytes" => host.cgroup_memory_limit_bytes = value.parse().ok(),
                 "hostname" => host.hostname = value,
+                "run_cgroup" => host.run_cgroup = Some(value).filter(|v| !v.is_empty()),
                 _ => {}
             }
         }
@@ -216,7 +217,8 @@ impl Store {
         let mut stmt = self.conn.prepare(
             "SELECT id, idx, status, exit_code, signal, wall_s, user_s, sys_s, max_hwm_bytes,
                     minor_faults, major_faults, stdout_path, stderr_path, message,
-                    linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s
+                    linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s,
+                    cgroup_peak_kernel_bytes
              FROM runs WHERE config_id = ?1 ORDER BY idx, id",
         )?;
         let rows = stmt
@@ -362,7 +364,7 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         service: None,
         user_metrics: Default::default(),
         reclaim: None,
-        cgroup_peak_kernel_bytes: None,
+        cgroup_peak_kernel_bytes: opt_u64_at(r, "cgroup_peak_kernel_bytes")?,
     };
     Ok((
         r.get("id")?,

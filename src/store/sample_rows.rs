@@ -5,7 +5,7 @@
 //! none.
 
 use super::convert::{opt_i64, opt_u64_at, to_i64, u64_at};
-use crate::model::{Breakdown, ProcessName, Sample};
+use crate::model::{Breakdown, CgroupSample, ProcessName, Sample};
 use anyhow::Result;
 use rusqlite::types::Value;
 use rusqlite::Row;
@@ -17,9 +17,11 @@ pub(super) const COLUMNS: &str = "t_s, rss_bytes, pss_bytes, uss_bytes, swap_byt
      arenas_pid, arenas_process, heapless_processes, breakdown_live_heap_bytes, \
      breakdown_allocator_free_bytes, breakdown_allocator_metadata_bytes, \
      breakdown_huge_pages_bytes, breakdown_lazy_free_bytes, breakdown_other_anon_bytes, \
-     breakdown_file_bytes, breakdown_shmem_bytes";
+     breakdown_file_bytes, breakdown_shmem_bytes, cgroup_charge_bytes, \
+     cgroup_working_set_bytes, cgroup_anon_bytes, cgroup_file_bytes, cgroup_shmem_bytes, \
+     cgroup_kernel_bytes, cgroup_huge_pages_bytes";
 
-const COUNT: usize = 26;
+const COUNT: usize = 33;
 
 /// The breakdown's columns, in the order of `Breakdown::KEYS`.
 const BREAKDOWN: [&str; 8] = [
@@ -79,7 +81,42 @@ pub(super) fn values(owner: i64, s: &Sample) -> Result<Vec<Value>> {
         }
         None => values.extend([(); 8].map(|_| Value::Null)),
     }
+    values.extend(cgroup_values(s.cgroup.as_ref())?);
     Ok(values)
+}
+
+/// The cgroup's columns of a sample, NULL for a run without a group.
+fn cgroup_values(cgroup: Option<&CgroupSample>) -> Result<[Value; 7]> {
+    let Some(c) = cgroup else {
+        return Ok(std::array::from_fn(|_| Value::Null));
+    };
+    let int = |v: u64, what: &str| to_i64(v, what).map(Value::Integer);
+    Ok([
+        int(c.charge_bytes, "cgroup_charge_bytes")?,
+        int(c.working_set_bytes, "cgroup_working_set_bytes")?,
+        int(c.anon_bytes, "cgroup_anon_bytes")?,
+        int(c.file_bytes, "cgroup_file_bytes")?,
+        int(c.shmem_bytes, "cgroup_shmem_bytes")?,
+        int(c.kernel_bytes, "cgroup_kernel_bytes")?,
+        int(c.huge_pages_bytes, "cgroup_huge_pages_bytes")?,
+    ])
+}
+
+/// The cgroup's columns of a row: present when the charge is.
+fn cgroup_from_row(r: &Row<'_>) -> rusqlite::Result<Option<CgroupSample>> {
+    let Some(charge_bytes) = opt_u64_at(r, "cgroup_charge_bytes")? else {
+        return Ok(None);
+    };
+    let part = |name| opt_u64_at(r, name).map(Option::unwrap_or_default);
+    Ok(Some(CgroupSample {
+        charge_bytes,
+        working_set_bytes: part("cgroup_working_set_bytes")?,
+        anon_bytes: part("cgroup_anon_bytes")?,
+        file_bytes: part("cgroup_file_bytes")?,
+        shmem_bytes: part("cgroup_shmem_bytes")?,
+        kernel_bytes: part("cgroup_kernel_bytes")?,
+        huge_pages_bytes: part("cgroup_huge_pages_bytes")?,
+    }))
 }
 
 /// The breakdown's columns of a row: `None` when they are NULL.
@@ -118,6 +155,6 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Sample> {
             .map(|n| ProcessName::new(&n)),
         breakdown: breakdown_at(r)?,
         heapless_processes: r.get("heapless_processes")?,
-        cgroup: None,
+        cgroup: cgroup_from_row(r)?,
     })
 }

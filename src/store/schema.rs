@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 9;
+pub const SCHEMA_VERSION: u32 = 10;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -269,6 +269,27 @@ ALTER TABLE recording_samples ADD COLUMN breakdown_file_bytes INTEGER;
 ALTER TABLE recording_samples ADD COLUMN breakdown_shmem_bytes INTEGER;
 ";
 
+/// Version 10: the run's memory cgroup, per sample in both sample tables
+/// (the charge, the working set and `memory.stat`'s parts; NULL for a run
+/// without a group) and per run (the kernel's own peak of the charge).
+const V10: &str = "
+ALTER TABLE samples ADD COLUMN cgroup_charge_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN cgroup_working_set_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN cgroup_anon_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN cgroup_file_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN cgroup_shmem_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN cgroup_kernel_bytes INTEGER;
+ALTER TABLE samples ADD COLUMN cgroup_huge_pages_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN cgroup_charge_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN cgroup_working_set_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN cgroup_anon_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN cgroup_file_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN cgroup_shmem_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN cgroup_kernel_bytes INTEGER;
+ALTER TABLE recording_samples ADD COLUMN cgroup_huge_pages_bytes INTEGER;
+ALTER TABLE runs ADD COLUMN cgroup_peak_kernel_bytes INTEGER;
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -326,6 +347,9 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
         8 => conn
             .execute_batch(V9)
             .context("adding the breakdown columns")?,
+        9 => conn
+            .execute_batch(V10)
+            .context("adding the memory cgroup's columns")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())

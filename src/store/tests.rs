@@ -19,6 +19,7 @@ fn info() -> ExperimentInfo {
             cpus: 2,
             thp: "madvise".into(),
             cgroup_memory_limit_bytes: Some(4 << 30),
+            run_cgroup: Some("v1".into()),
             hostname: "box".into(),
         },
         runs_per_config: 3,
@@ -110,7 +111,15 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
                     [1, 2, 3, 4, 5, 6, 7, 8].map(|k| k << 16),
                 )),
                 heapless_processes: 1,
-                cgroup: None,
+                cgroup: Some(crate::model::CgroupSample {
+                    charge_bytes: 3 << 20,
+                    working_set_bytes: 5 << 19,
+                    anon_bytes: 2 << 20,
+                    file_bytes: 1 << 20,
+                    shmem_bytes: 1 << 18,
+                    kernel_bytes: 1 << 17,
+                    huge_pages_bytes: 0,
+                }),
             },
         ],
         markers: vec![
@@ -146,7 +155,7 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
         user_metrics: [("ops".to_string(), 1234.5)].into_iter().collect(),
         started_at: "2026-01-02T03:04:06Z".into(),
         reclaim: None,
-        cgroup_peak_kernel_bytes: None,
+        cgroup_peak_kernel_bytes: Some(7 << 20),
     }
 }
 

@@ -120,7 +120,7 @@ fn insert_environment(conn: &Connection, experiment_id: i64, info: &ExperimentIn
         .as_ref()
         .map(serde_json::to_string)
         .transpose()?;
-    let env: [(&str, Option<String>); 8] = [
+    let env: [(&str, Option<String>); 9] = [
         ("kernel", Some(host.kernel.clone())),
         ("glibc", Some(host.glibc.clone())),
         ("cpus", Some(host.cpus.to_string())),
@@ -130,6 +130,7 @@ fn insert_environment(conn: &Connection, experiment_id: i64, info: &ExperimentIn
             host.cgroup_memory_limit_bytes.map(|b| b.to_string()),
         ),
         ("hostname", Some(host.hostname.clone())),
+        ("run_cgroup", host.run_cgroup.clone()),
         ("marks", Some(serde_json::to_string(&info.marks)?)),
         ("service", service),
     ];
@@ -184,11 +185,12 @@ fn insert_run(conn: &Connection, config_id: i64, record: &RunRecord) -> Result<i
     conn.execute(
         "INSERT INTO runs (config_id, idx, status, exit_code, signal, wall_s, user_s, sys_s,
              max_hwm_bytes, minor_faults, major_faults, stdout_path, stderr_path, message,
-             linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s)
+             linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s,
+             cgroup_peak_kernel_bytes)
          VALUES (:config_id, :idx, :status, :exit_code, :signal, :wall_s, :user_s, :sys_s,
              :max_hwm_bytes, :minor_faults, :major_faults, :stdout_path, :stderr_path,
              :message, :linked_allocators, :sampler_cpu_s, :started_at, :probe_mode,
-             :probe_cpu_s)",
+             :probe_cpu_s, :cgroup_peak_kernel_bytes)",
         rusqlite::named_params! {
             ":config_id": config_id,
             ":idx": record.index,
@@ -209,6 +211,10 @@ fn insert_run(conn: &Connection, config_id: i64, record: &RunRecord) -> Result<i
             ":started_at": record.started_at,
             ":probe_mode": record.probe_mode,
             ":probe_cpu_s": record.probe_cpu_s,
+            ":cgroup_peak_kernel_bytes": opt_i64(
+                record.cgroup_peak_kernel_bytes,
+                "cgroup_peak_kernel_bytes"
+            )?,
         },
     )?;
     Ok(conn.last_insert_rowid())
