@@ -34,6 +34,7 @@ pub fn capture() -> Host {
         cgroup_memory_limit_bytes: cgroup_memory_limit_bytes(),
         run_cgroup: None,
         hostname,
+        cpus_emulated: None,
     }
 }
 

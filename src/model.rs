@@ -443,6 +443,47 @@ pub struct Host {
     /// `off` (`--cgroup off`), or `none: WHY`; `None` when not recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_cgroup: Option<String>,
+    /// `--cpus N`: the host the allocators were sized for; `None` without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_emulated: Option<CpuEmulation>,
+}
+
+/// `compare --cpus N`: each allocator's CPU-derived defaults set as on a
+/// host of N CPUs, and whether the workload also ran on N CPUs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuEmulation {
+    /// N.
+    pub cpus: u32,
+    /// The workload was pinned to N of this machine's CPUs. False when N is
+    /// more than it has: the allocators' sizing is emulated, CPU contention
+    /// is not.
+    pub pinned: bool,
+    /// What each configuration's allocator was given, in configuration order.
+    pub configs: Vec<CpuSizing>,
+}
+
+/// What `--cpus` did to one configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuSizing {
+    pub config: String,
+    pub action: CpuSizingAction,
+    /// The setting given or kept, as the configuration spells its keys
+    /// (`arena_max=128`); `None` for `none` and `unknown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CpuSizingAction {
+    /// The CPU-derived setting was given as on N CPUs.
+    Set,
+    /// The configuration sets it itself, and keeps its own.
+    Kept,
+    /// The allocator sizes nothing by the CPU count (tcmalloc, mimalloc).
+    None,
+    /// A user library: what it derives from the CPU count is not known.
+    Unknown,
 }
 
 /// What identifies an experiment, as stored.

@@ -178,6 +178,7 @@ pub fn experiment() -> StoredExperiment {
                 cgroup_memory_limit_bytes: Some(4 << 30),
                 run_cgroup: None,
                 hostname: "box".to_string(),
+                cpus_emulated: None,
             },
             runs_per_config: 5,
             warmup: 1,

@@ -171,6 +171,9 @@ impl Store {
                 "cgroup_memory_limit_bytes" => host.cgroup_memory_limit_bytes = value.parse().ok(),
                 "hostname" => host.hostname = value,
                 "run_cgroup" => host.run_cgroup = Some(value).filter(|v| !v.is_empty()),
+                "cpus_emulated" if !value.is_empty() => {
+                    host.cpus_emulated = Some(parse_json(&value, "cpus_emulated")?);
+                }
                 _ => {}
             }
         }

@@ -21,6 +21,16 @@ fn info() -> ExperimentInfo {
             cgroup_memory_limit_bytes: Some(4 << 30),
             run_cgroup: Some("v1".into()),
             hostname: "box".into(),
+            // Round-trips through the environment entry `cpus_emulated`.
+            cpus_emulated: Some(crate::model::CpuEmulation {
+                cpus: 16,
+                pinned: false,
+                configs: vec![crate::model::CpuSizing {
+                    config: "glibc".into(),
+                    action: crate::model::CpuSizingAction::Set,
+                    setting: Some("arena_max=128".into()),
+                }],
+            }),
         },
         runs_per_config: 3,
         warmup: 1,

@@ -120,7 +120,12 @@ fn insert_environment(conn: &Connection, experiment_id: i64, info: &ExperimentIn
         .as_ref()
         .map(serde_json::to_string)
         .transpose()?;
-    let env: [(&str, Option<String>); 9] = [
+    let cpus_emulated = host
+        .cpus_emulated
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()?;
+    let env: [(&str, Option<String>); 10] = [
         ("kernel", Some(host.kernel.clone())),
         ("glibc", Some(host.glibc.clone())),
         ("cpus", Some(host.cpus.to_string())),
@@ -131,6 +136,7 @@ fn insert_environment(conn: &Connection, experiment_id: i64, info: &ExperimentIn
         ),
         ("hostname", Some(host.hostname.clone())),
         ("run_cgroup", host.run_cgroup.clone()),
+        ("cpus_emulated", cpus_emulated),
         ("marks", Some(serde_json::to_string(&info.marks)?)),
         ("service", service),
     ];
