@@ -11,12 +11,13 @@ use std::collections::HashMap;
 use std::io::Write;
 
 const KINDS: [&str; 3] = ["anon", "file", "shmem"];
-const SOURCES: [PssSource; 5] = [
+const SOURCES: [PssSource; 6] = [
     PssSource::Read,
     PssSource::Own,
     PssSource::Parent,
     PssSource::Tree,
     PssSource::Rss,
+    PssSource::Scaled,
 ];
 
 /// Signed and absolute error, summed over ticks.
@@ -77,6 +78,7 @@ fn source_name(s: PssSource) -> &'static str {
         PssSource::Parent => "parent",
         PssSource::Tree => "tree",
         PssSource::Rss => "rss",
+        PssSource::Scaled => "scaled",
     }
 }
 

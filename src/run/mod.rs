@@ -129,6 +129,11 @@ fn finish(
         checks,
     };
     let concluded = conclude(launch, ended, sampling.sampler_mut());
+    // A big tree's sampling says what it thinned, after any other note.
+    let message = match (concluded.message, sampling.thinning_note()) {
+        (Some(m), Some(note)) => Some(format!("{m}; {note}")),
+        (m, note) => m.or(note),
+    };
     RunRecord {
         index: launch.index,
         status: concluded.status,
@@ -144,7 +149,7 @@ fn finish(
         markers: marks.into_markers(),
         stdout_path: launch.stdout_path.clone(),
         stderr_path: launch.stderr_path.clone(),
-        message: concluded.message,
+        message,
         linked_allocators: concluded.linked_allocators,
         sampler_cpu_s: sampling.sampler().cpu_seconds(),
         started_at,

@@ -105,7 +105,7 @@ impl SamplingLoop {
     /// to the budget, without sampling: for checks that look between ticks.
     pub fn walk_charged(&mut self, inspect: impl FnOnce(&mut Vec<i32>)) -> Vec<i32> {
         let cpu_before = thread_cpu_seconds();
-        let mut pids = self.walker.walk();
+        let mut pids = self.walker.walk_rationed();
         inspect(&mut pids);
         self.sampler.charge(thread_cpu_seconds() - cpu_before);
         pids
@@ -124,6 +124,18 @@ impl SamplingLoop {
             self.sampler.sample_with_pss(&pids, t_s)
         } else {
             self.sampler.sample(&pids, t_s)
+        })
+    }
+
+    /// What sampling thinned over the run on a big tree, in words: how
+    /// often the tree was walked, and the sampler's own note.
+    pub fn thinning_note(&self) -> Option<String> {
+        let note = self.sampler.thinning_note()?;
+        let (walks, reused) = (self.walker.walks, self.walker.reused);
+        Some(if reused > 0 {
+            format!("{note}; tree walked on {walks} of {} ticks", walks + reused)
+        } else {
+            note
         })
     }
 

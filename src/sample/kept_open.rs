@@ -3,8 +3,11 @@
 //! file, which dominate the cheap reads on a virtual machine; a kept file is
 //! re-read from offset 0 (procfs regenerates it). A process that exited makes
 //! the read fail (ESRCH), so a reused pid is reopened, never read stale.
+//! A big tree keeps thousands open (three files a process); past the
+//! process's limit on open files a file is read once and closed, as
+//! before keeping, rather than taken for a process that is gone.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
@@ -12,6 +15,9 @@ use std::os::unix::fs::FileExt;
 pub struct KeptOpen {
     files: HashMap<(i32, &'static str), File>,
     buffer: Vec<u8>,
+    /// How many files may be kept, once opening one failed for the limit
+    /// on open files: half of what was kept then.
+    cap: Option<usize>,
 }
 
 impl KeptOpen {
@@ -29,17 +35,38 @@ impl KeptOpen {
             Some(len) => len,
             None => {
                 self.files.remove(&key);
-                let file = File::open(format!("/proc/{pid}/{name}")).ok()?;
+                let file = self.open(&format!("/proc/{pid}/{name}"))?;
                 let len = read_whole(&file, &mut self.buffer)?;
-                self.files.insert(key, file);
+                if self.cap.is_none_or(|cap| self.files.len() < cap) {
+                    self.files.insert(key, file);
+                }
                 len
             }
         };
         std::str::from_utf8(&self.buffer[..len]).ok()
     }
 
+    /// Opens `path`; at the limit on open files, closes half of those kept
+    /// and keeps no more than that from then on.
+    fn open(&mut self, path: &str) -> Option<File> {
+        match File::open(path) {
+            Ok(file) => Some(file),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
+                let cap = self.files.len() / 2;
+                let closed: Vec<(i32, &'static str)> =
+                    self.files.keys().skip(cap).copied().collect();
+                for key in closed {
+                    self.files.remove(&key);
+                }
+                self.cap = Some(cap);
+                File::open(path).ok()
+            }
+            Err(_) => None,
+        }
+    }
+
     /// Closes the files of processes not in `live`.
-    pub fn retain(&mut self, live: &[i32]) {
+    pub fn retain(&mut self, live: &HashSet<i32>) {
         self.files.retain(|(pid, _), _| live.contains(pid));
     }
 }
@@ -87,7 +114,7 @@ mod tests {
             kept.read(pid, "stat").is_none(),
             "a reaped process reads as gone"
         );
-        kept.retain(&[own]);
+        kept.retain(&HashSet::from([own]));
         assert_eq!(kept.files.len(), 1);
     }
 }

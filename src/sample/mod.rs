@@ -23,18 +23,22 @@
 //! tick also reads every process's shared-memory file (`probe_shm`) for
 //! the live heap.
 
+mod counters;
+mod cpu_time;
 mod kept_open;
 pub mod maps;
 pub mod probe_shm;
 pub mod proc;
 mod pss_estimate;
+mod scaled_reads;
 pub mod tree;
 
 use crate::model::{ProcessName, Sample};
-use kept_open::KeptOpen;
+use counters::Counters;
+pub use cpu_time::thread_cpu_seconds;
 use proc::{Rollup, RssParts};
 pub use pss_estimate::PssSource;
-use pss_estimate::{Live, PssEstimator};
+use pss_estimate::{Live, PssEstimator, ScaledPss};
 use std::time::{Duration, Instant};
 
 pub use maps::{is_mapped, mapped_paths};
@@ -53,11 +57,15 @@ const PSS_FLOOR_SHARE: f64 = 0.2;
 /// The most CPU time the bucket saves up, so a quiet spell cannot buy a
 /// burst of PSS passes.
 const MAX_SAVED_CPU: Duration = Duration::from_millis(20);
+/// Share of the budget the cheap reads of a big tree may spend a tick
+/// (`counters`); the walk has its own (`tree::WALK_CORE_SHARE`), and PSS
+/// reads what is left.
+const CHEAP_SHARE: f64 = 0.35;
 
 /// Reads /proc for a set of pids, one `sample()` per tick.
 #[derive(Debug)]
 pub struct Sampler {
-    kept: KeptOpen,
+    counters: Counters,
     budget_fraction: f64,
     /// CPU seconds the sampler may still spend (may go negative).
     tokens_s: f64,
@@ -76,6 +84,17 @@ pub struct Sampler {
     /// The run's memory cgroup: the tree's total in one read.
     cgroup: Option<crate::cgroup::Reader>,
     estimator: PssEstimator,
+    /// A full pass is due at once: the first, and the first after a big
+    /// tree's scaled reads (`scaled_reads`) gave way to full passes again.
+    full_pass_due: bool,
+    /// Big trees: a few processes read at a time, scaled to their class.
+    scaled: Option<ScaledPss>,
+    /// CPU seconds of one process's smaps_rollup, on average; `None`
+    /// before the first.
+    rollup_cost_s: Option<f64>,
+    /// Processes read alone by `scaled`, and the ticks it estimated.
+    scaled_reads: u64,
+    scaled_ticks: u64,
     /// Every process's PSS on the last tick, by kind.
     processes: Vec<ProcessPss>,
 }
@@ -97,7 +116,7 @@ impl Sampler {
     /// e.g. 0.01 for 1%.
     pub fn new(budget_fraction: f64) -> Sampler {
         Sampler {
-            kept: KeptOpen::default(),
+            counters: Counters::default(),
             budget_fraction: budget_fraction.max(0.0),
             tokens_s: 0.0,
             floor_tokens_s: 0.0,
@@ -111,6 +130,11 @@ impl Sampler {
             probe: None,
             cgroup: None,
             estimator: PssEstimator::default(),
+            full_pass_due: true,
+            scaled: None,
+            rollup_cost_s: None,
+            scaled_reads: 0,
+            scaled_ticks: 0,
             processes: Vec::new(),
         }
     }
@@ -173,23 +197,39 @@ impl Sampler {
 
     fn sample_inner(&mut self, pids: &[i32], t_s: f64, force_pss: bool) -> Sample {
         let cpu_start_s = thread_cpu_seconds();
-        self.refill(Instant::now());
+        let now = Instant::now();
+        // What the cheap reads may spend: their share of what the budget
+        // gave since the last tick.
+        let allowance_s = self
+            .last_fill
+            .map(|last| CHEAP_SHARE * self.budget_fraction * (now - last).as_secs_f64());
+        self.refill(now);
         let mut sample = Sample {
             t_s,
             ..Sample::default()
         };
         self.processes.clear();
-        let tick = self.read_counters(pids, &mut sample);
-        self.kept.retain(pids);
-        self.estimator.retain(&tick.tree);
+        let tick = self.read_counters(pids, allowance_s, &mut sample);
         self.read_heap(&tick.live, &mut sample);
         sample.cgroup = self.cgroup.as_mut().and_then(crate::cgroup::Reader::read);
         let cheap_cost_s = (thread_cpu_seconds() - cpu_start_s).max(0.0);
         self.tokens_s -= cheap_cost_s;
+        if self.choose_scaled(tick.tree.len()) {
+            self.scaled_tick(&tick, force_pss, &mut sample);
+        } else {
+            self.full_tick(&tick, force_pss, &mut sample);
+        }
+        self.ticks += 1;
+        self.cpu_s += (thread_cpu_seconds() - cpu_start_s).max(0.0);
+        sample
+    }
 
-        let force = self.pss_reads == 0 || force_pss;
-        if let Some(payer) = self.pass_payer(&tick, force) {
-            self.full_pass(&tick, payer, &mut sample);
+    /// A tick of a tree read in full passes, estimated between them.
+    fn full_tick(&mut self, tick: &Counted, force_pss: bool, sample: &mut Sample) {
+        self.estimator.retain(&tick.tree);
+        let force = self.full_pass_due || force_pss;
+        if let Some(payer) = self.pass_payer(tick, force) {
+            self.full_pass(tick, payer, sample);
         }
         if sample.pss_bytes.is_none() && !tick.live.is_empty() && tick.split_known {
             self.processes.clear();
@@ -198,31 +238,24 @@ impl Sampler {
             sample.pss_bytes = Some(self.estimate_pss(&tick.tree));
             sample.pss_estimated_processes = u32::try_from(tick.live.len()).unwrap_or(u32::MAX);
         }
-
-        self.ticks += 1;
-        self.cpu_s += (thread_cpu_seconds() - cpu_start_s).max(0.0);
-        sample
     }
 
     /// The cheap counters (`stat`, `status`) of every pid still there, summed
-    /// into `sample`; the processes with memory, as the estimate sees them.
-    fn read_counters(&mut self, pids: &[i32], sample: &mut Sample) -> Counted {
+    /// into `sample`, thinned on a big tree to about `allowance_s` of CPU
+    /// (`counters`); the processes with memory, as the estimate sees them.
+    fn read_counters(
+        &mut self,
+        pids: &[i32],
+        allowance_s: Option<f64>,
+        sample: &mut Sample,
+    ) -> Counted {
         let mut counted = Counted {
             live: Vec::with_capacity(pids.len()),
             tree: Vec::with_capacity(pids.len()),
             split_known: true,
         };
-        for &pid in pids {
-            let Some(stat) = self.kept.read(pid, "stat").and_then(proc::parse_stat) else {
-                continue;
-            };
-            let Some(memory) = self
-                .kept
-                .read(pid, "status")
-                .and_then(proc::parse_status_memory)
-            else {
-                continue;
-            };
+        for (pid, known) in self.counters.read(pids, allowance_s) {
+            let (stat, memory) = (known.stat, known.memory);
             sample.processes += 1;
             sample.threads = sample.threads.saturating_add(stat.threads);
             sample.minor_faults = sample.minor_faults.saturating_add(stat.minor_faults);
@@ -309,7 +342,9 @@ impl Sampler {
         let pss_cost_s = (thread_cpu_seconds() - pss_start_s).max(0.0);
         self.pss_cpu_s += pss_cost_s;
         self.pss_reads += 1;
+        self.full_pass_due = false;
         self.last_pss_cost_s = pss_cost_s;
+        self.note_rollup_cost(pss_cost_s, tick.tree.len());
         self.pay(payer, pss_cost_s);
         if let Some((pss, uss, swap)) = totals {
             sample.pss_bytes = Some(pss);
@@ -385,12 +420,7 @@ impl Sampler {
     /// PostgreSQL backend's 23 was).
     fn read_rollup(&mut self, p: &Live) -> Option<(Rollup, Option<RssParts>)> {
         let rollup = proc::read_smaps_rollup(p.pid)?;
-        let rss = self
-            .kept
-            .read(p.pid, "status")
-            .and_then(proc::parse_status_memory)
-            .and_then(|memory| memory.rss_parts);
-        Some((rollup, rss))
+        Some((rollup, self.counters.status_now(p.pid)))
     }
 
     /// Summed (PSS, USS, swap) of the tree, or `None` if any process still
@@ -511,20 +541,6 @@ enum Payer {
 /// Whether `pid` has exited (gone, or a zombie with no memory left).
 fn exited(pid: i32) -> bool {
     proc::read_stat(pid).is_none_or(|stat| matches!(stat.state, 'Z' | 'X'))
-}
-
-/// CPU time of the calling thread, in seconds.
-pub fn thread_cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the call's duration.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0.0;
-    }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 #[cfg(test)]

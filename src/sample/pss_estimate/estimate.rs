@@ -20,6 +20,9 @@ pub enum PssSource {
     Tree,
     /// Nothing read yet: its RSS in full.
     Rss,
+    /// A big tree's: the reads of a few processes of its class, scaled to
+    /// its RSS (`ScaledPss`).
+    Scaled,
 }
 
 impl PssEstimator {

@@ -45,10 +45,12 @@ mod estimator;
 mod growth;
 mod parts;
 mod reads;
+mod scaled;
 
 pub use baseline::Live;
 pub use estimate::PssSource;
 pub use estimator::PssEstimator;
+pub use scaled::ScaledPss;
 
 #[cfg(test)]
 mod tests;

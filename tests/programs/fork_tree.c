@@ -1,0 +1,72 @@
+/* A big forked tree, the shape of a pre-forking server: the parent fills a
+ * PARENT_MIB block with malloc, then forks CHILDREN children that share it
+ * copy-on-write, each first filling CHILD_MIB of its own, then sleeping.
+ * Once every child is forked the parent prints "forked N", holds the tree
+ * for HOLD_MS, then wakes the children (closing the pipe they wait on) and
+ * reaps them: all of them live together for HOLD_MS however slowly the
+ * machine forks. A child whose parent is gone exits at once (parent-death
+ * signal), so a killed tree does not linger.
+ * usage: fork_tree [CHILDREN=1000] [PARENT_MIB=64] [CHILD_MIB=0] [HOLD_MS=10000] */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void *fill(long mib, int value) {
+    size_t size = (size_t)mib << 20;
+    if (size == 0)
+        return NULL;
+    /* volatile: the compiler may not drop an allocation never read. */
+    char *volatile block = malloc(size);
+    if (block == NULL) {
+        perror("malloc");
+        exit(2);
+    }
+    memset(block, value, size);
+    return block;
+}
+
+int main(int argc, char **argv) {
+    int children = argc > 1 ? atoi(argv[1]) : 1000;
+    long parent_mib = argc > 2 ? atol(argv[2]) : 64;
+    long child_mib = argc > 3 ? atol(argv[3]) : 0;
+    long hold_ms = argc > 4 ? atol(argv[4]) : 10000;
+    pid_t parent = getpid();
+    char *volatile shared = fill(parent_mib, 1);
+    int wake[2];
+    if (pipe(wake) != 0) {
+        perror("pipe");
+        return 2;
+    }
+    for (int i = 0; i < children; i++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            perror("fork");
+            return 2;
+        }
+        if (pid == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent)
+                _exit(1);
+            close(wake[1]);
+            char *volatile own = fill(child_mib, 2);
+            char byte;
+            while (read(wake[0], &byte, 1) < 0) {}
+            int ok = (shared == NULL || shared[0] == 1) && (own == NULL || own[0] == 2);
+            _exit(ok ? 0 : 1);
+        }
+    }
+    printf("forked %d\n", children);
+    fflush(stdout);
+    struct timespec ts = {hold_ms / 1000, (hold_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    close(wake[1]);
+    int failed = 0, status;
+    while (wait(&status) > 0)
+        failed |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    return failed;
+}
