@@ -190,18 +190,29 @@ pub fn build(
             extra.push((name.to_string(), value.clone()));
             continue;
         }
+        let own_thp = builtin.is_some_and(|b| keys::find(b.keys, keys::THP_KEY).is_some());
+        if key == keys::THP_KEY && (value == "never" || !own_thp) {
+            // Every configuration's key, done by the run (a prctl before
+            // exec), not by the allocator.
+            extra.push(keys::thp_disable(allocator, value)?);
+            continue;
+        }
         let Some(b) = builtin else {
             return Err(AllocError::UnknownKey {
                 allocator: allocator.to_string(),
                 key: key.clone(),
-                valid: "env.NAME=value (a user library takes only env.* keys)".to_string(),
+                valid: "thp=never, env.NAME=value (a user library takes no allocator keys)"
+                    .to_string(),
             });
         };
         let Some(k) = keys::find(b.keys, key) else {
             return Err(AllocError::UnknownKey {
                 allocator: allocator.to_string(),
                 key: key.clone(),
-                valid: format!("{}, env.NAME", keys::key_names(b.keys)),
+                valid: match own_thp {
+                    true => format!("{}, env.NAME", keys::key_names(b.keys)),
+                    false => format!("{}, thp, env.NAME", keys::key_names(b.keys)),
+                },
             });
         };
         let style = match b.env {

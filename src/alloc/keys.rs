@@ -32,6 +32,32 @@ pub enum Kind {
 /// not the allocator, reads it (probe/PROTOCOL.md).
 pub const PROBE_TRIM_MS_ENV: &str = "ALLOCSCOPE_PROBE_TRIM_MS";
 
+/// The key every configuration accepts, a user library's included:
+/// `thp=never` turns transparent huge pages off for the workload's tree.
+pub const THP_KEY: &str = "thp";
+
+/// The variable a `thp=never` setting is carried in. The run takes it out
+/// of the workload's environment and calls `prctl(PR_SET_THP_DISABLE)` in
+/// the child before exec instead (`run::process`); no allocator reads it.
+pub const THP_DISABLE_ENV: &str = "ALLOCSCOPE_THP_DISABLE";
+
+/// Checks a `thp=` value for an allocator without a `thp` key of its own:
+/// only `never` exists, because a process can turn huge pages off for
+/// itself but cannot force them on beyond the host's mode.
+pub fn thp_disable(allocator: &str, value: &str) -> Result<(String, String), AllocError> {
+    if value == "never" {
+        return Ok((THP_DISABLE_ENV.to_string(), "1".to_string()));
+    }
+    Err(AllocError::BadValue {
+        allocator: allocator.to_string(),
+        key: THP_KEY.to_string(),
+        value: value.to_string(),
+        expected: "never (huge pages can be turned off for a process tree, not forced on; \
+                   the host's mode is /sys/kernel/mm/transparent_hugepage/enabled)"
+            .to_string(),
+    })
+}
+
 /// One setting of a built-in allocator.
 #[derive(Debug, Clone, Copy)]
 pub struct Key {
@@ -89,7 +115,7 @@ pub const JEMALLOC_KEYS: &[Key] = &[
     k("tcache", Kind::Bool, "enable the thread cache"),
     k("tcache_max", Kind::Size, "largest size class kept in the thread cache"),
     k("thp", Kind::Choice(&["default", "always", "never"]),
-        "transparent huge pages for arenas",
+        "default/always: jemalloc's own use of huge pages for its arenas; never: off for the whole tree, as for every allocator",
     ),
 ];
 

@@ -18,7 +18,7 @@ mod discovery_tests;
 #[cfg(test)]
 mod elf_tests;
 #[cfg(test)]
-mod test_deps;
+pub(crate) mod test_deps;
 #[cfg(test)]
 mod tests;
 

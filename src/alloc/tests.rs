@@ -3,6 +3,7 @@
 
 use super::config::{parse_spec, Spec, Target};
 use super::elf::allocators_in_maps;
+use super::keys::THP_DISABLE_ENV;
 use super::known::allocator_of_library;
 use super::registry::{Found, Registry};
 use proptest::prelude::*;
@@ -107,6 +108,25 @@ fn bad_values_say_what_is_expected() {
     assert!(err("glibc:mmap_threshold=1T").contains("64k"));
     assert!(err("jemalloc:thp=sometimes").contains("one of default, always, never"));
     assert!(err("jemalloc:tcache=perhaps").contains("true or false"));
+}
+
+#[test]
+fn thp_never_is_every_configurations_key_and_nothing_else_is_accepted() {
+    let glibc = scripted().resolve("glibc:thp=never").expect("valid");
+    assert_eq!(env(&glibc), [(THP_DISABLE_ENV, "1")]);
+    // jemalloc's own `thp` option keeps its other values, for its arenas.
+    let je = scripted().resolve("jemalloc:thp=never").expect("valid");
+    assert_eq!(env(&je)[1], (THP_DISABLE_ENV, "1"));
+    assert!(!env(&je).iter().any(|(k, _)| *k == "MALLOC_CONF"));
+    let always = scripted().resolve("jemalloc:thp=always").expect("valid");
+    assert_eq!(env(&always)[1], ("MALLOC_CONF", "thp:always"));
+    let got = err("glibc:thp=always");
+    assert!(
+        got.contains("expected never") && got.contains("not forced on"),
+        "{got}"
+    );
+    assert!(err("glibc:x=1").contains(", thp, env.NAME"));
+    assert!(!err("jemalloc:x=1").contains("thp, thp"));
 }
 
 #[test]
@@ -225,7 +245,7 @@ fn defaults_skip_missing_allocators_with_one_warning_each() {
 }
 
 #[test]
-fn user_library_takes_only_env_keys_and_is_checked() {
+fn user_library_takes_env_and_thp_keys_and_is_checked() {
     let reg = scripted();
     let lib = "/lib/x86_64-linux-gnu/libjemalloc.so.2";
     if !super::test_deps::require(Path::new(lib).exists(), lib, "libjemalloc2") {
@@ -239,7 +259,9 @@ fn user_library_takes_only_env_keys_and_is_checked() {
     assert_eq!(cfg.env[1], ("MALLOC_CONF".into(), "narenas:1".into()));
     assert!(cfg.version.is_some());
     let got = err(&format!("je={lib}:narenas=1"));
-    assert!(got.contains("takes only env.* keys"), "{got}");
+    assert!(got.contains("takes no allocator keys"), "{got}");
+    let thp = reg.resolve(&format!("je={lib}:thp=never")).expect("valid");
+    assert_eq!(thp.env[1], (THP_DISABLE_ENV.into(), "1".into()));
     assert!(err(&format!("jemalloc={lib}")).contains("built-in allocator name"));
     assert_eq!(
         err("x=/no/such.so"),

@@ -1,7 +1,10 @@
 //! How to deploy the recommended configuration: a shell line, systemd
 //! `Environment=` lines, Dockerfile lines (the Debian package and `ENV`) and
-//! a Kubernetes container `env:` block, each quoted for its target.
+//! a Kubernetes container `env:` block, each quoted for its target. A
+//! `thp=never` setting is no variable outside allocscope: each target gets
+//! what really turns huge pages off for a process tree there.
 
+use crate::alloc::keys::THP_DISABLE_ENV;
 use crate::alloc::{install_of, Install};
 use crate::model::Config;
 use serde::Serialize;
@@ -32,13 +35,51 @@ fn dq(text: &str) -> String {
     serde_json::Value::String(text.to_string()).to_string()
 }
 
+/// A wrapper that calls `prctl(PR_SET_THP_DISABLE, 1)` (41) and execs the
+/// program: no variable, tunable or common tool does it, and python3 is the
+/// one interpreter with a C call at hand that Debian images usually have.
+const THP_WRAPPER: &str = "python3 -c 'import ctypes,os,sys; ctypes.CDLL(None).prctl(41,1,0,0,0) \
+                           and sys.exit(\"prctl failed\"); os.execvp(sys.argv[1],sys.argv[1:])'";
+
+/// Where a wrapper cannot go, the host-wide switch (root, every process).
+const THP_HOST: &str =
+    "or, host-wide as root: echo never > /sys/kernel/mm/transparent_hugepage/enabled";
+
 /// The snippets that give a process `config`'s environment.
 pub fn deploy(config: &Config, command: &[String]) -> Deploy {
-    let env = &config.env;
+    let thp_never = config.env.iter().any(|(k, _)| k == THP_DISABLE_ENV);
+    let env: Vec<(String, String)> = config
+        .env
+        .iter()
+        .filter(|(k, _)| k != THP_DISABLE_ENV)
+        .cloned()
+        .collect();
+    let thp_note = format!(
+        "# thp=never: no variable does it; start the program through the shell line's \
+         python3 wrapper ({THP_HOST} on the node)\n"
+    );
+    let note = |mut text: String| {
+        if thp_never {
+            text.push_str(&thp_note);
+        }
+        text
+    };
+    Deploy {
+        shell: shell(&env, thp_never, command),
+        systemd: systemd(&env, thp_never),
+        dockerfile: note(dockerfile(config, &env)),
+        kubernetes: note(kubernetes(&env)),
+    }
+}
+
+fn shell(env: &[(String, String)], thp_never: bool, command: &[String]) -> String {
     let mut words: Vec<String> = env
         .iter()
         .map(|(k, v)| format!("{k}={}", sh_quote(v)))
         .collect();
+    if thp_never {
+        words.push(THP_WRAPPER.to_string());
+    }
     let program = command
         .iter()
         .map(|w| sh_quote(w))
@@ -52,10 +93,28 @@ pub fn deploy(config: &Config, command: &[String]) -> Deploy {
     } else {
         format!("env \\\n  {}", words.join(" \\\n  "))
     };
-    let systemd = env
+    match thp_never {
+        true => format!("# thp=never through prctl(PR_SET_THP_DISABLE); {THP_HOST}\n{shell}\n"),
+        false => shell + "\n",
+    }
+}
+
+fn systemd(env: &[(String, String)], thp_never: bool) -> String {
+    let mut systemd = env
         .iter()
         .map(|(k, v)| format!("Environment={}\n", dq(&format!("{k}={v}"))))
         .collect::<String>();
+    if thp_never {
+        systemd.push_str(
+            "# thp=never: systemd 260 or later; older versions have no per-unit switch:\n\
+             # start ExecStart= through the shell line's python3 wrapper instead\n\
+             MemoryTHP=disable\n",
+        );
+    }
+    systemd
+}
+
+fn dockerfile(config: &Config, env: &[(String, String)]) -> String {
     let mut dockerfile = String::new();
     match install_of(config) {
         Install::Package(pkg) => dockerfile.push_str(&format!(
@@ -71,6 +130,10 @@ pub fn deploy(config: &Config, command: &[String]) -> Deploy {
     for (k, v) in env {
         dockerfile.push_str(&format!("ENV {k}={}\n", dq(v)));
     }
+    dockerfile
+}
+
+fn kubernetes(env: &[(String, String)]) -> String {
     let mut kubernetes = String::from(if env.is_empty() {
         "env: []\n"
     } else {
@@ -79,10 +142,68 @@ pub fn deploy(config: &Config, command: &[String]) -> Deploy {
     for (k, v) in env {
         kubernetes.push_str(&format!("  - name: {k}\n    value: {}\n", dq(v)));
     }
-    Deploy {
-        shell: shell + "\n",
-        systemd,
-        dockerfile,
-        kubernetes,
+    kubernetes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(env: &[(&str, &str)]) -> Config {
+        Config {
+            name: "glibc:thp=never".into(),
+            allocator: "glibc".into(),
+            library: None,
+            version: None,
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn thp_never_deploys_as_what_really_turns_huge_pages_off() {
+        let d = deploy(
+            &config(&[
+                ("GLIBC_TUNABLES", "glibc.malloc.arena_max=2"),
+                (THP_DISABLE_ENV, "1"),
+            ]),
+            &[
+                "sh".into(),
+                "-c".into(),
+                "grep THP_enabled /proc/self/status".into(),
+            ],
+        );
+        for text in [&d.shell, &d.systemd, &d.dockerfile, &d.kubernetes] {
+            assert!(!text.contains(THP_DISABLE_ENV), "{text}");
+        }
+        assert!(d.systemd.contains("\nMemoryTHP=disable\n"), "{}", d.systemd);
+        assert!(d.kubernetes.contains("# thp=never"), "{}", d.kubernetes);
+        // The shell line works as given: its program sees THP disabled.
+        if !crate::alloc::test_deps::require(
+            std::process::Command::new("python3")
+                .arg("-V")
+                .output()
+                .is_ok(),
+            "python3",
+            "python3",
+        ) {
+            return;
+        }
+        let out = std::process::Command::new("sh")
+            .args(["-c", &d.shell])
+            .output()
+            .expect("sh runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("THP_enabled:\t0"), "{text} {:?}", out.stderr);
+    }
+
+    #[test]
+    fn without_thp_never_there_is_no_wrapper_and_no_note() {
+        let d = deploy(&config(&[]), &["app".into()]);
+        assert_eq!(d.shell, "env app\n");
+        assert_eq!(d.systemd, "");
+        assert_eq!(d.kubernetes, "env: []\n");
     }
 }

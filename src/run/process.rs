@@ -1,6 +1,7 @@
 //! Starting the workload in its own process group, tied to allocscope's life,
 //! and ending its whole tree.
 
+use crate::alloc::keys::THP_DISABLE_ENV;
 use anyhow::Context;
 use std::ffi::OsString;
 use std::fs::File;
@@ -46,6 +47,7 @@ pub fn spawn(
     for (name, value) in merged_env(env, |name| std::env::var(name).ok()) {
         command.env(name, value);
     }
+    let thp_disable = env.iter().any(|(name, _)| name == THP_DISABLE_ENV);
     // SAFETY: only async-signal-safe calls between fork and exec.
     let parent = unsafe { libc::getpid() };
     unsafe {
@@ -59,6 +61,10 @@ pub fn spawn(
             // allocscope died before the signal was armed.
             if libc::getppid() != parent {
                 libc::_exit(137);
+            }
+            // `thp=never`: inherited by every descendant, kept across exec.
+            if thp_disable && libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
             }
             match &child_hook {
                 Some(hook) => hook(),
@@ -135,12 +141,14 @@ pub fn kill_tree(group: i32, descendants: &[i32]) {
 
 /// The configuration's variables merged with the caller's: our allocator
 /// goes first in LD_PRELOAD (the first definition of malloc wins), and our
-/// tunables go last in GLIBC_TUNABLES (a later setting overrides).
+/// tunables go last in GLIBC_TUNABLES (a later setting overrides). The
+/// `thp=never` variable is the run's to act on, not the workload's to see.
 fn merged_env(
     env: &[(String, String)],
     caller: impl Fn(&str) -> Option<String>,
 ) -> Vec<(String, String)> {
     env.iter()
+        .filter(|(name, _)| name != THP_DISABLE_ENV)
         .map(|(name, value)| {
             let merged = match (name.as_str(), caller(name).filter(|v| !v.is_empty())) {
                 ("LD_PRELOAD", Some(theirs)) => format!("{value} {theirs}"),
@@ -168,6 +176,7 @@ mod tests {
                 "glibc.malloc.arena_max=2".to_string(),
             ),
             ("MALLOC_CONF".to_string(), "narenas:1".to_string()),
+            (super::THP_DISABLE_ENV.to_string(), "1".to_string()),
         ];
         let caller = |name: &str| match name {
             "LD_PRELOAD" => Some("libtrace.so".to_string()),
@@ -179,5 +188,6 @@ mod tests {
         assert_eq!(merged[0].1, "/lib/libjemalloc.so.2 libtrace.so");
         assert_eq!(merged[1].1, "glibc.malloc.check=0:glibc.malloc.arena_max=2");
         assert_eq!(merged[2].1, "narenas:1");
+        assert_eq!(merged.len(), 3, "the thp=never variable is not passed on");
     }
 }

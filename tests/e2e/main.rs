@@ -20,6 +20,7 @@ mod scenarios;
 mod services;
 mod slurm_cluster;
 mod store;
+mod thp;
 mod structure;
 mod tree;
 mod user_metrics;
