@@ -12,7 +12,8 @@ use crate::analyze::service::{LatencySummary, ServiceSummary};
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
 use crate::analyze::verdict::Verdict;
 use crate::model::{
-    Host, Latency, Sample, ServiceInfo, ServiceRecord, StoredConfig, StoredRun, UserMetricInfo,
+    Breakdown, Host, Latency, Sample, ServiceInfo, ServiceRecord, StoredConfig, StoredRun,
+    UserMetricInfo,
 };
 use anyhow::{Context, Result};
 use serde::{Serialize, Serializer};
@@ -112,6 +113,12 @@ struct RunOut<'a> {
     mean_overhead_ratio: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     arenas_max: Option<u32>,
+    /// Where the run's RSS went (`live_heap_bytes`, `allocator_free_bytes`,
+    /// `allocator_metadata_bytes`, `huge_pages_bytes`, `lazy_free_bytes`,
+    /// `other_anon_bytes`, `file_bytes`, `shmem_bytes`) at its
+    /// time-weighted `mean` and at its `peak`; absent when no tick had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    breakdown: Option<BreakdownOut>,
     /// The run's `--metric` values by name (a metric that matched nothing
     /// is absent); only in experiments with `--metric`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -125,6 +132,15 @@ struct RunOut<'a> {
     service: Option<ServiceRunOut<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timeline: Option<&'a [Sample]>,
+}
+
+#[derive(Serialize)]
+struct BreakdownOut {
+    mean: Breakdown,
+    peak: Breakdown,
+    /// The most processes on one tick whose allocator gave no figures (all
+    /// their anonymous memory is in `other_anon_bytes`).
+    heapless_processes: u32,
 }
 
 /// A service run's phases (seconds since the server started) and notes.
@@ -309,6 +325,14 @@ fn run_out(run: &StoredRun, include_samples: bool, user_metrics: bool) -> RunOut
         mean_live_heap_bytes: m.mean_live_heap_bytes,
         mean_overhead_ratio: m.mean_overhead_ratio,
         arenas_max: m.arenas_max,
+        breakdown: match (m.breakdown_mean, m.breakdown_peak) {
+            (Some(mean), Some(peak)) => Some(BreakdownOut {
+                mean,
+                peak,
+                heapless_processes: m.heapless_processes_max.unwrap_or(0),
+            }),
+            _ => None,
+        },
         user_metrics: user_metrics.then_some(&r.user_metrics),
         markers: r
             .markers

@@ -25,6 +25,8 @@ mod thin;
 pub mod verdict_text;
 
 #[cfg(test)]
+mod breakdown_export_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod user_metric_tests;

@@ -1,9 +1,12 @@
 //! Every sample of every run in long format (one row per sample), for
-//! plotting timelines. Absent PSS/USS/swap readings are empty cells.
+//! plotting timelines. Absent PSS/USS/swap readings are empty cells; so is
+//! the breakdown (`breakdown_<part>`, where the tick's RSS went) on a tick
+//! that had none, after the processes without allocator figures.
 
 use super::format::{csv_line, opt};
 use super::reporter::Reporter;
 use crate::analyze::types::Analysis;
+use crate::model::Breakdown;
 use anyhow::Result;
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -25,13 +28,21 @@ const HEADER: [&str; 13] = [
     "run_status",
 ];
 
+/// The header: the columns above, then the breakdown's.
+fn header() -> Vec<String> {
+    let mut h: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
+    h.push("heapless_processes".to_string());
+    h.extend(Breakdown::KEYS.iter().map(|k| format!("breakdown_{k}")));
+    h
+}
+
 impl Reporter for SamplesCsvReporter {
     fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
-        let mut out = csv_line(HEADER.iter().map(|h| h.to_string()));
+        let mut out = csv_line(header());
         for config in &analysis.experiment.configs {
             for run in &config.runs {
                 for s in &run.record.samples {
-                    out.push_str(&csv_line([
+                    let mut row = vec![
                         config.config.name.clone(),
                         run.record.index.to_string(),
                         s.t_s.to_string(),
@@ -45,7 +56,11 @@ impl Reporter for SamplesCsvReporter {
                         s.minor_faults.to_string(),
                         s.major_faults.to_string(),
                         run.record.status.as_str().to_string(),
-                    ]));
+                        opt(s.breakdown.map(|_| s.heapless_processes)),
+                    ];
+                    let parts = s.breakdown.map(|b| b.parts());
+                    row.extend((0..8).map(|i| opt(parts.map(|p| p[i]))));
+                    out.push_str(&csv_line(row));
                 }
             }
         }
