@@ -21,8 +21,10 @@
 //! when it was read for every process of that tick. The sampler measures
 //! its own CPU time so every run can report it. With the heap probe, each
 //! tick also reads every process's shared-memory file (`probe_shm`) for
-//! the live heap.
+//! the live heap, and with it each tick's RSS is split into the parts of
+//! a `model::Breakdown` (`breakdown.rs`: arithmetic on the reads above).
 
+mod breakdown;
 mod counters;
 mod cpu_time;
 mod kept_open;
@@ -34,6 +36,7 @@ mod scaled_reads;
 pub mod tree;
 
 use crate::model::{ProcessName, Sample};
+use breakdown::{HeapFigures, Splitter};
 use counters::Counters;
 pub use cpu_time::thread_cpu_seconds;
 use proc::{Rollup, RssParts};
@@ -97,6 +100,8 @@ pub struct Sampler {
     scaled_ticks: u64,
     /// Every process's PSS on the last tick, by kind.
     processes: Vec<ProcessPss>,
+    /// What the breakdown carries between ticks.
+    split: Splitter,
 }
 
 /// One process's PSS on a tick, split by kind, read or estimated.
@@ -136,6 +141,7 @@ impl Sampler {
             scaled_reads: 0,
             scaled_ticks: 0,
             processes: Vec::new(),
+            split: Splitter::default(),
         }
     }
 
@@ -219,6 +225,7 @@ impl Sampler {
         } else {
             self.full_tick(&tick, force_pss, &mut sample);
         }
+        self.split_rss(&tick, &mut sample);
         self.ticks += 1;
         self.cpu_s += (thread_cpu_seconds() - cpu_start_s).max(0.0);
         sample
@@ -285,6 +292,11 @@ impl Sampler {
             return;
         };
         let heap = probe.read(live);
+        self.split.set_heaps(
+            heap.processes
+                .iter()
+                .map(|(pid, r)| (*pid, HeapFigures::from(r))),
+        );
         sample.live_heap_bytes = heap.live_heap_bytes;
         sample.allocator_resident_bytes = heap.allocator_resident_bytes;
         sample.allocator_retained_bytes = heap.allocator_retained_bytes;
@@ -292,6 +304,20 @@ impl Sampler {
             sample.arenas = Some(arenas);
             sample.arenas_pid = Some(pid);
             sample.arenas_process = proc::read_comm(pid).map(|c| ProcessName::new(&c));
+        }
+    }
+
+    /// Where the tick's RSS went, with the heap probe: from each process's
+    /// status split of this tick, its heap figures and its last
+    /// smaps_rollup read (`breakdown`).
+    fn split_rss(&mut self, tick: &Counted, sample: &mut Sample) {
+        if self.probe.is_none() || !tick.split_known {
+            return;
+        }
+        let tree: Vec<(i32, RssParts)> = tick.tree.iter().map(|p| (p.pid, p.rss)).collect();
+        if let Some((breakdown, heapless)) = self.split.split(&tree) {
+            sample.breakdown = Some(breakdown);
+            sample.heapless_processes = heapless;
         }
     }
 
@@ -419,7 +445,8 @@ impl Sampler {
     /// the difference in every estimate until its next read (17 MiB of a
     /// PostgreSQL backend's 23 was).
     fn read_rollup(&mut self, p: &Live) -> Option<(Rollup, Option<RssParts>)> {
-        let rollup = proc::read_smaps_rollup(p.pid)?;
+        let (rollup, anon_pages) = proc::read_smaps_rollup_with_anon(p.pid)?;
+        self.split.record_anon_pages(p.pid, anon_pages);
         Some((rollup, self.counters.status_now(p.pid)))
     }
 

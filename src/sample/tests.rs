@@ -145,3 +145,11 @@ fn a_process_that_exits_during_a_pass_is_left_out_not_a_failed_read() {
     // A pass that found every process gone has no sum.
     assert!(sampler.read_pss_totals(&tree[1..], true).is_none());
 }
+
+#[test]
+fn without_the_heap_probe_a_sample_has_no_breakdown() {
+    let mut sampler = Sampler::new(0.01);
+    let sample = sampler.sample(&[own_pid()], 0.0);
+    assert!(sample.rss_bytes > 0);
+    assert_eq!((sample.breakdown, sample.heapless_processes), (None, 0));
+}

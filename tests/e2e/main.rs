@@ -3,6 +3,7 @@
 
 mod adaptive;
 mod bad_input;
+mod breakdown;
 mod browser;
 mod cluster;
 mod cluster_files;

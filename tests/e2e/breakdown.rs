@@ -1,0 +1,91 @@
+//! The memory breakdown on a real program holding a known live heap, under
+//! glibc and jemalloc: every sample's parts add up to its RSS exactly, the
+//! run's mean parts to its mean RSS, and the live heap part is what the
+//! program holds.
+
+use crate::common::*;
+use serde_json::Value;
+
+const PARTS: [&str; 8] = [
+    "live_heap_bytes",
+    "allocator_free_bytes",
+    "allocator_metadata_bytes",
+    "huge_pages_bytes",
+    "lazy_free_bytes",
+    "other_anon_bytes",
+    "file_bytes",
+    "shmem_bytes",
+];
+
+fn sum(parts: &Value) -> f64 {
+    PARTS
+        .iter()
+        .map(|k| parts[k].as_f64().unwrap_or_else(|| panic!("{k} in {parts}")))
+        .sum()
+}
+
+/// Every stored sample of `config` as (RSS, sum of its breakdown's parts),
+/// for those that had a breakdown.
+fn stored_sums(scratch: &Scratch, config: &str) -> Vec<(i64, i64)> {
+    let db = rusqlite::Connection::open(scratch.db()).expect("the store opens");
+    let total = PARTS.map(|k| format!("s.breakdown_{k}")).join(" + ");
+    let sql = format!(
+        "SELECT s.rss_bytes, {total} FROM samples s JOIN runs r ON r.id = s.run_id \
+         JOIN configs c ON c.id = r.config_id \
+         WHERE c.name = ?1 AND s.breakdown_live_heap_bytes IS NOT NULL ORDER BY s.t_s"
+    );
+    db.prepare(&sql)
+        .and_then(|mut q| {
+            q.query_map([config], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .expect("samples")
+}
+
+#[test]
+fn breakdown_adds_up_to_rss_and_its_live_heap_is_what_the_program_holds() {
+    let mut allocators = vec!["glibc"];
+    if require_allocator("jemalloc") {
+        allocators.push("jemalloc");
+    }
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let hold = program("hold");
+    let mut options = vec!["--heap", "-r", "1", "--interval", "20ms"];
+    for a in &allocators {
+        options.extend(["-a", a]);
+    }
+    let workload = [hold.to_str().expect("utf-8"), "blocks", "100", "2000"];
+    let (output, json) = scratch.compare(&options, &workload);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let held = 100.0 * f64::from(1 << 20);
+    for allocator in allocators {
+        let run = &runs(config(&json, allocator))[0];
+        assert_eq!(run["status"], "ok", "{allocator}: {run}");
+        let breakdown = &run["breakdown"];
+        let mean_rss = run["mean_rss_bytes"].as_f64().expect("mean RSS");
+        let (mean, peak) = (sum(&breakdown["mean"]), sum(&breakdown["peak"]));
+        let live = breakdown["peak"]["live_heap_bytes"].as_f64().expect("live heap");
+        eprintln!(
+            "{allocator}: mean parts {mean} vs mean RSS {mean_rss} ({:+.2}%), peak {peak}, \
+             live heap at peak {live} vs held {held} ({:+.2}%); mean {}",
+            100.0 * (mean - mean_rss) / mean_rss,
+            100.0 * (live - held) / held,
+            breakdown["mean"]
+        );
+        assert!(
+            (mean - mean_rss).abs() <= 0.02 * mean_rss,
+            "{allocator}: mean parts {mean} vs mean RSS {mean_rss}"
+        );
+        assert!(
+            (live - held).abs() <= 0.03 * held,
+            "{allocator}: live heap {live} vs held {held}"
+        );
+        assert_eq!(breakdown["heapless_processes"], 0, "{allocator}");
+        let sums = stored_sums(&scratch, allocator);
+        assert!(sums.len() >= 20, "{allocator}: {} samples with a breakdown", sums.len());
+        for (rss, parts) in sums {
+            assert_eq!(rss, parts, "{allocator}: a sample's parts against its RSS");
+        }
+    }
+}
