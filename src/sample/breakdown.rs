@@ -24,7 +24,8 @@
 //! static binary, an allocator without counters) has all its anonymous
 //! memory in `other_anon` and is counted, so reports can say how many
 //! there were. A tick on which no process had figures has no breakdown:
-//! a split with every heap part zero would be misleading.
+//! a split with every heap part zero would be misleading. A tick whose
+//! processes have all exited holds nothing, and splits into zeros.
 //! Arithmetic only: the reads are those the sampler makes anyway.
 
 use super::probe_shm::ProbeReading;
@@ -135,8 +136,14 @@ impl Splitter {
 
     /// The tick's breakdown of `tree` (each process's pid and status split)
     /// and its processes without heap figures; `None` when none had any.
+    /// A tree with no process left holding memory (the last ticks of a run,
+    /// its processes exited) is zero in every part, as its RSS is: the
+    /// run's mean breakdown then covers the same ticks as its mean RSS.
     /// Forgets the processes that are gone, so a reused pid starts afresh.
     pub fn split(&mut self, tree: &[(i32, RssParts)]) -> Option<(Breakdown, u32)> {
+        if tree.is_empty() {
+            return Some((Breakdown::default(), 0));
+        }
         if self.anon_pages.len() > tree.len() {
             let live: HashSet<i32> = tree.iter().map(|&(pid, _)| pid).collect();
             self.anon_pages.retain(|pid, _| live.contains(pid));

@@ -131,6 +131,8 @@ fn anon_pages_are_carried_forward_until_the_process_is_gone() {
     // A tick whose processes have no heap figures: no breakdown.
     split.set_heaps([]);
     assert_eq!(split.split(&[(7, a)]), None);
+    // Every process exited: nothing held, every part zero.
+    assert_eq!(split.split(&[]), Some((Breakdown::default(), 0)));
 }
 
 proptest! {
