@@ -46,9 +46,11 @@ pub fn run_metrics(record: &RunRecord) -> RunMetrics {
 
 /// The breakdown's mean (each part time-weighted over the ticks that had a
 /// breakdown, so a part's mean is its share of the mean RSS over those
-/// ticks), its value at the tick of peak RSS among them (the first such
-/// tick), and the most processes without allocator figures; all `None`
-/// when no tick had a breakdown.
+/// ticks), its value at the tick of peak RSS among them (the last such
+/// tick: the heap probe polls on its own clock, so on the first tick of a
+/// plateau its figures may still describe the climb to it), and the most
+/// processes without allocator figures; all `None` when no tick had a
+/// breakdown.
 fn breakdown_metrics(samples: &[Sample], metrics: RunMetrics) -> RunMetrics {
     let with: Vec<&Sample> = samples.iter().filter(|s| s.breakdown.is_some()).collect();
     let parts = |s: &Sample| s.breakdown.unwrap_or_default().parts();
@@ -57,10 +59,9 @@ fn breakdown_metrics(samples: &[Sample], metrics: RunMetrics) -> RunMetrics {
         let series: Vec<(f64, u64)> = with.iter().map(|s| (s.t_s, parts(s)[i])).collect();
         *part = time_weighted_mean(&series).unwrap_or(0);
     }
-    // `max_by_key` keeps the last of equals: reversed, the first.
+    // `max_by_key` keeps the last of equals.
     let peak = with
         .iter()
-        .rev()
         .max_by_key(|s| s.rss_bytes)
         .and_then(|s| s.breakdown);
     RunMetrics {
@@ -300,21 +301,23 @@ mod tests {
                 sample(0.0, 5000, None),
                 split(1.0, 100, 0, 0),
                 split(2.0, 300, 40, 1),
-                // 0.5 s at the new figures, then 2 s more.
+                // The same RSS split otherwise: the last of them is the peak.
+                split(2.1, 320, 20, 0),
+                // 0.4 s at the new figures, then 2 s more.
                 split(2.5, 100, 20, 0),
                 split(4.5, 100, 20, 0),
             ],
             0,
         ));
-        // live: (1*200 + 0.5*200 + 2*100) / 3.5 = 142.86; other: (1*20 +
-        // 0.5*30 + 2*20) / 3.5 = 21.43.
+        // live: (1*200 + 0.1*310 + 0.4*210 + 2*100) / 3.5 = 147.14; other:
+        // (1*20 + 0.1*30 + 0.4*20 + 2*20) / 3.5 = 20.
         let mean = m.breakdown_mean.expect("a mean");
         assert_eq!(
             (mean.live_heap_bytes, mean.other_anon_bytes, mean.file_bytes),
-            (143, 21, 10)
+            (147, 20, 10)
         );
         let peak = m.breakdown_peak.expect("a peak");
-        assert_eq!((peak.live_heap_bytes, peak.other_anon_bytes), (300, 40));
+        assert_eq!((peak.live_heap_bytes, peak.other_anon_bytes), (320, 20));
         assert_eq!(m.heapless_processes_max, Some(1));
         let none = run_metrics(&record(vec![sample(0.0, 5, None)], 0));
         assert_eq!(
