@@ -143,7 +143,9 @@ impl Breakdown {
 
     /// The sum of the parts: the RSS they split.
     pub fn total_bytes(&self) -> u64 {
-        self.parts().iter().fold(0u64, |sum, v| sum.saturating_add(*v))
+        self.parts()
+            .iter()
+            .fold(0u64, |sum, v| sum.saturating_add(*v))
     }
 }
 

@@ -321,7 +321,11 @@ mod tests {
         assert_eq!(m.heapless_processes_max, Some(1));
         let none = run_metrics(&record(vec![sample(0.0, 5, None)], 0));
         assert_eq!(
-            (none.breakdown_mean, none.breakdown_peak, none.heapless_processes_max),
+            (
+                none.breakdown_mean,
+                none.breakdown_peak,
+                none.heapless_processes_max
+            ),
             (None, None, None)
         );
     }

@@ -45,18 +45,33 @@ fn json_gives_each_run_its_breakdown_at_mean_and_peak() -> Result<()> {
         let parts = breakdown[at].as_object().context("an object")?;
         let mut keys: Vec<&str> = parts.keys().map(String::as_str).collect();
         let mut expected = Breakdown::KEYS.to_vec();
-        (keys.sort(), expected.sort());
+        keys.sort();
+        expected.sort();
         assert_eq!(keys, expected, "{at}");
     }
     // The peak is the split of the peak tick; the mean adds up to the mean RSS.
-    let sum = |at: &str| -> u64 { Breakdown::KEYS.iter().filter_map(|k| breakdown[at][k].as_u64()).sum() };
+    let sum = |at: &str| -> u64 {
+        Breakdown::KEYS
+            .iter()
+            .filter_map(|k| breakdown[at][k].as_u64())
+            .sum()
+    };
     let timeline = run["timeline"].as_array().context("a timeline")?;
-    let peak_tick = timeline.iter().filter_map(|s| s["rss_bytes"].as_u64()).max();
+    let peak_tick = timeline
+        .iter()
+        .filter_map(|s| s["rss_bytes"].as_u64())
+        .max();
     assert_eq!(Some(sum("peak")), peak_tick);
     let mean_rss = run["mean_rss_bytes"].as_u64().context("mean RSS")?;
-    assert!(sum("mean").abs_diff(mean_rss) <= 8, "{} vs {mean_rss}", sum("mean"));
+    assert!(
+        sum("mean").abs_diff(mean_rss) <= 8,
+        "{} vs {mean_rss}",
+        sum("mean")
+    );
     assert_eq!(breakdown["heapless_processes"], 1);
-    assert!(run["timeline"][0]["breakdown"]["live_heap_bytes"].as_u64().is_some());
+    assert!(run["timeline"][0]["breakdown"]["live_heap_bytes"]
+        .as_u64()
+        .is_some());
     // A run without breakdowns has no key.
     assert!(v["configs"][1]["runs"][0].get("breakdown").is_none());
     Ok(())
@@ -68,19 +83,36 @@ fn samples_csv_has_the_breakdown_columns_and_empty_cells_without_one() -> Result
     let text = String::from_utf8(SamplesCsvReporter.render(&analysis)?)?;
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().context("a header")?.split(',').collect();
-    let column = |name: &str| header.iter().position(|h| *h == name).context(name.to_string());
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .context(name.to_string())
+    };
     let (live, file, heapless) = (
         column("breakdown_live_heap_bytes")?,
         column("breakdown_file_bytes")?,
         column("heapless_processes")?,
     );
-    assert_eq!(header.iter().filter(|h| h.starts_with("breakdown_")).count(), 8);
+    assert_eq!(
+        header
+            .iter()
+            .filter(|h| h.starts_with("breakdown_"))
+            .count(),
+        8
+    );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     let first = &rows[0];
     let rss: u64 = first[3].parse()?;
     assert_eq!(first[live], (rss / 10 * 4).to_string());
-    assert_eq!((first[file], first[heapless]), (MIB.to_string().as_str(), "0"));
-    let other = rows.iter().find(|r| r[0] != "glibc").context("another config")?;
+    assert_eq!(
+        (first[file], first[heapless]),
+        (MIB.to_string().as_str(), "0")
+    );
+    let other = rows
+        .iter()
+        .find(|r| r[0] != "glibc")
+        .context("another config")?;
     assert_eq!((other[live], other[heapless]), ("", ""));
     Ok(())
 }

@@ -40,7 +40,9 @@ fn captured_process_splits_into_heap_lazy_huge_and_the_rest() {
     // The captured process: 16 MiB in huge pages, 8 MiB lazily freed, and
     // (as if a probe said so) 10 MiB live and 2 MiB free in its heap.
     let status = parse_status_memory(include_str!("fixtures/status_thp_lazyfree.txt"));
-    let rss = status.and_then(|s| s.rss_parts).expect("RssAnon/RssFile/RssShmem");
+    let rss = status
+        .and_then(|s| s.rss_parts)
+        .expect("RssAnon/RssFile/RssShmem");
     let anon_pages = parse_anon_pages(include_str!("fixtures/smaps_rollup_thp_lazyfree.txt"))
         .expect("LazyFree/AnonHugePages");
     let b = of_process(&ProcessMemory {
@@ -49,7 +51,10 @@ fn captured_process_splits_into_heap_lazy_huge_and_the_rest() {
         heap: heap(10, 2, 0),
     });
     assert_eq!(b.total_bytes(), status.map_or(0, |s| s.rss_bytes));
-    assert_eq!((b.live_heap_bytes, b.allocator_free_bytes), (10 * MIB, 2 * MIB));
+    assert_eq!(
+        (b.live_heap_bytes, b.allocator_free_bytes),
+        (10 * MIB, 2 * MIB)
+    );
     assert_eq!(b.lazy_free_bytes, 8184 * 1024);
     // 24680 kB anon - 12 MiB heap - 8184 kB lazy leaves 4208 kB for the
     // 16 MiB of huge pages: the allocator's share of them is its own.

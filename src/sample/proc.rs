@@ -350,7 +350,8 @@ mod tests {
         );
         // Kernels without the lines have none of those pages.
         assert_eq!(
-            parse_anon_pages(include_str!("fixtures/smaps_rollup_sleep.txt")).map(|p| p.lazy_free_bytes),
+            parse_anon_pages(include_str!("fixtures/smaps_rollup_sleep.txt"))
+                .map(|p| p.lazy_free_bytes),
             Some(0)
         );
         assert_eq!(parse_anon_pages("Rss: 4 kB\n"), Some(AnonPages::default()));

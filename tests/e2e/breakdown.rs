@@ -20,7 +20,11 @@ const PARTS: [&str; 8] = [
 fn sum(parts: &Value) -> f64 {
     PARTS
         .iter()
-        .map(|k| parts[k].as_f64().unwrap_or_else(|| panic!("{k} in {parts}")))
+        .map(|k| {
+            parts[k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{k} in {parts}"))
+        })
         .sum()
 }
 
@@ -65,7 +69,9 @@ fn breakdown_adds_up_to_rss_and_its_live_heap_is_what_the_program_holds() {
         let breakdown = &run["breakdown"];
         let mean_rss = run["mean_rss_bytes"].as_f64().expect("mean RSS");
         let (mean, peak) = (sum(&breakdown["mean"]), sum(&breakdown["peak"]));
-        let live = breakdown["peak"]["live_heap_bytes"].as_f64().expect("live heap");
+        let live = breakdown["peak"]["live_heap_bytes"]
+            .as_f64()
+            .expect("live heap");
         eprintln!(
             "{allocator}: mean parts {mean} vs mean RSS {mean_rss} ({:+.2}%), peak {peak}, \
              live heap at peak {live} vs held {held} ({:+.2}%); mean {}",
@@ -83,7 +89,11 @@ fn breakdown_adds_up_to_rss_and_its_live_heap_is_what_the_program_holds() {
         );
         assert_eq!(breakdown["heapless_processes"], 0, "{allocator}");
         let sums = stored_sums(&scratch, allocator);
-        assert!(sums.len() >= 20, "{allocator}: {} samples with a breakdown", sums.len());
+        assert!(
+            sums.len() >= 20,
+            "{allocator}: {} samples with a breakdown",
+            sums.len()
+        );
         for (rss, parts) in sums {
             assert_eq!(rss, parts, "{allocator}: a sample's parts against its RSS");
         }
