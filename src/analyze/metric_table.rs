@@ -201,6 +201,42 @@ pub fn summarised() -> Vec<MetricDef> {
             false,
             |r| Some(of(r).final_rss_bytes as f64),
         )),
+        // The run's memory cgroup: the tree's charge (every page once) and
+        // the working set container platforms limit on; shown when measured.
+        MetricDef {
+            shown: Shown::WhenMeasured,
+            ..time_weighted(row(
+                "mean_cgroup_bytes",
+                "mean cgroup charge",
+                Unit::Bytes,
+                true,
+                |r| of(r).cgroup_mean_bytes.map(|b| b as f64),
+            ))
+        },
+        never(row(
+            "peak_cgroup_bytes",
+            "peak cgroup charge",
+            Unit::Bytes,
+            false,
+            |r| of(r).cgroup_peak_bytes.map(|b| b as f64),
+        )),
+        never(time_weighted(row(
+            "mean_working_set_bytes",
+            "mean working set",
+            Unit::Bytes,
+            false,
+            |r| of(r).working_set_mean_bytes.map(|b| b as f64),
+        ))),
+        MetricDef {
+            shown: Shown::WhenMeasured,
+            ..row(
+                "peak_working_set_bytes",
+                "peak working set",
+                Unit::Bytes,
+                true,
+                |r| of(r).working_set_peak_bytes.map(|b| b as f64),
+            )
+        },
         row("wall_s", "wall time", Unit::Seconds, true, |r| {
             Some(r.record.wall_s)
         }),
@@ -378,6 +414,8 @@ mod tests {
                 "ratio_peak_rss",
                 "ratio_mean_rss",
                 "ratio_mean_pss",
+                "ratio_mean_cgroup",
+                "ratio_peak_working_set",
                 "ratio_wall"
             ]
         );
@@ -395,6 +433,28 @@ mod tests {
         assert_eq!(get("peak_rss_bytes"), Some(m.peak_rss_bytes as f64));
         assert_eq!(get("mean_pss_bytes"), m.mean_pss_bytes.map(|b| b as f64));
         assert_eq!(get("cpu_s"), Some(run.record.user_s + run.record.sys_s));
+    }
+
+    #[test]
+    fn the_cgroup_rows_are_measured_only_for_a_run_with_a_group_and_can_be_judged_by() {
+        let e = crate::analyze::fixture::experiment();
+        let mut run = e.configs[0].runs[0].clone();
+        let table = summarised();
+        let get = |id: &str, run: &StoredRun| find(&table, id).and_then(|d| (d.extract)(run));
+        assert_eq!(get("peak_working_set_bytes", &run), None);
+        for (k, sample) in run.record.samples.iter_mut().enumerate() {
+            sample.cgroup = Some(crate::model::CgroupSample {
+                charge_bytes: 1000 + k as u64,
+                working_set_bytes: 900 + k as u64,
+                ..Default::default()
+            });
+        }
+        let last = run.record.samples.len() as f64 - 1.0;
+        assert_eq!(get("peak_working_set_bytes", &run), Some(900.0 + last));
+        assert_eq!(get("peak_cgroup_bytes", &run), Some(1000.0 + last));
+        assert!(get("mean_working_set_bytes", &run).is_some_and(|m| m < 900.0 + last));
+        let row = named(&table, "peak_working_set").expect("found by its name");
+        assert!(row.is_memory() && row.ratio);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! and with the heap probe the live heap, the overhead ratio (RSS / live
 //! heap) and the most arenas; where the samples carry one, the memory
 //! breakdown time-weighted over the ticks that had it and at the tick of
-//! peak RSS among them.
+//! peak RSS among them; where the run had a memory cgroup, the peak and
+//! time-weighted mean of its charge and working set.
 //!
 //! PSS is read sparsely (smaps_rollup is rationed by the sampler's CPU
 //! budget) while RSS is read every tick. So the PSS series is the dense RSS
@@ -40,8 +41,58 @@ pub fn run_metrics(record: &RunRecord) -> RunMetrics {
         final_rss_bytes: samples.last().map(|s: &Sample| s.rss_bytes).unwrap_or(0),
         peak_pss_bytes: pss.iter().map(|&(_, v)| v).max(),
         mean_pss_bytes: time_weighted_mean(&pss),
-        ..breakdown_metrics(samples, heap_metrics(samples))
+        ..cgroup_metrics(record, breakdown_metrics(samples, heap_metrics(samples)))
     }
+}
+
+/// The run's memory cgroup over the ticks that read it: the charge's peak
+/// (never below the kernel's own peak, which sees between ticks) and
+/// time-weighted mean, and the working set's (sampled only: the kernel
+/// keeps no peak of it). All `None` for a run without a group.
+fn cgroup_metrics(record: &RunRecord, metrics: RunMetrics) -> RunMetrics {
+    let series = |pick: fn(&crate::model::CgroupSample) -> u64| -> Vec<(f64, u64)> {
+        record
+            .samples
+            .iter()
+            .filter_map(|s| s.cgroup.as_ref().map(|c| (s.t_s, pick(c))))
+            .collect()
+    };
+    let charge = series(|c| c.charge_bytes);
+    let working_set = series(|c| c.working_set_bytes);
+    let peak = |series: &[(f64, u64)]| series.iter().map(|&(_, v)| v).max();
+    let sampled_peak = peak(&charge);
+    RunMetrics {
+        cgroup_peak_bytes: sampled_peak
+            .map(|p| p.max(record.cgroup_peak_kernel_bytes.unwrap_or(0))),
+        cgroup_mean_bytes: time_weighted_mean(&charge),
+        working_set_peak_bytes: peak(&working_set),
+        working_set_mean_bytes: time_weighted_mean(&working_set),
+        ..metrics
+    }
+}
+
+/// Each of the cgroup's parts (anon, file, shmem, kernel, huge pages, and
+/// the charge and working set) time-weighted over the ticks that read the
+/// group; `None` for a run without one.
+pub fn cgroup_mean(record: &RunRecord) -> Option<crate::model::CgroupSample> {
+    let with: Vec<(f64, &crate::model::CgroupSample)> = record
+        .samples
+        .iter()
+        .filter_map(|s| s.cgroup.as_ref().map(|c| (s.t_s, c)))
+        .collect();
+    let mean = |pick: fn(&crate::model::CgroupSample) -> u64| {
+        let series: Vec<(f64, u64)> = with.iter().map(|&(t, c)| (t, pick(c))).collect();
+        time_weighted_mean(&series).unwrap_or(0)
+    };
+    (!with.is_empty()).then(|| crate::model::CgroupSample {
+        charge_bytes: mean(|c| c.charge_bytes),
+        working_set_bytes: mean(|c| c.working_set_bytes),
+        anon_bytes: mean(|c| c.anon_bytes),
+        file_bytes: mean(|c| c.file_bytes),
+        shmem_bytes: mean(|c| c.shmem_bytes),
+        kernel_bytes: mean(|c| c.kernel_bytes),
+        huge_pages_bytes: mean(|c| c.huge_pages_bytes),
+    })
 }
 
 /// The breakdown's mean (each part time-weighted over the ticks that had a
@@ -328,6 +379,45 @@ mod tests {
             ),
             (None, None, None)
         );
+    }
+
+    #[test]
+    fn cgroup_figures_cover_their_ticks_and_the_peak_is_never_below_the_kernels() {
+        let with = |t_s, charge_bytes, working_set_bytes| Sample {
+            cgroup: Some(crate::model::CgroupSample {
+                charge_bytes,
+                working_set_bytes,
+                anon_bytes: working_set_bytes,
+                ..Default::default()
+            }),
+            ..sample(t_s, 1000, None)
+        };
+        // No group on the first tick; charge 100 then 300 over 2 s.
+        let samples = vec![
+            sample(0.0, 1000, None),
+            with(1.0, 100, 80),
+            with(3.0, 300, 200),
+        ];
+        let mut run = record(samples, 0);
+        let m = run_metrics(&run);
+        assert_eq!(
+            (m.cgroup_peak_bytes, m.cgroup_mean_bytes),
+            (Some(300), Some(200))
+        );
+        assert_eq!(
+            (m.working_set_peak_bytes, m.working_set_mean_bytes),
+            (Some(200), Some(140))
+        );
+        assert_eq!(cgroup_mean(&run).map(|c| c.anon_bytes), Some(140));
+        run.cgroup_peak_kernel_bytes = Some(450);
+        assert_eq!(run_metrics(&run).cgroup_peak_bytes, Some(450));
+        let without = record(vec![sample(0.0, 1000, None)], 0);
+        let m = run_metrics(&without);
+        assert_eq!(
+            (m.cgroup_peak_bytes, m.working_set_mean_bytes),
+            (None, None)
+        );
+        assert_eq!(cgroup_mean(&without), None);
     }
 
     #[test]

@@ -234,8 +234,9 @@ fn markers(analysis: &Analysis) -> Plot {
     }
 }
 
-/// The ratio groups of the ratios plot: each metric-table row with a ratio,
-/// and for a service, in place of the whole-run times (a server's lifetime
+/// The ratio groups of the ratios plot: each metric-table row with a ratio
+/// that some configuration measured (no empty group for a cgroup charge
+/// an experiment without cgroups never read), and for a service, in place of the whole-run times (a server's lifetime
 /// says nothing), the end-of-load RSS and the median and p95 latency.
 fn ratio_groups(analysis: &Analysis) -> Vec<(&str, Vec<Option<Ratio>>)> {
     let service = &analysis.service;
@@ -252,6 +253,7 @@ fn ratio_groups(analysis: &Analysis) -> Vec<(&str, Vec<Option<Ratio>>)> {
                 .collect();
             (m.label.as_str(), ratios)
         })
+        .filter(|(_, ratios): &(&str, Vec<Option<Ratio>>)| ratios.iter().any(Option::is_some))
         .collect();
     if service.is_empty() {
         return groups;
