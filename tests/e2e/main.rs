@@ -3,6 +3,7 @@
 
 mod adaptive;
 mod bad_input;
+mod cgroup;
 mod breakdown;
 mod browser;
 mod cluster;
