@@ -167,10 +167,11 @@ pub struct CompareArgs {
     /// always markers. Repeatable.
     #[arg(long, value_name = "REGEX")]
     pub mark: Vec<String>,
-    /// Measure the live heap with the heap probe: stats (the allocator's own
-    /// counters, the default where it has them), count (interpose malloc), or
-    /// optional (like the default, but a workload that cannot load the probe
-    /// is measured from /proc alone instead of being not_loaded).
+    /// The heap probe, on by default: stats (the allocator's own counters)
+    /// where the allocator has them, else count (interpose malloc); a
+    /// workload that cannot load it is measured from /proc alone. `--heap`
+    /// (or =stats, =count) asks for it: a workload that cannot load it is
+    /// then not_loaded. `--heap=off` leaves it out.
     #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "auto")]
     pub heap: Option<String>,
     #[command(flatten)]

@@ -37,7 +37,8 @@ pub struct CompareSettings {
     /// Marker patterns: the built-in `allocscope:mark LABEL` first, then
     /// each `--mark`.
     pub marks: Vec<regex::Regex>,
-    /// `--heap[=MODE]`: load the heap probe.
+    /// The heap probe: on by default (`HeapOptions::DEFAULT`), None for
+    /// `--heap=off`.
     pub heap: Option<crate::probe::HeapOptions>,
     /// `--server`: COMMAND is a service driven by a load.
     pub service: Option<service::ServiceSettings>,
@@ -102,12 +103,11 @@ impl CompareSettings {
                 .as_deref()
                 .map(|a| crate::metrics::parse_address(a, args.metrics_public))
                 .transpose()?,
-            heap: args
-                .heap
-                .as_deref()
-                .map(crate::probe::HeapOptions::parse)
-                .transpose()
-                .map_err(|e| UsageError::HeapMode(e.to_string()))?,
+            heap: match args.heap.as_deref() {
+                None => Some(crate::probe::HeapOptions::DEFAULT),
+                Some(mode) => crate::probe::HeapOptions::parse(mode)
+                    .map_err(|e| UsageError::HeapMode(e.to_string()))?,
+            },
             service,
             output,
             rounds: round_settings,

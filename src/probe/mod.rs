@@ -57,8 +57,9 @@ pub enum HeapRequest {
     Count,
 }
 
-/// The `--heap` setting: the mode, and whether a run whose workload cannot
-/// load the probe is `not_loaded` (required) or measured from /proc alone.
+/// The heap probe's setting: the mode, and whether a run whose workload
+/// cannot load the probe is `not_loaded` (required) or measured from /proc
+/// alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeapOptions {
     pub request: HeapRequest,
@@ -66,20 +67,30 @@ pub struct HeapOptions {
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
-#[error("--heap={0} is not a mode; use --heap, --heap=stats, --heap=count or --heap=optional")]
+#[error(
+    "--heap={0} is not a mode; use --heap, --heap=stats, --heap=count, --heap=optional or --heap=off"
+)]
 pub struct HeapModeError(pub String);
 
 impl HeapOptions {
-    /// `--heap` alone gives "auto".
-    pub fn parse(text: &str) -> Result<HeapOptions, HeapModeError> {
+    /// Without `--heap`: on, in the auto mode, and never the reason a run
+    /// fails (the user did not ask for the probe).
+    pub const DEFAULT: HeapOptions = HeapOptions {
+        request: HeapRequest::Auto,
+        required: false,
+    };
+
+    /// `--heap` alone gives "auto", required; `off` gives None.
+    pub fn parse(text: &str) -> Result<Option<HeapOptions>, HeapModeError> {
         let (request, required) = match text.trim() {
             "" | "auto" => (HeapRequest::Auto, true),
             "stats" => (HeapRequest::Stats, true),
             "count" => (HeapRequest::Count, true),
             "optional" => (HeapRequest::Auto, false),
+            "off" => return Ok(None),
             other => return Err(HeapModeError(other.to_string())),
         };
-        Ok(HeapOptions { request, required })
+        Ok(Some(HeapOptions { request, required }))
     }
 }
 
@@ -97,8 +108,9 @@ pub struct ProbeLaunch {
     pub required: bool,
 }
 
-/// Decides whether and how a configuration's runs load the probe: with
-/// `--heap`, or for a configuration that asks the probe to trim.
+/// Decides whether and how a configuration's runs load the probe: unless
+/// `--heap=off`, and for a configuration that asks the probe to trim. A
+/// probe nobody required that cannot be written to disk is left out.
 pub fn plan(config: &Config, heap: Option<HeapOptions>) -> anyhow::Result<Option<ProbeLaunch>> {
     let trims = config.env.iter().any(|(name, _)| name == ENV_TRIM_MS);
     let build = match heap.map(|h| h.request) {
@@ -113,13 +125,19 @@ pub fn plan(config: &Config, heap: Option<HeapOptions>) -> anyhow::Result<Option
             }
         }
     };
+    // Trimming is what the configuration is: without it the run is not
+    // that configuration.
+    let required = trims || heap.is_some_and(|h| h.required);
+    let library = match install(build) {
+        Ok(library) => library,
+        Err(_) if !required => return Ok(None),
+        Err(e) => return Err(e),
+    };
     Ok(Some(ProbeLaunch {
         build,
-        library: install(build)?,
+        library,
         measure: heap.is_some(),
-        // Trimming is what the configuration is: without it the run is not
-        // that configuration.
-        required: heap.is_none_or(|h| h.required),
+        required,
     }))
 }
 
@@ -177,17 +195,21 @@ mod tests {
 
     #[test]
     fn heap_modes_parse_and_unknown_ones_say_which_exist() {
-        let auto = HeapOptions::parse("").ok();
+        let auto = HeapOptions::parse("").ok().flatten();
         assert_eq!(
             auto.map(|h| (h.request, h.required)),
             Some((HeapRequest::Auto, true))
         );
-        let optional = HeapOptions::parse("optional").ok();
-        assert_eq!(optional.map(|h| h.required), Some(false));
+        let optional = HeapOptions::parse("optional").ok().flatten();
+        assert_eq!(optional, Some(HeapOptions::DEFAULT));
         assert_eq!(
-            HeapOptions::parse("count").ok().map(|h| h.request),
+            HeapOptions::parse("count")
+                .ok()
+                .flatten()
+                .map(|h| h.request),
             Some(HeapRequest::Count)
         );
+        assert_eq!(HeapOptions::parse("off"), Ok(None));
         let err = HeapOptions::parse("fast")
             .map(|_| ())
             .unwrap_err()

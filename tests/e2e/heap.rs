@@ -60,7 +60,9 @@ fn probe_means(scratch: &Scratch, config: &str) -> (f64, f64) {
 fn check_accuracy(mode: &str, workload: &[&str], by_usable: bool) {
     let _one_at_a_time = one_heavy_test_at_a_time();
     let scratch = Scratch::new();
+    // An empty mode: no --heap at all, the probe's default.
     let mut options: Vec<String> = vec![mode.to_string(), "-r".into(), "1".into()];
+    options.retain(|o| !o.is_empty());
     options.extend(every_allocator_args());
     options.extend(["--interval".into(), "20ms".into()]);
     let options: Vec<&str> = options.iter().map(String::as_str).collect();
@@ -117,6 +119,16 @@ fn live_heap_of_8k_blocks_matches_within_3_percent_in_default_mode() {
 }
 
 #[test]
+fn live_heap_of_100_mib_is_reported_within_3_percent_without_asking_for_the_probe() {
+    let hold = program("hold");
+    check_accuracy(
+        "",
+        &[hold.to_str().expect("utf-8"), "blocks", "100", "300"],
+        false,
+    );
+}
+
+#[test]
 fn live_heap_of_8k_blocks_matches_within_3_percent_in_count_mode() {
     let hold = program("hold");
     check_accuracy(
@@ -166,12 +178,23 @@ fn static_workload_cannot_load_the_probe_and_says_so() {
         message.contains("heap probe") && message.contains("statically linked"),
         "{message}"
     );
+    // Not asked for, the probe is only a note: /proc alone. (The run is
+    // not_loaded all the same, for the system glibc this static copy never
+    // maps; the setuid test below shows a run the probe alone would fail.)
+    let (_, json) = scratch.compare(&["-r", "1", "-a", "glibc"], &workload);
+    let run = &runs(config(&json, "glibc"))[0];
+    assert_eq!(run["probe_mode"], "not_loaded");
+    let message = run["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("heap probe not loaded, measured from /proc alone"),
+        "{message}"
+    );
 }
 
 /// A set-user-ID program (owned by `nobody`, run by root) maps libc but the
 /// loader ignores LD_PRELOAD paths: glibc counts, the probe does not load.
 #[test]
-fn setuid_workload_is_not_loaded_with_heap_and_measured_from_proc_with_optional() {
+fn setuid_workload_is_not_loaded_with_heap_and_measured_from_proc_by_default() {
     let scratch = Scratch::new();
     let Some(copy) = setuid_copy(&scratch, "single") else {
         return;
@@ -188,7 +211,7 @@ fn setuid_workload_is_not_loaded_with_heap_and_measured_from_proc_with_optional(
         "{run}"
     );
 
-    let (output, json) = scratch.compare(&["--heap=optional", "-r", "1", "-a", "glibc"], &workload);
+    let (output, json) = scratch.compare(&["-r", "1", "-a", "glibc"], &workload);
     assert!(output.status.success(), "{}", stderr(&output));
     let run = &runs(config(&json, "glibc"))[0];
     assert_eq!(run["status"], "ok", "{run}");
@@ -216,15 +239,25 @@ fn periodic_trim_lowers_the_mean_rss_of_a_bursty_workload_without_heap() {
     let bursty = program("bursty");
     let scratch = Scratch::new();
     let (output, json) = scratch.compare(
-        &["-r", "1", "-a", "glibc", "-a", "glibc:trim=200ms"],
+        &[
+            "--heap=off",
+            "-r",
+            "1",
+            "-a",
+            "glibc",
+            "-a",
+            "glibc:trim=200ms",
+        ],
         &[bursty.to_str().expect("utf-8"), "5", "64", "400"],
     );
     assert!(output.status.success(), "{}", stderr(&output));
     let plain = &runs(config(&json, "glibc"))[0];
     let trimmed = &runs(config(&json, "glibc:trim=200ms"))[0];
     assert_eq!(trimmed["status"], "ok", "{trimmed}");
-    // Loaded for trimming only: nothing measured, so no probe keys.
+    // Loaded for trimming only: nothing measured, so no probe keys; and
+    // with --heap=off none at all where nothing trims.
     assert!(trimmed.get("probe_mode").is_none(), "{trimmed}");
+    assert!(plain.get("probe_mode").is_none(), "{plain}");
     let mean = |run: &Value| run["mean_rss_bytes"].as_f64().expect("mean RSS");
     let ratio = mean(trimmed) / mean(plain);
     eprintln!("trim=200ms mean RSS ratio {ratio:.2}");
