@@ -318,7 +318,11 @@ static void find_counters(void) {
 #else
     void *m = dlsym(RTLD_DEFAULT, "malloc");
 #endif
-    if (m && dladdr(m, &info) && info.dli_fname && strstr(info.dli_fname, "libc.so")) {
+    /* allocscope's glibc shim sends malloc to glibc in a program that links
+     * another allocator: glibc's counters then, not the linked one's. */
+    int shim = dlsym(RTLD_DEFAULT, "allocscope_glibc_shim") != NULL;
+    if (shim) je_mallctl = NULL, gp_property = NULL, mi_info = NULL;
+    if (m && (shim || (dladdr(m, &info) && info.dli_fname && strstr(info.dli_fname, "libc.so")))) {
         gl_mallinfo2 = dlsym(RTLD_DEFAULT, "mallinfo2");
         gl_malloc_info = dlsym(RTLD_DEFAULT, "malloc_info");
     }

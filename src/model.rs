@@ -303,6 +303,11 @@ pub struct RunRecord {
     pub message: Option<String>,
     /// Allocator libraries the program brought itself (linked, not preloaded).
     pub linked_allocators: Vec<String>,
+    /// Which allocator served `malloc` (`alloc::served`): `glibc`,
+    /// `jemalloc`, ..., `program` for the executable's own; `None` when it
+    /// could not be told (a script, or a file stored before schema 10).
+    #[serde(default)]
+    pub served_by: Option<String>,
     /// CPU time allocscope's sampler spent on this run.
     pub sampler_cpu_s: f64,
     pub started_at: String,

@@ -12,6 +12,7 @@ pub mod keys;
 pub mod known;
 mod ldcache;
 pub mod registry;
+pub mod served;
 
 #[cfg(test)]
 mod discovery_tests;

@@ -1,7 +1,8 @@
 //! Programs that bring their own allocator (redis links jemalloc, some
 //! builds link tcmalloc or mimalloc): a configuration without a preload then
 //! measures that allocator, not glibc malloc, and glibc's tunables do nothing
-//! to it. Says so, naming the configurations concerned.
+//! to it, unless allocscope's glibc shim was preloaded (runs that recorded
+//! `served_by`). Says which, naming the configurations concerned.
 
 use crate::model::StoredExperiment;
 
@@ -25,9 +26,22 @@ pub fn warnings(experiment: &StoredExperiment) -> Vec<String> {
         .filter(|c| !c.config.env.iter().any(|(k, _)| k == "LD_PRELOAD"))
         .map(|c| c.config.name.as_str())
         .collect();
+    let shimmed = experiment
+        .configs
+        .iter()
+        .flat_map(|c| &c.runs)
+        .any(|r| r.record.served_by.is_some());
     linked
         .into_iter()
         .map(|lib| {
+            if shimmed && !unpreloaded.is_empty() {
+                return format!(
+                    "the program links {lib} itself: {} preloaded allocscope's glibc shim, so \
+                     glibc served malloc (the served-by column says what served each \
+                     configuration); the program's own statistics keep naming {lib}",
+                    unpreloaded.join(", ")
+                );
+            }
             if unpreloaded.is_empty() {
                 return format!(
                     "the program links {lib} itself; the preloaded allocators replaced its \
@@ -68,5 +82,15 @@ mod tests {
             "{found:?}"
         );
         assert!(found[0].contains("not glibc malloc"), "{found:?}");
+        for c in &mut e.configs {
+            for run in &mut c.runs {
+                run.record.served_by = Some(c.config.allocator.clone());
+            }
+        }
+        let shimmed = warnings(&e);
+        assert!(
+            shimmed[0].contains("glibc shim, so glibc served"),
+            "{shimmed:?}"
+        );
     }
 }

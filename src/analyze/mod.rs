@@ -15,6 +15,7 @@ pub mod markers;
 pub mod metric_table;
 pub mod metrics;
 pub mod recordings;
+pub mod served;
 pub mod service;
 pub mod stats;
 pub mod steady;

@@ -371,7 +371,10 @@ pub fn decide(
     table: &[MetricDef],
 ) -> Verdict {
     let measures = measures(experiment, baseline, table, judging);
-    let judged = judge_all(experiment, baseline, &measures, judging);
+    let judged = super::served::only_run(
+        experiment,
+        judge_all(experiment, baseline, &measures, judging),
+    );
     let context = Context {
         experiment,
         baseline,
@@ -415,6 +418,14 @@ pub fn decide(
         Decision::Inconclusive(_) => {
             verdict.reason = context.inconclusive_reason(&verdict.unsettled);
         }
+    }
+    verdict
+        .explanation
+        .extend(super::served::left_out(experiment));
+    if let Some(reason) = super::served::withheld(experiment, baseline) {
+        verdict.outcome = Outcome::Inconclusive;
+        (verdict.config, verdict.deploy, verdict.reason) = (None, None, reason);
+        verdict.unsettled.clear();
     }
     verdict
 }

@@ -16,4 +16,5 @@ pub mod recordings;
 pub mod report;
 mod rounds;
 mod run_line;
+mod serving;
 mod session;

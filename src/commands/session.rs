@@ -48,10 +48,11 @@ impl ProgramFacts {
         if let Some(reason) = &facts.preload_ignored {
             eprintln!("warning: {reason}; its runs will be reported as not_loaded");
         }
-        for name in &facts.linked {
+        if let Some(name) = super::serving::linked_allocator(&settings.program) {
             eprintln!(
                 "note: {} links {name} itself: configurations without a preloaded allocator \
-                 measure {name}, not glibc malloc; a preloaded allocator takes over malloc",
+                 preload allocscope's glibc shim, so that glibc serves malloc; a preloaded \
+                 allocator takes over malloc",
                 settings.program.display()
             );
         }
@@ -71,6 +72,7 @@ pub(crate) struct Session<'s> {
     /// Where each run's memory cgroup goes; `None` with `--cgroup off` or
     /// where none can be made.
     cgroup: Option<crate::cgroup::Parent>,
+    serving: Vec<super::serving::Serving>,
     program: ProgramFacts,
     progress: Progress,
     step: usize,
@@ -109,6 +111,7 @@ impl<'s> Session<'s> {
             .iter()
             .map(|c| crate::probe::plan(c, settings.heap))
             .collect::<anyhow::Result<Vec<_>>>()?;
+        let serving = super::serving::plan(&settings.program, &settings.configs)?;
         Ok(Session {
             settings,
             interrupt,
@@ -122,6 +125,7 @@ impl<'s> Session<'s> {
             log_dir,
             probes,
             cgroup,
+            serving,
             program,
             progress,
             step: 0,
@@ -207,6 +211,8 @@ impl<'s> Session<'s> {
             preload_ignored: self.program.preload_ignored.clone(),
             own_allocator: self.program.own_allocator,
             linked_allocators: self.program.linked.clone(),
+            glibc_shim: self.serving[planned.config].glibc_shim.as_deref(),
+            served_by: self.serving[planned.config].served_by.clone(),
             marks: &settings.marks,
             memory_limit: settings.memory_limit,
             cgroup: self.cgroup.as_ref(),

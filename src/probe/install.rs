@@ -31,8 +31,13 @@ fn content_hash(bytes: &[u8]) -> u64 {
 /// Returns the path of `build`'s shared object, writing it if needed; falls
 /// back to the temp directory when the cache directory is not writable.
 pub fn install(build: ProbeBuild) -> anyhow::Result<PathBuf> {
-    let bytes = build.bytes();
-    let name = format!("probe-{}-{:016x}.so", build.as_str(), content_hash(bytes));
+    install_named(&format!("probe-{}", build.as_str()), build.bytes())
+}
+
+/// Installs embedded bytes as `STEM-<content hash>.so` (the probe builds,
+/// the glibc shim).
+pub fn install_named(stem: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
+    let name = format!("{stem}-{:016x}.so", content_hash(bytes));
     let primary = cache_dir();
     match install_in(&primary, &name, bytes) {
         Ok(path) => Ok(path),
@@ -48,11 +53,11 @@ fn install_in(dir: &std::path::Path, name: &str, bytes: &[u8]) -> anyhow::Result
     }
     std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
     let temp = dir.join(format!(".{name}.{}", std::process::id()));
-    let mut file = std::fs::File::create(&temp)
-        .with_context(|| format!("writing the heap probe to '{}'", temp.display()))?;
+    let mut file =
+        std::fs::File::create(&temp).with_context(|| format!("writing '{}'", temp.display()))?;
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
-        .with_context(|| format!("writing the heap probe to '{}'", temp.display()))?;
+        .with_context(|| format!("writing '{}'", temp.display()))?;
     drop(file);
     std::fs::rename(&temp, &path)
         .with_context(|| format!("renaming '{}' to '{}'", temp.display(), path.display()))?;

@@ -12,6 +12,13 @@ mod install;
 
 pub use install::{cache_dir, install};
 
+/// Where the glibc shim (`probe/glibc_shim.c`) is installed: preloaded into a
+/// program that links another allocator, it sends the malloc family to
+/// glibc's own, so a glibc configuration measures glibc.
+pub fn install_glibc_shim() -> anyhow::Result<PathBuf> {
+    install::install_named("glibc-shim", GLIBC_SHIM_SO)
+}
+
 use crate::model::Config;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -24,6 +31,7 @@ pub const ENV_TRIM_MS: &str = crate::alloc::keys::PROBE_TRIM_MS_ENV;
 
 static STATS_SO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/probe-stats.so"));
 static COUNT_SO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/probe-count.so"));
+static GLIBC_SHIM_SO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/glibc-shim.so"));
 
 /// Which build of the probe a run preloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,6 +170,17 @@ fn has_counters(library: Option<&Path>) -> bool {
     })
 }
 
+/// `env` with `library` first in LD_PRELOAD.
+pub fn preload_first(env: &[(String, String)], library: &Path) -> Vec<(String, String)> {
+    let ours = library.display().to_string();
+    let mut out: Vec<(String, String)> = env.to_vec();
+    match out.iter_mut().find(|(name, _)| name == "LD_PRELOAD") {
+        Some((_, value)) => *value = format!("{ours} {value}"),
+        None => out.insert(0, ("LD_PRELOAD".to_string(), ours)),
+    }
+    out
+}
+
 /// The configuration's environment with the probe loaded first: the probe
 /// goes before the allocator in LD_PRELOAD, so that its `dlsym(RTLD_NEXT)`
 /// finds the allocator under test.
@@ -171,12 +190,7 @@ pub fn launch_env(
     shm_dir: Option<&Path>,
     interval_ms: u64,
 ) -> Vec<(String, String)> {
-    let ours = probe.library.display().to_string();
-    let mut out: Vec<(String, String)> = env.to_vec();
-    match out.iter_mut().find(|(name, _)| name == "LD_PRELOAD") {
-        Some((_, value)) => *value = format!("{ours} {value}"),
-        None => out.insert(0, ("LD_PRELOAD".to_string(), ours)),
-    }
+    let mut out = preload_first(env, &probe.library);
     if let (true, Some(dir)) = (probe.measure, shm_dir) {
         out.push((ENV_SHM.to_string(), dir.display().to_string()));
         // Poll about twice per sampling tick (the probe's CPU budget may

@@ -70,7 +70,7 @@ fn ratio_cells(row: &mut Vec<String>, r: Option<Ratio>) {
 /// every metric-table row, then the ratio columns of those with a ratio;
 /// `service` adds the service columns before `baseline`.
 pub fn header(table: &[MetricDef], service: bool) -> Vec<String> {
-    let mut h: Vec<String> = ["config", "allocator", "ok_runs", "total_runs"]
+    let mut h: Vec<String> = ["config", "allocator", "served_by", "ok_runs", "total_runs"]
         .iter()
         .map(|s| s.to_string())
         .collect();
@@ -104,6 +104,9 @@ impl Reporter for CsvReporter {
             let mut row = vec![
                 config.config.name.clone(),
                 config.config.allocator.clone(),
+                crate::analyze::served::served_by(config)
+                    .unwrap_or_default()
+                    .to_string(),
                 s.ok_runs.to_string(),
                 s.total_runs.to_string(),
             ];

@@ -69,6 +69,9 @@ struct ConfigOut<'a> {
     allocator: &'a str,
     library: Option<String>,
     version: Option<&'a str>,
+    /// Which allocator served its runs' `malloc`, when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    served_by: Option<&'a str>,
     #[serde(serialize_with = "env_object")]
     env: &'a [(String, String)],
     runs: Vec<RunOut<'a>>,
@@ -98,6 +101,8 @@ struct RunOut<'a> {
     stderr_path: String,
     message: Option<&'a str>,
     linked_allocators: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    served_by: Option<&'a str>,
     sampler_cpu_s: f64,
     started_at: &'a str,
     /// Heap probe figures, present only when the run loaded the probe.
@@ -317,6 +322,7 @@ fn run_out(run: &StoredRun, include_samples: bool, user_metrics: bool) -> RunOut
         stderr_path: r.stderr_path.to_string_lossy().into_owned(),
         message: r.message.as_deref(),
         linked_allocators: &r.linked_allocators,
+        served_by: r.served_by.as_deref(),
         sampler_cpu_s: r.sampler_cpu_s,
         started_at: &r.started_at,
         probe_mode: r.probe_mode.as_deref(),
@@ -382,6 +388,7 @@ fn config_out<'a>(
             .as_ref()
             .map(|p| p.to_string_lossy().into_owned()),
         version: c.config.version.as_deref(),
+        served_by: crate::analyze::served::served_by(c),
         env: &c.config.env,
         runs: c
             .runs

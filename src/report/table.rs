@@ -104,9 +104,12 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
         } else {
             ""
         };
+        let served = crate::analyze::served::served_by(config)
+            .map(|s| format!("  served by {s}"))
+            .unwrap_or_default();
         writeln!(
             out,
-            "  {:<width$}  {}/{} runs ok  {}{version}{base}",
+            "  {:<width$}  {}/{} runs ok  {}{version}{served}{base}",
             c.name, summary.ok_runs, summary.total_runs, c.allocator
         )?;
     }

@@ -33,6 +33,11 @@ pub struct Launch<'a> {
     pub own_allocator: bool,
     /// Allocators the program's ELF file links itself.
     pub linked_allocators: Vec<String>,
+    /// The glibc shim, preloaded first (after the heap probe) so that glibc
+    /// serves a program that links another allocator.
+    pub glibc_shim: Option<&'a Path>,
+    /// Which allocator serves `malloc` under this launch (`alloc::served`).
+    pub served_by: Option<String>,
     /// Marker patterns for stdout lines, the built-in one first.
     pub marks: &'a [regex::Regex],
     /// `--memory-limit` in bytes.
@@ -77,9 +82,13 @@ pub(super) fn spawn<'a>(
         sampling.sampler_mut().attach_cgroup(reader);
     }
     let heap = launch.probe.map(HeapRun::new).transpose()?;
-    let env = match &heap {
-        Some(h) => h.env(&launch.config.env, launch.interval),
+    let base = match launch.glibc_shim {
+        Some(shim) => crate::probe::preload_first(&launch.config.env, shim),
         None => launch.config.env.clone(),
+    };
+    let env = match &heap {
+        Some(h) => h.env(&base, launch.interval),
+        None => base,
     };
     if let Some(reader) = heap.as_ref().and_then(HeapRun::reader) {
         sampling.sampler_mut().attach_probe(reader);

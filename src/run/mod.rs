@@ -151,6 +151,10 @@ fn finish(
         stderr_path: launch.stderr_path.clone(),
         message,
         linked_allocators: concluded.linked_allocators,
+        // A run whose allocator never loaded was served by something else.
+        served_by: (concluded.status != crate::model::RunStatus::NotLoaded)
+            .then(|| launch.served_by.clone())
+            .flatten(),
         sampler_cpu_s: sampling.sampler().cpu_seconds(),
         started_at,
         probe_mode: concluded.probe_mode,

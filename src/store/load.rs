@@ -221,7 +221,8 @@ impl Store {
             "SELECT id, idx, status, exit_code, signal, wall_s, user_s, sys_s, max_hwm_bytes,
                     minor_faults, major_faults, stdout_path, stderr_path, message,
                     linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s,
-                    cgroup_peak_kernel_bytes
+                    cgroup_peak_kernel_bytes,
+                    served_by
              FROM runs WHERE config_id = ?1 ORDER BY idx, id",
         )?;
         let rows = stmt
@@ -364,6 +365,7 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         started_at: r.get("started_at")?,
         probe_mode: r.get("probe_mode")?,
         probe_cpu_s: r.get("probe_cpu_s")?,
+        served_by: r.get("served_by")?,
         service: None,
         user_metrics: Default::default(),
         reclaim: None,

@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 10;
+pub const SCHEMA_VERSION: u32 = 11;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -290,6 +290,12 @@ ALTER TABLE recording_samples ADD COLUMN cgroup_huge_pages_bytes INTEGER;
 ALTER TABLE runs ADD COLUMN cgroup_peak_kernel_bytes INTEGER;
 ";
 
+/// Version 11: which allocator served each run's `malloc` (`alloc::served`;
+/// NULL for a run stored before, or when it could not be told).
+const V11: &str = "
+ALTER TABLE runs ADD COLUMN served_by TEXT;
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -350,6 +356,9 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
         9 => conn
             .execute_batch(V10)
             .context("adding the memory cgroup's columns")?,
+        10 => conn
+            .execute_batch(V11)
+            .context("adding the served_by column")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())

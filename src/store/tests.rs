@@ -166,6 +166,7 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
         started_at: "2026-01-02T03:04:06Z".into(),
         reclaim: None,
         cgroup_peak_kernel_bytes: Some(7 << 20),
+        served_by: (index == 2).then(|| "jemalloc".to_string()),
     }
 }
 

@@ -20,6 +20,7 @@ mod reports;
 mod scenario_server;
 mod scenarios;
 mod services;
+mod shim;
 mod slurm_cluster;
 mod store;
 mod thp;

@@ -433,10 +433,10 @@ fn redis_server_with_redis_benchmark_under_every_installed_allocator() {
         .unwrap_or_default();
         assert!(log.contains("requests per second"), "{log}");
     }
-    // Debian's redis links jemalloc: the unpreloaded glibc run measured it.
+    // Debian's redis links jemalloc: the glibc run preloaded the glibc shim.
     let warnings = json["warnings"].to_string();
     assert!(
-        warnings.contains("links jemalloc itself: glibc ran without a preloaded allocator"),
+        warnings.contains("links jemalloc itself: glibc preloaded allocscope's glibc shim"),
         "{warnings}"
     );
 }

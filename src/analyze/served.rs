@@ -1,0 +1,82 @@
+//! The verdict names only allocators that ran. Each run records which
+//! allocator served `malloc` (`RunRecord::served_by`); a configuration named
+//! after a built-in allocator whose runs another allocator served (glibc
+//! with `env.LD_PRELOAD` of jemalloc, or a file stored before allocscope
+//! preloaded its glibc shim) is left out of the verdict with that reason,
+//! and when every configuration ran one allocator the verdict says so
+//! instead of judging. User libraries and `--variant` builds carry labels,
+//! not allocator names: what served them is shown, never held against them.
+
+use super::judge::Judged;
+use crate::model::{StoredConfig, StoredExperiment};
+
+/// What served the configuration's runs (the first run that recorded it).
+pub fn served_by(config: &StoredConfig) -> Option<&str> {
+    config
+        .runs
+        .iter()
+        .find_map(|r| r.record.served_by.as_deref())
+}
+
+/// The allocator that served a configuration named after another one.
+pub fn mismatch(config: &StoredConfig) -> Option<&str> {
+    let named = crate::alloc::known::builtin(&config.config.allocator)?;
+    served_by(config).filter(|s| *s != named.name)
+}
+
+/// `judged` without the candidates whose runs another allocator served.
+pub fn only_run(experiment: &StoredExperiment, judged: Vec<Judged>) -> Vec<Judged> {
+    judged
+        .into_iter()
+        .filter(|j| {
+            experiment
+                .configs
+                .get(j.index)
+                .is_none_or(|c| mismatch(c).is_none())
+        })
+        .collect()
+}
+
+/// One sentence per configuration left out of the verdict, and why.
+pub fn left_out(experiment: &StoredExperiment) -> Vec<String> {
+    experiment
+        .configs
+        .iter()
+        .filter_map(|c| {
+            mismatch(c).map(|other| {
+                format!(
+                    "{}: left out of the verdict: its runs were served by {other}, not {}.",
+                    c.config.name, c.config.allocator
+                )
+            })
+        })
+        .collect()
+}
+
+/// Why the verdict is withheld: every configuration ran one allocator, some
+/// of them named after another; or the baseline did not run its own.
+pub fn withheld(experiment: &StoredExperiment, baseline: usize) -> Option<String> {
+    let configs = &experiment.configs;
+    let served: Vec<Option<&str>> = configs.iter().map(served_by).collect();
+    let any_mismatch = configs.iter().any(|c| mismatch(c).is_some());
+    if let Some(one) = served.first().copied().flatten() {
+        if any_mismatch && served.iter().all(|s| *s == Some(one)) {
+            return Some(format!(
+                "No verdict: every configuration ran {one}, so no allocator was compared with \
+                 another. Remove what overrides them (an LD_PRELOAD in their settings), or \
+                 compare builds with --variant."
+            ));
+        }
+    }
+    let base = configs.get(baseline)?;
+    let other = mismatch(base)?;
+    Some(format!(
+        "No verdict: the baseline {} did not run {} (its runs were served by {other}); choose \
+         a baseline that ran its allocator (allocscope report --baseline NAME).",
+        base.config.name, base.config.allocator
+    ))
+}
+
+#[cfg(test)]
+#[path = "served_tests.rs"]
+mod tests;

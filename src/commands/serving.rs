@@ -1,0 +1,101 @@
+//! Which allocator each configuration's runs really get. A program that
+//! links its own allocator (Debian's redis-server links jemalloc) keeps it
+//! under a configuration that preloads nothing, so such configurations
+//! (glibc and its tunables) preload allocscope's glibc shim, which sends the
+//! malloc family to glibc's own; a preloaded allocator takes over as it
+//! always did. What then serves `malloc` is found once per configuration
+//! from the loader's lookup order (`alloc::served`) and kept with each run.
+
+use crate::alloc::served::{served_by, PROGRAM_OWN};
+use crate::model::Config;
+use std::path::{Path, PathBuf};
+
+/// How one configuration's runs get their allocator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Serving {
+    /// The glibc shim, when the configuration preloads nothing and the
+    /// program links another allocator.
+    pub glibc_shim: Option<PathBuf>,
+    /// What serves `malloc` (`alloc::served`).
+    pub served_by: Option<String>,
+}
+
+/// The allocator the program itself brings (`jemalloc`, ...), when it is
+/// neither glibc's nor the program's own (which no preload can replace).
+pub(crate) fn linked_allocator(program: &Path) -> Option<String> {
+    served_by(program, &[]).filter(|s| s != "glibc" && s != PROGRAM_OWN)
+}
+
+/// One `Serving` per configuration, in order.
+pub(crate) fn plan(program: &Path, configs: &[Config]) -> anyhow::Result<Vec<Serving>> {
+    let shim = match linked_allocator(program) {
+        Some(_) => Some(crate::probe::install_glibc_shim()?),
+        None => None,
+    };
+    Ok(configs
+        .iter()
+        .map(|config| {
+            let preloaded = preloads(&config.env);
+            let glibc_shim = shim.clone().filter(|_| preloaded.is_empty());
+            let all: Vec<PathBuf> = glibc_shim.iter().cloned().chain(preloaded).collect();
+            Serving {
+                served_by: served_by(program, &all),
+                glibc_shim,
+            }
+        })
+        .collect())
+}
+
+/// The libraries a configuration's LD_PRELOAD names, in order (the loader
+/// splits it at spaces and colons).
+fn preloads(env: &[(String, String)]) -> Vec<PathBuf> {
+    env.iter()
+        .filter(|(name, _)| name == "LD_PRELOAD")
+        .flat_map(|(_, value)| value.split([' ', ':']))
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(name: &str, env: &[(&str, &str)]) -> Config {
+        Config {
+            name: name.to_string(),
+            allocator: name.to_string(),
+            library: None,
+            version: None,
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn preloads_split_like_the_loader() {
+        let env = [("LD_PRELOAD", "/a.so /b.so:/c.so")];
+        assert_eq!(preloads(&config("x", &env).env).len(), 3);
+    }
+
+    #[test]
+    fn only_a_program_that_links_an_allocator_gets_the_shim_and_only_without_a_preload(
+    ) -> anyhow::Result<()> {
+        let plain = plan(Path::new("/bin/sh"), &[config("glibc", &[])])?;
+        assert_eq!(plain[0].glibc_shim, None);
+        assert_eq!(plain[0].served_by.as_deref(), Some("glibc"));
+        let redis = Path::new("/usr/bin/redis-server");
+        if !crate::alloc::test_deps::require(redis.exists(), "redis-server", "redis-server") {
+            return Ok(());
+        }
+        let other = [("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2")];
+        let both = plan(redis, &[config("glibc", &[]), config("jemalloc", &other)])?;
+        assert!(both[0].glibc_shim.is_some());
+        assert_eq!(both[0].served_by.as_deref(), Some("glibc"));
+        assert_eq!(both[1].glibc_shim, None);
+        assert_eq!(both[1].served_by.as_deref(), Some("jemalloc"));
+        Ok(())
+    }
+}
