@@ -23,6 +23,7 @@ pub mod rng;
 pub mod run;
 pub mod sample;
 pub mod store;
+pub mod tune;
 pub mod units;
 pub mod usage_error;
 pub mod user_metric;

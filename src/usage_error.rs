@@ -65,6 +65,9 @@ pub enum UsageError {
     /// A mistake with a cluster plan, a shard or an engine's flags.
     #[error("{0}")]
     Cluster(String),
+    /// A mistake in `tune`'s own flags (`--try`, `-a`, `--runs`).
+    #[error("{0}")]
+    Tune(String),
     #[error("no allocator configuration is available; install {packages}, or pass -a glibc")]
     NoConfigs { packages: String },
 }

@@ -64,6 +64,11 @@ pub struct Key {
     pub name: &'static str,
     pub kind: Kind,
     pub meaning: &'static str,
+    /// Values `allocscope tune` tries for this key by default (each one a
+    /// candidate of its own, beside the allocator's defaults); empty for
+    /// keys that change nothing a tuning is after (debugging, statistics)
+    /// or whose useful values depend on the program (limits, paths).
+    pub tries: &'static [&'static str],
 }
 
 const fn k(name: &'static str, kind: Kind, meaning: &'static str) -> Key {
@@ -71,41 +76,57 @@ const fn k(name: &'static str, kind: Kind, meaning: &'static str) -> Key {
         name,
         kind,
         meaning,
+        tries: &[],
+    }
+}
+
+/// A key with the values `tune` tries, written next to it.
+const fn t(
+    name: &'static str,
+    kind: Kind,
+    tries: &'static [&'static str],
+    meaning: &'static str,
+) -> Key {
+    Key {
+        name,
+        kind,
+        meaning,
+        tries,
     }
 }
 
 /// glibc 2.36 `glibc.malloc.*` tunables.
 #[rustfmt::skip]
 pub const GLIBC_KEYS: &[Key] = &[
-    k("arena_max", Kind::Uint, "maximum number of malloc arenas"),
+    t("arena_max", Kind::Uint, &["1", "2", "4", "8"], "maximum number of malloc arenas"),
     k("arena_test", Kind::Uint, "arenas created before arena_max is checked"),
     k("check", Kind::Uint, "heap consistency checking level (needs libc_malloc_debug.so)"),
     k("hugetlb", Kind::Uint, "1 = madvise THP for the heap, 2 = use huge pages"),
     k("mmap_max", Kind::Uint, "maximum number of chunks served by mmap"),
-    k("mmap_threshold", Kind::Size, "requests at least this large are served by mmap"),
+    t("mmap_threshold", Kind::Size, &["64k", "1M"], "requests at least this large are served by mmap"),
     k("mxfast", Kind::Size, "largest request served from the fastbins"),
     k("perturb", Kind::Uint, "fill byte for allocated and freed memory (debugging)"),
     k("tcache_count", Kind::Uint, "chunks kept per thread-cache bin"),
     k("tcache_max", Kind::Size, "largest request served from the thread cache"),
     k("tcache_unsorted_limit", Kind::Uint, "unsorted chunks scanned when filling the tcache"),
     k("top_pad", Kind::Size, "extra memory requested from the kernel on each heap growth"),
-    k("trim", Kind::ProbeTrim, "call malloc_trim(0) this often from the heap probe's thread (e.g. 1s)"),
-    k("trim_threshold", Kind::Size, "free memory at the heap top that triggers returning it"),
+    t("trim", Kind::ProbeTrim, &["250ms", "1s"], "call malloc_trim(0) this often from the heap probe's thread (e.g. 1s)"),
+    t("trim_threshold", Kind::Size, &["32k", "1M"], "free memory at the heap top that triggers returning it"),
 ];
 
 /// jemalloc 5.x `MALLOC_CONF` options.
 #[rustfmt::skip]
 pub const JEMALLOC_KEYS: &[Key] = &[
     k("abort_conf", Kind::Bool, "abort on an invalid MALLOC_CONF option"),
-    k("background_thread", Kind::Bool, "purge unused pages from background threads"),
-    k("dirty_decay_ms", Kind::Int, "time before dirty pages are purged (-1 = never)"),
+    t("background_thread", Kind::Bool, &["true"], "purge unused pages from background threads"),
+    t("dirty_decay_ms", Kind::Int, &["0", "1000"], "time before dirty pages are purged (-1 = never)"),
     k("lg_extent_max_active_fit", Kind::Uint, "log2 of the largest size ratio when reusing extents"),
     k("lg_tcache_max", Kind::Uint, "log2 of the largest size class in the thread cache"),
     k("metadata_thp", Kind::Choice(&["disabled", "auto", "always"]),
         "transparent huge pages for metadata",
     ),
-    k("muzzy_decay_ms", Kind::Int, "time before muzzy pages are released (-1 = never)"),
-    k("narenas", Kind::Uint, "number of arenas"),
+    t("muzzy_decay_ms", Kind::Int, &["0"], "time before muzzy pages are released (-1 = never)"),
+    t("narenas", Kind::Uint, &["1", "4"], "number of arenas"),
     k("oversize_threshold", Kind::Size, "requests at least this large use a dedicated arena"),
     k("percpu_arena", Kind::Choice(&["disabled", "percpu", "phycpu"]),
         "one arena per CPU",
@@ -123,14 +144,14 @@ pub const JEMALLOC_KEYS: &[Key] = &[
 /// (checked against its strings; the profiler-only ones are left out).
 #[rustfmt::skip]
 pub const TCMALLOC_KEYS: &[Key] = &[
-    k("aggressive_decommit", Kind::Bool, "return freed spans to the kernel at once"),
+    t("aggressive_decommit", Kind::Bool, &["true"], "return freed spans to the kernel at once"),
     k("disable_memory_release", Kind::Bool, "never return free memory to the kernel"),
     k("heap_limit_mb", Kind::Uint, "fail allocations beyond this heap size in MiB"),
     k("large_alloc_report_threshold", Kind::Size, "report allocations at least this large"),
     k("max_total_thread_cache_bytes", Kind::Size, "total size of all thread caches"),
     k("memfs_limit_mb", Kind::Uint, "limit of memory taken from memfs_malloc_path, in MiB"),
     k("memfs_malloc_path", Kind::Text, "hugetlbfs path to allocate huge pages from"),
-    k("release_rate", Kind::Float, "how fast free memory is returned to the kernel (0 = never)"),
+    t("release_rate", Kind::Float, &["5", "10"], "how fast free memory is returned to the kernel (0 = never)"),
     k("skip_mmap", Kind::Bool, "never get memory with mmap"),
     k("skip_sbrk", Kind::Bool, "never get memory with sbrk"),
     k("transfer_num_obj", Kind::Uint, "objects moved between thread and central caches at once"),
@@ -145,7 +166,7 @@ pub const MIMALLOC_KEYS: &[Key] = &[
     k("allow_decommit", Kind::Bool, "return unused memory to the kernel"),
     k("allow_large_os_pages", Kind::Bool, "use large OS pages (mimalloc 2.1+)"),
     k("arena_eager_commit", Kind::Uint, "commit arena memory eagerly, 2 = only without overcommit (mimalloc 2.1+)"),
-    k("decommit_delay", Kind::Uint, "ms before unused memory is decommitted (alias reset_delay)"),
+    t("decommit_delay", Kind::Uint, &["0", "250"], "ms before unused memory is decommitted (alias reset_delay)"),
     k("decommit_extend_delay", Kind::Uint, "extra decommit delay in ms per use"),
     k("destroy_on_exit", Kind::Bool, "release all memory at exit"),
     k("eager_commit", Kind::Bool, "commit segments eagerly"),

@@ -1,0 +1,8 @@
+//! `allocscope tune`'s pure logic: the candidates (`candidates.rs`), the
+//! race's level and reasons for dropping a candidate (`race.rs`), the
+//! combinations of settings that helped on their own (`combine.rs`), the
+//! Pareto front of memory against performance (`pareto.rs`), what the store
+//! keeps of a race (`record.rs`) and its text (`render.rs`). The command
+//! that runs it is `commands::tune`.
+
+pub mod candidates;
