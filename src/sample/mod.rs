@@ -292,6 +292,8 @@ impl Sampler {
             return;
         };
         let heap = probe.read(live);
+        // The probe's thread is ours, not the workload's.
+        sample.threads = sample.threads.saturating_sub(heap.probe_threads);
         self.split.set_heaps(
             heap.processes
                 .iter()

@@ -184,6 +184,10 @@ pub struct HeapTotals {
     /// Each process's own reading (those with counters: mode stats or
     /// count), to combine with its /proc figures.
     pub processes: Vec<(i32, ProbeReading)>,
+    /// How many of the processes run the probe's own thread (every one
+    /// with a probe file, published or not), so that the tree's thread count can leave
+    /// them out.
+    pub probe_threads: u32,
 }
 
 /// Reads every process's file in one run's shared-memory directory.
@@ -222,6 +226,9 @@ impl ProbeReader {
                     None => continue,
                 };
             }
+            // The probe makes its file before it starts its thread, and
+            // may publish its first words only later.
+            totals.probe_threads += 1;
             let Some(reading) = self
                 .maps
                 .get(&pid)

@@ -60,7 +60,16 @@ fn verdict_is_exported_with_reason_explanation_and_deploy_lines() {
     assert_eq!(v["outcome"], "recommend", "{v}");
     assert_eq!(v["config"], "jemalloc", "{v}");
     assert!(v["reason"].as_str().is_some_and(|r| r.len() > 40), "{v}");
-    assert_eq!(v["explanation"].as_array().map(Vec::len), Some(1), "{v}");
+    // The judged line, then the heap probe's line per configuration (on
+    // by default).
+    let explanation = v["explanation"].as_array().expect("explanation");
+    assert!(
+        explanation[0].as_str().is_some_and(|l| l.starts_with("jemalloc: mean RSS")),
+        "{v}"
+    );
+    for line in &explanation[1..] {
+        assert!(line.as_str().is_some_and(|l| l.starts_with("heap probe, ")), "{v}");
+    }
     assert_eq!(v["performance_metric"], "ops", "{v}");
     assert_eq!(v["max_slowdown_pct"], 5.0);
     assert_eq!(v["min_saving_pct"], 3.0);
