@@ -33,6 +33,7 @@ pub fn capture() -> Host {
             .unwrap_or_default(),
         cgroup_memory_limit_bytes: cgroup_memory_limit_bytes(),
         run_cgroup: None,
+        run_memory_limit_bytes: None,
         hostname,
         cpus_emulated: None,
     }

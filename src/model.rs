@@ -450,6 +450,10 @@ pub struct Host {
     /// `off` (`--cgroup off`), or `none: WHY`; `None` when not recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_cgroup: Option<String>,
+    /// `compare --memory-limit`: each run's limit in bytes (its cgroup's,
+    /// else `RLIMIT_AS`); `None` without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_memory_limit_bytes: Option<u64>,
     /// `--cpus N`: the host the allocators were sized for; `None` without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus_emulated: Option<CpuEmulation>,

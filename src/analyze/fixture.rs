@@ -178,6 +178,7 @@ pub fn experiment() -> StoredExperiment {
                 thp: "madvise".to_string(),
                 cgroup_memory_limit_bytes: Some(4 << 30),
                 run_cgroup: None,
+                run_memory_limit_bytes: None,
                 hostname: "box".to_string(),
                 cpus_emulated: None,
             },

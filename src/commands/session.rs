@@ -99,6 +99,7 @@ impl<'s> Session<'s> {
         let (cgroup, run_cgroup) = run_cgroup(settings.cgroup);
         let mut info = experiment_info(settings, started_at);
         info.host.run_cgroup = Some(run_cgroup);
+        info.host.run_memory_limit_bytes = settings.memory_limit;
         let (experiment_id, config_ids) = store.begin_experiment(&info, &settings.configs)?;
         for (key, value) in environment {
             store.set_environment(experiment_id, key, value)?;

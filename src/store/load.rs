@@ -171,6 +171,7 @@ impl Store {
                 "cgroup_memory_limit_bytes" => host.cgroup_memory_limit_bytes = value.parse().ok(),
                 "hostname" => host.hostname = value,
                 "run_cgroup" => host.run_cgroup = Some(value).filter(|v| !v.is_empty()),
+                "run_memory_limit_bytes" => host.run_memory_limit_bytes = value.parse().ok(),
                 "cpus_emulated" if !value.is_empty() => {
                     host.cpus_emulated = Some(parse_json(&value, "cpus_emulated")?);
                 }

@@ -20,6 +20,7 @@ fn info() -> ExperimentInfo {
             thp: "madvise".into(),
             cgroup_memory_limit_bytes: Some(4 << 30),
             run_cgroup: Some("v1".into()),
+            run_memory_limit_bytes: Some(64 << 20),
             hostname: "box".into(),
             // Round-trips through the environment entry `cpus_emulated`.
             cpus_emulated: Some(crate::model::CpuEmulation {

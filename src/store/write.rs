@@ -125,7 +125,7 @@ fn insert_environment(conn: &Connection, experiment_id: i64, info: &ExperimentIn
         .as_ref()
         .map(serde_json::to_string)
         .transpose()?;
-    let env: [(&str, Option<String>); 10] = [
+    let env: [(&str, Option<String>); 11] = [
         ("kernel", Some(host.kernel.clone())),
         ("glibc", Some(host.glibc.clone())),
         ("cpus", Some(host.cpus.to_string())),
@@ -136,6 +136,10 @@ fn insert_environment(conn: &Connection, experiment_id: i64, info: &ExperimentIn
         ),
         ("hostname", Some(host.hostname.clone())),
         ("run_cgroup", host.run_cgroup.clone()),
+        (
+            "run_memory_limit_bytes",
+            host.run_memory_limit_bytes.map(|b| b.to_string()),
+        ),
         ("cpus_emulated", cpus_emulated),
         ("marks", Some(serde_json::to_string(&info.marks)?)),
         ("service", service),
