@@ -19,6 +19,11 @@ pub struct Config {
     pub version: Option<String>,
     /// Variables added to the caller's environment, in order.
     pub env: Vec<(String, String)>,
+    /// `--variant LABEL=COMMAND`: the command line this configuration runs
+    /// instead of the experiment's (another build of the program, under
+    /// glibc with nothing preloaded). None for every other configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
 }
 
 /// One point of the process tree's time series. Sizes in bytes; `t_s` is

@@ -245,5 +245,6 @@ pub fn build(
         library: library.map(Path::to_path_buf),
         version,
         env,
+        command: None,
     })
 }

@@ -209,6 +209,7 @@ mod tests {
             library: library.map(PathBuf::from),
             version: None,
             env: Vec::new(),
+            command: None,
         }
     }
 

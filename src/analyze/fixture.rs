@@ -117,6 +117,7 @@ fn config(name: &str, allocator: &str, env: &[(&str, &str)]) -> Config {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        command: None,
     }
 }
 

@@ -313,7 +313,11 @@ impl Context<'_> {
             p.map(|p| ratio_words(&p)).unwrap_or_default(),
             self.judging.max_slowdown_pct,
         );
-        verdict.deploy = Some(deploy(&c.config, &self.experiment.info.command));
+        let command = c.config.command.as_ref();
+        verdict.deploy = Some(deploy(
+            &c.config,
+            command.unwrap_or(&self.experiment.info.command),
+        ));
     }
 
     fn keep_default(&self, verdict: &mut Verdict) {

@@ -189,6 +189,7 @@ fn glibc_tunables_deploy_without_a_package() {
         library: None,
         version: None,
         env: vec![("GLIBC_TUNABLES".into(), "glibc.malloc.arena_max=2".into())],
+        command: None,
     };
     let d = deploy(&config, &["my app".to_string()]);
     assert_eq!(

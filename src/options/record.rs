@@ -23,7 +23,7 @@ pub enum RecordTarget {
     Launch {
         program: PathBuf,
         args: Vec<OsString>,
-        config: Config,
+        config: Box<Config>,
         /// Where the command's stdout and stderr go.
         logs_dir: PathBuf,
     },
@@ -64,7 +64,7 @@ impl RecordSettings {
                 RecordTarget::Launch {
                     program,
                     args: args.command[1..].to_vec(),
-                    config,
+                    config: Box::new(config),
                     logs_dir: logs_directory(&args.db),
                 }
             }

@@ -74,6 +74,9 @@ struct ConfigOut<'a> {
     served_by: Option<&'a str>,
     #[serde(serialize_with = "env_object")]
     env: &'a [(String, String)],
+    /// A `--variant`'s command line (the experiment's `command` otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    command: Option<&'a [String]>,
     runs: Vec<RunOut<'a>>,
     summary: SummaryOut<'a>,
 }
@@ -390,6 +393,7 @@ fn config_out<'a>(
         version: c.config.version.as_deref(),
         served_by: crate::analyze::served::served_by(c),
         env: &c.config.env,
+        command: c.config.command.as_deref(),
         runs: c
             .runs
             .iter()

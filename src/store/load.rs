@@ -181,6 +181,19 @@ impl Store {
         Ok(host)
     }
 
+    /// The `--variant` configurations' command lines by name; none for
+    /// experiments without variants.
+    fn load_variants(&self, id: i64) -> Result<std::collections::HashMap<String, Vec<String>>> {
+        match self
+            .load_environment(id)?
+            .into_iter()
+            .find(|(key, _)| key == super::write::VARIANTS_KEY)
+        {
+            Some((_, Some(json))) => parse_json(&json, "--variant command lines"),
+            _ => Ok(Default::default()),
+        }
+    }
+
     fn load_configs(&self, experiment_id: i64) -> Result<Vec<StoredConfig>> {
         let mut stmt = self.conn.prepare(
             "SELECT id, name, allocator, library, version, env FROM configs
@@ -199,9 +212,11 @@ impl Store {
             })?
             .collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading configurations of experiment {experiment_id}"))?;
+        let mut variants = self.load_variants(experiment_id)?;
         let mut configs = Vec::with_capacity(rows.len());
         for (id, name, allocator, library, version, env) in rows {
             let config = Config {
+                command: variants.remove(&name),
                 name,
                 allocator,
                 library: library.map(PathBuf::from),

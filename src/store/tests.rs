@@ -55,6 +55,7 @@ fn configs() -> Vec<Config> {
             library: Some("/lib/x86_64-linux-gnu/libc.so.6".into()),
             version: Some("2.36".into()),
             env: vec![],
+            command: None,
         },
         Config {
             name: "jemalloc:dirty_decay_ms=0".into(),
@@ -65,6 +66,17 @@ fn configs() -> Vec<Config> {
                 ("LD_PRELOAD".into(), "/usr/lib/libjemalloc.so.2".into()),
                 ("MALLOC_CONF".into(), "dirty_decay_ms:0".into()),
             ],
+            command: None,
+        },
+        // A `--variant`: its command line round-trips through the
+        // environment entry `variants`.
+        Config {
+            name: "je-build".into(),
+            allocator: "variant".into(),
+            library: None,
+            version: None,
+            env: vec![],
+            command: Some(vec!["./bench-je".into(), "big data".into()]),
         },
     ]
 }
@@ -177,7 +189,7 @@ fn stored_experiment_loads_back_equal() -> Result<()> {
     let path = dir.path().join("a.db");
     let mut store = Store::open(&path)?;
     let (id, config_ids) = store.begin_experiment(&info(), &configs())?;
-    let mut expected_runs = vec![Vec::new(), Vec::new()];
+    let mut expected_runs = vec![Vec::new(); config_ids.len()];
     for (slot, &config_id) in config_ids.iter().enumerate() {
         for index in 1..=3 {
             let status = if slot == 1 && index == 3 {
@@ -214,8 +226,8 @@ fn stored_experiment_loads_back_equal() -> Result<()> {
 
     let listing = store.list()?;
     assert_eq!(listing.len(), 1);
-    assert_eq!(listing[0].configs, 2);
-    assert_eq!((listing[0].ok_runs, listing[0].total_runs), (5, 6));
+    assert_eq!(listing[0].configs, 3);
+    assert_eq!((listing[0].ok_runs, listing[0].total_runs), (8, 9));
     assert_eq!(listing[0].status, "complete");
     assert_eq!(listing[0].command, info().command);
     Ok(())
@@ -437,6 +449,7 @@ fn a_service_experiment_round_trips_its_settings_and_run_records() -> anyhow::Re
         library: None,
         version: None,
         env: Vec::new(),
+        command: None,
     }];
     let (id, config_ids) = store.begin_experiment(&info, &configs)?;
     let mut run = record(1, RunStatus::Ok);

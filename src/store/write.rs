@@ -26,6 +26,7 @@ impl Store {
         let experiment_id = insert_experiment(&tx, info)?;
         insert_environment(&tx, experiment_id, info)?;
         let config_ids = insert_configs(&tx, experiment_id, configs)?;
+        insert_variants(&tx, experiment_id, configs)?;
         tx.commit().context("committing the new experiment")?;
         Ok((experiment_id, config_ids))
     }
@@ -164,6 +165,28 @@ fn insert_environment(conn: &Connection, experiment_id: i64, info: &ExperimentIn
 }
 
 /// One row per configuration, in order; their ids.
+/// The `--variant` configurations' command lines, as the environment entry
+/// `variants` (a JSON object, configuration name to its words), which the
+/// `configs` table predates; no entry without variants.
+fn insert_variants(conn: &Connection, experiment_id: i64, configs: &[Config]) -> Result<()> {
+    let variants: std::collections::BTreeMap<&str, &Vec<String>> = configs
+        .iter()
+        .filter_map(|c| c.command.as_ref().map(|command| (c.name.as_str(), command)))
+        .collect();
+    if variants.is_empty() {
+        return Ok(());
+    }
+    conn.execute(
+        "INSERT INTO environment (experiment_id, key, value) VALUES (?1, ?2, ?3)",
+        params![experiment_id, VARIANTS_KEY, serde_json::to_string(&variants)?],
+    )
+    .context("storing the variants' command lines")?;
+    Ok(())
+}
+
+/// The environment entry holding the `--variant` command lines.
+pub(super) const VARIANTS_KEY: &str = "variants";
+
 fn insert_configs(conn: &Connection, experiment_id: i64, configs: &[Config]) -> Result<Vec<i64>> {
     let mut insert = conn.prepare(
         "INSERT INTO configs (experiment_id, position, name, allocator, library, version, env)
