@@ -174,6 +174,12 @@ pub struct CompareArgs {
     /// then not_loaded. `--heap=off` leaves it out.
     #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "auto")]
     pub heap: Option<String>,
+    /// When the reclaim test asks the allocator to return what it holds
+    /// (needs the heap probe): at a marker LABEL, a DURATION after the
+    /// start, or off. Default: a batch program at its exit, a service after
+    /// its load and settle period, just before its stop.
+    #[arg(long, value_name = "LABEL|DURATION|off")]
+    pub reclaim_at: Option<String>,
     #[command(flatten)]
     pub service: ServiceArgs,
     /// Serve the running configuration's current values for Prometheus at

@@ -244,6 +244,22 @@ pub fn summarised() -> Vec<MetricDef> {
         never(row("cpu_s", "CPU time", Unit::Seconds, false, |r| {
             Some(r.record.user_s + r.record.sys_s)
         })),
+        // The reclaim test's RSS before and after (the processes that
+        // answered); in JSON and CSV only.
+        never(row(
+            "reclaim_rss_before_bytes",
+            "RSS before the reclaim test",
+            Unit::Bytes,
+            false,
+            |r| r.record.reclaim.as_ref().map(|c| c.rss_before_bytes as f64),
+        )),
+        never(row(
+            "reclaim_rss_after_bytes",
+            "RSS after the reclaim test",
+            Unit::Bytes,
+            false,
+            |r| r.record.reclaim.as_ref().map(|c| c.rss_after_bytes as f64),
+        )),
     ]
 }
 

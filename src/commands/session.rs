@@ -220,6 +220,7 @@ impl<'s> Session<'s> {
             probe: self.probes[planned.config].as_ref(),
             service: settings.service.as_ref(),
             on_sample: publish.as_ref().map(|p| p as run::OnSample),
+            reclaim: settings.reclaim_at.clone(),
         };
         run::execute(&launch, self.interrupt)
     }

@@ -40,6 +40,8 @@ pub struct CompareSettings {
     /// The heap probe: on by default (`HeapOptions::DEFAULT`), None for
     /// `--heap=off`.
     pub heap: Option<crate::probe::HeapOptions>,
+    /// `--reclaim-at`: when the reclaim test runs (it needs the heap probe).
+    pub reclaim_at: super::reclaim::ReclaimAt,
     /// `--server`: COMMAND is a service driven by a load.
     pub service: Option<service::ServiceSettings>,
     /// `--metrics`: where to serve the current values for Prometheus.
@@ -108,6 +110,13 @@ impl CompareSettings {
                 Some(mode) => crate::probe::HeapOptions::parse(mode)
                     .map_err(|e| UsageError::HeapMode(e.to_string()))?,
             },
+            reclaim_at: args
+                .reclaim_at
+                .as_deref()
+                .map(super::reclaim::ReclaimAt::parse)
+                .transpose()
+                .map_err(UsageError::HeapMode)?
+                .unwrap_or_default(),
             service,
             output,
             rounds: round_settings,

@@ -8,6 +8,7 @@ pub mod demo;
 pub mod export;
 pub mod judge;
 pub mod parse;
+pub mod reclaim;
 mod ready;
 pub mod record;
 pub mod report;

@@ -26,6 +26,8 @@ use thiserror::Error;
 /// Variables read by the probe (see PROTOCOL.md).
 pub const ENV_SHM: &str = "ALLOCSCOPE_PROBE_SHM";
 pub const ENV_INTERVAL_MS: &str = "ALLOCSCOPE_PROBE_INTERVAL_MS";
+/// `1`: the reclaim test from the exit handler (a batch run's default).
+pub const ENV_RECLAIM_AT_EXIT: &str = "ALLOCSCOPE_PROBE_RECLAIM_AT_EXIT";
 /// Set by a configuration's `trim=DUR` key (the allocator table owns it).
 pub const ENV_TRIM_MS: &str = crate::alloc::keys::PROBE_TRIM_MS_ENV;
 

@@ -127,6 +127,10 @@ struct RunOut<'a> {
     /// time-weighted `mean` and at its `peak`; absent when no tick had one.
     #[serde(skip_serializing_if = "Option::is_none")]
     breakdown: Option<BreakdownOut>,
+    /// The reclaim test (`t_s`, `trigger`, `rss_before_bytes`,
+    /// `rss_after_bytes`, `processes`), when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reclaim: Option<&'a crate::model::Reclaim>,
     /// The run's `--metric` values by name (a metric that matched nothing
     /// is absent); only in experiments with `--metric`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -342,6 +346,7 @@ fn run_out(run: &StoredRun, include_samples: bool, user_metrics: bool) -> RunOut
             }),
             _ => None,
         },
+        reclaim: r.reclaim.as_ref(),
         user_metrics: user_metrics.then_some(&r.user_metrics),
         markers: r
             .markers

@@ -1,10 +1,13 @@
 //! The heap probe during one run: its shared-memory directory (created before
 //! the launch, removed after), the launch environment that preloads it,
-//! whether it really loaded, and what the run records about it.
+//! whether it really loaded, and what the run records about it: the
+//! reclaim requests (`reclaim.rs` decides when) and, once the tree has
+//! ended, every process's last words, whose arena counts were read at exit.
 
 use super::loaded::LoadCheck;
-use crate::model::RunStatus;
-use crate::probe::{launch_env, ProbeLaunch};
+use crate::model::{ProcessName, RunStatus, Sample};
+use crate::probe::{launch_env, ProbeLaunch, ENV_RECLAIM_AT_EXIT};
+use crate::sample::probe_shm::{most_arenas, ProbeReading};
 use crate::sample::ProbeReader;
 use anyhow::Context;
 use std::os::unix::fs::DirBuilderExt;
@@ -18,6 +21,9 @@ pub struct HeapRun {
     probe: ProbeLaunch,
     shm_dir: Option<PathBuf>,
     check: LoadCheck,
+    /// allocscope's own mappings of the files, apart from the sampler's:
+    /// for reclaim requests and the reading after the end.
+    control: Option<ProbeReader>,
 }
 
 impl HeapRun {
@@ -48,14 +54,42 @@ impl HeapRun {
         };
         Ok(HeapRun {
             probe: probe.clone(),
+            control: shm_dir.clone().map(ProbeReader::new),
             shm_dir,
             check: LoadCheck::new(Some(probe.library.clone())),
         })
     }
 
-    pub fn env(&self, env: &[(String, String)], interval: Duration) -> Vec<(String, String)> {
+    /// The launch environment; `reclaim_at_exit` asks every probed process
+    /// for the reclaim test from its exit handler.
+    pub fn env(
+        &self,
+        env: &[(String, String)],
+        interval: Duration,
+        reclaim_at_exit: bool,
+    ) -> Vec<(String, String)> {
         let interval_ms = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
-        launch_env(env, &self.probe, self.shm_dir.as_deref(), interval_ms)
+        let mut out = launch_env(env, &self.probe, self.shm_dir.as_deref(), interval_ms);
+        if reclaim_at_exit && self.shm_dir.is_some() {
+            out.push((ENV_RECLAIM_AT_EXIT.to_string(), "1".to_string()));
+        }
+        out
+    }
+
+    /// Asks the probed processes among `pids` for the reclaim test; how
+    /// many were asked.
+    pub fn request_reclaim(&mut self, pids: &[i32]) -> usize {
+        self.control.as_mut().map_or(0, |c| c.request_reclaim(pids))
+    }
+
+    /// How many of `pids` have not answered a reclaim request yet.
+    pub fn unanswered(&mut self, pids: &[i32]) -> usize {
+        self.control.as_mut().map_or(0, |c| c.unanswered(pids))
+    }
+
+    /// Every probed process's last words, once the tree has ended.
+    pub fn final_readings(&mut self) -> Vec<(i32, ProbeReading)> {
+        self.control.as_mut().map(ProbeReader::read_all).unwrap_or_default()
     }
 
     pub fn reader(&self) -> Option<ProbeReader> {
@@ -113,6 +147,30 @@ impl HeapRun {
             }
             _ => (None, None),
         }
+    }
+}
+
+/// A short run's arenas, as its processes left them: the probe reads the
+/// count once more at exit, after the last tick. The last sample gets the
+/// count of the process with the most when that is more than it saw (arenas
+/// are never given back, so the count at exit is the run's highest), with
+/// that process's name from an earlier sample.
+pub(super) fn keep_final_arenas(readings: &[(i32, ProbeReading)], samples: &mut [Sample]) {
+    let Some((arenas, pid)) = most_arenas(readings) else {
+        return;
+    };
+    let name: Option<ProcessName> = samples
+        .iter()
+        .rev()
+        .find(|s| s.arenas_pid == Some(pid))
+        .and_then(|s| s.arenas_process);
+    let Some(last) = samples.last_mut() else {
+        return;
+    };
+    if last.arenas.is_none_or(|seen| seen < arenas) {
+        last.arenas = Some(arenas);
+        last.arenas_pid = Some(pid);
+        last.arenas_process = name;
     }
 }
 

@@ -51,6 +51,8 @@ pub struct Launch<'a> {
     pub service: Option<&'a crate::options::service::ServiceSettings>,
     /// Told each tick's sample (`compare --metrics` publishes it).
     pub on_sample: Option<OnSample<'a>>,
+    /// When the reclaim test runs (`--reclaim-at`); it needs the heap probe.
+    pub reclaim: super::reclaim::ReclaimAt,
 }
 
 pub enum Outcome {
@@ -87,7 +89,11 @@ pub(super) fn spawn<'a>(
         None => launch.config.env.clone(),
     };
     let env = match &heap {
-        Some(h) => h.env(&base, launch.interval),
+        Some(h) => h.env(
+            &base,
+            launch.interval,
+            launch.reclaim.at_exit(launch.service.is_some()),
+        ),
         None => base,
     };
     if let Some(reader) = heap.as_ref().and_then(HeapRun::reader) {

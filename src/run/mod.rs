@@ -28,6 +28,7 @@ mod marks;
 pub(crate) mod process;
 mod ready;
 pub(crate) mod reaper;
+mod reclaim;
 pub(crate) mod sampling;
 mod service;
 mod settle;
@@ -84,6 +85,7 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         usage: Usage::default(),
         main_status: None,
         tap_ended: false,
+        reclaim: reclaim::Reclaimer::new(launch.reclaim.clone(), launch.service.is_some()),
     };
     let ended_at = supervisor.run(&events, interrupt)?;
     if supervisor.ender.ending() == Some(Ending::Interrupt) {
@@ -111,16 +113,31 @@ fn finish(
 ) -> RunRecord {
     let Supervisor {
         mut sampling,
-        checks,
+        mut checks,
         service,
         ender,
-        samples,
+        mut samples,
         marks,
         usage,
         main_status,
+        reclaim: reclaimer,
         ..
     } = supervisor;
     let cgroup_peak_kernel_bytes = containment.peak_bytes();
+    // Every process's last words: the arenas counted at exit, the reclaim
+    // test's answers.
+    let readings = checks
+        .heap
+        .as_mut()
+        .map(heap::HeapRun::final_readings)
+        .unwrap_or_default();
+    let mut times = reclaim::RunTimes {
+        wall_s: wall.as_secs_f64(),
+        user_s: usage.user_s,
+        sys_s: usage.sys_s,
+    };
+    let reclaim = reclaimer.conclude(&readings, sampling.start(), &mut samples, &mut times);
+    heap::keep_final_arenas(&readings, &mut samples);
     let ended = Ended {
         ending: ender.ending(),
         main_status,
@@ -139,9 +156,9 @@ fn finish(
         status: concluded.status,
         exit_code: concluded.exit_code,
         signal: concluded.signal,
-        wall_s: wall.as_secs_f64(),
-        user_s: usage.user_s,
-        sys_s: usage.sys_s,
+        wall_s: times.wall_s,
+        user_s: times.user_s,
+        sys_s: times.sys_s,
         max_hwm_bytes: usage.max_hwm_bytes,
         minor_faults: usage.minor_faults,
         major_faults: usage.major_faults,
@@ -161,7 +178,7 @@ fn finish(
         probe_cpu_s: concluded.probe_cpu_s,
         service: concluded.service,
         user_metrics: Default::default(),
-        reclaim: None,
+        reclaim,
         cgroup_peak_kernel_bytes,
     }
 }

@@ -56,6 +56,10 @@ impl SamplingLoop {
         self.start
     }
 
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
     pub fn sampler(&self) -> &Sampler {
         &self.sampler
     }

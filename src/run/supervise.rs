@@ -14,6 +14,7 @@ use super::interrupt::Interrupt;
 use super::marks::Marks;
 use super::process;
 use super::reaper::Usage;
+use super::reclaim::Reclaimer;
 use super::sampling::{OnSample, SamplingLoop, Tick};
 use super::service::{Action, ServiceRun};
 use super::settle::Checks;
@@ -40,7 +41,13 @@ pub(super) struct Supervisor<'a> {
     /// The main process's raw wait status, once reaped.
     pub main_status: Option<i32>,
     pub tap_ended: bool,
+    pub reclaim: Reclaimer,
 }
+
+/// How long a service's stop waits for the reclaim test's answers, beyond
+/// four sampling intervals (the probe answers within half of one, and
+/// `malloc_trim` on a fragmented 16-arena heap took 140 ms).
+const RECLAIM_WAIT: Duration = Duration::from_secs(2);
 
 impl Supervisor<'_> {
     /// Runs until the tree has ended; returns when it did.
@@ -64,6 +71,7 @@ impl Supervisor<'_> {
             if self.ender.running() {
                 self.tick(now);
                 self.read_for_marks(now);
+                self.reclaim_if_due(now);
             }
             let mut nap = self.sampling.nap(MAX_NAP);
             if let Some(poll) = self.checks.poll_interval() {
@@ -154,7 +162,12 @@ impl Supervisor<'_> {
     fn apply(&mut self, action: Action) {
         match action {
             Action::Exclude(load_pid) => self.sampling.exclude(load_pid),
-            Action::Terminate => process::terminate_tree(self.pid, &self.sampling.walk()),
+            Action::Terminate => {
+                if let Some(trigger) = self.reclaim.due_at_stop() {
+                    self.request_reclaim(trigger, true);
+                }
+                process::terminate_tree(self.pid, &self.sampling.walk());
+            }
             Action::Kill => process::kill_tree(self.pid, &self.sampling.walk()),
             Action::Mark(label) => {
                 self.samples.extend(self.sampling.fresh_sample(true));
@@ -175,7 +188,46 @@ impl Supervisor<'_> {
             .saturating_duration_since(self.sampling.start())
             .as_secs_f64();
         for (pattern, label) in marks {
+            let since_start = at.saturating_duration_since(self.sampling.start());
+            if let Some(trigger) = self.reclaim.due(since_start, Some(&label)) {
+                self.reclaim.arm(trigger);
+            }
             self.marks.add(pattern, label, t_s);
+        }
+    }
+
+    /// Asks for the reclaim test when its time has come, or when its
+    /// marker arrived and has had its reading (so the marker's memory is
+    /// the workload's, not the test's).
+    fn reclaim_if_due(&mut self, now: Instant) {
+        let since_start = now.saturating_duration_since(self.sampling.start());
+        let marker_read = self.marks.wait(now).is_none();
+        let trigger = self
+            .reclaim
+            .take_armed(marker_read)
+            .or_else(|| self.reclaim.due(since_start, None));
+        if let Some(trigger) = trigger {
+            self.request_reclaim(trigger, false);
+        }
+    }
+
+    /// Asks every probed process of the tree for the reclaim test; with
+    /// `wait`, until they answered (a service about to be stopped), at most
+    /// `RECLAIM_WAIT` beyond four intervals. The samples from now on leave
+    /// the run (`Reclaimer::conclude`).
+    fn request_reclaim(&mut self, trigger: String, wait: bool) {
+        let Some(heap) = self.checks.heap.as_mut() else {
+            return;
+        };
+        let asked_at = Instant::now();
+        self.reclaim.asked(asked_at, trigger);
+        let pids = self.sampling.walk();
+        if heap.request_reclaim(&pids) == 0 || !wait {
+            return;
+        }
+        let deadline = asked_at + RECLAIM_WAIT + 4 * self.sampling.interval();
+        while heap.unanswered(&self.sampling.walk()) > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 

@@ -31,6 +31,8 @@ const W_RECLAIM_END_NS: usize = 21;
 const W_RECLAIM_USER_NS: usize = 22;
 const W_RECLAIM_SYS_NS: usize = 23;
 const WORDS: usize = 24;
+/// Written by allocscope: how many reclaim tests it asks for.
+const W_REQUEST: usize = 64;
 
 /// One process's reading, taken consistently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -218,27 +220,10 @@ impl ProbeReader {
                 *sum = Some(sum.unwrap_or(0).saturating_add(v));
             }
         };
-        let mut most_arenas: Option<((u32, u64), i32)> = None;
         for &pid in pids {
-            if !self.maps.contains_key(&pid) {
-                match Mapping::open(&self.dir.join(pid.to_string())) {
-                    Some(m) => self.maps.insert(pid, m),
-                    None => continue,
-                };
-            }
-            // The probe makes its file before it starts its thread, and
-            // may publish its first words only later.
-            totals.probe_threads += 1;
-            let Some(reading) = self
-                .maps
-                .get(&pid)
-                .and_then(Mapping::read)
-                .and_then(|w| decode(&w))
-                .filter(|r| r.pid == pid as u64)
-            else {
+            let Some(reading) = self.reading(pid) else {
                 continue;
             };
-            self.last.insert(pid, reading);
             if reading.mode == 0 {
                 continue;
             }
@@ -248,25 +233,64 @@ impl ProbeReader {
             add(&mut totals.allocator_free_bytes, reading.free_bytes);
             add(&mut totals.allocator_metadata_bytes, reading.metadata_bytes);
             totals.processes.push((pid, reading));
-            // Among processes with as many arenas (a shell's probe thread
-            // gives it a second one), the one holding the most live heap
-            // is the workload.
-            if let Some(a) = reading.arenas {
-                let rank = (a, reading.live_bytes);
-                if most_arenas.is_none_or(|(most, _)| rank > most) {
-                    most_arenas = Some((rank, pid));
-                }
-            }
         }
-        totals.arenas = most_arenas.map(|((arenas, _), pid)| (arenas, pid));
+        totals.arenas = most_arenas(&totals.processes);
         totals
     }
 
-    /// Reads every file once more (the processes are gone: their last words
-    /// stay) and returns the probes' CPU seconds summed over every process
-    /// seen, and the mode that gave numbers: "stats", "count", or "none".
-    pub fn finish(&mut self) -> (f64, &'static str) {
-        // Processes that lived and ended between two ticks were never mapped.
+    /// `pid`'s reading now, its file mapped first if need be; kept as its
+    /// last. `None` until its probe has published.
+    fn reading(&mut self, pid: i32) -> Option<ProbeReading> {
+        if !self.maps.contains_key(&pid) {
+            let map = Mapping::open(&self.dir.join(pid.to_string()))?;
+            self.maps.insert(pid, map);
+        }
+        let reading = self
+            .maps
+            .get(&pid)
+            .and_then(Mapping::read)
+            .and_then(|w| decode(&w))
+            .filter(|r| r.pid == pid as u64)?;
+        self.last.insert(pid, reading);
+        Some(reading)
+    }
+
+    /// Asks each of `pids` whose probe has published for one more reclaim
+    /// test (PROTOCOL.md, "Reclaim requests"); returns how many were asked.
+    pub fn request_reclaim(&mut self, pids: &[i32]) -> usize {
+        let mut asked = 0;
+        for &pid in pids {
+            let Some(reading) = self.reading(pid) else {
+                continue;
+            };
+            let done = reading.reclaim.map_or(0, |r| r.count);
+            if let Some(map) = self.maps.get(&pid) {
+                map.word(W_REQUEST).store(done + 1, Ordering::Release);
+                asked += 1;
+            }
+        }
+        asked
+    }
+
+    /// How many of `pids` were asked for a reclaim test they have not
+    /// answered yet.
+    pub fn unanswered(&mut self, pids: &[i32]) -> usize {
+        pids.iter()
+            .filter(|&&pid| {
+                let requested = match self.maps.get(&pid) {
+                    Some(map) => map.word(W_REQUEST).load(Ordering::Acquire),
+                    None => return false,
+                };
+                let done = self.reading(pid).and_then(|r| r.reclaim).map_or(0, |r| r.count);
+                done < requested
+            })
+            .count()
+    }
+
+    /// Every process's last words, read once more after the tree has ended
+    /// (the processes are gone: their words stay), those never mapped
+    /// (processes that lived and ended between two ticks) included.
+    pub fn read_all(&mut self) -> Vec<(i32, ProbeReading)> {
         let unseen: Vec<i32> = std::fs::read_dir(&self.dir)
             .into_iter()
             .flatten()
@@ -284,8 +308,18 @@ impl ProbeReader {
                 self.last.insert(*pid, r);
             }
         }
-        let cpu_ns: u64 = self.last.values().map(|r| r.cpu_ns).sum();
-        let modes: Vec<u64> = self.last.values().map(|r| r.mode).collect();
+        let mut all: Vec<(i32, ProbeReading)> = self.last.iter().map(|(p, r)| (*p, *r)).collect();
+        all.sort_by_key(|(pid, _)| *pid);
+        all
+    }
+
+    /// Reads every file once more and returns the probes' CPU seconds
+    /// summed over every process seen, and the mode that gave numbers:
+    /// "stats", "count", or "none".
+    pub fn finish(&mut self) -> (f64, &'static str) {
+        let all = self.read_all();
+        let cpu_ns: u64 = all.iter().map(|(_, r)| r.cpu_ns).sum();
+        let modes: Vec<u64> = all.iter().map(|(_, r)| r.mode).collect();
         let mode = if modes.contains(&1) {
             "stats"
         } else if modes.contains(&2) {
@@ -295,6 +329,18 @@ impl ProbeReader {
         };
         (cpu_ns as f64 * 1e-9, mode)
     }
+}
+
+/// The process with the most arenas among `readings`, and how many: among
+/// processes with as many, the one holding the most live heap is the
+/// workload. Arenas belong to one process each, never summed.
+pub fn most_arenas<'a>(readings: impl IntoIterator<Item = &'a (i32, ProbeReading)>) -> Option<(u32, i32)> {
+    readings
+        .into_iter()
+        .filter(|(_, r)| r.mode != 0)
+        .filter_map(|(pid, r)| Some(((r.arenas?, r.live_bytes), *pid)))
+        .max_by_key(|(rank, _)| *rank)
+        .map(|((arenas, _), pid)| (arenas, pid))
 }
 
 #[cfg(test)]

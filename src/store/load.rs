@@ -238,7 +238,7 @@ impl Store {
                     minor_faults, major_faults, stdout_path, stderr_path, message,
                     linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s,
                     cgroup_peak_kernel_bytes,
-                    served_by
+                    served_by, reclaim
              FROM runs WHERE config_id = ?1 ORDER BY idx, id",
         )?;
         let rows = stmt
@@ -246,10 +246,13 @@ impl Store {
             .collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading runs of configuration {config_id}"))?;
         let mut runs = Vec::with_capacity(rows.len());
-        for (id, status, linked, mut record) in rows {
+        for (id, status, linked, reclaim, mut record) in rows {
             record.status = RunStatus::parse(&status)
                 .ok_or_else(|| anyhow!("run {id} has an unknown status '{status}'"))?;
             record.linked_allocators = parse_json(&linked, "linked_allocators")?;
+            record.reclaim = reclaim
+                .map(|json| parse_json(&json, "reclaim"))
+                .transpose()?;
             record.samples = self.load_samples(id)?;
             record.markers = super::markers::load(&self.conn, &self.path, id)?;
             record.service = self.load_run_service(id)?;
@@ -355,7 +358,7 @@ impl Store {
     }
 }
 
-type RunRow = (i64, String, String, RunRecord);
+type RunRow = (i64, String, String, Option<String>, RunRecord);
 
 /// The scalar columns of a run, by name; status, JSON and samples are
 /// filled in after.
@@ -391,6 +394,7 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         r.get("id")?,
         r.get("status")?,
         r.get("linked_allocators")?,
+        r.get("reclaim")?,
         record,
     ))
 }

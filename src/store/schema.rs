@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 11;
+pub const SCHEMA_VERSION: u32 = 12;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -296,6 +296,12 @@ const V11: &str = "
 ALTER TABLE runs ADD COLUMN served_by TEXT;
 ";
 
+/// Version 12: per run, the reclaim test (`model::Reclaim` as JSON; NULL
+/// when it did not run).
+const V12: &str = "
+ALTER TABLE runs ADD COLUMN reclaim TEXT;
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -359,6 +365,9 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
         10 => conn
             .execute_batch(V11)
             .context("adding the served_by column")?,
+        11 => conn
+            .execute_batch(V12)
+            .context("adding the reclaim column")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())

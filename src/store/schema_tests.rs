@@ -251,3 +251,31 @@ fn a_version_10_file_gains_served_by_and_its_runs_have_none() -> Result<()> {
     assert_eq!(e.configs[0].runs[0].record.served_by, None);
     Ok(())
 }
+
+#[test]
+fn a_version_11_file_gains_the_reclaim_column_and_its_runs_have_none() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("v11.db");
+    {
+        let conn = Connection::open(&path)?;
+        for step in [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11] {
+            conn.execute_batch(step)?;
+        }
+        conn.pragma_update(None, "user_version", 11)?;
+        conn.execute_batch(
+            "INSERT INTO experiments VALUES (1, 'v11', '[\"./a\"]', '2026-01-01T00:00:00Z',
+                 '2026-01-01T00:01:00Z', 'complete', 1, 1, 0, 100, 'glibc');
+             INSERT INTO configs VALUES (1, 1, 0, 'glibc', 'glibc', NULL, NULL, '[]');
+             INSERT INTO runs VALUES (1, 1, 1, 'ok', 0, NULL, 1.0, 0.5, 0.1, 1000, 10, 0,
+                 '/tmp/o', '/tmp/e', NULL, '[]', 0.0, '2026-01-01T00:00:00Z', 'stats', 0.01,
+                 NULL, 'glibc');",
+        )?;
+    }
+    let store = Store::open(&path)?;
+    assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
+    let e = store.load_experiment(Some(1))?;
+    assert_eq!(e.configs[0].runs[0].record.reclaim, None);
+    assert_eq!(e.configs[0].runs[0].record.served_by.as_deref(), Some("glibc"));
+    assert_eq!(e.configs[0].runs[0].record.wall_s, 1.0);
+    Ok(())
+}

@@ -177,7 +177,13 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
         service: None,
         user_metrics: [("ops".to_string(), 1234.5)].into_iter().collect(),
         started_at: "2026-01-02T03:04:06Z".into(),
-        reclaim: None,
+        reclaim: (index == 1).then(|| crate::model::Reclaim {
+            t_s: 1.25,
+            trigger: "marker freed".into(),
+            rss_before_bytes: 300 << 20,
+            rss_after_bytes: 30 << 20,
+            processes: 2,
+        }),
         cgroup_peak_kernel_bytes: Some(7 << 20),
         served_by: (index == 2).then(|| "jemalloc".to_string()),
     }

@@ -219,11 +219,11 @@ fn insert_run(conn: &Connection, config_id: i64, record: &RunRecord) -> Result<i
         "INSERT INTO runs (config_id, idx, status, exit_code, signal, wall_s, user_s, sys_s,
              max_hwm_bytes, minor_faults, major_faults, stdout_path, stderr_path, message,
              linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s,
-             cgroup_peak_kernel_bytes, served_by)
+             cgroup_peak_kernel_bytes, served_by, reclaim)
          VALUES (:config_id, :idx, :status, :exit_code, :signal, :wall_s, :user_s, :sys_s,
              :max_hwm_bytes, :minor_faults, :major_faults, :stdout_path, :stderr_path,
              :message, :linked_allocators, :sampler_cpu_s, :started_at, :probe_mode,
-             :probe_cpu_s, :cgroup_peak_kernel_bytes, :served_by)",
+             :probe_cpu_s, :cgroup_peak_kernel_bytes, :served_by, :reclaim)",
         rusqlite::named_params! {
             ":config_id": config_id,
             ":idx": record.index,
@@ -249,6 +249,7 @@ fn insert_run(conn: &Connection, config_id: i64, record: &RunRecord) -> Result<i
                 "cgroup_peak_kernel_bytes"
             )?,
             ":served_by": record.served_by,
+            ":reclaim": record.reclaim.as_ref().map(serde_json::to_string).transpose()?,
         },
     )?;
     Ok(conn.last_insert_rowid())
