@@ -50,7 +50,10 @@ mod tests {
             ReclaimAt::parse("1500ms"),
             Ok(ReclaimAt::After(Duration::from_millis(1500)))
         );
-        assert_eq!(ReclaimAt::parse("freed"), Ok(ReclaimAt::Label("freed".into())));
+        assert_eq!(
+            ReclaimAt::parse("freed"),
+            Ok(ReclaimAt::Label("freed".into()))
+        );
         assert!(ReclaimAt::parse(" ").is_err());
         assert!(ReclaimAt::End.at_exit(false) && !ReclaimAt::End.at_exit(true));
     }

@@ -89,7 +89,10 @@ impl HeapRun {
 
     /// Every probed process's last words, once the tree has ended.
     pub fn final_readings(&mut self) -> Vec<(i32, ProbeReading)> {
-        self.control.as_mut().map(ProbeReader::read_all).unwrap_or_default()
+        self.control
+            .as_mut()
+            .map(ProbeReader::read_all)
+            .unwrap_or_default()
     }
 
     pub fn reader(&self) -> Option<ProbeReader> {

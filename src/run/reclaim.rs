@@ -9,8 +9,8 @@
 //! exit test's window) leave the run, and its CPU time (and at exit its
 //! duration, which delays the end) is taken off the run's.
 
-pub use crate::options::reclaim::ReclaimAt;
 use crate::model::{Reclaim, Sample};
+pub use crate::options::reclaim::ReclaimAt;
 use crate::sample::probe_shm::{ProbeReading, ReclaimReading};
 use std::time::{Duration, Instant};
 
@@ -112,9 +112,18 @@ impl Reclaimer {
         } else if at_exit {
             let windows: Vec<(f64, f64)> = answers
                 .iter()
-                .map(|a| (clock.t_s(a.start_ns) - EXIT_SLACK_S, clock.t_s(a.end_ns) + EXIT_SLACK_S))
+                .map(|a| {
+                    (
+                        clock.t_s(a.start_ns) - EXIT_SLACK_S,
+                        clock.t_s(a.end_ns) + EXIT_SLACK_S,
+                    )
+                })
                 .collect();
-            samples.retain(|s| !windows.iter().any(|&(from, to)| s.t_s >= from && s.t_s <= to));
+            samples.retain(|s| {
+                !windows
+                    .iter()
+                    .any(|&(from, to)| s.t_s >= from && s.t_s <= to)
+            });
         }
         let measured: Vec<&ReclaimReading> = answers
             .iter()
@@ -195,7 +204,10 @@ mod tests {
         let timed = Reclaimer::new(ReclaimAt::After(Duration::from_secs(2)), false);
         assert_eq!(timed.due(Duration::from_secs(1), None), None);
         let trigger = timed.due(Duration::from_secs(2), None);
-        assert!(trigger.as_deref().is_some_and(|t| t.starts_with("after 2")), "{trigger:?}");
+        assert!(
+            trigger.as_deref().is_some_and(|t| t.starts_with("after 2")),
+            "{trigger:?}"
+        );
         assert_eq!(timed.due_at_stop(), None);
         let service = Reclaimer::new(ReclaimAt::End, true);
         assert_eq!(service.due_at_stop().as_deref(), Some("end of load"));
@@ -224,7 +236,10 @@ mod tests {
         reclaimer.asked(start + Duration::from_secs(2), "marker freed".into());
         let clock = RunClock::new(start);
         let at_2s = (clock.now_ns as f64 - (clock.now_s - 2.0) * 1e9) as u64;
-        let readings = vec![(10, answer(900, 300, at_2s)), (11, answer(100, 100, at_2s + 1))];
+        let readings = vec![
+            (10, answer(900, 300, at_2s)),
+            (11, answer(100, 100, at_2s + 1)),
+        ];
         let mut samples: Vec<Sample> = (0..6)
             .map(|i| Sample {
                 t_s: f64::from(i) * 0.5,
@@ -239,8 +254,14 @@ mod tests {
         let reclaim = reclaimer
             .conclude(&readings, start, &mut samples, &mut times)
             .expect("answered");
-        assert_eq!((reclaim.rss_before_bytes, reclaim.rss_after_bytes), (1000, 400));
-        assert_eq!((reclaim.processes, reclaim.trigger.as_str()), (2, "marker freed"));
+        assert_eq!(
+            (reclaim.rss_before_bytes, reclaim.rss_after_bytes),
+            (1000, 400)
+        );
+        assert_eq!(
+            (reclaim.processes, reclaim.trigger.as_str()),
+            (2, "marker freed")
+        );
         assert!((reclaim.t_s - 2.0).abs() < 0.01, "{}", reclaim.t_s);
         assert_eq!(samples.len(), 4, "samples at 2.0 s and later leave the run");
         assert!((times.user_s - 0.98).abs() < 1e-9 && (times.sys_s - 0.94).abs() < 1e-9);
@@ -271,6 +292,9 @@ mod tests {
         assert_eq!(kept, vec![0.5, 1.5]);
         assert!((times.wall_s - 2.95).abs() < 1e-9);
         let off = Reclaimer::new(ReclaimAt::Off, false);
-        assert_eq!(off.conclude(&readings, start, &mut samples, &mut times), None);
+        assert_eq!(
+            off.conclude(&readings, start, &mut samples, &mut times),
+            None
+        );
     }
 }

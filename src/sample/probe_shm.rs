@@ -281,7 +281,10 @@ impl ProbeReader {
                     Some(map) => map.word(W_REQUEST).load(Ordering::Acquire),
                     None => return false,
                 };
-                let done = self.reading(pid).and_then(|r| r.reclaim).map_or(0, |r| r.count);
+                let done = self
+                    .reading(pid)
+                    .and_then(|r| r.reclaim)
+                    .map_or(0, |r| r.count);
                 done < requested
             })
             .count()
@@ -334,7 +337,9 @@ impl ProbeReader {
 /// The process with the most arenas among `readings`, and how many: among
 /// processes with as many, the one holding the most live heap is the
 /// workload. Arenas belong to one process each, never summed.
-pub fn most_arenas<'a>(readings: impl IntoIterator<Item = &'a (i32, ProbeReading)>) -> Option<(u32, i32)> {
+pub fn most_arenas<'a>(
+    readings: impl IntoIterator<Item = &'a (i32, ProbeReading)>,
+) -> Option<(u32, i32)> {
     readings
         .into_iter()
         .filter(|(_, r)| r.mode != 0)
@@ -369,7 +374,10 @@ mod tests {
             (r.resident_bytes, r.retained_bytes, r.arenas),
             (None, Some(5), Some(3))
         );
-        assert_eq!((r.free_bytes, r.metadata_bytes, r.reclaim), (Some(40), None, None));
+        assert_eq!(
+            (r.free_bytes, r.metadata_bytes, r.reclaim),
+            (Some(40), None, None)
+        );
         let mut answered = words(1, 100);
         answered[W_RECLAIMS] = 1;
         answered[W_RECLAIM_RSS_BEFORE] = 900;

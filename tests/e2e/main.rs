@@ -13,6 +13,7 @@ mod compare;
 mod heap;
 mod lifecycle;
 mod markers;
+mod reclaim;
 mod record;
 mod record_metrics;
 mod reliability;

@@ -65,7 +65,11 @@ fn code_only(line: &str) -> String {
         }
         // A char literal ('{', '\n'), not a lifetime ('a).
         if c == '\'' {
-            let close = if chars.get(i + 1) == Some(&'\\') { i + 3 } else { i + 2 };
+            let close = if chars.get(i + 1) == Some(&'\\') {
+                i + 3
+            } else {
+                i + 2
+            };
             if chars.get(close) == Some(&'\'') {
                 out.push_str("' '");
                 i = close + 1;
@@ -113,7 +117,11 @@ fn strip_tests(text: &str) -> (Vec<String>, Vec<String>) {
         let mut j = i + 1;
         while j < lines.len() {
             let l = lines[j].trim();
-            if let Some(p) = text.lines().nth(j).and_then(|raw| raw.trim().strip_prefix("#[path = \"")) {
+            if let Some(p) = text
+                .lines()
+                .nth(j)
+                .and_then(|raw| raw.trim().strip_prefix("#[path = \""))
+            {
                 path_attr = p.split('"').next().map(str::to_string);
             }
             count_braces(l, &mut depth, &mut opened);
@@ -122,7 +130,10 @@ fn strip_tests(text: &str) -> (Vec<String>, Vec<String>) {
                 break;
             }
             if !opened && l.ends_with(';') {
-                if let Some(name) = l.strip_prefix("mod ").or_else(|| l.strip_prefix("pub(crate) mod ")) {
+                if let Some(name) = l
+                    .strip_prefix("mod ")
+                    .or_else(|| l.strip_prefix("pub(crate) mod "))
+                {
                     let name = name.trim_end_matches(';').trim().to_string();
                     test_children.push(path_attr.clone().unwrap_or(format!("{name}.rs")));
                 }
@@ -148,21 +159,32 @@ fn load_sources() -> Vec<Source> {
     let mut test_only: BTreeSet<PathBuf> = BTreeSet::new();
     let mut sources = Vec::new();
     for path in &paths {
-        let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        let text =
+            fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
         let (code, children) = strip_tests(&text);
         let dir = module_dir(path);
         for child in children {
             test_only.insert(dir.join(&child));
             test_only.insert(dir.join(child.trim_end_matches(".rs")).join("mod.rs"));
         }
-        let rel = path.strip_prefix(&src).unwrap_or(path).to_string_lossy().replace('\\', "/");
+        let rel = path
+            .strip_prefix(&src)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/");
         sources.push((path.clone(), Source { rel, code }));
     }
     sources
         .into_iter()
         .filter(|(path, s)| {
-            let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-            !test_only.contains(path) && !name.ends_with("_tests.rs") && name != "tests.rs" && !s.rel.contains("fixtures/")
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            !test_only.contains(path)
+                && !name.ends_with("_tests.rs")
+                && name != "tests.rs"
+                && !s.rel.contains("fixtures/")
         })
         .map(|(_, s)| s)
         .collect()
@@ -198,13 +220,22 @@ fn paths_in(code: &[String]) -> Vec<Vec<String>> {
     let mut i = 0;
     while i < text.len() {
         let tail = &text[i..];
-        let starts = ["crate::", "super::", "self::"].iter().any(|p| tail.starts_with(p));
-        let boundary = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_' || bytes[i - 1] == b':');
+        let starts = ["crate::", "super::", "self::"]
+            .iter()
+            .any(|p| tail.starts_with(p));
+        let boundary = i == 0
+            || !(bytes[i - 1].is_ascii_alphanumeric()
+                || bytes[i - 1] == b'_'
+                || bytes[i - 1] == b':');
         if starts && boundary {
             let len = tail
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
                 .unwrap_or(tail.len());
-            let segs: Vec<String> = tail[..len].split("::").filter(|s| !s.is_empty()).map(str::to_string).collect();
+            let segs: Vec<String> = tail[..len]
+                .split("::")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
             paths.push(segs);
             i += len;
         } else {
@@ -237,7 +268,13 @@ fn find_use(text: &str) -> Option<usize> {
 
 /// Expands `a::{b, c::{d, e}}` under `prefix` into full paths.
 fn expand_use(prefix: &str, body: &str, out: &mut Vec<Vec<String>>) {
-    let join = |p: &str, b: &str| if p.is_empty() { b.to_string() } else { format!("{p}::{b}") };
+    let join = |p: &str, b: &str| {
+        if p.is_empty() {
+            b.to_string()
+        } else {
+            format!("{p}::{b}")
+        }
+    };
     if let Some(open) = body.find('{') {
         let head = body[..open].trim_end_matches("::");
         let inner = &body[open + 1..body.rfind('}').unwrap_or(body.len())];
@@ -258,9 +295,22 @@ fn expand_use(prefix: &str, body: &str, out: &mut Vec<Vec<String>>) {
         expand_use(&new_prefix, &inner[start..], out);
     } else if !body.is_empty() {
         let full = join(prefix, body);
-        let full = full.split(" as ").next().unwrap_or(&full).split("as").next().unwrap_or(&full).to_string();
-        let segs: Vec<String> = full.split("::").filter(|s| !s.is_empty() && *s != "self").map(str::to_string).collect();
-        if matches!(segs.first().map(String::as_str), Some("crate" | "super")) || full.starts_with("self::") {
+        let full = full
+            .split(" as ")
+            .next()
+            .unwrap_or(&full)
+            .split("as")
+            .next()
+            .unwrap_or(&full)
+            .to_string();
+        let segs: Vec<String> = full
+            .split("::")
+            .filter(|s| !s.is_empty() && *s != "self")
+            .map(str::to_string)
+            .collect();
+        if matches!(segs.first().map(String::as_str), Some("crate" | "super"))
+            || full.starts_with("self::")
+        {
             let mut segs = segs;
             if full.starts_with("self::") {
                 segs.insert(0, "self".to_string());
@@ -286,7 +336,10 @@ impl Resolver {
             let mut names = BTreeMap::new();
             for line in &s.code {
                 let t = line.trim();
-                let Some(body) = t.strip_prefix("pub use ").or_else(|| t.strip_prefix("pub(crate) use ")) else {
+                let Some(body) = t
+                    .strip_prefix("pub use ")
+                    .or_else(|| t.strip_prefix("pub(crate) use "))
+                else {
                     continue;
                 };
                 let body = body.trim_start_matches("self::").trim_end_matches(';');
@@ -304,15 +357,23 @@ impl Resolver {
         if dir.is_empty() {
             return Some("lib.rs".to_string());
         }
-        [format!("{dir}.rs"), format!("{dir}/mod.rs")].into_iter().find(|f| self.files.contains(f))
+        [format!("{dir}.rs"), format!("{dir}/mod.rs")]
+            .into_iter()
+            .find(|f| self.files.contains(f))
     }
 
     /// The file a path used in `from` names.
     fn resolve(&self, from: &str, segs: &[String]) -> Option<String> {
         let from_dir = {
             let p = Path::new(from);
-            let parent = p.parent().map(|x| x.to_string_lossy().to_string()).unwrap_or_default();
-            let stem = p.file_stem().map(|x| x.to_string_lossy().to_string()).unwrap_or_default();
+            let parent = p
+                .parent()
+                .map(|x| x.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let stem = p
+                .file_stem()
+                .map(|x| x.to_string_lossy().to_string())
+                .unwrap_or_default();
             if matches!(stem.as_str(), "mod" | "lib" | "main") {
                 parent
             } else if parent.is_empty() {
@@ -332,14 +393,21 @@ impl Resolver {
             Some("super") => {
                 dir = from_dir;
                 while rest.first().map(String::as_str) == Some("super") {
-                    dir = Path::new(&dir).parent().map(|x| x.to_string_lossy().to_string()).unwrap_or_default();
+                    dir = Path::new(&dir)
+                        .parent()
+                        .map(|x| x.to_string_lossy().to_string())
+                        .unwrap_or_default();
                     rest = &rest[1..];
                 }
             }
             _ => return None,
         }
         for seg in rest {
-            let child = if dir.is_empty() { seg.clone() } else { format!("{dir}/{seg}") };
+            let child = if dir.is_empty() {
+                seg.clone()
+            } else {
+                format!("{dir}/{seg}")
+            };
             if self.module_file(&child).is_some() {
                 dir = child;
                 continue;
@@ -347,7 +415,11 @@ impl Resolver {
             // An item of the module `dir`: follow a re-export, if any.
             let module = self.module_file(&dir)?;
             if let Some(via) = self.reexports.get(&module).and_then(|m| m.get(seg)) {
-                let target = if dir.is_empty() { via.clone() } else { format!("{dir}/{via}") };
+                let target = if dir.is_empty() {
+                    via.clone()
+                } else {
+                    format!("{dir}/{via}")
+                };
                 return self.module_file(&target).or(Some(module));
             }
             return Some(module);
@@ -379,7 +451,11 @@ fn plain_use_items(body: &str) -> Vec<Option<(String, String)>> {
 /// direct sub-folder of `dir` (with `x.rs` and `x/` as one node).
 fn edges_at(dir: &str, file_edges: &BTreeSet<(String, String)>) -> BTreeSet<(String, String)> {
     let node = |file: &str| -> Option<String> {
-        let inner = if dir.is_empty() { file } else { file.strip_prefix(&format!("{dir}/"))? };
+        let inner = if dir.is_empty() {
+            file
+        } else {
+            file.strip_prefix(&format!("{dir}/"))?
+        };
         let first = inner.split('/').next().unwrap_or(inner);
         let first = first.trim_end_matches(".rs");
         if matches!(first, "lib" | "main") && dir.is_empty() {
@@ -465,7 +541,9 @@ fn import_loops(sources: &[Source]) -> Vec<String> {
     }
     dirs.into_iter()
         .flat_map(|dir| {
-            circles(&edges_at(&dir, &edges)).into_iter().map(move |c| format!("in src/{dir}: {c}"))
+            circles(&edges_at(&dir, &edges))
+                .into_iter()
+                .map(move |c| format!("in src/{dir}: {c}"))
         })
         .collect()
 }
@@ -523,7 +601,11 @@ fn long_files(sources: &[Source]) -> Vec<String> {
     sources
         .iter()
         .filter_map(|s| {
-            let last = s.code.iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
+            let last = s
+                .code
+                .iter()
+                .rposition(|l| !l.trim().is_empty())
+                .map_or(0, |i| i + 1);
             (last > MAX_FILE_LINES).then(|| format!("src/{}: {last} non-test lines", s.rel))
         })
         .collect()
@@ -538,20 +620,31 @@ fn no_import_loop_between_modules_or_between_files_of_one_module() {
 #[test]
 fn no_non_test_function_over_80_lines() {
     let long = long_functions(&load_sources());
-    assert!(long.is_empty(), "functions over {MAX_FUNCTION_LINES} lines:\n{}", long.join("\n"));
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FUNCTION_LINES} lines:\n{}",
+        long.join("\n")
+    );
 }
 
 #[test]
 fn no_non_test_source_file_over_600_lines() {
     let long = long_files(&load_sources());
-    assert!(long.is_empty(), "files over {MAX_FILE_LINES} lines:\n{}", long.join("\n"));
+    assert!(
+        long.is_empty(),
+        "files over {MAX_FILE_LINES} lines:\n{}",
+        long.join("\n")
+    );
 }
 
 /// The checks themselves can fail: a loop, a long function and a long
 /// file made up here are each found.
 #[test]
 fn the_structure_checks_find_a_planted_loop_a_long_function_and_a_long_file() {
-    let file = |rel: &str, text: &str| Source { rel: rel.to_string(), code: strip_tests(text).0 };
+    let file = |rel: &str, text: &str| Source {
+        rel: rel.to_string(),
+        code: strip_tests(text).0,
+    };
     let body = "    let x = 1;\n".repeat(MAX_FUNCTION_LINES);
     let sources = vec![
         file("a/mod.rs", "mod b;\nmod c;\n"),
@@ -559,15 +652,30 @@ fn the_structure_checks_find_a_planted_loop_a_long_function_and_a_long_file() {
         file("a/c.rs", &format!("pub struct Thing;\nfn f() {{\n{body}}}\n#[cfg(test)]\nmod tests {{\n    use super::super::b::Other;\n}}\n")),
         file("d.rs", &format!("{}use crate::a::c::Thing;\n", "//\n".repeat(MAX_FILE_LINES))),
     ];
-    assert!(import_loops(&sources).is_empty(), "a test module's import is not a loop");
+    assert!(
+        import_loops(&sources).is_empty(),
+        "a test module's import is not a loop"
+    );
     let loops = import_loops(&[
         file("a/mod.rs", "mod b;\nmod c;\n"),
         file("a/b.rs", "use super::c::Thing;\npub struct Other;\n"),
-        file("a/c.rs", "pub struct Thing;\nfn g() { let _ = crate::a::b::Other; }\n"),
+        file(
+            "a/c.rs",
+            "pub struct Thing;\nfn g() { let _ = crate::a::b::Other; }\n",
+        ),
     ]);
     assert_eq!(loops, vec!["in src/a: b -> c, c -> b".to_string()]);
     let long = long_functions(&[file("a/c.rs", &format!("fn f() {{\n{body}}}\n"))]);
-    assert_eq!(long, vec![format!("src/a/c.rs:1 fn f: {} lines", MAX_FUNCTION_LINES + 2)]);
+    assert_eq!(
+        long,
+        vec![format!(
+            "src/a/c.rs:1 fn f: {} lines",
+            MAX_FUNCTION_LINES + 2
+        )]
+    );
     let long = long_files(&[file("d.rs", &"let x = 1;\n".repeat(MAX_FILE_LINES + 1))]);
-    assert_eq!(long, vec![format!("src/d.rs: {} non-test lines", MAX_FILE_LINES + 1)]);
+    assert_eq!(
+        long,
+        vec![format!("src/d.rs: {} non-test lines", MAX_FILE_LINES + 1)]
+    );
 }

@@ -1,0 +1,172 @@
+//! The probe's end-of-run readings on a real many-arena workload
+//! (tests/programs/arena_handoff.c): the arena count a short glibc run
+//! really made, and the reclaim test (the allocator asked to return what it
+//! holds) under glibc and jemalloc, which must change no figure the verdict
+//! judges.
+
+use crate::common::*;
+use serde_json::Value;
+
+/// The arenas glibc makes for `threads` threads that all allocate at once
+/// (plus the main thread's): at most 8 per online CPU on 64-bit.
+fn glibc_arenas(threads: u64) -> u64 {
+    // SAFETY: sysconf with a valid name has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as u64;
+    (threads + 1).min(8 * cpus)
+}
+
+/// The one run of `name` in a compare's JSON.
+fn only_run<'a>(json: &'a Value, name: &str) -> &'a Value {
+    let run = &runs(config(json, name))[0];
+    assert_eq!(run["status"], "ok", "{name}: {run}");
+    run
+}
+
+#[test]
+fn a_short_many_threaded_glibc_run_reports_every_arena_it_made() {
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let workload = program("arena_handoff");
+    let (output, json) = scratch.compare(
+        &["--heap", "-r", "1", "-a", "glibc", "--reclaim-at", "off"],
+        &[workload.to_str().expect("utf-8"), "25", "1400"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = only_run(&json, "glibc");
+    let want = glibc_arenas(25);
+    assert!(want > 8, "this machine's limit is {want} arenas");
+    assert_eq!(run["arenas_max"].as_u64(), Some(want), "{run}");
+    assert!(run.get("reclaim").is_none(), "--reclaim-at off: {run}");
+}
+
+/// `rss_before_bytes` and `rss_after_bytes` of a run's reclaim test.
+fn reclaimed(run: &Value) -> (f64, f64) {
+    let reclaim = &run["reclaim"];
+    let bytes = |key: &str| {
+        reclaim[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key}: {run}"))
+    };
+    (bytes("rss_before_bytes"), bytes("rss_after_bytes"))
+}
+
+/// At exit arena_handoff has freed all but one block in sixteen of each
+/// thread's working set: 16 glibc arenas full of free chunks (measured:
+/// 256 MiB RSS before malloc_trim(0), 26 MiB after), and jemalloc's dirty
+/// pages not yet decayed (121 MiB before its purge, 28 MiB after).
+#[test]
+fn the_reclaim_test_at_exit_returns_most_of_what_glibc_and_jemalloc_hold() {
+    if !require_allocator("jemalloc") {
+        return;
+    }
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let workload = program("arena_handoff");
+    let (output, json) = scratch.compare(
+        &["--heap", "-r", "1", "-a", "glibc", "-a", "jemalloc"],
+        &[workload.to_str().expect("utf-8"), "25", "1400"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    for (name, most_kept) in [("glibc", 0.3), ("jemalloc", 0.6)] {
+        let run = only_run(&json, name);
+        assert_eq!(run["reclaim"]["trigger"], "exit", "{name}: {run}");
+        assert_eq!(run["reclaim"]["processes"], 1, "{name}: {run}");
+        let (before, after) = reclaimed(run);
+        assert!(before > 64.0 * 1048576.0, "{name}: {run}");
+        assert!(
+            after < most_kept * before,
+            "{name} kept {after} of {before}"
+        );
+    }
+}
+
+/// `--reclaim-at LABEL`: asked at the marker, answered by the probe thread
+/// while the program holds its memory; the samples after it leave the run.
+#[test]
+fn the_reclaim_test_at_a_marker_runs_there_and_its_samples_leave_the_run() {
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let workload = program("arena_handoff");
+    let (output, json) = scratch.compare(
+        &[
+            "--heap",
+            "-r",
+            "1",
+            "-a",
+            "glibc",
+            "--reclaim-at",
+            "freed",
+            "--interval",
+            "20ms",
+        ],
+        &[workload.to_str().expect("utf-8"), "25", "800", "1000"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = only_run(&json, "glibc");
+    assert_eq!(run["reclaim"]["trigger"], "marker freed", "{run}");
+    let (before, after) = reclaimed(run);
+    assert!(after < 0.3 * before, "kept {after} of {before}");
+    let marker_s = run["markers"][0]["t_s"].as_f64().expect("the marker");
+    let reclaim_s = run["reclaim"]["t_s"].as_f64().expect("t_s");
+    assert!(reclaim_s >= marker_s && reclaim_s < marker_s + 0.5, "{run}");
+    // The final RSS is the last sample's: before the test, still holding.
+    let final_rss = run["final_rss_bytes"].as_f64().expect("final RSS");
+    assert!(
+        final_rss > 0.8 * before,
+        "final {final_rss}, before the test {before}"
+    );
+}
+
+/// Twins: the same workload (bursty: 3 bursts of 64 MiB in 4 threads'
+/// arenas, 0.3 s idle after each) with the test at exit (the default) and
+/// with `--reclaim-at off`, three runs each: the figures the verdict judges
+/// by (mean and peak RSS, wall time) agree within run-to-run noise, while
+/// every run of the first had the test.
+#[test]
+fn the_reclaim_test_changes_no_figure_the_verdict_judges() {
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let workload = program("bursty");
+    let figures = |reclaim_at: Option<&str>| {
+        let scratch = Scratch::new();
+        let mut options = vec!["--heap", "-r", "3", "-a", "glibc", "--interval", "20ms"];
+        options.extend(
+            reclaim_at
+                .map(|at| ["--reclaim-at", at])
+                .into_iter()
+                .flatten(),
+        );
+        let (output, json) =
+            scratch.compare(&options, &[workload.to_str().expect("utf-8"), "3", "64", "300"]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let runs = runs(config(&json, "glibc"));
+        let median = |key: &str| {
+            let mut v: Vec<f64> = runs.iter().map(|r| r[key].as_f64().expect(key)).collect();
+            v.sort_by(f64::total_cmp);
+            v[1]
+        };
+        let tested = runs.iter().filter(|r| r.get("reclaim").is_some()).count();
+        let figures = [
+            median("mean_rss_bytes"),
+            median("peak_rss_bytes"),
+            median("wall_s"),
+        ];
+        (tested, figures)
+    };
+    let (tested, with) = figures(None);
+    let (untested, without) = figures(Some("off"));
+    assert_eq!(
+        (tested, untested),
+        (3, 0),
+        "the default tests every run at exit, off none"
+    );
+    for ((name, tolerance), (a, b)) in [("mean RSS", 0.1), ("peak RSS", 0.1), ("wall time", 0.06)]
+        .into_iter()
+        .zip(with.into_iter().zip(without))
+    {
+        eprintln!("{name}: with the test {a}, without {b}");
+        assert!(
+            (a / b - 1.0).abs() < tolerance,
+            "{name}: with the test {a}, without {b}"
+        );
+    }
+}
