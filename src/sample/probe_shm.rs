@@ -221,7 +221,13 @@ impl ProbeReader {
             }
         };
         for &pid in pids {
-            let Some(reading) = self.reading(pid) else {
+            let reading = self.reading(pid);
+            // The probe makes its file before it starts its thread, and
+            // may publish its first words only later.
+            if self.maps.contains_key(&pid) {
+                totals.probe_threads += 1;
+            }
+            let Some(reading) = reading else {
                 continue;
             };
             if reading.mode == 0 {
