@@ -169,7 +169,7 @@ fn time_weighted(def: MetricDef) -> MetricDef {
 
 /// The built-in summarised metrics, in the order the reports list them.
 pub fn summarised() -> Vec<MetricDef> {
-    vec![
+    let mut rows = vec![
         row("peak_rss_bytes", "peak RSS", Unit::Bytes, true, |r| {
             Some(of(r).peak_rss_bytes as f64)
         }),
@@ -201,8 +201,25 @@ pub fn summarised() -> Vec<MetricDef> {
             false,
             |r| Some(of(r).final_rss_bytes as f64),
         )),
-        // The run's memory cgroup: the tree's charge (every page once) and
-        // the working set container platforms limit on; shown when measured.
+    ];
+    rows.extend(cgroup_rows());
+    rows.extend([
+        row("wall_s", "wall time", Unit::Seconds, true, |r| {
+            Some(r.record.wall_s)
+        }),
+        // user + sys; in JSON and CSV only.
+        never(row("cpu_s", "CPU time", Unit::Seconds, false, |r| {
+            Some(r.record.user_s + r.record.sys_s)
+        })),
+    ]);
+    rows.extend(reclaim_rows());
+    rows
+}
+
+/// The run's memory cgroup: the tree's charge (every page once) and the
+/// working set container platforms limit on; shown when measured.
+fn cgroup_rows() -> Vec<MetricDef> {
+    vec![
         MetricDef {
             shown: Shown::WhenMeasured,
             ..time_weighted(row(
@@ -237,15 +254,13 @@ pub fn summarised() -> Vec<MetricDef> {
                 |r| of(r).working_set_peak_bytes.map(|b| b as f64),
             )
         },
-        row("wall_s", "wall time", Unit::Seconds, true, |r| {
-            Some(r.record.wall_s)
-        }),
-        // user + sys; in JSON and CSV only.
-        never(row("cpu_s", "CPU time", Unit::Seconds, false, |r| {
-            Some(r.record.user_s + r.record.sys_s)
-        })),
-        // The reclaim test's RSS before and after (the processes that
-        // answered); in JSON and CSV only.
+    ]
+}
+
+/// The reclaim test's RSS before and after (the processes that answered);
+/// in JSON and CSV only.
+fn reclaim_rows() -> Vec<MetricDef> {
+    vec![
         never(row(
             "reclaim_rss_before_bytes",
             "RSS before the reclaim test",
