@@ -27,6 +27,9 @@ pub struct Cli {
 pub enum Command {
     /// Run COMMAND under each configuration, sample it, store and compare.
     Compare(Box<CompareArgs>),
+    /// Race each allocator's settings on COMMAND and recommend the best within
+    /// the budget (docs/tuning.md).
+    Tune(Box<TuneArgs>),
     /// List the allocators this machine has, and the packages of the missing ones.
     Allocators,
     /// Re-render a stored experiment (the latest by default) without re-running.
@@ -46,6 +49,21 @@ pub enum Command {
     Cell(CellArgs),
     /// Merge the shards of a cluster plan into the store as one experiment.
     Merge(MergeArgs),
+}
+
+/// `allocscope tune`: `compare`'s flags, where `-a NAME` restricts the
+/// allocators whose settings are raced.
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// Values to try besides the built-in ones, repeatable:
+    /// [ALLOCATOR:]KEY=V1,V2,... (e.g. --try arena_max=3,6).
+    #[arg(long = "try", value_name = "KEY=V1,V2")]
+    pub tries: Vec<String>,
+    /// Race each setting on its own only: no phase of combinations.
+    #[arg(long)]
+    pub no_combine: bool,
+    #[command(flatten)]
+    pub compare: CompareArgs,
 }
 
 #[derive(Debug, Args)]

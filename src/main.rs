@@ -6,6 +6,7 @@ use allocscope::options::cell::CellSettings;
 use allocscope::options::demo::DemoSettings;
 use allocscope::options::record::RecordSettings;
 use allocscope::options::report::ReportSettings;
+use allocscope::options::tune::TuneSettings;
 use allocscope::options::CompareSettings;
 use allocscope::usage_error::UsageError;
 use allocscope::{alloc, commands};
@@ -37,6 +38,10 @@ fn main() {
 fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Compare(args) => compare(&args),
+        Command::Tune(args) => {
+            let registry = alloc::Registry::discover();
+            commands::tune::tune(TuneSettings::from_args(&args, &registry)?)
+        }
         Command::Allocators => {
             print!(
                 "{}",

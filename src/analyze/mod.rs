@@ -104,6 +104,7 @@ pub fn analyze_with(
         baseline: base_index,
         metrics: table,
         summaries,
+        tune: None,
     })
 }
 

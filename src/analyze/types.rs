@@ -35,4 +35,8 @@ pub struct Analysis {
     /// word `end-of-load` names (RSS, or PSS for a multi-process server),
     /// what a service is judged by unless `--memory-metric` chose another.
     pub end_of_load: EndOfLoad,
+    /// A race's figures (`allocscope tune`, `tune::render::TuneSummary`),
+    /// set by the command that ran or re-renders it; the JSON export
+    /// carries them as `tune`.
+    pub tune: Option<serde_json::Value>,
 }

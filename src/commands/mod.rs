@@ -18,3 +18,4 @@ mod rounds;
 mod run_line;
 mod serving;
 mod session;
+pub mod tune;

@@ -33,6 +33,13 @@ pub fn report(args: &ReportSettings) -> anyhow::Result<i32> {
         .baseline
         .clone()
         .unwrap_or_else(|| experiment.info.baseline.clone());
+    // A race (`tune`) is re-judged at the level it raced at, with its phases.
+    if let Some((analysis, record, earlier)) =
+        super::tune::stored_race(&store, experiment.id, &judge, &baseline)?
+    {
+        super::tune::print_race(&analysis, &record, earlier.as_ref(), &output.exports)?;
+        return Ok(0);
+    }
     let analysis = analyze_with(experiment, &baseline, &judge)?;
     super::exports::print_table_and_export(&analysis, &output.exports)?;
     Ok(0)

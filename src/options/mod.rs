@@ -14,6 +14,7 @@ pub mod record;
 pub mod report;
 pub mod rounds;
 pub mod service;
+pub mod tune;
 
 pub use compare::CompareSettings;
 pub use parse::BUILTIN_MARK;

@@ -37,6 +37,10 @@ struct Document<'a> {
     /// `kubernetes`} (null unless a configuration is recommended), plus
     /// `outcome`, `explanation`, `memory_metric`, `max_slowdown_pct`.
     verdict: &'a Verdict,
+    /// `allocscope tune`'s race (phases, dropped candidates, Pareto front);
+    /// absent for any other experiment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tune: Option<&'a serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -480,6 +484,7 @@ impl Reporter for JsonReporter {
                 .collect(),
             warnings: &analysis.warnings,
             verdict: &analysis.verdict,
+            tune: analysis.tune.as_ref(),
         };
         let mut bytes = serde_json::to_vec_pretty(&doc).context("encoding the JSON report")?;
         bytes.push(b'\n');

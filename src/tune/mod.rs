@@ -6,3 +6,10 @@
 //! that runs it is `commands::tune`.
 
 pub mod candidates;
+pub mod combine;
+pub mod pareto;
+pub mod race;
+pub mod record;
+pub mod render;
+#[cfg(test)]
+mod test_fixture;

@@ -27,4 +27,5 @@ mod store;
 mod thp;
 mod structure;
 mod tree;
+mod tune;
 mod user_metrics;

@@ -1,0 +1,321 @@
+//! `allocscope tune`: a race of each allocator's settings, on compare's own
+//! machinery: the local engine runs the rounds through the session (each
+//! run stored at once, Ctrl-C keeping what ran), the round driver drops the
+//! candidates the race settles out (`tune::race`) and honours `--max-runs`
+//! (rounds per phase) and `--max-time` (over both phases). Phase one races
+//! each setting on its own; phase two races the finalists and the
+//! combinations of the settings that helped (`tune::combine`), as a second
+//! experiment. Each phase's record (`tune::record`) is stored with its
+//! experiment, so `report` re-renders and re-judges a race.
+
+use super::judge::why_open;
+use super::local::Local;
+use super::rounds::{drive, Decision, Judge, RoundPlan};
+use crate::analyze::analyze_with;
+use crate::analyze::types::Analysis;
+use crate::judging::JudgeSettings;
+use crate::options::tune::{resolve, TuneSettings};
+use crate::run::Interrupt;
+use crate::store::Store;
+use crate::tune::candidates::Candidate;
+use crate::tune::combine::{combinations, finalists, Raced};
+use crate::tune::race::{look, race_alpha, verdict_alpha, Dropped};
+use crate::tune::record::{TuneRecord, TUNE_KEY};
+use crate::tune::render::{self, Phase};
+use std::time::{Instant, SystemTime};
+
+/// Phase one's survivors with the least memory that race the combinations.
+const FINALISTS: usize = 3;
+
+/// Open candidates the progress line names after a look (of up to 24).
+const SHOWN_OPEN: usize = 3;
+
+/// A phase's analysis and its record.
+pub(crate) type Judged = (Analysis, TuneRecord);
+
+/// How one phase ended.
+struct PhaseEnd {
+    id: i64,
+    record: TuneRecord,
+    interrupted: bool,
+}
+
+/// Runs the race and returns the process exit code: 0 when it ended, 1
+/// when no round left runs, 128+signal when interrupted.
+pub fn tune(mut settings: TuneSettings) -> anyhow::Result<i32> {
+    for warning in &settings.compare.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let interrupt = Interrupt::install()?;
+    let mut store = Store::open(&settings.compare.db)?;
+    let began = Instant::now();
+    let Some(one) = race(&settings, 1, &interrupt, &mut store)? else {
+        eprintln!("error: no round left its runs");
+        return Ok(interrupt_code(&interrupt).unwrap_or(1));
+    };
+    let mut last = one;
+    let mut first = None;
+    if !last.interrupted && settings.combine {
+        if let Some(next) = phase_two(&mut settings, &store, &last, began)? {
+            settings.compare.configs = resolve(&next.0, &crate::alloc::Registry::discover())?;
+            if let Some(mut two) = race(&settings, 2, &interrupt, &mut store)? {
+                two.record.earlier = Some(last.id);
+                two.record.combined = next.1;
+                store.set_environment(two.id, TUNE_KEY, &serde_json::to_string(&two.record)?)?;
+                first = Some(std::mem::replace(&mut last, two));
+            }
+        }
+    }
+    let judging = &settings.compare.judge;
+    let earlier = first
+        .as_ref()
+        .map(|p| {
+            judged(&store, p.id, &p.record, judging, &settings.compare.baseline)
+                .map(|a| (a, p.record.clone()))
+        })
+        .transpose()?;
+    let analysis = judged(
+        &store,
+        last.id,
+        &last.record,
+        judging,
+        &settings.compare.baseline,
+    )?;
+    print_race(
+        &analysis,
+        &last.record,
+        earlier.as_ref(),
+        &settings.compare.output.exports,
+    )?;
+    if let Some(code) = interrupt_code(&interrupt) {
+        eprintln!(
+            "allocscope: interrupted; the finished runs are stored in experiment {}",
+            last.id
+        );
+        return Ok(code);
+    }
+    Ok(0)
+}
+
+fn interrupt_code(interrupt: &Interrupt) -> Option<i32> {
+    interrupt.requested().then(|| interrupt.exit_code())
+}
+
+/// Runs one phase of the race over `settings.compare.configs` (the baseline
+/// first) and stores its record; `None` when no round left runs.
+fn race(
+    settings: &TuneSettings,
+    phase: u32,
+    interrupt: &Interrupt,
+    store: &mut Store,
+) -> anyhow::Result<Option<PhaseEnd>> {
+    let compare = &settings.compare;
+    let rounds = compare.rounds.schedule.max_rounds();
+    let family = compare.configs.len().saturating_sub(1);
+    let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    let mut environment = compare.judge.to_environment();
+    environment.push(("tune.phase", phase.to_string()));
+    let mut local = Local::new(
+        compare,
+        compare.output.quiet,
+        interrupt,
+        started_at,
+        environment,
+        rounds,
+    );
+    let judging = JudgeSettings {
+        decision_alpha: race_alpha(rounds, family),
+        ..compare.judge.clone()
+    };
+    let names: Vec<String> = compare.configs.iter().map(|c| c.name.clone()).collect();
+    let base = names
+        .iter()
+        .position(|n| *n == compare.baseline)
+        .unwrap_or(0);
+    let mut dropped: Vec<Dropped> = Vec::new();
+    let judge = race_judge(&names, base, &judging, rounds, &mut dropped);
+    let plan = RoundPlan {
+        rounds: 0..rounds,
+        configs: names.clone(),
+        max_time: compare.rounds.max_time,
+        judge: Some(judge),
+    };
+    let driven = drive(&mut local, store, plan, &|| interrupt.requested())?;
+    drop(local);
+    let Some(id) = driven.experiment_id else {
+        return Ok(None);
+    };
+    store.finish_experiment(
+        id,
+        if driven.interrupted {
+            "interrupted"
+        } else {
+            "complete"
+        },
+    )?;
+    let record = TuneRecord {
+        phase,
+        candidates: family,
+        race_alpha: judging.decision_alpha,
+        verdict_alpha: verdict_alpha(family),
+        dropped,
+        earlier: None,
+        combined: Vec::new(),
+    };
+    store.set_environment(id, TUNE_KEY, &serde_json::to_string(&record)?)?;
+    Ok(Some(PhaseEnd {
+        id,
+        record,
+        interrupted: driven.interrupted,
+    }))
+}
+
+/// The race's judge for the round driver: each look's drops recorded in
+/// `dropped` with the round and the reason (once each); the progress line
+/// names the first `SHOWN_OPEN` open candidates.
+fn race_judge<'a>(
+    names: &'a [String],
+    base: usize,
+    judging: &'a JudgeSettings,
+    rounds: u32,
+    dropped: &'a mut Vec<Dropped>,
+) -> Judge<'a> {
+    Box::new(move |experiment| {
+        let done = experiment.configs[base]
+            .runs
+            .iter()
+            .map(|r| r.record.index)
+            .max()
+            .unwrap_or(0);
+        let l = look(&experiment, base, judging, done, rounds);
+        for (i, reason) in &l.dropped {
+            if !dropped.iter().any(|d| d.config == names[*i]) {
+                dropped.push(Dropped {
+                    config: names[*i].clone(),
+                    round: done,
+                    reason: reason.clone(),
+                });
+            }
+        }
+        Ok(Decision {
+            open: l
+                .judged
+                .iter()
+                .filter(|j| j.standing.is_open())
+                .take(SHOWN_OPEN)
+                .map(|j| (j.index, why_open(j, &l.measures, judging)))
+                .collect(),
+            dropped: l.dropped.iter().map(|(i, _)| *i).collect(),
+            stop: l.stop,
+        })
+    })
+}
+
+/// Phase two's candidates (the baseline, phase one's finalists, the
+/// combinations) and the combinations' specs; `None` when no allocator had
+/// two settings that helped, or `--max-time` is spent.
+fn phase_two(
+    settings: &mut TuneSettings,
+    store: &Store,
+    one: &PhaseEnd,
+    began: Instant,
+) -> anyhow::Result<Option<(Vec<Candidate>, Vec<String>)>> {
+    let compare = &settings.compare;
+    let analysis = judged(
+        store,
+        one.id,
+        &one.record,
+        &compare.judge,
+        &compare.baseline,
+    )?;
+    let memory = &analysis.verdict.memory.id;
+    let raced: Vec<Raced> = settings
+        .candidates
+        .iter()
+        .zip(&analysis.summaries)
+        .enumerate()
+        .filter(|&(i, _)| i != analysis.baseline)
+        .map(|(_, (c, s))| Raced {
+            candidate: c.clone(),
+            memory: s.ratio(memory).map(|r| r.value),
+            survived: one.record.dropped(&c.spec()).is_none(),
+        })
+        .collect();
+    let finalists = finalists(&raced, FINALISTS);
+    let combos = combinations(&raced, &finalists);
+    if combos.is_empty() {
+        return Ok(None);
+    }
+    if let Some(max) = settings.compare.rounds.max_time {
+        match max.checked_sub(began.elapsed()) {
+            Some(left) if !left.is_zero() => settings.compare.rounds.max_time = Some(left),
+            _ => return Ok(None),
+        }
+    }
+    let baseline = settings.candidates[analysis.baseline].clone();
+    let specs = combos.iter().map(Candidate::spec).collect();
+    let all = std::iter::once(baseline)
+        .chain(finalists)
+        .chain(combos)
+        .collect();
+    Ok(Some((all, specs)))
+}
+
+/// A phase's experiment analysed at the level its race recorded.
+fn judged(
+    store: &Store,
+    id: i64,
+    record: &TuneRecord,
+    judging: &JudgeSettings,
+    baseline: &str,
+) -> anyhow::Result<Analysis> {
+    let judging = JudgeSettings {
+        decision_alpha: record.verdict_alpha,
+        ..judging.clone()
+    };
+    analyze_with(store.load_experiment(Some(id))?, baseline, &judging)
+}
+
+/// The table, verdict and exports of the last phase, with the race (also
+/// in the JSON export as `tune`), then the race as text after the table.
+pub(crate) fn print_race(
+    analysis: &Analysis,
+    record: &TuneRecord,
+    earlier: Option<&Judged>,
+    exports: &crate::options::export::ExportList,
+) -> anyhow::Result<()> {
+    let last = Phase { analysis, record };
+    let first = earlier.map(|(analysis, record)| Phase { analysis, record });
+    let summary = render::summarize(&last, first.as_ref());
+    let mut analysis = analysis.clone();
+    analysis.tune = Some(serde_json::to_value(&summary)?);
+    super::exports::print_table_and_export(&analysis, exports)?;
+    if !exports.uses_stdout() {
+        print!("{}", render::text(&summary));
+    }
+    Ok(())
+}
+
+/// `report` on a race's experiment: its phase one loaded too, both judged
+/// at the level they raced at. `None` when the experiment is no race.
+pub(crate) fn stored_race(
+    store: &Store,
+    id: i64,
+    judging: &JudgeSettings,
+    baseline: &str,
+) -> anyhow::Result<Option<(Analysis, TuneRecord, Option<Judged>)>> {
+    let Some(record) = TuneRecord::from_environment(&store.load_environment(id)?) else {
+        return Ok(None);
+    };
+    let earlier = match record.earlier {
+        Some(first) => {
+            let env = store.load_environment(first)?;
+            TuneRecord::from_environment(&env)
+                .map(|r| judged(store, first, &r, judging, baseline).map(|a| (a, r)))
+                .transpose()?
+        }
+        None => None,
+    };
+    let analysis = judged(store, id, &record, judging, baseline)?;
+    Ok(Some((analysis, record, earlier)))
+}

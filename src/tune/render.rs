@@ -1,0 +1,196 @@
+//! A race in figures: per phase, each candidate's ratios to the baseline
+//! (95% intervals) and how it ended (dropped in which round and why, or
+//! raced to the end), the Pareto front of memory against performance of
+//! the last phase, and the recommendation. One summary (`TuneSummary`)
+//! that the text below and the JSON export (`tune`) both show.
+
+use super::pareto::front;
+use super::race::Dropped;
+use super::record::TuneRecord;
+use crate::analyze::figures::Ratio;
+use crate::analyze::types::Analysis;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// One phase's analysis (judged at the record's verdict level) and record.
+pub struct Phase<'a> {
+    pub analysis: &'a Analysis,
+    pub record: &'a TuneRecord,
+}
+
+/// One candidate of a phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub config: String,
+    pub runs: usize,
+    pub memory_ratio: Option<Ratio>,
+    pub performance_ratio: Option<Ratio>,
+    /// Absent when it raced to the end.
+    pub dropped: Option<Dropped>,
+}
+
+/// One phase in figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseSummary {
+    pub phase: u32,
+    pub experiment: i64,
+    pub candidates: usize,
+    /// The two-sided level each candidate was settled at in the verdict.
+    pub verdict_level: f64,
+    pub rows: Vec<Row>,
+}
+
+/// The race in figures, as the JSON export's `tune` carries it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TuneSummary {
+    pub baseline: String,
+    pub memory_metric: String,
+    pub performance_metric: String,
+    pub phases: Vec<PhaseSummary>,
+    /// The last phase's configurations on the front, by memory (the
+    /// baseline included).
+    pub pareto_front: Vec<String>,
+    /// The verdict's configuration when it recommends one.
+    pub recommended: Option<String>,
+    /// Runs over every phase.
+    pub runs: usize,
+}
+
+fn rows(phase: &Phase) -> PhaseSummary {
+    let a = phase.analysis;
+    let (memory, perf) = (&a.verdict.memory.id, &a.verdict.performance.id);
+    let rows = a
+        .experiment
+        .configs
+        .iter()
+        .zip(&a.summaries)
+        .enumerate()
+        .filter(|&(i, _)| i != a.baseline)
+        .map(|(_, (c, s))| Row {
+            config: c.config.name.clone(),
+            runs: s.total_runs,
+            memory_ratio: s.ratio(memory),
+            performance_ratio: s.ratio(perf),
+            dropped: phase.record.dropped(&c.config.name).cloned(),
+        })
+        .collect();
+    PhaseSummary {
+        phase: phase.record.phase,
+        experiment: a.experiment.id,
+        candidates: phase.record.candidates,
+        verdict_level: 1.0 - phase.record.verdict_alpha,
+        rows,
+    }
+}
+
+/// The phases (phase one first) in figures; `last` holds the verdict.
+pub fn summarize(last: &Phase, first: Option<&Phase>) -> TuneSummary {
+    let a = last.analysis;
+    let phases: Vec<PhaseSummary> = first.into_iter().chain([last]).map(rows).collect();
+    let (memory, perf) = (&a.verdict.memory.id, &a.verdict.performance.id);
+    let points: Vec<Option<(f64, f64)>> = a
+        .summaries
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if i == a.baseline {
+                return Some((1.0, 1.0));
+            }
+            Some((s.ratio(memory)?.value, s.ratio(perf)?.value))
+        })
+        .collect();
+    let name = |i: usize| a.experiment.configs[i].config.name.clone();
+    let runs = first
+        .into_iter()
+        .chain([last])
+        .flat_map(|p| &p.analysis.summaries)
+        .map(|s| s.total_runs)
+        .sum();
+    TuneSummary {
+        baseline: name(a.baseline),
+        memory_metric: a.verdict.memory.label.clone(),
+        performance_metric: a.verdict.performance.label.clone(),
+        phases,
+        pareto_front: front(&points).into_iter().map(name).collect(),
+        recommended: (a.verdict.outcome == crate::analyze::verdict::Outcome::Recommend)
+            .then(|| a.verdict.config.clone())
+            .flatten(),
+        runs,
+    }
+}
+
+fn cell(r: Option<Ratio>) -> String {
+    match r {
+        Some(r) if r.ci_low.is_finite() => {
+            format!("{:.2}x [{:.2}, {:.2}]", r.value, r.ci_low, r.ci_high)
+        }
+        Some(r) => format!("{:.2}x", r.value),
+        None => "-".into(),
+    }
+}
+
+/// The race as text, after the verdict's table.
+pub fn text(s: &TuneSummary) -> String {
+    let mut out = String::new();
+    let width = s
+        .phases
+        .iter()
+        .flat_map(|p| &p.rows)
+        .map(|r| r.config.len())
+        .max()
+        .unwrap_or(13)
+        .max(13);
+    for p in &s.phases {
+        let title = match p.phase {
+            1 => "each setting on its own",
+            _ => "the finalists and the combinations of the settings that helped",
+        };
+        let _ = writeln!(
+            out,
+            "\ntune, phase {} ({title}; experiment {}): {} candidates against {}, each judged at \
+             {:.2}% so that a wrong recommendation stays within 5%",
+            p.phase,
+            p.experiment,
+            p.candidates,
+            s.baseline,
+            100.0 * p.verdict_level
+        );
+        let _ = writeln!(
+            out,
+            "  {:width$}  runs  {:22}  {:22}  outcome",
+            "configuration", s.memory_metric, s.performance_metric
+        );
+        for r in &p.rows {
+            let outcome = match &r.dropped {
+                Some(d) => format!("dropped after round {}: {}", d.round, d.reason),
+                None if s.recommended.as_ref() == Some(&r.config) => "recommended".into(),
+                None => "raced to the end".into(),
+            };
+            let _ = writeln!(
+                out,
+                "  {:width$}  {:4}  {:22}  {:22}  {outcome}",
+                r.config,
+                r.runs,
+                cell(r.memory_ratio),
+                cell(r.performance_ratio)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nPareto front ({} against {}, nothing beats these on both): {}",
+        s.memory_metric,
+        s.performance_metric,
+        s.pareto_front.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "tune: {} runs; {}",
+        s.runs,
+        match &s.recommended {
+            Some(c) => format!("recommended: {c} (deploy lines in the verdict above)"),
+            None => "no configuration qualifies beyond noise at the race's level".into(),
+        }
+    );
+    out
+}

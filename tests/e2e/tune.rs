@@ -1,0 +1,131 @@
+//! `allocscope tune` on the built-in churn scenario with the real binary and
+//! every installed allocator: the race considers the default candidates,
+//! drops some with the round and the reason, recommends a configuration that
+//! ran, and `report` re-renders the stored race; bad `--try` input is a
+//! one-line usage error.
+
+use crate::common::{config, installed_allocators, runs, stderr, stdout, Scratch};
+use serde_json::Value;
+
+const ALLOCSCOPE: &str = env!("CARGO_BIN_EXE_allocscope");
+
+/// Churn at a size that runs in about 0.2 s, where glibc's default grows
+/// arenas that arena_max=1 or 2 avoid (mean RSS about 0.65-0.75x).
+fn churn() -> Vec<&'static str> {
+    vec![
+        ALLOCSCOPE,
+        "workload",
+        "churn",
+        "--threads",
+        "8",
+        "--live-mib",
+        "16",
+        "--ops",
+        "100000",
+        "--seconds",
+        "0",
+        "--hold-ms",
+        "0",
+    ]
+}
+
+fn read_json(scratch: &Scratch, name: &str) -> Value {
+    let text = std::fs::read_to_string(scratch.path(name)).expect("the JSON export");
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+#[test]
+fn tune_races_the_default_candidates_drops_some_and_recommends_one_that_ran() {
+    let _heavy = crate::common::one_heavy_test_at_a_time();
+    let installed = installed_allocators();
+    let scratch = Scratch::new();
+    let db = scratch.db();
+    let db = db.to_str().expect("utf-8");
+    // A wide budget: wall-time noise of 0.2 s runs on a shared machine
+    // cannot keep the race open, so memory decides.
+    let mut args = vec![
+        "tune",
+        "--db",
+        db,
+        "--export-json",
+        "tune.json",
+        "--max-runs",
+        "6",
+        "--max-slowdown",
+        "1000",
+        "--",
+    ];
+    args.extend(churn());
+    let output = scratch.run(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let json = read_json(&scratch, "tune.json");
+    let tune = &json["tune"];
+    let phase_one = tune["phases"][0]["rows"].as_array().expect("phase one");
+    if installed.len() == 4 {
+        assert!(phase_one.len() >= 20, "{} candidates", phase_one.len());
+    }
+    let dropped: Vec<&Value> = phase_one
+        .iter()
+        .filter(|r| !r["dropped"].is_null())
+        .collect();
+    assert!(!dropped.is_empty(), "nothing dropped: {tune}");
+    for d in &dropped {
+        let (round, reason) = (&d["dropped"]["round"], &d["dropped"]["reason"]);
+        assert!(round.as_u64().is_some_and(|r| (3..=6).contains(&r)), "{d}");
+        assert!(reason.as_str().is_some_and(|r| r.contains("x [")), "{d}");
+        // A dropped candidate stops running: fewer runs than the rounds.
+        let ran = d["runs"].as_u64().expect("runs");
+        assert!(ran <= round.as_u64().unwrap_or(0), "{d}");
+    }
+    let recommended = tune["recommended"].as_str().expect("a recommendation");
+    assert_eq!(json["verdict"]["config"], recommended);
+    assert!(json["verdict"]["deploy"]["shell"].as_str().is_some());
+    let ran = config(&json, recommended);
+    assert!(runs(ran).iter().all(|r| r["status"] == "ok"), "{ran}");
+    assert!(runs(ran).len() >= 3);
+    let text = stdout(&output);
+    assert!(
+        text.contains("tune, phase 1") && text.contains("Pareto front"),
+        "{text}"
+    );
+
+    // The stored race re-renders, judged at the level it raced at.
+    let again = scratch.run(&["report", "--db", db, "--export-json", "again.json"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stdout(&again).contains("dropped after round"),
+        "{}",
+        stdout(&again)
+    );
+    let again = read_json(&scratch, "again.json");
+    assert_eq!(again["tune"], json["tune"]);
+    assert_eq!(again["verdict"]["config"], recommended);
+}
+
+#[test]
+fn a_key_no_allocator_has_is_a_one_line_usage_error() {
+    let scratch = Scratch::new();
+    for (flags, words) in [
+        (
+            &["--try", "nokey=1"][..],
+            "no allocator tuned here has a key 'nokey'",
+        ),
+        (&["--runs", "5"][..], "--max-runs"),
+        (&["-a", "glibc:arena_max=2"][..], "--try"),
+    ] {
+        let mut args = vec!["tune"];
+        args.extend_from_slice(flags);
+        args.extend(["--", "true"]);
+        let output = scratch.run(&args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{flags:?}: {}",
+            stderr(&output)
+        );
+        let err = stderr(&output);
+        assert!(err.contains(words), "{flags:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    assert!(!scratch.db().exists(), "nothing ran");
+}
