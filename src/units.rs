@@ -164,9 +164,23 @@ impl ColumnUnit {
         if self.unit == Unit::Number {
             return significant(value);
         }
-        let x = value / self.scale;
-        let a = x.abs();
-        let decimals = match self.unit {
+        self.fixed(value, self.decimals(value))
+    }
+
+    /// `value` in this unit with the decimals `reference` gets: the terms
+    /// of a sum as precise as the sum, `434 = 197 + 210 + 27`, not `27.0`.
+    pub fn number_like(&self, value: f64, reference: f64) -> String {
+        if !value.is_finite() || self.unit == Unit::Number {
+            return self.number(value);
+        }
+        self.fixed(value, self.decimals(reference))
+    }
+
+    /// Three significant digits of `value` in this unit (fixed for ratios,
+    /// counts and bytes).
+    fn decimals(&self, value: f64) -> usize {
+        let a = (value / self.scale).abs();
+        match self.unit {
             Unit::Ratio => 2,
             Unit::Count => 0,
             Unit::Bytes if self.name == "B" => 0,
@@ -174,13 +188,22 @@ impl ColumnUnit {
             _ if a >= 9.995 => 1,
             _ if a >= 0.9995 => 2,
             _ => 3,
-        };
+        }
+    }
+
+    fn fixed(&self, value: f64, decimals: usize) -> String {
+        let x = value / self.scale;
         let text = format!("{x:.decimals$}");
         // -0.000 is 0.000: rounding leaves no sign to show.
         match text.strip_prefix('-') {
             Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => rest.to_string(),
             _ => text,
         }
+    }
+
+    /// The unit's name (`MiB`, `ms`), empty for ratios and counts.
+    pub fn name(&self) -> &'static str {
+        self.name
     }
 
     /// `value` with the unit's name, e.g. `1.18 GiB`; `-` when it is not finite.
@@ -417,6 +440,14 @@ mod tests {
     fn ratios_keep_two_decimals_and_counts_none() {
         assert_eq!(column(Unit::Ratio, &[0.523, 12.0]), ["0.52", "12.00"]);
         assert_eq!(column(Unit::Count, &[16.0, 2.4]), ["16", "2"]);
+    }
+
+    #[test]
+    fn terms_of_a_sum_take_the_decimals_of_the_sum() {
+        let mib = ColumnUnit::of(Unit::Bytes, 434.0 * 1048576.0);
+        assert_eq!(mib.number_like(9.0 * 1048576.0, 434.0 * 1048576.0), "9");
+        assert_eq!(mib.number_like(9.0 * 1048576.0, 43.4 * 1048576.0), "9.0");
+        assert_eq!(mib.number(9.0 * 1048576.0), "9.00");
     }
 
     proptest! {
