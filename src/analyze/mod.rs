@@ -3,6 +3,9 @@
 //! configuration of a stored experiment against the baseline. Only runs with
 //! status `ok` are summarised.
 
+pub mod cause;
+pub mod cause_figures;
+pub mod cause_words;
 pub mod choice;
 pub mod decide;
 pub mod deploy;

@@ -11,6 +11,7 @@
 //! about how many more rounds would settle it. It says how to deploy the
 //! winner (shell, systemd, Dockerfile, Kubernetes).
 
+use super::cause::{explain as explain_cause, Cause};
 use super::choice::{measures, Measures};
 use super::decide::{decide as decide_outcome, more_rounds_words, Decision, Side};
 pub use super::deploy::{deploy, sh_quote, Deploy};
@@ -68,6 +69,10 @@ pub struct Verdict {
     pub unsettled: Vec<Unsettled>,
     /// Present only for `Recommend`.
     pub deploy: Option<Deploy>,
+    /// Where the memory went and what the recommendation (else the
+    /// candidate that saved most) removed; absent without breakdowns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Cause>,
 }
 
 /// The key JSON names a judged row by: its id, or a `--metric`'s NAME.
@@ -406,6 +411,7 @@ pub fn decide(
             })
             .collect(),
         deploy: None,
+        cause: None,
     };
     verdict
         .explanation
@@ -416,13 +422,26 @@ pub fn decide(
         .iter()
         .map(|j| j.memory.as_ref().map_or(f64::INFINITY, |m| m.ratio().value))
         .collect();
-    match decide_outcome(&standings, &memory_ratio) {
-        Decision::Recommend(k) => context.recommend(&mut verdict, k),
-        Decision::KeepDefault => context.keep_default(&mut verdict),
+    // The cause explains the recommendation, else the largest saving.
+    let saved_most = (0..memory_ratio.len())
+        .filter(|&k| memory_ratio[k] < 1.0)
+        .min_by(|&a, &b| memory_ratio[a].total_cmp(&memory_ratio[b]));
+    let focus = match decide_outcome(&standings, &memory_ratio) {
+        Decision::Recommend(k) => {
+            context.recommend(&mut verdict, k);
+            Some(k)
+        }
+        Decision::KeepDefault => {
+            context.keep_default(&mut verdict);
+            saved_most
+        }
         Decision::Inconclusive(_) => {
             verdict.reason = context.inconclusive_reason(&verdict.unsettled);
+            saved_most
         }
-    }
+    };
+    let focus = focus.map(|k| context.judged[k].index);
+    verdict.cause = explain_cause(experiment, baseline, focus);
     verdict
         .explanation
         .extend(super::served::left_out(experiment));

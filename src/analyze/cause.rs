@@ -1,0 +1,114 @@
+//! Why the verdict came out as it did: per configuration, where the median
+//! run's memory went (its breakdown at the time-weighted mean and at the
+//! peak, its arenas, its reclaim test), and what the focus candidate (the
+//! recommendation, else the one that saved most) removed against the
+//! baseline, with the cause and its remedy. The figures are in
+//! `cause_figures.rs`, the words in `cause_words.rs`.
+
+pub use super::cause_figures::{CauseKind, Difference, Part, PartChange, WhereWent, PARTS};
+use super::cause_figures::{difference, total};
+use super::cause_words::{config_line, difference_line};
+use super::metrics;
+use crate::model::{RunMetrics, RunStatus, StoredConfig, StoredExperiment, StoredRun};
+use serde::Serialize;
+
+/// Where the memory went, for the verdict and the reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cause {
+    /// One per configuration whose ok runs had a breakdown, in the
+    /// experiment's order.
+    pub configs: Vec<WhereWent>,
+    /// What the focus candidate removed against the baseline.
+    pub difference: Option<Difference>,
+    /// In words: the baseline's line, each other configuration's, then
+    /// what the focus candidate removed.
+    pub lines: Vec<String>,
+}
+
+impl Cause {
+    /// The figures of the configuration named `config`.
+    pub fn of(&self, config: &str) -> Option<&WhereWent> {
+        self.configs.iter().find(|w| w.config == config)
+    }
+}
+
+/// The cause, or `None` when no configuration's runs had a breakdown.
+/// `focus` indexes `experiment.configs`: the candidate whose difference
+/// from the baseline is explained.
+pub fn explain(
+    experiment: &StoredExperiment,
+    baseline: usize,
+    focus: Option<usize>,
+) -> Option<Cause> {
+    let configs: Vec<Option<WhereWent>> = experiment.configs.iter().map(where_went).collect();
+    if configs.iter().all(Option::is_none) {
+        return None;
+    }
+    let base = configs.get(baseline).and_then(Option::as_ref);
+    let cand = focus
+        .filter(|&f| f != baseline)
+        .and_then(|f| configs.get(f))
+        .and_then(Option::as_ref);
+    let difference = base.zip(cand).and_then(|(b, c)| difference(b, c));
+    let mut lines: Vec<String> = base.into_iter().map(config_line).collect();
+    lines.extend(
+        configs
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != baseline)
+            .filter_map(|(_, w)| w.as_ref().map(config_line)),
+    );
+    if let (Some(d), Some(b), Some(c)) = (&difference, base, cand) {
+        lines.push(difference_line(d, b, c));
+    }
+    Some(Cause {
+        configs: configs.into_iter().flatten().collect(),
+        difference,
+        lines,
+    })
+}
+
+/// The configuration's median run by mean RSS among its ok runs with a
+/// breakdown, and that run's figures.
+fn where_went(config: &StoredConfig) -> Option<WhereWent> {
+    let (run, m) = median_run(config)?;
+    let mean = m.breakdown_mean?;
+    let reclaim = run.record.reclaim.clone();
+    let free_before_reclaim_bytes = reclaim.as_ref().and_then(|r| {
+        run.record
+            .samples
+            .iter()
+            .filter(|s| s.t_s <= r.t_s)
+            .filter_map(|s| s.breakdown)
+            .next_back()
+            .map(|b| b.allocator_free_bytes)
+    });
+    Some(WhereWent {
+        config: config.config.name.clone(),
+        run: run.record.index,
+        mean,
+        peak: m.breakdown_peak,
+        arenas: m.arenas_max,
+        reclaim,
+        free_before_reclaim_bytes,
+    })
+}
+
+/// The lower median of the ok runs that had a breakdown, ordered by the
+/// breakdown's mean total (their mean RSS), then by index.
+pub fn median_run(config: &StoredConfig) -> Option<(&StoredRun, RunMetrics)> {
+    let mut runs: Vec<(&StoredRun, RunMetrics)> = config
+        .runs
+        .iter()
+        .filter(|r| r.record.status == RunStatus::Ok)
+        .map(|r| (r, metrics::of(r)))
+        .filter(|(_, m)| m.breakdown_mean.is_some())
+        .collect();
+    runs.sort_by_key(|(r, m)| (m.breakdown_mean.as_ref().map(total), r.record.index));
+    let middle = runs.len().checked_sub(1)? / 2;
+    runs.into_iter().nth(middle)
+}
+
+#[cfg(test)]
+#[path = "cause_tests.rs"]
+mod tests;

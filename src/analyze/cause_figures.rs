@@ -1,0 +1,259 @@
+//! The figures behind "where the memory went": the parts of a breakdown in
+//! reading order (`Part`), one configuration's median run at its mean and
+//! peak with its arenas and reclaim test (`WhereWent`), and what a candidate
+//! changed against the baseline, part by part, with the cause that explains
+//! most of it (`Difference`, `CauseKind`). Plain values and the arithmetic
+//! on them; `cause_words.rs` turns them into sentences.
+
+use crate::model::{Breakdown, Reclaim};
+use serde::Serialize;
+
+/// One part of a breakdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    LiveHeap,
+    AllocatorFree,
+    AllocatorMetadata,
+    HugePages,
+    LazyFree,
+    OtherAnon,
+    File,
+    Shmem,
+}
+
+/// Every part, in the order the reports list them: the heap first, then
+/// what no allocator setting changes.
+pub const PARTS: [Part; 8] = [
+    Part::LiveHeap,
+    Part::AllocatorFree,
+    Part::AllocatorMetadata,
+    Part::LazyFree,
+    Part::HugePages,
+    Part::OtherAnon,
+    Part::File,
+    Part::Shmem,
+];
+
+impl Part {
+    pub fn of(self, b: &Breakdown) -> u64 {
+        match self {
+            Part::LiveHeap => b.live_heap_bytes,
+            Part::AllocatorFree => b.allocator_free_bytes,
+            Part::AllocatorMetadata => b.allocator_metadata_bytes,
+            Part::HugePages => b.huge_pages_bytes,
+            Part::LazyFree => b.lazy_free_bytes,
+            Part::OtherAnon => b.other_anon_bytes,
+            Part::File => b.file_bytes,
+            Part::Shmem => b.shmem_bytes,
+        }
+    }
+
+    /// The part in a sentence after its size: `197 live`, `27 other`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Part::LiveHeap => "live",
+            Part::AllocatorFree => "free",
+            Part::AllocatorMetadata => "metadata",
+            Part::HugePages => "huge pages",
+            Part::LazyFree => "lazily freed",
+            Part::OtherAnon => "other",
+            Part::File => "file",
+            Part::Shmem => "shared",
+        }
+    }
+
+    /// The part as a column head or legend entry.
+    pub fn label(self) -> &'static str {
+        match self {
+            Part::LiveHeap => "live heap",
+            Part::AllocatorFree => "allocator free",
+            Part::AllocatorMetadata => "allocator metadata",
+            Part::HugePages => "huge pages",
+            Part::LazyFree => "lazily freed",
+            Part::OtherAnon => "other anonymous",
+            Part::File => "file-backed",
+            Part::Shmem => "shared",
+        }
+    }
+
+    /// What the allocator holds or the program asked it for: the memory an
+    /// allocator (or its settings) can change. Lazily freed pages are the
+    /// allocator's too: it freed them with MADV_FREE, and its decay times
+    /// decide when.
+    pub fn is_heap(self) -> bool {
+        matches!(
+            self,
+            Part::LiveHeap | Part::AllocatorFree | Part::AllocatorMetadata | Part::LazyFree
+        )
+    }
+}
+
+/// The sum of the parts: the RSS they split.
+pub fn total(b: &Breakdown) -> u64 {
+    PARTS.iter().map(|p| p.of(b)).sum()
+}
+
+/// True when the allocator's own counters gave the heap parts (the probe
+/// loaded and read them); without them all anonymous memory is "other".
+pub fn heap_measured(b: &Breakdown) -> bool {
+    b.live_heap_bytes + b.allocator_free_bytes + b.allocator_metadata_bytes > 0
+}
+
+/// Where one configuration's memory went, in its median run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WhereWent {
+    pub config: String,
+    /// The median run's index (`runs[].index` in JSON), by mean RSS among
+    /// the ok runs that had a breakdown.
+    pub run: u32,
+    /// Its breakdown, time-weighted over the run, and at its peak RSS.
+    pub mean: Breakdown,
+    pub peak: Option<Breakdown>,
+    /// The most arenas of one process in that run.
+    pub arenas: Option<u32>,
+    pub reclaim: Option<Reclaim>,
+    /// The allocator's free memory at the last tick before the reclaim
+    /// test: what the test could have returned.
+    pub free_before_reclaim_bytes: Option<u64>,
+}
+
+impl WhereWent {
+    /// What the reclaim test returned (RSS before minus after).
+    pub fn returned_bytes(&self) -> Option<u64> {
+        let r = self.reclaim.as_ref()?;
+        Some(r.rss_before_bytes.saturating_sub(r.rss_after_bytes))
+    }
+
+    /// The share of the free memory the reclaim test returned, at most 1
+    /// (it can also return pages the counters did not call free).
+    pub fn reclaimed_share(&self) -> Option<f64> {
+        let free = self.free_before_reclaim_bytes?;
+        let returned = self.returned_bytes()?;
+        (free > 0).then(|| (returned as f64 / free as f64).min(1.0))
+    }
+}
+
+/// Below this share of the RSS a part is too small to name, and a free
+/// part too small to judge as reclaimable or pinned.
+pub const SMALL_SHARE: f64 = 0.01;
+pub const NOTABLE_FREE_SHARE: f64 = 0.05;
+/// "Most": the reclaim returned at least this share of the free memory.
+pub const MOST: f64 = 0.5;
+
+/// One part of the baseline and of the candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PartChange {
+    pub part: Part,
+    pub baseline_bytes: u64,
+    pub candidate_bytes: u64,
+}
+
+impl PartChange {
+    /// What the candidate removed of this part (negative: added).
+    pub fn removed_bytes(&self) -> i64 {
+        self.baseline_bytes as i64 - self.candidate_bytes as i64
+    }
+}
+
+/// What explains most of a candidate's saving, each with its remedy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CauseKind {
+    /// Free memory held in many arenas: fewer arenas (`arena_max`).
+    Arenas,
+    /// Free memory the allocator returns when asked: trim, decay times.
+    ReclaimableFree,
+    /// Free memory the reclaim test did not return: fragmentation pins it;
+    /// another allocator.
+    PinnedFree,
+    /// Free memory, no reclaim test to tell which kind.
+    AllocatorFree,
+    LazyFree,
+    Metadata,
+    /// The live heap itself: requests rounded to other size classes.
+    LiveHeap,
+    /// Transparent huge pages: `thp=never`.
+    HugePages,
+    /// Other anonymous, file or shared memory: no allocator setting.
+    NotHeap,
+}
+
+/// What a candidate changed against the baseline (mean breakdowns of the
+/// median runs).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Difference {
+    pub baseline: String,
+    pub candidate: String,
+    /// Baseline RSS minus candidate RSS.
+    pub removed_bytes: i64,
+    /// The share of what was removed that came from the heap parts.
+    pub heap_share: f64,
+    pub parts: Vec<PartChange>,
+    pub cause: CauseKind,
+    /// The part that explains most of it.
+    pub main_part: Part,
+}
+
+/// The difference from `base` to `cand`; `None` when the candidate's
+/// median run removed nothing.
+pub fn difference(base: &WhereWent, cand: &WhereWent) -> Option<Difference> {
+    let parts: Vec<PartChange> = PARTS
+        .iter()
+        .map(|&part| PartChange {
+            part,
+            baseline_bytes: part.of(&base.mean),
+            candidate_bytes: part.of(&cand.mean),
+        })
+        .collect();
+    let removed: i64 = parts.iter().map(PartChange::removed_bytes).sum();
+    if removed <= 0 {
+        return None;
+    }
+    let removed_where = |heap: bool| -> i64 {
+        parts
+            .iter()
+            .filter(|c| c.part.is_heap() == heap)
+            .map(PartChange::removed_bytes)
+            .sum()
+    };
+    let (heap, not_heap) = (removed_where(true), removed_where(false));
+    // The side that removed more decides; within it, the part that removed most.
+    let main = parts
+        .iter()
+        .filter(|c| c.part.is_heap() == (heap >= not_heap))
+        .max_by_key(|c| c.removed_bytes())
+        .map_or(Part::OtherAnon, |c| c.part);
+    Some(Difference {
+        baseline: base.config.clone(),
+        candidate: cand.config.clone(),
+        removed_bytes: removed,
+        heap_share: heap as f64 / removed as f64,
+        cause: cause_of(main, base, cand),
+        main_part: main,
+        parts,
+    })
+}
+
+/// The cause named by the part that removed most.
+fn cause_of(main: Part, base: &WhereWent, cand: &WhereWent) -> CauseKind {
+    match main {
+        Part::AllocatorFree => {
+            let fewer_arenas = matches!((base.arenas, cand.arenas), (Some(b), Some(c)) if c < b);
+            if fewer_arenas {
+                CauseKind::Arenas
+            } else {
+                match base.reclaimed_share() {
+                    Some(share) if share >= MOST => CauseKind::ReclaimableFree,
+                    Some(_) => CauseKind::PinnedFree,
+                    None => CauseKind::AllocatorFree,
+                }
+            }
+        }
+        Part::LazyFree => CauseKind::LazyFree,
+        Part::AllocatorMetadata => CauseKind::Metadata,
+        Part::LiveHeap => CauseKind::LiveHeap,
+        Part::HugePages => CauseKind::HugePages,
+        Part::OtherAnon | Part::File | Part::Shmem => CauseKind::NotHeap,
+    }
+}

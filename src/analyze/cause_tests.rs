@@ -1,0 +1,168 @@
+//! Where the memory went, on hand-built breakdowns: the words per
+//! configuration, and the cause each kind of difference is given.
+
+use super::*;
+use crate::analyze::cause_figures::difference;
+use crate::analyze::cause_words::{config_line, difference_line};
+use crate::model::{Breakdown, Reclaim};
+
+const MIB: u64 = 1 << 20;
+
+/// A breakdown of live, free, other anonymous and huge pages (MiB).
+fn parts(live: u64, free: u64, other: u64, huge: u64) -> Breakdown {
+    Breakdown {
+        live_heap_bytes: live * MIB,
+        allocator_free_bytes: free * MIB,
+        other_anon_bytes: other * MIB,
+        huge_pages_bytes: huge * MIB,
+        ..Breakdown::default()
+    }
+}
+
+fn went(config: &str, mean: Breakdown, arenas: Option<u32>) -> WhereWent {
+    WhereWent {
+        config: config.to_string(),
+        run: 2,
+        mean,
+        peak: None,
+        arenas,
+        reclaim: None,
+        free_before_reclaim_bytes: None,
+    }
+}
+
+/// `w` with a reclaim test at exit that returned `returned` of the `free`
+/// MiB the allocator held then.
+fn reclaimed(mut w: WhereWent, free: u64, returned: u64) -> WhereWent {
+    let before = total(&w.mean);
+    w.reclaim = Some(Reclaim {
+        t_s: 1.4,
+        trigger: "exit".to_string(),
+        rss_before_bytes: before,
+        rss_after_bytes: before - returned * MIB,
+        processes: 1,
+    });
+    w.free_before_reclaim_bytes = Some(free * MIB);
+    w
+}
+
+/// The issue's example: glibc with 16 arenas against arena_max=2.
+fn arenas_pair() -> (WhereWent, WhereWent) {
+    let glibc = reclaimed(went("glibc", parts(197, 210, 27, 0), Some(16)), 160, 150);
+    let two = went("glibc:arena_max=2", parts(198, 9, 23, 0), Some(2));
+    (glibc, two)
+}
+
+#[test]
+fn a_configuration_line_sums_its_parts_with_arenas_and_what_the_reclaim_returned() {
+    let (glibc, two) = arenas_pair();
+    assert_eq!(
+        config_line(&glibc),
+        "glibc: 434 MiB RSS = 197 live + 210 free in 16 arenas (reclaim at exit returned 150 of \
+         160 free then) + 27 other; 94% of the free memory came back when asked: a tuning (trim, \
+         decay times, fewer arenas) recovers it."
+    );
+    assert_eq!(
+        config_line(&two),
+        "glibc:arena_max=2: 230 MiB RSS = 198 live + 9 free in 2 arenas + 23 other."
+    );
+}
+
+#[test]
+fn fewer_arenas_holding_less_free_memory_is_named_as_the_cause() {
+    let (glibc, two) = arenas_pair();
+    let d = difference(&glibc, &two).expect("arena_max=2 removed memory");
+    assert_eq!(d.cause, CauseKind::Arenas);
+    assert_eq!(d.main_part, Part::AllocatorFree);
+    assert_eq!(d.removed_bytes, 204 * MIB as i64);
+    assert!(d.heap_share > 0.97 && d.heap_share < 0.99, "{d:?}");
+    let line = difference_line(&d, &glibc, &two);
+    assert!(
+        line.starts_with(
+            "What glibc:arena_max=2 removed: 204 MiB of glibc's RSS (434 -> 230), 98% of it \
+             heap: 201 free less (210 -> 9), 2 arenas instead of 16."
+        ),
+        "{line}"
+    );
+    assert!(line.contains("stranded in many arenas"), "{line}");
+    // The same saving without fewer arenas is not blamed on arenas.
+    let same = went("glibc:trim=1s", two.mean, Some(16));
+    let d = difference(&glibc, &same).expect("removed");
+    assert_eq!(d.cause, CauseKind::ReclaimableFree);
+    assert!(!difference_line(&d, &glibc, &same).contains("many arenas"));
+}
+
+#[test]
+fn free_memory_the_reclaim_did_not_return_is_pinned_and_another_allocator_is_the_remedy() {
+    let glibc = reclaimed(went("glibc", parts(200, 200, 20, 0), Some(2)), 190, 10);
+    let line = config_line(&glibc);
+    assert!(
+        line.ends_with(
+            "; 180 MiB of the free memory stayed after the reclaim: fragmentation pins it, and \
+             another allocator is the remedy."
+        ),
+        "{line}"
+    );
+    let jemalloc = went("jemalloc", parts(205, 15, 20, 0), Some(2));
+    let d = difference(&glibc, &jemalloc).expect("removed");
+    assert_eq!(d.cause, CauseKind::PinnedFree);
+    let line = difference_line(&d, &glibc, &jemalloc);
+    assert!(
+        line.contains("pinned by fragmentation") && line.contains("another allocator"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_difference_mostly_outside_the_heap_says_no_allocator_setting_addresses_it() {
+    let base = went("glibc", parts(100, 10, 300, 0), None);
+    let cand = went("jemalloc", parts(105, 5, 150, 0), None);
+    let d = difference(&base, &cand).expect("removed");
+    assert_eq!(d.cause, CauseKind::NotHeap);
+    assert!(d.heap_share < 0.0 + 1e-9, "{d:?}");
+    let line = difference_line(&d, &base, &cand);
+    assert!(line.contains("100% of it not heap"), "{line}");
+    assert!(
+        line.ends_with(
+            "Most of the difference is not heap (other anonymous): no allocator setting \
+             addresses it."
+        ),
+        "{line}"
+    );
+}
+
+#[test]
+fn huge_pages_removed_point_to_thp_never() {
+    let base = went("jemalloc", parts(100, 10, 20, 120), Some(4));
+    let cand = went("jemalloc:thp=never", parts(100, 12, 20, 0), Some(4));
+    let d = difference(&base, &cand).expect("removed");
+    assert_eq!(d.cause, CauseKind::HugePages);
+    assert!(difference_line(&d, &base, &cand).contains("thp=never"));
+}
+
+#[test]
+fn a_candidate_that_removed_nothing_has_no_difference() {
+    let (glibc, two) = arenas_pair();
+    assert_eq!(difference(&two, &glibc), None);
+}
+
+#[test]
+fn without_allocator_counters_the_line_says_the_heap_is_inside_other() {
+    let w = went("mylib", parts(0, 0, 300, 0), None);
+    assert_eq!(
+        config_line(&w),
+        "mylib: 300 MiB RSS = 300 other; no allocator counters, so the heap is inside \"other\"."
+    );
+}
+
+#[test]
+fn parts_below_one_percent_are_summed_into_small_parts() {
+    let mut b = parts(500, 100, 0, 0);
+    b.file_bytes = 3 * MIB;
+    b.shmem_bytes = MIB;
+    let line = config_line(&went("glibc", b, None));
+    assert!(
+        line.starts_with("glibc: 604 MiB RSS = 500 live + 100 free + 4 in small parts"),
+        "{line}"
+    );
+}

@@ -1,0 +1,182 @@
+//! "Where the memory went" in words: one line per configuration (its RSS
+//! as the sum of its parts, its arenas and its reclaim test, and what the
+//! reclaim says of its free memory), and one line on what the recommended
+//! configuration removed and its remedy (docs/usage.md, "Why: causes and
+//! remedies").
+
+use super::cause_figures::{
+    heap_measured, total, CauseKind, Difference, Part, WhereWent, MOST, NOTABLE_FREE_SHARE, PARTS,
+    SMALL_SHARE,
+};
+use crate::units::{ColumnUnit, Unit};
+
+/// `glibc: 434 MiB RSS = 197 live + 210 free in 16 arenas (reclaim at exit
+/// returned 150 of 160) + 27 other; most free memory came back when asked: a
+/// tuning (trim, decay times, fewer arenas) recovers it.`
+pub fn config_line(w: &WhereWent) -> String {
+    let rss = total(&w.mean) as f64;
+    let unit = ColumnUnit::of(Unit::Bytes, rss);
+    let measured = heap_measured(&w.mean);
+    let mut terms = Vec::new();
+    let mut rest = 0;
+    for part in PARTS {
+        let bytes = part.of(&w.mean);
+        let named = matches!(part, Part::LiveHeap | Part::AllocatorFree) && measured;
+        if !named && (bytes as f64) < rss * SMALL_SHARE {
+            rest += bytes;
+            continue;
+        }
+        let mut term = format!("{} {}", unit.number_like(bytes as f64, rss), part.word());
+        if part == Part::AllocatorFree {
+            term.push_str(&free_detail(w, unit, rss));
+        }
+        terms.push(term);
+    }
+    if rest > 0 && !terms.is_empty() {
+        terms.push(format!("{} in small parts", unit.number_like(rest as f64, rss)));
+    }
+    let sum = if terms.is_empty() {
+        "nothing".to_string()
+    } else {
+        terms.join(" + ")
+    };
+    let note = if measured {
+        free_note(w, unit)
+    } else {
+        "; no allocator counters, so the heap is inside \"other\"".to_string()
+    };
+    format!("{}: {} RSS = {sum}{note}.", w.config, unit.show(rss))
+}
+
+/// ` in 16 arenas (reclaim at exit returned 150 of 160)` after the free part.
+fn free_detail(w: &WhereWent, unit: ColumnUnit, rss: f64) -> String {
+    let arenas = match w.arenas {
+        Some(1) => " in 1 arena".to_string(),
+        Some(n) => format!(" in {n} arenas"),
+        None => String::new(),
+    };
+    let reclaim = match (&w.reclaim, w.returned_bytes()) {
+        (Some(r), Some(returned)) => {
+            let of = w
+                .free_before_reclaim_bytes
+                .map(|f| format!(" of {} free then", unit.number_like(f as f64, rss)))
+                .unwrap_or_default();
+            format!(
+                " (reclaim at {} returned {}{of})",
+                r.trigger,
+                unit.number_like(returned as f64, rss)
+            )
+        }
+        _ => String::new(),
+    };
+    format!("{arenas}{reclaim}")
+}
+
+/// What the reclaim test says of a notable free part: a tuning recovers
+/// it, or fragmentation pins it.
+fn free_note(w: &WhereWent, unit: ColumnUnit) -> String {
+    let free = w.mean.allocator_free_bytes as f64;
+    if free < total(&w.mean) as f64 * NOTABLE_FREE_SHARE {
+        return String::new();
+    }
+    match (w.reclaimed_share(), w.free_before_reclaim_bytes, w.returned_bytes()) {
+        (Some(share), _, _) if share >= MOST => format!(
+            "; {:.0}% of the free memory came back when asked: a tuning (trim, decay times, \
+             fewer arenas) recovers it",
+            share * 100.0
+        ),
+        (Some(_), Some(before), Some(returned)) => format!(
+            "; {} of the free memory stayed after the reclaim: fragmentation pins it, and \
+             another allocator is the remedy",
+            unit.show(before.saturating_sub(returned) as f64)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// `glibc:arena_max=2 removed 204 MiB of glibc's RSS (434 -> 230), 98% of
+/// it heap: 201 free (210 -> 9), in 2 arenas instead of 16. Cause: ...`
+pub fn difference_line(d: &Difference, base: &WhereWent, cand: &WhereWent) -> String {
+    let removed = d.removed_bytes as f64;
+    let rss = total(&base.mean) as f64;
+    let unit = ColumnUnit::of(Unit::Bytes, rss);
+    let number = |bytes: u64| unit.number_like(bytes as f64, rss);
+    let changes: Vec<String> = d
+        .parts
+        .iter()
+        .filter(|c| c.removed_bytes().unsigned_abs() as f64 >= removed * 0.1)
+        .map(|c| {
+            let verb = if c.removed_bytes() >= 0 {
+                "less"
+            } else {
+                "more"
+            };
+            format!(
+                "{} {} {verb} ({} -> {})",
+                number(c.removed_bytes().unsigned_abs()),
+                c.part.word(),
+                number(c.baseline_bytes),
+                number(c.candidate_bytes)
+            )
+        })
+        .collect();
+    let arenas = match (base.arenas, cand.arenas) {
+        (Some(b), Some(c)) if b != c => format!(", {c} arenas instead of {b}"),
+        _ => String::new(),
+    };
+    let side = if d.heap_share >= 0.5 {
+        format!("{:.0}% of it heap", d.heap_share.min(1.0) * 100.0)
+    } else {
+        format!("{:.0}% of it not heap", (1.0 - d.heap_share).min(1.0) * 100.0)
+    };
+    format!(
+        "What {} removed: {} of {}'s RSS ({} -> {}), {side}: {}{arenas}. {}",
+        d.candidate,
+        unit.show(removed),
+        d.baseline,
+        number(total(&base.mean)),
+        number(total(&cand.mean)),
+        changes.join(", "),
+        cause_sentence(d, base, unit)
+    )
+}
+
+/// The cause and its remedy, in one or two sentences.
+fn cause_sentence(d: &Difference, base: &WhereWent, unit: ColumnUnit) -> String {
+    match d.cause {
+        CauseKind::Arenas => "Cause: free memory stranded in many arenas; the remedy is fewer \
+             arenas (glibc arena_max, jemalloc narenas)."
+            .to_string(),
+        CauseKind::ReclaimableFree => format!(
+            "Cause: free memory the allocator held but returns when asked ({:.0}% came back \
+             in the reclaim test): a tuning (trim, decay times, fewer arenas) recovers it.",
+            base.reclaimed_share().unwrap_or(0.0) * 100.0
+        ),
+        CauseKind::PinnedFree => format!(
+            "Cause: free memory pinned by fragmentation ({} stayed after the reclaim test): \
+             another allocator is the remedy.",
+            unit.show(
+                base.free_before_reclaim_bytes
+                    .unwrap_or(0)
+                    .saturating_sub(base.returned_bytes().unwrap_or(0)) as f64
+            )
+        ),
+        CauseKind::AllocatorFree => "Cause: free memory the allocator held (no reclaim test \
+             tells whether a tuning or another allocator recovers it)."
+            .to_string(),
+        CauseKind::LazyFree => "Cause: pages freed lazily (MADV_FREE) that still count in RSS \
+             until the kernel needs them; shorter decay times return them sooner."
+            .to_string(),
+        CauseKind::Metadata => "Cause: the allocator's own metadata.".to_string(),
+        CauseKind::LiveHeap => "Cause: the live heap itself: the allocators round requests to \
+             different size classes."
+            .to_string(),
+        CauseKind::HugePages => "Cause: transparent huge pages, not heap: no allocator setting \
+             addresses them; thp=never does."
+            .to_string(),
+        CauseKind::NotHeap => format!(
+            "Most of the difference is not heap ({}): no allocator setting addresses it.",
+            d.main_part.label()
+        ),
+    }
+}
