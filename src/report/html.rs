@@ -292,7 +292,19 @@ fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
     for line in &v.explanation {
         writeln!(out, "<li>{}</li>", escape(line))?;
     }
-    writeln!(out, "</ul></div>")?;
+    write!(out, "</ul>")?;
+    if let Some(cause) = &v.cause {
+        writeln!(
+            out,
+            "\n<p id=\"why\">{}:</p><ul>",
+            escape(super::verdict_text::WHY_HEAD)
+        )?;
+        for line in &cause.lines {
+            writeln!(out, "<li>{}</li>", escape(line))?;
+        }
+        write!(out, "</ul>")?;
+    }
+    writeln!(out, "</div>")?;
     if let (Some(d), Some(name)) = (&v.deploy, &v.config) {
         writeln!(out, "<h3>Deploy {}</h3>", escape(name))?;
         for (title, text) in [
@@ -384,6 +396,7 @@ impl Reporter for HtmlReporter {
         writeln!(out, "<h2>Comparison</h2>")?;
         table(&mut out, a)?;
         service_table(&mut out, a)?;
+        super::breakdown_table::breakdown_html(&mut out, a, escape)?;
         verdict(&mut out, a)?;
         writeln!(out, "<h2>Plots</h2>")?;
         for p in plots::all(a) {

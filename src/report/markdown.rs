@@ -205,6 +205,7 @@ impl Reporter for MarkdownReporter {
             writeln!(out, "{}\n", escape(&note))?;
         }
         service_table(&mut out, analysis)?;
+        super::breakdown_table::breakdown_markdown(&mut out, analysis, escape)?;
         let v = &analysis.verdict;
         writeln!(
             out,
@@ -214,6 +215,12 @@ impl Reporter for MarkdownReporter {
         )?;
         for line in &v.explanation {
             writeln!(out, "- {}", escape(line))?;
+        }
+        if let Some(cause) = &v.cause {
+            writeln!(out, "\n{}:\n", super::verdict_text::WHY_HEAD)?;
+            for line in &cause.lines {
+                writeln!(out, "- {}", escape(line))?;
+            }
         }
         if !analysis.warnings.is_empty() {
             writeln!(out)?;

@@ -5,6 +5,7 @@
 //! what they share from `reporter.rs`, `columns.rs` and `format.rs`, never
 //! from here.
 
+mod breakdown_table;
 pub mod columns;
 pub mod csv;
 pub mod format;
@@ -26,6 +27,8 @@ pub mod verdict_text;
 
 #[cfg(test)]
 mod breakdown_export_tests;
+#[cfg(test)]
+mod breakdown_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

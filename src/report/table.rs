@@ -35,6 +35,7 @@ impl Reporter for TableReporter {
         }
         super::service_table::service_blocks(&mut out, analysis, width)?;
         super::heap_table::heap_block(&mut out, analysis, width)?;
+        super::breakdown_table::breakdown_block(&mut out, analysis, width)?;
         super::markers_table::markers_block(&mut out, analysis)?;
         footer(&mut out, analysis)?;
         Ok(out.into_bytes())

@@ -1,5 +1,7 @@
 //! The verdict as plain text for the terminal table: the reason, one line
-//! per configuration on what it saved and cost, and the winner's deploy lines.
+//! per configuration on what it saved and cost, where each configuration's
+//! memory went and what the recommendation removed, and the winner's deploy
+//! lines.
 
 use super::format::wrap;
 use crate::analyze::verdict::Verdict;
@@ -15,7 +17,11 @@ pub fn thresholds(v: &Verdict) -> String {
     )
 }
 
-/// The verdict, its reasons, and the deploy lines of the winner.
+/// The heading of the verdict's cause lines in every format.
+pub const WHY_HEAD: &str = "why (each configuration's median run, time-weighted mean)";
+
+/// The verdict, its reasons, where the memory went, and the deploy lines
+/// of the winner.
 pub fn verdict(out: &mut String, v: &Verdict) -> Result<()> {
     writeln!(out, "\nverdict ({})", thresholds(v))?;
     for line in wrap(&v.reason, 86) {
@@ -24,6 +30,14 @@ pub fn verdict(out: &mut String, v: &Verdict) -> Result<()> {
     for reason in &v.explanation {
         for (i, line) in wrap(reason, 84).iter().enumerate() {
             writeln!(out, "  {} {line}", if i == 0 { "-" } else { " " })?;
+        }
+    }
+    if let Some(cause) = &v.cause {
+        writeln!(out, "  {WHY_HEAD}:")?;
+        for reason in &cause.lines {
+            for (i, line) in wrap(reason, 84).iter().enumerate() {
+                writeln!(out, "  {} {line}", if i == 0 { "-" } else { " " })?;
+            }
         }
     }
     let Some(d) = &v.deploy else {

@@ -2,8 +2,10 @@
 //! float formatting (one decimal), so the same analysis always gives the
 //! same bytes; every text node escaped. `chart` adds axes and scales,
 //! `plots` draws allocscope's plots from an `Analysis` (`pareto` the
-//! memory-against-performance one), each a `plot::Plot`.
+//! memory-against-performance one, `breakdown` where the memory went), each
+//! a `plot::Plot`.
 
+pub mod breakdown;
 pub mod chart;
 pub mod pareto;
 pub mod plot;
@@ -105,6 +107,37 @@ impl Svg {
             r#"<path d="{d}" fill="none" stroke="{stroke}" stroke-width="{}" stroke-opacity="{}" stroke-linejoin="round"{extra}/>"#,
             num(width),
             num(opacity)
+        );
+    }
+
+    /// A closed shape through `points`, filled: a band of a stacked area.
+    pub fn area(&mut self, points: &[(f64, f64)], fill: &str) {
+        if points.len() < 3 {
+            return;
+        }
+        let mut d = String::new();
+        for (i, (x, y)) in points.iter().enumerate() {
+            let _ = write!(
+                d,
+                "{}{},{}",
+                if i == 0 { "M" } else { " L" },
+                num(*x),
+                num(*y)
+            );
+        }
+        let _ = writeln!(
+            self.body,
+            r#"<path d="{d} Z" fill="{fill}" stroke="none"/>"#
+        );
+    }
+
+    /// Another drawing's elements, moved down by `dy`: panels of one figure.
+    pub fn panel(&mut self, dy: f64, inner: Svg) {
+        let _ = writeln!(
+            self.body,
+            "<g transform=\"translate(0 {})\">\n{}</g>",
+            num(dy),
+            inner.body
         );
     }
 

@@ -1,8 +1,8 @@
 //! allocscope's plots, each an SVG string from an `Analysis`: memory over
 //! time (RSS, and PSS for multi-process trees), memory at markers, ratios to
 //! the baseline with CI whiskers, the memory and performance the verdict
-//! judged by with the Pareto frontier (`pareto`), and page faults over
-//! time. One colour per configuration.
+//! judged by with the Pareto frontier (`pareto`), page faults over time,
+//! and where the memory went (`breakdown`). One colour per configuration.
 
 use super::chart::{Axis, Chart, Kind};
 use super::colour;
@@ -49,6 +49,7 @@ pub fn all(analysis: &Analysis) -> Vec<Plot> {
     plots.push(ratios(analysis));
     plots.push(super::pareto::pareto(analysis));
     plots.push(faults(analysis));
+    plots.extend(super::breakdown::plots(analysis));
     plots
 }
 
