@@ -6,7 +6,7 @@
 //! `cause_figures.rs`, the words in `cause_words.rs`.
 
 pub use super::cause_figures::{CauseKind, Difference, Part, PartChange, WhereWent, PARTS};
-use super::cause_figures::{difference, total};
+use super::cause_figures::difference;
 use super::cause_words::{config_line, difference_line};
 use super::metrics;
 use crate::model::{RunMetrics, RunStatus, StoredConfig, StoredExperiment, StoredRun};
@@ -89,6 +89,7 @@ fn where_went(config: &StoredConfig) -> Option<WhereWent> {
         mean,
         peak: m.breakdown_peak,
         arenas: m.arenas_max,
+        heapless_processes: m.heapless_processes_max.unwrap_or(0),
         reclaim,
         free_before_reclaim_bytes,
     })
@@ -104,7 +105,7 @@ pub fn median_run(config: &StoredConfig) -> Option<(&StoredRun, RunMetrics)> {
         .map(|r| (r, metrics::of(r)))
         .filter(|(_, m)| m.breakdown_mean.is_some())
         .collect();
-    runs.sort_by_key(|(r, m)| (m.breakdown_mean.as_ref().map(total), r.record.index));
+    runs.sort_by_key(|(r, m)| (m.breakdown_mean.map(|b| b.total_bytes()), r.record.index));
     let middle = runs.len().checked_sub(1)? / 2;
     runs.into_iter().nth(middle)
 }

@@ -89,11 +89,6 @@ impl Part {
     }
 }
 
-/// The sum of the parts: the RSS they split.
-pub fn total(b: &Breakdown) -> u64 {
-    PARTS.iter().map(|p| p.of(b)).sum()
-}
-
 /// True when the allocator's own counters gave the heap parts (the probe
 /// loaded and read them); without them all anonymous memory is "other".
 pub fn heap_measured(b: &Breakdown) -> bool {
@@ -112,6 +107,9 @@ pub struct WhereWent {
     pub peak: Option<Breakdown>,
     /// The most arenas of one process in that run.
     pub arenas: Option<u32>,
+    /// The most processes whose allocator gave no figures on one tick:
+    /// their heap is inside `other_anon_bytes`.
+    pub heapless_processes: u32,
     pub reclaim: Option<Reclaim>,
     /// The allocator's free memory at the last tick before the reclaim
     /// test: what the test could have returned.

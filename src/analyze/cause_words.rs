@@ -5,7 +5,7 @@
 //! remedies").
 
 use super::cause_figures::{
-    heap_measured, total, CauseKind, Difference, Part, WhereWent, MOST, NOTABLE_FREE_SHARE, PARTS,
+    heap_measured, CauseKind, Difference, Part, WhereWent, MOST, NOTABLE_FREE_SHARE, PARTS,
     SMALL_SHARE,
 };
 use crate::units::{ColumnUnit, Unit};
@@ -14,7 +14,7 @@ use crate::units::{ColumnUnit, Unit};
 /// returned 150 of 160) + 27 other; most free memory came back when asked: a
 /// tuning (trim, decay times, fewer arenas) recovers it.`
 pub fn config_line(w: &WhereWent) -> String {
-    let rss = total(&w.mean) as f64;
+    let rss = w.mean.total_bytes() as f64;
     let unit = ColumnUnit::of(Unit::Bytes, rss);
     let measured = heap_measured(&w.mean);
     let mut terms = Vec::new();
@@ -40,10 +40,14 @@ pub fn config_line(w: &WhereWent) -> String {
     } else {
         terms.join(" + ")
     };
-    let note = if measured {
-        free_note(w, unit)
-    } else {
-        "; no allocator counters, so the heap is inside \"other\"".to_string()
+    let note = match (measured, w.heapless_processes) {
+        (false, _) => "; no allocator counters, so the heap is inside \"other\"".to_string(),
+        (true, 0) => free_note(w, unit),
+        (true, n) => format!(
+            "{}; {n} process{} without allocator counters, whose heap is inside \"other\"",
+            free_note(w, unit),
+            if n == 1 { "" } else { "es" }
+        ),
     };
     format!("{}: {} RSS = {sum}{note}.", w.config, unit.show(rss))
 }
@@ -76,7 +80,7 @@ fn free_detail(w: &WhereWent, unit: ColumnUnit, rss: f64) -> String {
 /// it, or fragmentation pins it.
 fn free_note(w: &WhereWent, unit: ColumnUnit) -> String {
     let free = w.mean.allocator_free_bytes as f64;
-    if free < total(&w.mean) as f64 * NOTABLE_FREE_SHARE {
+    if free < w.mean.total_bytes() as f64 * NOTABLE_FREE_SHARE {
         return String::new();
     }
     match (w.reclaimed_share(), w.free_before_reclaim_bytes, w.returned_bytes()) {
@@ -98,7 +102,7 @@ fn free_note(w: &WhereWent, unit: ColumnUnit) -> String {
 /// it heap: 201 free (210 -> 9), in 2 arenas instead of 16. Cause: ...`
 pub fn difference_line(d: &Difference, base: &WhereWent, cand: &WhereWent) -> String {
     let removed = d.removed_bytes as f64;
-    let rss = total(&base.mean) as f64;
+    let rss = base.mean.total_bytes() as f64;
     let unit = ColumnUnit::of(Unit::Bytes, rss);
     let number = |bytes: u64| unit.number_like(bytes as f64, rss);
     let changes: Vec<String> = d
@@ -124,18 +128,20 @@ pub fn difference_line(d: &Difference, base: &WhereWent, cand: &WhereWent) -> St
         (Some(b), Some(c)) if b != c => format!(", {c} arenas instead of {b}"),
         _ => String::new(),
     };
-    let side = if d.heap_share >= 0.5 {
-        format!("{:.0}% of it heap", d.heap_share.min(1.0) * 100.0)
-    } else {
-        format!("{:.0}% of it not heap", (1.0 - d.heap_share).min(1.0) * 100.0)
+    // Beyond 100% when the other side grew: all of it came from one side.
+    let side = match d.heap_share {
+        s if s >= 0.995 => "all of it heap".to_string(),
+        s if s <= 0.005 => "none of it heap".to_string(),
+        s if s >= 0.5 => format!("{:.0}% of it heap", s * 100.0),
+        s => format!("{:.0}% of it not heap", (1.0 - s) * 100.0),
     };
     format!(
         "What {} removed: {} of {}'s RSS ({} -> {}), {side}: {}{arenas}. {}",
         d.candidate,
         unit.show(removed),
         d.baseline,
-        number(total(&base.mean)),
-        number(total(&cand.mean)),
+        number(base.mean.total_bytes()),
+        number(cand.mean.total_bytes()),
         changes.join(", "),
         cause_sentence(d, base, unit)
     )
@@ -148,8 +154,9 @@ fn cause_sentence(d: &Difference, base: &WhereWent, unit: ColumnUnit) -> String 
              arenas (glibc arena_max, jemalloc narenas)."
             .to_string(),
         CauseKind::ReclaimableFree => format!(
-            "Cause: free memory the allocator held but returns when asked ({:.0}% came back \
-             in the reclaim test): a tuning (trim, decay times, fewer arenas) recovers it.",
+            "Cause: free memory {} held but returns when asked ({:.0}% came back in the \
+             reclaim test): a tuning (trim, decay times, fewer arenas) recovers it too.",
+            base.config,
             base.reclaimed_share().unwrap_or(0.0) * 100.0
         ),
         CauseKind::PinnedFree => format!(

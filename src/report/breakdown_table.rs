@@ -40,8 +40,7 @@ pub fn grid(analysis: &Analysis) -> Option<Grid> {
         .into_iter()
         .filter(|p| all.iter().any(|b| p.of(b) > 0))
         .collect();
-    let total = |b: &Breakdown| PARTS.iter().map(|p| p.of(b)).sum::<u64>() as f64;
-    let unit = ColumnUnit::for_values(Unit::Bytes, all.iter().map(total));
+    let unit = ColumnUnit::for_values(Unit::Bytes, all.iter().map(|b| b.total_bytes() as f64));
     let mut heads = vec!["RSS"];
     heads.extend(parts.iter().map(|p| p.label()));
     heads.extend(["arenas", "reclaim returned"]);
@@ -80,8 +79,7 @@ fn short(part: Part) -> &'static str {
 /// A configuration's mean row (with its arenas and reclaim) and peak row.
 fn rows_of(w: &WhereWent, parts: &[Part], unit: ColumnUnit) -> Vec<Row> {
     let sizes = |b: &Breakdown| {
-        let total: u64 = PARTS.iter().map(|p| p.of(b)).sum();
-        std::iter::once(total)
+        std::iter::once(b.total_bytes())
             .chain(parts.iter().map(|p| p.of(b)))
             .map(|v| unit.number(v as f64))
             .collect::<Vec<_>>()

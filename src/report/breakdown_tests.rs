@@ -3,10 +3,9 @@
 //! the Markdown and HTML sections and the two plots.
 
 use super::*;
-use crate::analyze::cause::{Cause, WhereWent};
 use crate::analyze::types::Analysis;
 use crate::analyze::{analyze, fixture};
-use crate::model::{Breakdown, Reclaim};
+use crate::model::{Breakdown, Reclaim, StoredExperiment};
 use anyhow::Result;
 
 const MIB: u64 = 1 << 20;
@@ -26,53 +25,33 @@ fn split(rss: u64, free_share: u64) -> Breakdown {
     }
 }
 
-/// The fixture with a breakdown at every tick and a reclaim in glibc's
-/// runs, and its analysis with the cause analysis gives such runs.
-fn analysis() -> Result<Analysis> {
+/// The fixture with a breakdown at every tick and a reclaim test at the
+/// end of glibc's runs that returned 30 MiB.
+pub(super) fn experiment() -> StoredExperiment {
     let mut e = fixture::experiment();
     for c in &mut e.configs {
         let free_share = if c.config.name == "jemalloc" { 5 } else { 40 };
+        let glibc = c.config.name == "glibc";
         for r in &mut c.runs {
             for s in &mut r.record.samples {
                 s.breakdown = Some(split(s.rss_bytes, free_share));
+                s.arenas = glibc.then_some(16);
             }
-            if c.config.name == "glibc" {
-                let last = r.record.samples.last().map_or(0, |s| s.rss_bytes);
-                r.record.reclaim = Some(Reclaim {
-                    t_s: 0.2,
-                    trigger: "exit".into(),
-                    rss_before_bytes: last,
-                    rss_after_bytes: last - 30 * MIB,
-                    processes: 1,
-                });
-            }
+            let last = r.record.samples.last().map_or(0, |s| s.rss_bytes);
+            r.record.reclaim = glibc.then(|| Reclaim {
+                t_s: 0.2,
+                trigger: "exit".into(),
+                rss_before_bytes: last,
+                rss_after_bytes: last - 30 * MIB,
+                processes: 1,
+            });
         }
     }
-    let mut a = analyze(e, "glibc")?;
-    let configs: Vec<WhereWent> = a
-        .experiment
-        .configs
-        .iter()
-        .map(|c| {
-            let run = &c.runs[1].record;
-            let at = |k: usize| run.samples[k].breakdown.unwrap_or_default();
-            WhereWent {
-                config: c.config.name.clone(),
-                run: run.index,
-                mean: at(3),
-                peak: Some(at(2)),
-                arenas: (c.config.name == "glibc").then_some(16),
-                reclaim: run.reclaim.clone(),
-                free_before_reclaim_bytes: run.reclaim.as_ref().map(|_| 36 * MIB),
-            }
-        })
-        .collect();
-    a.verdict.cause = Some(Cause {
-        lines: vec!["glibc: 90.2 MiB RSS = 36 live + 36 free | <b>".into()],
-        configs,
-        difference: None,
-    });
-    Ok(a)
+    e
+}
+
+fn analysis() -> Result<Analysis> {
+    analyze(experiment(), "glibc")
 }
 
 #[test]
@@ -104,37 +83,50 @@ fn the_table_shows_each_configurations_mean_and_peak_parts_in_one_unit() -> Resu
 }
 
 #[test]
+fn the_table_with_breakdowns_matches_golden() -> Result<()> {
+    super::tests::check_golden_of("table_breakdown.txt", &TableReporter, &analysis()?)
+}
+
+#[test]
+fn markdown_with_breakdowns_matches_golden() -> Result<()> {
+    super::tests::check_golden_of("report_breakdown.md", &MarkdownReporter, &analysis()?)
+}
+
+#[test]
 fn the_verdict_text_says_why_under_its_own_head() -> Result<()> {
     let text = String::from_utf8(TableReporter.render(&analysis()?)?)?;
-    assert!(
-        text.contains(&format!(
-            "  {}:\n  - glibc: 90.2 MiB RSS",
-            verdict_text::WHY_HEAD
-        )),
-        "{text}"
-    );
+    let why = text
+        .find(&format!("  {}:\n  - glibc: 80.8 MiB RSS", verdict_text::WHY_HEAD))
+        .expect("the why lines after the verdict's reasons");
+    assert!(text[why..].contains("  - What jemalloc removed: 37.6 MiB"), "{text}");
     Ok(())
+}
+
+/// The analysis with the third configuration named `my<lib>|x`.
+fn with_odd_name() -> Result<Analysis> {
+    let mut e = experiment();
+    e.configs[2].config.name = "my<lib>|x".to_string();
+    analyze(e, "glibc")
 }
 
 #[test]
 fn markdown_has_the_section_and_the_why_lines_escaped() -> Result<()> {
-    let md = String::from_utf8(MarkdownReporter.render(&analysis()?)?)?;
+    let md = String::from_utf8(MarkdownReporter.render(&with_odd_name()?)?)?;
     assert!(
         md.contains("### Where the memory went (MiB; median run)"),
         "{md}"
     );
-    assert!(md.contains("| glibc | mean | 90.5 | 36.2 | 36.2 |"), "{md}");
-    assert!(md.contains("|  | peak | 120 |"), "{md}");
-    assert!(md.contains("36 free \\| &lt;b&gt;"), "{md}");
+    assert!(md.contains("| my&lt;lib&gt;\\|x | mean | 79.2 |"), "{md}");
+    assert!(md.contains("- my&lt;lib&gt;\\|x: 79.2 MiB RSS"), "{md}");
     Ok(())
 }
 
 #[test]
 fn html_has_the_table_the_why_lines_and_both_breakdown_plots() -> Result<()> {
-    let a = analysis()?;
-    let html = String::from_utf8(HtmlReporter.render(&a)?)?;
+    let html = String::from_utf8(HtmlReporter.render(&with_odd_name()?)?)?;
     assert!(html.contains("<h2 id=\"breakdown\">Where the memory went</h2>"));
-    assert!(html.contains("36 free | &lt;b&gt;"), "the why line, escaped");
+    assert!(html.contains("<td>my&lt;lib&gt;|x</td><td>mean</td><td>79.2</td>"));
+    assert!(html.contains("<li>my&lt;lib&gt;|x: 79.2 MiB RSS"), "the why line, escaped");
     let figure = |name: &str| -> String {
         let start = html
             .find(&format!("<figure id=\"plot-{name}\">"))
@@ -144,11 +136,11 @@ fn html_has_the_table_the_why_lines_and_both_breakdown_plots() -> Result<()> {
     };
     // Stacked bars: mean and peak per configuration, a rect per part.
     let bars = figure("breakdown");
-    assert!(bars.matches("fill=\"#0072b2\"").count() >= 6, "{bars}");
+    assert_eq!(bars.matches("<rect").count() - 2, 3 * 2 * 4, "{bars}");
     // Over time: a panel per configuration, a band per part in each.
     let over = figure("breakdown_over_time");
     assert_eq!(over.matches("<g transform=").count(), 3, "{over}");
-    assert!(over.contains("glibc: where the memory went, run 2"), "{over}");
+    assert!(over.contains("glibc: where the memory went, run 3"), "{over}");
     assert_eq!(over.matches(" Z\" fill=\"#d55e00\"").count(), 3, "{over}");
     Ok(())
 }
@@ -163,4 +155,3 @@ fn without_breakdowns_no_section_and_no_breakdown_plot() -> Result<()> {
     assert!(!names.contains(&"breakdown"), "{names:?}");
     Ok(())
 }
-

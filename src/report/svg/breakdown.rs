@@ -36,7 +36,7 @@ pub fn plots(analysis: &Analysis) -> Vec<Plot> {
 }
 
 fn total(b: &Breakdown) -> f64 {
-    PARTS.iter().map(|p| p.of(b)).sum::<u64>() as f64
+    b.total_bytes() as f64
 }
 
 /// The parts some breakdown of `all` has, with their colours, top part
