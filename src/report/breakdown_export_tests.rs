@@ -116,3 +116,30 @@ fn samples_csv_has_the_breakdown_columns_and_empty_cells_without_one() -> Result
     assert_eq!((other[live], other[heapless]), ("", ""));
     Ok(())
 }
+
+#[test]
+fn summary_csv_has_the_median_runs_breakdown_at_mean_and_peak() -> Result<()> {
+    let experiment = with_breakdowns();
+    let (_, median) = crate::analyze::cause::median_run(&experiment.configs[0])
+        .context("the baseline's runs have breakdowns")?;
+    let analysis = analyze(experiment, "glibc")?;
+    let text = String::from_utf8(CsvReporter.render(&analysis)?)?;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().context("a header")?.split(',').collect();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .context(name.to_string())
+    };
+    let (mean_live, peak_file) = (
+        column("breakdown_mean_live_heap_bytes")?,
+        column("breakdown_peak_file_bytes")?,
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let mean = median.breakdown_mean.context("a mean")?;
+    assert_eq!(rows[0][mean_live], mean.live_heap_bytes.to_string());
+    assert_eq!(rows[0][peak_file], MIB.to_string());
+    assert_eq!((rows[1][mean_live], rows[1][peak_file]), ("", ""));
+    Ok(())
+}

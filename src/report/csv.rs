@@ -2,13 +2,19 @@
 //! metric, then ratios to the baseline. Headers carry units so the file loads
 //! straight into pandas or a spreadsheet. A service experiment's table has
 //! its latency, load duration and end-of-load memory rows; it adds the
-//! other latency and throughput columns and the service's ratios.
+//! other latency and throughput columns and the service's ratios. After
+//! `baseline`, where the memory went: the breakdown of the configuration's
+//! median run (`cause::median_run`, the run the verdict's why quotes) at its mean and at its
+//! peak, `breakdown_mean_<part>` and `breakdown_peak_<part>`, empty
+//! without one.
 
-use super::format::{csv_line, num};
+use super::format::{csv_line, num, opt};
 use super::reporter::Reporter;
 use crate::analyze::metric_table::MetricDef;
+use crate::analyze::cause::median_run;
 use crate::analyze::service::ServiceSummary;
 use crate::analyze::types::{Analysis, Estimate, Ratio};
+use crate::model::Breakdown;
 use anyhow::Result;
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -91,7 +97,20 @@ pub fn header(table: &[MetricDef], service: bool) -> Vec<String> {
         h.push("requests".to_string());
     }
     h.push("baseline".to_string());
+    for at in ["mean", "peak"] {
+        h.extend(Breakdown::KEYS.iter().map(|k| format!("breakdown_{at}_{k}")));
+    }
     h
+}
+
+/// The median run's breakdown at its mean and its peak, empty cells
+/// without one.
+fn breakdown_cells(row: &mut Vec<String>, config: &crate::model::StoredConfig) {
+    let m = median_run(config).map(|(_, m)| m);
+    for at in [m.and_then(|m| m.breakdown_mean), m.and_then(|m| m.breakdown_peak)] {
+        let parts = at.map(|b| b.parts());
+        row.extend((0..8).map(|i| opt(parts.map(|p| p[i]))));
+    }
 }
 
 impl Reporter for CsvReporter {
@@ -127,6 +146,7 @@ impl Reporter for CsvReporter {
                 row.push(svc.requests.to_string());
             }
             row.push((i == analysis.baseline).to_string());
+            breakdown_cells(&mut row, config);
             out.push_str(&csv_line(row));
         }
         Ok(out.into_bytes())
