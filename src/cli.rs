@@ -130,6 +130,12 @@ pub struct CompareArgs {
     /// Default: glibc, glibc:arena_max=2, jemalloc, tcmalloc, mimalloc.
     #[arg(short = 'a', long = "alloc", value_name = "CONFIG")]
     pub alloc: Vec<String>,
+    /// Another build of the program as a configuration, repeatable:
+    /// LABEL=COMMAND (e.g. je='./app-jemalloc --port 1'). It runs under
+    /// glibc with nothing preloaded, so the allocator the build brings runs;
+    /// the configurations table says which one served malloc.
+    #[arg(long = "variant", value_name = "LABEL=COMMAND")]
+    pub variant: Vec<String>,
     /// Measured rounds (one run of each configuration per round): N, or
     /// auto (until every candidate is settled, at most --max-runs).
     #[arg(

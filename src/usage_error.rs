@@ -35,10 +35,13 @@ pub enum UsageError {
     NoCommand,
     #[error("--baseline '{given}' is not one of the configurations: {known}")]
     UnknownBaseline { given: String, known: String },
-    #[error("configuration '{0}' is given twice; each -a must be distinct")]
+    #[error("configuration '{0}' is given twice; each -a and --variant label must be distinct")]
     DuplicateConfig(String),
     #[error("{0}")]
     Alloc(String),
+    /// A `--variant` that is not LABEL=COMMAND; the message shows the form.
+    #[error("{0}")]
+    Variant(String),
     /// A scenario knob out of range; the message names it and the range.
     #[error("{0}")]
     Knob(String),

@@ -9,10 +9,16 @@ use crate::model::StoredExperiment;
 /// One warning per allocator the program linked, naming the configurations
 /// that ran it without a preloaded allocator.
 pub fn warnings(experiment: &StoredExperiment) -> Vec<String> {
+    // A `--variant` runs a build of its own: what that build links is
+    // what it compares, not a warning about the experiment's program.
+    let programs = || {
+        experiment
+            .configs
+            .iter()
+            .filter(|c| c.config.command.is_none())
+    };
     let mut linked: Vec<&str> = Vec::new();
-    for lib in experiment
-        .configs
-        .iter()
+    for lib in programs()
         .flat_map(|c| &c.runs)
         .flat_map(|r| &r.record.linked_allocators)
     {
@@ -20,15 +26,11 @@ pub fn warnings(experiment: &StoredExperiment) -> Vec<String> {
             linked.push(lib);
         }
     }
-    let unpreloaded: Vec<&str> = experiment
-        .configs
-        .iter()
+    let unpreloaded: Vec<&str> = programs()
         .filter(|c| !c.config.env.iter().any(|(k, _)| k == "LD_PRELOAD"))
         .map(|c| c.config.name.as_str())
         .collect();
-    let shimmed = experiment
-        .configs
-        .iter()
+    let shimmed = programs()
         .flat_map(|c| &c.runs)
         .any(|r| r.record.served_by.is_some());
     linked
@@ -92,5 +94,19 @@ mod tests {
             shimmed[0].contains("glibc shim, so glibc served"),
             "{shimmed:?}"
         );
+    }
+
+    #[test]
+    fn a_variant_that_links_an_allocator_is_no_warning_about_the_program() {
+        let mut e = fixture::experiment();
+        for run in e.configs.iter_mut().flat_map(|c| &mut c.runs) {
+            run.record.linked_allocators.clear();
+        }
+        let variant = &mut e.configs[0];
+        variant.config.command = Some(vec!["./app-jemalloc".to_string()]);
+        for run in &mut variant.runs {
+            run.record.linked_allocators = vec!["jemalloc".to_string()];
+        }
+        assert_eq!(warnings(&e), Vec::<String>::new());
     }
 }

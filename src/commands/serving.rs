@@ -5,9 +5,12 @@
 //! malloc family to glibc's own; a preloaded allocator takes over as it
 //! always did. What then serves `malloc` is found once per configuration
 //! from the loader's lookup order (`alloc::served`) and kept with each run.
+//! A `--variant` runs its own build with nothing preloaded and never the
+//! shim: the allocator that build brings is what it compares.
 
 use crate::alloc::served::{served_by, PROGRAM_OWN};
 use crate::model::Config;
+use crate::options::variant::ProgramLine;
 use std::path::{Path, PathBuf};
 
 /// How one configuration's runs get their allocator.
@@ -26,24 +29,33 @@ pub(crate) fn linked_allocator(program: &Path) -> Option<String> {
     served_by(program, &[]).filter(|s| s != "glibc" && s != PROGRAM_OWN)
 }
 
-/// One `Serving` per configuration, in order.
-pub(crate) fn plan(program: &Path, configs: &[Config]) -> anyhow::Result<Vec<Serving>> {
-    let shim = match linked_allocator(program) {
-        Some(_) => Some(crate::probe::install_glibc_shim()?),
-        None => None,
-    };
-    Ok(configs
-        .iter()
-        .map(|config| {
-            let preloaded = preloads(&config.env);
-            let glibc_shim = shim.clone().filter(|_| preloaded.is_empty());
-            let all: Vec<PathBuf> = glibc_shim.iter().cloned().chain(preloaded).collect();
-            Serving {
-                served_by: served_by(program, &all),
-                glibc_shim,
+/// One `Serving` per configuration, in order, each run as `lines` says. A
+/// `--variant` (a configuration with a command of its own) never gets the
+/// shim: the allocator its build brings is the one it compares.
+pub(crate) fn plan(lines: &[ProgramLine], configs: &[Config]) -> anyhow::Result<Vec<Serving>> {
+    let mut shim: Option<PathBuf> = None;
+    let mut out = Vec::with_capacity(configs.len());
+    for (config, line) in configs.iter().zip(lines) {
+        let preloaded = preloads(&config.env);
+        let wants_shim = config.command.is_none()
+            && preloaded.is_empty()
+            && linked_allocator(&line.program).is_some();
+        let glibc_shim = match (wants_shim, &shim) {
+            (false, _) => None,
+            (true, Some(path)) => Some(path.clone()),
+            (true, None) => {
+                let path = crate::probe::install_glibc_shim()?;
+                shim = Some(path.clone());
+                Some(path)
             }
-        })
-        .collect())
+        };
+        let all: Vec<PathBuf> = glibc_shim.iter().cloned().chain(preloaded).collect();
+        out.push(Serving {
+            served_by: served_by(&line.program, &all),
+            glibc_shim,
+        });
+    }
+    Ok(out)
 }
 
 /// The libraries a configuration's LD_PRELOAD names, in order (the loader
@@ -75,6 +87,14 @@ mod tests {
         }
     }
 
+    fn lines(program: &str, n: usize) -> Vec<ProgramLine> {
+        let line = ProgramLine {
+            program: PathBuf::from(program),
+            args: Vec::new(),
+        };
+        vec![line; n]
+    }
+
     #[test]
     fn preloads_split_like_the_loader() {
         let env = [("LD_PRELOAD", "/a.so /b.so:/c.so")];
@@ -84,7 +104,7 @@ mod tests {
     #[test]
     fn only_a_program_that_links_an_allocator_gets_the_shim_and_only_without_a_preload(
     ) -> anyhow::Result<()> {
-        let plain = plan(Path::new("/bin/sh"), &[config("glibc", &[])])?;
+        let plain = plan(&lines("/bin/sh", 1), &[config("glibc", &[])])?;
         assert_eq!(plain[0].glibc_shim, None);
         assert_eq!(plain[0].served_by.as_deref(), Some("glibc"));
         let redis = Path::new("/usr/bin/redis-server");
@@ -92,11 +112,17 @@ mod tests {
             return Ok(());
         }
         let other = [("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2")];
-        let both = plan(redis, &[config("glibc", &[]), config("jemalloc", &other)])?;
+        let mut variant = config("build", &[]);
+        variant.command = Some(vec![redis.display().to_string()]);
+        let configs = [config("glibc", &[]), config("jemalloc", &other), variant];
+        let both = plan(&lines(&redis.display().to_string(), 3), &configs)?;
         assert!(both[0].glibc_shim.is_some());
         assert_eq!(both[0].served_by.as_deref(), Some("glibc"));
         assert_eq!(both[1].glibc_shim, None);
         assert_eq!(both[1].served_by.as_deref(), Some("jemalloc"));
+        // A --variant runs the allocator its build links, never the shim.
+        assert_eq!(both[2].glibc_shim, None);
+        assert_eq!(both[2].served_by.as_deref(), Some("jemalloc"));
         Ok(())
     }
 }

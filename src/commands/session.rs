@@ -10,11 +10,12 @@ use crate::alloc::elf::{inspect_program, preload_ignored_reason};
 use crate::analyze::metrics::run_metrics;
 use crate::model::ExperimentInfo;
 use crate::options::rounds::Schedule;
+use crate::options::variant::ProgramLine;
 use crate::options::CompareSettings;
 use crate::plan::PlannedRun;
 use crate::run::{self, Interrupt, Launch, Outcome};
 use crate::store::Store;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What running one planned run did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +26,7 @@ pub(crate) enum Step {
 }
 
 /// What the program itself says about allocators, found once.
+#[derive(Clone)]
 struct ProgramFacts {
     /// Why LD_PRELOAD cannot work for it (static, setuid), if so.
     preload_ignored: Option<String>,
@@ -35,17 +37,23 @@ struct ProgramFacts {
 }
 
 impl ProgramFacts {
-    /// Inspects the program and warns about what its runs will show.
-    fn inspect(settings: &CompareSettings) -> ProgramFacts {
-        let info = inspect_program(&settings.program);
-        let facts = ProgramFacts {
+    /// What `program`'s ELF file says.
+    fn of(program: &Path) -> ProgramFacts {
+        let info = inspect_program(program);
+        ProgramFacts {
             preload_ignored: info.as_ref().and_then(preload_ignored_reason),
             own_allocator: info
                 .as_ref()
                 .is_some_and(|info| info.is_go || info.defines_malloc),
             linked: info.map(|info| info.linked_allocators).unwrap_or_default(),
-        };
-        if let Some(reason) = &facts.preload_ignored {
+        }
+    }
+
+    /// One per configuration (a `--variant` runs its own program), with a
+    /// warning about what the experiment's program's runs will show.
+    fn inspect(settings: &CompareSettings, lines: &[ProgramLine]) -> Vec<ProgramFacts> {
+        let main = ProgramFacts::of(&settings.program);
+        if let Some(reason) = &main.preload_ignored {
             eprintln!("warning: {reason}; its runs will be reported as not_loaded");
         }
         if let Some(name) = super::serving::linked_allocator(&settings.program) {
@@ -56,7 +64,15 @@ impl ProgramFacts {
                 settings.program.display()
             );
         }
-        facts
+        settings
+            .configs
+            .iter()
+            .zip(lines)
+            .map(|(config, line)| match config.command {
+                Some(_) => ProgramFacts::of(&line.program),
+                None => main.clone(),
+            })
+            .collect()
     }
 }
 
@@ -73,7 +89,10 @@ pub(crate) struct Session<'s> {
     /// where none can be made.
     cgroup: Option<crate::cgroup::Parent>,
     serving: Vec<super::serving::Serving>,
-    program: ProgramFacts,
+    /// What each configuration runs (a `--variant` its own build).
+    lines: Vec<ProgramLine>,
+    /// What each configuration's program says about allocators.
+    programs: Vec<ProgramFacts>,
     progress: Progress,
     step: usize,
     total: usize,
@@ -95,7 +114,12 @@ impl<'s> Session<'s> {
     ) -> anyhow::Result<Session<'s>> {
         let metrics = settings.metrics.map(serve_metrics).transpose()?;
         run::become_subreaper()?;
-        let program = ProgramFacts::inspect(settings);
+        let lines: Vec<ProgramLine> = settings
+            .configs
+            .iter()
+            .map(|c| settings.line_of(c))
+            .collect();
+        let programs = ProgramFacts::inspect(settings, &lines);
         let (cgroup, run_cgroup) = run_cgroup(settings.cgroup);
         let mut info = experiment_info(settings, started_at);
         info.host.run_cgroup = Some(run_cgroup);
@@ -112,7 +136,7 @@ impl<'s> Session<'s> {
             .iter()
             .map(|c| crate::probe::plan(c, settings.heap))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        let serving = super::serving::plan(&settings.program, &settings.configs)?;
+        let serving = super::serving::plan(&lines, &settings.configs)?;
         Ok(Session {
             settings,
             interrupt,
@@ -127,7 +151,8 @@ impl<'s> Session<'s> {
             probes,
             cgroup,
             serving,
-            program,
+            lines,
+            programs,
             progress,
             step: 0,
             total,
@@ -190,6 +215,7 @@ impl<'s> Session<'s> {
     fn execute(&self, planned: &PlannedRun, kind: &str) -> anyhow::Result<Outcome> {
         let settings = self.settings;
         let config = &settings.configs[planned.config];
+        let program = &self.programs[planned.config];
         let stem = format!(
             "{:02}-{}-{kind}{}",
             planned.config + 1,
@@ -201,17 +227,17 @@ impl<'s> Session<'s> {
             .as_ref()
             .map(|m| crate::metrics::publisher(m, &self.experiment_label, &config.name));
         let launch = Launch {
-            program: &settings.program,
-            args: &settings.command[1..],
+            program: &self.lines[planned.config].program,
+            args: &self.lines[planned.config].args,
             config,
             index: planned.repetition,
             stdout_path: self.log_dir.join(format!("{stem}.stdout")),
             stderr_path: self.log_dir.join(format!("{stem}.stderr")),
             interval: settings.interval,
             timeout: settings.timeout,
-            preload_ignored: self.program.preload_ignored.clone(),
-            own_allocator: self.program.own_allocator,
-            linked_allocators: self.program.linked.clone(),
+            preload_ignored: program.preload_ignored.clone(),
+            own_allocator: program.own_allocator,
+            linked_allocators: program.linked.clone(),
             glibc_shim: self.serving[planned.config].glibc_shim.as_deref(),
             served_by: self.serving[planned.config].served_by.clone(),
             marks: &settings.marks,

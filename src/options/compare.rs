@@ -5,7 +5,7 @@
 use super::parse::{
     parse_count, parse_interval, parse_marks, parse_memory_limit, parse_timeout, resolve_command,
 };
-use super::{export, judge, rounds, service};
+use super::{export, judge, rounds, service, variant};
 use crate::cli::{Cli, Command, CompareArgs};
 use crate::cluster::executor::EngineArgs;
 use crate::usage_error::UsageError;
@@ -34,6 +34,8 @@ pub struct CompareSettings {
     pub db: PathBuf,
     pub program: PathBuf,
     pub command: Vec<OsString>,
+    /// Each `--variant`'s configuration name and what it runs (`line_of`).
+    pub variants: Vec<(String, variant::ProgramLine)>,
     /// Marker patterns: the built-in `allocscope:mark LABEL` first, then
     /// each `--mark`.
     pub marks: Vec<regex::Regex>,
@@ -83,7 +85,16 @@ impl CompareSettings {
         let marks = parse_marks(&args.mark)?;
         let program_name = args.command.first().ok_or(UsageError::NoCommand)?;
         let program = resolve_command(program_name)?;
-        let (configs, warnings) = configs(&args.alloc, registry)?;
+        let (mut configs, warnings) = configs(&args.alloc, registry)?;
+        let mut variants = Vec::new();
+        for spec in &args.variant {
+            let (config, line) = variant::parse(spec)?;
+            if configs.iter().any(|c| c.name == config.name) {
+                return Err(UsageError::DuplicateConfig(config.name));
+            }
+            variants.push((config.name.clone(), line));
+            configs.push(config);
+        }
         let baseline = baseline(args.baseline.as_deref(), &configs)?;
         Ok(CompareSettings {
             configs,
@@ -99,6 +110,7 @@ impl CompareSettings {
             db: args.db.clone(),
             program,
             command: args.command.clone(),
+            variants,
             marks,
             metrics: args
                 .metrics
@@ -122,6 +134,23 @@ impl CompareSettings {
             rounds: round_settings,
             judge,
             engine: args.cluster.clone(),
+        })
+    }
+}
+
+impl CompareSettings {
+    /// What `config` runs: a `--variant`'s own command line, else the
+    /// command after `--`.
+    pub fn line_of(&self, config: &crate::model::Config) -> variant::ProgramLine {
+        let own = config.command.as_ref().and_then(|_| {
+            self.variants
+                .iter()
+                .find(|(name, _)| *name == config.name)
+                .map(|(_, line)| line.clone())
+        });
+        own.unwrap_or_else(|| variant::ProgramLine {
+            program: self.program.clone(),
+            args: self.command[1..].to_vec(),
         })
     }
 }

@@ -15,6 +15,7 @@ pub mod report;
 pub mod rounds;
 pub mod service;
 pub mod tune;
+pub mod variant;
 
 pub use compare::CompareSettings;
 pub use parse::BUILTIN_MARK;

@@ -105,12 +105,18 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
         } else {
             ""
         };
+        // A `--variant` shows the command line it ran.
+        let command = c
+            .command
+            .as_ref()
+            .map(|words| format!(" ({})", words.join(" ")))
+            .unwrap_or_default();
         let served = crate::analyze::served::served_by(config)
             .map(|s| format!("  served by {s}"))
             .unwrap_or_default();
         writeln!(
             out,
-            "  {:<width$}  {}/{} runs ok  {}{version}{served}{base}",
+            "  {:<width$}  {}/{} runs ok  {}{version}{command}{served}{base}",
             c.name, summary.ok_runs, summary.total_runs, c.allocator
         )?;
     }

@@ -178,7 +178,11 @@ fn insert_variants(conn: &Connection, experiment_id: i64, configs: &[Config]) ->
     }
     conn.execute(
         "INSERT INTO environment (experiment_id, key, value) VALUES (?1, ?2, ?3)",
-        params![experiment_id, VARIANTS_KEY, serde_json::to_string(&variants)?],
+        params![
+            experiment_id,
+            VARIANTS_KEY,
+            serde_json::to_string(&variants)?
+        ],
     )
     .context("storing the variants' command lines")?;
     Ok(())

@@ -175,3 +175,11 @@ fn library_that_is_32_bit_or_has_no_malloc_is_rejected() {
         );
     }
 }
+
+#[test]
+fn a_variant_without_a_label_is_rejected_naming_the_form() {
+    rejected(
+        &["--variant", "nolabel", "--", "true"],
+        &["--variant 'nolabel'", "LABEL=COMMAND"],
+    );
+}

@@ -3,9 +3,9 @@
 
 mod adaptive;
 mod bad_input;
-mod cgroup;
 mod breakdown;
 mod browser;
+mod cgroup;
 mod cluster;
 mod cluster_files;
 mod common;
@@ -24,8 +24,9 @@ mod services;
 mod shim;
 mod slurm_cluster;
 mod store;
-mod thp;
 mod structure;
+mod thp;
 mod tree;
 mod tune;
 mod user_metrics;
+mod variant;
