@@ -13,6 +13,14 @@ pub const DEFAULT_MAX_SLOWDOWN_PCT: f64 = 5.0;
 /// The default `--min-saving`, in percent.
 pub const DEFAULT_MIN_SAVING_PCT: f64 = 3.0;
 
+/// The default `--limit-headroom`, in percent: the memory limit a
+/// configuration needs is its highest peak plus this much, rounded up to a
+/// whole MiB (`analyze::limit`). 20% covers the run-to-run spread of a
+/// peak seen here (a few percent) and the inputs a production day brings
+/// that a benchmark does not, while keeping the limit close enough to the
+/// peak that a leak still meets it.
+pub const DEFAULT_LIMIT_HEADROOM_PCT: f64 = 20.0;
+
 /// The two-sided error level a fixed schedule settles sides at.
 pub const DEFAULT_DECISION_ALPHA: f64 = 0.05;
 
@@ -43,6 +51,7 @@ pub const MEMORY_METRIC_KEY: &str = "judge.memory_metric";
 pub const PERF_METRIC_KEY: &str = "judge.perf_metric";
 pub const MIN_SAVING_KEY: &str = "judge.min_saving_pct";
 pub const MAX_SLOWDOWN_KEY: &str = "judge.max_slowdown_pct";
+pub const LIMIT_HEADROOM_KEY: &str = "judge.limit_headroom_pct";
 
 /// How a comparison is judged; `None` metrics leave the choice to the kind
 /// of experiment (`analyze::choice`).
@@ -58,6 +67,9 @@ pub struct JudgeSettings {
     /// uses while it decides whether to run another round
     /// (`analyze::decide::sequential_alpha`).
     pub decision_alpha: f64,
+    /// `--limit-headroom`: what the memory limit each configuration needs
+    /// adds to its peak, in percent.
+    pub limit_headroom_pct: f64,
 }
 
 impl JudgeSettings {
@@ -72,6 +84,7 @@ impl JudgeSettings {
         let thresholds = [
             (MIN_SAVING_KEY, self.min_saving_pct.to_string()),
             (MAX_SLOWDOWN_KEY, self.max_slowdown_pct.to_string()),
+            (LIMIT_HEADROOM_KEY, self.limit_headroom_pct.to_string()),
         ];
         memory.into_iter().chain(perf).chain(thresholds).collect()
     }
@@ -85,6 +98,7 @@ impl Default for JudgeSettings {
             memory_metric: None,
             perf_metric: None,
             decision_alpha: DEFAULT_DECISION_ALPHA,
+            limit_headroom_pct: DEFAULT_LIMIT_HEADROOM_PCT,
         }
     }
 }

@@ -2,8 +2,12 @@
 //! `Environment=` lines, Dockerfile lines (the Debian package and `ENV`) and
 //! a Kubernetes container `env:` block, each quoted for its target. A
 //! `thp=never` setting is no variable outside allocscope: each target gets
-//! what really turns huge pages off for a process tree there.
+//! what really turns huge pages off for a process tree there. Each target
+//! also gets the memory limit the configuration needs (`analyze::limit`):
+//! Kubernetes `resources.requests.memory` and `resources.limits.memory`,
+//! systemd `MemoryMax=`, Docker `--memory`.
 
+use super::limit::LimitNeed;
 use crate::alloc::keys::THP_DISABLE_ENV;
 use crate::alloc::{install_of, Install};
 use crate::model::Config;
@@ -45,8 +49,9 @@ const THP_WRAPPER: &str = "python3 -c 'import ctypes,os,sys; ctypes.CDLL(None).p
 const THP_HOST: &str =
     "or, host-wide as root: echo never > /sys/kernel/mm/transparent_hugepage/enabled";
 
-/// The snippets that give a process `config`'s environment.
-pub fn deploy(config: &Config, command: &[String]) -> Deploy {
+/// The snippets that give a process `config`'s environment, and `limit`,
+/// the memory limit it needs, when known.
+pub fn deploy(config: &Config, command: &[String], limit: Option<&LimitNeed>) -> Deploy {
     let thp_never = config.env.iter().any(|(k, _)| k == THP_DISABLE_ENV);
     let env: Vec<(String, String)> = config
         .env
@@ -64,11 +69,31 @@ pub fn deploy(config: &Config, command: &[String]) -> Deploy {
         }
         text
     };
+    let why = limit.map(|l| format!("# memory limit: {}\n", l.words()));
+    let why = why.as_deref().unwrap_or_default();
+    let mib = limit.map(LimitNeed::mib);
+    let with_limit = |text: String, line: Option<String>| match line {
+        Some(line) => format!("{text}{why}{line}"),
+        None => text,
+    };
     Deploy {
         shell: shell(&env, thp_never, command),
-        systemd: systemd(&env, thp_never),
-        dockerfile: note(dockerfile(config, &env)),
-        kubernetes: note(kubernetes(&env)),
+        systemd: with_limit(
+            systemd(&env, thp_never),
+            mib.map(|m| format!("MemoryMax={m}M\n")),
+        ),
+        dockerfile: with_limit(
+            note(dockerfile(config, &env)),
+            mib.map(|m| format!("# run with: docker run --memory={m}m IMAGE\n")),
+        ),
+        kubernetes: with_limit(
+            note(kubernetes(&env)),
+            mib.map(|m| {
+                format!(
+                    "resources:\n  requests:\n    memory: {m}Mi\n  limits:\n    memory: {m}Mi\n"
+                )
+            }),
+        ),
     }
 }
 
@@ -175,6 +200,7 @@ mod tests {
                 "-c".into(),
                 "grep THP_enabled /proc/self/status".into(),
             ],
+            None,
         );
         for text in [&d.shell, &d.systemd, &d.dockerfile, &d.kubernetes] {
             assert!(!text.contains(THP_DISABLE_ENV), "{text}");
@@ -202,9 +228,65 @@ mod tests {
 
     #[test]
     fn without_thp_never_there_is_no_wrapper_and_no_note() {
-        let d = deploy(&config(&[]), &["app".into()]);
+        let d = deploy(&config(&[]), &["app".into()], None);
         assert_eq!(d.shell, "env app\n");
         assert_eq!(d.systemd, "");
         assert_eq!(d.kubernetes, "env: []\n");
+    }
+
+    #[test]
+    fn the_limit_the_configuration_needs_is_in_every_container_target() {
+        let limit = LimitNeed {
+            bytes: 123 << 20,
+            peak_bytes: 102 << 20,
+            basis: "peak_working_set_bytes".into(),
+            basis_label: "peak working set".into(),
+            headroom_pct: 20.0,
+            runs: 3,
+        };
+        let d = deploy(&config(&[]), &["app".into()], Some(&limit));
+        assert_eq!(
+            d.kubernetes,
+            "env: []\n# memory limit: 123 MiB (peak working set 102 MiB + 20%)\nresources:\n  \
+             requests:\n    memory: 123Mi\n  limits:\n    memory: 123Mi\n"
+        );
+        assert!(d.systemd.ends_with("\nMemoryMax=123M\n"), "{}", d.systemd);
+        assert!(
+            d.dockerfile.contains("docker run --memory=123m"),
+            "{}",
+            d.dockerfile
+        );
+        // The Kubernetes snippet is YAML whose resources say the same.
+        let yaml: serde_json::Value = serde_yaml_like(&d.kubernetes);
+        assert_eq!(yaml["resources"]["limits"]["memory"], "123Mi");
+    }
+
+    /// The snippet's two-level mappings read as JSON: enough YAML to check
+    /// the keys sit where Kubernetes looks for them.
+    fn serde_yaml_like(text: &str) -> serde_json::Value {
+        let mut root = serde_json::Map::new();
+        let mut path: Vec<String> = Vec::new();
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let depth = (line.len() - line.trim_start().len()) / 2;
+            let Some((key, value)) = line.trim().split_once(':') else {
+                continue;
+            };
+            path.truncate(depth);
+            let mut node = &mut root;
+            for p in &path {
+                node = node
+                    .entry(p.clone())
+                    .or_insert_with(|| serde_json::Value::Object(Default::default()))
+                    .as_object_mut()
+                    .expect("a mapping");
+            }
+            match value.trim() {
+                "" => path.push(key.to_string()),
+                v => {
+                    node.insert(key.to_string(), v.into());
+                }
+            }
+        }
+        serde_json::Value::Object(root)
     }
 }

@@ -95,6 +95,17 @@ pub fn cgroup_mean(record: &RunRecord) -> Option<crate::model::CgroupSample> {
     })
 }
 
+/// The cgroup's figures at the tick of its peak charge (the last among
+/// equals, as the breakdown's peak), so the parts are those of one moment;
+/// `None` for a run without a group.
+pub fn cgroup_at_peak(record: &RunRecord) -> Option<crate::model::CgroupSample> {
+    record
+        .samples
+        .iter()
+        .filter_map(|s| s.cgroup)
+        .max_by_key(|c| c.charge_bytes)
+}
+
 /// The breakdown's mean (each part time-weighted over the ticks that had a
 /// breakdown, so a part's mean is its share of the mean RSS over those
 /// ticks), its value at the tick of peak RSS among them (the last such

@@ -13,6 +13,7 @@ pub mod figures;
 pub mod heap;
 pub mod interval;
 pub mod judge;
+pub mod limit;
 pub mod linked;
 pub mod markers;
 pub mod metric_table;
@@ -89,6 +90,7 @@ pub fn analyze_with(
         .map_or(service::RSS_END_OF_LOAD, |row| EndOfLoad::of_row(&row.id));
     let mut verdict = verdict::decide(&experiment, base_index, judging, &table);
     let heap = heap::summarize(&experiment);
+    let limits = limit::summarize(&experiment, base_index, &table, judging.limit_headroom_pct);
     verdict
         .explanation
         .extend(heap::explain(&experiment, &heap));
@@ -102,6 +104,7 @@ pub fn analyze_with(
             .chain(service::warnings(&experiment, &service))
             .collect(),
         service,
+        limits,
         end_of_load,
         experiment,
         baseline: base_index,

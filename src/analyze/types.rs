@@ -4,6 +4,7 @@
 
 pub use super::figures::{ConfigSummary, Estimate, MarkerStat, MetricSummary, Ratio};
 use super::heap::HeapSummary;
+use super::limit::LimitNeed;
 use super::markers::MarkerSummary;
 use super::metric_table::MetricDef;
 use super::service::{EndOfLoad, ServiceSummary};
@@ -31,6 +32,9 @@ pub struct Analysis {
     /// Latency and service memory, one per configuration; empty unless the
     /// experiment ran a service (`compare --server`).
     pub service: Vec<ServiceSummary>,
+    /// The memory limit each configuration needs (`None` where no ok run
+    /// measured a peak), one per configuration.
+    pub limits: Vec<Option<LimitNeed>>,
     /// Which end-of-load memory the service tables show: the row the tree
     /// word `end-of-load` names (RSS, or PSS for a multi-process server),
     /// what a service is judged by unless `--memory-metric` chose another.

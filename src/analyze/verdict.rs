@@ -214,6 +214,8 @@ struct Context<'a> {
     experiment: &'a StoredExperiment,
     baseline: usize,
     judging: &'a JudgeSettings,
+    /// The experiment's metric table.
+    table: &'a [MetricDef],
     measures: Measures,
     judged: Vec<Judged>,
 }
@@ -318,10 +320,20 @@ impl Context<'_> {
             p.map(|p| ratio_words(&p)).unwrap_or_default(),
             self.judging.max_slowdown_pct,
         );
+        let limit = super::limit::summarize(
+            self.experiment,
+            self.baseline,
+            self.table,
+            self.judging.limit_headroom_pct,
+        )
+        .into_iter()
+        .nth(j.index)
+        .flatten();
         let command = c.config.command.as_ref();
         verdict.deploy = Some(deploy(
             &c.config,
             command.unwrap_or(&self.experiment.info.command),
+            limit.as_ref(),
         ));
     }
 
@@ -388,6 +400,7 @@ pub fn decide(
         experiment,
         baseline,
         judging,
+        table,
         measures,
         judged,
     };

@@ -64,9 +64,12 @@ fn recommends_the_lowest_memory_within_budget_and_says_how_to_deploy_it() {
         "{}",
         d.shell
     );
+    // The limit jemalloc needs: its highest peak RSS (this experiment's
+    // runs have one process each, no cgroup) plus 20%.
     assert_eq!(
         d.systemd,
-        "Environment=\"LD_PRELOAD=/usr/lib/libjemalloc.so.2\"\n"
+        "Environment=\"LD_PRELOAD=/usr/lib/libjemalloc.so.2\"\n\
+         # memory limit: 74 MiB (peak RSS 61.0 MiB + 20%)\nMemoryMax=74M\n"
     );
     assert!(d
         .dockerfile
@@ -76,7 +79,9 @@ fn recommends_the_lowest_memory_within_budget_and_says_how_to_deploy_it() {
         .contains("ENV LD_PRELOAD=\"/usr/lib/libjemalloc.so.2\"\n"));
     assert_eq!(
         d.kubernetes,
-        "env:\n  - name: LD_PRELOAD\n    value: \"/usr/lib/libjemalloc.so.2\"\n"
+        "env:\n  - name: LD_PRELOAD\n    value: \"/usr/lib/libjemalloc.so.2\"\n\
+         # memory limit: 74 MiB (peak RSS 61.0 MiB + 20%)\nresources:\n  requests:\n    \
+         memory: 74Mi\n  limits:\n    memory: 74Mi\n"
     );
 }
 
@@ -191,7 +196,7 @@ fn glibc_tunables_deploy_without_a_package() {
         env: vec![("GLIBC_TUNABLES".into(), "glibc.malloc.arena_max=2".into())],
         command: None,
     };
-    let d = deploy(&config, &["my app".to_string()]);
+    let d = deploy(&config, &["my app".to_string()], None);
     assert_eq!(
         d.shell,
         "env GLIBC_TUNABLES=glibc.malloc.arena_max=2 'my app'\n"

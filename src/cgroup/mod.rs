@@ -13,6 +13,6 @@ mod stat;
 mod version;
 
 pub use group::RunGroup;
-pub use place::{find, Parent, Unavailable};
+pub use place::{find, Parent, Unavailable, HOW_TO_GET_ONE};
 pub use reader::Reader;
 pub use version::Version;

@@ -25,14 +25,17 @@ pub struct Unavailable {
     pub reason: String,
 }
 
+/// How to get a memory cgroup per run, as the note and the reports say it.
+pub const HOW_TO_GET_ONE: &str = "to get one, run as root or under systemd: systemd-run --user \
+                                  --scope -p Delegate=yes allocscope ...";
+
 impl Unavailable {
     /// The one-line note every command that runs workloads prints.
     pub fn note(&self) -> String {
         format!(
             "note: runs are not in a memory cgroup of their own ({}), so memory is measured \
-             from /proc alone (RSS, PSS) without the tree's charge and working set; to get \
-             one, run as root or under systemd: systemd-run --user --scope -p Delegate=yes \
-             allocscope ...; --cgroup off silences this",
+             from /proc alone (RSS, PSS) without the tree's charge and working set; \
+             {HOW_TO_GET_ONE}; --cgroup off silences this",
             self.reason
         )
     }

@@ -52,6 +52,12 @@ pub struct JudgeArgs {
     /// --metric (default: wall; for a service, p95 or the load's duration).
     #[arg(long, value_name = "METRIC")]
     pub perf_metric: Option<String>,
+    /// What the memory limit each configuration needs adds to its peak
+    /// (working set, else cgroup charge, else PSS or RSS), in percent; the
+    /// limit is rounded up to a whole MiB. [default: 20; `report`: what
+    /// `compare` was given]
+    #[arg(long, value_name = "PCT")]
+    pub limit_headroom: Option<String>,
 }
 
 /// What clap gives when none of these flags is on the command line (the demo

@@ -10,8 +10,9 @@
 use crate::analyze::metric_table::{self, MetricDef, TREE_WORDS};
 use crate::cli::JudgeArgs;
 use crate::judging::{
-    JudgeSettings, MemoryChoice, DEFAULT_MAX_SLOWDOWN_PCT, DEFAULT_MIN_SAVING_PCT,
-    MAX_SLOWDOWN_KEY, MEMORY_METRIC_KEY, MIN_SAVING_KEY, PERF_METRIC_KEY,
+    JudgeSettings, MemoryChoice, DEFAULT_LIMIT_HEADROOM_PCT, DEFAULT_MAX_SLOWDOWN_PCT,
+    DEFAULT_MIN_SAVING_PCT, LIMIT_HEADROOM_KEY, MAX_SLOWDOWN_KEY, MEMORY_METRIC_KEY,
+    MIN_SAVING_KEY, PERF_METRIC_KEY,
 };
 use crate::usage_error::UsageError;
 
@@ -23,6 +24,7 @@ pub struct JudgeFlags {
     pub min_saving_pct: Option<f64>,
     pub memory_metric: Option<String>,
     pub perf_metric: Option<String>,
+    pub limit_headroom_pct: Option<f64>,
 }
 
 /// A percentage, `%` optional, within `range`.
@@ -58,6 +60,17 @@ pub fn parse_min_saving(text: &str) -> Result<f64, UsageError> {
     })
 }
 
+/// `--limit-headroom`: a percentage from 0 to 1000, `%` optional.
+pub fn parse_limit_headroom(text: &str) -> Result<f64, UsageError> {
+    percent(text, 0.0..=1000.0).ok_or_else(|| {
+        UsageError::Rounds(format!(
+            "--limit-headroom '{}' is not a percentage from 0 to 1000; e.g. --limit-headroom 20 \
+             sets each configuration's memory limit 20% above its peak",
+            text.trim()
+        ))
+    })
+}
+
 impl JudgeFlags {
     /// The flags of the command line.
     pub fn parse(args: &JudgeArgs) -> Result<JudgeFlags, UsageError> {
@@ -75,6 +88,11 @@ impl JudgeFlags {
                 .transpose()?,
             memory_metric: word(&args.memory_metric),
             perf_metric: word(&args.perf_metric),
+            limit_headroom_pct: args
+                .limit_headroom
+                .as_deref()
+                .map(parse_limit_headroom)
+                .transpose()?,
         })
     }
 
@@ -95,6 +113,9 @@ impl JudgeFlags {
                 .transpose()?,
             memory_metric: value(MEMORY_METRIC_KEY),
             perf_metric: value(PERF_METRIC_KEY),
+            limit_headroom_pct: value(LIMIT_HEADROOM_KEY)
+                .map(|v| parse_limit_headroom(&v))
+                .transpose()?,
         })
     }
 
@@ -105,6 +126,7 @@ impl JudgeFlags {
             min_saving_pct: self.min_saving_pct.or(stored.min_saving_pct),
             memory_metric: self.memory_metric.or(stored.memory_metric),
             perf_metric: self.perf_metric.or(stored.perf_metric),
+            limit_headroom_pct: self.limit_headroom_pct.or(stored.limit_headroom_pct),
         }
     }
 
@@ -125,6 +147,9 @@ impl JudgeFlags {
                 .as_deref()
                 .map(|w| perf_choice(table, w))
                 .transpose()?,
+            limit_headroom_pct: self
+                .limit_headroom_pct
+                .unwrap_or(DEFAULT_LIMIT_HEADROOM_PCT),
             ..JudgeSettings::default()
         })
     }

@@ -28,6 +28,10 @@ fn error(result: Result<JudgeSettings, UsageError>) -> String {
 fn thresholds_are_percentages_with_their_defaults_held_once() {
     assert_eq!(parse_max_slowdown("5").ok(), Some(5.0));
     assert_eq!(parse_max_slowdown(" 12.5% ").ok(), Some(12.5));
+    assert_eq!(parse_limit_headroom("25%").ok(), Some(25.0));
+    assert!(parse_limit_headroom("-5")
+        .err()
+        .is_some_and(|e| e.to_string().contains("--limit-headroom '-5'")));
     assert_eq!(parse_max_slowdown("1000%").ok(), Some(1000.0));
     for bad in ["fast", "-1", "1001", ""] {
         let err = parse_max_slowdown(bad).err().map(|e| e.to_string());
@@ -110,6 +114,7 @@ fn given_flags_override_the_stored_ones_read_by_the_same_parsers() {
         min_saving_pct: 7.0,
         memory_metric: Some(MemoryChoice::Tree("peak".into())),
         perf_metric: Some("user.ops".into()),
+        limit_headroom_pct: 35.0,
         ..JudgeSettings::default()
     };
     let environment: Vec<(String, Option<String>)> = stored

@@ -100,6 +100,8 @@ pub fn header(table: &[MetricDef], service: bool) -> Vec<String> {
     for at in ["mean", "peak"] {
         h.extend(Breakdown::KEYS.iter().map(|k| format!("breakdown_{at}_{k}")));
     }
+    // Added after the columns above, so none of theirs moves.
+    h.extend(["memory_limit_needed_bytes", "memory_limit_basis"].map(String::from));
     h
 }
 
@@ -147,6 +149,9 @@ impl Reporter for CsvReporter {
             }
             row.push((i == analysis.baseline).to_string());
             breakdown_cells(&mut row, config);
+            let limit = analysis.limits.get(i).and_then(Option::as_ref);
+            row.push(super::format::opt(limit.map(|l| l.bytes)));
+            row.push(limit.map(|l| l.basis.clone()).unwrap_or_default());
             out.push_str(&csv_line(row));
         }
         Ok(out.into_bytes())

@@ -148,7 +148,10 @@ fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
                     .unwrap_or_else(|| "none".into())
             ),
         ),
-    ] {
+    ]
+    .into_iter()
+    .chain(super::limits::runs_line(h).map(|line| ("cgroup", line)))
+    {
         writeln!(out, "<dt>{k}</dt><dd><code>{}</code></dd>", escape(&v))?;
     }
     writeln!(out, "<dt>configurations</dt><dd><ul>")?;
@@ -276,6 +279,30 @@ fn service_table(out: &mut String, a: &Analysis) -> Result<()> {
     Ok(())
 }
 
+/// The memory limit each configuration needs, and the cgroup charge against
+/// PSS where both were measured.
+fn limit_table(out: &mut String, a: &Analysis) -> Result<()> {
+    let rows = super::limits::rows(a);
+    if rows.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "<h3>{}</h3><table>", escape(&super::limits::title(a)))?;
+    let head: Vec<String> = super::limits::head(a)
+        .iter()
+        .map(|h| format!("<th>{}</th>", escape(h)))
+        .collect();
+    writeln!(out, "<tr>{}</tr>", head.concat())?;
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .map(|c| format!("<td>{}</td>", escape(c)))
+            .collect();
+        writeln!(out, "<tr>{}</tr>", cells.concat())?;
+    }
+    writeln!(out, "</table>")?;
+    Ok(())
+}
+
 fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
     let v = &a.verdict;
     let class = if v.outcome == Outcome::Recommend {
@@ -397,6 +424,7 @@ impl Reporter for HtmlReporter {
         table(&mut out, a)?;
         service_table(&mut out, a)?;
         super::breakdown_table::breakdown_html(&mut out, a, escape)?;
+        limit_table(&mut out, a)?;
         verdict(&mut out, a)?;
         writeln!(out, "<h2>Plots</h2>")?;
         for p in plots::all(a) {

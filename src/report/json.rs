@@ -6,14 +6,15 @@
 
 use super::reporter::Reporter;
 use crate::analyze::heap::HeapSummary;
+use crate::analyze::limit::LimitNeed;
 use crate::analyze::markers::MarkerSummary;
 use crate::analyze::metric_table::MetricDef;
 use crate::analyze::service::{LatencySummary, ServiceSummary};
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
 use crate::analyze::verdict::Verdict;
 use crate::model::{
-    Breakdown, Host, Latency, Sample, ServiceInfo, ServiceRecord, StoredConfig, StoredRun,
-    UserMetricInfo,
+    Breakdown, CgroupSample, Host, Latency, Sample, ServiceInfo, ServiceRecord, StoredConfig,
+    StoredRun, UserMetricInfo,
 };
 use anyhow::{Context, Result};
 use serde::{Serialize, Serializer};
@@ -83,6 +84,14 @@ struct ConfigOut<'a> {
     command: Option<&'a [String]>,
     runs: Vec<RunOut<'a>>,
     summary: SummaryOut<'a>,
+    /// The memory limit this configuration needs: its highest peak over
+    /// its ok runs plus the headroom, a whole number of MiB; null without
+    /// an ok run.
+    memory_limit_needed_bytes: Option<u64>,
+    /// What it was computed from: `bytes`, `peak_bytes`, `basis` (the
+    /// metric of the peak: `peak_working_set_bytes`, `peak_cgroup_bytes`,
+    /// `peak_pss_bytes`, `peak_rss_bytes`), `headroom_pct`, `runs`.
+    memory_limit: Option<&'a LimitNeed>,
 }
 
 #[derive(Serialize)]
@@ -135,6 +144,24 @@ struct RunOut<'a> {
     /// `rss_after_bytes`, `processes`), when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     reclaim: Option<&'a crate::model::Reclaim>,
+    /// The run's memory cgroup (absent without one): the charge's peak
+    /// (never below the kernel's) and time-weighted mean, the working
+    /// set's, the kernel's own peak, and `memory.stat`'s parts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cgroup_peak_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cgroup_mean_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    working_set_peak_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    working_set_mean_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cgroup_peak_kernel_bytes: Option<u64>,
+    /// `charge_bytes`, `working_set_bytes`, `anon_bytes`, `file_bytes`,
+    /// `shmem_bytes`, `kernel_bytes`, `huge_pages_bytes`: each
+    /// time-weighted (`mean`) and at the tick of the peak charge (`peak`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cgroup: Option<CgroupOut>,
     /// The run's `--metric` values by name (a metric that matched nothing
     /// is absent); only in experiments with `--metric`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -148,6 +175,12 @@ struct RunOut<'a> {
     service: Option<ServiceRunOut<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timeline: Option<&'a [Sample]>,
+}
+
+#[derive(Serialize)]
+struct CgroupOut {
+    mean: CgroupSample,
+    peak: CgroupSample,
 }
 
 #[derive(Serialize)]
@@ -351,6 +384,18 @@ fn run_out(run: &StoredRun, include_samples: bool, user_metrics: bool) -> RunOut
             _ => None,
         },
         reclaim: r.reclaim.as_ref(),
+        cgroup_peak_bytes: m.cgroup_peak_bytes,
+        cgroup_mean_bytes: m.cgroup_mean_bytes,
+        working_set_peak_bytes: m.working_set_peak_bytes,
+        working_set_mean_bytes: m.working_set_mean_bytes,
+        cgroup_peak_kernel_bytes: r.cgroup_peak_kernel_bytes,
+        cgroup: match (
+            crate::analyze::metrics::cgroup_mean(r),
+            crate::analyze::metrics::cgroup_at_peak(r),
+        ) {
+            (Some(mean), Some(peak)) => Some(CgroupOut { mean, peak }),
+            _ => None,
+        },
         user_metrics: user_metrics.then_some(&r.user_metrics),
         markers: r
             .markers
@@ -437,6 +482,8 @@ fn config_out<'a>(
             latency: None,
             service: None,
         },
+        memory_limit_needed_bytes: None,
+        memory_limit: None,
     }
 }
 
@@ -476,6 +523,8 @@ impl Reporter for JsonReporter {
                     let mut out =
                         config_out(&analysis.metrics, c, s, markers, self.include_samples);
                     out.summary.heap = analysis.heap.get(i);
+                    out.memory_limit = analysis.limits.get(i).and_then(Option::as_ref);
+                    out.memory_limit_needed_bytes = out.memory_limit.map(|l| l.bytes);
                     if let Some(service) = analysis.service.get(i) {
                         out.summary.add_service(service);
                     }

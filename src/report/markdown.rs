@@ -161,25 +161,53 @@ fn service_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
     writeln!(out)
 }
 
+/// The memory limit each configuration needs, and the cgroup charge against
+/// PSS where both were measured.
+fn limit_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
+    let rows = super::limits::rows(analysis);
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let head = super::limits::head(analysis);
+    writeln!(out, "### {}\n", escape(&super::limits::title(analysis)))?;
+    writeln!(out, "| {} |", head.join(" | "))?;
+    writeln!(out, "|{}", " --- |".repeat(head.len()))?;
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
+        writeln!(out, "| {} |", cells.join(" | "))?;
+    }
+    writeln!(out)
+}
+
+/// The title, the command and host, and whether runs had a cgroup.
+fn heading(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
+    let e = &analysis.experiment;
+    let name = e.info.name.as_deref().map(escape).unwrap_or_default();
+    writeln!(out, "## allocscope experiment {} {name}\n", e.id)?;
+    writeln!(
+        out,
+        "Command: {} on {} (Linux {}, glibc {}, {} CPUs, THP {}), {} runs per configuration, \
+         started {}.\n",
+        escape(&shell_line(&e.info.command)),
+        escape(&e.info.host.hostname),
+        escape(&e.info.host.kernel),
+        escape(&e.info.host.glibc),
+        e.info.host.cpus,
+        escape(&e.info.host.thp),
+        super::columns::runs_each(analysis, e.info.runs_per_config),
+        escape(&e.info.started_at)
+    )?;
+    if let Some(line) = super::limits::runs_line(&e.info.host) {
+        writeln!(out, "{}.\n", escape(&line))?;
+    }
+    Ok(())
+}
+
 impl Reporter for MarkdownReporter {
     fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
         let e = &analysis.experiment;
         let mut out = String::new();
-        let name = e.info.name.as_deref().map(escape).unwrap_or_default();
-        writeln!(out, "## allocscope experiment {} {name}\n", e.id)?;
-        writeln!(
-            out,
-            "Command: {} on {} (Linux {}, glibc {}, {} CPUs, THP {}), {} runs per configuration, \
-             started {}.\n",
-            escape(&shell_line(&e.info.command)),
-            escape(&e.info.host.hostname),
-            escape(&e.info.host.kernel),
-            escape(&e.info.host.glibc),
-            e.info.host.cpus,
-            escape(&e.info.host.thp),
-            super::columns::runs_each(analysis, e.info.runs_per_config),
-            escape(&e.info.started_at)
-        )?;
+        heading(&mut out, analysis)?;
         let columns: Vec<(usize, ColumnUnit)> = super::columns::metric_columns(analysis)
             .into_iter()
             .map(|k| (k, super::columns::metric_unit(analysis, k)))
@@ -206,6 +234,7 @@ impl Reporter for MarkdownReporter {
         }
         service_table(&mut out, analysis)?;
         super::breakdown_table::breakdown_markdown(&mut out, analysis, escape)?;
+        limit_table(&mut out, analysis)?;
         let v = &analysis.verdict;
         writeln!(
             out,

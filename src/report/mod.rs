@@ -12,6 +12,7 @@ pub mod format;
 mod heap_table;
 pub mod html;
 pub mod json;
+mod limits;
 pub mod markdown;
 pub mod markers_csv;
 mod markers_table;

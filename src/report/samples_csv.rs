@@ -1,12 +1,13 @@
 //! Every sample of every run in long format (one row per sample), for
 //! plotting timelines. Absent PSS/USS/swap readings are empty cells; so is
 //! the breakdown (`breakdown_<part>`, where the tick's RSS went) on a tick
-//! that had none, after the processes without allocator figures.
+//! that had none, after the processes without allocator figures; then the
+//! run's memory cgroup (`cgroup_<part>`), empty on a tick without one.
 
 use super::format::{csv_line, opt};
 use super::reporter::Reporter;
 use crate::analyze::types::Analysis;
-use crate::model::Breakdown;
+use crate::model::{Breakdown, CgroupSample};
 use anyhow::Result;
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -33,8 +34,23 @@ fn header() -> Vec<String> {
     let mut h: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
     h.push("heapless_processes".to_string());
     h.extend(Breakdown::KEYS.iter().map(|k| format!("breakdown_{k}")));
+    h.extend(CGROUP_COLUMNS.iter().map(|(k, _)| k.to_string()));
     h
 }
+
+type CgroupPart = fn(&CgroupSample) -> u64;
+
+/// The run's memory cgroup at each tick, after the breakdown; empty cells
+/// on a tick without a group.
+const CGROUP_COLUMNS: [(&str, CgroupPart); 7] = [
+    ("cgroup_charge_bytes", |c| c.charge_bytes),
+    ("cgroup_working_set_bytes", |c| c.working_set_bytes),
+    ("cgroup_anon_bytes", |c| c.anon_bytes),
+    ("cgroup_file_bytes", |c| c.file_bytes),
+    ("cgroup_shmem_bytes", |c| c.shmem_bytes),
+    ("cgroup_kernel_bytes", |c| c.kernel_bytes),
+    ("cgroup_huge_pages_bytes", |c| c.huge_pages_bytes),
+];
 
 impl Reporter for SamplesCsvReporter {
     fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
@@ -60,6 +76,11 @@ impl Reporter for SamplesCsvReporter {
                     ];
                     let parts = s.breakdown.map(|b| b.parts());
                     row.extend((0..8).map(|i| opt(parts.map(|p| p[i]))));
+                    row.extend(
+                        CGROUP_COLUMNS
+                            .iter()
+                            .map(|(_, part)| opt(s.cgroup.as_ref().map(part))),
+                    );
                     out.push_str(&csv_line(row));
                 }
             }

@@ -36,6 +36,7 @@ impl Reporter for TableReporter {
         super::service_table::service_blocks(&mut out, analysis, width)?;
         super::heap_table::heap_block(&mut out, analysis, width)?;
         super::breakdown_table::breakdown_block(&mut out, analysis, width)?;
+        super::limits::block(&mut out, analysis, width)?;
         super::markers_table::markers_block(&mut out, analysis)?;
         footer(&mut out, analysis)?;
         Ok(out.into_bytes())
@@ -76,6 +77,9 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
         "host: {}, Linux {}, glibc {}, {} CPUs, THP {}, cgroup memory limit {limit}",
         h.hostname, h.kernel, h.glibc, h.cpus, h.thp
     )?;
+    if let Some(line) = super::limits::runs_line(h) {
+        writeln!(out, "{line}")?;
+    }
     match e.status.as_str() {
         "complete" => {}
         "running" => writeln!(
