@@ -170,6 +170,12 @@ pub struct CompareArgs {
     /// otherwise) or off (/proc alone; --memory-limit is then an rlimit).
     #[arg(long, default_value = "auto", value_name = "auto|off", value_parser = ["auto", "off"])]
     pub cgroup: String,
+    /// Measure as on a host of N CPUs: each allocator's CPU-derived
+    /// defaults (glibc's arena limit, jemalloc's narenas) set as there,
+    /// unless a configuration sets them itself; with N no more than this
+    /// machine's CPUs the workload also runs on N of them.
+    #[arg(long, value_name = "N")]
+    pub cpus: Option<String>,
     /// The configuration the others are compared with (default: the first).
     #[arg(long, value_name = "CONFIG")]
     pub baseline: Option<String>,
@@ -371,4 +377,7 @@ pub struct DemoArgs {
     /// Where the JSON, CSV and HTML reports go (SCENARIO.json, .csv, .html).
     #[arg(long, default_value = "allocscope-demo", value_name = "DIR")]
     pub out: PathBuf,
+    /// As `compare --cpus N`: the allocators sized as on a host of N CPUs.
+    #[arg(long, value_name = "N")]
+    pub cpus: Option<String>,
 }

@@ -6,6 +6,9 @@
 use crate::units::UnitError;
 use thiserror::Error;
 
+/// The most `--cpus` takes: the size of the kernel's default CPU set.
+pub const MAX_CPUS: u32 = 1024;
+
 /// A mistake in the command line; the message names it and the fix.
 #[derive(Debug, Error)]
 pub enum UsageError {
@@ -15,6 +18,8 @@ pub enum UsageError {
     IntervalRange(String),
     #[error("--memory-limit {0} is too small; use at least 1M (e.g. --memory-limit 512M)")]
     MemoryLimitRange(String),
+    #[error("--cpus '{0}' is not a CPU count; give the CPUs of the host to measure as on, a whole number from 1 to {max} (e.g. --cpus 16)", max = crate::usage_error::MAX_CPUS)]
+    Cpus(String),
     #[error("--timeout {0} is too short; use at least 10ms")]
     TimeoutRange(String),
     #[error("{flag} '{value}' is not a count; use a whole number {min} or more (e.g. {flag} 5)")]

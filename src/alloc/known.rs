@@ -54,6 +54,35 @@ pub struct Builtin {
     pub counters: &'static [&'static str],
     /// The configurations of this allocator run when the user gives no `-a`.
     pub defaults: &'static [&'static str],
+    /// What it sizes by the CPU count, for `--cpus`; `None`: nothing
+    /// (docs/usage.md, "Measuring as on another host").
+    pub cpu_sizing: Option<CpuRule>,
+}
+
+/// A default an allocator derives from the CPU count, and the key that
+/// sets it instead.
+#[derive(Debug)]
+pub struct CpuRule {
+    pub key: &'static str,
+    /// The allocator's default on a host of that many CPUs.
+    pub default_on: fn(u32) -> u64,
+    /// An environment variable of its own that sets the same thing.
+    pub alias: Option<&'static str>,
+}
+
+/// glibc 2.36 on 64 bits: `NARENAS_FROM_NCORES`, 8 arenas per CPU.
+fn glibc_arena_max(cpus: u32) -> u64 {
+    8 * u64::from(cpus)
+}
+
+/// jemalloc 5.3 (`malloc_narenas_default`): 4 arenas per CPU, but one
+/// alone on a single CPU.
+fn jemalloc_narenas(cpus: u32) -> u64 {
+    if cpus > 1 {
+        4 * u64::from(cpus)
+    } else {
+        1
+    }
 }
 
 impl Builtin {
@@ -76,6 +105,11 @@ pub const BUILTINS: &[Builtin] = &[
         env: EnvStyle::GlibcTunables,
         counters: &["mallinfo2"],
         defaults: &["glibc", "glibc:arena_max=2"],
+        cpu_sizing: Some(CpuRule {
+            key: "arena_max",
+            default_on: glibc_arena_max,
+            alias: Some("MALLOC_ARENA_MAX"),
+        }),
     },
     Builtin {
         name: "jemalloc",
@@ -89,6 +123,11 @@ pub const BUILTINS: &[Builtin] = &[
         env: EnvStyle::MallocConf,
         counters: &["mallctl"],
         defaults: &["jemalloc"],
+        cpu_sizing: Some(CpuRule {
+            key: "narenas",
+            default_on: jemalloc_narenas,
+            alias: None,
+        }),
     },
     Builtin {
         name: "tcmalloc",
@@ -109,6 +148,9 @@ pub const BUILTINS: &[Builtin] = &[
         env: EnvStyle::Prefixed("TCMALLOC_"),
         counters: &["MallocExtension_GetNumericProperty"],
         defaults: &["tcmalloc"],
+        // gperftools 2.10 reads the online CPUs only to decide whether its
+        // spin locks spin; its caches are sized without them.
+        cpu_sizing: None,
     },
     Builtin {
         name: "mimalloc",
@@ -122,6 +164,8 @@ pub const BUILTINS: &[Builtin] = &[
         env: EnvStyle::Prefixed("MIMALLOC_"),
         counters: &[],
         defaults: &["mimalloc"],
+        // mimalloc 2.0.9 reads the NUMA nodes, never the CPU count.
+        cpu_sizing: None,
     },
 ];
 

@@ -5,6 +5,7 @@
 //! downstream needs to know which allocator a configuration uses.
 
 pub mod config;
+pub mod cpus;
 mod dpkg;
 pub mod elf;
 pub mod error;

@@ -3,6 +3,7 @@
 pub mod allocators;
 pub mod cell;
 pub mod compare;
+mod cpus;
 pub mod demo;
 pub mod exports;
 mod judge;

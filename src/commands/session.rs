@@ -93,6 +93,8 @@ pub(crate) struct Session<'s> {
     lines: Vec<ProgramLine>,
     /// What each configuration's program says about allocators.
     programs: Vec<ProgramFacts>,
+    /// `--cpus`: the configurations as launched, and the CPUs to pin to.
+    cpus: super::cpus::CpuSetup,
     progress: Progress,
     step: usize,
     total: usize,
@@ -124,6 +126,8 @@ impl<'s> Session<'s> {
         let mut info = experiment_info(settings, started_at);
         info.host.run_cgroup = Some(run_cgroup);
         info.host.run_memory_limit_bytes = settings.memory_limit;
+        let cpus = super::cpus::setup(&settings.configs, settings.cpus)?;
+        info.host.cpus_emulated = cpus.emulation.clone();
         let (experiment_id, config_ids) = store.begin_experiment(&info, &settings.configs)?;
         for (key, value) in environment {
             store.set_environment(experiment_id, key, value)?;
@@ -131,6 +135,10 @@ impl<'s> Session<'s> {
         let log_dir = log_directory(store.path(), experiment_id)?;
         let progress = Progress::new(quiet, total);
         progress.say(&plan_line(settings, experiment_id, &info.command));
+        if let Some(e) = &info.host.cpus_emulated {
+            let line = crate::report::cpus_line::cpus_line(e, info.host.cpus);
+            progress.say(&format!("allocscope: --cpus {}: {line}", e.cpus));
+        }
         let probes = settings
             .configs
             .iter()
@@ -153,6 +161,7 @@ impl<'s> Session<'s> {
             serving,
             lines,
             programs,
+            cpus,
             progress,
             step: 0,
             total,
@@ -214,7 +223,8 @@ impl<'s> Session<'s> {
     /// Launches one planned run and waits for its end.
     fn execute(&self, planned: &PlannedRun, kind: &str) -> anyhow::Result<Outcome> {
         let settings = self.settings;
-        let config = &settings.configs[planned.config];
+        // With `--cpus`, its CPU-derived settings; the stored one has none.
+        let config = &self.cpus.launch_configs[planned.config];
         let program = &self.programs[planned.config];
         let stem = format!(
             "{:02}-{}-{kind}{}",
@@ -243,6 +253,7 @@ impl<'s> Session<'s> {
             marks: &settings.marks,
             memory_limit: settings.memory_limit,
             cgroup: self.cgroup.as_ref(),
+            pin: self.cpus.pin.as_ref(),
             probe: self.probes[planned.config].as_ref(),
             service: settings.service.as_ref(),
             on_sample: publish.as_ref().map(|p| p as run::OnSample),

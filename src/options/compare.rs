@@ -3,7 +3,8 @@
 //! baseline, before anything runs.
 
 use super::parse::{
-    parse_count, parse_interval, parse_marks, parse_memory_limit, parse_timeout, resolve_command,
+    parse_count, parse_cpus, parse_interval, parse_marks, parse_memory_limit, parse_timeout,
+    resolve_command,
 };
 use super::{export, judge, rounds, service, variant};
 use crate::cli::{Cli, Command, CompareArgs};
@@ -29,6 +30,8 @@ pub struct CompareSettings {
     /// `--cgroup auto` (the default): each run in a memory cgroup of its
     /// own where the machine allows one; false for `--cgroup off`.
     pub cgroup: bool,
+    /// `--cpus N`: measure as on a host of N CPUs.
+    pub cpus: Option<u32>,
     pub baseline: String,
     pub name: Option<String>,
     pub db: PathBuf,
@@ -82,6 +85,7 @@ impl CompareSettings {
             .as_deref()
             .map(parse_memory_limit)
             .transpose()?;
+        let cpus = args.cpus.as_deref().map(parse_cpus).transpose()?;
         let marks = parse_marks(&args.mark)?;
         let program_name = args.command.first().ok_or(UsageError::NoCommand)?;
         let program = resolve_command(program_name)?;
@@ -105,6 +109,7 @@ impl CompareSettings {
             timeout,
             memory_limit,
             cgroup: args.cgroup != "off",
+            cpus,
             baseline,
             name: args.name.clone(),
             db: args.db.clone(),

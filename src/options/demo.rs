@@ -78,6 +78,8 @@ pub struct DemoSettings {
     pub db: PathBuf,
     /// Where each scenario's JSON, CSV and HTML go.
     pub out: PathBuf,
+    /// `--cpus N`, checked, as `compare` takes it.
+    cpus: Option<String>,
 }
 
 /// A scenario's exports.
@@ -131,6 +133,12 @@ impl DemoSettings {
             runs,
             db: args.db.clone(),
             out: args.out.clone(),
+            cpus: args
+                .cpus
+                .as_deref()
+                .map(super::parse::parse_cpus)
+                .transpose()?
+                .map(|n| n.to_string()),
         })
     }
 
@@ -160,6 +168,9 @@ impl DemoSettings {
             if self.quick { " (quick)" } else { "" }
         );
         words.extend(self.runs.iter().map(OsString::from));
+        if let Some(cpus) = &self.cpus {
+            words.extend(["--cpus".into(), cpus.into()]);
+        }
         for (flag, value) in [
             ("--interval", "50ms".into()),
             ("--timeout", "600s".into()),
@@ -211,4 +222,29 @@ impl DemoSettings {
 fn free_port() -> anyhow::Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(listener.local_addr()?.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn demo_args(words: &[&str]) -> DemoArgs {
+        let line = ["allocscope", "demo"].iter().chain(words);
+        match crate::cli::Cli::try_parse_from(line).map(|c| c.command) {
+            Ok(crate::cli::Command::Demo(args)) => args,
+            other => panic!("not demo arguments: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn cpus_reach_each_scenarios_compare_and_bad_ones_stop_the_demo() -> anyhow::Result<()> {
+        let settings = DemoSettings::from_args(&demo_args(&["--quick", "--cpus", "4"]))?;
+        let registry = crate::alloc::Registry::discover();
+        let compare = settings.compare(settings.scenarios[0], Path::new("/bin/true"), &registry)?;
+        assert_eq!(compare.cpus, Some(4));
+        let refused = DemoSettings::from_args(&demo_args(&["--cpus", "0"]));
+        assert!(matches!(refused, Err(UsageError::Cpus(_))));
+        Ok(())
+    }
 }

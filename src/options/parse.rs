@@ -40,6 +40,14 @@ pub fn parse_memory_limit(text: &str) -> Result<u64, UsageError> {
     Ok(bytes)
 }
 
+/// `--cpus N`: from 1 to `MAX_CPUS`.
+pub fn parse_cpus(text: &str) -> Result<u32, UsageError> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if (1..=crate::usage_error::MAX_CPUS).contains(&n) => Ok(n),
+        _ => Err(UsageError::Cpus(text.to_string())),
+    }
+}
+
 pub fn parse_timeout(text: &str) -> Result<Duration, UsageError> {
     let timeout = parse_duration(text)?;
     if timeout < MIN_INTERVAL {
@@ -118,6 +126,18 @@ mod tests {
         assert_eq!(parse_interval("1h").ok(), Some(Duration::from_secs(3600)));
         for bad in ["0", "9ms", "2h", "fast"] {
             assert!(parse_interval(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn cpus_take_1_to_1024_and_errors_name_the_fix() {
+        assert_eq!(parse_cpus("16").ok(), Some(16));
+        assert_eq!(parse_cpus("1024").ok(), Some(1024));
+        for bad in ["0", "-1", "abc", "1.5", "1025", ""] {
+            let message = parse_cpus(bad).map(|_| ()).unwrap_err().to_string();
+            assert!(message.contains(&format!("--cpus '{bad}'")), "{message}");
+            assert!(message.contains("e.g. --cpus 16"), "{message}");
+            assert_eq!(message.lines().count(), 1, "{message}");
         }
     }
 

@@ -154,6 +154,15 @@ fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
     {
         writeln!(out, "<dt>{k}</dt><dd><code>{}</code></dd>", escape(&v))?;
     }
+    if let Some(c) = &h.cpus_emulated {
+        let line = super::cpus_line::cpus_line(c, h.cpus);
+        writeln!(
+            out,
+            "<dt>host emulated</dt><dd><code>--cpus {}</code>, {}</dd>",
+            c.cpus,
+            escape(&line)
+        )?;
+    }
     writeln!(out, "<dt>configurations</dt><dd><ul>")?;
     for c in &e.configs {
         let c = &c.config;

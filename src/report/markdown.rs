@@ -200,6 +200,15 @@ fn heading(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
     if let Some(line) = super::limits::runs_line(&e.info.host) {
         writeln!(out, "{}.\n", escape(&line))?;
     }
+    if let Some(c) = &e.info.host.cpus_emulated {
+        let line = super::cpus_line::cpus_line(c, e.info.host.cpus);
+        writeln!(
+            out,
+            "Host emulated with `--cpus {}`: {}.\n",
+            c.cpus,
+            escape(&line)
+        )?;
+    }
     Ok(())
 }
 

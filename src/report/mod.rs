@@ -7,6 +7,7 @@
 
 mod breakdown_table;
 pub mod columns;
+pub mod cpus_line;
 pub mod csv;
 pub mod format;
 mod heap_table;

@@ -80,6 +80,10 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
     if let Some(line) = super::limits::runs_line(h) {
         writeln!(out, "{line}")?;
     }
+    if let Some(c) = &h.cpus_emulated {
+        let line = super::cpus_line::cpus_line(c, h.cpus);
+        writeln!(out, "host emulated: --cpus {}, {line}", c.cpus)?;
+    }
     match e.status.as_str() {
         "complete" => {}
         "running" => writeln!(
