@@ -10,6 +10,7 @@ mod cluster;
 mod cluster_files;
 mod common;
 mod compare;
+mod cpus;
 mod heap;
 mod lifecycle;
 mod markers;
