@@ -102,6 +102,7 @@ mod tests {
             allocator: allocator.to_string(),
             library: None,
             version: None,
+            command: None,
             env: env
                 .iter()
                 .map(|(n, v)| (n.to_string(), v.to_string()))
