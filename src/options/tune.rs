@@ -46,6 +46,13 @@ impl TuneSettings {
                     .into(),
             ));
         }
+        if !c.variant.is_empty() {
+            return Err(tune_error(
+                "tune races an allocator's settings on one build; compare builds with \
+                 allocscope compare --variant LABEL=COMMAND"
+                    .into(),
+            ));
+        }
         let chosen = allocators(&c.alloc, &|name| registry.get(name).is_some())?;
         let tries = args
             .tries

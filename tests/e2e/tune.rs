@@ -112,6 +112,7 @@ fn a_key_no_allocator_has_is_a_one_line_usage_error() {
         ),
         (&["--runs", "5"][..], "--max-runs"),
         (&["-a", "glibc:arena_max=2"][..], "--try"),
+        (&["--variant", "je=true"][..], "compare --variant"),
     ] {
         let mut args = vec!["tune"];
         args.extend_from_slice(flags);
