@@ -35,7 +35,8 @@ enum {
     W_MAGIC, W_SEQ, W_PID, W_MODE, W_SOURCE, W_LIVE, W_RESIDENT, W_RETAINED,
     W_ARENAS, W_CPU_NS, W_POLLS, W_TRIMS, W_UPDATED_NS, W_POLL_COST_NS,
     W_FREE, W_METADATA, W_THREADS, W_RECLAIMS, W_RECLAIM_RSS_BEFORE, W_RECLAIM_RSS_AFTER,
-    W_RECLAIM_START_NS, W_RECLAIM_END_NS, W_RECLAIM_USER_NS, W_RECLAIM_SYS_NS, W_WORDS
+    W_RECLAIM_START_NS, W_RECLAIM_END_NS, W_RECLAIM_USER_NS, W_RECLAIM_SYS_NS,
+    W_POLLED_NS, W_POLL_START_NS, W_RECLAIM_FREE_BEFORE, W_RECLAIM_LIVE_BEFORE, W_WORDS
 };
 /* Written by allocscope, outside the seqlocked words: how many reclaims it
  * asks for (PROTOCOL.md, "Reclaim requests"). */
@@ -572,6 +573,9 @@ static void reclaim(uint64_t *w) {
     struct rusage ru0, ru1;
     int timed = getrusage(RUSAGE_THREAD, &ru0) == 0;
     w[W_RECLAIM_START_NS] = now_ns(CLOCK_MONOTONIC);
+    /* What the allocator held just before, from the poll the caller made
+     * right before this call: what the test could return. */
+    uint64_t free_before = w[W_FREE], live_before = w[W_LIVE];
     uint64_t before = own_rss_bytes();
     int done = release_memory();
     uint64_t after = own_rss_bytes();
@@ -583,6 +587,8 @@ static void reclaim(uint64_t *w) {
     }
     w[W_RECLAIM_RSS_BEFORE] = done ? before : UNKNOWN;
     w[W_RECLAIM_RSS_AFTER] = done ? after : UNKNOWN;
+    w[W_RECLAIM_FREE_BEFORE] = done ? free_before : UNKNOWN;
+    w[W_RECLAIM_LIVE_BEFORE] = done ? live_before : UNKNOWN;
     w[W_RECLAIMS]++;
     reclaim_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 }
@@ -598,16 +604,24 @@ static void reset_words(void) {
     for (int i = 0; i < W_WORDS; i++) words[i] = 0;
     words[W_RESIDENT] = words[W_RETAINED] = words[W_FREE] = words[W_METADATA] = UNKNOWN;
     words[W_RECLAIM_RSS_BEFORE] = words[W_RECLAIM_RSS_AFTER] = UNKNOWN;
+    words[W_RECLAIM_FREE_BEFORE] = words[W_RECLAIM_LIVE_BEFORE] = UNKNOWN;
     words[W_PID] = (uint64_t)getpid();
 }
 
 /* One poll of the counters; returns its CPU cost. Called with the lock held. */
 static uint64_t poll_once(int final) {
+    uint64_t start = now_ns(CLOCK_MONOTONIC);
     uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
     words[W_MODE] = (uint64_t)poll_counters(words, final);
     uint64_t cost = now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
     words[W_POLLS]++;
     words[W_POLL_COST_NS] = cost;
+    /* When this reading began and was complete: under contention a poll
+     * can wait seconds for the allocator's locks (glibc's mallinfo2 takes
+     * every arena's mutex in turn, and busy threads re-take them first),
+     * so its figures describe that whole span; the sampler judges the age. */
+    words[W_POLL_START_NS] = start;
+    words[W_POLLED_NS] = now_ns(CLOCK_MONOTONIC);
     return cost;
 }
 
@@ -639,7 +653,10 @@ static void *probe_main(void *arg) {
             words[W_TRIMS]++;
             next_trim = now + trim_ns;
         }
-        if (shm && words[W_RECLAIMS] < requested_reclaims()) reclaim(words);
+        if (shm && words[W_RECLAIMS] < requested_reclaims()) {
+            poll_once(0); /* the free memory the test could return, now */
+            reclaim(words);
+        }
         if (shm && now >= next_poll) {
             uint64_t cost = poll_once(0);
             /* Stay within the budget: a poll costing c waits at least c / budget. */

@@ -76,6 +76,12 @@ pub struct Sample {
     /// counters): all their anonymous memory is in `other_anon_bytes`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub heapless_processes: u32,
+    /// Processes whose heap probe reading was stale this tick (it missed
+    /// its planned poll by `STALE_AFTER_TICKS` sampler intervals: under
+    /// contention glibc's `mallinfo2` waits for every arena's lock). Such
+    /// a tick has no live heap and no breakdown rather than wrong ones.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub heap_stale_processes: u32,
     /// The run's memory cgroup at this tick, when the run had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<CgroupSample>,
@@ -184,6 +190,14 @@ pub struct Reclaim {
     pub rss_after_bytes: u64,
     /// Processes whose allocator answered the request.
     pub processes: u32,
+    /// The allocators' own free memory and live heap, summed over the
+    /// processes that answered, from the probe's poll just before the
+    /// test: what it could return, measured then (`None` from a probe that
+    /// predates them, or when an answer lacked them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_before_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_before_bytes: Option<u64>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -433,6 +447,12 @@ pub struct RunMetrics {
     /// The most processes without allocator figures on a tick with a
     /// breakdown (`Sample::heapless_processes`); `None` without one.
     pub heapless_processes_max: Option<u32>,
+    /// The share of the ticks with heap figures that the breakdown covers:
+    /// ticks with a breakdown over those plus the ticks whose probe
+    /// readings were stale (`Sample::heap_stale_processes`); 1.0 when none
+    /// was, `None` without a breakdown.
+    #[serde(default)]
+    pub breakdown_coverage: Option<f64>,
     /// From the cgroup's ticks: the charge and the working set.
     pub cgroup_peak_bytes: Option<u64>,
     pub cgroup_mean_bytes: Option<u64>,

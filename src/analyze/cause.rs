@@ -6,8 +6,8 @@
 //! `cause_figures.rs`, the words in `cause_words.rs`.
 
 pub use super::cause_figures::{CauseKind, Difference, Part, PartChange, WhereWent, PARTS};
-use super::cause_figures::difference;
-use super::cause_words::{config_line, difference_line};
+use super::cause_figures::{difference, COVERED};
+use super::cause_words::{config_line, difference_line, uncovered_line};
 use super::metrics;
 use crate::model::{RunMetrics, RunStatus, StoredConfig, StoredExperiment, StoredRun};
 use serde::Serialize;
@@ -49,7 +49,12 @@ pub fn explain(
         .filter(|&f| f != baseline)
         .and_then(|f| configs.get(f))
         .and_then(Option::as_ref);
-    let difference = base.zip(cand).and_then(|(b, c)| difference(b, c));
+    // Means over different stretches of two runs explain nothing.
+    let covered = |w: &WhereWent| w.coverage >= COVERED;
+    let pair = base.zip(cand);
+    let difference = pair
+        .filter(|(b, c)| covered(b) && covered(c))
+        .and_then(|(b, c)| difference(b, c));
     let mut lines: Vec<String> = base.into_iter().map(config_line).collect();
     lines.extend(
         configs
@@ -60,6 +65,8 @@ pub fn explain(
     );
     if let (Some(d), Some(b), Some(c)) = (&difference, base, cand) {
         lines.push(difference_line(d, b, c));
+    } else if let Some((b, c)) = pair.filter(|(b, c)| !covered(b) || !covered(c)) {
+        lines.push(uncovered_line(b, c));
     }
     Some(Cause {
         configs: configs.into_iter().flatten().collect(),
@@ -74,15 +81,11 @@ fn where_went(config: &StoredConfig) -> Option<WhereWent> {
     let (run, m) = median_run(config)?;
     let mean = m.breakdown_mean?;
     let reclaim = run.record.reclaim.clone();
-    let free_before_reclaim_bytes = reclaim.as_ref().and_then(|r| {
-        run.record
-            .samples
-            .iter()
-            .filter(|s| s.t_s <= r.t_s)
-            .filter_map(|s| s.breakdown)
-            .next_back()
-            .map(|b| b.allocator_free_bytes)
-    });
+    // The probe's own reading just before the test, never a sampled
+    // figure: the last tick before it may be long before (the probe's
+    // readings stale under contention) and the program frees much on its
+    // way out.
+    let free_before_reclaim_bytes = reclaim.as_ref().and_then(|r| r.free_before_bytes);
     Some(WhereWent {
         config: config.config.name.clone(),
         run: run.record.index,
@@ -90,6 +93,7 @@ fn where_went(config: &StoredConfig) -> Option<WhereWent> {
         peak: m.breakdown_peak,
         arenas: m.arenas_max,
         heapless_processes: m.heapless_processes_max.unwrap_or(0),
+        coverage: m.breakdown_coverage.unwrap_or(1.0),
         reclaim,
         free_before_reclaim_bytes,
     })

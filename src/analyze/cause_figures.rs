@@ -110,9 +110,13 @@ pub struct WhereWent {
     /// The most processes whose allocator gave no figures on one tick:
     /// their heap is inside `other_anon_bytes`.
     pub heapless_processes: u32,
+    /// The share of the run's ticks with heap figures that the breakdown
+    /// covers (`RunMetrics::breakdown_coverage`): below 1 the probe's
+    /// readings were stale on the others and the means cover only these.
+    pub coverage: f64,
     pub reclaim: Option<Reclaim>,
-    /// The allocator's free memory at the last tick before the reclaim
-    /// test: what the test could have returned.
+    /// The allocators' free memory measured by the probe just before the
+    /// reclaim test (`Reclaim::free_before_bytes`): what it could return.
     pub free_before_reclaim_bytes: Option<u64>,
 }
 
@@ -136,6 +140,10 @@ impl WhereWent {
 /// part too small to judge as reclaimable or pinned.
 pub const SMALL_SHARE: f64 = 0.01;
 pub const NOTABLE_FREE_SHARE: f64 = 0.05;
+/// A breakdown covering at least this share of its run's ticks is taken
+/// for the run's (the odd stale tick is noise); below it the line says how
+/// much it covers and no cause is named from it.
+pub const COVERED: f64 = 0.95;
 /// "Most": the reclaim returned at least this share of the free memory.
 pub const MOST: f64 = 0.5;
 

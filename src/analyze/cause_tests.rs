@@ -27,6 +27,7 @@ fn went(config: &str, mean: Breakdown, arenas: Option<u32>) -> WhereWent {
         peak: None,
         arenas,
         heapless_processes: 0,
+        coverage: 1.0,
         reclaim: None,
         free_before_reclaim_bytes: None,
     }
@@ -42,6 +43,8 @@ fn reclaimed(mut w: WhereWent, free: u64, returned: u64) -> WhereWent {
         rss_before_bytes: before,
         rss_after_bytes: before - returned * MIB,
         processes: 1,
+        free_before_bytes: Some(free * MIB),
+        live_before_bytes: None,
     });
     w.free_before_reclaim_bytes = Some(free * MIB);
     w
@@ -166,4 +169,68 @@ fn parts_below_one_percent_are_summed_into_small_parts() {
         line.starts_with("glibc: 604 MiB RSS = 500 live + 100 free + 4 in small parts"),
         "{line}"
     );
+}
+
+#[test]
+fn a_breakdown_that_covers_part_of_the_run_says_how_much_and_why() {
+    let (mut glibc, _) = arenas_pair();
+    assert!(!config_line(&glibc).contains("ticks"), "{}", config_line(&glibc));
+    glibc.coverage = 0.4;
+    let line = config_line(&glibc);
+    assert!(
+        line.contains("breakdown from 40% of the run's ticks")
+            && line.contains("allocator's locks"),
+        "{line}"
+    );
+}
+
+#[test]
+fn no_cause_is_named_from_a_breakdown_that_covers_part_of_its_run() {
+    let mut e = crate::analyze::fixture::experiment();
+    for (i, c) in e.configs.iter_mut().enumerate() {
+        for r in &mut c.runs {
+            let n = r.record.samples.len();
+            for (k, s) in r.record.samples.iter_mut().enumerate() {
+                // The baseline's probe is stale on its first half.
+                if i == 0 && k < n / 2 {
+                    s.heap_stale_processes = 1;
+                } else {
+                    s.breakdown = Some(parts(10, 30 + 20 * (i == 0) as u64, 5, 0));
+                }
+            }
+        }
+    }
+    let cause = explain(&e, 0, Some(1)).expect("breakdowns");
+    assert_eq!(cause.difference, None);
+    let last = cause.lines.last().cloned().unwrap_or_default();
+    assert!(last.starts_with("No cause named between"), "{last}");
+    // Covered in full, the same runs are explained.
+    for s in e.configs[0].runs.iter_mut().flat_map(|r| r.record.samples.iter_mut()) {
+        s.heap_stale_processes = 0;
+        s.breakdown = Some(parts(10, 50, 5, 0));
+    }
+    assert!(explain(&e, 0, Some(1)).and_then(|c| c.difference).is_some());
+}
+
+#[test]
+fn the_free_memory_before_the_reclaim_is_the_probes_reading_not_a_tick() {
+    let mut e = crate::analyze::fixture::experiment();
+    for r in &mut e.configs[0].runs {
+        for s in &mut r.record.samples {
+            s.breakdown = Some(parts(10, 30, 5, 0));
+        }
+        r.record.reclaim = Some(Reclaim {
+            t_s: 0.0,
+            trigger: "exit".to_string(),
+            rss_before_bytes: 300 * MIB,
+            rss_after_bytes: 40 * MIB,
+            processes: 1,
+            free_before_bytes: Some(262 * MIB),
+            live_before_bytes: Some(MIB),
+        });
+    }
+    let w = where_went(&e.configs[0]).expect("a breakdown");
+    // The samples said 30 MiB free: the probe said 262 just before.
+    assert_eq!(w.free_before_reclaim_bytes, Some(262 * MIB));
+    assert!(config_line(&w).contains("returned 260.0 of 262.0 free then"), "{}", config_line(&w));
 }

@@ -5,8 +5,8 @@
 //! remedies").
 
 use super::cause_figures::{
-    heap_measured, CauseKind, Difference, Part, WhereWent, MOST, NOTABLE_FREE_SHARE, PARTS,
-    SMALL_SHARE,
+    heap_measured, CauseKind, Difference, Part, WhereWent, COVERED, MOST, NOTABLE_FREE_SHARE,
+    PARTS, SMALL_SHARE,
 };
 use crate::units::{ColumnUnit, Unit};
 
@@ -49,7 +49,25 @@ pub fn config_line(w: &WhereWent) -> String {
             if n == 1 { "" } else { "es" }
         ),
     };
-    format!("{}: {} RSS = {sum}{note}.", w.config, unit.show(rss))
+    format!(
+        "{}: {} RSS = {sum}{note}{}.",
+        w.config,
+        unit.show(rss),
+        coverage_note(w)
+    )
+}
+
+/// Below full coverage, how much of the run the breakdown describes, so
+/// that nobody reads its means as the whole run's.
+fn coverage_note(w: &WhereWent) -> String {
+    if w.coverage >= COVERED {
+        return String::new();
+    }
+    format!(
+        "; breakdown from {:.0}% of the run's ticks: on the rest the heap probe's reading \
+         was stale (under contention it waits on the allocator's locks)",
+        w.coverage * 100.0
+    )
 }
 
 /// ` in 16 arenas (reclaim at exit returned 150 of 160)` after the free part.
@@ -96,6 +114,20 @@ fn free_note(w: &WhereWent, unit: ColumnUnit) -> String {
         ),
         _ => String::new(),
     }
+}
+
+/// Why no cause is named when a breakdown covers only part of its run:
+/// the two means would describe different stretches of the runs (glibc's
+/// probe is starved through a contended phase that arena_max=2's is not).
+pub fn uncovered_line(base: &WhereWent, cand: &WhereWent) -> String {
+    format!(
+        "No cause named between {} and {}: their breakdowns cover {:.0}% and {:.0}% of the \
+         runs' ticks, so their means describe different stretches of the runs.",
+        base.config,
+        cand.config,
+        base.coverage * 100.0,
+        cand.coverage * 100.0
+    )
 }
 
 /// `glibc:arena_max=2 removed 204 MiB of glibc's RSS (434 -> 230), 98% of

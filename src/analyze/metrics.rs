@@ -111,8 +111,9 @@ pub fn cgroup_at_peak(record: &RunRecord) -> Option<crate::model::CgroupSample> 
 /// ticks), its value at the tick of peak RSS among them (the last such
 /// tick: the heap probe polls on its own clock, so on the first tick of a
 /// plateau its figures may still describe the climb to it), and the most
-/// processes without allocator figures; all `None` when no tick had a
-/// breakdown.
+/// processes without allocator figures, and the share of the ticks the
+/// breakdown covers (the others' probe readings were stale); all `None`
+/// when no tick had a breakdown.
 fn breakdown_metrics(samples: &[Sample], metrics: RunMetrics) -> RunMetrics {
     let with: Vec<&Sample> = samples.iter().filter(|s| s.breakdown.is_some()).collect();
     let parts = |s: &Sample| s.breakdown.unwrap_or_default().parts();
@@ -130,6 +131,10 @@ fn breakdown_metrics(samples: &[Sample], metrics: RunMetrics) -> RunMetrics {
         breakdown_mean: peak.map(|_| Breakdown::from_parts(mean)),
         breakdown_peak: peak,
         heapless_processes_max: with.iter().map(|s| s.heapless_processes).max(),
+        breakdown_coverage: peak.map(|_| {
+            let stale = samples.iter().filter(|s| s.heap_stale_processes > 0).count();
+            with.len() as f64 / (with.len() + stale) as f64
+        }),
         ..metrics
     }
 }
@@ -347,6 +352,33 @@ mod tests {
     }
 
     #[test]
+    fn breakdown_coverage_is_the_share_of_ticks_whose_probe_readings_were_fresh() {
+        let split = |t_s| Sample {
+            breakdown: Some(Breakdown {
+                other_anon_bytes: 10,
+                ..Breakdown::default()
+            }),
+            ..sample(t_s, 10, None)
+        };
+        let stale = |t_s| Sample {
+            heap_stale_processes: 1,
+            ..sample(t_s, 500, None)
+        };
+        let samples = vec![
+            sample(0.0, 5, None),
+            stale(0.1),
+            stale(0.2),
+            stale(0.3),
+            split(0.4),
+            split(0.5),
+        ];
+        let m = run_metrics(&record(samples, 0));
+        assert_eq!(m.breakdown_coverage, Some(0.4));
+        // The stale ticks' RSS is not in the breakdown's mean.
+        assert_eq!(m.breakdown_mean.map(|b| b.total_bytes()), Some(10));
+    }
+
+    #[test]
     fn breakdown_mean_is_time_weighted_over_its_ticks_and_peak_is_at_peak_rss() {
         let split = |t_s, live, other, heapless| Sample {
             breakdown: Some(Breakdown {
@@ -382,6 +414,7 @@ mod tests {
         let peak = m.breakdown_peak.expect("a peak");
         assert_eq!((peak.live_heap_bytes, peak.other_anon_bytes), (320, 20));
         assert_eq!(m.heapless_processes_max, Some(1));
+        assert_eq!(m.breakdown_coverage, Some(1.0), "before the first reading is not stale");
         let none = run_metrics(&record(vec![sample(0.0, 5, None)], 0));
         assert_eq!(
             (

@@ -38,12 +38,24 @@ pub(super) fn experiment() -> StoredExperiment {
                 s.arenas = glibc.then_some(16);
             }
             let last = r.record.samples.last().map_or(0, |s| s.rss_bytes);
+            // What the probe measured just before: the free part of the
+            // last tick before it, as the goldens were made.
+            let free_before = r
+                .record
+                .samples
+                .iter()
+                .filter(|s| s.t_s <= 0.2)
+                .filter_map(|s| s.breakdown)
+                .next_back()
+                .map(|b| b.allocator_free_bytes);
             r.record.reclaim = glibc.then(|| Reclaim {
                 t_s: 0.2,
                 trigger: "exit".into(),
                 rss_before_bytes: last,
                 rss_after_bytes: last - 30 * MIB,
                 processes: 1,
+                free_before_bytes: free_before,
+                live_before_bytes: None,
             });
         }
     }

@@ -190,6 +190,10 @@ struct BreakdownOut {
     /// The most processes on one tick whose allocator gave no figures (all
     /// their anonymous memory is in `other_anon_bytes`).
     heapless_processes: u32,
+    /// The share of the run's ticks with heap figures that the breakdown
+    /// covers: the probe's readings were stale on the others (the
+    /// allocator's locks kept it from reading), which have no breakdown.
+    coverage: f64,
 }
 
 /// A service run's phases (seconds since the server started) and notes.
@@ -380,6 +384,7 @@ fn run_out(run: &StoredRun, include_samples: bool, user_metrics: bool) -> RunOut
                 mean,
                 peak,
                 heapless_processes: m.heapless_processes_max.unwrap_or(0),
+                coverage: m.breakdown_coverage.unwrap_or(1.0),
             }),
             _ => None,
         },

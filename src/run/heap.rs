@@ -54,7 +54,10 @@ impl HeapRun {
         };
         Ok(HeapRun {
             probe: probe.clone(),
-            control: shm_dir.clone().map(ProbeReader::new),
+            // Never stale: it answers reclaims and reads the last words.
+            control: shm_dir
+                .clone()
+                .map(|dir| ProbeReader::new(dir, Duration::MAX)),
             shm_dir,
             check: LoadCheck::new(Some(probe.library.clone())),
         })
@@ -95,8 +98,12 @@ impl HeapRun {
             .unwrap_or_default()
     }
 
-    pub fn reader(&self) -> Option<ProbeReader> {
-        self.shm_dir.clone().map(ProbeReader::new)
+    /// The sampler's reader: a reading `STALE_AFTER_TICKS` sampling
+    /// `interval`s late is stale.
+    pub fn reader(&self, interval: Duration) -> Option<ProbeReader> {
+        self.shm_dir
+            .clone()
+            .map(|dir| ProbeReader::new(dir, interval))
     }
 
     pub fn settled(&self) -> bool {

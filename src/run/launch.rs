@@ -114,7 +114,7 @@ pub(super) fn spawn<'a>(
         ),
         None => base,
     };
-    if let Some(reader) = heap.as_ref().and_then(HeapRun::reader) {
+    if let Some(reader) = heap.as_ref().and_then(|h| h.reader(launch.interval)) {
         sampling.sampler_mut().attach_probe(reader);
     }
     let (pid, pipe) = process::spawn(

@@ -141,8 +141,19 @@ impl Reclaimer {
             rss_before_bytes: measured.iter().filter_map(|a| a.rss_before_bytes).sum(),
             rss_after_bytes: measured.iter().filter_map(|a| a.rss_after_bytes).sum(),
             processes: u32::try_from(measured.len()).unwrap_or(u32::MAX),
+            free_before_bytes: sum_all(&measured, |a| a.free_before_bytes),
+            live_before_bytes: sum_all(&measured, |a| a.live_before_bytes),
         })
     }
+}
+
+/// The sum of one figure over the answers, `None` unless every one has it
+/// (a partial sum would pass for the tree's).
+fn sum_all(answers: &[&ReclaimReading], figure: impl Fn(&ReclaimReading) -> Option<u64>) -> Option<u64> {
+    answers
+        .iter()
+        .map(|a| figure(a))
+        .try_fold(0u64, |sum, v| Some(sum.saturating_add(v?)))
 }
 
 /// The run's wall and CPU times, which the test's cost is taken off.
@@ -224,6 +235,8 @@ mod tests {
                 end_ns: start_ns + 50_000_000,
                 user_ns: 10_000_000,
                 sys_ns: 30_000_000,
+                free_before_bytes: Some(before / 2),
+                live_before_bytes: Some(before / 4),
             }),
             ..ProbeReading::default()
         }
@@ -257,6 +270,11 @@ mod tests {
         assert_eq!(
             (reclaim.rss_before_bytes, reclaim.rss_after_bytes),
             (1000, 400)
+        );
+        // What the allocators held just before, summed as the RSS is.
+        assert_eq!(
+            (reclaim.free_before_bytes, reclaim.live_before_bytes),
+            (Some(500), Some(250))
         );
         assert_eq!(
             (reclaim.processes, reclaim.trigger.as_str()),

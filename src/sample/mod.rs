@@ -294,6 +294,9 @@ impl Sampler {
         let heap = probe.read(live);
         // The probe's thread is ours, not the workload's.
         sample.threads = sample.threads.saturating_sub(heap.probe_threads);
+        // A stale tick has no heap figures (`ProbeReader::read`), so no
+        // breakdown either: `split_rss` finds no process with figures.
+        sample.heap_stale_processes = heap.stale_processes;
         self.split.set_heaps(
             heap.processes
                 .iter()

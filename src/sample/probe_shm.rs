@@ -30,7 +30,11 @@ const W_RECLAIM_START_NS: usize = 20;
 const W_RECLAIM_END_NS: usize = 21;
 const W_RECLAIM_USER_NS: usize = 22;
 const W_RECLAIM_SYS_NS: usize = 23;
-const WORDS: usize = 24;
+const W_POLLED_NS: usize = 24;
+const W_POLL_START_NS: usize = 25;
+const W_RECLAIM_FREE_BEFORE: usize = 26;
+const W_RECLAIM_LIVE_BEFORE: usize = 27;
+const WORDS: usize = 28;
 /// Written by allocscope: how many reclaim tests it asks for.
 const W_REQUEST: usize = 64;
 
@@ -55,8 +59,28 @@ pub struct ProbeReading {
     /// The process's threads at the last poll (0 unknown).
     pub threads: u64,
     pub cpu_ns: u64,
+    /// CLOCK_MONOTONIC nanoseconds when the last completed poll ended and
+    /// began (its figures describe that span: under contention glibc's
+    /// locks can hold a poll for seconds); `None` from a probe that
+    /// predates these words.
+    pub polled_ns: Option<u64>,
+    pub poll_start_ns: Option<u64>,
     /// The last reclaim test this process answered, if any.
     pub reclaim: Option<ReclaimReading>,
+}
+
+impl ProbeReading {
+    /// Whether the reading is stale at `now_ns`: its poll began more than
+    /// `bound_ns` ago (the probe's thread waited on the allocator's locks,
+    /// its CPU budget spaced a costly poll, or it is not running). A probe
+    /// that predates the words is never called stale.
+    pub fn stale_at(&self, now_ns: u64, bound_ns: u64) -> bool {
+        let Some(polled) = self.polled_ns else {
+            return false;
+        };
+        let began = self.poll_start_ns.unwrap_or(polled).min(polled);
+        now_ns > began.saturating_add(bound_ns)
+    }
 }
 
 /// One process's answer to a reclaim request (PROTOCOL.md).
@@ -74,6 +98,10 @@ pub struct ReclaimReading {
     /// The CPU time it cost the process, user and system.
     pub user_ns: u64,
     pub sys_ns: u64,
+    /// The allocator's free memory and live heap from the poll just before
+    /// the test: what it could return, and what it could not.
+    pub free_before_bytes: Option<u64>,
+    pub live_before_bytes: Option<u64>,
 }
 
 /// Decodes the words of one file; `None` unless it is a probe file whose
@@ -94,6 +122,8 @@ pub fn decode(words: &[u64; WORDS]) -> Option<ProbeReading> {
         metadata_bytes: known(words[W_METADATA]),
         threads: words[W_THREADS],
         cpu_ns: words[W_CPU_NS],
+        polled_ns: (words[W_POLLED_NS] > 0).then_some(words[W_POLLED_NS]),
+        poll_start_ns: (words[W_POLL_START_NS] > 0).then_some(words[W_POLL_START_NS]),
         reclaim: (words[W_RECLAIMS] > 0).then(|| ReclaimReading {
             count: words[W_RECLAIMS],
             rss_before_bytes: known(words[W_RECLAIM_RSS_BEFORE]),
@@ -102,6 +132,8 @@ pub fn decode(words: &[u64; WORDS]) -> Option<ProbeReading> {
             end_ns: words[W_RECLAIM_END_NS],
             user_ns: words[W_RECLAIM_USER_NS],
             sys_ns: words[W_RECLAIM_SYS_NS],
+            free_before_bytes: known(words[W_RECLAIM_FREE_BEFORE]).filter(|_| words[W_POLLED_NS] > 0),
+            live_before_bytes: known(words[W_RECLAIM_LIVE_BEFORE]).filter(|_| words[W_POLLED_NS] > 0),
         }),
     })
 }
@@ -186,6 +218,10 @@ pub struct HeapTotals {
     /// Each process's own reading (those with counters: mode stats or
     /// count), to combine with its /proc figures.
     pub processes: Vec<(i32, ProbeReading)>,
+    /// Processes whose reading was stale (`ProbeReading::stale_at`): their
+    /// figures are left out, and the tick has no heap figures at all
+    /// (`read` leaves every sum `None`), rather than wrong ones.
+    pub stale_processes: u32,
     /// How many of the processes run the probe's own thread (every one
     /// with a probe file, published or not), so that the tree's thread count can leave
     /// them out.
@@ -200,21 +236,40 @@ pub struct ProbeReader {
     /// The last reading seen per pid, kept after the process is gone so its
     /// probe's CPU time and mode still count.
     last: HashMap<i32, ProbeReading>,
+    /// How late past its planned poll a reading may be before it is stale.
+    stale_after_ns: u64,
 }
 
+/// A reading whose poll began this many sampler intervals ago is stale.
+/// The probe polls every half interval, so a healthy probe's reading is
+/// at most about half a tick old plus its poll; two ticks leave room for
+/// a slow poll of a big heap and the sampler's jitter, while a reading
+/// from before a burst of growth (RSS can climb 100 MiB in a tick) is
+/// not taken for the tick's.
+pub const STALE_AFTER_TICKS: u32 = 2;
+
 impl ProbeReader {
-    pub fn new(dir: PathBuf) -> ProbeReader {
+    /// A reader whose readings are stale once their poll began
+    /// `STALE_AFTER_TICKS` sampler intervals ago.
+    pub fn new(dir: PathBuf, interval: std::time::Duration) -> ProbeReader {
         ProbeReader {
             dir,
             maps: HashMap::new(),
             last: HashMap::new(),
+            stale_after_ns: interval
+                .checked_mul(STALE_AFTER_TICKS)
+                .and_then(|d| u64::try_from(d.as_nanos()).ok())
+                .unwrap_or(u64::MAX),
         }
     }
 
     /// Sums the readings of `pids`, and finds the process with the most
-    /// arenas. A field is `None` when no process reported it.
+    /// arenas. A field is `None` when no process reported it, and every
+    /// one when any process's reading was stale: a sum with one process
+    /// at its value of a second ago would be taken as this tick's.
     pub fn read(&mut self, pids: &[i32]) -> HeapTotals {
         let mut totals = HeapTotals::default();
+        let now_ns = monotonic_ns();
         let add = |sum: &mut Option<u64>, v: Option<u64>| {
             if let Some(v) = v {
                 *sum = Some(sum.unwrap_or(0).saturating_add(v));
@@ -233,6 +288,10 @@ impl ProbeReader {
             if reading.mode == 0 {
                 continue;
             }
+            if reading.stale_at(now_ns, self.stale_after_ns) {
+                totals.stale_processes += 1;
+                continue;
+            }
             add(&mut totals.live_heap_bytes, Some(reading.live_bytes));
             add(&mut totals.allocator_resident_bytes, reading.resident_bytes);
             add(&mut totals.allocator_retained_bytes, reading.retained_bytes);
@@ -241,6 +300,14 @@ impl ProbeReader {
             totals.processes.push((pid, reading));
         }
         totals.arenas = most_arenas(&totals.processes);
+        if totals.stale_processes > 0 {
+            return HeapTotals {
+                probe_threads: totals.probe_threads,
+                stale_processes: totals.stale_processes,
+                arenas: totals.arenas,
+                ..HeapTotals::default()
+            };
+        }
         totals
     }
 
@@ -340,6 +407,21 @@ impl ProbeReader {
     }
 }
 
+/// CLOCK_MONOTONIC now, in nanoseconds: the probe's clock.
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to fill.
+    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
+        return 0;
+    }
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
+}
+
 /// The process with the most arenas among `readings`, and how many: among
 /// processes with as many, the one holding the most live heap is the
 /// workload. Arenas belong to one process each, never summed.
@@ -357,6 +439,7 @@ pub fn most_arenas<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn words(mode: u64, live: u64) -> [u64; WORDS] {
         let mut w = [0u64; WORDS];
@@ -390,10 +473,20 @@ mod tests {
         answered[W_RECLAIM_RSS_AFTER] = 300;
         answered[W_RECLAIM_START_NS] = 10;
         answered[W_RECLAIM_SYS_NS] = 4;
+        answered[W_RECLAIM_FREE_BEFORE] = 700;
+        answered[W_RECLAIM_LIVE_BEFORE] = 150;
         let reclaim = decode(&answered).and_then(|r| r.reclaim);
         assert_eq!(
             reclaim.map(|r| (r.rss_before_bytes, r.rss_after_bytes, r.start_ns, r.sys_ns)),
             Some((Some(900), Some(300), 10, 4))
+        );
+        // A probe without the poll-time word predates the reclaim's free figures.
+        assert_eq!(reclaim.map(|r| r.free_before_bytes), Some(None));
+        answered[W_POLLED_NS] = 5;
+        let reclaim = decode(&answered).and_then(|r| r.reclaim);
+        assert_eq!(
+            reclaim.map(|r| (r.free_before_bytes, r.live_before_bytes)),
+            Some((Some(700), Some(150)))
         );
         let mut bad = words(1, 1);
         bad[W_MAGIC] = 0;
@@ -413,7 +506,7 @@ mod tests {
             bytes.resize(MAP_BYTES, 0);
             std::fs::write(dir.path().join(pid.to_string()), bytes)?;
         }
-        let mut reader = ProbeReader::new(dir.path().to_path_buf());
+        let mut reader = ProbeReader::new(dir.path().to_path_buf(), Duration::MAX);
         let totals = reader.read(&[11, 12, 13]);
         assert_eq!(totals.live_heap_bytes, Some(1024));
         assert_eq!(totals.allocator_free_bytes, Some(80));
@@ -429,6 +522,43 @@ mod tests {
         let (cpu_s, mode) = reader.finish();
         assert!((cpu_s - 1.0).abs() < 1e-9);
         assert_eq!(mode, "count");
+        Ok(())
+    }
+
+    #[test]
+    fn a_reading_late_past_its_planned_poll_is_stale_and_the_tick_gets_no_heap_figures(
+    ) -> anyhow::Result<()> {
+        let r = |start: u64, polled: u64| ProbeReading {
+            poll_start_ns: Some(start),
+            polled_ns: Some(polled),
+            ..ProbeReading::default()
+        };
+        // Bound 100 ms: a poll from 1.0 to 1.01 s is fresh until 1.1 s; one
+        // that waited on locks from 0.3 s to 1.01 s is stale when it lands.
+        let bound = 100_000_000;
+        assert!(!r(1_000_000_000, 1_010_000_000).stale_at(1_090_000_000, bound));
+        assert!(r(1_000_000_000, 1_010_000_000).stale_at(1_110_000_000, bound));
+        assert!(r(300_000_000, 1_010_000_000).stale_at(1_020_000_000, bound));
+        assert!(!ProbeReading::default().stale_at(u64::MAX, bound), "an old probe");
+
+        let dir = tempfile::tempdir()?;
+        let now = monotonic_ns();
+        for (pid, polled) in [(21i32, now), (22, now.saturating_sub(2_000_000_000))] {
+            let mut w = words(1, 1000);
+            w[W_PID] = pid as u64;
+            w[W_POLL_START_NS] = polled;
+            w[W_POLLED_NS] = polled + 1_000_000;
+            let mut bytes: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
+            bytes.resize(MAP_BYTES, 0);
+            std::fs::write(dir.path().join(pid.to_string()), bytes)?;
+        }
+        let mut reader = ProbeReader::new(dir.path().to_path_buf(), Duration::from_millis(50));
+        let fresh = reader.read(&[21]);
+        assert_eq!((fresh.live_heap_bytes, fresh.stale_processes), (Some(1000), 0));
+        // One stale process of two: no sums at all, not half of them.
+        let tick = reader.read(&[21, 22]);
+        assert_eq!((tick.live_heap_bytes, tick.stale_processes), (None, 1));
+        assert!(tick.processes.is_empty() && tick.allocator_free_bytes.is_none());
         Ok(())
     }
 }

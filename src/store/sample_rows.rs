@@ -19,9 +19,9 @@ pub(super) const COLUMNS: &str = "t_s, rss_bytes, pss_bytes, uss_bytes, swap_byt
      breakdown_huge_pages_bytes, breakdown_lazy_free_bytes, breakdown_other_anon_bytes, \
      breakdown_file_bytes, breakdown_shmem_bytes, cgroup_charge_bytes, \
      cgroup_working_set_bytes, cgroup_anon_bytes, cgroup_file_bytes, cgroup_shmem_bytes, \
-     cgroup_kernel_bytes, cgroup_huge_pages_bytes";
+     cgroup_kernel_bytes, cgroup_huge_pages_bytes, heap_stale_processes";
 
-const COUNT: usize = 33;
+const COUNT: usize = 34;
 
 /// The breakdown's columns, in the order of `Breakdown::KEYS`.
 const BREAKDOWN: [&str; 8] = [
@@ -82,6 +82,7 @@ pub(super) fn values(owner: i64, s: &Sample) -> Result<Vec<Value>> {
         None => values.extend([(); 8].map(|_| Value::Null)),
     }
     values.extend(cgroup_values(s.cgroup.as_ref())?);
+    values.push(Value::Integer(s.heap_stale_processes.into()));
     Ok(values)
 }
 
@@ -155,6 +156,7 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Sample> {
             .map(|n| ProcessName::new(&n)),
         breakdown: breakdown_at(r)?,
         heapless_processes: r.get("heapless_processes")?,
+        heap_stale_processes: r.get("heap_stale_processes")?,
         cgroup: cgroup_from_row(r)?,
     })
 }

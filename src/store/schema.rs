@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 12;
+pub const SCHEMA_VERSION: u32 = 13;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -302,6 +302,14 @@ const V12: &str = "
 ALTER TABLE runs ADD COLUMN reclaim TEXT;
 ";
 
+/// Version 13: per sample (in both sample tables), how many processes'
+/// heap probe readings were stale (`Sample::heap_stale_processes`), so a
+/// run can say how much of it its breakdown covers.
+const V13: &str = "
+ALTER TABLE samples ADD COLUMN heap_stale_processes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE recording_samples ADD COLUMN heap_stale_processes INTEGER NOT NULL DEFAULT 0;
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -368,6 +376,9 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
         11 => conn
             .execute_batch(V12)
             .context("adding the reclaim column")?,
+        12 => conn
+            .execute_batch(V13)
+            .context("adding the heap_stale_processes column")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())

@@ -134,6 +134,7 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
                     [1, 2, 3, 4, 5, 6, 7, 8].map(|k| k << 16),
                 )),
                 heapless_processes: 1,
+                heap_stale_processes: 3,
                 cgroup: Some(crate::model::CgroupSample {
                     charge_bytes: 3 << 20,
                     working_set_bytes: 5 << 19,
@@ -183,6 +184,8 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
             rss_before_bytes: 300 << 20,
             rss_after_bytes: 30 << 20,
             processes: 2,
+            free_before_bytes: Some(280 << 20),
+            live_before_bytes: Some(12 << 20),
         }),
         cgroup_peak_kernel_bytes: Some(7 << 20),
         served_by: (index == 2).then(|| "jemalloc".to_string()),
