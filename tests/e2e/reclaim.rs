@@ -170,3 +170,66 @@ fn the_reclaim_test_changes_no_figure_the_verdict_judges() {
         );
     }
 }
+
+/// The `lines` of the verdict's cause, wherever the JSON nests it.
+fn cause_lines(json: &Value) -> Vec<String> {
+    fn find(v: &Value) -> Option<&Value> {
+        match v {
+            Value::Object(m) => m
+                .get("cause")
+                .filter(|c| c.get("lines").is_some())
+                .or_else(|| m.values().find_map(find)),
+            Value::Array(a) => a.iter().find_map(find),
+            _ => None,
+        }
+    }
+    find(json)
+        .and_then(|c| c["lines"].as_array())
+        .map(|l| l.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .unwrap_or_default()
+}
+
+/// The default compare of glibc against arena_max=2 on arena_handoff (25
+/// threads, 1.5 s): glibc's real arena count, a reclaim test whose "free
+/// then" is the probe's own figure just before it (not a sampled one from
+/// long before), and a breakdown that is either whole or says how much of
+/// the run it covers; never the stale startup reading's "not heap".
+#[test]
+fn glibc_against_arena_max_2_is_explained_from_fresh_heap_figures_only() {
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let workload = program("arena_handoff");
+    let (output, json) = scratch.compare(
+        &["-r", "1", "-a", "glibc", "-a", "glibc:arena_max=2"],
+        &[workload.to_str().expect("utf-8"), "25", "1500"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let glibc = only_run(&json, "glibc");
+    assert_eq!(glibc["arenas_max"].as_u64(), Some(glibc_arenas(25)), "{glibc}");
+    let (before, after) = reclaimed(glibc);
+    let free_then = glibc["reclaim"]["free_before_bytes"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("free_before_bytes: {glibc}"));
+    // At exit the threads have freed 15/16 of their blocks: most of the
+    // RSS is free memory the probe measured, and the trim returns most of it.
+    assert!(free_then > 0.5 * before, "free {free_then} of RSS {before}");
+    let share = (before - after) / free_then;
+    assert!(share > 0.5 && share < 1.2, "returned {share} of the free memory");
+    let lines = cause_lines(&json);
+    assert!(!lines.is_empty(), "{json}");
+    for (name, line) in ["glibc", "glibc:arena_max=2"].iter().zip(&lines) {
+        let coverage = only_run(&json, name)["breakdown"]["coverage"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("coverage: {json}"));
+        assert!(coverage > 0.0 && coverage <= 1.0, "{coverage}");
+        assert_eq!(
+            coverage < 0.95,
+            line.contains("breakdown from"),
+            "{name} covers {coverage}: {line}"
+        );
+    }
+    assert!(
+        !lines.iter().any(|l| l.contains("is not heap")),
+        "{lines:?}"
+    );
+}
