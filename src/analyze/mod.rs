@@ -23,6 +23,7 @@ pub mod served;
 pub mod service;
 pub mod stats;
 pub mod steady;
+pub mod throughput;
 pub mod summary;
 pub mod types;
 pub mod verdict;

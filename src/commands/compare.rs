@@ -77,7 +77,7 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
             "complete"
         },
     )?;
-    report(&store, id, settings, &driven, rounds)?;
+    report(&mut store, id, settings, &driven, rounds)?;
     if let Some(code) = exit_interrupted {
         eprintln!("allocscope: interrupted; the finished runs are stored in experiment {id}");
         return Ok(code);
@@ -98,7 +98,7 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
 /// Which rounds were merged and where they ran (for shards), then the
 /// table, verdict and exports.
 fn report(
-    store: &Store,
+    store: &mut Store,
     id: i64,
     settings: &CompareSettings,
     driven: &Driven,
@@ -113,7 +113,11 @@ fn report(
         }
         super::merge::print_rounds(store, id)?;
     }
+    let judge = match settings.auto_perf {
+        true => super::throughput::adopt(store, id, &settings.judge)?,
+        false => settings.judge.clone(),
+    };
     let experiment = store.load_experiment(Some(id))?;
-    let analysis = analyze_with(experiment, &settings.baseline, &settings.judge)?;
+    let analysis = analyze_with(experiment, &settings.baseline, &judge)?;
     super::exports::print_table_and_export(&analysis, &settings.output.exports)
 }

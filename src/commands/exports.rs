@@ -20,6 +20,10 @@ pub fn print_table_and_export(analysis: &Analysis, exports: &ExportList) -> anyh
     // Keep stdout machine-readable when an export goes there.
     if !exports.uses_stdout() {
         write_output(Path::new("-"), &TableReporter.render(analysis)?)?;
+        let advice = super::throughput::advice(analysis);
+        if !advice.is_empty() {
+            println!("\n{}", advice.join("\n"));
+        }
     }
     for export in exports.iter() {
         write_export(analysis, export)?;

@@ -19,4 +19,5 @@ mod rounds;
 mod run_line;
 mod serving;
 mod session;
+mod throughput;
 pub mod tune;

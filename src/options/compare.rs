@@ -57,6 +57,9 @@ pub struct CompareSettings {
     pub rounds: rounds::RoundSettings,
     /// `--max-slowdown`, `--min-saving`, `--memory-metric`, `--perf-metric`.
     pub judge: crate::judging::JudgeSettings,
+    /// `--perf-metric auto`: judge by the most-varying throughput figure
+    /// the runs printed (`judge` holds wall time until it is found).
+    pub auto_perf: bool,
     /// `--executor` and the engine's flags, checked.
     pub engine: EngineArgs,
 }
@@ -76,7 +79,7 @@ impl CompareSettings {
         // anything runs.
         let user_metrics: Vec<_> = round_settings.metrics.iter().map(|m| m.info()).collect();
         let table = crate::analyze::metric_table::of_parts(service.is_some(), &user_metrics);
-        let judge = judge::JudgeFlags::parse(&args.judge)?.settle(&table)?;
+        let (judge, auto_perf) = judging(&args.judge, &table)?;
         let warmup = parse_count("--warmup", &args.warmup, 0)?;
         let interval = parse_interval(&args.interval)?;
         let timeout = args.timeout.as_deref().map(parse_timeout).transpose()?;
@@ -90,15 +93,7 @@ impl CompareSettings {
         let program_name = args.command.first().ok_or(UsageError::NoCommand)?;
         let program = resolve_command(program_name)?;
         let (mut configs, warnings) = configs(&args.alloc, registry)?;
-        let mut variants = Vec::new();
-        for spec in &args.variant {
-            let (config, line) = variant::parse(spec)?;
-            if configs.iter().any(|c| c.name == config.name) {
-                return Err(UsageError::DuplicateConfig(config.name));
-            }
-            variants.push((config.name.clone(), line));
-            configs.push(config);
-        }
+        let variants = add_variants(&args.variant, &mut configs)?;
         let baseline = baseline(args.baseline.as_deref(), &configs)?;
         Ok(CompareSettings {
             configs,
@@ -138,6 +133,7 @@ impl CompareSettings {
             output,
             rounds: round_settings,
             judge,
+            auto_perf,
             engine: args.cluster.clone(),
         })
     }
@@ -187,6 +183,39 @@ fn configs(
         });
     }
     Ok((configs, warnings))
+}
+
+/// Each `--variant` appended to `configs` as a configuration, with what it
+/// runs.
+fn add_variants(
+    specs: &[String],
+    configs: &mut Vec<crate::model::Config>,
+) -> Result<Vec<(String, variant::ProgramLine)>, UsageError> {
+    let mut variants = Vec::new();
+    for spec in specs {
+        let (config, line) = variant::parse(spec)?;
+        if configs.iter().any(|c| c.name == config.name) {
+            return Err(UsageError::DuplicateConfig(config.name));
+        }
+        variants.push((config.name.clone(), line));
+        configs.push(config);
+    }
+    Ok(variants)
+}
+
+/// The judging flags checked against `table`, and whether `--perf-metric
+/// auto` asks for a figure found in the runs' output once they are over
+/// (commands/throughput.rs): wall time until then.
+fn judging(
+    args: &crate::cli::JudgeArgs,
+    table: &[crate::analyze::metric_table::MetricDef],
+) -> Result<(crate::judging::JudgeSettings, bool), UsageError> {
+    let auto_perf = args.perf_metric.as_deref().map(str::trim) == Some("auto");
+    let mut args = args.clone();
+    if auto_perf {
+        args.perf_metric = None;
+    }
+    Ok((judge::JudgeFlags::parse(&args)?.settle(table)?, auto_perf))
 }
 
 /// `--baseline`, one of the configurations; the first without it.

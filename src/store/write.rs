@@ -71,6 +71,18 @@ impl Store {
         Ok(run_id)
     }
 
+    /// Adds one `--metric` value to a stored run (`--perf-metric auto`
+    /// adopts a figure once the runs are over).
+    pub fn add_run_value(&mut self, run_id: i64, name: &str, value: f64) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO run_values (run_id, name, value) VALUES (?1, ?2, ?3)",
+                params![run_id, name, value],
+            )
+            .with_context(|| format!("storing '{name}' of run {run_id}"))?;
+        Ok(())
+    }
+
     /// Marks the experiment `complete` or `interrupted` and stamps its end.
     pub fn finish_experiment(&mut self, id: i64, status: &str) -> Result<()> {
         if !matches!(status, "complete" | "interrupted") {

@@ -11,6 +11,7 @@ mod cluster_files;
 mod common;
 mod compare;
 mod cpus;
+mod fixed_duration;
 mod heap;
 mod lifecycle;
 mod markers;

@@ -1,0 +1,219 @@
+//! Throughput-like figures a program prints (`218964 ops/sec`, `tps =
+//! 1234.56`, `123456.78 requests per second`, `24.2 MB/s`): found in a run's
+//! output text, named, and given the `--metric` pattern that reads each one
+//! back. A fixed-duration benchmark holds its wall time constant, so these
+//! figures are what tells its configurations apart (`suggest`).
+
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// The units read as throughput, longest first so `ops/sec` wins over
+/// `ops/s`. Matched case-insensitively after a number (or before `=`/`:`
+/// and a number, as pgbench's `tps = 1234.56`).
+const UNITS: [&str; 13] = [
+    "requests per second",
+    "requests/sec",
+    "ops/sec",
+    "req/sec",
+    "ops/s",
+    "req/s",
+    "rps",
+    "tps",
+    "qps",
+    "MB/s",
+    "GB/s",
+    "KB/s",
+    "MiB/s",
+];
+
+static AFTER: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    let units: Vec<String> = UNITS.iter().map(|u| regex::escape(u)).collect();
+    Regex::new(&format!(
+        r"(?i)(?:^|[^\w.])([0-9][0-9,]*(?:\.[0-9]+)?)\s*({})(?:$|[^\w/])",
+        units.join("|")
+    ))
+    .ok()
+});
+
+static BEFORE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    let units: Vec<String> = UNITS.iter().map(|u| regex::escape(u)).collect();
+    Regex::new(&format!(
+        r"(?i)(?:^|[^\w])({})\s*[=:]\s*([0-9][0-9,]*(?:\.[0-9]+)?)",
+        units.join("|")
+    ))
+    .ok()
+});
+
+/// One figure of one run's output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// A `--metric` name: the line's label, if any, and the unit
+    /// (`fillrandom_ops_sec`, `tps`, `throughput_summary_requests_per_second`).
+    pub name: String,
+    /// A `--metric` regex whose first group reads it back.
+    pub pattern: String,
+    pub value: f64,
+}
+
+/// Every throughput figure in `text`, the last line's value for each name.
+pub fn find(text: &str) -> Vec<Figure> {
+    let mut out: Vec<Figure> = Vec::new();
+    for line in text.lines() {
+        for figure in in_line(line) {
+            match out.iter_mut().find(|f| f.name == figure.name) {
+                Some(known) => *known = figure,
+                None => out.push(figure),
+            }
+        }
+    }
+    out
+}
+
+fn in_line(line: &str) -> Vec<Figure> {
+    let label = label_of(line);
+    let prefix = label
+        .as_deref()
+        .map(|l| format!("{}.*?", regex::escape(l)))
+        .unwrap_or_default();
+    let named = |unit: &str| {
+        let unit = slug(unit);
+        match &label {
+            Some(l) if slug(l) != unit => format!("{}_{unit}", slug(l)),
+            _ => unit,
+        }
+    };
+    let mut out = Vec::new();
+    for c in AFTER.iter().flat_map(|r| r.captures_iter(line)) {
+        let (Some(number), Some(unit)) = (c.get(1), c.get(2)) else {
+            continue;
+        };
+        let Some(value) = number_of(number.as_str()) else {
+            continue;
+        };
+        out.push(Figure {
+            name: named(unit.as_str()),
+            pattern: format!(
+                r"{prefix}([0-9][0-9,]*(?:\.[0-9]+)?)\s*{}",
+                regex::escape(unit.as_str())
+            ),
+            value,
+        });
+    }
+    for c in BEFORE.iter().flat_map(|r| r.captures_iter(line)) {
+        let (Some(unit), Some(number)) = (c.get(1), c.get(2)) else {
+            continue;
+        };
+        let Some(value) = number_of(number.as_str()) else {
+            continue;
+        };
+        out.push(Figure {
+            name: slug(unit.as_str()),
+            pattern: format!(
+                r"{}\s*[=:]\s*([0-9][0-9,]*(?:\.[0-9]+)?)",
+                regex::escape(unit.as_str())
+            ),
+            value,
+        });
+    }
+    out
+}
+
+/// The words before a line's first `:` (db_bench's `fillrandom   :`,
+/// redis-benchmark's `throughput summary:`), when they are a short label
+/// of letters.
+fn label_of(line: &str) -> Option<String> {
+    let (head, _) = line.split_once(':')?;
+    let head = head.trim();
+    let words = head.split_whitespace().count();
+    // No digits: a counter (`round 3:`) would name each line apart.
+    let plain = head
+        .chars()
+        .all(|c| c.is_ascii_alphabetic() || c == ' ' || c == '_' || c == '-');
+    (plain && (1..=3).contains(&words)).then(|| head.to_string())
+}
+
+/// `MB/s` -> `mb_s`, `throughput summary` -> `throughput_summary`.
+fn slug(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    out.trim_end_matches('_').to_string()
+}
+
+fn number_of(text: &str) -> Option<f64> {
+    text.replace(',', "").parse().ok()
+}
+
+/// One figure across an experiment's runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suggestion {
+    pub name: String,
+    pub pattern: String,
+    /// Each configuration's median, in configuration order.
+    pub medians: Vec<f64>,
+    /// (highest median - lowest) / lowest: how much configurations differ.
+    pub spread: f64,
+    /// The spread is beyond the largest within-configuration spread and
+    /// above 1%.
+    pub differs: bool,
+}
+
+impl Suggestion {
+    /// The flags that judge the experiment by this figure.
+    pub fn flags(&self) -> String {
+        format!(
+            "--metric '{}={}' --higher-is-better {} --perf-metric {}",
+            self.name, self.pattern, self.name, self.name
+        )
+    }
+}
+
+/// The figures present in every run (`runs[config]` holds each of that
+/// configuration's runs' figures), most-varying first.
+pub fn suggest(runs: &[Vec<Vec<Figure>>]) -> Vec<Suggestion> {
+    let Some(first) = runs.iter().flatten().next() else {
+        return Vec::new();
+    };
+    let mut out: Vec<Suggestion> = first
+        .iter()
+        .filter_map(|figure| across(runs, figure))
+        .collect();
+    out.sort_by(|a, b| b.spread.total_cmp(&a.spread));
+    out
+}
+
+fn across(runs: &[Vec<Vec<Figure>>], figure: &Figure) -> Option<Suggestion> {
+    let mut medians = Vec::new();
+    let mut within: f64 = 0.0;
+    for config in runs {
+        let mut values: Vec<f64> = config
+            .iter()
+            .map(|run| run.iter().find(|f| f.name == figure.name).map(|f| f.value))
+            .collect::<Option<Vec<f64>>>()?;
+        values.sort_by(f64::total_cmp);
+        let (lo, hi) = (*values.first()?, *values.last()?);
+        if lo > 0.0 {
+            within = within.max((hi - lo) / lo);
+        }
+        medians.push(values[values.len() / 2]);
+    }
+    let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = medians.iter().copied().fold(0.0f64, f64::max);
+    let spread = if lo > 0.0 { (hi - lo) / lo } else { 0.0 };
+    Some(Suggestion {
+        name: figure.name.clone(),
+        pattern: figure.pattern.clone(),
+        medians,
+        spread,
+        differs: spread > 0.01 && spread > within,
+    })
+}
+
+#[cfg(test)]
+#[path = "throughput_tests.rs"]
+mod tests;
