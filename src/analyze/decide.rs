@@ -34,18 +34,25 @@ pub struct Standing {
     /// qualifies and uses less memory than this one beyond noise, so this
     /// one cannot be the recommendation whatever more rounds show.
     pub outranked_by: Option<usize>,
+    /// Runs the kernel's OOM killer ended (under `--memory-limit`) and
+    /// runs in all, set by the judge: a candidate killed in any run is
+    /// settled out whatever its figures, and never recommended.
+    pub oom_killed: Option<(usize, usize)>,
 }
 
 impl Standing {
     /// Saves memory and stays within the budget, both beyond noise.
     pub fn qualifies(&self) -> bool {
-        self.memory == Side::Good && self.performance == Side::Good
+        self.memory == Side::Good && self.performance == Side::Good && self.oom_killed.is_none()
     }
 
     /// Settled against: uses too much memory or is too slow, beyond noise,
-    /// or outranked by a qualifying candidate.
+    /// outranked by a qualifying candidate, or OOM-killed.
     pub fn settled_out(&self) -> bool {
-        self.memory == Side::Bad || self.performance == Side::Bad || self.outranked_by.is_some()
+        self.memory == Side::Bad
+            || self.performance == Side::Bad
+            || self.outranked_by.is_some()
+            || self.oom_killed.is_some()
     }
 
     pub fn is_open(&self) -> bool {
@@ -189,6 +196,7 @@ pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Threshold
         more_rounds: None,
         memory_bounds,
         outranked_by: None,
+        oom_killed: None,
     };
     if s.is_open() {
         let need = |r: Option<&LogRatio>, max: f64| {

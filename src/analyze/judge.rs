@@ -58,6 +58,16 @@ pub fn cost_ratio(config: &StoredConfig, base: &StoredConfig, row: &MetricDef) -
     }
 }
 
+/// (runs OOM-killed, runs) of `config`, when any was.
+pub fn oom_killed(config: &StoredConfig) -> Option<(usize, usize)> {
+    let killed = config
+        .runs
+        .iter()
+        .filter(|r| r.record.status == RunStatus::Oom)
+        .count();
+    (killed > 0).then_some((killed, config.runs.len()))
+}
+
 /// One candidate's ratios and standing.
 pub struct Judged {
     pub index: usize,
@@ -90,7 +100,11 @@ pub fn judge_all(
         .map(|(index, config)| {
             let memory = cost_ratio(config, base, &measures.memory);
             let perf = cost_ratio(config, base, &measures.perf);
-            let standing = standing(memory.as_ref(), perf.as_ref(), thresholds);
+            let mut standing = standing(memory.as_ref(), perf.as_ref(), thresholds);
+            standing.oom_killed = oom_killed(config);
+            if standing.oom_killed.is_some() {
+                standing.more_rounds = None;
+            }
             Judged {
                 index,
                 memory,

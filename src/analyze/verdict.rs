@@ -251,8 +251,47 @@ impl Context<'_> {
         (&self.measures.memory.label, &self.measures.perf.label)
     }
 
+    /// `OOM-killed under the 64.0 MiB limit in 3 of 3 runs`.
+    fn oom_words(&self, (killed, runs): (usize, usize)) -> String {
+        let limit = self
+            .experiment
+            .info
+            .host
+            .run_memory_limit_bytes
+            .map_or(String::new(), |b| {
+                format!(" under the {} limit", crate::units::format_bytes(b as f64))
+            });
+        format!("OOM-killed{limit} in {killed} of {runs} runs")
+    }
+
+    /// The note when the baseline itself was OOM-killed: nothing can be
+    /// compared to runs that did not finish.
+    fn baseline_oom(&self) -> Option<String> {
+        let base = self.experiment.configs.get(self.baseline)?;
+        let killed = super::judge::oom_killed(base)?;
+        Some(format!(
+            "The baseline {} was {}: raise --memory-limit, or choose a --baseline that fits \
+             under it.",
+            self.base_name(),
+            self.oom_words(killed)
+        ))
+    }
+
+    /// One sentence per candidate, then the baseline's OOM kills if any.
+    fn explanation(&self) -> Vec<String> {
+        let candidates = self.judged.iter().map(|j| self.explain(j));
+        candidates.chain(self.baseline_oom()).collect()
+    }
+
     /// `jemalloc: mean RSS 0.60x [...] (saves 40%), wall time ...; qualifies.`
     fn explain(&self, j: &Judged) -> String {
+        if let Some(killed) = j.standing.oom_killed {
+            return format!(
+                "{}: not chosen: {}.",
+                self.name(j.index),
+                self.oom_words(killed)
+            );
+        }
         let (mw, pw) = self.words();
         let figures = match (&j.memory, &j.perf) {
             (Some(m), Some(p)) => {
@@ -421,7 +460,7 @@ pub fn decide(
         outcome: Outcome::Inconclusive,
         config: None,
         reason: String::new(),
-        explanation: context.judged.iter().map(|j| context.explain(j)).collect(),
+        explanation: context.explanation(),
         memory: context.measures.memory.clone(),
         performance: context.measures.perf.clone(),
         max_slowdown_pct: judging.max_slowdown_pct,

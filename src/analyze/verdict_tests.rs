@@ -222,3 +222,35 @@ fn a_runner_up_within_noise_of_the_winner_is_named_and_one_beaten_beyond_noise_i
     let v = judge(experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]), 5.0).verdict;
     assert!(!v.reason.contains("within noise of it"), "{}", v.reason);
 }
+
+#[test]
+fn a_configuration_oom_killed_under_the_limit_is_settled_out_and_never_recommended() {
+    // jemalloc would win on its figures, but one of its runs was OOM-killed.
+    let mut e = experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]);
+    e.info.host.run_memory_limit_bytes = Some(64 << 20);
+    e.configs[1].runs[2].record.status = RunStatus::Oom;
+    let v = judge(e.clone(), 5.0).verdict;
+    assert_eq!(v.outcome, Outcome::Recommend);
+    assert_eq!(v.config.as_deref(), Some("mimalloc,eager"));
+    assert!(
+        v.explanation.contains(
+            &"jemalloc: not chosen: OOM-killed under the 64.0 MiB limit in 1 of 4 runs.".into()
+        ),
+        "{:?}",
+        v.explanation
+    );
+    assert!(v.unsettled.is_empty(), "{:?}", v.unsettled);
+    // Every candidate killed: keep the default, never a recommendation.
+    for run in &mut e.configs[2].runs {
+        run.record.status = RunStatus::Oom;
+    }
+    let v = judge(e, 5.0).verdict;
+    assert_eq!(v.outcome, Outcome::KeepDefault);
+    assert!(
+        v.explanation
+            .iter()
+            .any(|l| l.contains("OOM-killed under the 64.0 MiB limit in 4 of 4 runs")),
+        "{:?}",
+        v.explanation
+    );
+}

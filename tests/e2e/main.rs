@@ -14,6 +14,7 @@ mod cpus;
 mod fixed_duration;
 mod heap;
 mod lifecycle;
+mod limits;
 mod markers;
 mod reclaim;
 mod record;
