@@ -68,6 +68,7 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
         configs: settings.configs.iter().map(|c| c.name.clone()).collect(),
         max_time: None,
         judge: None,
+        first_look: crate::analyze::decide::FIRST_LOOK,
     };
     let driven = drive(&mut local, &mut store, rounds, &|| interrupt.requested())?;
     drop(local);

@@ -55,6 +55,7 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
         configs: settings.configs.iter().map(|c| c.name.clone()).collect(),
         max_time: settings.rounds.max_time,
         judge,
+        first_look: crate::analyze::decide::FIRST_LOOK,
     };
     let driven = drive(engine.as_mut(), &mut store, plan, &|| interrupt.requested())?;
     drop(engine);

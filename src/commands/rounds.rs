@@ -38,8 +38,11 @@ pub(crate) struct RoundPlan<'a> {
     pub configs: Vec<String>,
     /// `--max-time`: no round starts after it.
     pub max_time: Option<Duration>,
-    /// `--runs auto`'s judge, asked from round `FIRST_LOOK` on.
+    /// `--runs auto`'s judge, asked from round `first_look` on.
     pub judge: Option<Judge<'a>>,
+    /// The first round after which the judge is asked: `FIRST_LOOK` for
+    /// compare's intervals, 1 for tune's successive halving.
+    pub first_look: u32,
 }
 
 /// What the rounds left.
@@ -121,8 +124,7 @@ pub(crate) fn drive(
         let (Some(judge), Some(id)) = (plan.judge.as_mut(), driven.experiment_id) else {
             continue;
         };
-        if !starting || interrupted() || ended_rounds < crate::analyze::decide::FIRST_LOOK as usize
-        {
+        if !starting || interrupted() || ended_rounds < plan.first_look as usize {
             continue;
         }
         let decision = judge(store.load_experiment(Some(id))?)?;

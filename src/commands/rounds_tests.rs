@@ -94,6 +94,7 @@ fn plan(rounds: Range<u32>) -> RoundPlan<'static> {
         configs: names(),
         max_time: None,
         judge: None,
+        first_look: crate::analyze::decide::FIRST_LOOK,
     }
 }
 

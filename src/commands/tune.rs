@@ -12,20 +12,29 @@ use super::judge::why_open;
 use super::local::Local;
 use super::rounds::{drive, Decision, Judge, RoundPlan};
 use crate::analyze::analyze_with;
+use crate::analyze::decide::FIRST_LOOK;
 use crate::analyze::types::Analysis;
 use crate::judging::JudgeSettings;
+use crate::options::rounds::Schedule;
 use crate::options::tune::{resolve, TuneSettings};
 use crate::run::Interrupt;
 use crate::store::Store;
 use crate::tune::candidates::Candidate;
 use crate::tune::combine::{combinations, finalists, Raced};
+use crate::tune::halving::halving_look;
 use crate::tune::race::{look, race_alpha, verdict_alpha, Dropped};
 use crate::tune::record::{TuneRecord, TUNE_KEY};
 use crate::tune::render::{self, Phase};
 use std::time::{Instant, SystemTime};
 
-/// Phase one's survivors with the least memory that race the combinations.
-const FINALISTS: usize = 3;
+/// Phase one's survivors with the least memory that race the combinations:
+/// the best one only, so that phase two costs three configurations a round.
+const FINALISTS: usize = 1;
+
+/// Phase two's most rounds: enough for one interval look, so that the
+/// whole race stays under twice the runs of compare's five defaults (24
+/// candidates and `--max-runs 6`: at most 48 runs in phase one, 9 here).
+const PHASE_TWO_ROUNDS: u32 = FIRST_LOOK;
 
 /// Open candidates the progress line names after a look (of up to 24).
 const SHOWN_OPEN: usize = 3;
@@ -123,22 +132,22 @@ fn race(
         environment,
         rounds,
     );
-    let judging = JudgeSettings {
-        decision_alpha: race_alpha(rounds, family),
-        ..compare.judge.clone()
-    };
     let names: Vec<String> = compare.configs.iter().map(|c| c.name.clone()).collect();
     let base = names
         .iter()
         .position(|n| *n == compare.baseline)
         .unwrap_or(0);
-    let mut dropped: Vec<Dropped> = Vec::new();
-    let judge = race_judge(&names, base, &judging, rounds, &mut dropped);
+    let mut state = RaceState {
+        dropped: Vec::new(),
+        survivors: None,
+    };
+    let judge = race_judge(&names, base, &compare.judge, rounds, &mut state);
     let plan = RoundPlan {
         rounds: 0..rounds,
         configs: names.clone(),
         max_time: compare.rounds.max_time,
         judge: Some(judge),
+        first_look: 1,
     };
     let driven = drive(&mut local, store, plan, &|| interrupt.requested())?;
     drop(local);
@@ -156,9 +165,9 @@ fn race(
     let record = TuneRecord {
         phase,
         candidates: family,
-        race_alpha: judging.decision_alpha,
-        verdict_alpha: verdict_alpha(family),
-        dropped,
+        race_alpha: race_alpha(rounds, state.family(family)),
+        verdict_alpha: verdict_alpha(state.family(family)),
+        dropped: state.dropped,
         earlier: None,
         combined: Vec::new(),
     };
@@ -170,16 +179,37 @@ fn race(
     }))
 }
 
-/// The race's judge for the round driver: each look's drops recorded in
-/// `dropped` with the round and the reason (once each); the progress line
-/// names the first `SHOWN_OPEN` open candidates.
+/// What a phase's judge keeps between looks.
+struct RaceState {
+    /// In the order they were dropped, halving's first.
+    dropped: Vec<Dropped>,
+    /// The candidates open at the first interval look (the family the
+    /// Bonferroni level is shared among); `None` before it.
+    survivors: Option<usize>,
+}
+
+impl RaceState {
+    /// The survivors of the halving, or the open candidates if the race
+    /// never reached an interval look.
+    fn family(&self, raced: usize) -> usize {
+        self.survivors
+            .unwrap_or(raced.saturating_sub(self.dropped.len()))
+    }
+}
+
+/// The race's judge for the round driver: before `FIRST_LOOK`, each look
+/// halves the open candidates (`tune::halving`); from it on, the intervals
+/// at the level shared among the halving's survivors drop the settled
+/// ones. Each drop is recorded in `state` with the round and the reason
+/// (once each); the progress line names the first `SHOWN_OPEN` open ones.
 fn race_judge<'a>(
     names: &'a [String],
     base: usize,
     judging: &'a JudgeSettings,
     rounds: u32,
-    dropped: &'a mut Vec<Dropped>,
+    state: &'a mut RaceState,
 ) -> Judge<'a> {
+    let raced = names.len().saturating_sub(1);
     Box::new(move |experiment| {
         let done = experiment.configs[base]
             .runs
@@ -187,10 +217,24 @@ fn race_judge<'a>(
             .map(|r| r.record.index)
             .max()
             .unwrap_or(0);
-        let l = look(&experiment, base, judging, done, rounds);
+        let open: Vec<usize> = (0..names.len())
+            .filter(|&i| i != base && !state.dropped.iter().any(|d| d.config == names[i]))
+            .collect();
+        if done >= FIRST_LOOK && state.survivors.is_none() {
+            state.survivors = Some(open.len());
+        }
+        let judging = JudgeSettings {
+            decision_alpha: race_alpha(rounds, state.family(raced)),
+            ..judging.clone()
+        };
+        let l = if done < FIRST_LOOK {
+            halving_look(&experiment, base, &judging, done, &open)
+        } else {
+            look(&experiment, base, &judging, done, rounds)
+        };
         for (i, reason) in &l.dropped {
-            if !dropped.iter().any(|d| d.config == names[*i]) {
-                dropped.push(Dropped {
+            if !state.dropped.iter().any(|d| d.config == names[*i]) {
+                state.dropped.push(Dropped {
                     config: names[*i].clone(),
                     round: done,
                     reason: reason.clone(),
@@ -201,9 +245,10 @@ fn race_judge<'a>(
             open: l
                 .judged
                 .iter()
-                .filter(|j| j.standing.is_open())
+                .filter(|j| open.contains(&j.index) && j.standing.is_open())
+                .filter(|j| !l.dropped.iter().any(|(i, _)| *i == j.index))
                 .take(SHOWN_OPEN)
-                .map(|j| (j.index, why_open(j, &l.measures, judging)))
+                .map(|j| (j.index, why_open(j, &l.measures, &judging)))
                 .collect(),
             dropped: l.dropped.iter().map(|(i, _)| *i).collect(),
             stop: l.stop,
@@ -253,6 +298,10 @@ fn phase_two(
         }
     }
     let baseline = settings.candidates[analysis.baseline].clone();
+    let schedule = &mut settings.compare.rounds.schedule;
+    *schedule = Schedule::Auto {
+        max_runs: schedule.max_rounds().min(PHASE_TWO_ROUNDS),
+    };
     let specs = combos.iter().map(Candidate::spec).collect();
     let all = std::iter::once(baseline)
         .chain(finalists)

@@ -15,8 +15,9 @@ pub struct Raced {
     pub survived: bool,
 }
 
-/// The most keys of one allocator combined (2^3 - 3 - 1 = 4 combinations).
-const MAX_KEYS: usize = 3;
+/// The most keys of one allocator combined: the two that helped most, one
+/// combination, so that phase two stays a few runs a round.
+const MAX_KEYS: usize = 2;
 
 /// The memory ratio of `allocator`'s plain configuration: the baseline's
 /// own is 1 (the baseline is not among the raced).
@@ -177,7 +178,7 @@ mod tests {
     }
 
     #[test]
-    fn three_keys_give_four_combinations_and_a_fourth_is_left_out() {
+    fn two_keys_give_one_combination_and_a_third_is_left_out() {
         let keys = ["a", "b", "c", "d", "e"];
         let results: Vec<Raced> = keys
             .iter()
@@ -185,10 +186,8 @@ mod tests {
             .map(|(i, k)| raced("glibc", &[(k, "1")], 0.5 + i as f64 * 0.01, true))
             .collect();
         let combos = combinations(&results, &finalists(&results, 1));
-        assert_eq!(combos.len(), 4);
-        assert!(combos
-            .iter()
-            .all(|c| c.settings.iter().all(|(k, _)| *k != "d" && *k != "e")));
+        let specs: Vec<String> = combos.iter().map(Candidate::spec).collect();
+        assert_eq!(specs, ["glibc:a=1,b=1"]);
         assert!(combinations(&results[..1], &finalists(&results, 1)).is_empty());
         let jemalloc_only = [raced("jemalloc", &[], 0.4, true)];
         let elsewhere = finalists(&jemalloc_only, 1);

@@ -1,5 +1,6 @@
 //! `allocscope tune`'s pure logic: the candidates (`candidates.rs`), the
-//! race's level and reasons for dropping a candidate (`race.rs`), the
+//! early rounds' successive halving (`halving.rs`), the race's level and
+//! reasons for dropping a candidate (`race.rs`), the
 //! combinations of settings that helped on their own (`combine.rs`), the
 //! Pareto front of memory against performance (`pareto.rs`), what the store
 //! keeps of a race (`record.rs`) and its text (`render.rs`). The command
@@ -7,6 +8,7 @@
 
 pub mod candidates;
 pub mod combine;
+pub mod halving;
 pub mod pareto;
 pub mod race;
 pub mod record;
