@@ -135,7 +135,7 @@ fn multithreaded_program_is_compared_under_every_allocator_with_ratios() {
     let mut options: Vec<&str> = args.iter().map(String::as_str).collect();
     options.extend(["-a", "glibc:arena_max=1", "-r", "3", "--interval", "20ms"]);
     let (output, json) =
-        scratch.compare(&options, &[threads.to_str().expect("utf-8"), "4", "60000"]);
+        scratch.compare(&options, &[threads.to_str().expect("utf-8"), "4", "300000"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let table = stdout(&output);
     assert!(table.contains("baseline"), "{table}");

@@ -159,7 +159,11 @@ fn the_reclaim_test_changes_no_figure_the_verdict_judges() {
         (3, 0),
         "the default tests every run at exit, off none"
     );
-    for ((name, tolerance), (a, b)) in [("mean RSS", 0.1), ("peak RSS", 0.1), ("wall time", 0.06)]
+    // Two experiments, one after the other: on a loaded 2-core machine
+    // their medians of three wall times differ by up to ~10% with nothing
+    // changed (7.4% measured once), so wall time gets a wider tolerance;
+    // a trim that cost a share of the run would still show.
+    for ((name, tolerance), (a, b)) in [("mean RSS", 0.1), ("peak RSS", 0.1), ("wall time", 0.15)]
         .into_iter()
         .zip(with.into_iter().zip(without))
     {
