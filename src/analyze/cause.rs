@@ -5,9 +5,13 @@
 //! baseline, with the cause and its remedy. The figures are in
 //! `cause_figures.rs`, the words in `cause_words.rs`.
 
-pub use super::cause_figures::{CauseKind, Difference, Part, PartChange, WhereWent, PARTS};
-use super::cause_figures::{difference, COVERED};
-use super::cause_words::{config_line, difference_line, uncovered_line};
+pub use super::cause_figures::{
+    Basis, CauseKind, Difference, Part, PartChange, WhereWent, PARTS,
+};
+use super::cause_figures::{difference, difference_at_reclaim, COVERED};
+use super::cause_words::{
+    config_line, difference_line, reclaim_difference_line, uncovered_line,
+};
 use super::metrics;
 use crate::model::{RunMetrics, RunStatus, StoredConfig, StoredExperiment, StoredRun};
 use serde::Serialize;
@@ -49,12 +53,17 @@ pub fn explain(
         .filter(|&f| f != baseline)
         .and_then(|f| configs.get(f))
         .and_then(Option::as_ref);
-    // Means over different stretches of two runs explain nothing.
+    // Means over different stretches of two runs explain nothing: then
+    // the readings both probes made fresh at the reclaim test do.
     let covered = |w: &WhereWent| w.coverage >= COVERED;
     let pair = base.zip(cand);
-    let difference = pair
-        .filter(|(b, c)| covered(b) && covered(c))
-        .and_then(|(b, c)| difference(b, c));
+    let difference = pair.and_then(|(b, c)| {
+        if covered(b) && covered(c) {
+            difference(b, c)
+        } else {
+            difference_at_reclaim(b, c)
+        }
+    });
     let mut lines: Vec<String> = base.into_iter().map(config_line).collect();
     lines.extend(
         configs
@@ -64,7 +73,10 @@ pub fn explain(
             .filter_map(|(_, w)| w.as_ref().map(config_line)),
     );
     if let (Some(d), Some(b), Some(c)) = (&difference, base, cand) {
-        lines.push(difference_line(d, b, c));
+        lines.push(match d.basis {
+            Basis::Mean => difference_line(d, b, c),
+            Basis::Reclaim => reclaim_difference_line(d, b, c),
+        });
     } else if let Some((b, c)) = pair.filter(|(b, c)| !covered(b) || !covered(c)) {
         lines.push(uncovered_line(b, c));
     }

@@ -185,12 +185,25 @@ pub enum CauseKind {
     NotHeap,
 }
 
+/// What the two breakdowns of a difference are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// The median runs' time-weighted means, each covering its run.
+    Mean,
+    /// The probe's readings just before each run's reclaim test: used when
+    /// a mean covers only part of its run (the probe starved under
+    /// contention), since at that moment both were read fresh.
+    Reclaim,
+}
+
 /// What a candidate changed against the baseline (mean breakdowns of the
-/// median runs).
+/// median runs, or their readings at the reclaim test).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Difference {
     pub baseline: String,
     pub candidate: String,
+    pub basis: Basis,
     /// Baseline RSS minus candidate RSS.
     pub removed_bytes: i64,
     /// The share of what was removed that came from the heap parts.
@@ -233,12 +246,47 @@ pub fn difference(base: &WhereWent, cand: &WhereWent) -> Option<Difference> {
     Some(Difference {
         baseline: base.config.clone(),
         candidate: cand.config.clone(),
+        basis: Basis::Mean,
         removed_bytes: removed,
         heap_share: heap as f64 / removed as f64,
         cause: cause_of(main, base, cand),
         main_part: main,
         parts,
     })
+}
+
+/// `w` as the probe read it just before its reclaim test: live and free
+/// from the allocator's counters, the rest of the RSS of the processes
+/// that answered as "other"; `None` without those counters.
+pub fn at_reclaim(w: &WhereWent) -> Option<WhereWent> {
+    let r = w.reclaim.as_ref()?;
+    let live = r.live_before_bytes?;
+    let free = r.free_before_bytes?;
+    let mean = Breakdown {
+        live_heap_bytes: live,
+        allocator_free_bytes: free,
+        other_anon_bytes: r.rss_before_bytes.saturating_sub(live + free),
+        ..Breakdown::default()
+    };
+    Some(WhereWent {
+        mean,
+        peak: None,
+        coverage: 1.0,
+        ..w.clone()
+    })
+}
+
+/// The difference between the two configurations' readings at their
+/// reclaim tests, when both ran at the same point of the program (the same
+/// trigger) and both had heap counters then.
+pub fn difference_at_reclaim(base: &WhereWent, cand: &WhereWent) -> Option<Difference> {
+    let same_point = base.reclaim.as_ref()?.trigger == cand.reclaim.as_ref()?.trigger;
+    if !same_point {
+        return None;
+    }
+    let mut d = difference(&at_reclaim(base)?, &at_reclaim(cand)?)?;
+    d.basis = Basis::Reclaim;
+    Some(d)
 }
 
 /// The cause named by the part that removed most.

@@ -2,8 +2,8 @@
 //! configuration, and the cause each kind of difference is given.
 
 use super::*;
-use crate::analyze::cause_figures::difference;
-use crate::analyze::cause_words::{config_line, difference_line};
+use crate::analyze::cause_figures::{difference, difference_at_reclaim};
+use crate::analyze::cause_words::{config_line, difference_line, reclaim_difference_line};
 use crate::model::{Breakdown, Reclaim};
 
 const MIB: u64 = 1 << 20;
@@ -233,4 +233,62 @@ fn the_free_memory_before_the_reclaim_is_the_probes_reading_not_a_tick() {
     // The samples said 30 MiB free: the probe said 262 just before.
     assert_eq!(w.free_before_reclaim_bytes, Some(262 * MIB));
     assert!(config_line(&w).contains("returned 260.0 of 262.0 free then"), "{}", config_line(&w));
+}
+
+/// `w` with a reclaim test at exit whose probe read `live` and `free` MiB
+/// just before it, in an RSS of `rss` MiB.
+fn read_at_reclaim(mut w: WhereWent, live: u64, free: u64, rss: u64) -> WhereWent {
+    w.reclaim = Some(Reclaim {
+        t_s: 1.5,
+        trigger: "exit".to_string(),
+        rss_before_bytes: rss * MIB,
+        rss_after_bytes: (rss - free + 10) * MIB,
+        processes: 1,
+        free_before_bytes: Some(free * MIB),
+        live_before_bytes: Some(live * MIB),
+    });
+    w.free_before_reclaim_bytes = Some(free * MIB);
+    w
+}
+
+#[test]
+fn a_partly_covered_pair_is_explained_from_the_readings_at_the_reclaim_test() {
+    let (glibc, two) = arenas_pair();
+    let mut glibc = read_at_reclaim(glibc, 12, 273, 287);
+    let mut two = read_at_reclaim(two, 12, 236, 250);
+    glibc.coverage = 0.06;
+    two.coverage = 0.75;
+    let d = difference_at_reclaim(&glibc, &two).expect("a difference");
+    assert_eq!((d.basis, d.cause), (Basis::Reclaim, CauseKind::Arenas));
+    assert_eq!(d.removed_bytes, 37 * MIB as i64);
+    let line = reclaim_difference_line(&d, &glibc, &two);
+    assert!(
+        line.starts_with("Their breakdowns cover 6% and 75%")
+            && line.contains("reclaim test at exit")
+            && line.contains("(287 -> 250)")
+            && line.contains("2 arenas instead of 16"),
+        "{line}"
+    );
+    // Tests at different points of the program are not compared.
+    if let Some(r) = two.reclaim.as_mut() {
+        r.trigger = "marker done".to_string();
+    }
+    assert_eq!(difference_at_reclaim(&glibc, &two), None);
+}
+
+#[test]
+fn a_run_covered_on_few_ticks_is_described_at_its_reclaim_test() {
+    let (glibc, _) = arenas_pair();
+    let mut glibc = read_at_reclaim(glibc, 12, 273, 287);
+    glibc.coverage = 0.06;
+    let line = config_line(&glibc);
+    assert!(
+        line.starts_with("glibc just before the reclaim test at exit")
+            && line.contains("stale on 94%")
+            && line.contains("287 MiB RSS = 12 live + 273 free in 16 arenas"),
+        "{line}"
+    );
+    // Covered on most ticks, the line is the mean's.
+    glibc.coverage = 0.75;
+    assert!(config_line(&glibc).starts_with("glibc: 434 MiB RSS"), "{}", config_line(&glibc));
 }

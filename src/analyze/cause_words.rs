@@ -5,15 +5,40 @@
 //! remedies").
 
 use super::cause_figures::{
-    heap_measured, CauseKind, Difference, Part, WhereWent, COVERED, MOST, NOTABLE_FREE_SHARE,
+    at_reclaim, heap_measured, CauseKind, Difference, Part, WhereWent, COVERED, MOST, NOTABLE_FREE_SHARE,
     PARTS, SMALL_SHARE,
 };
 use crate::units::{ColumnUnit, Unit};
+
+/// Below this coverage a configuration's line gives its reading at the
+/// reclaim test, where there is one, rather than a mean of a few ticks.
+const MEAN_SHOWN: f64 = 0.5;
 
 /// `glibc: 434 MiB RSS = 197 live + 210 free in 16 arenas (reclaim at exit
 /// returned 150 of 160) + 27 other; most free memory came back when asked: a
 /// tuning (trim, decay times, fewer arenas) recovers it.`
 pub fn config_line(w: &WhereWent) -> String {
+    // A mean over a few ticks is not the run's: the reading both probes
+    // made just before the reclaim test describes it better.
+    if w.coverage < MEAN_SHOWN {
+        if let (Some(at), Some(r)) = (at_reclaim(w), &w.reclaim) {
+            let line = mean_line(&at);
+            let figures = line.strip_prefix(&format!("{}: ", w.config)).unwrap_or(&line);
+            return format!(
+                "{} just before the reclaim test at {} (its heap probe's readings were stale on \
+                 {:.0}% of the run's ticks: under contention it waits on the allocator's locks): \
+                 {figures}",
+                w.config,
+                r.trigger,
+                (1.0 - w.coverage) * 100.0
+            );
+        }
+    }
+    mean_line(w)
+}
+
+/// The line of `w`'s mean breakdown.
+fn mean_line(w: &WhereWent) -> String {
     let rss = w.mean.total_bytes() as f64;
     let unit = ColumnUnit::of(Unit::Bytes, rss);
     let measured = heap_measured(&w.mean);
@@ -127,6 +152,22 @@ pub fn uncovered_line(base: &WhereWent, cand: &WhereWent) -> String {
         cand.config,
         base.coverage * 100.0,
         cand.coverage * 100.0
+    )
+}
+
+/// What the candidate removed, read just before the reclaim tests, when a
+/// mean covers only part of its run: the one moment both probes read fresh.
+pub fn reclaim_difference_line(d: &Difference, base: &WhereWent, cand: &WhereWent) -> String {
+    let (Some(b), Some(c), Some(r)) = (at_reclaim(base), at_reclaim(cand), &base.reclaim) else {
+        return uncovered_line(base, cand);
+    };
+    format!(
+        "Their breakdowns cover {:.0}% and {:.0}% of the runs' ticks, so the cause is read \
+         just before the reclaim test at {}, where both probes read fresh figures. {}",
+        base.coverage * 100.0,
+        cand.coverage * 100.0,
+        r.trigger,
+        difference_line(d, &b, &c)
     )
 }
 

@@ -216,7 +216,7 @@ impl Sampler {
         };
         self.processes.clear();
         let tick = self.read_counters(pids, allowance_s, &mut sample);
-        self.read_heap(&tick.live, &mut sample);
+        self.read_heap(&tick.tree, &mut sample);
         sample.cgroup = self.cgroup.as_mut().and_then(crate::cgroup::Reader::read);
         let cheap_cost_s = (thread_cpu_seconds() - cpu_start_s).max(0.0);
         self.tokens_s -= cheap_cost_s;
@@ -287,11 +287,12 @@ impl Sampler {
     }
 
     /// The heap probe's figures for the live processes, when it is attached.
-    fn read_heap(&mut self, live: &[i32], sample: &mut Sample) {
+    fn read_heap(&mut self, live: &[Live], sample: &mut Sample) {
         let Some(probe) = self.probe.as_mut() else {
             return;
         };
-        let heap = probe.read(live);
+        let anon: Vec<(i32, u64)> = live.iter().map(|p| (p.pid, p.rss.anon_bytes)).collect();
+        let heap = probe.read(&anon);
         // The probe's thread is ours, not the workload's.
         sample.threads = sample.threads.saturating_sub(heap.probe_threads);
         // A stale tick has no heap figures (`ProbeReader::read`), so no

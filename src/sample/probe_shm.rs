@@ -238,6 +238,9 @@ pub struct ProbeReader {
     last: HashMap<i32, ProbeReading>,
     /// How late past its planned poll a reading may be before it is stale.
     stale_after_ns: u64,
+    /// Per pid, the poll that the last reading came from and the process's
+    /// anonymous RSS on the tick it was first seen.
+    landed: HashMap<i32, (u64, u64)>,
 }
 
 /// A reading whose poll began this many sampler intervals ago is stale.
@@ -247,6 +250,15 @@ pub struct ProbeReader {
 /// from before a burst of growth (RSS can climb 100 MiB in a tick) is
 /// not taken for the tick's.
 pub const STALE_AFTER_TICKS: u32 = 2;
+
+/// A reading is also stale once the process's anonymous RSS has moved by
+/// more than this share of it (or `DRIFT_MIN_BYTES`, whichever is more)
+/// since the tick it was first seen: a probe blocked on the allocator's
+/// locks right after a poll that began in time (the program's start,
+/// before its threads allocated) would otherwise describe a heap hundreds
+/// of MiB smaller than the RSS it is set against, the rest called "other".
+pub const DRIFT_SHARE: f64 = 0.05;
+pub const DRIFT_MIN_BYTES: u64 = 4 << 20;
 
 impl ProbeReader {
     /// A reader whose readings are stale once their poll began
@@ -260,14 +272,31 @@ impl ProbeReader {
                 .checked_mul(STALE_AFTER_TICKS)
                 .and_then(|d| u64::try_from(d.as_nanos()).ok())
                 .unwrap_or(u64::MAX),
+            landed: HashMap::new(),
         }
+    }
+
+    /// Whether `pid`'s anonymous RSS has drifted (`DRIFT_SHARE`) since
+    /// the tick that first saw `reading`'s poll; remembers that tick's.
+    fn drifted(&mut self, pid: i32, reading: &ProbeReading, anon_bytes: u64) -> bool {
+        let Some(polled) = reading.polled_ns else {
+            return false;
+        };
+        let entry = self.landed.entry(pid).or_insert((polled, anon_bytes));
+        if entry.0 != polled {
+            *entry = (polled, anon_bytes);
+        }
+        let since = entry.1;
+        let allowed = ((since as f64 * DRIFT_SHARE) as u64).max(DRIFT_MIN_BYTES);
+        since.abs_diff(anon_bytes) > allowed
     }
 
     /// Sums the readings of `pids`, and finds the process with the most
     /// arenas. A field is `None` when no process reported it, and every
     /// one when any process's reading was stale: a sum with one process
     /// at its value of a second ago would be taken as this tick's.
-    pub fn read(&mut self, pids: &[i32]) -> HeapTotals {
+    /// `pids` come with their anonymous RSS this tick.
+    pub fn read(&mut self, pids: &[(i32, u64)]) -> HeapTotals {
         let mut totals = HeapTotals::default();
         let now_ns = monotonic_ns();
         let add = |sum: &mut Option<u64>, v: Option<u64>| {
@@ -275,7 +304,11 @@ impl ProbeReader {
                 *sum = Some(sum.unwrap_or(0).saturating_add(v));
             }
         };
-        for &pid in pids {
+        if self.landed.len() > 2 * pids.len() + 16 {
+            let live: std::collections::HashSet<i32> = pids.iter().map(|&(p, _)| p).collect();
+            self.landed.retain(|pid, _| live.contains(pid));
+        }
+        for &(pid, anon_bytes) in pids {
             let reading = self.reading(pid);
             // The probe makes its file before it starts its thread, and
             // may publish its first words only later.
@@ -288,7 +321,8 @@ impl ProbeReader {
             if reading.mode == 0 {
                 continue;
             }
-            if reading.stale_at(now_ns, self.stale_after_ns) {
+            let drifted = self.drifted(pid, &reading, anon_bytes);
+            if drifted || reading.stale_at(now_ns, self.stale_after_ns) {
                 totals.stale_processes += 1;
                 continue;
             }
@@ -507,7 +541,7 @@ mod tests {
             std::fs::write(dir.path().join(pid.to_string()), bytes)?;
         }
         let mut reader = ProbeReader::new(dir.path().to_path_buf(), Duration::MAX);
-        let totals = reader.read(&[11, 12, 13]);
+        let totals = reader.read(&[(11, 0), (12, 0), (13, 0)]);
         assert_eq!(totals.live_heap_bytes, Some(1024));
         assert_eq!(totals.allocator_free_bytes, Some(80));
         assert_eq!(totals.allocator_metadata_bytes, None);
@@ -518,7 +552,7 @@ mod tests {
             (totals.arenas, totals.allocator_resident_bytes),
             (Some((5, 12)), None)
         );
-        assert_eq!(reader.read(&[13]).live_heap_bytes, None);
+        assert_eq!(reader.read(&[(13, 0)]).live_heap_bytes, None);
         let (cpu_s, mode) = reader.finish();
         assert!((cpu_s - 1.0).abs() < 1e-9);
         assert_eq!(mode, "count");
@@ -553,12 +587,40 @@ mod tests {
             std::fs::write(dir.path().join(pid.to_string()), bytes)?;
         }
         let mut reader = ProbeReader::new(dir.path().to_path_buf(), Duration::from_millis(50));
-        let fresh = reader.read(&[21]);
+        let fresh = reader.read(&[(21, 0)]);
         assert_eq!((fresh.live_heap_bytes, fresh.stale_processes), (Some(1000), 0));
         // One stale process of two: no sums at all, not half of them.
-        let tick = reader.read(&[21, 22]);
+        let tick = reader.read(&[(21, 0), (22, 0)]);
         assert_eq!((tick.live_heap_bytes, tick.stale_processes), (None, 1));
         assert!(tick.processes.is_empty() && tick.allocator_free_bytes.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn a_reading_is_stale_once_the_process_rss_has_moved_since_it_was_first_seen(
+    ) -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let now = monotonic_ns();
+        let mut w = words(1, 1000);
+        w[W_PID] = 31;
+        w[W_POLL_START_NS] = now;
+        w[W_POLLED_NS] = now + 1_000_000;
+        let mut bytes: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
+        bytes.resize(MAP_BYTES, 0);
+        std::fs::write(dir.path().join("31"), bytes)?;
+        let mut reader = ProbeReader::new(dir.path().to_path_buf(), Duration::from_secs(60));
+        const MIB: u64 = 1 << 20;
+        // First seen at 100 MiB; 4% later it still holds, 160 MiB later
+        // (the threads allocated while the probe waited) it does not.
+        assert_eq!(reader.read(&[(31, 100 * MIB)]).stale_processes, 0);
+        assert_eq!(reader.read(&[(31, 104 * MIB)]).stale_processes, 0);
+        let grown = reader.read(&[(31, 260 * MIB)]);
+        assert_eq!((grown.stale_processes, grown.live_heap_bytes), (1, None));
+        // A small process may move by the floor.
+        let mut small = ProbeReader::new(dir.path().to_path_buf(), Duration::from_secs(60));
+        assert_eq!(small.read(&[(31, MIB)]).stale_processes, 0);
+        assert_eq!(small.read(&[(31, 4 * MIB)]).stale_processes, 0);
+        assert_eq!(small.read(&[(31, 6 * MIB)]).stale_processes, 1);
         Ok(())
     }
 }
