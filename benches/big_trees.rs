@@ -13,13 +13,23 @@
 //! error is in % of the true sum. The sampler's share of a core is its CPU
 //! time over the ticks after the tree was whole, against their wall time.
 //!
-//! `BIG_TREES_SIZES=10,100` and `BIG_TREES_SHAPES=own` choose what runs
-//! (default: every size and shape). Watch memory: the "own" tree of 1,000
-//! holds about 1.1 GiB.
+//! Each tree is measured twice: without a cgroup (the tree's figure is the
+//! sampler's PSS) and, where this machine can make one (`cgroup::find`),
+//! in a memory cgroup of its own as `compare` runs it (the tree's figure
+//! is then the group's charge, which counts every page once, plus the
+//! kernel's own memory for the tree: page tables, 128 KiB for each process
+//! mapping 64 MiB; the sampler reads fewer processes' counters).
+//!
+//! `BIG_TREES_SIZES=10,100`, `BIG_TREES_SHAPES=own` and
+//! `BIG_TREES_CGROUP=off|only` choose what runs (default: every size,
+//! shape and both). Watch memory: the "own" tree of 1,000 holds about
+//! 1.1 GiB.
 
-use allocscope::sample::{Sampler, TreeWalker, DEFAULT_BUDGET};
+use allocscope::cgroup::RunGroup;
 use allocscope::sample::thread_cpu_seconds;
+use allocscope::sample::{Sampler, TreeWalker, DEFAULT_BUDGET};
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -43,6 +53,10 @@ fn main() {
 struct Row {
     processes: usize,
     shape: &'static str,
+    /// The run's cgroup, when it had one.
+    cgroup: Option<&'static str>,
+    /// The group's mean charge while the truth was read.
+    charge_mib: Option<f64>,
     reported_pss_mib: f64,
     true_pss_mib: f64,
     reported_rss_mib: f64,
@@ -78,16 +92,35 @@ fn run() -> Result<(), String> {
             std::env::var("BIG_TREES_SHAPES").map_or(true, |s| s.split(',').any(|x| x == *name))
         })
         .collect();
+    let cgroup = std::env::var("BIG_TREES_CGROUP").unwrap_or_default();
+    let parent = match allocscope::cgroup::find() {
+        Ok(parent) => Some(parent),
+        Err(why) => {
+            println!("big_trees cgroup=none note=\"{}\"", why.note());
+            None
+        }
+    };
+    let mut groups: Vec<Option<&allocscope::cgroup::Parent>> = Vec::new();
+    if cgroup != "only" {
+        groups.push(None);
+    }
+    if cgroup != "off" {
+        groups.extend(parent.as_ref().map(Some));
+    }
     let mut rows = Vec::new();
     for &children in &sizes {
         for &(shape, child_mib) in &shapes {
-            let row = measure(&program, children, shape, child_mib)?;
-            println!(
-                "big_trees processes={} shape={} reported_pss_mib={:.1} true_pss_mib={:.1} \
-                 pss_error_pct={:+.2} worst_pss_error_pct={:.2} reported_rss_mib={:.1} \
-                 true_rss_mib={:.1} rss_error_pct={:+.2} sampler_core_pct={:.2} note=\"{}\"",
+            for &group in &groups {
+                let row = measure(&program, children, (shape, child_mib), group)?;
+                println!(
+                "big_trees processes={} shape={} cgroup={} charge_mib={} reported_pss_mib={:.1} \
+                 true_pss_mib={:.1} pss_error_pct={:+.2} worst_pss_error_pct={:.2} \
+                 reported_rss_mib={:.1} true_rss_mib={:.1} rss_error_pct={:+.2} \
+                 sampler_core_pct={:.2} note=\"{}\"",
                 row.processes,
                 row.shape,
+                row.cgroup.unwrap_or("none"),
+                row.charge_mib.map_or("-".into(), |c| format!("{c:.1}")),
                 row.reported_pss_mib,
                 row.true_pss_mib,
                 row.pss_error_pct(),
@@ -98,7 +131,8 @@ fn run() -> Result<(), String> {
                 row.core_pct,
                 row.note
             );
-            rows.push(row);
+                rows.push(row);
+            }
         }
     }
     print_table(&rows);
@@ -123,16 +157,51 @@ fn compile() -> Result<PathBuf, String> {
 
 /// Samples one tree of `children` children from its spawn, reads the truth
 /// once it is whole and settled, and ends it.
-fn measure(program: &Path, children: usize, shape: &'static str, child_mib: u32) -> Result<Row, String> {
-    let mut tree = Command::new(program)
-        .args([children.to_string(), "64".into(), child_mib.to_string(), "600000".into()])
+fn measure(
+    program: &Path,
+    children: usize,
+    (shape, child_mib): (&'static str, u32),
+    parent: Option<&allocscope::cgroup::Parent>,
+) -> Result<Row, String> {
+    let group = parent.map(|p| RunGroup::create(p, None)).transpose()?;
+    let mut command = Command::new(program);
+    command
+        .args([
+            children.to_string(),
+            "64".into(),
+            child_mib.to_string(),
+            "600000".into(),
+        ])
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(Stdio::piped());
+    if let Some(fd) = group.as_ref().and_then(RunGroup::procs_fd) {
+        // SAFETY: between fork and exec, only getpid and write(2) of a
+        // buffer on the stack to an fd opened before the fork (no
+        // allocation: other threads may hold the allocator's lock).
+        unsafe {
+            command.pre_exec(move || {
+                let (mut digits, mut at, mut pid) = ([0u8; 20], 20, libc::getpid());
+                while pid > 0 || at == 20 {
+                    at -= 1;
+                    digits[at] = b'0' + (pid % 10) as u8;
+                    pid /= 10;
+                }
+                if libc::write(fd, digits[at..].as_ptr().cast(), 20 - at) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut tree = command
         .spawn()
         .map_err(|e| format!("spawning fork_tree: {e}"))?;
     let forked = forked_signal(&mut tree)?;
     let root = tree.id() as i32;
-    let result = sample(root, children, &forked);
+    let reader = group.as_ref().map(RunGroup::reader).transpose();
+    let result = reader
+        .map_err(|e| format!("reading the cgroup: {e}"))
+        .and_then(|reader| sample(root, children, &forked, reader));
     let _ = tree.kill();
     let _ = tree.wait();
     // The children die with their parent (parent-death signal); wait for
@@ -147,6 +216,8 @@ fn measure(program: &Path, children: usize, shape: &'static str, child_mib: u32)
     Ok(Row {
         processes: children + 1,
         shape,
+        cgroup: group.as_ref().map(|g| g.version().as_str()),
+        charge_mib: reported.2.map(|c| c / MIB),
         reported_pss_mib: reported.0 / MIB,
         true_pss_mib: truth.0 / MIB,
         reported_rss_mib: reported.1 / MIB,
@@ -171,16 +242,26 @@ fn forked_signal(tree: &mut Child) -> Result<mpsc::Receiver<()>, String> {
     Ok(rx)
 }
 
-type Measured = ((f64, f64), (f64, f64), f64, f64, String);
+type Measured = ((f64, f64, Option<f64>), (f64, f64), f64, f64, String);
 
-/// Ticks every `INTERVAL` as `compare` does; returns the mean (PSS, RSS) of
-/// the samples taken while the truth was read, the truth, the worst PSS
+/// Ticks every `INTERVAL` as `compare` does; returns the mean (PSS, RSS,
+/// cgroup charge) of the samples taken while the truth was read, the
+/// truth, the worst PSS
 /// error of a steady sample, the sampler's share of a core over the steady
 /// ticks in %, and its note on what it thinned.
-fn sample(root: i32, children: usize, forked: &mpsc::Receiver<()>) -> Result<Measured, String> {
+fn sample(
+    root: i32,
+    children: usize,
+    forked: &mpsc::Receiver<()>,
+    cgroup: Option<allocscope::cgroup::Reader>,
+) -> Result<Measured, String> {
     let me = std::process::id() as i32;
     let mut walker = TreeWalker::new(me);
     let mut sampler = Sampler::new(DEFAULT_BUDGET);
+    if let Some(reader) = cgroup {
+        sampler.attach_cgroup(reader);
+    }
+    let mut charges: Vec<f64> = Vec::new();
     let start = Instant::now();
     let mut whole: Option<(Instant, f64)> = None;
     let mut truth: Option<mpsc::Receiver<(f64, f64)>> = None;
@@ -231,6 +312,7 @@ fn sample(root: i32, children: usize, forked: &mpsc::Receiver<()>) -> Result<Mea
             }
             if truth.is_some() {
                 during.push((pss as f64, s.rss_bytes as f64));
+                charges.extend(s.cgroup.map(|c| c.charge_bytes as f64));
             }
         }
         if let Some(rx) = &truth {
@@ -245,7 +327,12 @@ fn sample(root: i32, children: usize, forked: &mpsc::Receiver<()>) -> Result<Mea
                 let (at, cpu0) = whole.ok_or("")?;
                 let core = 100.0 * (sampler.cpu_seconds() - cpu0) / at.elapsed().as_secs_f64();
                 let n = during.len().max(1) as f64;
-                let mean = during.iter().fold((0.0, 0.0), |a, x| (a.0 + x.0 / n, a.1 + x.1 / n));
+                let (pss, rss) = during
+                    .iter()
+                    .fold((0.0, 0.0), |a, x| (a.0 + x.0 / n, a.1 + x.1 / n));
+                let charge = (!charges.is_empty())
+                    .then(|| charges.iter().sum::<f64>() / charges.len() as f64);
+                let mean = (pss, rss, charge);
                 let worst = steady
                     .iter()
                     .map(|p| (100.0 * (p - t.0) / t.0).abs())
@@ -287,13 +374,17 @@ fn true_sums(root: i32) -> (f64, f64) {
 
 fn print_table(rows: &[Row]) {
     println!();
-    println!("| processes | shape | reported PSS | true sum of Pss | error | RSS error | sampler, % of a core |");
-    println!("| ---: | --- | ---: | ---: | ---: | ---: | ---: |");
+    println!(
+        "| processes | shape | cgroup | charge | reported PSS | true sum of Pss | PSS error | RSS error | sampler, % of a core |"
+    );
+    println!("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for r in rows {
         println!(
-            "| {} | {} | {:.1} MiB | {:.1} MiB | {:+.1}% | {:+.1}% | {:.2}% |",
+            "| {} | {} | {} | {} | {:.1} MiB | {:.1} MiB | {:+.1}% | {:+.1}% | {:.2}% |",
             r.processes,
             r.shape,
+            r.cgroup.unwrap_or("none"),
+            r.charge_mib.map_or("-".into(), |c| format!("{c:.1} MiB")),
             r.reported_pss_mib,
             r.true_pss_mib,
             r.pss_error_pct(),

@@ -9,9 +9,7 @@ use thiserror::Error;
 pub enum AllocError {
     #[error("empty allocator configuration; use NAME[:key=value,...] or LABEL=/path/to/lib.so")]
     EmptySpec,
-    #[error(
-        "unknown allocator '{name}'; built-in: {builtins}, or LABEL=/path/to/lib.so"
-    )]
+    #[error("unknown allocator '{name}'; built-in: {builtins}, or LABEL=/path/to/lib.so")]
     UnknownAllocator { name: String, builtins: String },
     #[error(
         "invalid label '{label}' in '{spec}'; a label is letters, digits, '_', '-', '.' or '+'"

@@ -92,8 +92,7 @@ impl Registry {
         let spec: Spec = config::parse_spec(typed)?;
         match &spec.target {
             Target::Named(name) => {
-                let b = builtin(name)
-                    .ok_or_else(|| AllocError::UnknownAllocator {
+                let b = builtin(name).ok_or_else(|| AllocError::UnknownAllocator {
                     name: name.clone(),
                     builtins: super::known::names(),
                 })?;

@@ -148,7 +148,11 @@ impl Counters {
         let mut pids = pids.to_vec();
         pids.sort_unstable();
         let start = pids.partition_point(|&pid| pid <= self.cursor);
-        let turn: Vec<i32> = pids[start..].iter().chain(&pids[..start]).copied().collect();
+        let turn: Vec<i32> = pids[start..]
+            .iter()
+            .chain(&pids[..start])
+            .copied()
+            .collect();
         let mut looked: HashSet<i32> = HashSet::new();
         for &pid in &turn {
             if !self.known.contains_key(&pid) {

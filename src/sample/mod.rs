@@ -64,6 +64,9 @@ const MAX_SAVED_CPU: Duration = Duration::from_millis(20);
 /// (`counters`); the walk has its own (`tree::WALK_CORE_SHARE`), and PSS
 /// reads what is left.
 const CHEAP_SHARE: f64 = 0.35;
+/// The same with the run's cgroup attached: the tree's total comes from
+/// it, exact at any size, so per-process figures may go staler.
+const CHEAP_SHARE_WITH_CGROUP: f64 = 0.2;
 
 /// Reads /proc for a set of pids, one `sample()` per tick.
 #[derive(Debug)]
@@ -92,6 +95,8 @@ pub struct Sampler {
     full_pass_due: bool,
     /// Big trees: a few processes read at a time, scaled to their class.
     scaled: Option<ScaledPss>,
+    /// One process of each class is read at once: scaled reads just began.
+    scaled_read_due: bool,
     /// CPU seconds of one process's smaps_rollup, on average; `None`
     /// before the first.
     rollup_cost_s: Option<f64>,
@@ -137,6 +142,7 @@ impl Sampler {
             estimator: PssEstimator::default(),
             full_pass_due: true,
             scaled: None,
+            scaled_read_due: false,
             rollup_cost_s: None,
             scaled_reads: 0,
             scaled_ticks: 0,
@@ -206,9 +212,14 @@ impl Sampler {
         let now = Instant::now();
         // What the cheap reads may spend: their share of what the budget
         // gave since the last tick.
+        let share = if self.cgroup.is_some() {
+            CHEAP_SHARE_WITH_CGROUP
+        } else {
+            CHEAP_SHARE
+        };
         let allowance_s = self
             .last_fill
-            .map(|last| CHEAP_SHARE * self.budget_fraction * (now - last).as_secs_f64());
+            .map(|last| share * self.budget_fraction * (now - last).as_secs_f64());
         self.refill(now);
         let mut sample = Sample {
             t_s,

@@ -24,9 +24,7 @@ impl Sampler {
     /// scaled (big tree) rather than full passes; switches the state.
     pub(super) fn choose_scaled(&mut self, processes: usize) -> bool {
         let affordable_s = self.budget_fraction * FULL_PASS_EVERY_S;
-        let pass_s = self
-            .rollup_cost_s
-            .map(|each| each * processes as f64);
+        let pass_s = self.rollup_cost_s.map(|each| each * processes as f64);
         let scaled = processes > MIN_THINNED_PROCESSES
             && match (pass_s, self.scaled.is_some()) {
                 // Nothing read yet: a big tree starts with a few.
@@ -35,7 +33,11 @@ impl Sampler {
                 (Some(pass_s), false) => pass_s > affordable_s,
             };
         match (scaled, self.scaled.is_some()) {
-            (true, false) => self.scaled = Some(ScaledPss::default()),
+            (true, false) => {
+                self.scaled = Some(ScaledPss::default());
+                // Until a read, processes would count their RSS in full.
+                self.scaled_read_due = true;
+            }
             (false, true) => {
                 self.scaled = None;
                 self.estimator = PssEstimator::default();
@@ -55,6 +57,7 @@ impl Sampler {
         };
         scaled.retain(&tick.tree);
         if tick.split_known && !tick.tree.is_empty() {
+            let force = force || std::mem::take(&mut self.scaled_read_due);
             let read = self.read_some(&mut scaled, &tick.tree, force);
             let each = scaled.estimate(&tick.tree);
             let mut total = 0u64;

@@ -161,7 +161,10 @@ impl TreeWalker {
         let members = self.walk();
         self.walks += 1;
         self.last = Some(LastWalk {
-            changed: self.last.as_ref().is_none_or(|last| last.members != members),
+            changed: self
+                .last
+                .as_ref()
+                .is_none_or(|last| last.members != members),
             members: members.clone(),
             at: Instant::now(),
             cpu_s: thread_cpu_seconds() - start_s,

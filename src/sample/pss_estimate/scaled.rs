@@ -12,7 +12,9 @@
 //! not a worker that grew a private heap ten times theirs. A read splits
 //! a process's PSS by kind into what is its alone (`exclusive_parts`) and
 //! its part of pages others map. The class's exclusive memory is taken in
-//! the proportion to RSS its reads showed. Its part of shared pages is a
+//! the proportion to RSS its reads showed, and anon beyond what its reads
+//! held counts in full (a worker read just after its fork, before it
+//! filled its own heap, shows none of it). Its part of shared pages is a
 //! read's shared part times the class's members at the read: n processes
 //! mapping the same pages hold 1/n of each, so the product holds as
 //! workers fork (a fork shares its parent's pages and adds nothing) or
@@ -163,11 +165,25 @@ impl ScaledPss {
             let Some(reads) = self.classes.get(&class).filter(|c| !c.reads.is_empty()) else {
                 continue;
             };
-            let per_rss = scale(&reads.reads, &members);
+            // Anon beyond what the reads held is the process's own (it
+            // grew its heap since, or was read just after its fork).
+            let n = members.index.len() as f64;
+            let reference = reference_anon(&reads.reads, n);
+            let scalable = |rss: [f64; 3]| [rss[0].min(reference), rss[1], rss[2]];
+            let mut base = [0.0; 3];
+            for &i in &members.index {
+                let s = scalable(kinds(&live[i].rss));
+                for k in 0..3 {
+                    base[k] += s[k];
+                }
+            }
+            let per_rss = scale(&reads.reads, n, base);
             let sums: &mut ([f64; 3], [f64; 3]) = family.entry(class.family).or_default();
             for &i in &members.index {
                 let rss = kinds(&live[i].rss);
-                let pss: [f64; 3] = std::array::from_fn(|k| (rss[k] * per_rss[k]).min(rss[k]));
+                let s = scalable(rss);
+                let pss: [f64; 3] =
+                    std::array::from_fn(|k| (s[k] * per_rss[k] + rss[k] - s[k]).min(rss[k]));
                 for k in 0..3 {
                     sums.0[k] += pss[k];
                     sums.1[k] += rss[k];
@@ -210,19 +226,32 @@ fn group(live: &[Live]) -> HashMap<Class, Members> {
     classes
 }
 
-/// Per kind, the PSS of a byte of the class's RSS: its exclusive share,
-/// plus its part of the shared pages the reads showed (each read's shared
-/// part times the members then), at most what the class can hold. A read
-/// weighs by the square of the ratio of its class's member count then to
-/// today's: a parent's read alone, all its heap its own, weighs a
-/// millionth against a read among 1,000 workers, so it adds 0.03 MiB of
-/// exclusive heap to each rather than 32.
-fn scale(reads: &VecDeque<ClassRead>, members: &Members) -> [f64; 3] {
-    let n = members.index.len() as f64;
-    let (mut weight, mut rss, mut exclusive, mut shared) = (0.0, [0.0; 3], [0.0; 3], [0.0; 3]);
+/// How much a read weighs in a class of `n` members: the square of the
+/// ratio of its class's member count then to `n`. A parent's read alone,
+/// all its heap its own, weighs a millionth against a read among 1,000
+/// workers, so it adds 0.03 MiB of exclusive heap to each rather than 32.
+fn weight(read: &ClassRead, n: f64) -> f64 {
+    (read.members.min(n) / read.members.max(n)).powi(2)
+}
+
+/// The anonymous RSS of the class's reads, on average.
+fn reference_anon(reads: &VecDeque<ClassRead>, n: f64) -> f64 {
+    let (sum, weights) = reads.iter().fold((0.0, 0.0), |(s, w), read| {
+        let wr = weight(read, n);
+        (s + wr * read.rss[0], w + wr)
+    });
+    sum / f64::max(weights, f64::MIN_POSITIVE)
+}
+
+/// Per kind, the PSS of a byte of the class's RSS `base` (of `n`
+/// members): its exclusive share, plus its part of the shared pages the
+/// reads showed (each read's shared part times the members then), at most
+/// what the class can hold.
+fn scale(reads: &VecDeque<ClassRead>, n: f64, base: [f64; 3]) -> [f64; 3] {
+    let (mut weights, mut rss, mut exclusive, mut shared) = (0.0, [0.0; 3], [0.0; 3], [0.0; 3]);
     for read in reads {
-        let w = (read.members.min(n) / read.members.max(n)).powi(2);
-        weight += w;
+        let w = weight(read, n);
+        weights += w;
         for k in 0..3 {
             rss[k] += w * read.rss[k];
             exclusive[k] += w * read.exclusive[k];
@@ -231,12 +260,11 @@ fn scale(reads: &VecDeque<ClassRead>, members: &Members) -> [f64; 3] {
     }
     std::array::from_fn(|k| {
         let own = ratio(exclusive[k], rss[k]);
-        if members.rss[k] <= 0.0 {
+        if base[k] <= 0.0 {
             return own;
         }
-        let union = (shared[k] / weight.max(f64::MIN_POSITIVE))
-            .min((1.0 - own) * members.rss[k]);
-        own + union / members.rss[k]
+        let union = (shared[k] / weights.max(f64::MIN_POSITIVE)).min((1.0 - own) * base[k]);
+        own + union / base[k]
     })
 }
 

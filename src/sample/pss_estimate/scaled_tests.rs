@@ -151,3 +151,20 @@ fn the_plan_takes_unread_classes_first_then_one_of_each_in_turn() {
     assert_eq!(plan.len(), 5);
     assert_eq!(est.plan(&live, 100).len(), live.len());
 }
+
+#[test]
+fn anon_grown_since_the_reads_counts_in_full() {
+    // Workers read just after their fork, before each filled 1 MiB of its
+    // own: the reads show none of it, and it is theirs alone.
+    let mut est = ScaledPss::default();
+    let forked = tree(100, 0.0);
+    est.retain(&forked);
+    for p in est.plan(&forked, 3) {
+        est.record(&forked, &p, &read_of(100, 0.0));
+    }
+    let filled = tree(100, 1.0);
+    est.retain(&filled);
+    let got = total_mib(&est, &filled);
+    let truth = 66.0 + 100.0;
+    assert!((got - truth).abs() < 0.01 * truth, "{got} MiB, not {truth}");
+}
