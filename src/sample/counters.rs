@@ -17,7 +17,9 @@
 use super::kept_open::KeptOpen;
 use super::proc::{self, fnv1a, RssParts, Stat, StatusMemory};
 use super::thread_cpu_seconds;
-use std::collections::{HashMap, HashSet};
+// foldhash, not SipHash: a big tree's bookkeeping hashes every pid a
+// tick, which SipHash made a third of the tick's cost.
+use foldhash::{HashMap, HashSet, HashSetExt};
 
 /// Trees up to this size are read in full on every tick, whatever it
 /// costs (as before thinning: the estimate and its tests rest on it).
@@ -34,6 +36,9 @@ const REFRESH_LOOKS: u32 = 20;
 pub struct Counters {
     kept: KeptOpen,
     known: HashMap<i32, Known>,
+    /// The pids of the last tick: when they are this tick's too, no
+    /// figures or kept files are dropped.
+    last_pids: Vec<i32>,
     /// Where the next thinned tick's turn starts: the first pid above it.
     cursor: i32,
     /// CPU seconds of one process's `stat` and `status`, and of one look.
@@ -80,7 +85,8 @@ impl Default for Counters {
     fn default() -> Counters {
         Counters {
             kept: KeptOpen::default(),
-            known: HashMap::new(),
+            known: HashMap::default(),
+            last_pids: Vec::new(),
             cursor: 0,
             full_cost_s: 15e-6,
             look_cost_s: 5e-6,
@@ -97,9 +103,12 @@ impl Counters {
     /// its figures, in the order of `pids`.
     pub fn read(&mut self, pids: &[i32], allowance_s: Option<f64>) -> Vec<(i32, Known)> {
         let start_s = thread_cpu_seconds();
-        let live: HashSet<i32> = pids.iter().copied().collect();
-        self.known.retain(|pid, _| live.contains(pid));
-        self.kept.retain(&live);
+        if pids != self.last_pids.as_slice() {
+            let live: HashSet<i32> = pids.iter().copied().collect();
+            self.known.retain(|pid, _| live.contains(pid));
+            self.kept.retain(&live);
+            self.last_pids = pids.to_vec();
+        }
         let looks = allowance_s
             .filter(|_| pids.len() > MIN_THINNED_PROCESSES)
             .filter(|a| pids.len() as f64 * self.full_cost_s > *a)
@@ -146,7 +155,9 @@ impl Counters {
     /// last, the rest in turn.
     fn read_thinned(&mut self, pids: &[i32], looks: usize, reads: &mut TickReads) {
         let mut pids = pids.to_vec();
-        pids.sort_unstable();
+        if !pids.is_sorted() {
+            pids.sort_unstable();
+        }
         let start = pids.partition_point(|&pid| pid <= self.cursor);
         let turn: Vec<i32> = pids[start..]
             .iter()

@@ -7,7 +7,7 @@
 //! process's limit on open files a file is read once and closed, as
 //! before keeping, rather than taken for a process that is gone.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
@@ -114,7 +114,7 @@ mod tests {
             kept.read(pid, "stat").is_none(),
             "a reaped process reads as gone"
         );
-        kept.retain(&HashSet::from([own]));
+        kept.retain(&HashSet::from_iter([own]));
         assert_eq!(kept.files.len(), 1);
     }
 }

@@ -42,6 +42,7 @@ pub use cpu_time::thread_cpu_seconds;
 use proc::{Rollup, RssParts};
 pub use pss_estimate::PssSource;
 use pss_estimate::{Live, PssEstimator, ScaledPss};
+use scaled_reads::RollupCost;
 use std::time::{Duration, Instant};
 
 pub use maps::{is_mapped, mapped_paths};
@@ -97,9 +98,8 @@ pub struct Sampler {
     scaled: Option<ScaledPss>,
     /// One process of each class is read at once: scaled reads just began.
     scaled_read_due: bool,
-    /// CPU seconds of one process's smaps_rollup, on average; `None`
-    /// before the first.
-    rollup_cost_s: Option<f64>,
+    /// What a process's smaps_rollup costs, learned from every read.
+    rollup_cost: RollupCost,
     /// Processes read alone by `scaled`, and the ticks it estimated.
     scaled_reads: u64,
     scaled_ticks: u64,
@@ -143,7 +143,7 @@ impl Sampler {
             full_pass_due: true,
             scaled: None,
             scaled_read_due: false,
-            rollup_cost_s: None,
+            rollup_cost: RollupCost::default(),
             scaled_reads: 0,
             scaled_ticks: 0,
             processes: Vec::new(),
@@ -231,7 +231,7 @@ impl Sampler {
         sample.cgroup = self.cgroup.as_mut().and_then(crate::cgroup::Reader::read);
         let cheap_cost_s = (thread_cpu_seconds() - cpu_start_s).max(0.0);
         self.tokens_s -= cheap_cost_s;
-        if self.choose_scaled(tick.tree.len()) {
+        if self.choose_scaled(&tick.tree) {
             self.scaled_tick(&tick, force_pss, &mut sample);
         } else {
             self.full_tick(&tick, force_pss, &mut sample);
@@ -253,6 +253,11 @@ impl Sampler {
             self.processes.clear();
             self.read_joined(&tick.tree);
             self.read_probe(&tick.tree);
+            // Nothing read (a pass failed as the tree forked or exited):
+            // no PSS rather than every RSS counted in full.
+            if !self.estimator.has_reads() {
+                return;
+            }
             sample.pss_bytes = Some(self.estimate_pss(&tick.tree));
             sample.pss_estimated_processes = u32::try_from(tick.live.len()).unwrap_or(u32::MAX);
         }
@@ -387,7 +392,8 @@ impl Sampler {
         self.pss_reads += 1;
         self.full_pass_due = false;
         self.last_pss_cost_s = pss_cost_s;
-        self.note_rollup_cost(pss_cost_s, tick.tree.len());
+        let rss: u64 = tick.tree.iter().map(|p| p.rss.total_bytes()).sum();
+        self.rollup_cost.note(pss_cost_s, tick.tree.len(), rss);
         self.pay(payer, pss_cost_s);
         if let Some((pss, uss, swap)) = totals {
             sample.pss_bytes = Some(pss);
@@ -450,6 +456,7 @@ impl Sampler {
         let cost_s = (thread_cpu_seconds() - start_s).max(0.0);
         self.pay(payer, cost_s);
         self.pss_cpu_s += cost_s;
+        self.rollup_cost.note(cost_s, 1, p.rss.total_bytes());
         let (rollup, rss) = read?;
         Some((rollup, Live { rss: rss?, ..*p }))
     }

@@ -4,7 +4,7 @@
 //! the reclaim request. Files of processes that
 //! have not started the probe yet, or never will, are simply absent.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
@@ -266,8 +266,8 @@ impl ProbeReader {
     pub fn new(dir: PathBuf, interval: std::time::Duration) -> ProbeReader {
         ProbeReader {
             dir,
-            maps: HashMap::new(),
-            last: HashMap::new(),
+            maps: HashMap::default(),
+            last: HashMap::default(),
             stale_after_ns: interval
                 .checked_mul(STALE_AFTER_TICKS)
                 .and_then(|d| u64::try_from(d.as_nanos()).ok())

@@ -3,29 +3,75 @@
 //! (`scaled_tick`, estimated by `pss_estimate::ScaledPss`), and the run's
 //! note on what was thinned.
 //!
-//! A full pass costs its processes' smaps_rollup: 20-90 µs on a quiet
-//! small process, 1-2.5 ms on a worker mapping a 64 MiB heap. When the
-//! tree has more than `MIN_THINNED_PROCESSES` and a pass would cost more
-//! than the budget gives in `FULL_PASS_EVERY_S`, full passes stop: each
-//! tick reads as many processes as the bucket holds reads for (or its
-//! PSS floor one), picked by `ScaledPss::plan`. Back under half that
-//! cost, full passes resume with a fresh estimator and a pass at once.
+//! A process's smaps_rollup walks its page tables, so it costs a little
+//! per process and the rest per resident page (`RollupCost`): 20-90 µs on
+//! a quiet small process, 0.4-2.5 ms on a worker mapping a 64 MiB heap.
+//! Priced per process from the first read, a shell of 3 MiB alone, a tree
+//! of 101 such workers looked 14 times cheaper than it was: it stayed on
+//! full passes, the one it could afford put the bucket 78 ms in debt
+//! (1.8% of a core over a 4 s run), and between passes every worker was
+//! guessed (-11%). When the tree has more than `MIN_THINNED_PROCESSES`
+//! and a pass would cost more than the budget gives in
+//! `FULL_PASS_EVERY_S`, full passes stop: each tick reads as many
+//! processes as the bucket holds reads for (or its PSS floor one), picked
+//! by `ScaledPss::plan`. Back under half that cost, full passes resume
+//! with a fresh estimator and a pass at once.
 
 use super::counters::MIN_THINNED_PROCESSES;
 use super::pss_estimate::{Live, PssEstimator, PssSource, ScaledPss};
 use super::{thread_cpu_seconds, Counted, Payer, ProcessPss, Sampler};
 use crate::model::Sample;
 
-/// A full pass must cost at most what the budget gives in this long.
-const FULL_PASS_EVERY_S: f64 = 10.0;
+/// A full pass must cost at most what the budget gives in this long: 20
+/// ms at the default budget, what the bucket saves up (`MAX_SAVED_CPU`),
+/// so a pass never waits on more than a full bucket, nor leaves it more
+/// than a pass in debt.
+const FULL_PASS_EVERY_S: f64 = 2.5;
+/// The part of a process's smaps_rollup that does not grow with its
+/// memory (measured here: 20-70 µs on a process of 3 MiB).
+const ROLLUP_EACH_S: f64 = 20e-6;
+
+/// What smaps_rollup costs: `ROLLUP_EACH_S` a process, plus a learned
+/// cost per byte of RSS (its page-table walk).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct RollupCost {
+    per_byte_s: Option<f64>,
+}
+
+impl RollupCost {
+    /// Learns from `cost_s` spent on `processes` holding `rss_bytes`.
+    pub(super) fn note(&mut self, cost_s: f64, processes: usize, rss_bytes: u64) {
+        if processes == 0 || rss_bytes == 0 {
+            return;
+        }
+        let paged_s = (cost_s - processes as f64 * ROLLUP_EACH_S).max(0.0);
+        let per_byte_s = paged_s / rss_bytes as f64;
+        self.per_byte_s = Some(match self.per_byte_s {
+            Some(old) => 0.7 * old + 0.3 * per_byte_s,
+            None => per_byte_s,
+        });
+    }
+
+    /// What reading `processes` holding `rss_bytes` should cost; `None`
+    /// before the first read.
+    pub(super) fn of(&self, processes: usize, rss_bytes: u64) -> Option<f64> {
+        self.per_byte_s
+            .map(|b| processes as f64 * ROLLUP_EACH_S + b * rss_bytes as f64)
+    }
+}
+
+/// The summed RSS of `tree`.
+fn rss_bytes(tree: &[Live]) -> u64 {
+    tree.iter().map(|p| p.rss.total_bytes()).sum()
+}
 
 impl Sampler {
-    /// Whether this tick of `processes` with memory reads a few of them
+    /// Whether this tick of the processes with memory reads a few of them
     /// scaled (big tree) rather than full passes; switches the state.
-    pub(super) fn choose_scaled(&mut self, processes: usize) -> bool {
+    pub(super) fn choose_scaled(&mut self, tree: &[Live]) -> bool {
         let affordable_s = self.budget_fraction * FULL_PASS_EVERY_S;
-        let pass_s = self.rollup_cost_s.map(|each| each * processes as f64);
-        let scaled = processes > MIN_THINNED_PROCESSES
+        let pass_s = self.rollup_cost.of(tree.len(), rss_bytes(tree));
+        let scaled = tree.len() > MIN_THINNED_PROCESSES
             && match (pass_s, self.scaled.is_some()) {
                 // Nothing read yet: a big tree starts with a few.
                 (None, _) => true,
@@ -59,6 +105,12 @@ impl Sampler {
         if tick.split_known && !tick.tree.is_empty() {
             let force = force || std::mem::take(&mut self.scaled_read_due);
             let read = self.read_some(&mut scaled, &tick.tree, force);
+            if !scaled.has_reads() {
+                // Every RSS counted in full is no estimate (+700% on a
+                // tree of 1,000 whose first reads failed as it forked).
+                self.scaled = Some(scaled);
+                return;
+            }
             let each = scaled.estimate(&tick.tree);
             let mut total = 0u64;
             for (p, pss) in tick.tree.iter().zip(each) {
@@ -81,10 +133,12 @@ impl Sampler {
 
     /// The reads of one tick; how many there were.
     fn read_some(&mut self, scaled: &mut ScaledPss, tree: &[Live], force: bool) -> usize {
-        let each_s = self.rollup_cost_s.unwrap_or(0.0);
+        // What the tree's biggest process costs: the plan reads them first.
+        let biggest = tree.iter().map(|p| p.rss.total_bytes()).max().unwrap_or(0);
+        let each_s = self.rollup_cost.of(1, biggest).unwrap_or(0.0);
         let most = if force {
             scaled.classes(tree)
-        } else if self.rollup_cost_s.is_none() {
+        } else if self.rollup_cost.of(1, biggest).is_none() {
             // One read, to learn what they cost.
             1
         } else {
@@ -93,7 +147,7 @@ impl Sampler {
         };
         let mut read = 0;
         for p in scaled.plan(tree, most) {
-            let payer = if force || self.rollup_cost_s.is_none() || self.tokens_s >= each_s {
+            let payer = if force || each_s == 0.0 || self.tokens_s >= each_s {
                 Payer::Bucket
             } else if self.floor_tokens_s >= each_s {
                 Payer::Floor
@@ -105,7 +159,7 @@ impl Sampler {
             let cost_s = (thread_cpu_seconds() - start_s).max(0.0);
             self.pay(payer, cost_s);
             self.pss_cpu_s += cost_s;
-            self.note_rollup_cost(cost_s, 1);
+            self.rollup_cost.note(cost_s, 1, p.rss.total_bytes());
             if let Some((rollup, Some(rss))) = rollup {
                 scaled.record(tree, &Live { rss, ..p }, &rollup);
                 self.scaled_reads += 1;
@@ -113,19 +167,6 @@ impl Sampler {
             }
         }
         read
-    }
-
-    /// Learns what one process's smaps_rollup costs from `cost_s` spent
-    /// on `processes` of them.
-    pub(super) fn note_rollup_cost(&mut self, cost_s: f64, processes: usize) {
-        if processes == 0 {
-            return;
-        }
-        let each_s = cost_s / processes as f64;
-        self.rollup_cost_s = Some(match self.rollup_cost_s {
-            Some(old) => 0.7 * old + 0.3 * each_s,
-            None => each_s,
-        });
     }
 
     /// What the sampler thinned over the run, in words (`None` when it

@@ -48,6 +48,12 @@ impl PssEstimator {
             (!self.baselines.is_empty()).then(|| Shares::of(&parts_of(rss), &parts_of(pss)));
     }
 
+    /// Whether any process was read: with none, an estimate would count
+    /// every RSS in full.
+    pub fn has_reads(&self) -> bool {
+        !self.baselines.is_empty()
+    }
+
     /// A full pass that could not read every process: its reads are
     /// dropped, the last complete pass stays the reference.
     pub fn full_read_failed(&mut self) {

@@ -25,7 +25,8 @@
 use super::baseline::{exclusive_parts, Live};
 use super::parts::{kinds, parts_of, ratio};
 use crate::sample::proc::{Rollup, RssParts};
-use std::collections::{HashMap, HashSet, VecDeque};
+use foldhash::{HashMap, HashMapExt, HashSet};
+use std::collections::VecDeque;
 
 /// Reads kept per class: enough to cover members that differ within it,
 /// few enough to follow it as it changes.
@@ -123,6 +124,12 @@ impl ScaledPss {
             }
         }
         plan
+    }
+
+    /// Whether any process was read: with none, an estimate would count
+    /// every RSS in full.
+    pub fn has_reads(&self) -> bool {
+        self.classes.values().any(|c| !c.reads.is_empty())
     }
 
     /// How many classes the live processes fall in.
