@@ -129,41 +129,83 @@ fn estimated_pss_of_a_forked_tree_stays_within_10_percent_of_full_reads() {
     }
 }
 
-/// A parent of 64 MiB forks 100 workers that each fill 1 MiB of their own:
-/// a full pass of smaps_rollup costs 1-2.5 ms a process there, more than
-/// the budget pays for. The tree's PSS is still right (the heap once, each
-/// worker's own MiB: 164 MiB plus about 4 MiB of their stacks and
-/// libraries; it was 146.6 MiB, -13%, with every process guessed from the
-/// parent's read alone), and the sampler stays far under 2% of a core (it
-/// took 2.5% reading every process's stat and status every tick); the run
-/// says what it thinned.
-#[test]
-fn a_forked_tree_of_a_hundred_is_right_and_cheap_and_says_what_was_thinned() {
+/// The issue's two trees of a thousand: a parent fills 64 MiB and forks
+/// 1,000 sleeping children ("shared"), each of which also fills `own_mib`
+/// of its own. A full pass of smaps_rollup costs 0.4-2.5 ms a process
+/// there, seconds a pass, so the sampler reads a few and scales them.
+/// `fork_tree` itself reads every process's `Pss` halfway through its hold:
+/// every sample of the whole tree, taken while it sleeps, must be within
+/// 10% of that sum (the issue's promise without a cgroup; it was -50% on
+/// "shared", and a tree whose first pass failed as it forked counted every
+/// RSS in full, +700%), the run's peak within 10% too. The sampler's CPU
+/// over the run (walk, counters, heap probe and reads, the tree's forking
+/// included) stays under 2% of a core, and the run says what it thinned.
+fn forked_tree_of_a_thousand(own_mib: u64) {
     let _one_at_a_time = one_heavy_test_at_a_time();
     let scratch = Scratch::new();
     let tree = program("fork_tree");
     let tree = tree.to_str().expect("utf-8");
+    let own = own_mib.to_string();
     let (output, json) = scratch.compare(
-        &["-a", "glibc", "-r", "1", "--cgroup", "off"],
-        &[tree, "100", "64", "1", "4000"],
+        &["-a", "glibc", "-r", "1", "--cgroup", "off", "--samples"],
+        &[tree, "1000", "64", &own, "8000"],
     );
     assert!(output.status.success(), "{}", stderr(&output));
     let run = &runs(config(&json, "glibc"))[0];
-    let mib = |key: &str| run[key].as_u64().unwrap_or(0) as f64 / (1024.0 * 1024.0);
-    let peak_pss = mib("peak_pss_bytes");
+    let stdout_path = run["stdout_path"].as_str().expect("stdout_path");
+    let printed = std::fs::read_to_string(stdout_path).expect("the tree's stdout");
+    let true_kib: f64 = printed
+        .lines()
+        .find_map(|l| l.strip_prefix("true_pss_kib "))
+        .and_then(|k| k.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no true_pss_kib in {printed}"));
+    let truth = true_kib * 1024.0;
+    let error = |bytes: f64| (bytes - truth) / truth;
+    let whole: Vec<&serde_json::Value> = run["timeline"]
+        .as_array()
+        .expect("timeline")
+        .iter()
+        .filter(|s| s["processes"] == 1001)
+        .collect();
+    // The children fill their own memory after the parent saw them
+    // forked: judge the samples from a second after the tree was whole.
+    let from_s = whole.first().and_then(|s| s["t_s"].as_f64()).unwrap_or(0.0) + 1.0;
+    let steady: Vec<f64> = whole
+        .iter()
+        .filter(|s| s["t_s"].as_f64().is_some_and(|t| t >= from_s))
+        .filter_map(|s| s["pss_bytes"].as_f64())
+        .collect();
+    assert!(steady.len() >= 30, "{} steady samples", steady.len());
+    for pss in &steady {
+        assert!(
+            error(*pss).abs() < 0.1,
+            "PSS {:.1} MiB against a true {:.1} MiB",
+            pss / 1048576.0,
+            truth / 1048576.0
+        );
+    }
+    let peak = run["peak_pss_bytes"].as_f64().unwrap_or(0.0);
     assert!(
-        (160.0..=177.0).contains(&peak_pss),
-        "peak PSS {peak_pss:.1} MiB in {run}"
+        error(peak).abs() < 0.1,
+        "peak PSS {:.1} MiB against a true {:.1} MiB",
+        peak / 1048576.0,
+        truth / 1048576.0
     );
     let core = run["sampler_cpu_s"].as_f64().unwrap_or(1.0) / run["wall_s"].as_f64().unwrap_or(1.0);
-    assert!(
-        core < 0.02,
-        "the sampler used {:.2}% of a core",
-        100.0 * core
-    );
+    assert!(core < 0.02, "the sampler used {:.2}% of a core", 100.0 * core);
     let message = run["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("big tree") && message.contains("smaps_rollup reads"),
         "{message}"
     );
+}
+
+#[test]
+fn a_forked_tree_of_a_thousand_sharing_its_parents_heap_is_right_and_cheap() {
+    forked_tree_of_a_thousand(0);
+}
+
+#[test]
+fn a_forked_tree_of_a_thousand_with_memory_of_their_own_is_right_and_cheap() {
+    forked_tree_of_a_thousand(1);
 }

@@ -4,7 +4,9 @@
  * Once every child is forked the parent prints "forked N", holds the tree
  * for HOLD_MS, then wakes the children (closing the pipe they wait on) and
  * reaps them: all of them live together for HOLD_MS however slowly the
- * machine forks. A child whose parent is gone exits at once (parent-death
+ * machine forks. Halfway through the hold it reads every process's
+ * smaps_rollup and prints the true sum of their Pss, "true_pss_kib K",
+ * what a sampler's figure for the tree is judged against. A child whose parent is gone exits at once (parent-death
  * signal), so a killed tree does not linger.
  * usage: fork_tree [CHILDREN=1000] [PARENT_MIB=64] [CHILD_MIB=0] [HOLD_MS=10000] */
 #include <signal.h>
@@ -15,6 +17,26 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The Pss line of /proc/PID/smaps_rollup in KiB, 0 when unreadable. */
+static long pss_kib(pid_t pid) {
+    char path[64], line[256];
+    long kib = 0;
+    snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "Pss: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+static void hold(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
 
 static void *fill(long mib, int value) {
     size_t size = (size_t)mib << 20;
@@ -37,6 +59,11 @@ int main(int argc, char **argv) {
     long hold_ms = argc > 4 ? atol(argv[4]) : 10000;
     pid_t parent = getpid();
     char *volatile shared = fill(parent_mib, 1);
+    pid_t *pids = calloc(children > 0 ? children : 1, sizeof *pids);
+    if (pids == NULL) {
+        perror("calloc");
+        return 2;
+    }
     int wake[2];
     if (pipe(wake) != 0) {
         perror("pipe");
@@ -59,11 +86,17 @@ int main(int argc, char **argv) {
             int ok = (shared == NULL || shared[0] == 1) && (own == NULL || own[0] == 2);
             _exit(ok ? 0 : 1);
         }
+        pids[i] = pid;
     }
     printf("forked %d\n", children);
     fflush(stdout);
-    struct timespec ts = {hold_ms / 1000, (hold_ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+    hold(hold_ms / 2);
+    long total_kib = pss_kib(parent);
+    for (int i = 0; i < children; i++)
+        total_kib += pss_kib(pids[i]);
+    printf("true_pss_kib %ld\n", total_kib);
+    fflush(stdout);
+    hold(hold_ms - hold_ms / 2);
     close(wake[1]);
     int failed = 0, status;
     while (wait(&status) > 0)
