@@ -6,9 +6,11 @@
 //! with its 95% interval, paired by round as compare's own ratios are
 //! (`analyze::interval::paired_log_ratio`). Plain `name key=value` lines.
 //!
-//! Workloads: the `churn` scenario and tests/programs/threads.c (4 threads
-//! handing blocks to each other). Environment: `PROBE_ONOFF_REPS` (default
-//! 6 rounds per side).
+//! Workloads: the `churn` scenario, tests/programs/threads.c (4 threads
+//! handing blocks to each other) and a real multi-threaded program, Debian's
+//! `zstd -T2 -15` compressing 16 MiB of generated text (skipped with a line
+//! saying so when `zstd` is not installed). Environment: `PROBE_ONOFF_REPS`
+//! (default 6 rounds per side), `PROBE_ONOFF_ONLY` (one workload's name).
 
 use allocscope::analyze::interval::paired_log_ratio;
 use serde_json::Value;
@@ -51,7 +53,7 @@ fn run() -> Result<(), String> {
         .map(|(name, _)| *name)
         .collect();
     println!("allocators {}", allocators.join(","));
-    let workloads: [(&str, Vec<String>); 2] = [
+    let mut workloads: Vec<(&str, Vec<String>)> = vec![
         (
             "churn",
             [
@@ -71,6 +73,12 @@ fn run() -> Result<(), String> {
             vec![threads.display().to_string(), "4".into(), "300000".into()],
         ),
     ];
+    match zstd_command(work.path())? {
+        Some(command) => workloads.push(("zstd", command)),
+        None => println!("zstd not installed (apt-get install zstd): its workload skipped"),
+    }
+    let only = std::env::var("PROBE_ONOFF_ONLY").ok();
+    workloads.retain(|(name, _)| only.as_deref().is_none_or(|o| o == *name));
     for (name, command) in &workloads {
         let mut rss: Figures = Vec::new();
         let mut wall: Figures = Vec::new();
@@ -160,6 +168,39 @@ fn compare(
         )
     })?;
     serde_json::from_str(&text).map_err(|e| e.to_string())
+}
+
+/// `zstd -T2 -15` on 16 MiB of generated words (compressible as text is,
+/// so its two worker threads allocate and free their match state), or
+/// `None` when zstd is not on the PATH.
+fn zstd_command(dir: &Path) -> Result<Option<Vec<String>>, String> {
+    let found = Command::new("zstd").arg("--version").output();
+    if !found.is_ok_and(|o| o.status.success()) {
+        return Ok(None);
+    }
+    const WORDS: [&str; 8] = ["heap", "arena", "trim", "page", "free", "live", "chunk", "mmap"];
+    let mut text = String::with_capacity(16 << 20);
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    while text.len() < 16 << 20 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        text.push_str(WORDS[(x % 8) as usize]);
+        text.push_str(if x % 13 == 0 { ".\n" } else { " " });
+        if x % 5 == 0 {
+            text.push_str(&(x % 100_000).to_string());
+        }
+    }
+    let input = dir.join("input.txt");
+    std::fs::write(&input, text).map_err(|e| e.to_string())?;
+    let output = dir.join("input.txt.zst");
+    Ok(Some(
+        ["zstd", "-q", "-f", "-T2", "-15"]
+            .map(String::from)
+            .into_iter()
+            .chain([input.display().to_string(), "-o".into(), output.display().to_string()])
+            .collect(),
+    ))
 }
 
 fn compile(dir: &Path, name: &str) -> Result<PathBuf, String> {
