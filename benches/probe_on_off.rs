@@ -186,8 +186,8 @@ fn zstd_command(dir: &Path) -> Result<Option<Vec<String>>, String> {
         x ^= x >> 7;
         x ^= x << 17;
         text.push_str(WORDS[(x % 8) as usize]);
-        text.push_str(if x % 13 == 0 { ".\n" } else { " " });
-        if x % 5 == 0 {
+        text.push_str(if x.is_multiple_of(13) { ".\n" } else { " " });
+        if x.is_multiple_of(5) {
             text.push_str(&(x % 100_000).to_string());
         }
     }
