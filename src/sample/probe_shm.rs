@@ -272,7 +272,7 @@ impl ProbeReader {
                 .checked_mul(STALE_AFTER_TICKS)
                 .and_then(|d| u64::try_from(d.as_nanos()).ok())
                 .unwrap_or(u64::MAX),
-            landed: HashMap::new(),
+            landed: HashMap::default(),
         }
     }
 
