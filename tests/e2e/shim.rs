@@ -44,8 +44,31 @@ fn final_rss_mib(json: &Value, name: &str) -> f64 {
         / 1048576.0
 }
 
+/// Each run's final RSS in MiB and how its load command ended, for a
+/// failure message that tells a missed flush from an allocator's choice.
+fn runs_seen(json: &Value, name: &str) -> String {
+    runs(config(json, name))
+        .iter()
+        .map(|r| {
+            format!(
+                "{:.1} MiB (load {})",
+                r["final_rss_bytes"].as_f64().unwrap_or_default() / 1048576.0,
+                r["service"]["load_exit"]
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// redis-server filled with 1 KiB values, then FLUSHALL: glibc keeps much
 /// of the freed memory, jemalloc returns it (hand figures 676 vs 45 MiB).
+/// Redis's synchronous FLUSHALL purges jemalloc itself (RSS 14.5 MiB within
+/// 0.1 s of the reply; its dirty_decay_ms never runs in an idle server:
+/// after FLUSHALL ASYNC, which skips that purge, RSS stayed at 137 MiB for
+/// 13 s), so a longer settle would not help a run that missed it. Such
+/// runs happen (jemalloc 99.8 and 83.2 MiB, 2 of 63 measured runs, with the
+/// load ended 0 and FLUSHALL answered OK): three rounds, judged by their
+/// medians, so one odd run cannot decide.
 #[test]
 fn redis_under_glibc_runs_glibc_for_real_and_holds_several_times_jemallocs_rss_after_flushall() {
     if !require_program("redis-server", "redis-server")
@@ -71,7 +94,7 @@ fn redis_under_glibc_runs_glibc_for_real_and_holds_several_times_jemallocs_rss_a
         "--settle",
         "2s",
         "-r",
-        "1",
+        "3",
         "-a",
         "glibc",
         "-a",
@@ -89,7 +112,9 @@ fn redis_under_glibc_runs_glibc_for_real_and_holds_several_times_jemallocs_rss_a
     let (output, json) = scratch.compare(&options, &server);
     assert!(output.status.success(), "{}", stderr(&output));
     for c in configs(&json) {
-        assert_eq!(runs(c)[0]["status"], "ok", "{}", runs(c)[0]);
+        for run in runs(c) {
+            assert_eq!(run["status"], "ok", "{run}");
+        }
     }
     assert_eq!(served_by(&json, "glibc"), "glibc");
     assert_eq!(served_by(&json, "jemalloc"), "jemalloc");
@@ -97,10 +122,17 @@ fn redis_under_glibc_runs_glibc_for_real_and_holds_several_times_jemallocs_rss_a
         final_rss_mib(&json, "glibc"),
         final_rss_mib(&json, "jemalloc"),
     );
-    eprintln!("RSS after FLUSHALL: glibc {glibc:.1} MiB, jemalloc {jemalloc:.1} MiB");
+    let seen = format!(
+        "glibc {}; jemalloc {}",
+        runs_seen(&json, "glibc"),
+        runs_seen(&json, "jemalloc")
+    );
+    eprintln!(
+        "RSS after FLUSHALL (medians): glibc {glibc:.1} MiB, jemalloc {jemalloc:.1} MiB; {seen}"
+    );
     assert!(
         glibc > 3.0 * jemalloc,
-        "glibc {glibc:.1} MiB, jemalloc {jemalloc:.1} MiB"
+        "median final RSS: glibc {glibc:.1} MiB, jemalloc {jemalloc:.1} MiB; runs: {seen}"
     );
     let table = stdout(&output);
     assert!(table.contains("served by glibc"), "{table}");
