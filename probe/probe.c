@@ -499,7 +499,12 @@ static void publish(const uint64_t *w) {
     atomic_store_explicit(&shm[W_SEQ], seq + 2, memory_order_release);
 }
 
-/* Maps <dir>/<pid>, reusing the file after an exec (same pid). No malloc. */
+/* Maps <dir>/<pid>, reusing the file after an exec (same pid). No malloc.
+ * The directory belongs to the user allocscope runs as: a process that
+ * dropped its privileges (setuid, then exec or fork) cannot create its file
+ * there, nor open one an earlier root image made. allocscope then makes the
+ * file for it, owned by its new uid, on its next tick; until then this
+ * fails, and the probe thread tries again on each wake (`probe_main`). */
 static void open_shm(void) {
     if (!shm_dir[0]) return;
     char path[600];
@@ -648,6 +653,10 @@ static void *probe_main(void *arg) {
             return NULL;
         }
         now = now_ns(CLOCK_MONOTONIC);
+        if (!shm && shm_dir[0]) {
+            open_shm(); /* a failed open costs a few microseconds */
+            if (shm) next_poll = now;
+        }
         if (periodic_trim && now >= next_trim) {
             periodic_trim(0);
             words[W_TRIMS]++;
@@ -668,6 +677,8 @@ static void *probe_main(void *arg) {
         /* Wake at least every interval: a reclaim request is answered
          * within one, whatever the budget does to the polls. */
         uint64_t until = shm ? next_poll : next_trim;
+        /* Without its file yet, the next try is an interval away. */
+        if (!shm && shm_dir[0] && (!trim_ns || until > now + interval_ns)) until = now + interval_ns;
         if (shm && until > now + interval_ns) until = now + interval_ns;
         if (trim_ns && next_trim < until) until = next_trim;
         now = now_ns(CLOCK_MONOTONIC);
@@ -686,9 +697,14 @@ __attribute__((destructor)) static void probe_exit(void) {
     if (!shm) return;
     pthread_mutex_lock(&poll_lock);
     exiting = 1;
-    poll_once(1);
+    uint64_t cost = poll_once(1);
     if (reclaim_at_exit && words[W_RECLAIMS] == 0) reclaim(words);
-    publish_now();
+    /* Not publish_now: this is the exiting thread, whose CPU clock is the
+     * program's own, not the probe's. The probe's CPU is what its thread
+     * last published plus this last poll. */
+    words[W_CPU_NS] += cost;
+    words[W_UPDATED_NS] = now_ns(CLOCK_MONOTONIC);
+    publish(words);
     pthread_mutex_unlock(&poll_lock);
 }
 

@@ -6,6 +6,7 @@
 use super::ProbeBuild;
 use anyhow::Context;
 use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::PathBuf;
 
 /// `$XDG_CACHE_HOME/allocscope`, else `~/.cache/allocscope`, else the temp dir.
@@ -28,6 +29,36 @@ fn content_hash(bytes: &[u8]) -> u64 {
     })
 }
 
+/// Where root installs when its own cache is out of other users' reach.
+const SHARED_CACHE: &str = "/var/cache/allocscope";
+
+/// The directory to install in. As root, the workload may drop its
+/// privileges (`runuser -u postgres`, a server's workers), and its loader
+/// must still open the library: root's own cache, under a 0700 `/root`,
+/// is out of its reach (the loader then ignores the preload), so root
+/// installs in a directory every user can traverse.
+fn install_dir() -> PathBuf {
+    let primary = cache_dir();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 || traversable_by_all(&primary) {
+        primary
+    } else {
+        let shared = PathBuf::from(SHARED_CACHE);
+        // Whatever root's umask: an error surfaces when installing.
+        let _ = std::fs::create_dir_all(&shared)
+            .and_then(|()| std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)));
+        shared
+    }
+}
+
+/// Every existing directory on the way to `dir`, `dir` included, lets
+/// other users through (mode o+x).
+fn traversable_by_all(dir: &std::path::Path) -> bool {
+    dir.ancestors()
+        .filter_map(|d| std::fs::metadata(d).ok())
+        .all(|m| m.permissions().mode() & 0o001 != 0)
+}
+
 /// Returns the path of `build`'s shared object, writing it if needed; falls
 /// back to the temp directory when the cache directory is not writable.
 pub fn install(build: ProbeBuild) -> anyhow::Result<PathBuf> {
@@ -38,7 +69,7 @@ pub fn install(build: ProbeBuild) -> anyhow::Result<PathBuf> {
 /// the glibc shim).
 pub fn install_named(stem: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
     let name = format!("{stem}-{:016x}.so", content_hash(bytes));
-    let primary = cache_dir();
+    let primary = install_dir();
     match install_in(&primary, &name, bytes) {
         Ok(path) => Ok(path),
         Err(first) => install_in(&std::env::temp_dir().join("allocscope"), &name, bytes)
@@ -53,8 +84,19 @@ fn install_in(dir: &std::path::Path, name: &str, bytes: &[u8]) -> anyhow::Result
     }
     std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
     let temp = dir.join(format!(".{name}.{}", std::process::id()));
-    let mut file =
-        std::fs::File::create(&temp).with_context(|| format!("writing '{}'", temp.display()))?;
+    // Readable by all whatever the umask: a workload that dropped its
+    // privileges loads it too (it is no secret).
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o644)
+        .open(&temp)
+        .and_then(|f| {
+            f.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+            Ok(f)
+        })
+        .with_context(|| format!("writing '{}'", temp.display()))?;
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .with_context(|| format!("writing '{}'", temp.display()))?;
@@ -78,6 +120,31 @@ mod tests {
         let again = install_in(dir.path(), &name, bytes)?;
         assert_eq!(first, again);
         assert_ne!(content_hash(b"a"), content_hash(b"b"));
+        // Readable by every user, so a workload that dropped its
+        // privileges can load it.
+        assert_eq!(std::fs::metadata(&first)?.permissions().mode() & 0o777, 0o644);
         Ok(())
+    }
+
+    #[test]
+    fn a_private_directory_on_the_way_is_not_traversable_by_all() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let cache = dir.path().join("cache");
+        std::fs::create_dir(&cache)?;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
+        std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o755))?;
+        assert!(traversable_by_all(&cache.join("allocscope")));
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))?;
+        assert!(!traversable_by_all(&cache.join("allocscope")));
+        Ok(())
+    }
+
+    /// As root, the library is installed where another uid can load it.
+    #[test]
+    fn as_root_the_install_directory_lets_every_user_through() {
+        // SAFETY: geteuid cannot fail.
+        if unsafe { libc::geteuid() } == 0 {
+            assert!(traversable_by_all(&install_dir()), "{}", install_dir().display());
+        }
     }
 }

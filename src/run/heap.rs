@@ -5,6 +5,7 @@
 //! ended, every process's last words, whose arena counts were read at exit.
 
 use super::loaded::LoadCheck;
+use super::probe_files::ProbeFiles;
 use crate::model::{ProcessName, RunStatus, Sample};
 use crate::probe::{launch_env, ProbeLaunch, ENV_RECLAIM_AT_EXIT};
 use crate::sample::probe_shm::{most_arenas, ProbeReading};
@@ -24,6 +25,8 @@ pub struct HeapRun {
     /// allocscope's own mappings of the files, apart from the sampler's:
     /// for reclaim requests and the reading after the end.
     control: Option<ProbeReader>,
+    /// The files of processes that run as another user.
+    files: Option<ProbeFiles>,
 }
 
 impl HeapRun {
@@ -58,6 +61,7 @@ impl HeapRun {
             control: shm_dir
                 .clone()
                 .map(|dir| ProbeReader::new(dir, Duration::MAX)),
+            files: shm_dir.clone().map(ProbeFiles::new),
             shm_dir,
             check: LoadCheck::new(Some(probe.library.clone())),
         })
@@ -114,6 +118,14 @@ impl HeapRun {
         self.check.observe(main, tree);
     }
 
+    /// Makes the probe files of the tree's processes that run as another
+    /// user (`probe_files.rs`); on every tick, before the sampler reads.
+    pub fn hand_out_files(&mut self, tree: &[i32]) {
+        if let Some(files) = self.files.as_mut() {
+            files.hand_out(tree);
+        }
+    }
+
     /// The run's probe mode and CPU time, adjusting its status and message
     /// when the probe could not load: `not_loaded` when it was required,
     /// else a note that the run was measured from /proc alone.
@@ -142,6 +154,12 @@ impl HeapRun {
                 None => note,
             });
             return (Some("not_loaded".to_string()), None);
+        }
+        if let Some(note) = self.files.as_ref().and_then(ProbeFiles::note) {
+            *message = Some(match message.take() {
+                Some(m) => format!("{m}; {note}"),
+                None => note,
+            });
         }
         match (self.probe.measure, finished) {
             (true, Some((cpu_s, mode))) => {

@@ -26,6 +26,7 @@ mod launch;
 mod loaded;
 mod marks;
 mod pin;
+mod probe_files;
 pub(crate) mod process;
 mod ready;
 pub(crate) mod reaper;

@@ -19,13 +19,17 @@ impl Checks {
         self.load.settled() && self.heap.as_ref().is_none_or(HeapRun::settled)
     }
 
-    /// On a sampling tick: each check still open looks at the tree.
+    /// On a sampling tick: each check still open looks at the tree, and
+    /// processes of another uid get their probe files.
     pub fn on_tick(&mut self, main: i32, tree: &[i32]) {
         if !self.load.settled() {
             self.load.observe(main, tree);
         }
-        if let Some(heap) = self.heap.as_mut().filter(|h| !h.settled()) {
-            heap.observe(main, tree);
+        if let Some(heap) = self.heap.as_mut() {
+            heap.hand_out_files(tree);
+            if !heap.settled() {
+                heap.observe(main, tree);
+            }
         }
     }
 
@@ -34,6 +38,7 @@ impl Checks {
     pub fn between_ticks(&mut self, main: i32, tree: &[i32]) {
         self.load.observe(main, tree);
         if let Some(heap) = self.heap.as_mut() {
+            heap.hand_out_files(tree);
             heap.observe(main, tree);
         }
     }
