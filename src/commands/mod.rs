@@ -21,3 +21,4 @@ mod serving;
 mod session;
 mod throughput;
 pub mod tune;
+mod tune_perf;

@@ -8,7 +8,7 @@ use crate::analyze::throughput::{self, Figure, Suggestion};
 use crate::analyze::types::Analysis;
 use crate::judging::JudgeSettings;
 use crate::model::{RunStatus, StoredExperiment};
-use crate::user_metric::Extracted;
+use crate::user_metric::{Extracted, UserMetric};
 
 /// The figures of every ok run, per configuration, most-varying first.
 pub(crate) fn suggestions(experiment: &StoredExperiment) -> Vec<Suggestion> {
@@ -74,31 +74,73 @@ pub(crate) fn advice(analysis: &Analysis) -> Vec<String> {
     out
 }
 
-/// `--perf-metric auto`, once the runs are over: the most-varying figure
-/// present in every ok run becomes a higher-is-better `--metric` of the
-/// stored experiment (its spec, each run's value, and the judged row), so
-/// `report` re-judges it the same way. Without one, wall time stays.
-pub(crate) fn adopt(
+/// `--perf-metric auto`'s figure in `experiment`: the most-varying one
+/// present in every ok run of the configurations that have one (a
+/// configuration whose runs all failed does not hide it).
+pub(crate) fn choose(experiment: &StoredExperiment) -> Option<UserMetric> {
+    let mut ran = experiment.clone();
+    ran.configs
+        .retain(|c| c.runs.iter().any(|r| r.record.status == RunStatus::Ok));
+    let chosen = suggestions(&ran).into_iter().next()?;
+    Some(UserMetric {
+        pattern: regex::Regex::new(&chosen.pattern).ok()?,
+        name: chosen.name,
+        higher_is_better: true,
+    })
+}
+
+/// The `--metric` flags that judge by `metric`, as the user would type them.
+pub(crate) fn flags(metric: &UserMetric) -> String {
+    format!(
+        "--metric '{}={}' --higher-is-better {} --perf-metric {}",
+        metric.name,
+        metric.pattern.as_str(),
+        metric.name,
+        metric.name
+    )
+}
+
+/// The metric-table row `--perf-metric` names for `metric`.
+pub(crate) fn row(metric: &UserMetric) -> String {
+    format!("user.{}", metric.name)
+}
+
+/// `metric` as one of `experiment`'s `--metric`s, in memory: its spec, and
+/// each run's value read from its output.
+pub(crate) fn apply(experiment: &mut StoredExperiment, metric: &UserMetric) {
+    if !experiment
+        .info
+        .user_metrics
+        .iter()
+        .any(|m| m.name == metric.name)
+    {
+        experiment.info.user_metrics.push(metric.info());
+    }
+    for run in experiment.configs.iter_mut().flat_map(|c| &mut c.runs) {
+        if let Extracted::Value(v) = extract(&metric.pattern, &run.record) {
+            run.record.user_metrics.insert(metric.name.clone(), v);
+        }
+    }
+}
+
+fn extract(pattern: &regex::Regex, record: &crate::model::RunRecord) -> Extracted {
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
+    let (out, err) = (read(&record.stdout_path), read(&record.stderr_path));
+    crate::user_metric::extract_from(pattern, &out, &err)
+}
+
+/// `metric` made one of stored experiment `id`'s `--metric`s (its spec and
+/// each run's value) and its judged performance row, so `report` re-judges
+/// it the same way.
+pub(crate) fn store_metric(
     store: &mut crate::store::Store,
     id: i64,
-    judge: &JudgeSettings,
-) -> anyhow::Result<JudgeSettings> {
+    metric: &UserMetric,
+) -> anyhow::Result<()> {
     let experiment = store.load_experiment(Some(id))?;
-    let Some(chosen) = suggestions(&experiment).into_iter().next() else {
-        eprintln!(
-            "note: --perf-metric auto: no throughput figure (ops/sec, req/s, tps, MB/s, ...) \
-             in every run's output; judged by wall time"
-        );
-        return Ok(judge.clone());
-    };
-    let pattern = regex::Regex::new(&chosen.pattern)?;
     let mut specs = experiment.info.user_metrics.clone();
-    if !specs.iter().any(|m| m.name == chosen.name) {
-        specs.push(crate::model::UserMetricInfo {
-            name: chosen.name.clone(),
-            pattern: chosen.pattern.clone(),
-            higher_is_better: true,
-        });
+    if !specs.iter().any(|m| m.name == metric.name) {
+        specs.push(metric.info());
     }
     store.set_environment(
         id,
@@ -106,22 +148,40 @@ pub(crate) fn adopt(
         &serde_json::to_string(&specs)?,
     )?;
     for run in experiment.configs.iter().flat_map(|c| &c.runs) {
-        let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
-        let (out, err) = (read(&run.record.stdout_path), read(&run.record.stderr_path));
-        if let Extracted::Value(v) = crate::user_metric::extract_from(&pattern, &out, &err) {
-            store.add_run_value(run.id, &chosen.name, v)?;
+        if let Extracted::Value(v) = extract(&metric.pattern, &run.record) {
+            store.add_run_value(run.id, &metric.name, v)?;
         }
     }
-    let row = format!("user.{}", chosen.name);
-    store.set_environment(id, crate::judging::PERF_METRIC_KEY, &row)?;
+    store.set_environment(id, crate::judging::PERF_METRIC_KEY, &row(metric))?;
+    Ok(())
+}
+
+/// `--perf-metric auto`, once the runs are over: the figure `choose` finds
+/// becomes a higher-is-better `--metric` of the stored experiment
+/// (`store_metric`). Without one, wall time stays.
+pub(crate) fn adopt(
+    store: &mut crate::store::Store,
+    id: i64,
+    judge: &JudgeSettings,
+) -> anyhow::Result<JudgeSettings> {
+    let experiment = store.load_experiment(Some(id))?;
+    let Some(chosen) = choose(&experiment) else {
+        eprintln!("{NONE_FOUND}");
+        return Ok(judge.clone());
+    };
+    store_metric(store, id, &chosen)?;
     eprintln!(
         "allocscope: --perf-metric auto judges by {} (higher is better), the most-varying \
          throughput figure in every run: {}",
         chosen.name,
-        chosen.flags()
+        flags(&chosen)
     );
     Ok(JudgeSettings {
-        perf_metric: Some(row),
+        perf_metric: Some(row(&chosen)),
         ..judge.clone()
     })
 }
+
+/// The note when no figure was found: wall time judges.
+pub(crate) const NONE_FOUND: &str = "note: --perf-metric auto: no throughput figure (ops/sec, \
+     req/s, tps, MB/s, ...) in every run's output; judged by wall time";

@@ -11,6 +11,7 @@
 use super::judge::why_open;
 use super::local::Local;
 use super::rounds::{drive, Decision, Judge, RoundPlan};
+use super::tune_perf::AutoPerf;
 use crate::analyze::analyze_with;
 use crate::analyze::decide::FIRST_LOOK;
 use crate::analyze::types::Analysis;
@@ -58,16 +59,18 @@ pub fn tune(mut settings: TuneSettings) -> anyhow::Result<i32> {
     let interrupt = Interrupt::install()?;
     let mut store = Store::open(&settings.compare.db)?;
     let began = Instant::now();
-    let Some(one) = race(&settings, 1, &interrupt, &mut store)? else {
+    let mut auto = AutoPerf::new(settings.compare.auto_perf);
+    let Some(one) = race(&settings, 1, &interrupt, &mut store, &mut auto)? else {
         eprintln!("error: no round left its runs");
         return Ok(interrupt_code(&interrupt).unwrap_or(1));
     };
+    settings.compare.judge = auto.judging(&settings.compare.judge);
     let mut last = one;
     let mut first = None;
     if !last.interrupted && settings.combine {
         if let Some(next) = phase_two(&mut settings, &store, &last, began)? {
             settings.compare.configs = resolve(&next.0, &crate::alloc::Registry::discover())?;
-            if let Some(mut two) = race(&settings, 2, &interrupt, &mut store)? {
+            if let Some(mut two) = race(&settings, 2, &interrupt, &mut store, &mut auto)? {
                 two.record.earlier = Some(last.id);
                 two.record.combined = next.1;
                 store.set_environment(two.id, TUNE_KEY, &serde_json::to_string(&two.record)?)?;
@@ -111,12 +114,14 @@ fn interrupt_code(interrupt: &Interrupt) -> Option<i32> {
 }
 
 /// Runs one phase of the race over `settings.compare.configs` (the baseline
-/// first) and stores its record; `None` when no round left runs.
+/// first) and stores its record (and `--perf-metric auto`'s figure);
+/// `None` when no round left runs.
 fn race(
     settings: &TuneSettings,
     phase: u32,
     interrupt: &Interrupt,
     store: &mut Store,
+    auto: &mut AutoPerf,
 ) -> anyhow::Result<Option<PhaseEnd>> {
     let compare = &settings.compare;
     let rounds = compare.rounds.schedule.max_rounds();
@@ -141,7 +146,7 @@ fn race(
         dropped: Vec::new(),
         survivors: None,
     };
-    let judge = race_judge(&names, base, &compare.judge, rounds, &mut state);
+    let judge = race_judge(&names, base, &compare.judge, rounds, &mut state, auto);
     let plan = RoundPlan {
         rounds: 0..rounds,
         configs: names.clone(),
@@ -172,6 +177,7 @@ fn race(
         combined: Vec::new(),
     };
     store.set_environment(id, TUNE_KEY, &serde_json::to_string(&record)?)?;
+    auto.store(store, id)?;
     Ok(Some(PhaseEnd {
         id,
         record,
@@ -202,15 +208,17 @@ impl RaceState {
 /// at the level shared among the halving's survivors drop the settled
 /// ones. Each drop is recorded in `state` with the round and the reason
 /// (once each); the progress line names the first `SHOWN_OPEN` open ones.
+/// `--perf-metric auto` chooses its figure at the first look (`AutoPerf`).
 fn race_judge<'a>(
     names: &'a [String],
     base: usize,
     judging: &'a JudgeSettings,
     rounds: u32,
     state: &'a mut RaceState,
+    auto: &'a mut AutoPerf,
 ) -> Judge<'a> {
     let raced = names.len().saturating_sub(1);
-    Box::new(move |experiment| {
+    Box::new(move |mut experiment| {
         let done = experiment.configs[base]
             .runs
             .iter()
@@ -223,10 +231,11 @@ fn race_judge<'a>(
         if done >= FIRST_LOOK && state.survivors.is_none() {
             state.survivors = Some(open.len());
         }
-        let judging = JudgeSettings {
+        let mut judging = JudgeSettings {
             decision_alpha: race_alpha(rounds, state.family(raced)),
             ..judging.clone()
         };
+        auto.look(&mut experiment, &mut judging, done);
         let l = if done < FIRST_LOOK {
             halving_look(&experiment, base, &judging, done, &open)
         } else {

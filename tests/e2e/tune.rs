@@ -174,3 +174,63 @@ fn a_key_no_allocator_has_is_a_one_line_usage_error() {
     }
     assert!(!scratch.db().exists(), "nothing ran");
 }
+
+/// tests/programs/fixed_ops.c runs a fixed 300 ms and prints `churn : N
+/// ops/sec`: with `--perf-metric auto` the race judges performance by that
+/// figure from round 1 on, so glibc:mmap_threshold=0 (a system call per
+/// block) goes at the first halving for being over the budget in
+/// operations, which its unchanged wall time would never show; `report`
+/// re-judges the stored race by the same figure.
+#[test]
+fn tune_with_perf_metric_auto_races_a_fixed_duration_program_by_its_ops() {
+    let _heavy = crate::common::one_heavy_test_at_a_time();
+    let fixed = crate::common::program("fixed_ops");
+    let scratch = Scratch::new();
+    let db = scratch.db();
+    let db = db.to_str().expect("utf-8");
+    let output = scratch.run(&[
+        "tune",
+        "--db",
+        db,
+        "--export-json",
+        "tune.json",
+        "--perf-metric",
+        "auto",
+        "--max-runs",
+        "3",
+        "--no-combine",
+        "-a",
+        "glibc",
+        "--try",
+        "glibc:mmap_threshold=0",
+        "--",
+        fixed.to_str().expect("utf-8"),
+        "300",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("the race judges performance by churn_ops_sec"),
+        "{}",
+        stderr(&output)
+    );
+    let json = read_json(&scratch, "tune.json");
+    assert_eq!(json["verdict"]["performance_metric"], "churn_ops_sec");
+    let rows = json["tune"]["phases"][0]["rows"]
+        .as_array()
+        .expect("phase one");
+    let slow = rows
+        .iter()
+        .find(|r| r["config"] == "glibc:mmap_threshold=0")
+        .expect("raced");
+    assert_eq!(slow["dropped"]["round"], 1, "{slow}");
+    let reason = slow["dropped"]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("churn_ops_sec") && reason.contains("over the 5% budget"),
+        "{slow}"
+    );
+    let again = scratch.run(&["report", "--db", db, "--export-json", "again.json"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    let again = read_json(&scratch, "again.json");
+    assert_eq!(again["verdict"]["performance_metric"], "churn_ops_sec");
+    assert_eq!(again["tune"], json["tune"]);
+}

@@ -1,0 +1,89 @@
+//! `tune --perf-metric auto`: the race judges performance by a throughput
+//! figure the program prints (`ops/sec`, `req/s`, `MB/s`, ...), chosen once,
+//! at the race's first look, from round 1's runs (one of the baseline and
+//! one of each candidate): the most-varying figure present in every ok run,
+//! as `compare --perf-metric auto` chooses it once its runs are over. The
+//! choice holds for the rest of the race, both phases: each look reads every
+//! run's value of it from its output, and each phase's experiment stores it
+//! as a higher-is-better `--metric`, so `report` re-judges the race the same
+//! way. Without such a figure in round 1, wall time judges, as without auto.
+
+use super::throughput::{apply, choose, flags, row, store_metric, NONE_FOUND};
+use crate::judging::JudgeSettings;
+use crate::model::StoredExperiment;
+use crate::store::Store;
+use crate::user_metric::UserMetric;
+
+/// What `--perf-metric auto` chose, kept between looks and phases.
+pub(crate) struct AutoPerf {
+    /// `--perf-metric auto` was given.
+    wanted: bool,
+    /// The first look has chosen (or found nothing).
+    chosen: bool,
+    metric: Option<UserMetric>,
+}
+
+impl AutoPerf {
+    pub fn new(wanted: bool) -> AutoPerf {
+        AutoPerf {
+            wanted,
+            chosen: false,
+            metric: None,
+        }
+    }
+
+    /// At each look: the first chooses the figure from the runs so far; then
+    /// `experiment` gets each run's value of it and `judging` its row.
+    pub fn look(
+        &mut self,
+        experiment: &mut StoredExperiment,
+        judging: &mut JudgeSettings,
+        round: u32,
+    ) {
+        if !self.wanted {
+            return;
+        }
+        if !self.chosen {
+            self.chosen = true;
+            self.metric = choose(experiment);
+            let rounds = match round {
+                1 => "round 1".to_string(),
+                n => format!("rounds 1-{n}"),
+            };
+            match &self.metric {
+                Some(m) => eprintln!(
+                    "allocscope: --perf-metric auto: the race judges performance by {} (higher \
+                     is better), the most-varying throughput figure in every run of {rounds}: {}",
+                    m.name,
+                    flags(m)
+                ),
+                None => eprintln!("{NONE_FOUND}"),
+            }
+        }
+        if let Some(m) = &self.metric {
+            apply(experiment, m);
+            judging.perf_metric = Some(row(m));
+        }
+    }
+
+    /// After a phase: the figure stored with experiment `id` (its spec, each
+    /// run's value, the judged row).
+    pub fn store(&self, store: &mut Store, id: i64) -> anyhow::Result<()> {
+        match &self.metric {
+            Some(m) => store_metric(store, id, m),
+            None => Ok(()),
+        }
+    }
+
+    /// `judging` with the chosen figure as its performance row, if any.
+    pub fn judging(&self, judging: &JudgeSettings) -> JudgeSettings {
+        JudgeSettings {
+            perf_metric: self
+                .metric
+                .as_ref()
+                .map(row)
+                .or(judging.perf_metric.clone()),
+            ..judging.clone()
+        }
+    }
+}
