@@ -178,7 +178,9 @@ fn zstd_command(dir: &Path) -> Result<Option<Vec<String>>, String> {
     if !found.is_ok_and(|o| o.status.success()) {
         return Ok(None);
     }
-    const WORDS: [&str; 8] = ["heap", "arena", "trim", "page", "free", "live", "chunk", "mmap"];
+    const WORDS: [&str; 8] = [
+        "heap", "arena", "trim", "page", "free", "live", "chunk", "mmap",
+    ];
     let mut text = String::with_capacity(16 << 20);
     let mut x: u64 = 0x2545_f491_4f6c_dd1d;
     while text.len() < 16 << 20 {
@@ -198,7 +200,11 @@ fn zstd_command(dir: &Path) -> Result<Option<Vec<String>>, String> {
         ["zstd", "-q", "-f", "-T2", "-15"]
             .map(String::from)
             .into_iter()
-            .chain([input.display().to_string(), "-o".into(), output.display().to_string()])
+            .chain([
+                input.display().to_string(),
+                "-o".into(),
+                output.display().to_string(),
+            ])
             .collect(),
     ))
 }

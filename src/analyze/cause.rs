@@ -5,13 +5,9 @@
 //! baseline, with the cause and its remedy. The figures are in
 //! `cause_figures.rs`, the words in `cause_words.rs`.
 
-pub use super::cause_figures::{
-    Basis, CauseKind, Difference, Part, PartChange, WhereWent, PARTS,
-};
 use super::cause_figures::{difference, difference_at_reclaim, COVERED};
-use super::cause_words::{
-    config_line, difference_line, reclaim_difference_line, uncovered_line,
-};
+pub use super::cause_figures::{Basis, CauseKind, Difference, Part, PartChange, WhereWent, PARTS};
+use super::cause_words::{config_line, difference_line, reclaim_difference_line, uncovered_line};
 use super::metrics;
 use crate::model::{RunMetrics, RunStatus, StoredConfig, StoredExperiment, StoredRun};
 use serde::Serialize;

@@ -121,6 +121,14 @@ pub struct WhereWent {
 }
 
 impl WhereWent {
+    /// Its reading just before the reclaim test, when its breakdown covers
+    /// too little of the run for the mean to describe it.
+    pub fn at_reclaim_instead(&self) -> Option<WhereWent> {
+        (self.coverage < MEAN_SHOWN)
+            .then(|| at_reclaim(self))
+            .flatten()
+    }
+
     /// What the reclaim test returned (RSS before minus after).
     pub fn returned_bytes(&self) -> Option<u64> {
         let r = self.reclaim.as_ref()?;
@@ -144,6 +152,10 @@ pub const NOTABLE_FREE_SHARE: f64 = 0.05;
 /// for the run's (the odd stale tick is noise); below it the line says how
 /// much it covers and no cause is named from it.
 pub const COVERED: f64 = 0.95;
+/// Below this coverage a configuration is described by its reading just
+/// before the reclaim test, where there is one, rather than by a mean of a
+/// few ticks (`WhereWent::at_reclaim_instead`).
+pub const MEAN_SHOWN: f64 = 0.5;
 /// "Most": the reclaim returned at least this share of the free memory.
 pub const MOST: f64 = 0.5;
 

@@ -174,7 +174,11 @@ fn parts_below_one_percent_are_summed_into_small_parts() {
 #[test]
 fn a_breakdown_that_covers_part_of_the_run_says_how_much_and_why() {
     let (mut glibc, _) = arenas_pair();
-    assert!(!config_line(&glibc).contains("ticks"), "{}", config_line(&glibc));
+    assert!(
+        !config_line(&glibc).contains("ticks"),
+        "{}",
+        config_line(&glibc)
+    );
     glibc.coverage = 0.4;
     let line = config_line(&glibc);
     assert!(
@@ -205,7 +209,11 @@ fn no_cause_is_named_from_a_breakdown_that_covers_part_of_its_run() {
     let last = cause.lines.last().cloned().unwrap_or_default();
     assert!(last.starts_with("No cause named between"), "{last}");
     // Covered in full, the same runs are explained.
-    for s in e.configs[0].runs.iter_mut().flat_map(|r| r.record.samples.iter_mut()) {
+    for s in e.configs[0]
+        .runs
+        .iter_mut()
+        .flat_map(|r| r.record.samples.iter_mut())
+    {
         s.heap_stale_processes = 0;
         s.breakdown = Some(parts(10, 50, 5, 0));
     }
@@ -232,7 +240,11 @@ fn the_free_memory_before_the_reclaim_is_the_probes_reading_not_a_tick() {
     let w = where_went(&e.configs[0]).expect("a breakdown");
     // The samples said 30 MiB free: the probe said 262 just before.
     assert_eq!(w.free_before_reclaim_bytes, Some(262 * MIB));
-    assert!(config_line(&w).contains("returned 260.0 of 262.0 free then"), "{}", config_line(&w));
+    assert!(
+        config_line(&w).contains("returned 260.0 of 262.0 free then"),
+        "{}",
+        config_line(&w)
+    );
 }
 
 /// `w` with a reclaim test at exit whose probe read `live` and `free` MiB
@@ -290,5 +302,9 @@ fn a_run_covered_on_few_ticks_is_described_at_its_reclaim_test() {
     );
     // Covered on most ticks, the line is the mean's.
     glibc.coverage = 0.75;
-    assert!(config_line(&glibc).starts_with("glibc: 434 MiB RSS"), "{}", config_line(&glibc));
+    assert!(
+        config_line(&glibc).starts_with("glibc: 434 MiB RSS"),
+        "{}",
+        config_line(&glibc)
+    );
 }

@@ -5,34 +5,30 @@
 //! remedies").
 
 use super::cause_figures::{
-    at_reclaim, heap_measured, CauseKind, Difference, Part, WhereWent, COVERED, MOST, NOTABLE_FREE_SHARE,
-    PARTS, SMALL_SHARE,
+    at_reclaim, heap_measured, CauseKind, Difference, Part, WhereWent, COVERED, MOST,
+    NOTABLE_FREE_SHARE, PARTS, SMALL_SHARE,
 };
 use crate::units::{ColumnUnit, Unit};
-
-/// Below this coverage a configuration's line gives its reading at the
-/// reclaim test, where there is one, rather than a mean of a few ticks.
-const MEAN_SHOWN: f64 = 0.5;
 
 /// `glibc: 434 MiB RSS = 197 live + 210 free in 16 arenas (reclaim at exit
 /// returned 150 of 160) + 27 other; most free memory came back when asked: a
 /// tuning (trim, decay times, fewer arenas) recovers it.`
 pub fn config_line(w: &WhereWent) -> String {
-    // A mean over a few ticks is not the run's: the reading both probes
-    // made just before the reclaim test describes it better.
-    if w.coverage < MEAN_SHOWN {
-        if let (Some(at), Some(r)) = (at_reclaim(w), &w.reclaim) {
-            let line = mean_line(&at);
-            let figures = line.strip_prefix(&format!("{}: ", w.config)).unwrap_or(&line);
-            return format!(
-                "{} just before the reclaim test at {} (its heap probe's readings were stale on \
-                 {:.0}% of the run's ticks: under contention it waits on the allocator's locks): \
-                 {figures}",
-                w.config,
-                r.trigger,
-                (1.0 - w.coverage) * 100.0
-            );
-        }
+    // A mean over a few ticks is not the run's: the reading just before
+    // the reclaim test describes it better.
+    if let (Some(at), Some(r)) = (w.at_reclaim_instead(), &w.reclaim) {
+        let line = mean_line(&at);
+        let figures = line
+            .strip_prefix(&format!("{}: ", w.config))
+            .unwrap_or(&line);
+        return format!(
+            "{} just before the reclaim test at {} (its heap probe's readings were stale on \
+             {:.0}% of the run's ticks: under contention it waits on the allocator's locks): \
+             {figures}",
+            w.config,
+            r.trigger,
+            (1.0 - w.coverage) * 100.0
+        );
     }
     mean_line(w)
 }
@@ -58,7 +54,10 @@ fn mean_line(w: &WhereWent) -> String {
         terms.push(term);
     }
     if rest > 0 && !terms.is_empty() {
-        terms.push(format!("{} in small parts", unit.number_like(rest as f64, rss)));
+        terms.push(format!(
+            "{} in small parts",
+            unit.number_like(rest as f64, rss)
+        ));
     }
     let sum = if terms.is_empty() {
         "nothing".to_string()
@@ -126,7 +125,11 @@ fn free_note(w: &WhereWent, unit: ColumnUnit) -> String {
     if free < w.mean.total_bytes() as f64 * NOTABLE_FREE_SHARE {
         return String::new();
     }
-    match (w.reclaimed_share(), w.free_before_reclaim_bytes, w.returned_bytes()) {
+    match (
+        w.reclaimed_share(),
+        w.free_before_reclaim_bytes,
+        w.returned_bytes(),
+    ) {
         (Some(share), _, _) if share >= MOST => format!(
             "; {:.0}% of the free memory came back when asked: a tuning (trim, decay times, \
              fewer arenas) recovers it",

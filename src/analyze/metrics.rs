@@ -132,7 +132,10 @@ fn breakdown_metrics(samples: &[Sample], metrics: RunMetrics) -> RunMetrics {
         breakdown_peak: peak,
         heapless_processes_max: with.iter().map(|s| s.heapless_processes).max(),
         breakdown_coverage: peak.map(|_| {
-            let stale = samples.iter().filter(|s| s.heap_stale_processes > 0).count();
+            let stale = samples
+                .iter()
+                .filter(|s| s.heap_stale_processes > 0)
+                .count();
             with.len() as f64 / (with.len() + stale) as f64
         }),
         ..metrics
@@ -414,7 +417,11 @@ mod tests {
         let peak = m.breakdown_peak.expect("a peak");
         assert_eq!((peak.live_heap_bytes, peak.other_anon_bytes), (320, 20));
         assert_eq!(m.heapless_processes_max, Some(1));
-        assert_eq!(m.breakdown_coverage, Some(1.0), "before the first reading is not stale");
+        assert_eq!(
+            m.breakdown_coverage,
+            Some(1.0),
+            "before the first reading is not stale"
+        );
         let none = run_metrics(&record(vec![sample(0.0, 5, None)], 0));
         assert_eq!(
             (

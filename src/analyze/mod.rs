@@ -23,8 +23,8 @@ pub mod served;
 pub mod service;
 pub mod stats;
 pub mod steady;
-pub mod throughput;
 pub mod summary;
+pub mod throughput;
 pub mod types;
 pub mod verdict;
 

@@ -34,8 +34,18 @@ pub struct Row {
 /// The grid, or `None` when no configuration had a breakdown.
 pub fn grid(analysis: &Analysis) -> Option<Grid> {
     let cause = analysis.verdict.cause.as_ref()?;
-    let moments = |w: &WhereWent| [Some(w.mean), w.peak];
-    let all: Vec<Breakdown> = cause.configs.iter().flat_map(moments).flatten().collect();
+    // A run covered on too few ticks is shown as read just before its
+    // reclaim test (the verdict's line says so too).
+    let shown: Vec<(WhereWent, &'static str)> = cause
+        .configs
+        .iter()
+        .map(|w| match w.at_reclaim_instead() {
+            Some(at) => (at, "reclaim"),
+            None => (w.clone(), "mean"),
+        })
+        .collect();
+    let moments = |(w, _): &(WhereWent, &str)| [Some(w.mean), w.peak];
+    let all: Vec<Breakdown> = shown.iter().flat_map(moments).flatten().collect();
     let parts: Vec<Part> = PARTS
         .into_iter()
         .filter(|p| all.iter().any(|b| p.of(b) > 0))
@@ -51,8 +61,8 @@ pub fn grid(analysis: &Analysis) -> Option<Grid> {
         .experiment
         .configs
         .iter()
-        .filter_map(|c| cause.of(&c.config.name))
-        .flat_map(|w| rows_of(w, &parts, unit))
+        .filter_map(|c| shown.iter().find(|(w, _)| w.config == c.config.name))
+        .flat_map(|(w, at)| rows_of(w, at, &parts, unit))
         .collect();
     Some(Grid {
         unit: unit.name(),
@@ -76,8 +86,9 @@ fn short(part: Part) -> &'static str {
     }
 }
 
-/// A configuration's mean row (with its arenas and reclaim) and peak row.
-fn rows_of(w: &WhereWent, parts: &[Part], unit: ColumnUnit) -> Vec<Row> {
+/// A configuration's mean row (or its row at the reclaim test), with its
+/// arenas and reclaim, and its peak row.
+fn rows_of(w: &WhereWent, at: &'static str, parts: &[Part], unit: ColumnUnit) -> Vec<Row> {
     let sizes = |b: &Breakdown| {
         std::iter::once(b.total_bytes())
             .chain(parts.iter().map(|p| p.of(b)))
@@ -89,7 +100,7 @@ fn rows_of(w: &WhereWent, parts: &[Part], unit: ColumnUnit) -> Vec<Row> {
     mean.push(reclaim_cell(w, unit));
     let mut rows = vec![Row {
         config: w.config.clone(),
-        at: "mean",
+        at,
         cells: mean,
     }];
     if let Some(peak) = &w.peak {
@@ -137,13 +148,14 @@ pub fn breakdown_block(out: &mut String, analysis: &Analysis, width: usize) -> s
         "{TITLE} ({}; median run, time-weighted mean and peak)",
         grid.unit
     )?;
-    let mut head = format!("  {:<width$}  {:<4}", "", "");
+    let at_width = grid.rows.iter().map(|r| r.at.len()).max().unwrap_or(4);
+    let mut head = format!("  {:<width$}  {:<at_width$}", "", "");
     for (h, w) in grid.short_heads.iter().zip(&widths) {
         write!(head, "  {h:>w$}")?;
     }
     writeln!(out, "{}", head.trim_end())?;
     for row in &grid.rows {
-        let mut line = format!("  {:<width$}  {:<4}", row.config, row.at);
+        let mut line = format!("  {:<width$}  {:<at_width$}", row.config, row.at);
         for (cell, w) in row.cells.iter().zip(&widths) {
             write!(line, "  {cell:>w$}")?;
         }
@@ -180,7 +192,8 @@ pub fn breakdown_markdown(
     writeln!(
         out,
         "\nThe parts add up to the RSS: the mean row time-weighted over the run, the peak row at \
-         its highest RSS; arenas are the most of one process.\n"
+         its highest RSS (a reclaim row instead: read just before the reclaim test, for a run \
+         whose heap probe was stale on over half its ticks); arenas are the most of one process.\n"
     )
 }
 
@@ -203,7 +216,12 @@ pub fn breakdown_html(
     }
     writeln!(out, "</tr>")?;
     for row in &grid.rows {
-        write!(out, "<tr><td>{}</td><td>{}</td>", escape(&row.config), row.at)?;
+        write!(
+            out,
+            "<tr><td>{}</td><td>{}</td>",
+            escape(&row.config),
+            row.at
+        )?;
         for cell in &row.cells {
             write!(out, "<td>{}</td>", escape(cell))?;
         }

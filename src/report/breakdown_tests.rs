@@ -78,13 +78,24 @@ fn the_table_shows_each_configurations_mean_and_peak_parts_in_one_unit() -> Resu
     // Shown: RSS and the parts some breakdown has; not metadata or huge pages.
     assert_eq!(
         heads,
-        ["RSS", "live", "free", "other", "file", "arenas", "reclaimed"],
+        [
+            "RSS",
+            "live",
+            "free",
+            "other",
+            "file",
+            "arenas",
+            "reclaimed"
+        ],
         "{text}"
     );
     let glibc: Vec<&str> = block[2].split_whitespace().collect();
     assert_eq!(glibc[..2], ["glibc", "mean"], "{text}");
     // 90 MiB RSS = 36 live + 36 free + 0.1 file + the rest.
-    let figures: Vec<f64> = glibc[2..7].iter().map(|v| v.parse().unwrap_or(0.0)).collect();
+    let figures: Vec<f64> = glibc[2..7]
+        .iter()
+        .map(|v| v.parse().unwrap_or(0.0))
+        .collect();
     let sum: f64 = figures[1..].iter().sum();
     assert!((sum - figures[0]).abs() < 0.2, "{figures:?}: {text}");
     assert_eq!(glibc[7], "16", "{text}");
@@ -108,9 +119,15 @@ fn markdown_with_breakdowns_matches_golden() -> Result<()> {
 fn the_verdict_text_says_why_under_its_own_head() -> Result<()> {
     let text = String::from_utf8(TableReporter.render(&analysis()?)?)?;
     let why = text
-        .find(&format!("  {}:\n  - glibc: 80.8 MiB RSS", verdict_text::WHY_HEAD))
+        .find(&format!(
+            "  {}:\n  - glibc: 80.8 MiB RSS",
+            verdict_text::WHY_HEAD
+        ))
         .expect("the why lines after the verdict's reasons");
-    assert!(text[why..].contains("  - What jemalloc removed: 37.6 MiB"), "{text}");
+    assert!(
+        text[why..].contains("  - What jemalloc removed: 37.6 MiB"),
+        "{text}"
+    );
     Ok(())
 }
 
@@ -138,7 +155,10 @@ fn html_has_the_table_the_why_lines_and_both_breakdown_plots() -> Result<()> {
     let html = String::from_utf8(HtmlReporter.render(&with_odd_name()?)?)?;
     assert!(html.contains("<h2 id=\"breakdown\">Where the memory went</h2>"));
     assert!(html.contains("<td>my&lt;lib&gt;|x</td><td>mean</td><td>79.2</td>"));
-    assert!(html.contains("<li>my&lt;lib&gt;|x: 79.2 MiB RSS"), "the why line, escaped");
+    assert!(
+        html.contains("<li>my&lt;lib&gt;|x: 79.2 MiB RSS"),
+        "the why line, escaped"
+    );
     let figure = |name: &str| -> String {
         let start = html
             .find(&format!("<figure id=\"plot-{name}\">"))
@@ -152,7 +172,10 @@ fn html_has_the_table_the_why_lines_and_both_breakdown_plots() -> Result<()> {
     // Over time: a panel per configuration, a band per part in each.
     let over = figure("breakdown_over_time");
     assert_eq!(over.matches("<g transform=").count(), 3, "{over}");
-    assert!(over.contains("glibc: where the memory went, run 3"), "{over}");
+    assert!(
+        over.contains("glibc: where the memory went, run 3"),
+        "{over}"
+    );
     assert_eq!(over.matches(" Z\" fill=\"#d55e00\"").count(), 3, "{over}");
     Ok(())
 }
@@ -165,5 +188,39 @@ fn without_breakdowns_no_section_and_no_breakdown_plot() -> Result<()> {
     assert!(!text.contains("where the memory went"), "{text}");
     let names: Vec<&str> = svg::plots::all(&a).iter().map(|p| p.name).collect();
     assert!(!names.contains(&"breakdown"), "{names:?}");
+    Ok(())
+}
+
+#[test]
+fn a_run_whose_probe_was_stale_on_most_ticks_is_shown_at_its_reclaim_test() -> Result<()> {
+    let mut e = experiment();
+    for c in e.configs.iter_mut().filter(|c| c.config.name == "glibc") {
+        for r in &mut c.runs {
+            // Fresh on the first tick only: 25% coverage.
+            for s in r.record.samples.iter_mut().skip(1) {
+                s.breakdown = None;
+                s.heap_stale_processes = 1;
+            }
+            if let Some(reclaim) = r.record.reclaim.as_mut() {
+                reclaim.live_before_bytes = Some(MIB);
+                reclaim.free_before_bytes = Some(reclaim.rss_before_bytes - 2 * MIB);
+            }
+        }
+    }
+    let a = analyze(e, "glibc")?;
+    let text = String::from_utf8(TableReporter.render(&a)?)?;
+    let glibc = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("glibc ") && l.contains("reclaim"))
+        .unwrap_or_else(|| panic!("no reclaim row: {text}"));
+    let cells: Vec<&str> = glibc.split_whitespace().collect();
+    assert_eq!(cells[..2], ["glibc", "reclaim"], "{glibc}");
+    // Its one row, no peak row after it.
+    let after = text
+        .lines()
+        .skip_while(|l| *l != glibc)
+        .nth(1)
+        .unwrap_or_default();
+    assert!(!after.trim_start().starts_with("peak"), "{text}");
     Ok(())
 }

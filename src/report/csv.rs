@@ -10,8 +10,8 @@
 
 use super::format::{csv_line, num, opt};
 use super::reporter::Reporter;
-use crate::analyze::metric_table::MetricDef;
 use crate::analyze::cause::median_run;
+use crate::analyze::metric_table::MetricDef;
 use crate::analyze::service::ServiceSummary;
 use crate::analyze::types::{Analysis, Estimate, Ratio};
 use crate::model::Breakdown;
@@ -98,7 +98,11 @@ pub fn header(table: &[MetricDef], service: bool) -> Vec<String> {
     }
     h.push("baseline".to_string());
     for at in ["mean", "peak"] {
-        h.extend(Breakdown::KEYS.iter().map(|k| format!("breakdown_{at}_{k}")));
+        h.extend(
+            Breakdown::KEYS
+                .iter()
+                .map(|k| format!("breakdown_{at}_{k}")),
+        );
     }
     // Added after the columns above, so none of theirs moves.
     h.extend(["memory_limit_needed_bytes", "memory_limit_basis"].map(String::from));
@@ -109,7 +113,10 @@ pub fn header(table: &[MetricDef], service: bool) -> Vec<String> {
 /// without one.
 fn breakdown_cells(row: &mut Vec<String>, config: &crate::model::StoredConfig) {
     let m = median_run(config).map(|(_, m)| m);
-    for at in [m.and_then(|m| m.breakdown_mean), m.and_then(|m| m.breakdown_peak)] {
+    for at in [
+        m.and_then(|m| m.breakdown_mean),
+        m.and_then(|m| m.breakdown_peak),
+    ] {
         let parts = at.map(|b| b.parts());
         row.extend((0..8).map(|i| opt(parts.map(|p| p[i]))));
     }

@@ -149,7 +149,10 @@ impl Reclaimer {
 
 /// The sum of one figure over the answers, `None` unless every one has it
 /// (a partial sum would pass for the tree's).
-fn sum_all(answers: &[&ReclaimReading], figure: impl Fn(&ReclaimReading) -> Option<u64>) -> Option<u64> {
+fn sum_all(
+    answers: &[&ReclaimReading],
+    figure: impl Fn(&ReclaimReading) -> Option<u64>,
+) -> Option<u64> {
     answers
         .iter()
         .map(|a| figure(a))

@@ -132,8 +132,10 @@ pub fn decode(words: &[u64; WORDS]) -> Option<ProbeReading> {
             end_ns: words[W_RECLAIM_END_NS],
             user_ns: words[W_RECLAIM_USER_NS],
             sys_ns: words[W_RECLAIM_SYS_NS],
-            free_before_bytes: known(words[W_RECLAIM_FREE_BEFORE]).filter(|_| words[W_POLLED_NS] > 0),
-            live_before_bytes: known(words[W_RECLAIM_LIVE_BEFORE]).filter(|_| words[W_POLLED_NS] > 0),
+            free_before_bytes: known(words[W_RECLAIM_FREE_BEFORE])
+                .filter(|_| words[W_POLLED_NS] > 0),
+            live_before_bytes: known(words[W_RECLAIM_LIVE_BEFORE])
+                .filter(|_| words[W_POLLED_NS] > 0),
         }),
     })
 }
@@ -573,7 +575,10 @@ mod tests {
         assert!(!r(1_000_000_000, 1_010_000_000).stale_at(1_090_000_000, bound));
         assert!(r(1_000_000_000, 1_010_000_000).stale_at(1_110_000_000, bound));
         assert!(r(300_000_000, 1_010_000_000).stale_at(1_020_000_000, bound));
-        assert!(!ProbeReading::default().stale_at(u64::MAX, bound), "an old probe");
+        assert!(
+            !ProbeReading::default().stale_at(u64::MAX, bound),
+            "an old probe"
+        );
 
         let dir = tempfile::tempdir()?;
         let now = monotonic_ns();
@@ -588,7 +593,10 @@ mod tests {
         }
         let mut reader = ProbeReader::new(dir.path().to_path_buf(), Duration::from_millis(50));
         let fresh = reader.read(&[(21, 0)]);
-        assert_eq!((fresh.live_heap_bytes, fresh.stale_processes), (Some(1000), 0));
+        assert_eq!(
+            (fresh.live_heap_bytes, fresh.stale_processes),
+            (Some(1000), 0)
+        );
         // One stale process of two: no sums at all, not half of them.
         let tick = reader.read(&[(21, 0), (22, 0)]);
         assert_eq!((tick.live_heap_bytes, tick.stale_processes), (None, 1));

@@ -275,7 +275,10 @@ fn a_version_11_file_gains_the_reclaim_column_and_its_runs_have_none() -> Result
     assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
     let e = store.load_experiment(Some(1))?;
     assert_eq!(e.configs[0].runs[0].record.reclaim, None);
-    assert_eq!(e.configs[0].runs[0].record.served_by.as_deref(), Some("glibc"));
+    assert_eq!(
+        e.configs[0].runs[0].record.served_by.as_deref(),
+        Some("glibc")
+    );
     assert_eq!(e.configs[0].runs[0].record.wall_s, 1.0);
     Ok(())
 }

@@ -135,8 +135,10 @@ fn the_reclaim_test_changes_no_figure_the_verdict_judges() {
                 .into_iter()
                 .flatten(),
         );
-        let (output, json) =
-            scratch.compare(&options, &[workload.to_str().expect("utf-8"), "3", "64", "300"]);
+        let (output, json) = scratch.compare(
+            &options,
+            &[workload.to_str().expect("utf-8"), "3", "64", "300"],
+        );
         assert!(output.status.success(), "{}", stderr(&output));
         let runs = runs(config(&json, "glibc"));
         let median = |key: &str| {
@@ -189,7 +191,11 @@ fn cause_lines(json: &Value) -> Vec<String> {
     }
     find(json)
         .and_then(|c| c["lines"].as_array())
-        .map(|l| l.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .map(|l| {
+            l.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -209,7 +215,11 @@ fn glibc_against_arena_max_2_is_explained_from_fresh_heap_figures_only() {
     );
     assert!(output.status.success(), "{}", stderr(&output));
     let glibc = only_run(&json, "glibc");
-    assert_eq!(glibc["arenas_max"].as_u64(), Some(glibc_arenas(25)), "{glibc}");
+    assert_eq!(
+        glibc["arenas_max"].as_u64(),
+        Some(glibc_arenas(25)),
+        "{glibc}"
+    );
     let (before, after) = reclaimed(glibc);
     let free_then = glibc["reclaim"]["free_before_bytes"]
         .as_f64()
@@ -218,7 +228,10 @@ fn glibc_against_arena_max_2_is_explained_from_fresh_heap_figures_only() {
     // RSS is free memory the probe measured, and the trim returns most of it.
     assert!(free_then > 0.5 * before, "free {free_then} of RSS {before}");
     let share = (before - after) / free_then;
-    assert!(share > 0.5 && share < 1.2, "returned {share} of the free memory");
+    assert!(
+        share > 0.5 && share < 1.2,
+        "returned {share} of the free memory"
+    );
     let lines = cause_lines(&json);
     assert!(!lines.is_empty(), "{json}");
     for (name, line) in ["glibc", "glibc:arena_max=2"].iter().zip(&lines) {
@@ -243,7 +256,10 @@ fn glibc_against_arena_max_2_is_explained_from_fresh_heap_figures_only() {
         .as_f64()
         .unwrap_or_else(|| panic!("live_before_bytes: {glibc}"));
     let heap_share = (live_then + free_then) / before;
-    assert!(heap_share > 0.9 && heap_share < 1.02, "heap {heap_share} of RSS");
+    assert!(
+        heap_share > 0.9 && heap_share < 1.02,
+        "heap {heap_share} of RSS"
+    );
     let last = lines.last().cloned().unwrap_or_default();
     assert!(
         last.contains(&format!("2 arenas instead of {}", glibc_arenas(25)))

@@ -64,11 +64,16 @@ fn verdict_is_exported_with_reason_explanation_and_deploy_lines() {
     // by default).
     let explanation = v["explanation"].as_array().expect("explanation");
     assert!(
-        explanation[0].as_str().is_some_and(|l| l.starts_with("jemalloc: mean RSS")),
+        explanation[0]
+            .as_str()
+            .is_some_and(|l| l.starts_with("jemalloc: mean RSS")),
         "{v}"
     );
     for line in &explanation[1..] {
-        assert!(line.as_str().is_some_and(|l| l.starts_with("heap probe, ")), "{v}");
+        assert!(
+            line.as_str().is_some_and(|l| l.starts_with("heap probe, ")),
+            "{v}"
+        );
     }
     assert_eq!(v["performance_metric"], "ops", "{v}");
     assert_eq!(v["max_slowdown_pct"], 5.0);

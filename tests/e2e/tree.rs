@@ -192,7 +192,11 @@ fn forked_tree_of_a_thousand(own_mib: u64) {
         truth / 1048576.0
     );
     let core = run["sampler_cpu_s"].as_f64().unwrap_or(1.0) / run["wall_s"].as_f64().unwrap_or(1.0);
-    assert!(core < 0.02, "the sampler used {:.2}% of a core", 100.0 * core);
+    assert!(
+        core < 0.02,
+        "the sampler used {:.2}% of a core",
+        100.0 * core
+    );
     let message = run["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("big tree") && message.contains("smaps_rollup reads"),
