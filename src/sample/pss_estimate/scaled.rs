@@ -41,6 +41,8 @@ pub struct ScaledPss {
     read_at: HashMap<i32, u64>,
     /// Ticks so far: calls to `retain`.
     tick: u64,
+    /// Live processes at the last `retain`.
+    last_live: usize,
 }
 
 /// Processes of one program whose RSS has the same power of two.
@@ -87,8 +89,19 @@ impl ScaledPss {
     /// first: it counts ticks.
     pub fn retain(&mut self, live: &[Live]) {
         self.tick += 1;
+        self.last_live = live.len();
         let pids: HashSet<i32> = live.iter().map(|p| p.pid).collect();
         self.read_at.retain(|pid, _| pids.contains(pid));
+    }
+
+    /// Whether `live` has fewer processes than the last tick: the tree is
+    /// exiting. Its processes' figures are carried until looked at, so
+    /// some of the members counted are gone, while a survivor read now
+    /// holds a bigger part of what they shared: its read times the
+    /// members would over-count the shared pages (+60% on a tree of 1,000
+    /// exiting).
+    pub fn shrinking(&self, live: &[Live]) -> bool {
+        live.len() < self.last_live
     }
 
     /// Up to `most` processes to read, best first: one of each class in
