@@ -20,10 +20,17 @@
 //! kernel's own memory for the tree: page tables, 128 KiB for each process
 //! mapping 64 MiB; the sampler reads fewer processes' counters).
 //!
-//! `BIG_TREES_SIZES=10,100`, `BIG_TREES_SHAPES=own` and
-//! `BIG_TREES_CGROUP=off|only` choose what runs (default: every size,
-//! shape and both). Watch memory: the "own" tree of 1,000 holds about
+//! Then each tree runs through `allocscope compare` itself (`compare.rs`:
+//! the heap probe on, as by default; the sampler's share over the whole
+//! run, forking included), judged against the true sum `fork_tree` reads.
+//!
+//! `BIG_TREES_SIZES=10,100`, `BIG_TREES_SHAPES=own`,
+//! `BIG_TREES_CGROUP=off|only` and `BIG_TREES_PARTS=sampler|compare`
+//! choose what runs (default: every size, shape, both and both parts). Watch memory: the "own" tree of 1,000 holds about
 //! 1.1 GiB.
+
+#[path = "big_trees/compare.rs"]
+mod compare;
 
 use allocscope::cgroup::RunGroup;
 use allocscope::sample::thread_cpu_seconds;
@@ -107,11 +114,53 @@ fn run() -> Result<(), String> {
     if cgroup != "off" {
         groups.extend(parent.as_ref().map(Some));
     }
+    let parts = std::env::var("BIG_TREES_PARTS").unwrap_or_default();
+    if parts != "compare" {
+        sampler_rows(&program, &sizes, &shapes, &groups)?;
+    }
+    if parts != "sampler" {
+        let mut rows = Vec::new();
+        for &children in &sizes {
+            for &shape in &shapes {
+                for cgroup in groups.iter().map(Option::is_some) {
+                    let row = compare::measure(&program, children, shape, cgroup)?;
+                    println!(
+                        "big_trees_compare processes={} shape={} cgroup={} pss_error_pct={:+.2} \
+                         worst_pss_error_pct={:.2} peak_pss_error_pct={:+.2} charge_error_pct={} \
+                         sampler_core_pct={:.2} note=\"{}\"",
+                        row.processes,
+                        row.shape,
+                        row.cgroup,
+                        row.pss_error_pct(),
+                        row.worst_pss_pct,
+                        row.peak_pss_pct,
+                        row.charge_error_pct()
+                            .map_or("-".into(), |e| format!("{e:+.2}")),
+                        row.core_pct,
+                        row.note
+                    );
+                    rows.push(row);
+                }
+            }
+        }
+        compare::print_table(&rows);
+    }
+    Ok(())
+}
+
+/// The sampler alone on each tree, as `compare` runs it without the heap
+/// probe, from the spawn.
+fn sampler_rows(
+    program: &Path,
+    sizes: &[usize],
+    shapes: &[(&'static str, u32)],
+    groups: &[Option<&allocscope::cgroup::Parent>],
+) -> Result<(), String> {
     let mut rows = Vec::new();
-    for &children in &sizes {
-        for &(shape, child_mib) in &shapes {
-            for &group in &groups {
-                let row = measure(&program, children, (shape, child_mib), group)?;
+    for &children in sizes {
+        for &(shape, child_mib) in shapes {
+            for &group in groups {
+                let row = measure(program, children, (shape, child_mib), group)?;
                 println!(
                 "big_trees processes={} shape={} cgroup={} charge_mib={} reported_pss_mib={:.1} \
                  true_pss_mib={:.1} pss_error_pct={:+.2} worst_pss_error_pct={:.2} \

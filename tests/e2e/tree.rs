@@ -161,18 +161,23 @@ fn forked_tree_of_a_thousand(own_mib: u64) {
         .unwrap_or_else(|| panic!("no true_pss_kib in {printed}"));
     let truth = true_kib * 1024.0;
     let error = |bytes: f64| (bytes - truth) / truth;
-    let whole: Vec<&serde_json::Value> = run["timeline"]
+    // Its markers bound the hold. The children fill their own memory
+    // after they are forked: judge the samples from a second after that
+    // until the children are woken to exit.
+    let marked = |label: &str| {
+        run["markers"]
+            .as_array()
+            .and_then(|m| m.iter().find(|m| m["label"] == label))
+            .and_then(|m| m["t_s"].as_f64())
+            .unwrap_or_else(|| panic!("no marker {label} in {}", run["markers"]))
+    };
+    let (from_s, to_s) = (marked("forked") + 1.0, marked("waking"));
+    let steady: Vec<f64> = run["timeline"]
         .as_array()
         .expect("timeline")
         .iter()
+        .filter(|s| s["t_s"].as_f64().is_some_and(|t| t >= from_s && t < to_s))
         .filter(|s| s["processes"] == 1001)
-        .collect();
-    // The children fill their own memory after the parent saw them
-    // forked: judge the samples from a second after the tree was whole.
-    let from_s = whole.first().and_then(|s| s["t_s"].as_f64()).unwrap_or(0.0) + 1.0;
-    let steady: Vec<f64> = whole
-        .iter()
-        .filter(|s| s["t_s"].as_f64().is_some_and(|t| t >= from_s))
         .filter_map(|s| s["pss_bytes"].as_f64())
         .collect();
     assert!(steady.len() >= 30, "{} steady samples", steady.len());

@@ -6,7 +6,10 @@
  * reaps them: all of them live together for HOLD_MS however slowly the
  * machine forks. Halfway through the hold it reads every process's
  * smaps_rollup and prints the true sum of their Pss, "true_pss_kib K",
- * what a sampler's figure for the tree is judged against. A child whose parent is gone exits at once (parent-death
+ * and, in a memory cgroup, the group's charge, "charge_bytes B": what a
+ * sampler's figures for the tree are judged against. allocscope markers
+ * bound the hold: "forked" once every child is forked, "waking" as the
+ * children are woken to exit. A child whose parent is gone exits at once (parent-death
  * signal), so a killed tree does not linger.
  * usage: fork_tree [CHILDREN=1000] [PARENT_MIB=64] [CHILD_MIB=0] [HOLD_MS=10000] */
 #include <signal.h>
@@ -31,6 +34,37 @@ static long pss_kib(pid_t pid) {
             break;
     fclose(f);
     return kib;
+}
+
+/* The charge of this process's memory cgroup (v2 memory.current, v1
+ * memory.usage_in_bytes), -1 outside one (in the root group). */
+static long long cgroup_charge(void) {
+    char line[512], path[600];
+    long long bytes = -1;
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (f == NULL)
+        return -1;
+    while (bytes < 0 && fgets(line, sizeof line, f) != NULL) {
+        line[strcspn(line, "\n")] = 0;
+        char *v2 = strncmp(line, "0::", 3) == 0 ? line + 3 : NULL;
+        char *v1 = strstr(line, ":memory:");
+        if (v1 != NULL)
+            snprintf(path, sizeof path, "/sys/fs/cgroup/memory%s/memory.usage_in_bytes", v1 + 8);
+        else if (v2 != NULL)
+            snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.current", v2);
+        else
+            continue;
+        if (strcmp(v1 != NULL ? v1 + 8 : v2, "/") == 0)
+            continue;
+        FILE *c = fopen(path, "r");
+        if (c != NULL) {
+            if (fscanf(c, "%lld", &bytes) != 1)
+                bytes = -1;
+            fclose(c);
+        }
+    }
+    fclose(f);
+    return bytes;
 }
 
 static void hold(long ms) {
@@ -88,15 +122,20 @@ int main(int argc, char **argv) {
         }
         pids[i] = pid;
     }
-    printf("forked %d\n", children);
+    printf("forked %d\nallocscope:mark forked\n", children);
     fflush(stdout);
     hold(hold_ms / 2);
     long total_kib = pss_kib(parent);
     for (int i = 0; i < children; i++)
         total_kib += pss_kib(pids[i]);
     printf("true_pss_kib %ld\n", total_kib);
+    long long charge = cgroup_charge();
+    if (charge >= 0)
+        printf("charge_bytes %lld\n", charge);
     fflush(stdout);
     hold(hold_ms - hold_ms / 2);
+    printf("allocscope:mark waking\n");
+    fflush(stdout);
     close(wake[1]);
     int failed = 0, status;
     while (wait(&status) > 0)
