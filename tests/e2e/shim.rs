@@ -66,9 +66,9 @@ fn runs_seen(json: &Value, name: &str) -> String {
 /// 0.1 s of the reply; its dirty_decay_ms never runs in an idle server:
 /// after FLUSHALL ASYNC, which skips that purge, RSS stayed at 137 MiB for
 /// 13 s), so a longer settle would not help a run that missed it. Such
-/// runs happen (jemalloc 99.8 and 83.2 MiB, 2 of 63 measured runs, with the
-/// load ended 0 and FLUSHALL answered OK): three rounds, judged by their
-/// medians, so one odd run cannot decide.
+/// runs happen (jemalloc 99.8 and 83.2 MiB, 2 of 62 measured runs, their
+/// load command, benchmark then FLUSHALL, ended 0; cause not found): three
+/// rounds, judged by their medians, so one odd run cannot decide.
 #[test]
 fn redis_under_glibc_runs_glibc_for_real_and_holds_several_times_jemallocs_rss_after_flushall() {
     if !require_program("redis-server", "redis-server")
