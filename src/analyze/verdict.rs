@@ -487,9 +487,15 @@ pub fn decide(
         .iter()
         .map(|j| j.memory.as_ref().map_or(f64::INFINITY, |m| m.ratio().value))
         .collect();
-    // The cause explains the recommendation, else the largest saving.
+    // The cause explains the recommendation, else the largest saving
+    // beyond noise: a difference within noise has no cause to name.
+    let saved_beyond_noise: Vec<bool> = context
+        .judged
+        .iter()
+        .map(|j| j.memory.as_ref().is_some_and(|m| m.ratio().ci_high < 1.0))
+        .collect();
     let saved_most = (0..memory_ratio.len())
-        .filter(|&k| memory_ratio[k] < 1.0)
+        .filter(|&k| saved_beyond_noise[k])
         .min_by(|&a, &b| memory_ratio[a].total_cmp(&memory_ratio[b]));
     let focus = match decide_outcome(&standings, &memory_ratio) {
         Decision::Recommend(k) => {
