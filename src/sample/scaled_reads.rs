@@ -207,3 +207,40 @@ impl Sampler {
         (!parts.is_empty()).then(|| format!("big tree: {}", parts.join("; ")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    /// Priced from one read of a small process, a tree of 101 workers of
+    /// 65 MiB must not look affordable in full passes: per process it did
+    /// (101 x 67 us), though a pass of them cost 75 ms.
+    #[test]
+    fn a_small_first_read_prices_a_tree_of_big_workers_by_their_memory() {
+        let mut cost = RollupCost::default();
+        assert_eq!(cost.of(1, MIB), None);
+        cost.note(67e-6, 1, 3 * MIB);
+        let pass_s = cost.of(101, 101 * 65 * MIB).unwrap_or(0.0);
+        assert!(pass_s > 0.02, "{pass_s}");
+        // A small process alone stays cheap.
+        let one_s = cost.of(1, 3 * MIB).unwrap_or(1.0);
+        assert!((one_s - 67e-6).abs() < 1e-6, "{one_s}");
+    }
+
+    /// What a pass of many cost is learned per byte beyond each process's
+    /// fixed part.
+    #[test]
+    fn a_pass_teaches_the_cost_per_byte_beyond_the_fixed_part() {
+        let mut cost = RollupCost::default();
+        let bytes = 58 * 65 * MIB;
+        cost.note(43e-3, 58, bytes);
+        let again_s = cost.of(58, bytes).unwrap_or(0.0);
+        assert!((again_s - 43e-3).abs() < 1e-6, "{again_s}");
+        // Nothing learned from no process or no memory.
+        cost.note(1.0, 0, bytes);
+        cost.note(1.0, 3, 0);
+        assert_eq!(cost.of(58, bytes), Some(again_s));
+    }
+}
