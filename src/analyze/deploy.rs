@@ -71,29 +71,77 @@ pub fn deploy(config: &Config, command: &[String], limit: Option<&LimitNeed>) ->
     };
     let why = limit.map(|l| format!("# memory limit: {}\n", l.words()));
     let why = why.as_deref().unwrap_or_default();
-    let mib = limit.map(LimitNeed::mib);
-    let with_limit = |text: String, line: Option<String>| match line {
+    let lines = limit.map(LimitLines::of);
+    let with_limit = |text: String, line: Option<&String>| match line {
         Some(line) => format!("{text}{why}{line}"),
         None => text,
     };
     Deploy {
         shell: shell(&env, thp_never, command),
-        systemd: with_limit(
-            systemd(&env, thp_never),
-            mib.map(|m| format!("MemoryMax={m}M\n")),
-        ),
+        systemd: with_limit(systemd(&env, thp_never), lines.as_ref().map(|l| &l.systemd)),
         dockerfile: with_limit(
             note(dockerfile(config, &env)),
-            mib.map(|m| format!("# run with: docker run --memory={m}m IMAGE\n")),
+            lines.as_ref().map(|l| &l.docker),
         ),
         kubernetes: with_limit(
             note(kubernetes(&env)),
-            mib.map(|m| {
-                format!(
-                    "resources:\n  requests:\n    memory: {m}Mi\n  limits:\n    memory: {m}Mi\n"
-                )
-            }),
+            lines.as_ref().map(|l| &l.kubernetes),
         ),
+    }
+}
+
+/// A memory limit as each container target writes it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LimitLines {
+    pub systemd: String,
+    pub docker: String,
+    pub kubernetes: String,
+}
+
+impl LimitLines {
+    pub fn of(limit: &LimitNeed) -> LimitLines {
+        let m = limit.mib();
+        LimitLines {
+            systemd: format!("MemoryMax={m}M\n"),
+            docker: format!("# run with: docker run --memory={m}m IMAGE\n"),
+            kubernetes: format!(
+                "resources:\n  requests:\n    memory: {m}Mi\n  limits:\n    memory: {m}Mi\n"
+            ),
+        }
+    }
+}
+
+/// The memory limit of the configuration that stays, when nothing is
+/// recommended instead: the default the verdict keeps, or, while it is
+/// inconclusive, the baseline that runs now. It recommends nothing; it says
+/// what the configuration already in use needs under a limit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeptLimit {
+    pub config: String,
+    pub memory_limit_bytes: u64,
+    /// `if you keep glibc: memory limit 70 MiB (peak working set 57.6 MiB + 20%)`.
+    pub words: String,
+    #[serde(flatten)]
+    pub lines: LimitLines,
+}
+
+impl KeptLimit {
+    pub fn new(config: &str, limit: &LimitNeed) -> KeptLimit {
+        KeptLimit {
+            config: config.to_string(),
+            memory_limit_bytes: limit.bytes,
+            words: format!("if you keep {config}: memory limit {}", limit.words()),
+            lines: LimitLines::of(limit),
+        }
+    }
+
+    /// The targets and their lines, for the reports.
+    pub fn targets(&self) -> [(&'static str, &str); 3] {
+        [
+            ("systemd", &self.lines.systemd),
+            ("Docker", &self.lines.docker),
+            ("Kubernetes", &self.lines.kubernetes),
+        ]
     }
 }
 
@@ -259,6 +307,31 @@ mod tests {
         // The Kubernetes snippet is YAML whose resources say the same.
         let yaml: serde_json::Value = serde_yaml_like(&d.kubernetes);
         assert_eq!(yaml["resources"]["limits"]["memory"], "123Mi");
+    }
+
+    #[test]
+    fn a_kept_configuration_gets_its_limit_lines_and_no_recommendation() {
+        let limit = LimitNeed {
+            bytes: 70 << 20,
+            peak_bytes: 58 << 20,
+            basis: "peak_working_set_bytes".into(),
+            basis_label: "peak working set".into(),
+            headroom_pct: 20.0,
+            runs: 1,
+        };
+        let kept = KeptLimit::new("glibc", &limit);
+        assert_eq!(
+            kept.words,
+            "if you keep glibc: memory limit 70 MiB (peak working set 58.0 MiB + 20%)"
+        );
+        assert_eq!(kept.lines.systemd, "MemoryMax=70M\n");
+        assert!(kept.lines.docker.contains("docker run --memory=70m"));
+        let yaml = serde_yaml_like(&kept.lines.kubernetes);
+        assert_eq!(yaml["resources"]["requests"]["memory"], "70Mi");
+        // The same lines the recommendation's snippets end with.
+        let d = deploy(&config(&[]), &["app".into()], Some(&limit));
+        assert!(d.kubernetes.ends_with(&kept.lines.kubernetes));
+        assert!(d.systemd.ends_with(&kept.lines.systemd));
     }
 
     /// The snippet's two-level mappings read as JSON: enough YAML to check

@@ -14,7 +14,7 @@
 use super::cause::{explain as explain_cause, Cause};
 use super::choice::{measures, Measures};
 use super::decide::{decide as decide_outcome, more_rounds_words, Decision, Side};
-pub use super::deploy::{deploy, sh_quote, Deploy};
+pub use super::deploy::{deploy, sh_quote, Deploy, KeptLimit};
 use super::figures::Ratio;
 use super::judge::{judge_all, shown, Judged};
 use super::metric_table::MetricDef;
@@ -69,6 +69,11 @@ pub struct Verdict {
     pub unsettled: Vec<Unsettled>,
     /// Present only for `Recommend`.
     pub deploy: Option<Deploy>,
+    /// Without a recommendation, the memory limit of the configuration that
+    /// stays (the default kept, or the baseline while the verdict is open)
+    /// and its container lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept_limit: Option<KeptLimit>,
     /// Where the memory went and what the recommendation (else the
     /// candidate that saved most) removed; absent without breakdowns.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -372,21 +377,32 @@ impl Context<'_> {
             p.map(|p| ratio_words(&p)).unwrap_or_default(),
             self.judging.max_slowdown_pct,
         );
-        let limit = super::limit::summarize(
-            self.experiment,
-            self.baseline,
-            self.table,
-            self.judging.limit_headroom_pct,
-        )
-        .into_iter()
-        .nth(j.index)
-        .flatten();
+        let limit = self.limit_of(j.index);
         let command = c.config.command.as_ref();
         verdict.deploy = Some(deploy(
             &c.config,
             command.unwrap_or(&self.experiment.info.command),
             limit.as_ref(),
         ));
+    }
+
+    /// The memory limit configuration `index` needs, if known.
+    fn limit_of(&self, index: usize) -> Option<super::limit::LimitNeed> {
+        super::limit::summarize(
+            self.experiment,
+            self.baseline,
+            self.table,
+            self.judging.limit_headroom_pct,
+        )
+        .into_iter()
+        .nth(index)
+        .flatten()
+    }
+
+    /// The baseline's limit, for a verdict that keeps it or is still open.
+    fn kept_limit(&self) -> Option<KeptLimit> {
+        self.limit_of(self.baseline)
+            .map(|l| KeptLimit::new(&self.base_name(), &l))
     }
 
     fn keep_default(&self, verdict: &mut Verdict) {
@@ -399,6 +415,13 @@ impl Context<'_> {
             self.judging.min_saving_pct, self.judging.max_slowdown_pct
         );
         verdict.config = Some(base_name);
+        verdict.kept_limit = self.kept_limit();
+    }
+
+    /// Open: why, and the limit of the baseline that runs meanwhile.
+    fn inconclusive(&self, verdict: &mut Verdict) {
+        verdict.reason = self.inconclusive_reason(&verdict.unsettled);
+        verdict.kept_limit = self.kept_limit();
     }
 
     /// Who is unsettled, on which side, and how many rounds the baseline had.
@@ -476,6 +499,7 @@ pub fn decide(
             })
             .collect(),
         deploy: None,
+        kept_limit: None,
         cause: None,
     };
     verdict
@@ -507,7 +531,7 @@ pub fn decide(
             saved_most
         }
         Decision::Inconclusive(_) => {
-            verdict.reason = context.inconclusive_reason(&verdict.unsettled);
+            context.inconclusive(&mut verdict);
             saved_most
         }
     };
@@ -517,11 +541,17 @@ pub fn decide(
         .explanation
         .extend(super::served::left_out(experiment));
     if let Some(reason) = super::served::withheld(experiment, baseline) {
-        verdict.outcome = Outcome::Inconclusive;
-        (verdict.config, verdict.deploy, verdict.reason) = (None, None, reason);
-        verdict.unsettled.clear();
+        withhold(&mut verdict, reason);
     }
     verdict
+}
+
+/// No verdict at all, for `reason`: nothing to deploy, no limit to keep.
+fn withhold(verdict: &mut Verdict, reason: String) {
+    verdict.outcome = Outcome::Inconclusive;
+    (verdict.config, verdict.deploy, verdict.kept_limit) = (None, None, None);
+    verdict.reason = reason;
+    verdict.unsettled.clear();
 }
 
 #[cfg(test)]

@@ -57,6 +57,8 @@ fn recommends_the_lowest_memory_within_budget_and_says_how_to_deploy_it() {
         "{:?}",
         v.explanation
     );
+    // A recommendation's deploy lines carry its limit; nothing is "kept".
+    assert_eq!(v.kept_limit, None);
     let d = v.deploy.expect("deploy lines");
     assert!(
         d.shell
@@ -123,6 +125,23 @@ fn keeps_the_default_when_every_candidate_is_over_budget() {
         .explanation
         .iter()
         .all(|l| l.contains("over the 5% budget")));
+    // No deploy lines, but the limit the kept default needs, with its lines.
+    let kept = v.kept_limit.expect("the kept default's limit");
+    assert!(
+        kept.words.starts_with("if you keep glibc: memory limit "),
+        "{}",
+        kept.words
+    );
+    assert!(
+        kept.lines.systemd.starts_with("MemoryMax="),
+        "{:?}",
+        kept.lines
+    );
+    assert!(
+        kept.lines.kubernetes.contains("limits:"),
+        "{:?}",
+        kept.lines
+    );
 }
 
 #[test]
@@ -132,6 +151,9 @@ fn a_memory_ratio_whose_interval_straddles_the_threshold_is_inconclusive() {
     // Too noisy to tell a saving from none: unsettled, never "keep the default".
     assert_eq!(v.outcome, Outcome::Inconclusive);
     assert!(v.reason.contains("jemalloc on memory"), "{}", v.reason);
+    // While it is open, the baseline runs on: its limit, no recommendation.
+    assert_eq!(v.kept_limit.map(|k| k.config).as_deref(), Some("glibc"));
+    assert!(v.deploy.is_none());
     assert!(
         v.explanation[0].contains("mean RSS unsettled"),
         "{:?}",

@@ -45,8 +45,9 @@ fn install_dir() -> PathBuf {
     } else {
         let shared = PathBuf::from(SHARED_CACHE);
         // Whatever root's umask: an error surfaces when installing.
-        let _ = std::fs::create_dir_all(&shared)
-            .and_then(|()| std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)));
+        let _ = std::fs::create_dir_all(&shared).and_then(|()| {
+            std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755))
+        });
         shared
     }
 }
@@ -122,7 +123,10 @@ mod tests {
         assert_ne!(content_hash(b"a"), content_hash(b"b"));
         // Readable by every user, so a workload that dropped its
         // privileges can load it.
-        assert_eq!(std::fs::metadata(&first)?.permissions().mode() & 0o777, 0o644);
+        assert_eq!(
+            std::fs::metadata(&first)?.permissions().mode() & 0o777,
+            0o644
+        );
         Ok(())
     }
 
@@ -144,7 +148,11 @@ mod tests {
     fn as_root_the_install_directory_lets_every_user_through() {
         // SAFETY: geteuid cannot fail.
         if unsafe { libc::geteuid() } == 0 {
-            assert!(traversable_by_all(&install_dir()), "{}", install_dir().display());
+            assert!(
+                traversable_by_all(&install_dir()),
+                "{}",
+                install_dir().display()
+            );
         }
     }
 }

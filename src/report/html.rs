@@ -341,6 +341,12 @@ fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
         write!(out, "</ul>")?;
     }
     writeln!(out, "</div>")?;
+    if let Some(kept) = &v.kept_limit {
+        writeln!(out, "<h3>Memory limit</h3><p>{}:</p>", escape(&kept.words))?;
+        for (title, text) in kept.targets() {
+            writeln!(out, "<p>{title}:</p><pre>{}</pre>", escape(text.trim_end()))?;
+        }
+    }
     if let (Some(d), Some(name)) = (&v.deploy, &v.config) {
         writeln!(out, "<h3>Deploy {}</h3>", escape(name))?;
         for (title, text) in [

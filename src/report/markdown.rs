@@ -266,6 +266,12 @@ impl Reporter for MarkdownReporter {
                 writeln!(out, "> warning: {}", escape(warning))?;
             }
         }
+        if let Some(kept) = &v.kept_limit {
+            writeln!(out, "\n#### Memory limit\n\n{}:\n", escape(&kept.words))?;
+            for (title, text) in kept.targets() {
+                writeln!(out, "{title}:\n\n{}", fenced(text, ""))?;
+            }
+        }
         if let (Some(d), Some(name)) = (&v.deploy, &v.config) {
             writeln!(out, "\n#### Deploy {}\n", escape(name))?;
             for (title, text, lang) in [

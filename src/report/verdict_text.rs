@@ -1,7 +1,8 @@
 //! The verdict as plain text for the terminal table: the reason, one line
 //! per configuration on what it saved and cost, where each configuration's
 //! memory went and what the recommendation removed, and the winner's deploy
-//! lines.
+//! lines (without a winner, the memory limit lines of the configuration
+//! kept).
 
 use super::format::wrap;
 use crate::analyze::verdict::Verdict;
@@ -37,6 +38,15 @@ pub fn verdict(out: &mut String, v: &Verdict) -> Result<()> {
         for reason in &cause.lines {
             for (i, line) in wrap(reason, 84).iter().enumerate() {
                 writeln!(out, "  {} {line}", if i == 0 { "-" } else { " " })?;
+            }
+        }
+    }
+    if let Some(kept) = &v.kept_limit {
+        writeln!(out, "{}:", kept.words)?;
+        for (title, text) in kept.targets() {
+            for (i, line) in text.lines().enumerate() {
+                let head = if i == 0 { title } else { "" };
+                writeln!(out, "  {head:<11} {line}")?;
             }
         }
     }

@@ -103,8 +103,7 @@ impl ProbeFiles {
     fn open_to_traversal(&mut self) -> bool {
         if !self.traversable {
             self.traversable =
-                std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o711))
-                    .is_ok();
+                std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o711)).is_ok();
         }
         self.traversable
     }
@@ -140,7 +139,9 @@ impl ProbeFiles {
 /// The owner of /proc/PID: the process's effective uid (root while it is
 /// not dumpable, e.g. between a setuid and its exec).
 fn proc_owner(pid: i32) -> Option<u32> {
-    std::fs::metadata(format!("/proc/{pid}")).ok().map(|m| m.uid())
+    std::fs::metadata(format!("/proc/{pid}"))
+        .ok()
+        .map(|m| m.uid())
 }
 
 /// The filesystem uid and gid from /proc/PID/status (the fourth field of
@@ -218,7 +219,13 @@ mod tests {
         std::fs::DirBuilder::new().create(&dir)?;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
         let mut child = std::process::Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "5"])
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "sleep",
+                "5",
+            ])
             .spawn()?;
         let pid = i32::try_from(child.id())?;
         // setpriv drops its ids, then execs sleep.
@@ -247,7 +254,13 @@ mod tests {
         }
         let tmp = tempfile::tempdir()?;
         let mut child = std::process::Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "5"])
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "sleep",
+                "5",
+            ])
             .spawn()?;
         let pid = i32::try_from(child.id())?;
         std::thread::sleep(std::time::Duration::from_millis(200));
@@ -258,7 +271,9 @@ mod tests {
         child.wait()?;
         let note = files.note().unwrap_or_default();
         assert!(
-            note.starts_with("heap probe: 1 process ran as uid 65534 and could not reach its probe file"),
+            note.starts_with(
+                "heap probe: 1 process ran as uid 65534 and could not reach its probe file"
+            ),
             "{note}"
         );
         Ok(())

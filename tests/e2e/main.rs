@@ -16,6 +16,7 @@ mod heap;
 mod lifecycle;
 mod limits;
 mod markers;
+mod postgres;
 mod reclaim;
 mod record;
 mod record_metrics;
