@@ -418,6 +418,34 @@ impl Context<'_> {
         verdict.kept_limit = self.kept_limit();
     }
 
+    /// The verdict before deciding: inconclusive, with the explanation and
+    /// the candidates still open.
+    fn open_verdict(&self) -> Verdict {
+        Verdict {
+            outcome: Outcome::Inconclusive,
+            config: None,
+            reason: String::new(),
+            explanation: self.explanation(),
+            memory: self.measures.memory.clone(),
+            performance: self.measures.perf.clone(),
+            max_slowdown_pct: self.judging.max_slowdown_pct,
+            min_saving_pct: self.judging.min_saving_pct,
+            unsettled: self
+                .judged
+                .iter()
+                .filter(|j| j.standing.is_open())
+                .map(|j| Unsettled {
+                    config: self.name(j.index),
+                    side: side_of(j),
+                    more_rounds: j.standing.more_rounds,
+                })
+                .collect(),
+            deploy: None,
+            kept_limit: None,
+            cause: None,
+        }
+    }
+
     /// Open: why, and the limit of the baseline that runs meanwhile.
     fn inconclusive(&self, verdict: &mut Verdict) {
         verdict.reason = self.inconclusive_reason(&verdict.unsettled);
@@ -479,29 +507,7 @@ pub fn decide(
         measures,
         judged,
     };
-    let mut verdict = Verdict {
-        outcome: Outcome::Inconclusive,
-        config: None,
-        reason: String::new(),
-        explanation: context.explanation(),
-        memory: context.measures.memory.clone(),
-        performance: context.measures.perf.clone(),
-        max_slowdown_pct: judging.max_slowdown_pct,
-        min_saving_pct: judging.min_saving_pct,
-        unsettled: context
-            .judged
-            .iter()
-            .filter(|j| j.standing.is_open())
-            .map(|j| Unsettled {
-                config: context.name(j.index),
-                side: side_of(j),
-                more_rounds: j.standing.more_rounds,
-            })
-            .collect(),
-        deploy: None,
-        kept_limit: None,
-        cause: None,
-    };
+    let mut verdict = context.open_verdict();
     verdict
         .explanation
         .extend(fixed_duration_note(experiment, &context.measures.perf));
