@@ -8,8 +8,8 @@
  * smaps_rollup and prints the true sum of their Pss, "true_pss_kib K",
  * and, in a memory cgroup, the group's charge, "charge_bytes B": what a
  * sampler's figures for the tree are judged against. allocscope markers
- * bound the hold: "forked" once every child is forked, "waking" as the
- * children are woken to exit. A child whose parent is gone exits at once (parent-death
+ * bound the hold: "forked" once every child is forked, "truth" once the
+ * sum is printed, "waking" as the children are woken to exit. A child whose parent is gone exits at once (parent-death
  * signal), so a killed tree does not linger.
  * usage: fork_tree [CHILDREN=1000] [PARENT_MIB=64] [CHILD_MIB=0] [HOLD_MS=10000] */
 #include <signal.h>
@@ -128,7 +128,7 @@ int main(int argc, char **argv) {
     long total_kib = pss_kib(parent);
     for (int i = 0; i < children; i++)
         total_kib += pss_kib(pids[i]);
-    printf("true_pss_kib %ld\n", total_kib);
+    printf("true_pss_kib %ld\nallocscope:mark truth\n", total_kib);
     long long charge = cgroup_charge();
     if (charge >= 0)
         printf("charge_bytes %lld\n", charge);
