@@ -518,11 +518,17 @@ pub fn decide(
         .map(|j| j.memory.as_ref().map_or(f64::INFINITY, |m| m.ratio().value))
         .collect();
     // The cause explains the recommendation, else the largest saving
-    // beyond noise: a difference within noise has no cause to name.
+    // beyond noise: a difference within noise has no cause to name. A
+    // single round has no interval, and its saving is explained as seen.
     let saved_beyond_noise: Vec<bool> = context
         .judged
         .iter()
-        .map(|j| j.memory.as_ref().is_some_and(|m| m.ratio().ci_high < 1.0))
+        .map(|j| {
+            j.memory.as_ref().is_some_and(|m| {
+                let r = m.ratio();
+                r.ci_high < 1.0 || (r.ci_high.is_nan() && r.value < 1.0)
+            })
+        })
         .collect();
     let saved_most = (0..memory_ratio.len())
         .filter(|&k| saved_beyond_noise[k])
