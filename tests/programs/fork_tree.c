@@ -9,7 +9,9 @@
  * and, in a memory cgroup, the group's charge, "charge_bytes B": what a
  * sampler's figures for the tree are judged against. allocscope markers
  * bound the hold: "forked" once every child is forked, "truth" once the
- * sum is printed, "waking" as the children are woken to exit. A child whose parent is gone exits at once (parent-death
+ * sum is printed, "waking" half a second before the children are woken
+ * to exit (the marker's time is when allocscope read the line, which a
+ * loaded machine may delay). A child whose parent is gone exits at once (parent-death
  * signal), so a killed tree does not linger.
  * usage: fork_tree [CHILDREN=1000] [PARENT_MIB=64] [CHILD_MIB=0] [HOLD_MS=10000] */
 #include <signal.h>
@@ -136,6 +138,7 @@ int main(int argc, char **argv) {
     hold(hold_ms - hold_ms / 2);
     printf("allocscope:mark waking\n");
     fflush(stdout);
+    hold(500);
     close(wake[1]);
     int failed = 0, status;
     while (wait(&status) > 0)
