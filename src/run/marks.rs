@@ -29,6 +29,8 @@ pub(super) struct Marks {
     waiting: Vec<Waiting>,
     /// When the last reading given to waiting markers was taken.
     last_reading: Option<Instant>,
+    /// The last reading that found the tree holding memory.
+    last_held: Option<Sample>,
 }
 
 impl Marks {
@@ -53,7 +55,8 @@ impl Marks {
     }
 
     /// Gives every waiting marker the memory of `reading`, taken at `at`
-    /// after they were read. Without any reading (a run with no sample at
+    /// after they were read (or of the last reading that found memory, when
+    /// this one found none). Without any reading (a run with no sample at
     /// all) they are dropped: there is no memory to record.
     pub fn settle(&mut self, reading: Option<&Sample>, at: Instant) {
         if self.waiting.is_empty() {
@@ -61,7 +64,17 @@ impl Marks {
         }
         self.last_reading = Some(at);
         let waiting = std::mem::take(&mut self.waiting);
-        let Some(sample) = reading else {
+        // A reading taken as the tree exits (its processes zombies, with no
+        // memory left to read) is not what it held when the markers were
+        // printed: they get the last reading that found memory.
+        if let Some(held) = reading.filter(|s| s.rss_bytes > 0) {
+            self.last_held = Some(*held);
+        }
+        let Some(sample) = reading
+            .filter(|s| s.rss_bytes > 0)
+            .or(self.last_held.as_ref())
+            .or(reading)
+        else {
             return;
         };
         self.done.extend(waiting.into_iter().map(|w| Marker {
@@ -156,5 +169,18 @@ mod tests {
                 ("ready".to_string(), 2.0, 300)
             ]
         );
+    }
+
+    #[test]
+    fn markers_settled_by_a_reading_of_an_exited_tree_get_the_last_memory_it_held() {
+        let start = Instant::now();
+        let mut marks = Marks::default();
+        marks.add(0, "a".into(), 0.1);
+        marks.settle(Some(&sample(100)), start);
+        marks.add(0, "b".into(), 0.2);
+        // The tree's processes are zombies by now: nothing to read.
+        marks.settle(Some(&sample(0)), start + MARK_WINDOW);
+        let got: Vec<u64> = marks.into_markers().iter().map(|m| m.rss_bytes).collect();
+        assert_eq!(got, vec![100, 100]);
     }
 }
