@@ -55,6 +55,9 @@ pub struct Slurm {
     queued_before: usize,
     cancelled_at: Option<Instant>,
     last_line: String,
+    /// A progress line held back until the rounds it counts as ended are
+    /// in the store (the engine stores them after `wait` returns them).
+    held_line: Option<String>,
     failures: u32,
 }
 
@@ -87,6 +90,7 @@ impl Slurm {
             queued_before: usize::MAX,
             cancelled_at: None,
             last_line: String::new(),
+            held_line: None,
             failures: 0,
         })
     }
@@ -172,6 +176,9 @@ impl Engine for Slurm {
     }
 
     fn wait(&mut self, _: &mut Store) -> anyhow::Result<Vec<RoundEnd>> {
+        if let Some(line) = self.held_line.take() {
+            self.say(&line);
+        }
         let queued = match queued(&self.job) {
             Ok(queued) => {
                 self.failures = 0;
@@ -207,7 +214,12 @@ impl Engine for Slurm {
         }
         let line = progress_line(&queued, self.plan.plan.rounds);
         if line != self.last_line {
-            self.say(&format!("allocscope: job {}: {line}", self.job));
+            let said = format!("allocscope: job {}: {line}", self.job);
+            if ends.is_empty() {
+                self.say(&said);
+            } else {
+                self.held_line = Some(said);
+            }
             self.last_line = line;
         }
         if ends.is_empty() {
