@@ -31,7 +31,7 @@
 use super::probe_shm::ProbeReading;
 use super::proc::{AnonPages, RssParts};
 use crate::model::Breakdown;
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 
 /// What one process's allocator says it holds, from the heap probe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -234,15 +234,69 @@ pub struct HeapTotals {
 #[derive(Debug)]
 pub struct ProbeReader {
     dir: PathBuf,
-    maps: HashMap<i32, Mapping>,
-    /// The last reading seen per pid, kept after the process is gone so its
-    /// probe's CPU time and mode still count.
-    last: HashMap<i32, ProbeReading>,
+    /// Every process seen, kept after it is gone so its probe's CPU time
+    /// and mode still count.
+    procs: SeenTable,
     /// How late past its planned poll a reading may be before it is stale.
     stale_after_ns: u64,
-    /// Per pid, the poll that the last reading came from and the process's
-    /// anonymous RSS on the tick it was first seen.
-    landed: HashMap<i32, (u64, u64)>,
+    /// Ticks read so far: whose turn it is on a big tree.
+    ticks: u64,
+}
+
+/// What the reader knows of one process.
+#[derive(Debug, Default)]
+struct Seen {
+    /// Its file, once it exists and is sized.
+    map: Option<Mapping>,
+    /// Its last reading.
+    last: Option<ProbeReading>,
+    /// The poll that the last reading came from and the process's
+    /// anonymous RSS on the tick it was first seen (`drifted`).
+    landed: Option<(u64, u64)>,
+    /// The anonymous RSS of the tick that last read its file and found a
+    /// usable reading; `None` after one that did not.
+    read_at_anon: Option<u64>,
+    /// Whether its file was ever looked for.
+    tried: bool,
+}
+
+/// Every process seen, in the order first seen: a big tree's bookkeeping
+/// looks up each pid on every tick, and an index of small entries stays
+/// in the cache where a table of whole readings did not.
+#[derive(Debug, Default)]
+struct SeenTable {
+    index: HashMap<i32, usize>,
+    seen: Vec<(i32, Seen)>,
+}
+
+impl SeenTable {
+    fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    /// `pid`'s entry, made empty if it is new.
+    fn entry(&mut self, pid: i32) -> &mut Seen {
+        let next = self.seen.len();
+        let i = *self.index.entry(pid).or_insert(next);
+        if i == next {
+            self.seen.push((pid, Seen::default()));
+        }
+        &mut self.seen[i].1
+    }
+
+    fn get(&self, pid: &i32) -> Option<&Seen> {
+        self.index.get(pid).map(|&i| &self.seen[i].1)
+    }
+
+    fn retain(&mut self, keep: impl Fn(i32, &Seen) -> bool) {
+        self.seen.retain(|(pid, seen)| keep(*pid, seen));
+        self.index = self
+            .seen
+            .iter()
+            .enumerate()
+            .map(|(i, (pid, _))| (*pid, i))
+            .collect();
+    }
 }
 
 /// A reading whose poll began this many sampler intervals ago is stale.
@@ -262,35 +316,29 @@ pub const STALE_AFTER_TICKS: u32 = 2;
 pub const DRIFT_SHARE: f64 = 0.05;
 pub const DRIFT_MIN_BYTES: u64 = 4 << 20;
 
+/// Trees up to this size have every file read on every tick. On a bigger
+/// one (a pre-forking server's thousand workers) reading a thousand
+/// pages a tick was a third of the sampler's cost, so a process whose
+/// anonymous RSS is exactly what it was when its file was last read
+/// keeps that reading, and is read again on its turn, every
+/// `REREAD_TICKS`-th tick (the turns staggered by pid): its heap figures
+/// are then at most that many ticks old while its memory stood still.
+pub const MIN_THINNED_PROBES: usize = 64;
+pub const REREAD_TICKS: u64 = 10;
+
 impl ProbeReader {
     /// A reader whose readings are stale once their poll began
     /// `STALE_AFTER_TICKS` sampler intervals ago.
     pub fn new(dir: PathBuf, interval: std::time::Duration) -> ProbeReader {
         ProbeReader {
             dir,
-            maps: HashMap::default(),
-            last: HashMap::default(),
+            procs: SeenTable::default(),
             stale_after_ns: interval
                 .checked_mul(STALE_AFTER_TICKS)
                 .and_then(|d| u64::try_from(d.as_nanos()).ok())
                 .unwrap_or(u64::MAX),
-            landed: HashMap::default(),
+            ticks: 0,
         }
-    }
-
-    /// Whether `pid`'s anonymous RSS has drifted (`DRIFT_SHARE`) since
-    /// the tick that first saw `reading`'s poll; remembers that tick's.
-    fn drifted(&mut self, pid: i32, reading: &ProbeReading, anon_bytes: u64) -> bool {
-        let Some(polled) = reading.polled_ns else {
-            return false;
-        };
-        let entry = self.landed.entry(pid).or_insert((polled, anon_bytes));
-        if entry.0 != polled {
-            *entry = (polled, anon_bytes);
-        }
-        let since = entry.1;
-        let allowed = ((since as f64 * DRIFT_SHARE) as u64).max(DRIFT_MIN_BYTES);
-        since.abs_diff(anon_bytes) > allowed
     }
 
     /// Sums the readings of `pids`, and finds the process with the most
@@ -299,35 +347,50 @@ impl ProbeReader {
     /// at its value of a second ago would be taken as this tick's.
     /// `pids` come with their anonymous RSS this tick.
     pub fn read(&mut self, pids: &[(i32, u64)]) -> HeapTotals {
-        let mut totals = HeapTotals::default();
-        let now_ns = monotonic_ns();
-        let add = |sum: &mut Option<u64>, v: Option<u64>| {
-            if let Some(v) = v {
-                *sum = Some(sum.unwrap_or(0).saturating_add(v));
-            }
+        let mut totals = HeapTotals {
+            processes: Vec::with_capacity(pids.len()),
+            ..HeapTotals::default()
         };
-        if self.landed.len() > 2 * pids.len() + 16 {
+        let now_ns = monotonic_ns();
+        let thinned = pids.len() > MIN_THINNED_PROBES;
+        self.ticks += 1;
+        if self.procs.len() > 2 * pids.len() + 16 {
+            // Gone processes that never published: nothing to keep.
             let live: std::collections::HashSet<i32> = pids.iter().map(|&(p, _)| p).collect();
-            self.landed.retain(|pid, _| live.contains(pid));
+            self.procs
+                .retain(|pid, seen| seen.last.is_some() || live.contains(&pid));
         }
         for &(pid, anon_bytes) in pids {
-            let reading = self.reading(pid);
+            let due = !thinned || (pid as u64 + self.ticks).is_multiple_of(REREAD_TICKS);
+            let seen = self.procs.entry(pid);
+            let reused = !due && seen.read_at_anon == Some(anon_bytes);
+            let reading = if reused {
+                seen.last
+            } else if due || seen.map.is_some() || !seen.tried {
+                read_file(&self.dir, pid, seen)
+            } else {
+                None
+            };
             // The probe makes its file before it starts its thread, and
             // may publish its first words only later.
-            if self.maps.contains_key(&pid) {
+            if seen.map.is_some() {
                 totals.probe_threads += 1;
             }
-            let Some(reading) = reading else {
+            let Some(reading) = reading.filter(|r| r.mode != 0) else {
+                seen.read_at_anon = None;
                 continue;
             };
-            if reading.mode == 0 {
-                continue;
-            }
-            let drifted = self.drifted(pid, &reading, anon_bytes);
-            if drifted || reading.stale_at(now_ns, self.stale_after_ns) {
+            // A reused reading was fresh when read, and the memory it
+            // describes has not moved since.
+            if !reused
+                && (drifted(seen, &reading, anon_bytes)
+                    || reading.stale_at(now_ns, self.stale_after_ns))
+            {
+                seen.read_at_anon = None;
                 totals.stale_processes += 1;
                 continue;
             }
+            seen.read_at_anon = Some(anon_bytes);
             add(&mut totals.live_heap_bytes, Some(reading.live_bytes));
             add(&mut totals.allocator_resident_bytes, reading.resident_bytes);
             add(&mut totals.allocator_retained_bytes, reading.retained_bytes);
@@ -350,18 +413,8 @@ impl ProbeReader {
     /// `pid`'s reading now, its file mapped first if need be; kept as its
     /// last. `None` until its probe has published.
     fn reading(&mut self, pid: i32) -> Option<ProbeReading> {
-        if !self.maps.contains_key(&pid) {
-            let map = Mapping::open(&self.dir.join(pid.to_string()))?;
-            self.maps.insert(pid, map);
-        }
-        let reading = self
-            .maps
-            .get(&pid)
-            .and_then(Mapping::read)
-            .and_then(|w| decode(&w))
-            .filter(|r| r.pid == pid as u64)?;
-        self.last.insert(pid, reading);
-        Some(reading)
+        let seen = self.procs.entry(pid);
+        read_file(&self.dir, pid, seen)
     }
 
     /// Asks each of `pids` whose probe has published for one more reclaim
@@ -373,7 +426,7 @@ impl ProbeReader {
                 continue;
             };
             let done = reading.reclaim.map_or(0, |r| r.count);
-            if let Some(map) = self.maps.get(&pid) {
+            if let Some(map) = self.procs.get(&pid).and_then(|s| s.map.as_ref()) {
                 map.word(W_REQUEST).store(done + 1, Ordering::Release);
                 asked += 1;
             }
@@ -386,7 +439,7 @@ impl ProbeReader {
     pub fn unanswered(&mut self, pids: &[i32]) -> usize {
         pids.iter()
             .filter(|&&pid| {
-                let requested = match self.maps.get(&pid) {
+                let requested = match self.procs.get(&pid).and_then(|s| s.map.as_ref()) {
                     Some(map) => map.word(W_REQUEST).load(Ordering::Acquire),
                     None => return false,
                 };
@@ -403,24 +456,24 @@ impl ProbeReader {
     /// (the processes are gone: their words stay), those never mapped
     /// (processes that lived and ended between two ticks) included.
     pub fn read_all(&mut self) -> Vec<(i32, ProbeReading)> {
-        let unseen: Vec<i32> = std::fs::read_dir(&self.dir)
+        let files: Vec<i32> = std::fs::read_dir(&self.dir)
             .into_iter()
             .flatten()
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse().ok())
-            .filter(|pid| !self.maps.contains_key(pid))
             .collect();
-        for pid in unseen {
-            if let Some(m) = Mapping::open(&self.dir.join(pid.to_string())) {
-                self.maps.insert(pid, m);
-            }
+        for pid in files {
+            self.procs.entry(pid);
         }
-        for (pid, map) in &self.maps {
-            if let Some(r) = map.read().and_then(|w| decode(&w)) {
-                self.last.insert(*pid, r);
-            }
+        for (pid, seen) in &mut self.procs.seen {
+            read_file(&self.dir, *pid, seen);
         }
-        let mut all: Vec<(i32, ProbeReading)> = self.last.iter().map(|(p, r)| (*p, *r)).collect();
+        let mut all: Vec<(i32, ProbeReading)> = self
+            .procs
+            .seen
+            .iter()
+            .filter_map(|(p, s)| Some((*p, s.last?)))
+            .collect();
         all.sort_by_key(|(pid, _)| *pid);
         all
     }
@@ -441,6 +494,47 @@ impl ProbeReader {
         };
         (cpu_ns as f64 * 1e-9, mode)
     }
+}
+
+/// Adds `v` to a sum that stays `None` until something is added.
+fn add(sum: &mut Option<u64>, v: Option<u64>) {
+    if let Some(v) = v {
+        *sum = Some(sum.unwrap_or(0).saturating_add(v));
+    }
+}
+
+/// `pid`'s reading now from its file in `dir`, mapped first if need be;
+/// kept as its last. `None` until its probe has published.
+fn read_file(dir: &Path, pid: i32, seen: &mut Seen) -> Option<ProbeReading> {
+    seen.tried = true;
+    if seen.map.is_none() {
+        seen.map = Some(Mapping::open(&dir.join(pid.to_string()))?);
+    }
+    let reading = seen
+        .map
+        .as_ref()
+        .and_then(Mapping::read)
+        .and_then(|w| decode(&w))
+        .filter(|r| r.pid == pid as u64)?;
+    seen.last = Some(reading);
+    Some(reading)
+}
+
+/// Whether the process's anonymous RSS has drifted (`DRIFT_SHARE`) since
+/// the tick that first saw `reading`'s poll; remembers that tick's.
+fn drifted(seen: &mut Seen, reading: &ProbeReading, anon_bytes: u64) -> bool {
+    let Some(polled) = reading.polled_ns else {
+        return false;
+    };
+    let since = match seen.landed {
+        Some((at, since)) if at == polled => since,
+        _ => {
+            seen.landed = Some((polled, anon_bytes));
+            anon_bytes
+        }
+    };
+    let allowed = ((since as f64 * DRIFT_SHARE) as u64).max(DRIFT_MIN_BYTES);
+    since.abs_diff(anon_bytes) > allowed
 }
 
 /// CLOCK_MONOTONIC now, in nanoseconds: the probe's clock.
@@ -629,6 +723,66 @@ mod tests {
         assert_eq!(small.read(&[(31, MIB)]).stale_processes, 0);
         assert_eq!(small.read(&[(31, 4 * MIB)]).stale_processes, 0);
         assert_eq!(small.read(&[(31, 6 * MIB)]).stale_processes, 1);
+        Ok(())
+    }
+
+    /// Writes pid's probe file with `live` and a poll of now.
+    fn publish(dir: &Path, pid: i32, live: u64) -> anyhow::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let now = monotonic_ns();
+        let mut w = words(1, live);
+        w[W_PID] = pid as u64;
+        w[W_POLL_START_NS] = now;
+        w[W_POLLED_NS] = now;
+        let mut bytes: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
+        bytes.resize(MAP_BYTES, 0);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(pid.to_string()))?;
+        // In place: the reader's mapping sees it.
+        file.write_all_at(&bytes, 0)?;
+        Ok(())
+    }
+
+    #[test]
+    fn a_big_tree_rereads_a_process_whose_memory_stood_still_only_on_its_turn(
+    ) -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let big: Vec<i32> = (1000..1000 + MIN_THINNED_PROBES as i32 + 36).collect();
+        for &pid in &big {
+            publish(dir.path(), pid, 10)?;
+        }
+        let mut reader = ProbeReader::new(dir.path().to_path_buf(), Duration::from_secs(60));
+        let tree = |anon_of_1001: u64| -> Vec<(i32, u64)> {
+            big.iter()
+                .map(|&p| (p, if p == 1001 { anon_of_1001 } else { 1 << 20 }))
+                .collect()
+        };
+        let live_of_1001 = |t: &HeapTotals| {
+            t.processes
+                .iter()
+                .find(|(p, _)| *p == 1001)
+                .map(|(_, r)| r.live_bytes)
+        };
+        // Tick 1 reads every file: none was read before.
+        assert_eq!(reader.read(&tree(1 << 20)).live_heap_bytes, Some(10 * big.len() as u64));
+        publish(dir.path(), 1001, 500)?;
+        // Tick 2: its RSS stood still and its turn (tick 9) has not come.
+        assert_eq!(live_of_1001(&reader.read(&tree(1 << 20))), Some(10));
+        // Tick 3: its RSS moved, so it is read at once.
+        assert_eq!(live_of_1001(&reader.read(&tree(2 << 20))), Some(500));
+        publish(dir.path(), 1001, 700)?;
+        for _ in 4..9 {
+            assert_eq!(live_of_1001(&reader.read(&tree(2 << 20))), Some(500));
+        }
+        // Tick 9 is its turn.
+        assert_eq!(live_of_1001(&reader.read(&tree(2 << 20))), Some(700));
+        // A small tree reads every file on every tick.
+        publish(dir.path(), 1001, 900)?;
+        let small = reader.read(&[(1001, 2 << 20)]);
+        assert_eq!(live_of_1001(&small), Some(900));
         Ok(())
     }
 }
