@@ -239,7 +239,7 @@ fn race_judge<'a>(
         let l = if done < FIRST_LOOK {
             halving_look(&experiment, base, &judging, done, &open)
         } else {
-            look(&experiment, base, &judging, done, rounds)
+            look(&experiment, base, &judging, done, rounds, &open)
         };
         for (i, reason) in &l.dropped {
             if !state.dropped.iter().any(|d| d.config == names[*i]) {
@@ -286,12 +286,11 @@ fn phase_two(
     let raced: Vec<Raced> = settings
         .candidates
         .iter()
-        .zip(&analysis.summaries)
         .enumerate()
         .filter(|&(i, _)| i != analysis.baseline)
-        .map(|(_, (c, s))| Raced {
+        .map(|(i, c)| Raced {
             candidate: c.clone(),
-            memory: s.ratio(memory).map(|r| r.value),
+            memory: render::ratio_of(&analysis, i, memory).map(|r| r.value),
             survived: one.record.dropped(&c.spec()).is_none(),
         })
         .collect();

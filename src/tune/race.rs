@@ -4,7 +4,8 @@
 //! per-look level, as `compare --runs auto`) and once for the number of
 //! candidates racing (Bonferroni); a candidate beyond noise over the budget,
 //! saving less than `--min-saving`, or using more memory than a qualifying
-//! candidate is dropped, with the round and the reason.
+//! candidate is dropped, with the round and the reason. The race stops as
+//! soon as its answer is settled (`settled`), not only when nothing is open.
 
 use crate::analyze::choice::{measures, Measures};
 use crate::analyze::decide::{schedule, sequential_alpha, Side};
@@ -51,36 +52,70 @@ pub struct Look {
 }
 
 /// Judges `experiment` after `rounds_done` rounds at `judging`'s level
-/// (already the race's, see `race_alpha`).
+/// (already the race's, see `race_alpha`); only the `open` candidates
+/// (configuration indices: those neither dropped nor the baseline) can be
+/// dropped or keep the race going.
 pub fn look(
     experiment: &StoredExperiment,
     baseline: usize,
     judging: &JudgeSettings,
     rounds_done: u32,
     max_runs: u32,
+    open: &[usize],
 ) -> Look {
     let table = metric_table::of_experiment(&experiment.info);
     let measures = measures(experiment, baseline, &table, judging);
     let judged = judge_all(experiment, baseline, &measures, judging);
-    let standings: Vec<_> = judged.iter().map(|j| j.standing.clone()).collect();
-    let stop = schedule(&standings, rounds_done, max_runs).stop;
     let names: Vec<&str> = experiment
         .configs
         .iter()
         .map(|c| c.config.name.as_str())
         .collect();
-    let dropped = judged
+    let dropped: Vec<(usize, String)> = judged
         .iter()
+        .filter(|j| open.contains(&j.index))
         .filter_map(|j| {
             drop_reason(j, &judged, &names, &measures, judging).map(|why| (j.index, why))
         })
         .collect();
+    let alive: Vec<&Judged> = judged
+        .iter()
+        .filter(|j| open.contains(&j.index) && !dropped.iter().any(|(i, _)| *i == j.index))
+        .collect();
+    let standings: Vec<_> = alive.iter().map(|j| j.standing.clone()).collect();
+    let stop = schedule(&standings, rounds_done, max_runs).stop
+        || settled(&alive, judging.min_saving_pct);
     Look {
         judged,
         measures,
         dropped,
         stop,
     }
+}
+
+/// The race's answer cannot change by more than `--min-saving`: some
+/// candidate qualifies, and no candidate still open could, beyond noise,
+/// save `min_saving_pct` more than the best qualifier's point estimate
+/// (the low end of each open one's memory interval, at the race's level,
+/// lies above it). More rounds could only swap the recommendation for one
+/// within that margin of it, which is no saving (`--min-saving`), so they
+/// are not run. A candidate open without a memory interval keeps the race
+/// going. Stopping early only ends the race; it settles no side, so the
+/// level of the recommendation is unchanged.
+pub fn settled(alive: &[&Judged], min_saving_pct: f64) -> bool {
+    let memory = |j: &Judged| j.memory.as_ref().map_or(f64::INFINITY, |m| m.centre);
+    let Some(best) = alive
+        .iter()
+        .filter(|j| j.standing.qualifies())
+        .min_by(|a, b| memory(a).total_cmp(&memory(b)))
+    else {
+        return false;
+    };
+    let floor = memory(best).exp() * (1.0 - min_saving_pct / 100.0);
+    alive
+        .iter()
+        .filter(|j| j.standing.is_open())
+        .all(|j| j.standing.memory_bounds.is_some_and(|(low, _)| low > floor))
 }
 
 fn ratio_words(row: &MetricDef, r: Option<&LogRatio>, alpha: f64) -> String {
@@ -169,7 +204,7 @@ mod tests {
             decision_alpha: race_alpha(20, 3),
             ..JudgeSettings::default()
         };
-        let l = look(&e, 0, &judging, 4, 20);
+        let l = look(&e, 0, &judging, 4, 20, &[1, 2, 3]);
         let why = |i: usize| {
             l.dropped
                 .iter()
@@ -188,5 +223,67 @@ mod tests {
         );
         assert_eq!(why(3), None);
         assert!(l.stop, "nothing is left open");
+    }
+
+    /// The baseline, a clear winner, one open on wall time whose memory is
+    /// within 3% of the winner's, and one halving dropped after two rounds
+    /// (index 3), which no longer races; `extra` adds more candidates.
+    fn settling(extra: Vec<crate::model::StoredConfig>) -> StoredExperiment {
+        let mut configs = vec![
+            with_runs(
+                "glibc",
+                &[(100.0, 1.0), (101.0, 1.01), (99.0, 0.99), (100.0, 1.0)],
+            ),
+            with_runs(
+                "best",
+                &[(48.0, 1.0), (52.0, 1.01), (49.0, 0.99), (51.0, 1.0)],
+            ),
+            with_runs(
+                "near",
+                &[(52.0, 0.9), (52.5, 1.2), (52.0, 0.95), (52.5, 1.15)],
+            ),
+            with_runs("halved", &[(40.0, 1.0), (41.0, 1.3)]),
+        ];
+        configs.extend(extra);
+        experiment(configs)
+    }
+
+    #[test]
+    fn the_race_stops_once_no_open_candidate_could_save_more_than_the_winner() {
+        let judging = JudgeSettings {
+            decision_alpha: race_alpha(20, 2),
+            ..JudgeSettings::default()
+        };
+        let l = look(&settling(Vec::new()), 0, &judging, 4, 20, &[1, 2]);
+        assert!(l.dropped.is_empty(), "{:?}", l.dropped);
+        assert!(l.judged[1].standing.is_open(), "near is open on wall time");
+        assert!(l.stop, "best qualifies and near cannot save 3% more");
+        // One open candidate whose memory could still be beyond noise
+        // lower than the winner's keeps the race going.
+        let lean = with_runs(
+            "lean",
+            &[(30.0, 0.9), (31.0, 1.2), (30.0, 0.95), (30.5, 1.15)],
+        );
+        let l = look(&settling(vec![lean]), 0, &judging, 4, 20, &[1, 2, 4]);
+        assert!(!l.stop, "lean could still be the recommendation");
+        assert!(!settled(&[], 3.0), "nothing qualifies");
+    }
+
+    #[test]
+    fn candidates_dropped_earlier_do_not_keep_the_race_going() {
+        // Only "slow" still races, and this look drops it: nothing is left,
+        // though "halved" (two runs, no interval) would read as open.
+        let slow = with_runs(
+            "slow",
+            &[(60.0, 2.0), (61.0, 2.02), (59.0, 1.98), (60.0, 2.0)],
+        );
+        let judging = JudgeSettings {
+            decision_alpha: race_alpha(20, 1),
+            ..JudgeSettings::default()
+        };
+        let l = look(&settling(vec![slow]), 0, &judging, 4, 20, &[4]);
+        assert_eq!(l.dropped.len(), 1, "{:?}", l.dropped);
+        assert!(l.judged[2].standing.is_open(), "halved reads as open");
+        assert!(l.stop, "nothing still racing is open");
     }
 }

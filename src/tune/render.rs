@@ -56,6 +56,24 @@ pub struct TuneSummary {
     pub runs: usize,
 }
 
+/// Configuration `i`'s ratio to the baseline of the figure `id`: from its
+/// summary, else, for a service's figures (end-of-load memory, latency,
+/// load duration), from its service summary, where they are kept.
+pub fn ratio_of(a: &Analysis, i: usize, id: &str) -> Option<Ratio> {
+    let summary = a.summaries.get(i).and_then(|s| s.ratio(id));
+    summary.or_else(|| {
+        let s = a.service.get(i)?;
+        match id {
+            "rss_end_load_bytes" => s.ratio_rss_end_load_bytes,
+            "pss_end_load_bytes" => s.ratio_pss_end_load_bytes,
+            "load_s" => s.ratio_load_s,
+            "p50_ms" => s.ratio_p50_ms,
+            "p95_ms" => s.ratio_p95_ms,
+            _ => None,
+        }
+    })
+}
+
 fn rows(phase: &Phase) -> PhaseSummary {
     let a = phase.analysis;
     let (memory, perf) = (&a.verdict.memory.id, &a.verdict.performance.id);
@@ -66,11 +84,11 @@ fn rows(phase: &Phase) -> PhaseSummary {
         .zip(&a.summaries)
         .enumerate()
         .filter(|&(i, _)| i != a.baseline)
-        .map(|(_, (c, s))| Row {
+        .map(|(i, (c, s))| Row {
             config: c.config.name.clone(),
             runs: s.total_runs,
-            memory_ratio: s.ratio(memory),
-            performance_ratio: s.ratio(perf),
+            memory_ratio: ratio_of(a, i, memory),
+            performance_ratio: ratio_of(a, i, perf),
             dropped: phase.record.dropped(&c.config.name).cloned(),
         })
         .collect();
@@ -92,11 +110,11 @@ pub fn summarize(last: &Phase, first: Option<&Phase>) -> TuneSummary {
         .summaries
         .iter()
         .enumerate()
-        .map(|(i, s)| {
+        .map(|(i, _)| {
             if i == a.baseline {
                 return Some((1.0, 1.0));
             }
-            Some((s.ratio(memory)?.value, s.ratio(perf)?.value))
+            Some((ratio_of(a, i, memory)?.value, ratio_of(a, i, perf)?.value))
         })
         .collect();
     let name = |i: usize| a.experiment.configs[i].config.name.clone();
