@@ -140,9 +140,9 @@ fn estimated_pss_of_a_forked_tree_stays_within_10_percent_of_full_reads() {
 /// RSS in full, +700%), the run's peak within 10% too, and the run says
 /// what it thinned. The sampler's CPU over the run, the tree's forking
 /// included, stays under `most_core`: 2% of a core (the figure)
-/// without the heap probe; with it, whose file of every process is read
-/// on every tick (0.35 ms at 1,001 processes) and mapped once, 2.1-2.4%
-/// was measured here, so 3%.
+/// without the heap probe; with it, whose file of every process is mapped
+/// once and re-read on its turn (`probe_shm::REREAD_TICKS`), 1.6-1.9% was
+/// measured here on a quiet machine, so 3% under the suite's own load.
 fn forked_tree_of_a_thousand(own_mib: u64, heap: &str, most_core: f64) {
     let _one_at_a_time = one_heavy_test_at_a_time();
     let scratch = Scratch::new();
