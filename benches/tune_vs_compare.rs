@@ -178,7 +178,7 @@ fn run() -> Result<(), String> {
 /// The table docs/tuning.md shows.
 fn table(rows: &[(&str, Outcome)], program: &Program) {
     println!(
-        "\n| | runs (rounds) | time | recommended | {} | {} | least {} of the phase |",
+        "\n| | runs (rounds) | time | recommended | {} | {} | least {} with an interval |",
         program.memory, program.perf, program.memory
     );
     println!("| --- | --- | --- | --- | --- | --- | --- |");
@@ -257,7 +257,9 @@ fn ratio_words(config: Option<&Value>, id: &str) -> String {
 
 /// Runs, rounds, the recommendation and its ratios from a JSON export (a
 /// race's runs over both phases), and the configuration of the export's
-/// last phase with the least memory by point estimate.
+/// last phase with the least memory by point estimate among those with an
+/// interval (compare's best default; a race's dropped one-run candidates
+/// have none).
 fn outcome(doc: &Value, seconds: f64, program: &Program) -> Outcome {
     let configs = doc["configs"].as_array().cloned().unwrap_or_default();
     let runs_of = |c: &Value| c["runs"].as_array().map_or(0, Vec::len) as u64;
@@ -272,9 +274,15 @@ fn outcome(doc: &Value, seconds: f64, program: &Program) -> Outcome {
             .as_f64()
             .unwrap_or(f64::INFINITY)
     };
+    let with_interval = |c: &&Value| {
+        c["summary"]["ratio"][program.memory]["ci_low"]
+            .as_f64()
+            .is_some_and(f64::is_finite)
+    };
     let best = configs
         .iter()
         .skip(1)
+        .filter(with_interval)
         .min_by(|a, b| memory_of(a).total_cmp(&memory_of(b)));
     Outcome {
         runs,
