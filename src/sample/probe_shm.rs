@@ -241,6 +241,19 @@ pub struct ProbeReader {
     stale_after_ns: u64,
     /// Ticks read so far: whose turn it is on a big tree.
     ticks: u64,
+    /// The ticks whose reads were thinned, and what they read.
+    pub thinned: ProbeThinning,
+}
+
+/// What the thinned ticks of a big tree read (`MIN_THINNED_PROBES`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProbeThinning {
+    pub ticks: u64,
+    /// Processes on those ticks, summed.
+    pub processes: u64,
+    /// Files read on them, summed; the other processes kept their last
+    /// reading.
+    pub read: u64,
 }
 
 /// What the reader knows of one process.
@@ -338,6 +351,7 @@ impl ProbeReader {
                 .and_then(|d| u64::try_from(d.as_nanos()).ok())
                 .unwrap_or(u64::MAX),
             ticks: 0,
+            thinned: ProbeThinning::default(),
         }
     }
 
@@ -354,6 +368,10 @@ impl ProbeReader {
         let now_ns = monotonic_ns();
         let thinned = pids.len() > MIN_THINNED_PROBES;
         self.ticks += 1;
+        if thinned {
+            self.thinned.ticks += 1;
+            self.thinned.processes += pids.len() as u64;
+        }
         if self.procs.len() > 2 * pids.len() + 16 {
             // Gone processes that never published: nothing to keep.
             let live: std::collections::HashSet<i32> = pids.iter().map(|&(p, _)| p).collect();
@@ -367,6 +385,7 @@ impl ProbeReader {
             let reading = if reused {
                 seen.last
             } else if due || seen.map.is_some() || !seen.tried {
+                self.thinned.read += u64::from(thinned);
                 read_file(&self.dir, pid, seen)
             } else {
                 None
@@ -747,8 +766,8 @@ mod tests {
     }
 
     #[test]
-    fn a_big_tree_rereads_a_process_whose_memory_stood_still_only_on_its_turn(
-    ) -> anyhow::Result<()> {
+    fn a_big_tree_rereads_a_process_whose_memory_stood_still_only_on_its_turn() -> anyhow::Result<()>
+    {
         let dir = tempfile::tempdir()?;
         let big: Vec<i32> = (1000..1000 + MIN_THINNED_PROBES as i32 + 36).collect();
         for &pid in &big {
@@ -767,7 +786,10 @@ mod tests {
                 .map(|(_, r)| r.live_bytes)
         };
         // Tick 1 reads every file: none was read before.
-        assert_eq!(reader.read(&tree(1 << 20)).live_heap_bytes, Some(10 * big.len() as u64));
+        assert_eq!(
+            reader.read(&tree(1 << 20)).live_heap_bytes,
+            Some(10 * big.len() as u64)
+        );
         publish(dir.path(), 1001, 500)?;
         // Tick 2: its RSS stood still and its turn (tick 9) has not come.
         assert_eq!(live_of_1001(&reader.read(&tree(1 << 20))), Some(10));
@@ -779,6 +801,24 @@ mod tests {
         }
         // Tick 9 is its turn.
         assert_eq!(live_of_1001(&reader.read(&tree(2 << 20))), Some(700));
+        // Each thinned tick read the files of the pids whose turn it was
+        // (a tenth), and tick 1 and 3 one more each: every file, and 1001.
+        let n = big.len() as u64;
+        let turns: u64 = (2..=9u64)
+            .map(|t| {
+                big.iter()
+                    .filter(|&&p| (p as u64 + t).is_multiple_of(REREAD_TICKS))
+                    .count() as u64
+            })
+            .sum();
+        assert_eq!(
+            reader.thinned,
+            ProbeThinning {
+                ticks: 9,
+                processes: 9 * n,
+                read: n + turns + 1
+            }
+        );
         // A small tree reads every file on every tick.
         publish(dir.path(), 1001, 900)?;
         let small = reader.read(&[(1001, 2 << 20)]);

@@ -184,7 +184,8 @@ impl Sampler {
     /// read every process on every tick): on how many of the thinned
     /// ticks' processes `stat` and `status` were looked at and read, and
     /// how many processes' PSS was read when full passes gave way to reads
-    /// of a few, scaled to their class.
+    /// of a few, scaled to their class; how many heap probe files a tick
+    /// were read.
     pub fn thinning_note(&self) -> Option<String> {
         let thinned = self.counters.thinned;
         let mut parts = Vec::new();
@@ -197,6 +198,17 @@ impl Sampler {
                 per_tick(thinned.looked),
                 per_tick(thinned.full)
             ));
+        }
+        if let Some(probe) = self.probe.as_ref().map(|p| p.thinned) {
+            if probe.ticks > 0 {
+                parts.push(format!(
+                    "on {} ticks the heap probe's files of {:.0} of about {:.0} processes read a tick (memory moved, or their turn every {} ticks), the rest kept their last reading",
+                    probe.ticks,
+                    probe.read as f64 / probe.ticks as f64,
+                    probe.processes as f64 / probe.ticks as f64,
+                    super::probe_shm::REREAD_TICKS
+                ));
+            }
         }
         if self.scaled_ticks > 0 {
             parts.push(format!(

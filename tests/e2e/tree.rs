@@ -224,6 +224,12 @@ fn forked_tree_of_a_thousand(own_mib: u64, heap: &str, most_core: f64) {
         message.contains("big tree") && message.contains("smaps_rollup reads"),
         "{message}"
     );
+    // With the probe, its files were thinned too, and the line says so.
+    assert_eq!(
+        message.contains("the heap probe's files of"),
+        heap != "--heap=off",
+        "{message}"
+    );
 }
 
 #[test]
