@@ -44,8 +44,9 @@ pub struct JudgeArgs {
     /// `report`: what `compare` was given]
     #[arg(long, value_name = "PCT")]
     pub min_saving: Option<String>,
-    /// What the verdict ranks memory by: peak, mean, final or end-of-load
-    /// (default: mean, end-of-load for a service).
+    /// What the verdict ranks memory by: peak, mean, final or end-of-load,
+    /// or a memory row of the summary such as peak_pss or, in a memory
+    /// cgroup, peak_working_set (default: mean, end-of-load for a service).
     #[arg(long, value_name = "METRIC")]
     pub memory_metric: Option<String>,
     /// What the budget measures: wall, cpu, p50, p95, p99 or the NAME of a
