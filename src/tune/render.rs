@@ -212,3 +212,56 @@ pub fn text(s: &TuneSummary) -> String {
     );
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judging::JudgeSettings;
+    use crate::model::{ServiceInfo, ServiceRecord};
+    use crate::tune::test_fixture::{experiment, with_runs};
+
+    /// A service's race: its verdict judges the RSS at the end of the load
+    /// and the load's duration, which the analysis keeps in its service
+    /// summaries, not in the metric table's.
+    #[test]
+    fn a_services_figures_fill_the_race_and_its_front() -> anyhow::Result<()> {
+        let mut e = experiment(vec![
+            with_runs("glibc", &[(100.0, 1.0), (101.0, 1.0), (99.0, 1.0)]),
+            with_runs("lean", &[(10.0, 1.0), (10.1, 1.0), (9.9, 1.0)]),
+        ]);
+        e.info.service = Some(ServiceInfo::default());
+        for config in &mut e.configs {
+            for run in &mut config.runs {
+                let rss = run.record.samples.first().map_or(0, |s| s.rss_bytes);
+                run.record.service = Some(ServiceRecord {
+                    load_start_s: Some(0.1),
+                    load_end_s: Some(1.1 + f64::from(run.record.index) * 0.01),
+                    rss_end_load_bytes: Some(rss),
+                    ..ServiceRecord::default()
+                });
+            }
+        }
+        let analysis = crate::analyze::analyze_with(e, "glibc", &JudgeSettings::default())?;
+        assert_eq!(analysis.verdict.memory.id, "rss_end_load_bytes");
+        let record = TuneRecord {
+            phase: 1,
+            candidates: 1,
+            race_alpha: 0.05,
+            verdict_alpha: 0.05,
+            dropped: Vec::new(),
+            earlier: None,
+            combined: Vec::new(),
+        };
+        let phase = Phase {
+            analysis: &analysis,
+            record: &record,
+        };
+        let summary = summarize(&phase, None);
+        let row = &summary.phases[0].rows[0];
+        let memory = row.memory_ratio.map(|r| r.value).unwrap_or_default();
+        assert!((memory - 0.1).abs() < 0.01, "{row:?}");
+        assert!(row.performance_ratio.is_some(), "{row:?}");
+        assert_eq!(summary.pareto_front, ["lean"]);
+        Ok(())
+    }
+}
