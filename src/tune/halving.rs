@@ -45,18 +45,21 @@ pub fn kept_after(round: u32, open: usize) -> Option<usize> {
 }
 
 /// The spread (log scale) of one candidate's performance point estimate
-/// after the same rounds, estimated across the open candidates: 1.4826
-/// times the median absolute deviation of their paired log ratios, which
-/// is the standard deviation for normal noise and ignores the few
-/// candidates truly far off. True differences between candidates only
-/// widen it, so it errs towards keeping a candidate. 0 with fewer than
-/// `MIN_FOR_SPREAD` readings.
+/// after the same rounds. Across the open candidates, 1.4826 times the
+/// median absolute deviation of their paired log ratios (the standard
+/// deviation for normal noise, blind to the few candidates truly far off)
+/// shows the noise of their own runs; the baseline's runs, shared by every
+/// candidate of a round, move all of them together and add as much again
+/// (taken to be as noisy as any candidate's), hence the factor of √2. True
+/// differences between candidates only widen it, so it errs towards
+/// keeping a candidate. 0 with fewer than `MIN_FOR_SPREAD` readings.
 pub fn perf_noise(centres: &[f64]) -> f64 {
     if centres.len() < MIN_FOR_SPREAD {
         return 0.0;
     }
     let middle = median(centres.to_vec());
-    1.4826 * median(centres.iter().map(|c| (c - middle).abs()).collect())
+    let own = 1.4826 * median(centres.iter().map(|c| (c - middle).abs()).collect());
+    std::f64::consts::SQRT_2 * own
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -258,7 +261,10 @@ mod tests {
     fn the_noise_of_one_reading_is_the_robust_spread_of_the_candidates() {
         assert_eq!(perf_noise(&[0.1, -0.1, 0.0]), 0.0, "too few readings");
         let spread = perf_noise(&[-0.1, 0.0, 0.1, 0.2, 3.0]);
-        assert!((spread - 1.4826 * 0.1).abs() < 1e-9, "{spread}");
+        assert!(
+            (spread - std::f64::consts::SQRT_2 * 1.4826 * 0.1).abs() < 1e-9,
+            "{spread}"
+        );
     }
 
     #[test]
