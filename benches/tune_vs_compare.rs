@@ -46,9 +46,17 @@ fn churn() -> Program {
     let allocscope = env!("CARGO_BIN_EXE_allocscope");
     Program {
         options: Vec::new(),
-        command: [allocscope, "workload", "churn", "--ops", &ops, "--seconds", "0"]
-            .map(String::from)
-            .to_vec(),
+        command: [
+            allocscope,
+            "workload",
+            "churn",
+            "--ops",
+            &ops,
+            "--seconds",
+            "0",
+        ]
+        .map(String::from)
+        .to_vec(),
         memory: "mean_rss_bytes",
         perf: "wall_s",
     }

@@ -114,7 +114,15 @@ pub fn halve(
                     measures.perf.label,
                     shown_at(&measures.perf, p, judging.decision_alpha).value,
                     judging.max_slowdown_pct,
-                    shown_at(&measures.perf, &LogRatio { centre: limit, ..p.clone() }, 0.05).value
+                    shown_at(
+                        &measures.perf,
+                        &LogRatio {
+                            centre: limit,
+                            ..p.clone()
+                        },
+                        0.05
+                    )
+                    .value
                 ),
                 None => String::new(),
             };
@@ -249,7 +257,10 @@ mod tests {
         let gone = |i: usize| dropped.iter().any(|(c, _)| *c == i);
         assert!(!gone(1), "c0 dropped: {dropped:?}");
         assert!(!gone(3), "c2 dropped: {dropped:?}");
-        let why = dropped.iter().find(|(c, _)| *c == 2).map(|(_, w)| w.as_str());
+        let why = dropped
+            .iter()
+            .find(|(c, _)| *c == 2)
+            .map(|(_, w)| w.as_str());
         assert!(
             why.is_some_and(|w| w.starts_with("round 1: ranked 8th of 8")
                 && w.contains("beyond one reading's noise")),

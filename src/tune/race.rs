@@ -83,8 +83,8 @@ pub fn look(
         .filter(|j| open.contains(&j.index) && !dropped.iter().any(|(i, _)| *i == j.index))
         .collect();
     let standings: Vec<_> = alive.iter().map(|j| j.standing.clone()).collect();
-    let stop = schedule(&standings, rounds_done, max_runs).stop
-        || settled(&alive, judging.min_saving_pct);
+    let stop =
+        schedule(&standings, rounds_done, max_runs).stop || settled(&alive, judging.min_saving_pct);
     Look {
         judged,
         measures,
