@@ -70,6 +70,10 @@ pub struct JudgeSettings {
     /// `--limit-headroom`: what the memory limit each configuration needs
     /// adds to its peak, in percent.
     pub limit_headroom_pct: f64,
+    /// Configurations a race settled out before its end, with when
+    /// (`after round 2`; `allocscope tune`): never recommended. Empty for
+    /// `compare`.
+    pub ruled_out: Vec<(String, String)>,
 }
 
 impl JudgeSettings {
@@ -99,6 +103,7 @@ impl Default for JudgeSettings {
             perf_metric: None,
             decision_alpha: DEFAULT_DECISION_ALPHA,
             limit_headroom_pct: DEFAULT_LIMIT_HEADROOM_PCT,
+            ruled_out: Vec::new(),
         }
     }
 }

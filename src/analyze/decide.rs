@@ -38,12 +38,20 @@ pub struct Standing {
     /// runs in all, set by the judge: a candidate killed in any run is
     /// settled out whatever its figures, and never recommended.
     pub oom_killed: Option<(usize, usize)>,
+    /// When a race (`allocscope tune`) stopped running it before its end,
+    /// set by the judge from `JudgeSettings::ruled_out`: settled out, never
+    /// recommended, whatever its few runs show (the race's error level
+    /// covers the candidates it kept, not those).
+    pub ruled_out: Option<String>,
 }
 
 impl Standing {
     /// Saves memory and stays within the budget, both beyond noise.
     pub fn qualifies(&self) -> bool {
-        self.memory == Side::Good && self.performance == Side::Good && self.oom_killed.is_none()
+        self.memory == Side::Good
+            && self.performance == Side::Good
+            && self.oom_killed.is_none()
+            && self.ruled_out.is_none()
     }
 
     /// Settled against: uses too much memory or is too slow, beyond noise,
@@ -53,6 +61,7 @@ impl Standing {
             || self.performance == Side::Bad
             || self.outranked_by.is_some()
             || self.oom_killed.is_some()
+            || self.ruled_out.is_some()
     }
 
     pub fn is_open(&self) -> bool {
@@ -197,6 +206,7 @@ pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Threshold
         memory_bounds,
         outranked_by: None,
         oom_killed: None,
+        ruled_out: None,
     };
     if s.is_open() {
         let need = |r: Option<&LogRatio>, max: f64| {

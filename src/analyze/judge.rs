@@ -102,7 +102,12 @@ pub fn judge_all(
             let perf = cost_ratio(config, base, &measures.perf);
             let mut standing = standing(memory.as_ref(), perf.as_ref(), thresholds);
             standing.oom_killed = oom_killed(config);
-            if standing.oom_killed.is_some() {
+            standing.ruled_out = judging
+                .ruled_out
+                .iter()
+                .find(|(name, _)| *name == config.config.name)
+                .map(|(_, why)| why.clone());
+            if standing.oom_killed.is_some() || standing.ruled_out.is_some() {
                 standing.more_rounds = None;
             }
             Judged {

@@ -283,9 +283,24 @@ impl Context<'_> {
     }
 
     /// One sentence per candidate, then the baseline's OOM kills if any.
+    /// Those a race ruled out share one sentence (its own table says why).
     fn explanation(&self) -> Vec<String> {
-        let candidates = self.judged.iter().map(|j| self.explain(j));
-        candidates.chain(self.baseline_oom()).collect()
+        let (ruled, kept): (Vec<&Judged>, Vec<&Judged>) = self
+            .judged
+            .iter()
+            .partition(|j| j.standing.ruled_out.is_some());
+        let ruled = (!ruled.is_empty()).then(|| {
+            let names: Vec<String> = ruled
+                .iter()
+                .map(|j| {
+                    let when = j.standing.ruled_out.as_deref().unwrap_or_default();
+                    format!("{} ({when})", self.name(j.index))
+                })
+                .collect();
+            format!("Not chosen, dropped by the race: {}.", names.join(", "))
+        });
+        let candidates = kept.into_iter().map(|j| self.explain(j));
+        candidates.chain(ruled).chain(self.baseline_oom()).collect()
     }
 
     /// `jemalloc: mean RSS 0.60x [...] (saves 40%), wall time ...; qualifies.`

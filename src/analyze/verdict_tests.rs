@@ -2,7 +2,7 @@
 //! budget, a saving within noise, too few runs, and multi-process trees.
 
 use super::*;
-use crate::analyze::{analyze_with_budget, fixture, types::Analysis};
+use crate::analyze::{analyze_with, analyze_with_budget, fixture, types::Analysis};
 use crate::model::RunStatus;
 
 const MIB: f64 = 1048576.0;
@@ -275,4 +275,34 @@ fn a_configuration_oom_killed_under_the_limit_is_settled_out_and_never_recommend
         "{:?}",
         v.explanation
     );
+}
+
+#[test]
+fn a_configuration_a_race_ruled_out_is_settled_out_and_never_recommended() {
+    // jemalloc would win on its figures, but tune's race stopped running it.
+    let ruled = |names: &[&str]| JudgeSettings {
+        ruled_out: names
+            .iter()
+            .map(|n| (n.to_string(), "after round 2".into()))
+            .collect(),
+        ..JudgeSettings::default()
+    };
+    let e = experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]);
+    let v = analyze_with(e.clone(), "glibc", &ruled(&["jemalloc"]))
+        .expect("analysis")
+        .verdict;
+    assert_eq!(v.outcome, Outcome::Recommend);
+    assert_eq!(v.config.as_deref(), Some("mimalloc,eager"));
+    assert!(
+        v.explanation
+            .contains(&"Not chosen, dropped by the race: jemalloc (after round 2).".into()),
+        "{:?}",
+        v.explanation
+    );
+    // Every candidate ruled out: keep the default, nothing left open.
+    let v = analyze_with(e, "glibc", &ruled(&["jemalloc", "mimalloc,eager"]))
+        .expect("analysis")
+        .verdict;
+    assert_eq!(v.outcome, Outcome::KeepDefault);
+    assert!(v.unsettled.is_empty(), "{:?}", v.unsettled);
 }

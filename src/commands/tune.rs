@@ -326,8 +326,16 @@ fn judged(
     judging: &JudgeSettings,
     baseline: &str,
 ) -> anyhow::Result<Analysis> {
+    // A candidate the race stopped running has one or two runs, outside
+    // the family its level was shared among: never the recommendation.
+    let ruled_out = record
+        .dropped
+        .iter()
+        .map(|d| (d.config.clone(), format!("after round {}", d.round)))
+        .collect();
     let judging = JudgeSettings {
         decision_alpha: record.verdict_alpha,
+        ruled_out,
         ..judging.clone()
     };
     analyze_with(store.load_experiment(Some(id))?, baseline, &judging)
