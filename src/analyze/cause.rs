@@ -34,11 +34,13 @@ impl Cause {
 
 /// The cause, or `None` when no configuration's runs had a breakdown.
 /// `focus` indexes `experiment.configs`: the candidate whose difference
-/// from the baseline is explained.
+/// from the baseline is explained. The configurations in `left_out` (a
+/// race's dropped candidates) get no line.
 pub fn explain(
     experiment: &StoredExperiment,
     baseline: usize,
     focus: Option<usize>,
+    left_out: &[(String, String)],
 ) -> Option<Cause> {
     let configs: Vec<Option<WhereWent>> = experiment.configs.iter().map(where_went).collect();
     if configs.iter().all(Option::is_none) {
@@ -66,6 +68,11 @@ pub fn explain(
             .iter()
             .enumerate()
             .filter(|&(i, _)| i != baseline)
+            // A race's dropped candidates have a line in its own table.
+            .filter(|&(i, _)| {
+                let name = &experiment.configs[i].config.name;
+                !left_out.iter().any(|(n, _)| n == name)
+            })
             .filter_map(|(_, w)| w.as_ref().map(config_line)),
     );
     if let (Some(d), Some(b), Some(c)) = (&difference, base, cand) {

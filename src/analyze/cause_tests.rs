@@ -204,7 +204,7 @@ fn no_cause_is_named_from_a_breakdown_that_covers_part_of_its_run() {
             }
         }
     }
-    let cause = explain(&e, 0, Some(1)).expect("breakdowns");
+    let cause = explain(&e, 0, Some(1), &[]).expect("breakdowns");
     assert_eq!(cause.difference, None);
     let last = cause.lines.last().cloned().unwrap_or_default();
     assert!(last.starts_with("No cause named between"), "{last}");
@@ -217,7 +217,9 @@ fn no_cause_is_named_from_a_breakdown_that_covers_part_of_its_run() {
         s.heap_stale_processes = 0;
         s.breakdown = Some(parts(10, 50, 5, 0));
     }
-    assert!(explain(&e, 0, Some(1)).and_then(|c| c.difference).is_some());
+    assert!(explain(&e, 0, Some(1), &[])
+        .and_then(|c| c.difference)
+        .is_some());
 }
 
 #[test]
@@ -307,4 +309,25 @@ fn a_run_covered_on_few_ticks_is_described_at_its_reclaim_test() {
         "{}",
         config_line(&glibc)
     );
+}
+
+#[test]
+fn a_configuration_a_race_dropped_gets_no_line() {
+    let mut e = crate::analyze::fixture::experiment();
+    for c in &mut e.configs {
+        for s in c.runs.iter_mut().flat_map(|r| r.record.samples.iter_mut()) {
+            s.breakdown = Some(parts(10, 30, 5, 0));
+        }
+    }
+    let dropped = e.configs[2].config.name.clone();
+    let said = |left_out: &[(String, String)]| {
+        explain(&e, 0, Some(1), left_out)
+            .expect("breakdowns")
+            .lines
+            .iter()
+            .filter(|l| l.starts_with(&format!("{dropped}:")))
+            .count()
+    };
+    assert_eq!(said(&[]), 1);
+    assert_eq!(said(&[(dropped.clone(), "after round 1".to_string())]), 0);
 }

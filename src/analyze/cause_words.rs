@@ -201,7 +201,12 @@ pub fn difference_line(d: &Difference, base: &WhereWent, cand: &WhereWent) -> St
         })
         .collect();
     let arenas = match (base.arenas, cand.arenas) {
-        (Some(b), Some(c)) if b != c => format!(", {c} arenas instead of {b}"),
+        (Some(b), Some(c)) if b != c => {
+            format!(
+                ", {c} arena{} instead of {b}",
+                if c == 1 { "" } else { "s" }
+            )
+        }
         _ => String::new(),
     };
     // Beyond 100% when the other side grew: all of it came from one side.

@@ -78,8 +78,14 @@ fn summary_of(config: &StoredConfig) -> HeapSummary {
     }
 }
 /// What the heap probe adds to the verdict: per configuration, the live
-/// heap and how much RSS the allocator held on top of it (and its arenas).
-pub fn explain(experiment: &StoredExperiment, heap: &[HeapSummary]) -> Vec<String> {
+/// heap and how much RSS the allocator held on top of it (and its arenas);
+/// none for those a race ruled out (`left_out`: their one or two runs are
+/// in the race's table).
+pub fn explain(
+    experiment: &StoredExperiment,
+    heap: &[HeapSummary],
+    left_out: &[(String, String)],
+) -> Vec<String> {
     // The mean and the peak each in one unit across the configurations.
     let column = |pick: fn(&HeapSummary) -> Option<f64>| {
         ColumnUnit::for_values(Unit::Bytes, heap.iter().filter_map(pick))
@@ -92,11 +98,13 @@ pub fn explain(experiment: &StoredExperiment, heap: &[HeapSummary]) -> Vec<Strin
         .configs
         .iter()
         .zip(heap)
+        .filter(|(c, _)| !left_out.iter().any(|(name, _)| *name == c.config.name))
         .filter_map(|(c, h)| {
             let (live, ratio) = (h.mean_live_heap_bytes?, h.mean_overhead_ratio?);
+            let noun = |a: f64| if a == 1.0 { "arena" } else { "arenas" };
             let arenas = match (h.arenas_max, &h.arenas_process) {
-                (Some(a), Some(process)) => format!(", {a:.0} arenas ({process})"),
-                (Some(a), None) => format!(", {a:.0} arenas"),
+                (Some(a), Some(process)) => format!(", {a:.0} {} ({process})", noun(a)),
+                (Some(a), None) => format!(", {a:.0} {}", noun(a)),
                 _ => String::new(),
             };
             Some(format!(

@@ -94,7 +94,7 @@ pub fn analyze_with(
     let limits = limit::summarize(&experiment, base_index, &table, judging.limit_headroom_pct);
     verdict
         .explanation
-        .extend(heap::explain(&experiment, &heap));
+        .extend(heap::explain(&experiment, &heap, &judging.ruled_out));
     Ok(Analysis {
         verdict,
         heap,

@@ -563,7 +563,7 @@ pub fn decide(
         }
     };
     let focus = focus.map(|k| context.judged[k].index);
-    verdict.cause = explain_cause(experiment, baseline, focus);
+    verdict.cause = explain_cause(experiment, baseline, focus, &judging.ruled_out);
     verdict
         .explanation
         .extend(super::served::left_out(experiment));
