@@ -114,7 +114,14 @@ pub fn summarize(last: &Phase, first: Option<&Phase>) -> TuneSummary {
             if i == a.baseline {
                 return Some((1.0, 1.0));
             }
-            Some((ratio_of(a, i, memory)?.value, ratio_of(a, i, perf)?.value))
+            // A candidate dropped after one run has a reading, not an
+            // interval: one noisy reading would put it on the front.
+            let with_interval =
+                |r: Ratio| (r.ci_low.is_finite() && r.ci_high.is_finite()).then_some(r.value);
+            Some((
+                with_interval(ratio_of(a, i, memory)?)?,
+                with_interval(ratio_of(a, i, perf)?)?,
+            ))
         })
         .collect();
     let name = |i: usize| a.experiment.configs[i].config.name.clone();
@@ -196,7 +203,7 @@ pub fn text(s: &TuneSummary) -> String {
     }
     let _ = writeln!(
         out,
-        "\nPareto front ({} against {}, nothing beats these on both): {}",
+        "\nPareto front ({} against {}, nothing with an interval beats these on both): {}",
         s.memory_metric,
         s.performance_metric,
         s.pareto_front.join(", ")
@@ -261,6 +268,34 @@ mod tests {
         let memory = row.memory_ratio.map(|r| r.value).unwrap_or_default();
         assert!((memory - 0.1).abs() < 0.01, "{row:?}");
         assert!(row.performance_ratio.is_some(), "{row:?}");
+        assert_eq!(summary.pareto_front, ["lean"]);
+        Ok(())
+    }
+
+    /// A candidate dropped after one run is a reading, not an interval:
+    /// however good, it is left off the front.
+    #[test]
+    fn a_candidate_with_one_run_is_not_on_the_front() -> anyhow::Result<()> {
+        let e = experiment(vec![
+            with_runs("glibc", &[(100.0, 1.0), (101.0, 1.01), (99.0, 0.99)]),
+            with_runs("lean", &[(60.0, 1.0), (61.0, 1.01), (59.0, 0.99)]),
+            with_runs("lucky", &[(10.0, 0.5)]),
+        ]);
+        let analysis = crate::analyze::analyze_with(e, "glibc", &JudgeSettings::default())?;
+        let record = TuneRecord {
+            phase: 1,
+            candidates: 2,
+            race_alpha: 0.05,
+            verdict_alpha: 0.05,
+            dropped: Vec::new(),
+            earlier: None,
+            combined: Vec::new(),
+        };
+        let phase = Phase {
+            analysis: &analysis,
+            record: &record,
+        };
+        let summary = summarize(&phase, None);
         assert_eq!(summary.pareto_front, ["lean"]);
         Ok(())
     }
