@@ -424,9 +424,26 @@ impl Context<'_> {
         let (mw, pw) = self.words();
         let base_name = self.base_name();
         verdict.outcome = Outcome::KeepDefault;
+        // A race's dropped candidates were ranked out on a reading or two,
+        // not settled by an interval: the claim covers those it kept.
+        let ruled = self
+            .judged
+            .iter()
+            .filter(|j| j.standing.ruled_out.is_some())
+            .count();
+        let (which, rest) = match ruled {
+            0 => ("no configuration".to_string(), String::new()),
+            n => (
+                format!(
+                    "of the {} candidates the race judged by their intervals, none",
+                    self.judged.len() - n
+                ),
+                format!(" The other {n} were dropped on their first readings (the race below)."),
+            ),
+        };
         verdict.reason = format!(
-            "Keep the default ({base_name}): no configuration saves {}% or more of {mw} \
-             while keeping {pw} within {}% of the baseline, beyond run-to-run noise.",
+            "Keep the default ({base_name}): {which} saves {}% or more of {mw} \
+             while keeping {pw} within {}% of the baseline, beyond run-to-run noise.{rest}",
             self.judging.min_saving_pct, self.judging.max_slowdown_pct
         );
         verdict.config = Some(base_name);

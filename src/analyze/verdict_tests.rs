@@ -305,4 +305,13 @@ fn a_configuration_a_race_ruled_out_is_settled_out_and_never_recommended() {
         .verdict;
     assert_eq!(v.outcome, Outcome::KeepDefault);
     assert!(v.unsettled.is_empty(), "{:?}", v.unsettled);
+    // The claim covers the candidates the race judged, none here.
+    assert!(
+        v.reason
+            .contains("of the 0 candidates the race judged by their intervals, none saves")
+            && v.reason
+                .contains("The other 2 were dropped on their first readings"),
+        "{}",
+        v.reason
+    );
 }

@@ -326,11 +326,14 @@ fn judged(
     judging: &JudgeSettings,
     baseline: &str,
 ) -> anyhow::Result<Analysis> {
-    // A candidate the race stopped running has one or two runs, outside
-    // the family its level was shared among: never the recommendation.
+    // A candidate the halving dropped has one or two runs, outside the
+    // family the race's level was shared among: never the recommendation.
+    // Those its intervals dropped are settled out by their own figures (at
+    // the race's stricter level, so at the verdict's too).
     let ruled_out = record
         .dropped
         .iter()
+        .filter(|d| d.round < FIRST_LOOK)
         .map(|d| (d.config.clone(), format!("after round {}", d.round)))
         .collect();
     let judging = JudgeSettings {
