@@ -70,10 +70,9 @@ pub struct JudgeSettings {
     /// `--limit-headroom`: what the memory limit each configuration needs
     /// adds to its peak, in percent.
     pub limit_headroom_pct: f64,
-    /// Configurations a race settled out before its end, with when
-    /// (`after round 2`; `allocscope tune`): never recommended. Empty for
-    /// `compare`.
-    pub ruled_out: Vec<(String, String)>,
+    /// Configurations a race settled out before its end (`allocscope
+    /// tune`): never recommended. Empty for `compare`.
+    pub ruled_out: RuledOut,
 }
 
 impl JudgeSettings {
@@ -94,6 +93,21 @@ impl JudgeSettings {
     }
 }
 
+/// Configurations a race settled out before its end, each with when
+/// (`after round 2`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RuledOut(pub Vec<(String, String)>);
+
+impl RuledOut {
+    /// When the configuration named `config` was ruled out, if it was.
+    pub fn when(&self, config: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(name, _)| name == config)
+            .map(|(_, when)| when.as_str())
+    }
+}
+
 impl Default for JudgeSettings {
     fn default() -> JudgeSettings {
         JudgeSettings {
@@ -103,7 +117,7 @@ impl Default for JudgeSettings {
             perf_metric: None,
             decision_alpha: DEFAULT_DECISION_ALPHA,
             limit_headroom_pct: DEFAULT_LIMIT_HEADROOM_PCT,
-            ruled_out: Vec::new(),
+            ruled_out: RuledOut::default(),
         }
     }
 }

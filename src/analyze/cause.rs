@@ -9,6 +9,7 @@ use super::cause_figures::{difference, difference_at_reclaim, COVERED};
 pub use super::cause_figures::{Basis, CauseKind, Difference, Part, PartChange, WhereWent, PARTS};
 use super::cause_words::{config_line, difference_line, reclaim_difference_line, uncovered_line};
 use super::metrics;
+use crate::judging::RuledOut;
 use crate::model::{RunMetrics, RunStatus, StoredConfig, StoredExperiment, StoredRun};
 use serde::Serialize;
 
@@ -40,7 +41,7 @@ pub fn explain(
     experiment: &StoredExperiment,
     baseline: usize,
     focus: Option<usize>,
-    left_out: &[(String, String)],
+    left_out: &RuledOut,
 ) -> Option<Cause> {
     let configs: Vec<Option<WhereWent>> = experiment.configs.iter().map(where_went).collect();
     if configs.iter().all(Option::is_none) {
@@ -69,10 +70,7 @@ pub fn explain(
             .enumerate()
             .filter(|&(i, _)| i != baseline)
             // A race's dropped candidates have a line in its own table.
-            .filter(|&(i, _)| {
-                let name = &experiment.configs[i].config.name;
-                !left_out.iter().any(|(n, _)| n == name)
-            })
+            .filter(|&(i, _)| left_out.when(&experiment.configs[i].config.name).is_none())
             .filter_map(|(_, w)| w.as_ref().map(config_line)),
     );
     if let (Some(d), Some(b), Some(c)) = (&difference, base, cand) {

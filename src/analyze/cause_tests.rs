@@ -204,7 +204,7 @@ fn no_cause_is_named_from_a_breakdown_that_covers_part_of_its_run() {
             }
         }
     }
-    let cause = explain(&e, 0, Some(1), &[]).expect("breakdowns");
+    let cause = explain(&e, 0, Some(1), &RuledOut::default()).expect("breakdowns");
     assert_eq!(cause.difference, None);
     let last = cause.lines.last().cloned().unwrap_or_default();
     assert!(last.starts_with("No cause named between"), "{last}");
@@ -217,7 +217,7 @@ fn no_cause_is_named_from_a_breakdown_that_covers_part_of_its_run() {
         s.heap_stale_processes = 0;
         s.breakdown = Some(parts(10, 50, 5, 0));
     }
-    assert!(explain(&e, 0, Some(1), &[])
+    assert!(explain(&e, 0, Some(1), &RuledOut::default())
         .and_then(|c| c.difference)
         .is_some());
 }
@@ -320,7 +320,7 @@ fn a_configuration_a_race_dropped_gets_no_line() {
         }
     }
     let dropped = e.configs[2].config.name.clone();
-    let said = |left_out: &[(String, String)]| {
+    let said = |left_out: &RuledOut| {
         explain(&e, 0, Some(1), left_out)
             .expect("breakdowns")
             .lines
@@ -328,6 +328,7 @@ fn a_configuration_a_race_dropped_gets_no_line() {
             .filter(|l| l.starts_with(&format!("{dropped}:")))
             .count()
     };
-    assert_eq!(said(&[]), 1);
-    assert_eq!(said(&[(dropped.clone(), "after round 1".to_string())]), 0);
+    assert_eq!(said(&RuledOut::default()), 1);
+    let ruled = RuledOut(vec![(dropped.clone(), "after round 1".to_string())]);
+    assert_eq!(said(&ruled), 0);
 }

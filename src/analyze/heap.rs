@@ -3,6 +3,7 @@
 //! the probe's CPU time, and which mode measured them.
 
 use super::stats::median;
+use crate::judging::RuledOut;
 use crate::model::{RunMetrics, RunStatus, StoredConfig, StoredExperiment};
 use crate::units::{ColumnUnit, Unit};
 use serde::Serialize;
@@ -84,7 +85,7 @@ fn summary_of(config: &StoredConfig) -> HeapSummary {
 pub fn explain(
     experiment: &StoredExperiment,
     heap: &[HeapSummary],
-    left_out: &[(String, String)],
+    left_out: &RuledOut,
 ) -> Vec<String> {
     // The mean and the peak each in one unit across the configurations.
     let column = |pick: fn(&HeapSummary) -> Option<f64>| {
@@ -98,7 +99,7 @@ pub fn explain(
         .configs
         .iter()
         .zip(heap)
-        .filter(|(c, _)| !left_out.iter().any(|(name, _)| *name == c.config.name))
+        .filter(|(c, _)| left_out.when(&c.config.name).is_none())
         .filter_map(|(c, h)| {
             let (live, ratio) = (h.mean_live_heap_bytes?, h.mean_overhead_ratio?);
             let noun = |a: f64| if a == 1.0 { "arena" } else { "arenas" };

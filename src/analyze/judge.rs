@@ -104,9 +104,8 @@ pub fn judge_all(
             standing.oom_killed = oom_killed(config);
             standing.ruled_out = judging
                 .ruled_out
-                .iter()
-                .find(|(name, _)| *name == config.config.name)
-                .map(|(_, why)| why.clone());
+                .when(&config.config.name)
+                .map(str::to_string);
             if standing.oom_killed.is_some() || standing.ruled_out.is_some() {
                 standing.more_rounds = None;
             }

@@ -281,10 +281,12 @@ fn a_configuration_oom_killed_under_the_limit_is_settled_out_and_never_recommend
 fn a_configuration_a_race_ruled_out_is_settled_out_and_never_recommended() {
     // jemalloc would win on its figures, but tune's race stopped running it.
     let ruled = |names: &[&str]| JudgeSettings {
-        ruled_out: names
-            .iter()
-            .map(|n| (n.to_string(), "after round 2".into()))
-            .collect(),
+        ruled_out: crate::judging::RuledOut(
+            names
+                .iter()
+                .map(|n| (n.to_string(), "after round 2".into()))
+                .collect(),
+        ),
         ..JudgeSettings::default()
     };
     let e = experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]);

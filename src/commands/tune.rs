@@ -338,7 +338,7 @@ fn judged(
         .collect();
     let judging = JudgeSettings {
         decision_alpha: record.verdict_alpha,
-        ruled_out,
+        ruled_out: crate::judging::RuledOut(ruled_out),
         ..judging.clone()
     };
     analyze_with(store.load_experiment(Some(id))?, baseline, &judging)
