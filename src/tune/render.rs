@@ -227,6 +227,26 @@ mod tests {
     use crate::model::{ServiceInfo, ServiceRecord};
     use crate::tune::test_fixture::{experiment, with_runs};
 
+    /// The summary of a race of one phase, over `analysis`, nothing dropped.
+    fn one_phase(analysis: &Analysis) -> TuneSummary {
+        let record = TuneRecord {
+            phase: 1,
+            candidates: analysis.experiment.configs.len() - 1,
+            race_alpha: 0.05,
+            verdict_alpha: 0.05,
+            dropped: Vec::new(),
+            earlier: None,
+            combined: Vec::new(),
+        };
+        summarize(
+            &Phase {
+                analysis,
+                record: &record,
+            },
+            None,
+        )
+    }
+
     /// A service's race: its verdict judges the RSS at the end of the load
     /// and the load's duration, which the analysis keeps in its service
     /// summaries, not in the metric table's.
@@ -250,20 +270,7 @@ mod tests {
         }
         let analysis = crate::analyze::analyze_with(e, "glibc", &JudgeSettings::default())?;
         assert_eq!(analysis.verdict.memory.id, "rss_end_load_bytes");
-        let record = TuneRecord {
-            phase: 1,
-            candidates: 1,
-            race_alpha: 0.05,
-            verdict_alpha: 0.05,
-            dropped: Vec::new(),
-            earlier: None,
-            combined: Vec::new(),
-        };
-        let phase = Phase {
-            analysis: &analysis,
-            record: &record,
-        };
-        let summary = summarize(&phase, None);
+        let summary = one_phase(&analysis);
         let row = &summary.phases[0].rows[0];
         let memory = row.memory_ratio.map(|r| r.value).unwrap_or_default();
         assert!((memory - 0.1).abs() < 0.01, "{row:?}");
@@ -282,20 +289,7 @@ mod tests {
             with_runs("lucky", &[(10.0, 0.5)]),
         ]);
         let analysis = crate::analyze::analyze_with(e, "glibc", &JudgeSettings::default())?;
-        let record = TuneRecord {
-            phase: 1,
-            candidates: 2,
-            race_alpha: 0.05,
-            verdict_alpha: 0.05,
-            dropped: Vec::new(),
-            earlier: None,
-            combined: Vec::new(),
-        };
-        let phase = Phase {
-            analysis: &analysis,
-            record: &record,
-        };
-        let summary = summarize(&phase, None);
+        let summary = one_phase(&analysis);
         assert_eq!(summary.pareto_front, ["lean"]);
         Ok(())
     }
