@@ -9,7 +9,8 @@
 //! Workloads: the `churn` scenario, tests/programs/threads.c (4 threads
 //! handing blocks to each other) and a real multi-threaded program, Debian's
 //! `zstd -T2 -15` compressing 16 MiB of generated text (skipped with a line
-//! saying so when `zstd` is not installed). Environment: `PROBE_ONOFF_REPS`
+//! saying so when `zstd` is not installed; an error under `CI=true` or
+//! with `PROBE_ONOFF_ONLY=zstd`). Environment: `PROBE_ONOFF_REPS`
 //! (default 6 rounds per side), `PROBE_ONOFF_ONLY` (one workload's name).
 
 use allocscope::analyze::interval::paired_log_ratio;
@@ -73,11 +74,17 @@ fn run() -> Result<(), String> {
             vec![threads.display().to_string(), "4".into(), "300000".into()],
         ),
     ];
+    let only = std::env::var("PROBE_ONOFF_ONLY").ok();
     match zstd_command(work.path())? {
         Some(command) => workloads.push(("zstd", command)),
+        // Asked for by name, or under CI, a missing program is an error.
+        None if only.as_deref() == Some("zstd")
+            || std::env::var("CI").is_ok_and(|v| v == "true") =>
+        {
+            return Err("zstd is not installed: apt-get install zstd".to_string());
+        }
         None => println!("zstd not installed (apt-get install zstd): its workload skipped"),
     }
-    let only = std::env::var("PROBE_ONOFF_ONLY").ok();
     workloads.retain(|(name, _)| only.as_deref().is_none_or(|o| o == *name));
     for (name, command) in &workloads {
         let mut rss: Figures = Vec::new();
