@@ -78,6 +78,11 @@ pub struct CellArgs {
     /// round ends uninterrupted.
     #[arg(long, value_name = "SHARD")]
     pub out: PathBuf,
+    /// Run only these of the plan's configurations (indices from 0, in the
+    /// plan's order, e.g. 0,3,5): a round of an adaptive plan, after the
+    /// rounds before dropped the others. Default: every one.
+    #[arg(long, value_name = "I,J,...")]
+    pub configs: Option<String>,
     /// No progress lines.
     #[arg(short, long)]
     pub quiet: bool,

@@ -1,8 +1,9 @@
 //! Merging shards into the store as one experiment, through the store's
 //! record-level API only: the experiment is created from the first shard
 //! (its arguments, configurations and host), each round's runs are added
-//! with their samples and markers, and the round's node facts are kept in
-//! the environment as `round.N`. A round already merged is skipped, so
+//! with their samples and markers under the configurations of the same
+//! names (a round of an adaptive plan runs only those still open), and the
+//! round's node facts are kept in the environment as `round.N`. A round already merged is skipped, so
 //! merging the same shard twice adds nothing.
 
 use super::facts::{RoundFacts, MERGED};
@@ -83,23 +84,10 @@ pub fn merge_shards(store: &mut Store, shards: &[Shard]) -> anyhow::Result<Merge
             outcome.skipped.push(shard.round);
             continue;
         }
-        let names = |e: &crate::model::StoredExperiment| -> Vec<String> {
-            e.configs.iter().map(|c| c.config.name.clone()).collect()
-        };
-        if names(&shard.experiment) != names(&target) {
-            return Err(UsageError::Cluster(format!(
-                "shard '{}' has configurations {:?} but experiment {experiment_id} has {:?}; \
-                 it was not written for this plan",
-                shard.path.display(),
-                names(&shard.experiment),
-                names(&target)
-            ))
-            .into());
-        }
-        for (config, target_config) in shard.experiment.configs.iter().zip(&target.configs) {
+        for (config, target_id) in placed(shard, &target, experiment_id)? {
             for run in &config.runs {
                 store
-                    .add_run(target_config.id, &run.record)
+                    .add_run(target_id, &run.record)
                     .with_context(|| format!("merging '{}'", shard.path.display()))?;
             }
         }
@@ -108,6 +96,41 @@ pub fn merge_shards(store: &mut Store, shards: &[Shard]) -> anyhow::Result<Merge
         outcome.added.push(shard.round);
     }
     Ok(outcome)
+}
+
+/// Each of the shard's configurations with the experiment's configuration
+/// of the same name, where its runs go: by name, so a round that ran some
+/// of the plan's configurations (a shard with fewer, or with some that have
+/// no runs) puts its runs under the right ones. A name the experiment lacks
+/// means the shard is of another plan's arguments.
+fn placed<'s>(
+    shard: &'s Shard,
+    target: &crate::model::StoredExperiment,
+    experiment_id: i64,
+) -> Result<Vec<(&'s crate::model::StoredConfig, i64)>, UsageError> {
+    let names = |e: &crate::model::StoredExperiment| -> Vec<String> {
+        e.configs.iter().map(|c| c.config.name.clone()).collect()
+    };
+    shard
+        .experiment
+        .configs
+        .iter()
+        .map(|config| {
+            let found = target
+                .configs
+                .iter()
+                .find(|t| t.config.name == config.config.name);
+            found.map(|t| (config, t.id)).ok_or_else(|| {
+                UsageError::Cluster(format!(
+                    "shard '{}' has configurations {:?} but experiment {experiment_id} has \
+                     {:?}; it was not written for this plan",
+                    shard.path.display(),
+                    names(&shard.experiment),
+                    names(target)
+                ))
+            })
+        })
+        .collect()
 }
 
 /// Records a round that left no shard, with the engine's state for it.

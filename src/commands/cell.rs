@@ -1,7 +1,10 @@
 //! `allocscope cell`: one round of a cluster plan on this node, run by the
 //! local engine through the round driver. The plan's `compare` arguments
 //! are checked here as a local compare would check them, against this
-//! node's allocators; the round's runs go to a shard written under a
+//! node's allocators; the round runs the plan's configurations `--configs`
+//! names (those an adaptive plan's rounds before left open; every one by
+//! default), and the shard holds all of them, so the merge finds each by
+//! name. The round's runs go to a shard written under a
 //! temporary name and renamed only when the round ends uninterrupted, so a
 //! shard that exists is a finished round.
 
@@ -10,7 +13,7 @@ use super::rounds::{drive, RoundPlan};
 use crate::cluster::facts;
 use crate::cluster::plan_file::ClusterPlan;
 use crate::cluster::shard::{CPU_MODEL, PLAN_ID, ROUND};
-use crate::options::cell::{plan_settings, CellSettings};
+use crate::options::cell::{plan_settings, round_configs, CellSettings};
 use crate::run::Interrupt;
 use crate::store::Store;
 use crate::usage_error::UsageError;
@@ -35,6 +38,8 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
+    let names: Vec<String> = settings.configs.iter().map(|c| c.name.clone()).collect();
+    let open = round_configs(args.configs.as_deref(), &plan.configs, &names)?;
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
     }
@@ -44,8 +49,12 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
     let host = crate::host::capture();
     if !args.quiet {
         eprintln!(
-            "allocscope: plan {}: round {round} of {} on {}",
-            plan.plan_id, plan.rounds, host.hostname
+            "allocscope: plan {}: round {round} of {} on {}, {} of {} configurations",
+            plan.plan_id,
+            plan.rounds,
+            host.hostname,
+            open.len(),
+            names.len()
         );
     }
     let environment = vec![
@@ -65,7 +74,8 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
     );
     let rounds = RoundPlan {
         rounds: round..round + 1,
-        configs: settings.configs.iter().map(|c| c.name.clone()).collect(),
+        configs: names,
+        open: Some(open),
         max_time: None,
         judge: None,
         first_look: crate::analyze::decide::FIRST_LOOK,

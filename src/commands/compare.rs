@@ -53,6 +53,7 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     let plan = RoundPlan {
         rounds: 0..rounds,
         configs: settings.configs.iter().map(|c| c.name.clone()).collect(),
+        open: None,
         max_time: settings.rounds.max_time,
         judge,
         first_look: crate::analyze::decide::FIRST_LOOK,

@@ -16,8 +16,9 @@ pub(crate) struct Local<'s> {
     interrupt: &'s Interrupt,
     /// What the session starts the experiment with (taken by the first round).
     start: Option<(String, Vec<(&'static str, String)>)>,
-    /// The most runs the plan can take, for the progress line.
-    total: usize,
+    /// The most rounds the plan can take (with the first round's
+    /// configurations, the most runs, for the progress line).
+    rounds: u32,
     session: Option<Session<'s>>,
     ended: Vec<RoundEnd>,
 }
@@ -37,7 +38,7 @@ impl<'s> Local<'s> {
             quiet,
             interrupt,
             start: Some((started_at, environment)),
-            total: settings.configs.len() * (settings.warmup + rounds) as usize,
+            rounds,
             session: None,
             ended: Vec::new(),
         }
@@ -64,10 +65,13 @@ impl Engine for Local<'_> {
     }
 
     /// Runs the rounds here and now; the first starts the experiment and
-    /// runs the warm-ups.
+    /// runs the warm-ups of its configurations (a cell of an adaptive plan
+    /// warms only those its round runs).
     fn start(&mut self, store: &mut Store, rounds: &[Round]) -> anyhow::Result<Started> {
         let mut going = true;
         if let Some((started_at, environment)) = self.start.take() {
+            let first: &[usize] = rounds.first().map_or(&[], |r| &r.configs);
+            let warmup = self.settings.warmup;
             let mut session = Session::start(
                 self.settings,
                 self.quiet,
@@ -75,10 +79,14 @@ impl Engine for Local<'_> {
                 store,
                 started_at,
                 &environment,
-                self.total,
+                first.len() * (warmup + self.rounds) as usize,
             )?;
-            let warmups =
-                crate::plan::interleaved(self.settings.configs.len(), 0, self.settings.warmup);
+            let warmups = crate::plan::interleaved(first.len(), 0, warmup)
+                .into_iter()
+                .map(|run| PlannedRun {
+                    config: first[run.config],
+                    ..run
+                });
             going = Self::run_all(&mut session, store, warmups)?;
             self.session = Some(session);
         }

@@ -36,6 +36,9 @@ pub(crate) struct RoundPlan<'a> {
     pub rounds: Range<u32>,
     /// The configurations' names, in order.
     pub configs: Vec<String>,
+    /// The configurations the first round runs (a cell of an adaptive
+    /// plan: those the rounds before left open); `None` for every one.
+    pub open: Option<Vec<usize>>,
     /// `--max-time`: no round starts after it.
     pub max_time: Option<Duration>,
     /// `--runs auto`'s judge, asked from round `first_look` on.
@@ -69,7 +72,10 @@ pub(crate) fn drive(
     interrupted: &dyn Fn() -> bool,
 ) -> anyhow::Result<Driven> {
     let mut driven = Driven::default();
-    let mut open: Vec<usize> = (0..plan.configs.len()).collect();
+    let mut open: Vec<usize> = plan
+        .open
+        .take()
+        .unwrap_or_else(|| (0..plan.configs.len()).collect());
     let mut next = plan.rounds.start;
     let mut running = BTreeSet::new();
     let mut starting = true;

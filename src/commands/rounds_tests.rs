@@ -92,6 +92,7 @@ fn plan(rounds: Range<u32>) -> RoundPlan<'static> {
     RoundPlan {
         rounds,
         configs: names(),
+        open: None,
         max_time: None,
         judge: None,
         first_look: crate::analyze::decide::FIRST_LOOK,
@@ -100,14 +101,24 @@ fn plan(rounds: Range<u32>) -> RoundPlan<'static> {
 
 /// The fixture's runs of `round` as the shard a cell would write.
 fn shard(dir: &Path, round: u32) -> PathBuf {
+    let every: Vec<usize> = (0..names().len()).collect();
+    shard_of(dir, round, &every, true)
+}
+
+/// The shard of a round that ran the configurations `ran`: its runs of
+/// those only, and every configuration of the plan (as a cell writes it)
+/// or, with `all` false, only `ran`'s.
+fn shard_of(dir: &Path, round: u32, ran: &[usize], all: bool) -> PathBuf {
     let experiment = fixture::experiment();
     let path = dir.join(format!("round-{round}.db"));
     let mut store = Store::open(&path).expect("shard store");
-    let configs: Vec<_> = experiment
+    let kept: Vec<_> = experiment
         .configs
         .iter()
-        .map(|c| c.config.clone())
+        .enumerate()
+        .filter(|(i, _)| all || ran.contains(i))
         .collect();
+    let configs: Vec<_> = kept.iter().map(|(_, c)| c.config.clone()).collect();
     let (id, ids) = store
         .begin_experiment(&experiment.info, &configs)
         .expect("experiment");
@@ -118,8 +129,9 @@ fn shard(dir: &Path, round: u32) -> PathBuf {
     ] {
         store.set_environment(id, key, value).expect("environment");
     }
-    for (config, config_id) in experiment.configs.iter().zip(ids) {
-        for run in config.runs.iter().filter(|r| r.record.index == round + 1) {
+    for ((i, config), config_id) in kept.iter().zip(ids) {
+        let runs = config.runs.iter().filter(|r| r.record.index == round + 1);
+        for run in runs.filter(|_| ran.contains(i)) {
             store.add_run(config_id, &run.record).expect("run");
         }
     }
@@ -255,4 +267,59 @@ fn ctrl_c_cancels_the_running_rounds_and_starts_no_more() {
         [(0, "CANCELLED".to_string()), (1, "CANCELLED".to_string())]
     );
     assert_eq!(driven.experiment_id, None, "no round left its runs");
+}
+
+#[test]
+fn rounds_one_at_a_time_merge_shards_of_the_configurations_left_open() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A job per round, as Slurm runs an adaptive plan: each shard holds
+    // every configuration, with runs of those the round ran.
+    let mut engine = Double::new(
+        1,
+        Box::new(|_, round| Ended::Shard(shard_of(dir.path(), round.index, &round.configs, true))),
+    );
+    let judge: Judge = Box::new(|_| {
+        Ok(Decision {
+            open: vec![(1, "memory straddles".into())],
+            dropped: vec![2],
+            stop: false,
+        })
+    });
+    let mut store = Store::open(&dir.path().join("merged.db")).expect("store");
+    let plan = RoundPlan {
+        judge: Some(judge),
+        first_look: 1,
+        ..plan(0..3)
+    };
+    let driven = drive(&mut engine, &mut store, plan, &|| false).expect("driven");
+    let started: Vec<Vec<usize>> = engine.started.iter().map(|r| r.configs.clone()).collect();
+    assert_eq!(started, [vec![0, 1, 2], vec![0, 1], vec![0, 1]]);
+    assert_eq!(driven.merged, [0, 1, 2]);
+    let id = driven.experiment_id.expect("merged");
+    assert_eq!(
+        run_indices(&store, id),
+        [vec![1, 2, 3], vec![1, 2, 3], vec![1]],
+        "the dropped candidate ran round 1 only"
+    );
+}
+
+#[test]
+fn a_shard_with_fewer_configurations_merges_its_runs_under_their_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut engine = Double::new(
+        2,
+        Box::new(|_, round| match round.index {
+            0 => Ended::Shard(shard(dir.path(), 0)),
+            n => Ended::Shard(shard_of(dir.path(), n, &[2], false)),
+        }),
+    );
+    let mut store = Store::open(&dir.path().join("merged.db")).expect("store");
+    let driven = drive(&mut engine, &mut store, plan(0..2), &|| false).expect("driven");
+    assert_eq!(driven.merged, [0, 1]);
+    let id = driven.experiment_id.expect("merged");
+    assert_eq!(
+        run_indices(&store, id),
+        [vec![1], vec![1], vec![1, 2]],
+        "round 1's only configuration is the plan's third"
+    );
 }

@@ -150,6 +150,7 @@ fn race(
     let plan = RoundPlan {
         rounds: 0..rounds,
         configs: names.clone(),
+        open: None,
         max_time: compare.rounds.max_time,
         judge: Some(judge),
         first_look: 1,

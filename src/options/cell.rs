@@ -1,6 +1,8 @@
 //! `cell`'s arguments checked, and the `compare` settings of a cluster
 //! plan: its arguments parsed and checked on this node exactly as a local
-//! `compare` would check them, against this node's allocators.
+//! `compare` would check them, against this node's allocators; and the
+//! plan's configurations a round runs (`--configs`, for a round of an
+//! adaptive plan after the rounds before dropped some).
 
 use super::compare::{compare_args, CompareSettings};
 use super::parse::parse_count;
@@ -16,6 +18,9 @@ pub struct CellSettings {
     pub round: u32,
     /// The shard to write.
     pub out: PathBuf,
+    /// `--configs`: the indices of the plan's configurations the round
+    /// runs, ascending; `None` for every one.
+    pub configs: Option<Vec<usize>>,
     pub quiet: bool,
 }
 
@@ -25,8 +30,59 @@ impl CellSettings {
             plan: args.plan.clone(),
             round: parse_count("--round", &args.round, 0)?,
             out: args.out.clone(),
+            configs: args.configs.as_deref().map(parse_indices).transpose()?,
             quiet: args.quiet,
         })
+    }
+}
+
+/// `0,3,5`: distinct indices, at least one, kept ascending (the round runs
+/// them in the plan's order, as every round interleaves).
+fn parse_indices(text: &str) -> Result<Vec<usize>, UsageError> {
+    let bad = |why: &str| {
+        UsageError::Cluster(format!(
+            "--configs '{text}' {why}; give the indices of the plan's configurations to run, \
+             from 0, separated by commas (e.g. --configs 0,3,5)"
+        ))
+    };
+    let mut indices = text
+        .split(',')
+        .map(|word| word.trim().parse::<usize>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| bad("is not a list of indices"))?;
+    indices.sort_unstable();
+    let count = indices.len();
+    indices.dedup();
+    if indices.len() != count {
+        return Err(bad("names a configuration twice"));
+    }
+    Ok(indices)
+}
+
+/// The round's configurations: `--configs` checked against the plan (each
+/// index one of its configurations, which this node must resolve to the
+/// same names in the same order, since the indices name them), or every one.
+pub fn round_configs(
+    chosen: Option<&[usize]>,
+    plan_configs: &[String],
+    resolved: &[String],
+) -> Result<Vec<usize>, UsageError> {
+    let Some(chosen) = chosen else {
+        return Ok((0..resolved.len()).collect());
+    };
+    if plan_configs != resolved {
+        return Err(UsageError::Cluster(format!(
+            "the plan lists configurations {plan_configs:?} but this node resolves its \
+             arguments to {resolved:?}; install the same allocators on every node"
+        )));
+    }
+    match chosen.iter().find(|&&i| i >= plan_configs.len()) {
+        Some(i) => Err(UsageError::Cluster(format!(
+            "--configs names configuration {i}, but the plan has {} (0 to {})",
+            plan_configs.len(),
+            plan_configs.len().saturating_sub(1)
+        ))),
+        None => Ok(chosen.to_vec()),
     }
 }
 
@@ -45,4 +101,37 @@ pub fn plan_settings(
         ))
     })?;
     CompareSettings::from_args(&args, registry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn configs_are_distinct_indices_kept_in_the_plans_order() {
+        assert_eq!(parse_indices("5, 0,3").ok(), Some(vec![0, 3, 5]));
+        for bad in ["", "1,x", "-1", "2,2"] {
+            let error = parse_indices(bad).err().map(|e| e.to_string());
+            assert!(
+                error.as_deref().is_some_and(|e| e.contains("--configs 0,3,5")),
+                "{bad}: {error:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_round_runs_the_chosen_configurations_of_a_plan_this_node_resolves_alike() {
+        let plan = names(&["glibc", "glibc:arena_max=2", "jemalloc"]);
+        assert_eq!(round_configs(None, &plan, &plan).ok(), Some(vec![0, 1, 2]));
+        assert_eq!(round_configs(Some(&[0, 2]), &plan, &plan).ok(), Some(vec![0, 2]));
+        let outside = round_configs(Some(&[3]), &plan, &plan).err();
+        assert!(outside.is_some_and(|e| e.to_string().contains("the plan has 3 (0 to 2)")));
+        let other = names(&["glibc", "jemalloc", "glibc:arena_max=2"]);
+        let differ = round_configs(Some(&[1]), &plan, &other).err();
+        assert!(differ.is_some_and(|e| e.to_string().contains("same allocators")));
+    }
 }

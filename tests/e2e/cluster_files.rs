@@ -46,8 +46,15 @@ fn dry_run_plan(scratch: &Scratch, dir: &str) -> PathBuf {
 }
 
 fn cell(scratch: &Scratch, plan: &Path, round: &str, out: &str) -> PathBuf {
+    let output = cell_with(scratch, plan, round, out, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    scratch.path(out)
+}
+
+/// `allocscope cell` with `extra` arguments.
+fn cell_with(scratch: &Scratch, plan: &Path, round: &str, out: &str, extra: &[&str]) -> Output {
     let shard = scratch.path(out);
-    let output = scratch.run(&[
+    let mut args = vec![
         "cell",
         "--plan",
         plan.to_str().expect("utf-8"),
@@ -55,9 +62,9 @@ fn cell(scratch: &Scratch, plan: &Path, round: &str, out: &str) -> PathBuf {
         round,
         "--out",
         shard.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    shard
+    ];
+    args.extend_from_slice(extra);
+    scratch.run(&args)
 }
 
 fn merge(scratch: &Scratch, shards: &[&Path]) -> Output {
@@ -179,6 +186,38 @@ fn merge_is_idempotent_refuses_foreign_and_newer_shards_and_warns_of_mixed_hardw
         "{places}"
     );
     assert!(places.contains("Other CPU 9000"), "{places}");
+}
+
+#[test]
+fn a_cell_runs_only_the_configurations_given_and_merge_puts_them_under_their_names() {
+    let scratch = Scratch::new();
+    let plan = dry_run_plan(&scratch, "plan");
+    let round0 = cell(&scratch, &plan, "0", "r0.db");
+    // Round 1 of an adaptive plan whose first round dropped glibc's default.
+    let output = cell_with(&scratch, &plan, "1", "r1.db", &["--configs", "1"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("1 of 2 configurations"),
+        "{}",
+        stderr(&output)
+    );
+    let merged = merge(&scratch, &[&round0, &scratch.path("r1.db")]);
+    assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+    let json = exported(&scratch);
+    let indexes = |name: &str| -> Vec<u64> {
+        crate::common::runs(crate::common::config(&json, name))
+            .iter()
+            .filter_map(|r| r["index"].as_u64())
+            .collect()
+    };
+    assert_eq!(indexes("glibc"), [1], "glibc ran round 0 only");
+    assert_eq!(indexes("glibc:arena_max=2"), [1, 2]);
+
+    let outside = cell_with(&scratch, &plan, "1", "r1b.db", &["--configs", "0,2"]);
+    assert_eq!(outside.status.code(), Some(2));
+    let reason = stderr(&outside);
+    assert_eq!(reason.lines().count(), 1, "{reason}");
+    assert!(reason.contains("the plan has 2 (0 to 1)"), "{reason}");
 }
 
 #[test]
