@@ -32,6 +32,9 @@ pub struct JobRequest {
     /// The `compare` arguments the nodes re-run (the engine flags removed).
     pub node_arguments: Vec<String>,
     pub quiet: bool,
+    /// The rounds are adaptive (`--runs auto`, tune's race): each round's
+    /// configurations depend on the rounds before, so they run one at a time.
+    pub adaptive: bool,
 }
 
 /// A plan written into its own directory, which the nodes share.

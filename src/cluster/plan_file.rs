@@ -90,12 +90,14 @@ fn new_plan_id(started_at: &str, args: &[String]) -> String {
     format!("{:016x}", hasher.finish())
 }
 
-/// The `compare` arguments a node re-runs: everything after the `compare`
-/// word of this process's command line, less the engine flags `dropped`
-/// (each with whether it takes a value; in both `--flag value` and
-/// `--flag=value` forms, and only before `--`).
+/// The `compare` arguments a node re-runs: everything after the `command`
+/// word (`compare`, or `tune`, whose caller names its own flags to drop) of
+/// this process's command line, less the flags `dropped` (each with whether
+/// it takes a value; in the `--flag value` and `--flag=value` forms, a short
+/// flag also as `-a value`, `-avalue` and `-a=value`; only before `--`).
 pub fn node_arguments(
     argv: &[OsString],
+    command: &str,
     dropped: &[(String, bool)],
 ) -> anyhow::Result<Vec<String>> {
     let words = argv
@@ -109,10 +111,7 @@ pub fn node_arguments(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let start = words
-        .iter()
-        .position(|w| w == "compare")
-        .map_or(0, |p| p + 1);
+    let start = words.iter().position(|w| w == command).map_or(0, |p| p + 1);
     let mut kept = Vec::new();
     let mut rest = words[start..].iter();
     while let Some(word) = rest.next() {
@@ -122,15 +121,24 @@ pub fn node_arguments(
             break;
         }
         let name = word.split('=').next().unwrap_or(word);
+        let attached = |flag: &str| is_short(flag) && word.len() > 2 && word.starts_with(flag);
         match dropped.iter().find(|(flag, _)| flag == name) {
             Some((_, true)) if !word.contains('=') => {
                 rest.next();
             }
             Some(_) => {}
+            None if dropped
+                .iter()
+                .any(|(flag, valued)| *valued && attached(flag)) => {}
             None => kept.push(word.clone()),
         }
     }
     Ok(kept)
+}
+
+/// `-a`, not `--alloc`.
+fn is_short(flag: &str) -> bool {
+    flag.len() == 2 && flag.starts_with('-') && flag != "--"
 }
 
 #[cfg(test)]
@@ -171,8 +179,44 @@ mod tests {
         .map(|(flag, valued)| (flag.to_string(), valued))
         .to_vec();
         assert_eq!(
-            node_arguments(&argv, &dropped).expect("utf-8"),
+            node_arguments(&argv, "compare", &dropped).expect("utf-8"),
             ["-a", "glibc", "-r", "4", "--", "prog", "--executor", "kept"]
+        );
+    }
+
+    #[test]
+    fn short_flags_are_dropped_in_every_form_after_the_command_word() {
+        let argv = os(&[
+            "allocscope",
+            "tune",
+            "-a",
+            "glibc",
+            "-ajemalloc",
+            "-a=tcmalloc",
+            "--alloc",
+            "mimalloc",
+            "--try",
+            "arena_max=3",
+            "--no-combine",
+            "-q",
+            "--max-runs",
+            "3",
+            "--",
+            "prog",
+            "-a",
+            "x",
+        ]);
+        let dropped: Vec<(String, bool)> = [
+            ("-a", true),
+            ("--alloc", true),
+            ("--try", true),
+            ("--no-combine", false),
+        ]
+        .map(|(flag, valued)| (flag.to_string(), valued))
+        .to_vec();
+        assert_eq!(
+            node_arguments(&argv, "tune", &dropped).expect("utf-8"),
+            ["-q", "--max-runs", "3", "--", "prog", "-a", "x"]
         );
     }
 

@@ -7,6 +7,7 @@ use super::local::Local;
 use super::rounds::{drive, Driven, RoundPlan};
 use crate::analyze::analyze_with;
 use crate::cluster::batch::JobRequest;
+use crate::cluster::executor::node_arguments;
 use crate::model::RunStatus;
 use crate::options::rounds::Schedule;
 use crate::options::CompareSettings;
@@ -33,23 +34,17 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
         settings.judge.to_environment(),
         rounds,
     );
-    let job = |node_arguments| JobRequest {
-        rounds,
-        configs: settings.configs.iter().map(|c| c.name.clone()).collect(),
-        db: settings.db.clone(),
-        node_arguments,
-        quiet,
-    };
-    let argv: Vec<_> = std::env::args_os().collect();
-    let mut engine = settings.engine.engine(Box::new(local), job, &argv)?;
+    let adaptive = matches!(settings.rounds.schedule, Schedule::Auto { .. });
+    let job = || job_request(settings, rounds, adaptive);
+    let mut engine = settings.engine.engine(Box::new(local), job)?;
     if settings.engine.batch.dry_run {
         engine.dry_run()?;
         return Ok(0);
     }
     // Opened before anything is submitted, so an unwritable store stops us first.
     let mut store = Store::open(&settings.db)?;
-    let judge = matches!(settings.rounds.schedule, Schedule::Auto { .. })
-        .then(|| super::judge::adaptive(&settings.baseline, &settings.judge, rounds));
+    let judge =
+        adaptive.then(|| super::judge::adaptive(&settings.baseline, &settings.judge, rounds));
     let plan = RoundPlan {
         rounds: 0..rounds,
         configs: settings.configs.iter().map(|c| c.name.clone()).collect(),
@@ -97,6 +92,23 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     })
 }
 
+/// The plan a cluster engine writes: this process's `compare` arguments.
+fn job_request(
+    settings: &CompareSettings,
+    rounds: u32,
+    adaptive: bool,
+) -> anyhow::Result<JobRequest> {
+    let argv: Vec<_> = std::env::args_os().collect();
+    Ok(JobRequest {
+        rounds,
+        configs: settings.configs.iter().map(|c| c.name.clone()).collect(),
+        db: settings.db.clone(),
+        node_arguments: node_arguments(&argv, "compare", &[])?,
+        quiet: settings.output.quiet,
+        adaptive,
+    })
+}
+
 /// Which rounds were merged and where they ran (for shards), then the
 /// table, verdict and exports.
 fn report(
@@ -108,8 +120,12 @@ fn report(
 ) -> anyhow::Result<()> {
     if !driven.merged.is_empty() || !driven.lost.is_empty() {
         if !settings.output.quiet {
+            let of = match settings.rounds.schedule {
+                Schedule::Auto { .. } => format!("rounds (of at most {rounds})"),
+                _ => format!("of {rounds} rounds"),
+            };
             eprintln!(
-                "allocscope: merged {} of {rounds} rounds into experiment {id}",
+                "allocscope: merged {} {of} into experiment {id}",
                 driven.merged.len()
             );
         }

@@ -1,6 +1,7 @@
 //! `allocscope tune`: a race of each allocator's settings, on compare's own
-//! machinery: the local engine runs the rounds through the session (each
-//! run stored at once, Ctrl-C keeping what ran), the round driver drops the
+//! machinery: the engine `--executor` chose runs the rounds (here, through
+//! the session, each run stored at once; on Slurm, a job per round whose
+//! shard is merged), Ctrl-C keeping what ran, the round driver drops the
 //! candidates the race settles out (`tune::race`) and honours `--max-runs`
 //! (rounds per phase) and `--max-time` (over both phases). Phase one races
 //! each setting on its own; phase two races the finalists and the
@@ -10,11 +11,12 @@
 
 use super::judge::why_open;
 use super::local::Local;
-use super::rounds::{drive, Decision, Judge, RoundPlan};
+use super::rounds::{drive, Decision, Driven, Judge, RoundPlan};
 use super::tune_perf::AutoPerf;
 use crate::analyze::analyze_with;
 use crate::analyze::decide::FIRST_LOOK;
 use crate::analyze::types::Analysis;
+use crate::cluster::batch::JobRequest;
 use crate::judging::JudgeSettings;
 use crate::options::rounds::Schedule;
 use crate::options::tune::{resolve, TuneSettings};
@@ -129,15 +131,18 @@ fn race(
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     let mut environment = compare.judge.to_environment();
     environment.push(("tune.phase", phase.to_string()));
-    let mut local = Local::new(
+    let local = Local::new(
         compare,
         compare.output.quiet,
         interrupt,
         started_at,
-        environment,
+        environment.clone(),
         rounds,
     );
     let names: Vec<String> = compare.configs.iter().map(|c| c.name.clone()).collect();
+    let mut engine = compare
+        .engine
+        .engine(Box::new(local), || phase_job(compare, rounds))?;
     let base = names
         .iter()
         .position(|n| *n == compare.baseline)
@@ -155,18 +160,18 @@ fn race(
         judge: Some(judge),
         first_look: 1,
     };
-    let driven = drive(&mut local, store, plan, &|| interrupt.requested())?;
-    drop(local);
+    let driven = drive(engine.as_mut(), store, plan, &|| interrupt.requested())?;
+    drop(engine);
     let Some(id) = driven.experiment_id else {
         return Ok(None);
     };
-    store.finish_experiment(
+    finish_phase(
+        store,
         id,
-        if driven.interrupted {
-            "interrupted"
-        } else {
-            "complete"
-        },
+        phase,
+        &environment,
+        &driven,
+        compare.output.quiet,
     )?;
     let record = TuneRecord {
         phase,
@@ -184,6 +189,50 @@ fn race(
         record,
         interrupted: driven.interrupted,
     }))
+}
+
+/// Finishes a phase's experiment: the race's entries (an experiment merged
+/// from a cluster's shards has them only from here), and where its rounds
+/// went when they ran on a cluster.
+fn finish_phase(
+    store: &mut Store,
+    id: i64,
+    phase: u32,
+    environment: &[(&str, String)],
+    driven: &Driven,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    for (key, value) in environment {
+        store.set_environment(id, key, value)?;
+    }
+    if !driven.merged.is_empty() && !quiet {
+        eprintln!(
+            "allocscope: phase {phase}: merged rounds {:?} into experiment {id}",
+            driven.merged
+        );
+    }
+    for (round, state) in &driven.lost {
+        eprintln!("allocscope: phase {phase}: round {round}: {state} (no shard)");
+    }
+    let status = match driven.interrupted {
+        true => "interrupted",
+        false => "complete",
+    };
+    store.finish_experiment(id, status)
+}
+
+/// A phase's plan for a cluster (`--executor slurm`): its configurations,
+/// as the `compare` arguments a node runs, one job per round.
+fn phase_job(compare: &crate::options::CompareSettings, rounds: u32) -> anyhow::Result<JobRequest> {
+    let argv: Vec<_> = std::env::args_os().collect();
+    Ok(JobRequest {
+        rounds,
+        configs: compare.configs.iter().map(|c| c.name.clone()).collect(),
+        db: compare.db.clone(),
+        node_arguments: crate::options::tune::node_arguments(&argv, &compare.configs)?,
+        quiet: compare.output.quiet,
+        adaptive: true,
+    })
 }
 
 /// What a phase's judge keeps between looks.

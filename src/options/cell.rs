@@ -117,7 +117,9 @@ mod tests {
         for bad in ["", "1,x", "-1", "2,2"] {
             let error = parse_indices(bad).err().map(|e| e.to_string());
             assert!(
-                error.as_deref().is_some_and(|e| e.contains("--configs 0,3,5")),
+                error
+                    .as_deref()
+                    .is_some_and(|e| e.contains("--configs 0,3,5")),
                 "{bad}: {error:?}"
             );
         }
@@ -127,7 +129,10 @@ mod tests {
     fn a_round_runs_the_chosen_configurations_of_a_plan_this_node_resolves_alike() {
         let plan = names(&["glibc", "glibc:arena_max=2", "jemalloc"]);
         assert_eq!(round_configs(None, &plan, &plan).ok(), Some(vec![0, 1, 2]));
-        assert_eq!(round_configs(Some(&[0, 2]), &plan, &plan).ok(), Some(vec![0, 2]));
+        assert_eq!(
+            round_configs(Some(&[0, 2]), &plan, &plan).ok(),
+            Some(vec![0, 2])
+        );
         let outside = round_configs(Some(&[3]), &plan, &plan).err();
         assert!(outside.is_some_and(|e| e.to_string().contains("the plan has 3 (0 to 2)")));
         let other = names(&["glibc", "jemalloc", "glibc:arena_max=2"]);

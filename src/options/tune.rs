@@ -2,14 +2,16 @@
 //! built by `CompareSettings::from_args` (every flag checked as `compare`
 //! checks it), whose configurations are the baseline and the candidates of
 //! the allocators `-a` names (`tune::candidates`), each resolved against
-//! this machine before anything runs.
+//! this machine before anything runs; and the `compare` arguments a
+//! cluster node runs for one phase (`node_arguments`).
 
 use super::compare::CompareSettings;
-use crate::cli::TuneArgs;
-use crate::cluster::executor::Executor;
+use crate::cli::{CompareArgs, TuneArgs};
 use crate::model::Config;
 use crate::tune::candidates::{allocators, candidates, parse_try, Candidate};
 use crate::usage_error::UsageError;
+use clap::Args;
+use std::ffi::OsString;
 
 /// Everything `tune` needs, checked.
 #[derive(Debug)]
@@ -38,13 +40,6 @@ impl TuneSettings {
                  with --max-runs N (rounds per phase) or --max-time DUR",
                 c.runs
             )));
-        }
-        if c.cluster.executor != Executor::Local {
-            return Err(tune_error(
-                "tune runs its rounds here: its candidates are dropped between rounds, which \
-                 an engine that submits every round at once cannot do; leave out --executor"
-                    .into(),
-            ));
         }
         if !c.variant.is_empty() {
             return Err(tune_error(
@@ -117,5 +112,91 @@ fn baseline(given: Option<&str>, configs: &[Config]) -> Result<String, UsageErro
             given: g.to_string(),
             known: names.join(", "),
         }),
+    }
+}
+
+/// The `compare` arguments a cluster node runs for one phase of the race:
+/// `-a` with each of the phase's configurations in order (the baseline
+/// first unless `--baseline` names another, which is kept), so the node
+/// resolves the same names in the same order, then tune's own arguments
+/// `argv` less the engine flags, the flags only tune has (`--try`,
+/// `--no-combine`) and its `-a`, which named allocators to search.
+pub fn node_arguments(argv: &[OsString], configs: &[Config]) -> anyhow::Result<Vec<String>> {
+    let flags = |command: clap::Command| -> Vec<(String, bool)> {
+        command
+            .get_arguments()
+            .filter_map(|a| {
+                let long = a.get_long()?;
+                Some((format!("--{long}"), a.get_action().takes_values()))
+            })
+            .collect()
+    };
+    let compare = flags(CompareArgs::augment_args(clap::Command::new("compare")));
+    let mut dropped: Vec<(String, bool)> =
+        flags(TuneArgs::augment_args(clap::Command::new("tune")))
+            .into_iter()
+            .filter(|flag| !compare.contains(flag))
+            .collect();
+    dropped.extend([("-a".to_string(), true), ("--alloc".to_string(), true)]);
+    let rest = crate::cluster::executor::node_arguments(argv, "tune", &dropped)?;
+    Ok(configs
+        .iter()
+        .flat_map(|c| ["-a".to_string(), c.name.clone()])
+        .chain(rest)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_runs_the_phases_configurations_with_the_measurement_flags_only() {
+        let argv: Vec<OsString> = [
+            "allocscope",
+            "tune",
+            "--executor",
+            "slurm",
+            "--slurm-arg=--time=5",
+            "-a",
+            "glibc",
+            "--try",
+            "arena_max=3",
+            "--no-combine",
+            "--max-runs",
+            "3",
+            "--interval",
+            "50ms",
+            "--",
+            "prog",
+            "--try",
+            "x",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let registry = crate::alloc::Registry::discover();
+        let configs: Vec<Config> = ["glibc", "glibc:arena_max=3"]
+            .iter()
+            .filter_map(|spec| registry.resolve(spec).ok())
+            .collect();
+        assert_eq!(configs.len(), 2, "glibc resolves on every Linux");
+        assert_eq!(
+            node_arguments(&argv, &configs).expect("utf-8"),
+            [
+                "-a",
+                "glibc",
+                "-a",
+                "glibc:arena_max=3",
+                "--max-runs",
+                "3",
+                "--interval",
+                "50ms",
+                "--",
+                "prog",
+                "--try",
+                "x"
+            ]
+        );
     }
 }

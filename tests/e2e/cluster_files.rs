@@ -312,10 +312,38 @@ fn the_kubernetes_executor_writes_an_indexed_job() {
         "{}",
         stderr(&no_slurm)
     );
-    // Rounds are jobs submitted up front: --runs auto cannot be planned.
-    let auto = scratch.run(&["compare", "--executor", "slurm", "--", "true"]);
-    assert_eq!(auto.status.code(), Some(2), "{}", stderr(&auto));
-    assert!(stderr(&auto).contains("give --runs N"), "{}", stderr(&auto));
+    // Adaptive rounds (--runs auto, tune) choose each round from the ones
+    // before: Kubernetes' shards are out of reach between rounds, and a dry
+    // run cannot plan them.
+    let k8s = [
+        "--executor",
+        "k8s",
+        "--image",
+        "i",
+        "--k8s-volume-claim",
+        "c",
+    ];
+    for command in ["compare", "tune"] {
+        let mut args = vec![command];
+        args.extend(k8s);
+        args.extend(["--", "true"]);
+        let refused = scratch.run(&args);
+        assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+        let reason = stderr(&refused);
+        assert_eq!(reason.lines().count(), 1, "{reason}");
+        assert!(
+            reason.contains("k8s cannot run adaptive rounds"),
+            "{reason}"
+        );
+        assert!(reason.contains("use --executor slurm"), "{reason}");
+        let dry = scratch.run(&[command, "--executor", "slurm", "--dry-run", "--", "true"]);
+        assert_eq!(dry.status.code(), Some(2), "{}", stderr(&dry));
+        assert!(
+            stderr(&dry).contains("--dry-run cannot plan adaptive rounds"),
+            "{}",
+            stderr(&dry)
+        );
+    }
     // A cluster flag without an engine would be ignored: refused instead.
     let local = scratch.run(&["compare", "--dry-run", "--", "true"]);
     assert_eq!(local.status.code(), Some(2));

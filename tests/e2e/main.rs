@@ -7,6 +7,7 @@ mod breakdown;
 mod browser;
 mod cgroup;
 mod cluster;
+mod cluster_adaptive;
 mod cluster_files;
 mod common;
 mod compare;

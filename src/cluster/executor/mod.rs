@@ -24,7 +24,7 @@ pub enum Executor {
     /// Here, one round after the other.
     #[default]
     Local,
-    /// One Slurm job-array task per round.
+    /// One Slurm job-array task per round (a job per round when adaptive).
     Slurm,
     /// A Kubernetes Indexed Job, one completion per round.
     K8s,
@@ -35,7 +35,8 @@ pub enum Executor {
 #[command(next_help_heading = "Cluster (--executor)")]
 pub struct EngineArgs {
     /// Where the rounds run: local (default), slurm (one job-array task per
-    /// round) or k8s (an Indexed Job, one completion per round).
+    /// round; with --runs auto, and for tune, one job per round) or k8s (an
+    /// Indexed Job, one completion per round; --runs N only).
     #[arg(
         long,
         value_name = "ENGINE",
@@ -54,8 +55,8 @@ pub struct EngineArgs {
 
 impl EngineArgs {
     /// Refuses a flag of another engine (it would be ignored), an engine's
-    /// missing flag, and `--runs auto` on an engine that submits every
-    /// round at once (`runs_auto`).
+    /// missing flag, and adaptive rounds (`runs_auto`: `--runs auto`, tune)
+    /// where they cannot run: on Kubernetes, and with `--dry-run`.
     pub fn check(&self, runs_auto: bool) -> Result<(), UsageError> {
         let others = |executor: Executor, flags: Vec<String>| match flags.first() {
             Some(flag) if self.executor != executor => Err(UsageError::Cluster(format!(
@@ -76,10 +77,19 @@ impl EngineArgs {
             Executor::Slurm => Ok(()),
             Executor::K8s => self.k8s.check(),
         }?;
-        if runs_auto && self.executor != Executor::Local {
+        if runs_auto && self.executor == Executor::K8s {
             return Err(UsageError::Cluster(
-                "--executor runs a fixed number of rounds, one job per round; give --runs N \
-                 (e.g. -r 5)"
+                "--executor k8s cannot run adaptive rounds (--runs auto, tune): its shards are \
+                 on a volume this process cannot read between rounds to choose the next; use \
+                 --executor slurm, or leave out --executor to run here"
+                    .to_string(),
+            ));
+        }
+        if runs_auto && self.batch.dry_run {
+            return Err(UsageError::Cluster(
+                "--dry-run cannot plan adaptive rounds (--runs auto, tune): each round's \
+                 configurations depend on the rounds before; leave out --dry-run (or, with \
+                 compare, give --runs N to see the job array)"
                     .to_string(),
             ));
         }
@@ -87,24 +97,38 @@ impl EngineArgs {
     }
 
     /// The chosen engine. Rounds run here need what `commands` holds, so
-    /// the local engine is handed in; the others write their plan (with
-    /// `argv`'s `compare` arguments less the engine flags) before submitting.
+    /// the local engine is handed in; the others write the plan `job`
+    /// describes before submitting (Slurm a job per round when it is
+    /// adaptive).
     pub fn engine<'a>(
         &self,
         local: Box<dyn Engine + 'a>,
-        job: impl FnOnce(Vec<String>) -> JobRequest,
-        argv: &[OsString],
+        job: impl FnOnce() -> anyhow::Result<JobRequest>,
     ) -> anyhow::Result<Box<dyn Engine + 'a>> {
-        let plan = || -> anyhow::Result<BatchPlan> {
-            let node_arguments = super::plan_file::node_arguments(argv, &flag_words())?;
-            BatchPlan::write(&self.batch, &job(node_arguments))
-        };
+        if self.executor == Executor::Local {
+            return Ok(local);
+        }
+        let job = job()?;
+        let plan = BatchPlan::write(&self.batch, &job)?;
         Ok(match self.executor {
-            Executor::Local => local,
-            Executor::Slurm => Box::new(Slurm::new(&self.slurm, plan()?)?),
-            Executor::K8s => Box::new(K8s::new(&self.k8s, plan()?)?),
+            Executor::Slurm => Box::new(Slurm::new(&self.slurm, plan, job.adaptive)?),
+            _ => Box::new(K8s::new(&self.k8s, plan)?),
         })
     }
+}
+
+/// The `compare` arguments the nodes re-run: this process's arguments
+/// `argv` after the `command` word (`compare`, `tune`), less the engine
+/// flags and `also` (each with whether it takes a value; `-a` style short
+/// flags too).
+pub fn node_arguments(
+    argv: &[OsString],
+    command: &str,
+    also: &[(String, bool)],
+) -> anyhow::Result<Vec<String>> {
+    let mut dropped = flag_words();
+    dropped.extend_from_slice(also);
+    super::plan_file::node_arguments(argv, command, &dropped)
 }
 
 /// `slurm`, as typed.
@@ -197,7 +221,25 @@ mod tests {
         assert!(
             refusal(&["--executor", "k8s", "--image", "x"], false).contains("--k8s-volume-claim")
         );
-        assert!(refusal(&["--executor", "slurm"], true).contains("give --runs N"));
+        assert_eq!(refusal(&["--executor", "slurm"], true), "");
+        let k8s = refusal(
+            &[
+                "--executor",
+                "k8s",
+                "--image",
+                "x",
+                "--k8s-volume-claim",
+                "c",
+            ],
+            true,
+        );
+        assert!(k8s.contains("cannot run adaptive rounds"), "{k8s}");
+        assert!(k8s.contains("use --executor slurm"), "{k8s}");
+        let dry = refusal(&["--executor", "slurm", "--dry-run"], true);
+        assert!(
+            dry.contains("--dry-run cannot plan adaptive rounds"),
+            "{dry}"
+        );
         assert_eq!(
             refusal(
                 &["--executor", "slurm", "--shared-node", "--dry-run"],

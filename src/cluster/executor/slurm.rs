@@ -1,5 +1,9 @@
 //! The Slurm engine: one job array, one task per round (`sbatch --array`),
-//! `--exclusive` by default so no other job shares the node during a round,
+//! or, for adaptive rounds (`--runs auto`, tune's race), one job per round
+//! submitted when the round before has been merged and judged (a one-task
+//! array `--array=K` of the same script, given the configurations still
+//! open as `--configs`); `--exclusive` by default so no other job shares
+//! the node during a round,
 //! `--export=ALL` so the environment (LD_PRELOAD, SLURM_CONF, PATH) reaches
 //! the nodes. It follows the tasks with `squeue` (a progress line each time
 //! the counts change), reports each round's shard as soon as it appears (a
@@ -40,16 +44,20 @@ const CANCEL_GRACE: Duration = Duration::from_secs(90);
 /// for a moment).
 const SQUEUE_RETRIES: u32 = 10;
 
-/// A plan's rounds as one job array.
+/// A plan's rounds as one job array, or as one job per round.
 pub struct Slurm {
     plan: BatchPlan,
+    /// One job per round, each started after the round before was judged.
+    per_round: bool,
     sbatch_args: Vec<String>,
     script: String,
     script_path: PathBuf,
-    /// Set once submitted.
+    /// The job last submitted, and its rounds (every round of an array,
+    /// one round of a per-round job).
     job: String,
-    /// The state each round was last seen in; a round not yet seen is
-    /// pending (a task cancelled before the first poll is never seen).
+    job_rounds: Vec<u32>,
+    /// The state each round of the job was last seen in; a round not yet
+    /// seen is pending (a task cancelled before the first poll is never seen).
     last_seen: BTreeMap<u32, String>,
     reported: BTreeSet<u32>,
     queued_before: usize,
@@ -62,8 +70,9 @@ pub struct Slurm {
 }
 
 impl Slurm {
-    /// Writes the batch script beside the plan.
-    pub fn new(flags: &SlurmFlags, plan: BatchPlan) -> anyhow::Result<Slurm> {
+    /// Writes the batch script beside the plan; `per_round` for adaptive
+    /// rounds.
+    pub fn new(flags: &SlurmFlags, plan: BatchPlan, per_round: bool) -> anyhow::Result<Slurm> {
         let name = format!("allocscope-{}", plan.plan.short_id());
         let script = batch_script(&ArrayJob {
             name: &name,
@@ -71,21 +80,21 @@ impl Slurm {
             plan: &plan.path,
             dir: &plan.dir,
             workdir: &std::env::current_dir()?,
-            rounds: plan.plan.rounds,
+            rounds: (!per_round).then_some(plan.plan.rounds),
             exclusive: !flags.shared_node,
         });
         let script_path = plan.dir.join("job.sh");
         std::fs::write(&script_path, &script)
             .with_context(|| format!("writing '{}'", script_path.display()))?;
         Ok(Slurm {
-            last_seen: (0..plan.plan.rounds)
-                .map(|r| (r, "PENDING".to_string()))
-                .collect(),
+            last_seen: BTreeMap::new(),
             plan,
+            per_round,
             sbatch_args: flags.slurm_arg.clone(),
             script,
             script_path,
             job: String::new(),
+            job_rounds: Vec::new(),
             reported: BTreeSet::new(),
             queued_before: usize::MAX,
             cancelled_at: None,
@@ -95,9 +104,9 @@ impl Slurm {
         })
     }
 
-    /// The rounds not yet reported whose shard is in place.
+    /// The job's rounds not yet reported whose shard is in place.
     fn new_shards(&mut self) -> Vec<RoundEnd> {
-        let ends: Vec<RoundEnd> = (0..self.plan.plan.rounds)
+        let ends: Vec<RoundEnd> = (self.job_rounds.iter().copied())
             .filter(|round| !self.reported.contains(round))
             .map(|round| (round, shard_path(&self.plan.dir, round)))
             .filter(|(_, path)| path.is_file())
@@ -110,12 +119,15 @@ impl Slurm {
         ends
     }
 
-    /// Once the queue is empty: every round not yet reported, with its
-    /// shard or how it ended.
+    /// Once the job has left the queue: each of its rounds not yet
+    /// reported, with its shard or how it ended.
     fn last_ends(&mut self) -> Vec<RoundEnd> {
         let mut ends = self.new_shards();
         let states = final_states(&self.job).unwrap_or_default();
-        for round in (0..self.plan.plan.rounds).filter(|r| !self.reported.contains(r)) {
+        let left: Vec<u32> = (self.job_rounds.iter().copied())
+            .filter(|r| !self.reported.contains(r))
+            .collect();
+        for round in left {
             // Without accounting, a pending task cancelled before the array
             // was expanded leaves no record: it left the queue without running.
             let state = match (states.get(&round), self.last_seen.get(&round)) {
@@ -141,7 +153,10 @@ impl Slurm {
 
 impl Engine for Slurm {
     fn rounds_at_once(&self) -> usize {
-        self.plan.plan.rounds as usize
+        match self.per_round {
+            true => 1,
+            false => self.plan.plan.rounds as usize,
+        }
     }
 
     fn dry_run(&self) -> anyhow::Result<()> {
@@ -160,18 +175,48 @@ impl Engine for Slurm {
         Ok(())
     }
 
-    /// Submits the whole array: the plan's rounds are the array's tasks.
-    fn start(&mut self, _: &mut Store, _: &[Round]) -> anyhow::Result<Started> {
-        self.job = submit(&self.script_path, &self.sbatch_args)?;
+    /// Submits the whole array (the plan's rounds are the array's tasks),
+    /// or, one job per round, the one round given with the configurations
+    /// it runs.
+    fn start(&mut self, _: &mut Store, rounds: &[Round]) -> anyhow::Result<Started> {
         let plan = &self.plan.plan;
-        self.say(&format!(
-            "allocscope: plan {}: {} rounds x {} configurations as Slurm job array {}              (shards in {})",
-            plan.plan_id,
-            plan.rounds,
-            plan.configs.len(),
-            self.job,
-            self.plan.dir.display()
-        ));
+        let (job, line) = match (self.per_round, rounds) {
+            (false, _) => {
+                let job = submit(&self.script_path, &self.sbatch_args, &[])?;
+                let line = format!(
+                    "allocscope: plan {}: {} rounds x {} configurations as Slurm job array {job} \
+                     (shards in {})",
+                    plan.plan_id,
+                    plan.rounds,
+                    plan.configs.len(),
+                    self.plan.dir.display()
+                );
+                (job, line)
+            }
+            (true, [round]) => {
+                let (sbatch, cell) = round_arguments(&self.sbatch_args, round, plan.configs.len());
+                let job = submit(&self.script_path, &sbatch, &cell)?;
+                let line = format!(
+                    "allocscope: plan {}: round {} ({} of {} configurations) as Slurm job {job} \
+                     (shards in {})",
+                    plan.plan_id,
+                    round.index,
+                    round.configs.len(),
+                    plan.configs.len(),
+                    self.plan.dir.display()
+                );
+                (job, line)
+            }
+            (true, _) => anyhow::bail!("a job per round takes one round at a time"),
+        };
+        self.job = job;
+        self.job_rounds = rounds.iter().map(|r| r.index).collect();
+        self.last_seen = (self.job_rounds.iter())
+            .map(|&r| (r, "PENDING".to_string()))
+            .collect();
+        self.queued_before = usize::MAX;
+        self.last_line.clear();
+        self.say(&line);
         Ok(Started::Following)
     }
 
@@ -212,9 +257,16 @@ impl Engine for Slurm {
             ends = self.new_shards();
             self.queued_before = queued.len();
         }
-        let line = progress_line(&queued, self.plan.plan.rounds);
+        let line = progress_line(&queued, self.job_rounds.len() as u32);
         if line != self.last_line {
-            let said = format!("allocscope: job {}: {line}", self.job);
+            let said = match (self.per_round, queued.iter().next()) {
+                (true, Some((round, state))) => format!(
+                    "allocscope: round {round} (job {}): {}",
+                    self.job,
+                    state.to_lowercase()
+                ),
+                _ => format!("allocscope: job {}: {line}", self.job),
+            };
             if ends.is_empty() {
                 self.say(&said);
             } else {
@@ -229,8 +281,12 @@ impl Engine for Slurm {
     }
 
     fn cancel(&mut self) -> anyhow::Result<()> {
+        let what = match self.per_round {
+            true => "Slurm job",
+            false => "job array",
+        };
         eprintln!(
-            "allocscope: interrupted: cancelling job array {} (scancel)",
+            "allocscope: interrupted: cancelling {what} {} (scancel)",
             self.job
         );
         cancel(&self.job)?;
@@ -258,6 +314,22 @@ fn progress_line(queued: &BTreeMap<u32, String>, rounds: u32) -> String {
     parts.join(", ")
 }
 
+/// sbatch's arguments for one round of a per-round job (`--array=K` after
+/// the user's, so that it wins) and the cell's (`--configs`, when the round
+/// runs fewer than all `configs`).
+fn round_arguments(user: &[String], round: &Round, configs: usize) -> (Vec<String>, Vec<String>) {
+    let mut sbatch = user.to_vec();
+    sbatch.push(format!("--array={}", round.index));
+    let cell = match round.configs.len() < configs {
+        true => {
+            let list: Vec<String> = round.configs.iter().map(usize::to_string).collect();
+            vec!["--configs".to_string(), list.join(",")]
+        }
+        false => Vec::new(),
+    };
+    (sbatch, cell)
+}
+
 /// What the batch script needs.
 struct ArrayJob<'a> {
     name: &'a str,
@@ -268,7 +340,9 @@ struct ArrayJob<'a> {
     dir: &'a Path,
     /// The working directory of the tasks (where compare was started).
     workdir: &'a Path,
-    rounds: u32,
+    /// The array's tasks; `None` for a job per round, whose sbatch line
+    /// gives `--array=K`.
+    rounds: Option<u32>,
     exclusive: bool,
 }
 
@@ -283,10 +357,9 @@ fn batch_script(job: &ArrayJob) -> String {
     let quote = |p: &Path| shell_quote(&p.to_string_lossy());
     let mut script = String::from("#!/bin/sh\n");
     script.push_str(&format!("#SBATCH --job-name={}\n", job.name));
-    script.push_str(&format!(
-        "#SBATCH --array=0-{}\n",
-        job.rounds.saturating_sub(1)
-    ));
+    if let Some(rounds) = job.rounds {
+        script.push_str(&format!("#SBATCH --array=0-{}\n", rounds.saturating_sub(1)));
+    }
     if job.exclusive {
         script.push_str("#SBATCH --exclusive\n");
     }
@@ -297,9 +370,15 @@ fn batch_script(job: &ArrayJob) -> String {
         "#SBATCH --output={}\n",
         job.dir.join("round-%a.out").display()
     ));
-    script.push_str("# One round per task: every configuration once, interleaved, on this node.\n");
+    script.push_str(match job.rounds {
+        Some(_) => "# One round per task: every configuration once, interleaved, on this node.\n",
+        None => {
+            "# One round per job (sbatch --array=K job.sh [--configs I,J,...]): the\n\
+             # configurations still open once each, interleaved, on this node.\n"
+        }
+    });
     script.push_str(&format!(
-        "exec {} cell --plan {} --round \"$SLURM_ARRAY_TASK_ID\" --out {}/round-\"$SLURM_ARRAY_TASK_ID\".db\n",
+        "exec {} cell --plan {} --round \"$SLURM_ARRAY_TASK_ID\" --out {}/round-\"$SLURM_ARRAY_TASK_ID\".db \"$@\"\n",
         quote(job.allocscope),
         quote(job.plan),
         quote(job.dir)
@@ -336,12 +415,14 @@ fn slurm(program: &str, args: &[String]) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-/// Submits the script; returns the array's job id.
-fn submit(script: &Path, extra: &[String]) -> anyhow::Result<String> {
+/// Submits the script with sbatch's `extra` options and the script's own
+/// arguments `script_args` (handed to the cell); returns the job id.
+fn submit(script: &Path, extra: &[String], script_args: &[String]) -> anyhow::Result<String> {
     let mut args = vec!["--parsable".to_string()];
     args.extend(extra.iter().cloned());
     args.push(script.to_string_lossy().into_owned());
-    let out = slurm("sbatch", &args).context("submitting the job array")?;
+    args.extend(script_args.iter().cloned());
+    let out = slurm("sbatch", &args).context("submitting the job")?;
     // `--parsable` prints `ID` or `ID;CLUSTER`.
     let id = out.trim().split(';').next().unwrap_or_default().to_string();
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
@@ -423,7 +504,7 @@ mod tests {
             plan: Path::new("/shared/p/plan.json"),
             dir: Path::new("/shared/p"),
             workdir: Path::new("/home/u"),
-            rounds: 4,
+            rounds: Some(4),
             exclusive: true,
         };
         let script = batch_script(&job);
@@ -438,6 +519,31 @@ mod tests {
             ..job
         });
         assert!(!shared.contains("--exclusive"));
+        // A job per round: no array in the script, the sbatch line gives
+        // the round and the cell its configurations.
+        let per_round = batch_script(&ArrayJob {
+            rounds: None,
+            ..job
+        });
+        assert!(!per_round.contains("#SBATCH --array"), "{per_round}");
+        assert!(per_round.contains(".db \"$@\"\n"), "{per_round}");
+    }
+
+    #[test]
+    fn a_round_of_a_job_per_round_names_its_task_and_the_configurations_left_open() {
+        let user = vec!["--partition=test".to_string()];
+        let round = Round {
+            index: 3,
+            configs: vec![0, 2, 5],
+        };
+        let (sbatch, cell) = round_arguments(&user, &round, 6);
+        assert_eq!(sbatch, ["--partition=test", "--array=3"]);
+        assert_eq!(cell, ["--configs", "0,2,5"]);
+        let every = Round {
+            index: 0,
+            configs: (0..6).collect(),
+        };
+        assert_eq!(round_arguments(&[], &every, 6).1, Vec::<String>::new());
     }
 
     #[test]
