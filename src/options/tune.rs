@@ -181,8 +181,9 @@ mod tests {
             .filter_map(|spec| registry.resolve(spec).ok())
             .collect();
         assert_eq!(configs.len(), 2, "glibc resolves on every Linux");
+        let words = node_arguments(&argv, &configs).expect("utf-8");
         assert_eq!(
-            node_arguments(&argv, &configs).expect("utf-8"),
+            words,
             [
                 "-a",
                 "glibc",
@@ -198,5 +199,31 @@ mod tests {
                 "x"
             ]
         );
+    }
+
+    #[test]
+    fn a_node_resolves_a_phases_configurations_to_the_same_names_in_order() {
+        let registry = crate::alloc::Registry::discover();
+        // Phase two's combinations hold commas; the baseline comes first.
+        let specs = [
+            "glibc",
+            "glibc:arena_max=1,mmap_threshold=64k",
+            "glibc:trim=250ms",
+        ];
+        let configs: Vec<Config> = specs
+            .iter()
+            .filter_map(|spec| registry.resolve(spec).ok())
+            .collect();
+        assert_eq!(configs.len(), 3, "glibc resolves on every Linux");
+        let argv: Vec<OsString> = ["allocscope", "tune", "-a", "glibc", "--", "/bin/true"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let words = node_arguments(&argv, &configs).expect("utf-8");
+        let plan = std::path::Path::new("plan.json");
+        let node = super::super::cell::plan_settings(plan, &words, &registry).expect("accepted");
+        let names: Vec<&str> = node.configs.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, specs);
+        assert_eq!(node.baseline, "glibc");
     }
 }
