@@ -12,7 +12,8 @@ use std::time::SystemTime;
 /// The flags of every engine that submits jobs.
 #[derive(Debug, Clone, Default, PartialEq, Args, Serialize)]
 pub struct BatchFlags {
-    /// Write the plan and print the batch script or manifest; submit nothing.
+    /// Write the plan and print the batch script or manifest; submit nothing
+    /// (with --runs N: adaptive rounds cannot be planned ahead).
     #[arg(long)]
     pub dry_run: bool,
     /// Where the plan, batch script and shards go (nodes must share it);

@@ -120,14 +120,13 @@ fn report(
 ) -> anyhow::Result<()> {
     if !driven.merged.is_empty() || !driven.lost.is_empty() {
         if !settings.output.quiet {
+            let merged = driven.merged.len();
             let of = match settings.rounds.schedule {
+                Schedule::Auto { .. } if merged == 1 => format!("round (of at most {rounds})"),
                 Schedule::Auto { .. } => format!("rounds (of at most {rounds})"),
                 _ => format!("of {rounds} rounds"),
             };
-            eprintln!(
-                "allocscope: merged {} {of} into experiment {id}",
-                driven.merged.len()
-            );
+            eprintln!("allocscope: merged {merged} {of} into experiment {id}");
         }
         super::merge::print_rounds(store, id)?;
     }

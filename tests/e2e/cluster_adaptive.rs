@@ -249,7 +249,7 @@ fn ctrl_c_cancels_the_running_round_job_and_keeps_the_rounds_merged() {
         text.contains(&format!("cancelling Slurm job {job}")),
         "{text}"
     );
-    assert!(text.contains("merged 1 rounds"), "{text}");
+    assert!(text.contains("merged 1 round (of at most 5)"), "{text}");
     assert!(
         stdout(&output).contains("round 1: CANCELLED (no shard)"),
         "{}",
