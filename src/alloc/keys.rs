@@ -65,9 +65,15 @@ pub struct Key {
     pub kind: Kind,
     pub meaning: &'static str,
     /// Values `allocscope tune` tries for this key by default (each one a
-    /// candidate of its own, beside the allocator's defaults); empty for
-    /// keys that change nothing a tuning is after (debugging, statistics)
-    /// or whose useful values depend on the program (limits, paths).
+    /// candidate of its own, beside the allocator's defaults): only values
+    /// that can hold less memory than the allocator's own default, since a
+    /// race recommends the least memory within the budget; a milder step
+    /// beside the extreme one where that costs time. Every value costs a
+    /// run of round 1, so there are 20 on a machine with all four
+    /// allocators. Empty for keys that change nothing a tuning is after
+    /// (debugging, statistics), whose useful values depend on the program
+    /// (limits, paths), or whose memory-saving value is already the default
+    /// (jemalloc 5.2+'s `muzzy_decay_ms` is 0).
     pub tries: &'static [&'static str],
 }
 
@@ -111,7 +117,7 @@ pub const GLIBC_KEYS: &[Key] = &[
     k("tcache_unsorted_limit", Kind::Uint, "unsorted chunks scanned when filling the tcache"),
     k("top_pad", Kind::Size, "extra memory requested from the kernel on each heap growth"),
     t("trim", Kind::ProbeTrim, &["250ms", "1s"], "call malloc_trim(0) this often from the heap probe's thread (e.g. 1s)"),
-    t("trim_threshold", Kind::Size, &["32k", "1M"], "free memory at the heap top that triggers returning it"),
+    t("trim_threshold", Kind::Size, &["32k"], "free memory at the heap top that triggers returning it"),
 ];
 
 /// jemalloc 5.x `MALLOC_CONF` options.
@@ -125,7 +131,7 @@ pub const JEMALLOC_KEYS: &[Key] = &[
     k("metadata_thp", Kind::Choice(&["disabled", "auto", "always"]),
         "transparent huge pages for metadata",
     ),
-    t("muzzy_decay_ms", Kind::Int, &["0"], "time before muzzy pages are released (-1 = never)"),
+    k("muzzy_decay_ms", Kind::Int, "time before muzzy pages are released (-1 = never)"),
     t("narenas", Kind::Uint, &["1", "4"], "number of arenas"),
     k("oversize_threshold", Kind::Size, "requests at least this large use a dedicated arena"),
     k("percpu_arena", Kind::Choice(&["disabled", "percpu", "phycpu"]),
@@ -151,7 +157,7 @@ pub const TCMALLOC_KEYS: &[Key] = &[
     k("max_total_thread_cache_bytes", Kind::Size, "total size of all thread caches"),
     k("memfs_limit_mb", Kind::Uint, "limit of memory taken from memfs_malloc_path, in MiB"),
     k("memfs_malloc_path", Kind::Text, "hugetlbfs path to allocate huge pages from"),
-    t("release_rate", Kind::Float, &["5", "10"], "how fast free memory is returned to the kernel (0 = never)"),
+    t("release_rate", Kind::Float, &["10"], "how fast free memory is returned to the kernel (0 = never)"),
     k("skip_mmap", Kind::Bool, "never get memory with mmap"),
     k("skip_sbrk", Kind::Bool, "never get memory with sbrk"),
     k("transfer_num_obj", Kind::Uint, "objects moved between thread and central caches at once"),
@@ -166,7 +172,7 @@ pub const MIMALLOC_KEYS: &[Key] = &[
     k("allow_decommit", Kind::Bool, "return unused memory to the kernel"),
     k("allow_large_os_pages", Kind::Bool, "use large OS pages (mimalloc 2.1+)"),
     k("arena_eager_commit", Kind::Uint, "commit arena memory eagerly, 2 = only without overcommit (mimalloc 2.1+)"),
-    t("decommit_delay", Kind::Uint, &["0", "250"], "ms before unused memory is decommitted (alias reset_delay)"),
+    t("decommit_delay", Kind::Uint, &["0"], "ms before unused memory is decommitted (alias reset_delay)"),
     k("decommit_extend_delay", Kind::Uint, "extra decommit delay in ms per use"),
     k("destroy_on_exit", Kind::Bool, "release all memory at exit"),
     k("eager_commit", Kind::Bool, "commit segments eagerly"),

@@ -35,11 +35,11 @@ use std::time::{Instant, SystemTime};
 const FINALISTS: usize = 1;
 
 /// Phase two's most rounds: enough for one interval look, so that the
-/// whole race stays under twice the runs of compare's five defaults (24
-/// candidates and `--max-runs 6`: at most 48 runs in phase one, 9 here).
+/// whole race stays near twice the runs of compare's five defaults (20
+/// candidates and `--max-runs 6`: at most 37 runs in phase one, 9 here).
 const PHASE_TWO_ROUNDS: u32 = FIRST_LOOK;
 
-/// Open candidates the progress line names after a look (of up to 24).
+/// Open candidates the progress line names after a look (of 20 or more).
 const SHOWN_OPEN: usize = 3;
 
 /// A phase's analysis and its record.

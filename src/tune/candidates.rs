@@ -198,10 +198,11 @@ mod tests {
     #[test]
     fn at_least_twenty_candidates_by_default_across_the_four_allocators() {
         let c = candidates(&all(), &[]);
-        assert!(c.len() >= 20, "{}", c.len());
+        // Besides the baseline (glibc's plain configuration).
+        assert!(c.len() > 20, "{}", c.len());
         for name in ["glibc", "jemalloc", "tcmalloc", "mimalloc"] {
             assert!(
-                c.iter().filter(|c| c.allocator == name).count() >= 3,
+                c.iter().filter(|c| c.allocator == name).count() >= 2,
                 "{name}"
             );
         }
@@ -214,7 +215,6 @@ mod tests {
             "glibc:mmap_threshold=64k",
             "jemalloc:narenas=1",
             "jemalloc:dirty_decay_ms=0",
-            "jemalloc:muzzy_decay_ms=0",
             "jemalloc:background_thread=true",
             "tcmalloc:release_rate=10",
             "mimalloc:decommit_delay=0",

@@ -1,7 +1,7 @@
 //! Successive halving, the race's early rounds: before the paired
 //! intervals exist (`decide::FIRST_LOOK`), each round's look keeps only the
 //! best share of the open candidates by the point estimate of their paired
-//! memory ratio, so that 24 candidates cost 24 runs once and not three
+//! memory ratio, so that 20 candidates cost 20 runs once and not three
 //! times. A candidate whose performance ratio is over the budget beyond the
 //! noise of one reading (`perf_noise`) ranks after every one within it: one
 //! or two runs are not an interval, so it is not dropped for that alone,
@@ -29,15 +29,18 @@ const NOISE_SPREADS: f64 = 2.0;
 /// The fewest performance readings a spread is estimated from.
 const MIN_FOR_SPREAD: usize = 4;
 
-/// How many of `open` candidates the look after `round` keeps: a quarter,
-/// rounded down, after round 1 (24 or 25 -> 6), a third, rounded up, after
-/// round 2 (6 -> 2); `None` from `FIRST_LOOK` on, where the intervals judge
-/// instead. Rounding the first share down keeps a `--try` value or two
-/// from adding a run to every later round; two survivors rather than three
-/// cost one run less a round and share the race's level among two.
+/// How many of `open` candidates the look after `round` keeps: a sixth,
+/// rounded down, after round 1 (20 -> 3, 24 -> 4), a third, rounded up,
+/// after round 2 (3 or 4 -> 2); `None` from `FIRST_LOOK` on, where the
+/// intervals judge instead. The shares are what keeps a race of the 20
+/// default candidates under twice the runs of `compare`'s five defaults
+/// when both settle at their first look: 21 runs in round 1, 4 in round 2
+/// and 3 in round 3 make 28, against compare's 15 (a quarter after round 1
+/// made it 32). Two survivors rather than three cost one run less a round
+/// and share the race's level among two.
 pub fn kept_after(round: u32, open: usize) -> Option<usize> {
     let kept = match round {
-        1 => open / 4,
+        1 => open / 6,
         r if r < FIRST_LOOK => open.div_ceil(3),
         _ => return None,
     };
@@ -73,8 +76,8 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 /// The candidates of `judged` among `open` that this halving drops after
-/// `round`, with why ("round 1: ranked 13th of 24 by mean RSS ratio 0.93x,
-/// kept 6"); empty from `FIRST_LOOK` on.
+/// `round`, with why ("round 1: ranked 13th of 20 by mean RSS ratio 0.93x,
+/// kept 3"); empty from `FIRST_LOOK` on.
 pub fn halve(
     judged: &[Judged],
     open: &[usize],
@@ -173,10 +176,12 @@ mod tests {
     use crate::tune::test_fixture::{experiment, with_runs};
 
     #[test]
-    fn a_quarter_survives_round_one_and_a_third_of_that_round_two() {
-        assert_eq!(kept_after(1, 24), Some(6));
-        assert_eq!(kept_after(1, 27), Some(6));
-        assert_eq!(kept_after(2, 6), Some(2));
+    fn a_sixth_survives_round_one_and_a_third_of_that_round_two() {
+        assert_eq!(kept_after(1, 20), Some(3));
+        assert_eq!(kept_after(1, 24), Some(4));
+        assert_eq!(kept_after(1, 23), Some(3));
+        assert_eq!(kept_after(2, 3), Some(2));
+        assert_eq!(kept_after(2, 4), Some(2));
         assert_eq!(kept_after(2, 7), Some(3));
         assert_eq!(kept_after(1, 3), Some(2));
         assert_eq!(kept_after(2, 2), Some(2));
