@@ -27,6 +27,21 @@ pub struct Row {
     pub performance_ratio: Option<Ratio>,
     /// Absent when it raced to the end.
     pub dropped: Option<Dropped>,
+    /// What its settings bought on their own: its figures over its
+    /// allocator's plain configuration in the same phase.
+    pub over_plain: Option<OverPlain>,
+}
+
+/// A candidate's memory and performance over its allocator's plain
+/// configuration (glibc's is the baseline): the quotient of the two point
+/// estimates of their ratios to the baseline, so from the runs each had
+/// (one, for most candidates the halving dropped), with no interval.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OverPlain {
+    /// The plain configuration's name.
+    pub against: String,
+    pub memory: Option<f64>,
+    pub performance: Option<f64>,
 }
 
 /// One phase in figures.
@@ -74,6 +89,30 @@ pub fn ratio_of(a: &Analysis, i: usize, id: &str) -> Option<Ratio> {
     })
 }
 
+/// Configuration `i`'s figures over its allocator's plain configuration
+/// (the one named by the allocator alone, or the baseline when that is
+/// it); `None` for a plain configuration or when none raced beside it.
+fn over_plain(a: &Analysis, i: usize) -> Option<OverPlain> {
+    let name = |j: usize| a.experiment.configs[j].config.name.as_str();
+    let (allocator, _) = name(i).split_once(':')?;
+    let plain = (0..a.experiment.configs.len()).find(|&j| name(j) == allocator)?;
+    let quotient = |id: &str| -> Option<f64> {
+        let of = |j: usize| {
+            if j == a.baseline {
+                Some(1.0)
+            } else {
+                ratio_of(a, j, id).map(|r| r.value)
+            }
+        };
+        Some(of(i)? / of(plain)?)
+    };
+    Some(OverPlain {
+        against: allocator.to_string(),
+        memory: quotient(&a.verdict.memory.id),
+        performance: quotient(&a.verdict.performance.id),
+    })
+}
+
 fn rows(phase: &Phase) -> PhaseSummary {
     let a = phase.analysis;
     let (memory, perf) = (&a.verdict.memory.id, &a.verdict.performance.id);
@@ -90,6 +129,7 @@ fn rows(phase: &Phase) -> PhaseSummary {
             memory_ratio: ratio_of(a, i, memory),
             performance_ratio: ratio_of(a, i, perf),
             dropped: phase.record.dropped(&c.config.name).cloned(),
+            over_plain: over_plain(a, i),
         })
         .collect();
     PhaseSummary {
@@ -154,6 +194,15 @@ fn cell(r: Option<Ratio>) -> String {
     }
 }
 
+/// `0.93x, 1.02x`: memory then performance over the plain configuration.
+fn over_plain_cell(o: Option<&OverPlain>) -> String {
+    let x = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}x"));
+    o.map_or_else(
+        || "-".to_string(),
+        |o| format!("{}, {}", x(o.memory), x(o.performance)),
+    )
+}
+
 /// The race as text, after the verdict's table.
 pub fn text(s: &TuneSummary) -> String {
     let mut out = String::new();
@@ -182,8 +231,8 @@ pub fn text(s: &TuneSummary) -> String {
         );
         let _ = writeln!(
             out,
-            "  {:width$}  runs  {:22}  {:22}  outcome",
-            "configuration", s.memory_metric, s.performance_metric
+            "  {:width$}  runs  {:22}  {:22}  {:13}  outcome",
+            "configuration", s.memory_metric, s.performance_metric, "over plain"
         );
         for r in &p.rows {
             let outcome = match &r.dropped {
@@ -193,11 +242,20 @@ pub fn text(s: &TuneSummary) -> String {
             };
             let _ = writeln!(
                 out,
-                "  {:width$}  {:4}  {:22}  {:22}  {outcome}",
+                "  {:width$}  {:4}  {:22}  {:22}  {:13}  {outcome}",
                 r.config,
                 r.runs,
                 cell(r.memory_ratio),
-                cell(r.performance_ratio)
+                cell(r.performance_ratio),
+                over_plain_cell(r.over_plain.as_ref())
+            );
+        }
+        if p.rows.iter().any(|r| r.over_plain.is_some()) {
+            let _ = writeln!(
+                out,
+                "  over plain: what the settings bought on their own, {} then {} over their \
+                 allocator's plain configuration; point estimates from the runs each had",
+                s.memory_metric, s.performance_metric
             );
         }
     }
@@ -276,6 +334,38 @@ mod tests {
         assert!((memory - 0.1).abs() < 0.01, "{row:?}");
         assert!(row.performance_ratio.is_some(), "{row:?}");
         assert_eq!(summary.pareto_front, ["lean"]);
+        Ok(())
+    }
+
+    /// Each setting's figures over its own allocator's plain configuration:
+    /// jemalloc's for a jemalloc key, the baseline for a glibc one; none for
+    /// a plain configuration.
+    #[test]
+    fn a_setting_is_shown_over_its_allocators_plain_configuration() -> anyhow::Result<()> {
+        let e = experiment(vec![
+            with_runs("glibc", &[(100.0, 1.0), (100.0, 1.0), (100.0, 1.0)]),
+            with_runs("glibc:arena_max=2", &[(80.0, 1.1), (80.0, 1.1), (80.0, 1.1)]),
+            with_runs("jemalloc", &[(50.0, 1.0), (50.0, 1.0), (50.0, 1.0)]),
+            with_runs("jemalloc:narenas=1", &[(40.0, 1.2), (40.0, 1.2), (40.0, 1.2)]),
+        ]);
+        let analysis = crate::analyze::analyze_with(e, "glibc", &JudgeSettings::default())?;
+        let summary = one_phase(&analysis);
+        let row = |name: &str| {
+            summary.phases[0]
+                .rows
+                .iter()
+                .find(|r| r.config == name)
+                .cloned()
+                .expect("a row")
+        };
+        let near = |v: Option<f64>, want: f64| v.is_some_and(|v| (v - want).abs() < 1e-6);
+        let je = row("jemalloc:narenas=1").over_plain.expect("over jemalloc");
+        assert_eq!(je.against, "jemalloc");
+        assert!(near(je.memory, 0.8) && near(je.performance, 1.2), "{je:?}");
+        let gl = row("glibc:arena_max=2").over_plain.expect("over glibc");
+        assert!(near(gl.memory, 0.8) && near(gl.performance, 1.1), "{gl:?}");
+        assert_eq!(row("jemalloc").over_plain, None);
+        assert!(text(&summary).contains("0.80x, 1.20x"), "{}", text(&summary));
         Ok(())
     }
 

@@ -73,6 +73,23 @@ fn tune_races_the_default_candidates_drops_some_and_recommends_one_that_ran() {
             .any(|r| r["config"] == "glibc:mmap_threshold=0"),
         "the --try value raced"
     );
+    // What each setting bought on its own: over its allocator's plain
+    // configuration (the baseline for glibc's).
+    for (spec, plain) in [
+        ("glibc:arena_max=2", "glibc"),
+        ("jemalloc:narenas=1", "jemalloc"),
+    ] {
+        if let Some(row) = phase_one.iter().find(|r| r["config"] == spec) {
+            let over = &row["over_plain"];
+            assert_eq!(over["against"], plain, "{row}");
+            assert!(over["memory"].as_f64().is_some_and(|m| m > 0.0), "{row}");
+        }
+    }
+    assert!(
+        stdout(&output).contains("over plain: what the settings bought on their own"),
+        "{}",
+        stdout(&output)
+    );
     let dropped: Vec<&Value> = phase_one
         .iter()
         .filter(|r| !r["dropped"].is_null())
