@@ -97,9 +97,11 @@ pub fn look(
 /// candidate qualifies, and no candidate still open could, beyond noise,
 /// save `min_saving_pct` more than the best qualifier's point estimate
 /// (the low end of each open one's memory interval, at the race's level,
-/// lies above it). More rounds could only swap the recommendation for one
-/// within that margin of it, which is no saving (`--min-saving`), so they
-/// are not run. A candidate open without a memory interval keeps the race
+/// lies above it). A saving is counted as the verdict counts it, in
+/// percent of the baseline's memory: two candidates at 0.09x and 0.10x
+/// differ by one point, not by a tenth. More rounds could only swap the
+/// recommendation for one within that margin of it, which is no saving
+/// (`--min-saving`), so they are not run. A candidate open without a memory interval keeps the race
 /// going. Stopping early only ends the race; it settles no side, so the
 /// level of the recommendation is unchanged.
 pub fn settled(alive: &[&Judged], min_saving_pct: f64) -> bool {
@@ -111,7 +113,7 @@ pub fn settled(alive: &[&Judged], min_saving_pct: f64) -> bool {
     else {
         return false;
     };
-    let floor = memory(best).exp() * (1.0 - min_saving_pct / 100.0);
+    let floor = memory(best).exp() - min_saving_pct / 100.0;
     alive
         .iter()
         .filter(|j| j.standing.is_open())
@@ -267,6 +269,33 @@ mod tests {
         let l = look(&settling(vec![lean]), 0, &judging, 4, 20, &[1, 2, 4]);
         assert!(!l.stop, "lean could still be the recommendation");
         assert!(!settled(&[], 3.0), "nothing qualifies");
+    }
+
+    #[test]
+    fn a_saving_is_counted_in_points_of_the_baselines_memory() {
+        // Far below the baseline, "best" qualifies at about 0.08x and
+        // "near", open on wall time, reads about 0.08x with a low end
+        // near 0.07x: more than 3% of best's own memory below it, but
+        // not 3 points of the baseline's, the unit a saving is counted in.
+        let judging = JudgeSettings {
+            decision_alpha: race_alpha(20, 2),
+            ..JudgeSettings::default()
+        };
+        let e = experiment(vec![
+            with_runs(
+                "glibc",
+                &[(100.0, 1.0), (100.0, 1.0), (100.0, 1.0), (100.0, 1.0)],
+            ),
+            with_runs("best", &[(7.5, 1.0), (8.5, 1.01), (7.8, 0.99), (8.2, 1.0)]),
+            with_runs("near", &[(7.0, 0.9), (9.0, 1.2), (7.5, 0.95), (8.5, 1.15)]),
+        ]);
+        let l = look(&e, 0, &judging, 4, 20, &[1, 2]);
+        assert!(l.dropped.is_empty(), "{:?}", l.dropped);
+        let near = &l.judged[1].standing;
+        assert!(near.is_open(), "near is open on wall time");
+        let low = near.memory_bounds.map_or(f64::NAN, |(low, _)| low);
+        assert!(low < 0.08 * 0.97 && low > 0.08 - 0.03, "{low}");
+        assert!(l.stop, "near cannot save 3 points more than best");
     }
 
     #[test]
