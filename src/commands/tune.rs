@@ -342,6 +342,7 @@ fn phase_two(
             candidate: c.clone(),
             memory: render::ratio_of(&analysis, i, memory).map(|r| r.value),
             survived: one.record.dropped(&c.spec()).is_none(),
+            kept_once: one.record.dropped(&c.spec()).is_none_or(|d| d.round > 1),
         })
         .collect();
     let finalists = finalists(&raced, FINALISTS);

@@ -1,7 +1,8 @@
 //! Phase two of the race: the keys that helped on their own (a candidate
-//! setting one key that was not dropped and used less memory than its
-//! allocator's plain configuration), the best value of each, and their
-//! combinations within one allocator; the finalists of phase one race them.
+//! setting one key that round 1's halving kept and that used less memory
+//! than its allocator's plain configuration), the best value of each, and
+//! their combinations within one allocator; the finalist of phase one
+//! races them.
 
 use super::candidates::Candidate;
 
@@ -13,6 +14,9 @@ pub struct Raced {
     pub memory: Option<f64>,
     /// Not dropped: still open or qualifying when the phase ended.
     pub survived: bool,
+    /// Kept by round 1's halving (among the best sixth of the field),
+    /// whether or not a later look dropped it.
+    pub kept_once: bool,
 }
 
 /// The most keys of one allocator combined: the two that helped most, one
@@ -28,11 +32,12 @@ fn plain_memory(results: &[Raced], allocator: &str) -> Option<f64> {
         .map_or(Some(1.0), |r| r.memory)
 }
 
-/// The best surviving value of each key that helped on its own, in the
-/// order the candidates came.
+/// The best value of each key that helped on its own, in the order the
+/// candidates came: among those round 1 kept, since the halving leaves a
+/// single finalist and a key helps whether or not it was the one.
 pub fn helpful(results: &[Raced]) -> Vec<&Raced> {
     let mut best: Vec<&Raced> = Vec::new();
-    for r in results.iter().filter(|r| r.survived) {
+    for r in results.iter().filter(|r| r.kept_once) {
         let (Some(key), Some(memory)) = (r.candidate.single_key(), r.memory) else {
             continue;
         };
@@ -126,6 +131,7 @@ mod tests {
             },
             memory: Some(memory),
             survived,
+            kept_once: survived,
         }
     }
 
@@ -161,6 +167,23 @@ mod tests {
                 "tcmalloc:release_rate=10"
             ]
         );
+    }
+
+    #[test]
+    fn a_key_round_one_kept_helps_though_a_later_look_dropped_it() {
+        let mut results = phase_one();
+        // arena_max=1 was kept by round 1 and dropped after round 2.
+        results[0].kept_once = true;
+        let specs: Vec<String> = helpful(&results)
+            .iter()
+            .map(|r| r.candidate.spec())
+            .collect();
+        assert_eq!(specs[0], "glibc:arena_max=1");
+        let finalist: Vec<String> = finalists(&results, 9)
+            .iter()
+            .map(Candidate::spec)
+            .collect();
+        assert!(!finalist.contains(&"glibc:arena_max=1".to_string()));
     }
 
     #[test]

@@ -17,8 +17,8 @@ use crate::analyze::metric_table;
 use crate::judging::JudgeSettings;
 use crate::model::StoredExperiment;
 
-/// The fewest candidates a halving keeps: two, so that the intervals from
-/// `FIRST_LOOK` on still have a race to judge.
+/// The fewest candidates round 1 keeps: two, so that round 2 still
+/// chooses between readings.
 const MIN_KEPT: usize = 2;
 
 /// How many spreads of one reading a performance point estimate must be
@@ -30,21 +30,21 @@ const NOISE_SPREADS: f64 = 2.0;
 const MIN_FOR_SPREAD: usize = 4;
 
 /// How many of `open` candidates the look after `round` keeps: a sixth,
-/// rounded down, after round 1 (20 -> 3, 24 -> 4), a third, rounded up,
-/// after round 2 (3 or 4 -> 2); `None` from `FIRST_LOOK` on, where the
-/// intervals judge instead. The shares are what keeps a race of the 20
-/// default candidates under twice the runs of `compare`'s five defaults
-/// when both settle at their first look: 21 runs in round 1, 4 in round 2
-/// and 3 in round 3 make 28, against compare's 15 (a quarter after round 1
-/// made it 32). Two survivors rather than three cost one run less a round
-/// and share the race's level among two.
+/// rounded down and at least 2, after round 1 (20 -> 3, 24 -> 4), one
+/// after round 2, the finalist (successive halving ends with one arm);
+/// `None` from `FIRST_LOOK` on, where the intervals judge instead. A lone
+/// finalist is judged at compare's own level (a family of one), so a race
+/// that settles at its first look costs 21 runs in round 1, 4 in round 2
+/// and 2 in round 3: 27, under twice the 15 of compare's five defaults at
+/// theirs, and 29 a round later (two finalists made it 28 and 31, and
+/// their level, shared between two, often needed that later round).
 pub fn kept_after(round: u32, open: usize) -> Option<usize> {
     let kept = match round {
-        1 => open / 6,
-        r if r < FIRST_LOOK => open.div_ceil(3),
+        1 => (open / 6).max(MIN_KEPT),
+        r if r < FIRST_LOOK => 1,
         _ => return None,
     };
-    Some(kept.max(MIN_KEPT).min(open))
+    Some(kept.min(open))
 }
 
 /// The spread (log scale) of one candidate's performance point estimate
@@ -176,15 +176,14 @@ mod tests {
     use crate::tune::test_fixture::{experiment, with_runs};
 
     #[test]
-    fn a_sixth_survives_round_one_and_a_third_of_that_round_two() {
+    fn a_sixth_survives_round_one_and_one_finalist_round_two() {
         assert_eq!(kept_after(1, 20), Some(3));
         assert_eq!(kept_after(1, 24), Some(4));
         assert_eq!(kept_after(1, 23), Some(3));
-        assert_eq!(kept_after(2, 3), Some(2));
-        assert_eq!(kept_after(2, 4), Some(2));
-        assert_eq!(kept_after(2, 7), Some(3));
+        assert_eq!(kept_after(2, 3), Some(1));
+        assert_eq!(kept_after(2, 4), Some(1));
         assert_eq!(kept_after(1, 3), Some(2));
-        assert_eq!(kept_after(2, 2), Some(2));
+        assert_eq!(kept_after(2, 2), Some(1));
         assert_eq!(kept_after(1, 1), Some(1));
         assert_eq!(kept_after(FIRST_LOOK, 24), None);
     }
@@ -286,6 +285,6 @@ mod tests {
     #[test]
     fn from_the_first_look_on_halving_drops_nothing() {
         assert!(halved(&[(40.0, 1.0), (90.0, 1.0), (95.0, 1.0)], FIRST_LOOK).is_empty());
-        assert_eq!(halved(&[(40.0, 1.0), (90.0, 1.0), (95.0, 1.0)], 2).len(), 1);
+        assert_eq!(halved(&[(40.0, 1.0), (90.0, 1.0), (95.0, 1.0)], 2).len(), 2);
     }
 }
