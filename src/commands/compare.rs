@@ -74,6 +74,12 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
             "complete"
         },
     )?;
+    // An experiment merged from a cluster's shards holds only its plan id;
+    // `report` re-judges with the settings stored here (the local session
+    // stored the same ones already).
+    for (key, value) in settings.judge.to_environment() {
+        store.set_environment(id, key, &value)?;
+    }
     report(&mut store, id, settings, &driven, rounds)?;
     if let Some(code) = exit_interrupted {
         eprintln!("allocscope: interrupted; the finished runs are stored in experiment {id}");

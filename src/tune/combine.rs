@@ -179,10 +179,7 @@ mod tests {
             .map(|r| r.candidate.spec())
             .collect();
         assert_eq!(specs[0], "glibc:arena_max=1");
-        let finalist: Vec<String> = finalists(&results, 9)
-            .iter()
-            .map(Candidate::spec)
-            .collect();
+        let finalist: Vec<String> = finalists(&results, 9).iter().map(Candidate::spec).collect();
         assert!(!finalist.contains(&"glibc:arena_max=1".to_string()));
     }
 

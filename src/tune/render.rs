@@ -344,9 +344,15 @@ mod tests {
     fn a_setting_is_shown_over_its_allocators_plain_configuration() -> anyhow::Result<()> {
         let e = experiment(vec![
             with_runs("glibc", &[(100.0, 1.0), (100.0, 1.0), (100.0, 1.0)]),
-            with_runs("glibc:arena_max=2", &[(80.0, 1.1), (80.0, 1.1), (80.0, 1.1)]),
+            with_runs(
+                "glibc:arena_max=2",
+                &[(80.0, 1.1), (80.0, 1.1), (80.0, 1.1)],
+            ),
             with_runs("jemalloc", &[(50.0, 1.0), (50.0, 1.0), (50.0, 1.0)]),
-            with_runs("jemalloc:narenas=1", &[(40.0, 1.2), (40.0, 1.2), (40.0, 1.2)]),
+            with_runs(
+                "jemalloc:narenas=1",
+                &[(40.0, 1.2), (40.0, 1.2), (40.0, 1.2)],
+            ),
         ]);
         let analysis = crate::analyze::analyze_with(e, "glibc", &JudgeSettings::default())?;
         let summary = one_phase(&analysis);
@@ -365,7 +371,11 @@ mod tests {
         let gl = row("glibc:arena_max=2").over_plain.expect("over glibc");
         assert!(near(gl.memory, 0.8) && near(gl.performance, 1.1), "{gl:?}");
         assert_eq!(row("jemalloc").over_plain, None);
-        assert!(text(&summary).contains("0.80x, 1.20x"), "{}", text(&summary));
+        assert!(
+            text(&summary).contains("0.80x, 1.20x"),
+            "{}",
+            text(&summary)
+        );
         Ok(())
     }
 

@@ -67,7 +67,7 @@ fn slurm_rounds_give_the_statuses_and_medians_of_a_local_run() {
     let _heavy = crate::common::one_heavy_test_at_a_time();
     let scratch = Scratch::new();
     let mut options = THREE_CONFIGS.to_vec();
-    options.extend(["-r", "4", "--interval", "50ms"]);
+    options.extend(["-r", "4", "--interval", "50ms", "--max-slowdown", "40"]);
     let (child, log) = spawn_slurm_compare(&scratch, &cluster, &options, &churn());
     let (output, text) = finish(child, &log);
     assert_eq!(output.status.code(), Some(0), "{text}");
@@ -112,13 +112,25 @@ fn slurm_rounds_give_the_statuses_and_medians_of_a_local_run() {
             "{name}: peak RSS median {remote} on Slurm, local runs {here:?}"
         );
     }
-    // The merged experiment re-renders like a local one.
-    let report = scratch.run(&["report", "--db", scratch.db().to_str().expect("utf-8")]);
+    // The merged experiment re-renders like a local one, judged by the
+    // budget compare was given.
+    let db = scratch.db();
+    let db = db.to_str().expect("utf-8");
+    let report = scratch.run(&["report", "--db", db, "--export-json", "again.json"]);
     assert_eq!(report.status.code(), Some(0), "{}", stderr(&report));
     assert!(
         stdout(&report).contains("4/4 runs ok"),
         "{}",
         stdout(&report)
+    );
+    let again: Value = serde_json::from_str(
+        &std::fs::read_to_string(scratch.path("again.json")).expect("report's export"),
+    )
+    .expect("json");
+    assert_eq!(
+        again["verdict"]["max_slowdown_pct"], 40.0,
+        "{}",
+        again["verdict"]["reason"]
     );
 }
 

@@ -136,7 +136,11 @@ fn tune_races_the_default_candidates_drops_some_and_recommends_one_that_ran() {
             .count()
     };
     assert_eq!(reached(2), (phase_one.len() / 6).max(2), "{tune}");
-    assert!(reached(3) <= 1, "{} candidates ran 3 rounds: {tune}", reached(3));
+    assert!(
+        reached(3) <= 1,
+        "{} candidates ran 3 rounds: {tune}",
+        reached(3)
+    );
     // Under twice compare's 30 runs for its five defaults at 6 rounds.
     let total = tune["runs"].as_u64().expect("runs");
     assert!(total < 60, "{total} runs: {tune}");
