@@ -52,8 +52,9 @@ struct PhaseEnd {
     interrupted: bool,
 }
 
-/// Runs the race and returns the process exit code: 0 when it ended, 1
-/// when no round left runs, 128+signal when interrupted.
+/// Runs the race and returns the process exit code: 0 when it ended and
+/// every run of both phases ended `ok`, 1 when some did not (as `compare`)
+/// or no round left runs, 128+signal when interrupted.
 pub fn tune(mut settings: TuneSettings) -> anyhow::Result<i32> {
     for warning in &settings.compare.warnings {
         eprintln!("warning: {warning}");
@@ -108,7 +109,12 @@ pub fn tune(mut settings: TuneSettings) -> anyhow::Result<i32> {
         );
         return Ok(code);
     }
-    Ok(0)
+    let all_ok = std::iter::once(&analysis)
+        .chain(earlier.as_ref().map(|(a, _)| a))
+        .flat_map(|a| &a.experiment.configs)
+        .flat_map(|c| &c.runs)
+        .all(|r| r.record.status == crate::model::RunStatus::Ok);
+    Ok(if all_ok { 0 } else { 1 })
 }
 
 fn interrupt_code(interrupt: &Interrupt) -> Option<i32> {

@@ -97,7 +97,15 @@ pub fn halve(
     let limit = budget_log + NOISE_SPREADS * perf_noise(&centres);
     let over = |j: &Judged| j.perf.as_ref().is_some_and(|p| p.centre > limit);
     let memory = |j: &Judged| j.memory.as_ref().map_or(f64::INFINITY, |m| m.centre);
-    ranked.sort_by(|a, b| over(a).cmp(&over(b)).then(memory(a).total_cmp(&memory(b))));
+    // A candidate without figures (every run failed, crashed or was
+    // killed) can never be recommended: it ranks after every one with
+    // figures, even one over the budget.
+    let failed = |j: &Judged| j.memory.is_none();
+    ranked.sort_by(|a, b| {
+        (failed(a), over(a))
+            .cmp(&(failed(b), over(b)))
+            .then(memory(a).total_cmp(&memory(b)))
+    });
     let of = ranked.len();
     ranked
         .iter()
@@ -269,6 +277,30 @@ mod tests {
             why.is_some_and(|w| w.starts_with("round 1: ranked 8th of 8")
                 && w.contains("beyond one reading's noise")),
             "{why:?}"
+        );
+    }
+
+    #[test]
+    fn a_candidate_whose_runs_all_failed_ranks_after_one_over_the_budget() {
+        let mut configs = vec![with_runs("glibc", &[(100.0, 1.0)])];
+        configs.push(with_runs("fast", &[(50.0, 1.0)]));
+        configs.push(with_runs("slow", &[(40.0, 3.0)]));
+        let mut failed = with_runs("failed", &[(10.0, 1.0)]);
+        for run in &mut failed.runs {
+            run.record.status = crate::model::RunStatus::Failed;
+        }
+        configs.push(failed);
+        let e = experiment(configs);
+        let judging = JudgeSettings::default();
+        let table = metric_table::of_experiment(&e.info);
+        let m = measures(&e, 0, &table, &judging);
+        let judged = judge_all(&e, 0, &m, &judging);
+        let dropped = halve(&judged, &[1, 2, 3], &m, &judging, 1);
+        let gone: Vec<usize> = dropped.iter().map(|(i, _)| *i).collect();
+        assert_eq!(gone, [3], "kept 2 of 3: {dropped:?}");
+        assert!(
+            dropped[0].1.starts_with("round 1: ranked 3rd of 3 by no mean RSS figures"),
+            "{dropped:?}"
         );
     }
 

@@ -136,6 +136,8 @@ fn tune_on_slurm_drops_candidates_between_round_jobs_and_report_rerenders_the_ra
             "churn",
             "--threads",
             "4",
+            "--hot-threads",
+            "2",
             "--live-mib",
             "8",
             "--ops",
@@ -175,6 +177,13 @@ fn tune_on_slurm_drops_candidates_between_round_jobs_and_report_rerenders_the_ra
     for name in dropped_first {
         assert_eq!(run_indexes(&json, name), [1], "{name}");
     }
+    // Every run measured the program (exit 0 says every run was ok), so
+    // the finalist has figures to be judged by.
+    let finalist = rows
+        .iter()
+        .find(|r| r["dropped"].is_null())
+        .expect("a finalist");
+    assert!(finalist["memory_ratio"]["value"].is_f64(), "{finalist}");
     let race = stdout(&output);
     assert!(
         race.contains("tune, phase 1") && race.contains("Pareto front"),

@@ -189,6 +189,61 @@ fn tune_races_the_default_candidates_drops_some_and_recommends_one_that_ran() {
     assert_eq!(again["verdict"]["config"], recommended);
 }
 
+/// A candidate under which the program fails is recorded as failed and
+/// ranked after every candidate with figures; the race goes on with the
+/// others and exits 1, as compare does when a run failed.
+#[test]
+fn a_candidate_the_program_fails_under_goes_first_and_the_race_exits_1() {
+    let scratch = Scratch::new();
+    let db = scratch.db();
+    let db = db.to_str().expect("utf-8");
+    // Fails wherever glibc's tunables are set (arena_max, the thresholds);
+    // the baseline and the trim candidates (the heap probe's thread) run.
+    let output = scratch.run(&[
+        "tune",
+        "--db",
+        db,
+        "--export-json",
+        "tune.json",
+        "-a",
+        "glibc",
+        "--max-runs",
+        "3",
+        "--no-combine",
+        "--",
+        "sh",
+        "-c",
+        "test -z \"$GLIBC_TUNABLES\" && sleep 0.05",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let json = read_json(&scratch, "tune.json");
+    let rows = json["tune"]["phases"][0]["rows"]
+        .as_array()
+        .expect("phase one");
+    let failing = ["glibc:arena_max=1", "glibc:mmap_threshold=64k"];
+    for name in failing {
+        let row = rows.iter().find(|r| r["config"] == name).expect("raced");
+        assert_eq!(row["dropped"]["round"], 1, "{row}");
+        assert!(
+            runs(config(&json, name))
+                .iter()
+                .all(|r| r["status"] == "failed"),
+            "{name}"
+        );
+    }
+    let finalist = rows
+        .iter()
+        .find(|r| r["dropped"].is_null())
+        .expect("a finalist");
+    assert!(
+        finalist["config"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("glibc:trim=")),
+        "the finalist ran: {finalist}"
+    );
+    assert!(stdout(&output).contains("failed runs"), "{}", stdout(&output));
+}
+
 #[test]
 fn a_key_no_allocator_has_is_a_one_line_usage_error() {
     let scratch = Scratch::new();
