@@ -66,6 +66,9 @@ pub fn merge_shards(store: &mut Store, shards: &[Shard]) -> anyhow::Result<Merge
                 .collect();
             let (id, _) = store.begin_experiment(&first.experiment.info, &configs)?;
             store.set_environment(id, PLAN_ID, &first.plan_id)?;
+            for (key, value) in &first.judging {
+                store.set_environment(id, key, value)?;
+            }
             id
         }
     };

@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 pub const PLAN_ID: &str = "plan_id";
 pub const ROUND: &str = "round";
 pub const CPU_MODEL: &str = "cpu_model";
+/// The prefix of the judge's settings among the environment entries
+/// (`crate::judging`'s keys).
+const JUDGE_PREFIX: &str = "judge.";
 
 pub struct Shard {
     pub path: PathBuf,
@@ -22,6 +25,9 @@ pub struct Shard {
     pub round: u32,
     pub experiment: StoredExperiment,
     pub facts: RoundFacts,
+    /// The judge's settings the cell stored (`judge.*` entries), which the
+    /// merged experiment keeps so that `report` judges as planned.
+    pub judging: Vec<(String, String)>,
 }
 
 impl Shard {
@@ -71,12 +77,18 @@ impl Shard {
             .into());
         }
         let facts = RoundFacts::of_shard(round, &experiment, value(CPU_MODEL).unwrap_or_default());
+        let judging = environment
+            .iter()
+            .filter(|(k, _)| k.starts_with(JUDGE_PREFIX))
+            .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
+            .collect();
         Ok(Shard {
             path: path.to_path_buf(),
             plan_id,
             round,
             experiment,
             facts,
+            judging,
         })
     }
 }

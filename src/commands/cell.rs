@@ -20,6 +20,24 @@ use crate::usage_error::UsageError;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
+/// What a shard's experiment records besides its runs: its plan and round,
+/// the node's CPU, and the judge's settings, which travel with the shard so
+/// that a merge, by the engine or by hand, gives its experiment the budget
+/// it was planned with.
+fn shard_environment(
+    plan_id: &str,
+    round: u32,
+    judge: &crate::judging::JudgeSettings,
+) -> Vec<(&'static str, String)> {
+    let mut environment = vec![
+        (PLAN_ID, plan_id.to_string()),
+        (ROUND, round.to_string()),
+        (CPU_MODEL, facts::cpu_model()),
+    ];
+    environment.extend(judge.to_environment());
+    environment
+}
+
 /// Exit code 0 when the shard was written (the runs' own statuses are in
 /// it: a round whose runs failed is still a round to merge), 128+signal
 /// when interrupted, with no shard.
@@ -57,11 +75,7 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
             names.len()
         );
     }
-    let environment = vec![
-        (PLAN_ID, plan.plan_id.clone()),
-        (ROUND, round.to_string()),
-        (CPU_MODEL, facts::cpu_model()),
-    ];
+    let environment = shard_environment(&plan.plan_id, round, &settings.judge);
     // Warm-ups run on every node: each round warms its own machine.
     let interrupt = Interrupt::install()?;
     let mut local = Local::new(

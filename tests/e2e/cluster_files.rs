@@ -26,6 +26,8 @@ fn dry_run_plan(scratch: &Scratch, dir: &str) -> PathBuf {
         "glibc:arena_max=2",
         "-r",
         "2",
+        "--max-slowdown",
+        "40",
         "--",
     ];
     args.extend(churn());
@@ -96,6 +98,13 @@ fn merge_is_idempotent_refuses_foreign_and_newer_shards_and_warns_of_mixed_hardw
     for (name, statuses) in statuses(&merged) {
         assert_eq!(statuses, ["ok", "ok"], "{name}");
     }
+    // Merged by hand, the experiment is judged by the budget it was
+    // planned with, which the shards carry.
+    assert_eq!(
+        merged["verdict"]["max_slowdown_pct"], 40.0,
+        "{}",
+        merged["verdict"]["reason"]
+    );
 
     let again = merge(&scratch, &[&round0, &round1]);
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
