@@ -3,7 +3,7 @@
 //! under an allocator that never loaded must not be compared as if it had.
 
 use crate::alloc::allocator_of_library;
-use crate::sample::maps::{is_mapped, mapped_paths};
+use crate::sample::maps::{is_mapped, mapped_paths_whole};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -56,19 +56,31 @@ impl LoadCheck {
         self.observations += 1;
         let candidates = std::iter::once(main).chain(tree.iter().copied().filter(|&p| p != main));
         for pid in candidates {
-            let Some(paths) = mapped_paths(pid) else {
+            let Some((paths, whole)) = mapped_paths_whole(pid) else {
                 continue;
             };
-            self.note_other_allocators(&paths, &library);
-            if is_mapped(&paths, &library) {
-                self.seen = true;
-                self.missing_after_libc = false;
+            if self.note(&paths, whole, &library) {
                 return;
             }
-            if paths.iter().any(|p| is_libc(p)) {
-                self.missing_after_libc = true;
-            }
         }
+    }
+
+    /// One process's mapped `paths`; `whole`: the read reached its stack.
+    /// True once the library is seen. Only a whole read with libc but not
+    /// the library says the library is not coming: a process exiting while
+    /// it was read (a run of a few milliseconds) gives a short read that
+    /// may hold libc, mapped lower, but not the library.
+    fn note(&mut self, paths: &[PathBuf], whole: bool, library: &Path) -> bool {
+        self.note_other_allocators(paths, library);
+        if is_mapped(paths, library) {
+            self.seen = true;
+            self.missing_after_libc = false;
+            return true;
+        }
+        if whole && paths.iter().any(|p| is_libc(p)) {
+            self.missing_after_libc = true;
+        }
+        false
     }
 
     fn note_other_allocators(&mut self, paths: &[PathBuf], library: &Path) {
@@ -114,4 +126,30 @@ fn is_libc(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.starts_with("libc.so") || n.starts_with("libc-"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_whole_read_with_libc_and_without_the_library_says_it_is_missing() {
+        let library = PathBuf::from("/usr/lib/x86_64-linux-gnu/libmimalloc.so.2.0");
+        let libc = vec![
+            PathBuf::from("/usr/bin/prog"),
+            PathBuf::from("/usr/lib/x86_64-linux-gnu/libc.so.6"),
+        ];
+        let mut short = LoadCheck::new(Some(library.clone()));
+        assert!(!short.note(&libc, false, &library));
+        assert_eq!(short.not_loaded_reason(None, false), None, "a short read");
+        let mut whole = LoadCheck::new(Some(library.clone()));
+        assert!(!whole.note(&libc, true, &library));
+        assert!(whole
+            .not_loaded_reason(None, false)
+            .is_some_and(|r| r.contains("was not mapped in the workload")));
+        let mut both = libc.clone();
+        both.push(library.clone());
+        assert!(whole.note(&both, false, &library), "seen, even in a short read");
+        assert_eq!(whole.not_loaded_reason(None, false), None);
+    }
 }

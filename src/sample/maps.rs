@@ -38,11 +38,14 @@ fn path_field(line: &str) -> Option<&str> {
     path.starts_with('/').then_some(path)
 }
 
-/// Mapped files of a live process; `None` when it is gone or unreadable.
-pub fn mapped_paths(pid: i32) -> Option<Vec<PathBuf>> {
-    Some(parse_maps_paths(
-        &fs::read_to_string(format!("/proc/{pid}/maps")).ok()?,
-    ))
+/// The mapped file paths of `pid`, and whether the read reached its
+/// `[stack]`. A process that exits while its maps are read leaves a short
+/// read that ends early without an error; its libraries lie below the
+/// stack (either mmap layout), so a read that reached the stack has seen
+/// every library, and one that did not may have missed some.
+pub fn mapped_paths_whole(pid: i32) -> Option<(Vec<PathBuf>, bool)> {
+    let text = fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+    Some((parse_maps_paths(&text), text.contains("[stack]")))
 }
 
 /// True when `library` is one of `paths`: the same file once symlinks are
@@ -132,11 +135,12 @@ mod tests {
     #[test]
     #[cfg(all(target_arch = "x86_64", target_env = "gnu"))]
     fn own_process_maps_its_libc() {
-        let paths = mapped_paths(std::process::id() as i32).expect("own maps");
+        let (paths, whole) = mapped_paths_whole(std::process::id() as i32).expect("own maps");
         assert!(is_mapped(
             &paths,
             Path::new("/lib/x86_64-linux-gnu/libc.so.6")
         ));
-        assert_eq!(mapped_paths(i32::MAX), None);
+        assert!(whole, "a live process's read reaches its stack");
+        assert_eq!(mapped_paths_whole(i32::MAX), None);
     }
 }

@@ -45,7 +45,6 @@ use pss_estimate::{Live, PssEstimator, ScaledPss};
 use scaled_reads::RollupCost;
 use std::time::{Duration, Instant};
 
-pub use maps::{is_mapped, mapped_paths};
 pub use probe_shm::ProbeReader;
 pub use tree::{descendants, TreeWalker};
 
