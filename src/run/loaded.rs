@@ -149,7 +149,10 @@ mod tests {
             .is_some_and(|r| r.contains("was not mapped in the workload")));
         let mut both = libc.clone();
         both.push(library.clone());
-        assert!(whole.note(&both, false, &library), "seen, even in a short read");
+        assert!(
+            whole.note(&both, false, &library),
+            "seen, even in a short read"
+        );
         assert_eq!(whole.not_loaded_reason(None, false), None);
     }
 }

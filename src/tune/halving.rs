@@ -299,7 +299,9 @@ mod tests {
         let gone: Vec<usize> = dropped.iter().map(|(i, _)| *i).collect();
         assert_eq!(gone, [3], "kept 2 of 3: {dropped:?}");
         assert!(
-            dropped[0].1.starts_with("round 1: ranked 3rd of 3 by no mean RSS figures"),
+            dropped[0]
+                .1
+                .starts_with("round 1: ranked 3rd of 3 by no mean RSS figures"),
             "{dropped:?}"
         );
     }

@@ -241,7 +241,11 @@ fn a_candidate_the_program_fails_under_goes_first_and_the_race_exits_1() {
             .is_some_and(|c| c.starts_with("glibc:trim=")),
         "the finalist ran: {finalist}"
     );
-    assert!(stdout(&output).contains("failed runs"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("failed runs"),
+        "{}",
+        stdout(&output)
+    );
 }
 
 #[test]
