@@ -53,6 +53,19 @@ pub const MIN_SAVING_KEY: &str = "judge.min_saving_pct";
 pub const MAX_SLOWDOWN_KEY: &str = "judge.max_slowdown_pct";
 pub const LIMIT_HEADROOM_KEY: &str = "judge.limit_headroom_pct";
 
+/// True for one of the keys above (a cluster's shard carries them to the
+/// experiment its merge creates).
+pub fn is_judging_key(key: &str) -> bool {
+    [
+        MEMORY_METRIC_KEY,
+        PERF_METRIC_KEY,
+        MIN_SAVING_KEY,
+        MAX_SLOWDOWN_KEY,
+        LIMIT_HEADROOM_KEY,
+    ]
+    .contains(&key)
+}
+
 /// How a comparison is judged; `None` metrics leave the choice to the kind
 /// of experiment (`analyze::choice`).
 #[derive(Debug, Clone, PartialEq)]

@@ -588,6 +588,16 @@ pub struct StoredExperiment {
     pub configs: Vec<StoredConfig>,
 }
 
+impl StoredExperiment {
+    /// Every run of every configuration ended `ok` (the exit code's test).
+    pub fn all_runs_ok(&self) -> bool {
+        self.configs
+            .iter()
+            .flat_map(|c| &c.runs)
+            .all(|r| r.record.status == RunStatus::Ok)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Breakdown;

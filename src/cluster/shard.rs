@@ -15,9 +15,6 @@ use std::path::{Path, PathBuf};
 pub const PLAN_ID: &str = "plan_id";
 pub const ROUND: &str = "round";
 pub const CPU_MODEL: &str = "cpu_model";
-/// The prefix of the judge's settings among the environment entries
-/// (`crate::judging`'s keys).
-const JUDGE_PREFIX: &str = "judge.";
 
 pub struct Shard {
     pub path: PathBuf,
@@ -25,7 +22,7 @@ pub struct Shard {
     pub round: u32,
     pub experiment: StoredExperiment,
     pub facts: RoundFacts,
-    /// The judge's settings the cell stored (`judge.*` entries), which the
+    /// The judge's settings the cell stored (`judging::is_judging_key`), which the
     /// merged experiment keeps so that `report` judges as planned.
     pub judging: Vec<(String, String)>,
 }
@@ -79,7 +76,7 @@ impl Shard {
         let facts = RoundFacts::of_shard(round, &experiment, value(CPU_MODEL).unwrap_or_default());
         let judging = environment
             .iter()
-            .filter(|(k, _)| k.starts_with(JUDGE_PREFIX))
+            .filter(|(k, _)| crate::judging::is_judging_key(k))
             .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
             .collect();
         Ok(Shard {

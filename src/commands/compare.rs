@@ -8,7 +8,6 @@ use super::rounds::{drive, Driven, RoundPlan};
 use crate::analyze::analyze_with;
 use crate::cluster::batch::JobRequest;
 use crate::cluster::executor::node_arguments;
-use crate::model::RunStatus;
 use crate::options::rounds::Schedule;
 use crate::options::CompareSettings;
 use crate::run::Interrupt;
@@ -74,23 +73,12 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
             "complete"
         },
     )?;
-    // An experiment merged from a cluster's shards holds only its plan id;
-    // `report` re-judges with the settings stored here (the local session
-    // stored the same ones already).
-    for (key, value) in settings.judge.to_environment() {
-        store.set_environment(id, key, &value)?;
-    }
     report(&mut store, id, settings, &driven, rounds)?;
     if let Some(code) = exit_interrupted {
         eprintln!("allocscope: interrupted; the finished runs are stored in experiment {id}");
         return Ok(code);
     }
-    let experiment = store.load_experiment(Some(id))?;
-    let all_ok = experiment
-        .configs
-        .iter()
-        .flat_map(|c| &c.runs)
-        .all(|r| r.record.status == RunStatus::Ok);
+    let all_ok = store.load_experiment(Some(id))?.all_runs_ok();
     Ok(if all_ok && driven.lost.is_empty() {
         0
     } else {

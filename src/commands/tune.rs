@@ -111,9 +111,7 @@ pub fn tune(mut settings: TuneSettings) -> anyhow::Result<i32> {
     }
     let all_ok = std::iter::once(&analysis)
         .chain(earlier.as_ref().map(|(a, _)| a))
-        .flat_map(|a| &a.experiment.configs)
-        .flat_map(|c| &c.runs)
-        .all(|r| r.record.status == crate::model::RunStatus::Ok);
+        .all(|a| a.experiment.all_runs_ok());
     Ok(if all_ok { 0 } else { 1 })
 }
 

@@ -8,8 +8,6 @@ use crate::slurm_cluster::SlurmCluster;
 use serde_json::Value;
 use std::process::Output;
 
-const ALLOCSCOPE: &str = env!("CARGO_BIN_EXE_allocscope");
-
 /// allocscope with `args` against the cluster, to its end.
 fn on_slurm(scratch: &Scratch, cluster: &SlurmCluster, args: &[&str]) -> Output {
     scratch
@@ -110,44 +108,27 @@ fn tune_on_slurm_drops_candidates_between_round_jobs_and_report_rerenders_the_ra
     let scratch = Scratch::new();
     let db = scratch.db();
     let db = db.to_str().expect("utf-8");
-    let output = on_slurm(
-        &scratch,
-        &cluster,
-        &[
-            "tune",
-            "--executor",
-            "slurm",
-            "--db",
-            db,
-            "--export-json",
-            "tune.json",
-            "-a",
-            "glibc",
-            "--max-runs",
-            "3",
-            "--no-combine",
-            "--max-slowdown",
-            "200",
-            "--interval",
-            "50ms",
-            "--",
-            ALLOCSCOPE,
-            "workload",
-            "churn",
-            "--threads",
-            "4",
-            "--hot-threads",
-            "2",
-            "--live-mib",
-            "8",
-            "--ops",
-            "50000",
-            "--seconds",
-            "0",
-            "--hold-ms",
-            "0",
-        ],
-    );
+    let mut args = vec![
+        "tune",
+        "--executor",
+        "slurm",
+        "--db",
+        db,
+        "--export-json",
+        "tune.json",
+        "-a",
+        "glibc",
+        "--max-runs",
+        "3",
+        "--no-combine",
+        "--max-slowdown",
+        "200",
+        "--interval",
+        "50ms",
+        "--",
+    ];
+    args.extend(crate::cluster::churn());
+    let output = on_slurm(&scratch, &cluster, &args);
     let text = stderr(&output);
     assert_eq!(output.status.code(), Some(0), "{text}");
     // Round 1 runs every candidate; the halving leaves fewer to the jobs
