@@ -12,16 +12,23 @@
  * atomics, no locks or prints on the workload's malloc paths, fork handled. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <grp.h>
+#include <link.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -36,7 +43,8 @@ enum {
     W_ARENAS, W_CPU_NS, W_POLLS, W_TRIMS, W_UPDATED_NS, W_POLL_COST_NS,
     W_FREE, W_METADATA, W_THREADS, W_RECLAIMS, W_RECLAIM_RSS_BEFORE, W_RECLAIM_RSS_AFTER,
     W_RECLAIM_START_NS, W_RECLAIM_END_NS, W_RECLAIM_USER_NS, W_RECLAIM_SYS_NS,
-    W_POLLED_NS, W_POLL_START_NS, W_RECLAIM_FREE_BEFORE, W_RECLAIM_LIVE_BEFORE, W_WORDS
+    W_POLLED_NS, W_POLL_START_NS, W_RECLAIM_FREE_BEFORE, W_RECLAIM_LIVE_BEFORE,
+    W_STATE, W_RECLAIM_KIND, W_WORDS
 };
 /* Written by allocscope, outside the seqlocked words: how many reclaims it
  * asks for (PROTOCOL.md, "Reclaim requests"). */
@@ -46,6 +54,10 @@ enum {
 #define UNKNOWN UINT64_MAX
 enum { MODE_NONE = 0, MODE_STATS = 1, MODE_COUNT = 2 };
 enum { SRC_NONE = 0, SRC_GLIBC = 1, SRC_JEMALLOC = 2, SRC_GPERFTOOLS = 3, SRC_COUNT = 4 };
+/* Word 28: why the probe stopped polling in this process (0: it polls). */
+enum { STATE_ON = 0, STATE_NO_THREAD = 1, STATE_SECCOMP = 2 };
+/* Word 29: what the last reclaim test could reach. */
+enum { RECLAIM_NONE = 0, RECLAIM_PROCESS = 1, RECLAIM_OWN_THREAD = 2 };
 
 static _Atomic uint64_t *shm;
 static char shm_dir[512];
@@ -306,19 +318,48 @@ static unsigned polls_since_arenas;
 static uint64_t glibc_arenas;
 static int arenas_due;        /* polls that must read the arena count */
 static uint64_t most_threads; /* the most threads seen so far */
-static int task_fd = -1;      /* /proc/self/task: its link count is the thread count */
 
-static void find_counters(void) {
-    je_mallctl = dlsym(RTLD_DEFAULT, "mallctl");
-    gp_property = dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
-    mi_info = (mi_info_fn)dlsym(RTLD_DEFAULT, "mi_process_info");
-    /* glibc's counters only mean something when malloc is glibc's own. */
+/* The loaded object (its base address) a function lives in, or NULL. */
+static void *object_of(void *fn) {
     Dl_info info;
+    return fn && dladdr(fn, &info) ? info.dli_fbase : NULL;
+}
+
+/* The object whose malloc serves the program: counters and reclaim calls
+ * are taken from it only. A program that links one allocator (Debian's
+ * redis-server links jemalloc) run with another preloaded (tcmalloc) maps
+ * both: the linked one's mallctl would describe an idle heap. */
+static void *served_by;
+
+static void *from_server(void *fn) {
+    return fn && object_of(fn) == served_by ? fn : NULL;
+}
+
+/* Where the program's calls to malloc go. In a non-PIE executable that
+ * takes malloc's address (Debian's python3), dlsym finds the executable's
+ * canonical PLT entry, an undefined symbol with an address, and dladdr
+ * names the executable: the calls themselves go to the next definition. */
+static void *serving_malloc(void) {
 #ifdef ALLOCSCOPE_COUNT
-    void *m = (void *)real_malloc;
+    return (void *)real_malloc;
 #else
     void *m = dlsym(RTLD_DEFAULT, "malloc");
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (m && dladdr1(m, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_shndx == SHN_UNDEF)
+        m = dlsym(RTLD_NEXT, "malloc");
+    return m;
 #endif
+}
+
+static void find_counters(void) {
+    void *m = serving_malloc();
+    served_by = object_of(m);
+    je_mallctl = from_server(dlsym(RTLD_DEFAULT, "mallctl"));
+    gp_property = from_server(dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty"));
+    mi_info = (mi_info_fn)from_server((void *)dlsym(RTLD_DEFAULT, "mi_process_info"));
+    /* glibc's counters only mean something when malloc is glibc's own. */
+    Dl_info info;
     /* allocscope's glibc shim sends malloc to glibc in a program that links
      * another allocator: glibc's counters then, not the linked one's. */
     int shim = dlsym(RTLD_DEFAULT, "allocscope_glibc_shim") != NULL;
@@ -367,16 +408,14 @@ static uint64_t count_glibc_arenas(void) {
     return heap_tags;
 }
 
-/* The process's thread count, for 0.5 µs: a new thread may bring a new arena. */
+/* The process's thread count from the link count of /proc/self/task, for
+ * a few µs: a new thread may bring a new arena. By path, never through a
+ * descriptor kept open: a daemon that closes every descriptor at start, or
+ * reuses the number, must find nothing of ours. */
 static uint64_t thread_count(void) {
     struct stat st;
-    if (task_fd < 0 || fstat(task_fd, &st) != 0 || st.st_nlink < 2) return 0;
+    if (stat("/proc/self/task", &st) != 0 || st.st_nlink < 2) return 0;
     return (uint64_t)st.st_nlink - 2;
-}
-
-static void open_task_dir(void) {
-    if (task_fd >= 0) close(task_fd);
-    task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 static uint64_t je_size(const char *name) {
@@ -539,8 +578,8 @@ static int reclaim_at_exit;
 static uint64_t reclaim_cpu_ns; /* the probe thread's CPU spent reclaiming */
 
 static void find_reclaim(void) {
-    gp_release = dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory");
-    mi_collect_fn = (void (*)(int))dlsym(RTLD_DEFAULT, "mi_collect");
+    gp_release = from_server(dlsym(RTLD_DEFAULT, "MallocExtension_ReleaseFreeMemory"));
+    mi_collect_fn = (void (*)(int))from_server((void *)dlsym(RTLD_DEFAULT, "mi_collect"));
     if (gl_mallinfo2) gl_trim = dlsym(RTLD_DEFAULT, "malloc_trim");
 }
 
@@ -559,12 +598,16 @@ static uint64_t own_rss_bytes(void) {
     return pages * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
+/* Returns what the call could reach (word 29): mimalloc's mi_collect
+ * collects the calling thread's heap and the shared caches, never the
+ * heaps of the program's other threads. */
 static int release_memory(void) {
-    if (je_mallctl) return je_mallctl("arena.4096.purge", NULL, NULL, NULL, 0) == 0; /* MALLCTL_ARENAS_ALL */
-    if (gp_release) { gp_release(); return 1; }
-    if (mi_collect_fn) { mi_collect_fn(1); return 1; }
-    if (gl_trim) { gl_trim(0); return 1; }
-    return 0;
+    if (je_mallctl) /* MALLCTL_ARENAS_ALL */
+        return je_mallctl("arena.4096.purge", NULL, NULL, NULL, 0) == 0 ? RECLAIM_PROCESS : RECLAIM_NONE;
+    if (gp_release) { gp_release(); return RECLAIM_PROCESS; }
+    if (mi_collect_fn) { mi_collect_fn(1); return RECLAIM_OWN_THREAD; }
+    if (gl_trim) { gl_trim(0); return RECLAIM_PROCESS; }
+    return RECLAIM_NONE;
 }
 
 /* One reclaim: RSS just before and after, and when, in the words. An
@@ -582,7 +625,7 @@ static void reclaim(uint64_t *w) {
      * right before this call: what the test could return. */
     uint64_t free_before = w[W_FREE], live_before = w[W_LIVE];
     uint64_t before = own_rss_bytes();
-    int done = release_memory();
+    int kind = release_memory(), done = kind != RECLAIM_NONE;
     uint64_t after = own_rss_bytes();
     w[W_RECLAIM_END_NS] = now_ns(CLOCK_MONOTONIC);
     /* Its CPU time, user and system apart, so that the run's own can leave it out. */
@@ -594,6 +637,7 @@ static void reclaim(uint64_t *w) {
     w[W_RECLAIM_RSS_AFTER] = done ? after : UNKNOWN;
     w[W_RECLAIM_FREE_BEFORE] = done ? free_before : UNKNOWN;
     w[W_RECLAIM_LIVE_BEFORE] = done ? live_before : UNKNOWN;
+    w[W_RECLAIM_KIND] = (uint64_t)kind;
     w[W_RECLAIMS]++;
     reclaim_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 }
@@ -641,17 +685,24 @@ static uint64_t requested_reclaims(void) {
     return shm ? atomic_load_explicit(&shm[W_REQUEST], memory_order_acquire) : 0;
 }
 
+/* The thread sleeps on `wake` (CLOCK_MONOTONIC) under the poll lock, so
+ * that it can be stopped at once: before a call whose effect depends on
+ * the process having one thread or threads of equal credentials
+ * (`pause_probe`). */
+static pthread_cond_t wake;
+static pthread_t probe_thread;
+static int thread_running, stopping;
+static pid_t thread_pid;          /* the process the running thread belongs to */
+static int probe_state;           /* STATE_*: once off, the thread never starts again */
+static pthread_mutex_t cred_lock = PTHREAD_MUTEX_INITIALIZER; /* `pause_probe` */
+
 static void *probe_main(void *arg) {
     (void)arg;
     uint64_t interval_ns = (uint64_t)interval_ms * 1000000ull;
     uint64_t trim_ns = (uint64_t)trim_ms * 1000000ull;
     uint64_t now = now_ns(CLOCK_MONOTONIC), next_poll = now, next_trim = now + trim_ns;
-    for (;;) {
-        pthread_mutex_lock(&poll_lock);
-        if (exiting) {
-            pthread_mutex_unlock(&poll_lock);
-            return NULL;
-        }
+    pthread_mutex_lock(&poll_lock);
+    while (!exiting && !stopping) {
         now = now_ns(CLOCK_MONOTONIC);
         if (!shm && shm_dir[0]) {
             open_shm(); /* a failed open costs a few microseconds */
@@ -673,7 +724,6 @@ static void *probe_main(void *arg) {
             next_poll = now + (wait > interval_ns ? wait : interval_ns);
         }
         publish_now();
-        pthread_mutex_unlock(&poll_lock);
         /* Wake at least every interval: a reclaim request is answered
          * within one, whatever the budget does to the polls. */
         uint64_t until = shm ? next_poll : next_trim;
@@ -681,22 +731,26 @@ static void *probe_main(void *arg) {
         if (!shm && shm_dir[0] && (!trim_ns || until > now + interval_ns)) until = now + interval_ns;
         if (shm && until > now + interval_ns) until = now + interval_ns;
         if (trim_ns && next_trim < until) until = next_trim;
-        now = now_ns(CLOCK_MONOTONIC);
-        uint64_t nap = until > now ? until - now : 1000000ull;
-        struct timespec ts = {(time_t)(nap / 1000000000ull), (long)(nap % 1000000000ull)};
-        nanosleep(&ts, NULL);
+        if (until <= now_ns(CLOCK_MONOTONIC)) until = now_ns(CLOCK_MONOTONIC) + 1000000ull;
+        struct timespec ts = {(time_t)(until / 1000000000ull), (long)(until % 1000000000ull)};
+        while (!exiting && !stopping && pthread_cond_timedwait(&wake, &poll_lock, &ts) == 0) {
+        }
     }
+    pthread_mutex_unlock(&poll_lock);
     return NULL;
 }
 
 /* At exit (main returned or exit() was called): one last poll, so that a
  * short run's arenas are counted as they ended, then the reclaim test when
  * the run asked for it at exit. The probe thread stops polling: the
- * allocator may be torn down after us. */
+ * allocator may be torn down after us. Nothing at all once a seccomp
+ * filter is in place: the poll's own system calls might be refused and
+ * kill the process. */
 __attribute__((destructor)) static void probe_exit(void) {
-    if (!shm) return;
+    if (!shm || probe_state == STATE_SECCOMP) return;
     pthread_mutex_lock(&poll_lock);
     exiting = 1;
+    pthread_cond_signal(&wake);
     uint64_t cost = poll_once(1);
     if (reclaim_at_exit && words[W_RECLAIMS] == 0) reclaim(words);
     /* Not publish_now: this is the exiting thread, whose CPU clock is the
@@ -708,22 +762,52 @@ __attribute__((destructor)) static void probe_exit(void) {
     pthread_mutex_unlock(&poll_lock);
 }
 
-/* The thread is detached (it never keeps the process alive) and blocks every
- * signal, so the workload's signals go to its own threads. */
+/* Publishes why the probe stopped for good in this process (word 28);
+ * called with no probe thread running, so this is the only writer. */
+static void turn_off(int why) {
+    probe_state = why;
+    words[W_STATE] = (uint64_t)why;
+    words[W_UPDATED_NS] = now_ns(CLOCK_MONOTONIC);
+    publish(words);
+}
+
+/* The thread is joinable, so that `stop_thread` can wait for its end; it
+ * blocks every signal, so the workload's signals go to its own threads.
+ * A refused thread (RLIMIT_NPROC, a thread limit) turns the probe off:
+ * the program runs as it would without it. */
 static void start_thread(void) {
-    if (!shm_dir[0] && trim_ms <= 0) return;
-    open_shm();
+    if ((!shm_dir[0] && trim_ms <= 0) || probe_state != STATE_ON) return;
+    if (!shm) open_shm();
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0) return;
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, 256 * 1024);
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_t thread;
-    pthread_create(&thread, &attr, probe_main, NULL);
+    int err = pthread_create(&probe_thread, &attr, probe_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
+    if (err == 0) {
+        thread_running = 1;
+        thread_pid = getpid();
+    } else {
+        turn_off(STATE_NO_THREAD);
+    }
+}
+
+/* Stops this process's probe thread and waits for its end; returns 1 if
+ * one ran. A vfork child (same memory, another pid) leaves its parent's
+ * thread alone. */
+static int stop_thread(void) {
+    if (!thread_running || thread_pid != getpid()) return 0;
+    pthread_mutex_lock(&poll_lock);
+    stopping = 1;
+    pthread_cond_signal(&wake);
+    pthread_mutex_unlock(&poll_lock);
+    pthread_join(probe_thread, NULL);
+    stopping = 0;
+    thread_running = 0;
+    return 1;
 }
 
 /* In a forked child only the forking thread exists: drop the parent's
@@ -731,12 +815,144 @@ static void start_thread(void) {
 static void after_fork_child(void) {
     if (shm) munmap((void *)shm, SHM_BYTES);
     shm = NULL;
+    thread_running = 0;
+    stopping = 0;
     pthread_mutex_init(&poll_lock, NULL);
+    pthread_mutex_init(&cred_lock, NULL); /* a call another thread was inside */
     reset_words();
+    words[W_STATE] = (uint64_t)probe_state;
     most_threads = 0;
     reclaim_cpu_ns = 0;
-    open_task_dir();
+    if (probe_state == STATE_NO_THREAD) probe_state = STATE_ON; /* a new process may have room */
     start_thread();
+}
+
+/* ---------------------------------------------------------------- credentials */
+/* glibc's setuid family changes every thread's credentials by signalling
+ * each thread, and aborts the process if one thread's change fails where
+ * another's succeeded. A probe thread started before a per-thread change
+ * (capset, PR_SET_KEEPCAPS: what setpriv, su-like launchers and daemons
+ * dropping privileges do) would fail the next setresgid where the caller
+ * succeeds: the program dies of SIGABRT. unshare(CLONE_NEWUSER) and setns
+ * into a user namespace refuse a multithreaded caller. So each of these
+ * calls runs with the probe thread stopped; a new one starts after it,
+ * created by the calling thread, so with its credentials and namespaces.
+ * A seccomp filter stops the probe for good: its polls' system calls might
+ * be refused. The shared-memory file stays mapped: a file mapped before a
+ * uid change remains writable after it. */
+/* 0: not held (another thread is inside such a call: the probe is already
+ * stopped); 1: held, no thread was running; 2: held, the thread stopped. */
+static int pause_probe(void) {
+    if (pthread_mutex_trylock(&cred_lock) != 0) return 0;
+    return 1 + stop_thread();
+}
+
+static void resume_probe(int paused, int off) {
+    if (!paused) return;
+    if (off) turn_off(off);
+    else if (paused == 2) start_thread();
+    pthread_mutex_unlock(&cred_lock);
+}
+
+#define AROUND_CALL(ret, name, params, args, off)                        \
+    EXPORT ret name params {                                             \
+        static ret(*real) params;                                        \
+        if (!real) real = (ret(*) params)dlsym(RTLD_NEXT, #name);        \
+        if (!real) { errno = ENOSYS; return -1; }                        \
+        int paused = pause_probe();                                      \
+        ret result_ = real args;                                               \
+        int saved = errno;                                               \
+        resume_probe(paused, off);                                       \
+        errno = saved;                                                   \
+        return result_;                                                  \
+    }
+AROUND_CALL(int, setuid, (uid_t u), (u), 0)
+AROUND_CALL(int, setgid, (gid_t g), (g), 0)
+AROUND_CALL(int, seteuid, (uid_t u), (u), 0)
+AROUND_CALL(int, setegid, (gid_t g), (g), 0)
+AROUND_CALL(int, setreuid, (uid_t r, uid_t e), (r, e), 0)
+AROUND_CALL(int, setregid, (gid_t r, gid_t e), (r, e), 0)
+AROUND_CALL(int, setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s), 0)
+AROUND_CALL(int, setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s), 0)
+AROUND_CALL(int, setgroups, (size_t n, const gid_t *list), (n, list), 0)
+AROUND_CALL(int, initgroups, (const char *user, gid_t g), (user, g), 0)
+AROUND_CALL(int, capset, (void *header, const void *data), (header, data), 0)
+AROUND_CALL(int, unshare, (int flags), (flags), 0)
+AROUND_CALL(int, setns, (int fd, int type), (fd, type), 0)
+
+/* What a prctl or a raw system call means for the probe thread: 0 nothing,
+ * 1 run it with the thread stopped, 2 stop the probe for good. */
+static int prctl_class(long option) {
+    switch (option) {
+    case PR_SET_KEEPCAPS: case PR_SET_SECUREBITS: case PR_CAPBSET_DROP: case PR_CAP_AMBIENT:
+        return 1;
+    case PR_SET_SECCOMP:
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+static int syscall_class(long nr, long first) {
+    switch (nr) {
+    case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
+    case SYS_setresuid: case SYS_setresgid: case SYS_setgroups: case SYS_capset:
+    case SYS_unshare: case SYS_setns:
+        return 1;
+    case SYS_seccomp:
+        return 2;
+    case SYS_prctl:
+        return prctl_class(first);
+    default:
+        return 0;
+    }
+}
+
+static int (*real_prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+static long (*real_syscall)(long, long, long, long, long, long, long);
+
+/* prctl and syscall are variadic; the kernel takes at most 4 and 6 more
+ * words, which are passed on as they came (glibc's own wrappers do the
+ * same). */
+EXPORT int prctl(int option, ...) {
+    va_list ap;
+    va_start(ap, option);
+    unsigned long a[4];
+    for (int i = 0; i < 4; i++) a[i] = va_arg(ap, unsigned long);
+    va_end(ap);
+    if (!real_prctl) real_prctl = (int (*)(int, unsigned long, unsigned long, unsigned long, unsigned long))dlsym(RTLD_NEXT, "prctl");
+    if (!real_prctl) { errno = ENOSYS; return -1; }
+    int cls = prctl_class(option);
+    if (!cls) return real_prctl(option, a[0], a[1], a[2], a[3]);
+    int paused = pause_probe();
+    int r = real_prctl(option, a[0], a[1], a[2], a[3]);
+    int saved = errno;
+    resume_probe(paused, cls == 2 && r == 0 ? STATE_SECCOMP : 0);
+    errno = saved;
+    return r;
+}
+
+static int real_prctl_get_seccomp(void) {
+    if (!real_prctl) real_prctl = (int (*)(int, unsigned long, unsigned long, unsigned long, unsigned long))dlsym(RTLD_NEXT, "prctl");
+    return real_prctl ? real_prctl(PR_GET_SECCOMP, 0, 0, 0, 0) : 0;
+}
+
+EXPORT long syscall(long nr, ...) {
+    va_list ap;
+    va_start(ap, nr);
+    long a[6];
+    for (int i = 0; i < 6; i++) a[i] = va_arg(ap, long);
+    va_end(ap);
+    if (!real_syscall) real_syscall = (long (*)(long, long, long, long, long, long, long))dlsym(RTLD_NEXT, "syscall");
+    if (!real_syscall) { errno = ENOSYS; return -1; }
+    int cls = syscall_class(nr, a[0]);
+    if (!cls) return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    int paused = pause_probe();
+    long r = real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+    int saved = errno;
+    resume_probe(paused, cls == 2 && r == 0 ? STATE_SECCOMP : 0);
+    errno = saved;
+    return r;
 }
 
 static long env_long(const char *name, long fallback) {
@@ -766,9 +982,19 @@ __attribute__((constructor)) static void probe_init(void) {
     if (trim_ms > 0) periodic_trim = dlsym(RTLD_DEFAULT, "malloc_trim");
     reclaim_at_exit = env_long("ALLOCSCOPE_PROBE_RECLAIM_AT_EXIT", 0) > 0;
     if (!shm_dir[0] && trim_ms <= 0) return;
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&wake, &attr);
+    pthread_condattr_destroy(&attr);
     open_arena_stream();
-    open_task_dir();
     reset_words();
     pthread_atfork(NULL, NULL, after_fork_child);
+    /* An image exec'd under a seccomp filter (it outlives exec) gets no
+     * probe thread and opens no file: what the filter allows is unknown. */
+    if (real_prctl_get_seccomp() == 2) {
+        probe_state = STATE_SECCOMP;
+        return;
+    }
     start_thread();
 }

@@ -8,7 +8,8 @@
 //! the verdict carries the memory limit lines.
 
 use crate::common::{
-    config, configs, require, require_allocator, require_root, runs, stderr, stdout, Scratch,
+    config, configs, installed_allocators, require, require_allocator, require_program,
+    require_root, runs, stderr, stdout, Scratch,
 };
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
@@ -237,4 +238,65 @@ fn postgresql_with_pgbench_reports_each_configurations_working_set_and_limit() {
     assert!(table.contains("peak working set"), "{table}");
     let markdown = std::fs::read_to_string(&md).expect("markdown written");
     assert_limit_lines(&json, &table, &markdown);
+}
+
+/// The script a user wrote to measure PostgreSQL as a batch job: a
+/// throw-away cluster made by `initdb` started through `setpriv` (the uid
+/// switch before exec that once made every configuration die of SIGABRT
+/// in 20 ms: capset and PR_SET_KEEPCAPS on one thread, then setresgid
+/// failing on the probe's), the server started, pgbench's tables and a
+/// short pgbench, the server stopped.
+fn setpriv_script(bin: &Path, dir: &Path) -> String {
+    let as_pg = "setpriv --reuid=postgres --regid=postgres --init-groups";
+    let b = |p: &str| bin.join(p).display().to_string();
+    let (data, sock) = (dir.join("data"), dir.join("sock"));
+    format!(
+        "set -e\nrm -rf {data} && mkdir -p {data} {sock} && chown postgres: {data} {sock}\n\
+         {as_pg} {initdb} -D {data} -A trust --no-sync >/dev/null\n\
+         {as_pg} {ctl} -D {data} -o '-c listen_addresses= -k {sock} -c fsync=off' -w -l {data}/log start >/dev/null\n\
+         {as_pg} {pgbench} -h {sock} -i -s 1 -q postgres 2>/dev/null\n\
+         {as_pg} {pgbench} -h {sock} -c 4 -t 300 postgres >/dev/null\n\
+         {as_pg} {ctl} -D {data} -m fast -w stop >/dev/null\n",
+        data = data.display(),
+        sock = sock.display(),
+        initdb = b("initdb"),
+        ctl = b("pg_ctl"),
+        pgbench = b("pgbench"),
+    )
+}
+
+#[test]
+fn postgresql_initialised_through_setpriv_runs_under_every_default_configuration() {
+    let Some(bin) = postgres_bin() else {
+        require(
+            false,
+            "PostgreSQL (/usr/lib/postgresql/N/bin)",
+            "apt-get install postgresql",
+        );
+        return;
+    };
+    if !require_root("initdb runs as postgres through setpriv")
+        || !require_program("setpriv", "util-linux")
+    {
+        return;
+    }
+    installed_allocators(); // under CI=true, every default configuration's allocator
+    let _heavy = crate::common::one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    std::fs::set_permissions(scratch.dir.path(), std::fs::Permissions::from_mode(0o711))
+        .expect("chmod");
+    let script = scratch.path("pg.sh");
+    std::fs::write(&script, setpriv_script(&bin, scratch.dir.path())).expect("script");
+    let (output, json) = scratch.compare(&["-r", "1"], &["bash", script.to_str().expect("utf-8")]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(configs(&json).len() >= 2, "{json}");
+    for c in configs(&json) {
+        let name = c["name"].as_str().unwrap_or_default();
+        let run = &runs(c)[0];
+        assert_eq!(run["status"], "ok", "{name}: {run}");
+        // The backends' heap is read: megabytes, not the shell's kilobytes.
+        let live = bytes(&run["peak_live_heap_bytes"]);
+        eprintln!("{name}: peak live heap {live}, wall {}", run["wall_s"]);
+        assert!(live > 2e6, "{name}: peak live heap {live}: {run}");
+    }
 }
