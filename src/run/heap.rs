@@ -8,7 +8,7 @@ use super::loaded::LoadCheck;
 use super::probe_files::ProbeFiles;
 use crate::model::{ProcessName, RunStatus, Sample};
 use crate::probe::{launch_env, ProbeLaunch, ENV_RECLAIM_AT_EXIT};
-use crate::sample::probe_shm::{most_arenas, ProbeReading};
+use crate::sample::probe_shm::{most_arenas, ProbeOff, ProbeReading};
 use crate::sample::ProbeReader;
 use anyhow::Context;
 use std::os::unix::fs::DirBuilderExt;
@@ -178,6 +178,37 @@ impl HeapRun {
     }
 }
 
+/// The processes whose probe turned itself off (PROTOCOL.md, "What the
+/// probe never changes"), by reason: the run says so rather than letting
+/// their last reading pass for the whole run.
+pub(super) fn off_note(readings: &[(i32, ProbeReading)]) -> Option<String> {
+    let mut by_reason: Vec<(ProbeOff, Vec<i32>)> = Vec::new();
+    for (pid, off) in readings.iter().filter_map(|(pid, r)| Some((*pid, r.off?))) {
+        match by_reason.iter_mut().find(|(o, _)| *o == off) {
+            Some((_, pids)) => pids.push(pid),
+            None => by_reason.push((off, vec![pid])),
+        }
+    }
+    let notes: Vec<String> = by_reason
+        .iter()
+        .map(|(off, pids)| {
+            const SHOWN: usize = 5;
+            let listed: Vec<String> = pids.iter().take(SHOWN).map(i32::to_string).collect();
+            let more = match pids.len().saturating_sub(SHOWN) {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            let label = if pids.len() == 1 { "PID" } else { "PIDs" };
+            format!(
+                "heap probe off in {label} {}{more}: {}; its heap figures end at its last reading",
+                listed.join(", "),
+                off.reason()
+            )
+        })
+        .collect();
+    (!notes.is_empty()).then(|| notes.join("; "))
+}
+
 /// A short run's arenas, as its processes left them: the probe reads the
 /// count once more at exit, after the last tick. The last sample gets the
 /// count of the process with the most when that is more than it saw (arenas
@@ -207,5 +238,32 @@ impl Drop for HeapRun {
         if let Some(dir) = &self.shm_dir {
             let _ = std::fs::remove_dir_all(dir);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn off(pid: i32, off: Option<ProbeOff>) -> (i32, ProbeReading) {
+        (pid, ProbeReading { off, ..ProbeReading::default() })
+    }
+
+    #[test]
+    fn processes_whose_probe_turned_off_are_named_with_the_reason() {
+        let readings = [
+            off(10, None),
+            off(11, Some(ProbeOff::Seccomp)),
+            off(12, Some(ProbeOff::NoThread)),
+            off(13, Some(ProbeOff::Seccomp)),
+        ];
+        let note = off_note(&readings).unwrap_or_default();
+        assert!(
+            note.contains("heap probe off in PIDs 11, 13: the program installed a seccomp filter"),
+            "{note}"
+        );
+        assert!(note.contains("heap probe off in PID 12: its thread could not be created"), "{note}");
+        assert!(!note.contains("10"), "{note}");
+        assert_eq!(off_note(&[off(1, None)]), None);
     }
 }

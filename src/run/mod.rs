@@ -149,11 +149,16 @@ fn finish(
         checks,
     };
     let concluded = conclude(launch, ended, sampling.sampler_mut());
-    // A big tree's sampling says what it thinned, after any other note.
-    let message = match (concluded.message, sampling.thinning_note()) {
-        (Some(m), Some(note)) => Some(format!("{m}; {note}")),
-        (m, note) => m.or(note),
-    };
+    // A probe that turned itself off says why; a big tree's sampling says
+    // what it thinned, after any other note.
+    let message = [
+        concluded.message,
+        heap::off_note(&readings),
+        sampling.thinning_note(),
+    ]
+    .into_iter()
+    .flatten()
+    .reduce(|m, note| format!("{m}; {note}"));
     RunRecord {
         index: launch.index,
         status: concluded.status,

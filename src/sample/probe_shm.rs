@@ -34,7 +34,8 @@ const W_POLLED_NS: usize = 24;
 const W_POLL_START_NS: usize = 25;
 const W_RECLAIM_FREE_BEFORE: usize = 26;
 const W_RECLAIM_LIVE_BEFORE: usize = 27;
-const WORDS: usize = 28;
+const W_STATE: usize = 28;
+const WORDS: usize = 30;
 /// Written by allocscope: how many reclaim tests it asks for.
 const W_REQUEST: usize = 64;
 
@@ -67,6 +68,37 @@ pub struct ProbeReading {
     pub poll_start_ns: Option<u64>,
     /// The last reclaim test this process answered, if any.
     pub reclaim: Option<ReclaimReading>,
+    /// Why the probe stopped polling in this process for good, if it did
+    /// (PROTOCOL.md, word 28): its last reading before that stands.
+    pub off: Option<ProbeOff>,
+}
+
+/// Why a process's probe turned itself off, leaving the program as it
+/// would run without it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeOff {
+    /// Its thread could not be created (a thread or process limit).
+    NoThread,
+    /// The program installed a seccomp filter, which might refuse the
+    /// probe's system calls.
+    Seccomp,
+}
+
+impl ProbeOff {
+    fn from_word(word: u64) -> Option<ProbeOff> {
+        match word {
+            1 => Some(ProbeOff::NoThread),
+            2 => Some(ProbeOff::Seccomp),
+            _ => None,
+        }
+    }
+
+    pub fn reason(self) -> &'static str {
+        match self {
+            ProbeOff::NoThread => "its thread could not be created (a thread or process limit)",
+            ProbeOff::Seccomp => "the program installed a seccomp filter",
+        }
+    }
 }
 
 impl ProbeReading {
@@ -124,6 +156,7 @@ pub fn decode(words: &[u64; WORDS]) -> Option<ProbeReading> {
         cpu_ns: words[W_CPU_NS],
         polled_ns: (words[W_POLLED_NS] > 0).then_some(words[W_POLLED_NS]),
         poll_start_ns: (words[W_POLL_START_NS] > 0).then_some(words[W_POLL_START_NS]),
+        off: ProbeOff::from_word(words[W_STATE]),
         reclaim: (words[W_RECLAIMS] > 0).then(|| ReclaimReading {
             count: words[W_RECLAIMS],
             rss_before_bytes: known(words[W_RECLAIM_RSS_BEFORE]),

@@ -233,3 +233,19 @@ fn a_jvm_runs_as_without_the_probe() {
         (Some(9), "thread\nheld 2000\n")
     );
 }
+
+#[test]
+fn a_run_whose_probe_turned_off_for_a_seccomp_filter_is_ok_and_says_why() {
+    let scratch = Scratch::new();
+    let program = program("hostile").display().to_string();
+    let (output, json) = scratch.compare(&["-a", "glibc", "-r", "1"], &[&program, "seccomp"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = &runs(config(&json, "glibc"))[0];
+    assert_eq!(run["status"], "ok", "{run}");
+    let message = run["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("heap probe off in PID ")
+            && message.contains("the program installed a seccomp filter"),
+        "{message}"
+    );
+}
