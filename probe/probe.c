@@ -318,6 +318,22 @@ static unsigned polls_since_arenas;
 static uint64_t glibc_arenas;
 static int arenas_due;        /* polls that must read the arena count */
 static uint64_t most_threads; /* the most threads seen so far */
+/* Threads the program created (the probe's own excluded): while none, a
+ * glibc heap has one arena, the main one. */
+static _Atomic uint64_t threads_created;
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static void resolve_pthread_create(void) {
+    if (!real_pthread_create)
+        real_pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(RTLD_NEXT, "pthread_create");
+}
+
+EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg) {
+    resolve_pthread_create();
+    if (!real_pthread_create) return ENOSYS;
+    atomic_fetch_add_explicit(&threads_created, 1, memory_order_relaxed);
+    return real_pthread_create(thread, attr, start, arg);
+}
 
 /* The loaded object (its base address) a function lives in, or NULL. */
 static void *object_of(void *fn) {
@@ -480,7 +496,12 @@ static void poll_glibc(uint64_t *w, int final) {
     struct mallinfo2 mi = gl_mallinfo2();
     w[W_LIVE] = (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
     w[W_FREE] = (uint64_t)mi.fordblks;
-    if (gl_malloc_info && (final || arenas_due || glibc_arenas == 0 || ++polls_since_arenas >= 8)) {
+    /* A program that never created a thread has the main arena alone (the
+     * probe thread never mallocs): no malloc_info then, whose XML printer
+     * touches some 390 KiB of libc's text, resident from then on in a
+     * process of 2 MiB (PROTOCOL.md, "The probe's own footprint"). */
+    if (!atomic_load_explicit(&threads_created, memory_order_relaxed)) glibc_arenas = 1;
+    else if (gl_malloc_info && (final || arenas_due || glibc_arenas == 0 || ++polls_since_arenas >= 8)) {
         uint64_t n = count_glibc_arenas();
         if (n) glibc_arenas = n;
         polls_since_arenas = 0;
@@ -762,6 +783,18 @@ __attribute__((destructor)) static void probe_exit(void) {
     pthread_mutex_unlock(&poll_lock);
 }
 
+/* The condition variable the probe thread sleeps on, made anew in a forked
+ * child: the parent's copy records the parent's waiting thread, which does
+ * not exist in the child, and glibc's condition variables wait for their
+ * waiters to leave, so a signal or a timed wait on it could block. */
+static void init_wake(void) {
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&wake, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
 /* Publishes why the probe stopped for good in this process (word 28);
  * called with no probe thread running, so this is the only writer. */
 static void turn_off(int why) {
@@ -784,7 +817,8 @@ static void start_thread(void) {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int err = pthread_create(&probe_thread, &attr, probe_main, NULL);
+    resolve_pthread_create();
+    int err = real_pthread_create ? real_pthread_create(&probe_thread, &attr, probe_main, NULL) : ENOSYS;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     if (err == 0) {
@@ -819,6 +853,7 @@ static void after_fork_child(void) {
     stopping = 0;
     pthread_mutex_init(&poll_lock, NULL);
     pthread_mutex_init(&cred_lock, NULL); /* a call another thread was inside */
+    init_wake();
     reset_words();
     words[W_STATE] = (uint64_t)probe_state;
     most_threads = 0;
@@ -982,11 +1017,7 @@ __attribute__((constructor)) static void probe_init(void) {
     if (trim_ms > 0) periodic_trim = dlsym(RTLD_DEFAULT, "malloc_trim");
     reclaim_at_exit = env_long("ALLOCSCOPE_PROBE_RECLAIM_AT_EXIT", 0) > 0;
     if (!shm_dir[0] && trim_ms <= 0) return;
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&wake, &attr);
-    pthread_condattr_destroy(&attr);
+    init_wake();
     open_arena_stream();
     reset_words();
     pthread_atfork(NULL, NULL, after_fork_child);

@@ -26,8 +26,10 @@ pub fn of(run: &StoredRun) -> RunMetrics {
 
 /// Derives a run's metrics from its record.
 ///
-/// The peak RSS is the larger of the sampled maximum and the kernel's VmHWM:
-/// for a single process VmHWM is exact (sampling can miss a short spike); for
+/// The peak RSS is the larger of the sampled maximum and the kernel's VmHWM
+/// (the workload's own process's as its ticks read it, wait4's for the
+/// others: `run/reaper.rs`): for a single process VmHWM is exact (sampling
+/// can miss a short spike); for
 /// a tree the sampled sum is the better figure, but never less than the
 /// largest single process's high-water mark.
 pub fn run_metrics(record: &RunRecord) -> RunMetrics {

@@ -110,6 +110,9 @@ impl Supervisor<'_> {
         );
         match tick {
             Tick::Sampled(sample) => {
+                if let Some(hwm) = crate::sample::proc::read_status_hwm(pid) {
+                    self.usage.note_main_hwm(hwm);
+                }
                 self.samples.push(sample);
                 self.marks.settle(Some(&sample), now);
                 if let Some(on_sample) = self.on_sample {
@@ -133,7 +136,7 @@ impl Supervisor<'_> {
             Event::Reaped(reaped) => {
                 let is_load = self.service.as_ref().is_some_and(|s| s.is_load(reaped.pid));
                 if !is_load {
-                    self.usage.add(&reaped);
+                    self.usage.add(&reaped, reaped.pid == self.pid);
                 }
                 if reaped.pid == self.pid {
                     self.main_status = Some(reaped.status);

@@ -249,3 +249,40 @@ fn a_run_whose_probe_turned_off_for_a_seccomp_filter_is_ok_and_says_why() {
         "{message}"
     );
 }
+
+#[test]
+fn forked_children_that_make_a_credential_call_keep_their_status_and_keep_polling() {
+    // Each child stops and restarts its probe thread, which sleeps on a
+    // condition variable: the parent's copy unless made anew in the child
+    // (a pre-forking server's worker once stopped polling after one read).
+    let out = same_with_and_without_probe(&hostile(&["fork-setgid", "20"]));
+    assert_eq!((out.code, out.stdout.as_str()), (Some(0), "forked 20\n"));
+    let scratch = Scratch::new();
+    let dir = scratch.path("probe");
+    std::fs::create_dir(&dir).expect("probe dir");
+    let library = install(ProbeBuild::Stats).expect("installs the probe");
+    let words = hostile(&["fork-setgid", "20"]);
+    let env = [
+        ("LD_PRELOAD".to_string(), library.display().to_string()),
+        (
+            "ALLOCSCOPE_PROBE_SHM".to_string(),
+            dir.display().to_string(),
+        ),
+        ("ALLOCSCOPE_PROBE_INTERVAL_MS".to_string(), "5".to_string()),
+    ];
+    assert_eq!(outcome(&words, &env).code, Some(0));
+    // Word 10: polls so far. 300 ms idle at one poll per 5 ms: dozens.
+    let polls: Vec<u64> = std::fs::read_dir(&dir)
+        .expect("lists the probe files")
+        .flatten()
+        .map(|f| {
+            let bytes = std::fs::read(f.path()).expect("reads a probe file");
+            u64::from_le_bytes(bytes[80..88].try_into().expect("8 bytes"))
+        })
+        .collect();
+    assert_eq!(polls.len(), 21, "{polls:?}");
+    assert!(
+        polls.iter().all(|&p| p >= 10),
+        "a process stopped polling: {polls:?}"
+    );
+}

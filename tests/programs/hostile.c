@@ -19,7 +19,10 @@
  *                   but a few, then 300 ms of work and exit(0)
  *   unshare         unshare(CLONE_NEWUSER), which refuses a multithreaded
  *                   caller; prints its result
- *   fork-in-handler fork() from a SIGALRM handler; the child exits 5 */
+ *   fork-in-handler fork() from a SIGALRM handler; the child exits 5
+ *   fork-setgid N   forks N children one after another; each calls
+ *                   setgid(getgid()) (a no-op credential call, as a
+ *                   pre-forking server's workers make) and idles 300 ms */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -216,6 +219,22 @@ static int fork_in_handler(void) {
     return 0;
 }
 
+static int fork_setgid(int n) {
+    for (int i = 0; i < n; i++) {
+        nap_ms(30);
+        pid_t child = fork();
+        if (child == 0) {
+            if (setgid(getgid()) != 0) _exit(2);
+            nap_ms(300);
+            _exit(0);
+        }
+        int status = 0;
+        waitpid(child, &status, 0);
+    }
+    printf("forked %d\n", n);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *mode = argc > 1 ? argv[1] : "";
@@ -236,6 +255,7 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "seccomp")) return sandboxed();
     if (!strcmp(mode, "unshare")) return unshare_user();
     if (!strcmp(mode, "fork-in-handler")) return fork_in_handler();
+    if (!strcmp(mode, "fork-setgid")) return fork_setgid(argc > 2 ? atoi(argv[2]) : 3);
     fprintf(stderr, "usage: hostile MODE\n");
     return 64;
 }
