@@ -30,9 +30,13 @@ fn a_wrapped_live_heap_is_discarded_and_an_unresident_one_clamped() {
     assert_eq!(tally.note(), None);
     let honest = tally.vet(reading(10 * MIB, None), 20 * MIB);
     assert_eq!(honest.map(|r| r.live_bytes), Some(10 * MIB));
-    // Untouched by a page: clamped, not worth a note.
+    // Allocated, not touched yet: clamped, not worth a note.
     let small = tally.vet(reading(20 * MIB + 4096, None), 20 * MIB);
     assert_eq!(small.map(|r| r.live_bytes), Some(20 * MIB));
+    let filling = tally.vet(reading(39 * MIB, None), 20 * MIB);
+    assert_eq!(filling.map(|r| r.live_bytes), Some(20 * MIB));
+    let first_tick = tally.vet(reading(15 * MIB, None), MIB);
+    assert_eq!(first_tick.map(|r| r.live_bytes), Some(MIB));
     assert_eq!(tally.note(), None);
     let wrapped = u64::MAX - 1199;
     assert_eq!(tally.vet(reading(0, Some(wrapped)), 20 * MIB), None);
@@ -40,9 +44,9 @@ fn a_wrapped_live_heap_is_discarded_and_an_unresident_one_clamped() {
     assert_eq!(big.map(|r| r.live_bytes), Some(20 * MIB));
     let note = tally.note().unwrap_or_default();
     assert!(
-        note.contains("1 of 4 readings discarded")
+        note.contains("1 of 6 readings discarded")
             && note.contains("18446744073709550416")
-            && note.contains("1 of 4 readings clamped"),
+            && note.contains("1 of 6 readings clamped"),
         "{note}"
     );
 }

@@ -14,6 +14,7 @@ mod compare;
 mod cpus;
 mod fixed_duration;
 mod heap;
+mod impossible_figures;
 mod lifecycle;
 mod limits;
 mod markers;
