@@ -583,7 +583,7 @@ fn only_a_store_that_cannot_grow_is_called_full() -> Result<()> {
     big.samples = (0..20_000)
         .map(|i| Sample {
             t_s: f64::from(i) * 0.01,
-            ..big.samples[1].clone()
+            ..big.samples[1]
         })
         .collect();
     let error = store.add_run(ids[0], &big).expect_err("full");
