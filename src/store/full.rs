@@ -14,7 +14,7 @@ pub struct StoreFull;
 
 impl std::fmt::Display for StoreFull {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the store cannot grow (disk full or over a file-size limit)")
+        f.write_str("the store cannot grow")
     }
 }
 
