@@ -205,16 +205,34 @@ impl<'s> Session<'s> {
         if planned.warmup {
             return Ok(Step::Done);
         }
-        if let Err(error) = store.add_run(self.config_ids[planned.config], &record) {
-            return Err(error.context(format!(
-                "run {} of '{}' could not be stored in '{}' (disk full or over a file-size \
-                 limit?); the {} runs stored before it are kept: allocscope report --db {}",
-                planned.repetition,
-                config.name,
-                store.path().display(),
-                self.stored,
-                store.path().display()
-            )));
+        let stored = match store.store_run(self.config_ids[planned.config], &record) {
+            Ok(stored) => stored,
+            Err(error) => {
+                // "Disk full" only when SQLite said so (`store::is_full`);
+                // any other failure is shown in its own words.
+                let why = if crate::store::is_full(&error) {
+                    " (disk full or over a file-size limit)"
+                } else {
+                    ""
+                };
+                return Err(error.context(format!(
+                    "run {} of '{}' could not be stored in '{}'{why}; the {} runs stored before \
+                     it are kept: allocscope report --db {}",
+                    planned.repetition,
+                    config.name,
+                    store.path().display(),
+                    self.stored,
+                    store.path().display()
+                )));
+            }
+        };
+        // A figure too large to store is kept as unknown: the run keeps
+        // its status, its message says which, and so does the log.
+        if let Some(note) = stored.note {
+            self.progress.say(&format!(
+                "allocscope: {} run {}: {note}",
+                config.name, planned.repetition
+            ));
         }
         self.stored += 1;
         Ok(Step::Done)

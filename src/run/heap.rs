@@ -8,12 +8,14 @@ use super::loaded::LoadCheck;
 use super::probe_files::ProbeFiles;
 use crate::model::{ProcessName, RunStatus, Sample};
 use crate::probe::{launch_env, ProbeLaunch, ENV_RECLAIM_AT_EXIT};
+use crate::sample::heap_vet::Tally;
 use crate::sample::probe_shm::{most_arenas, ProbeOff, ProbeReading};
 use crate::sample::ProbeReader;
 use anyhow::Context;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 static RUNS: AtomicU32 = AtomicU32::new(0);
@@ -27,6 +29,9 @@ pub struct HeapRun {
     control: Option<ProbeReader>,
     /// The files of processes that run as another user.
     files: Option<ProbeFiles>,
+    /// What the sampler's reader discarded or clamped (`heap_vet`), for the
+    /// run's message.
+    tally: Arc<Tally>,
 }
 
 impl HeapRun {
@@ -64,6 +69,7 @@ impl HeapRun {
             files: shm_dir.clone().map(ProbeFiles::new),
             shm_dir,
             check: LoadCheck::new(Some(probe.library.clone())),
+            tally: Tally::shared(),
         })
     }
 
@@ -107,7 +113,7 @@ impl HeapRun {
     pub fn reader(&self, interval: Duration) -> Option<ProbeReader> {
         self.shm_dir
             .clone()
-            .map(|dir| ProbeReader::new(dir, interval))
+            .map(|dir| ProbeReader::new(dir, interval).vetting_into(Arc::clone(&self.tally)))
     }
 
     pub fn settled(&self) -> bool {
@@ -169,6 +175,14 @@ impl HeapRun {
                     *message = Some(match message.take() {
                         Some(m) => format!("{m}; {note}"),
                         None => note.to_string(),
+                    });
+                }
+                // Readings discarded (a counter below zero) or clamped
+                // (more live heap than resident) are said, not hidden.
+                if let Some(note) = self.tally.note() {
+                    *message = Some(match message.take() {
+                        Some(m) => format!("{m}; {note}"),
+                        None => note,
                     });
                 }
                 (Some(mode.to_string()), Some(cpu_s))

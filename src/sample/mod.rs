@@ -27,6 +27,7 @@
 mod breakdown;
 mod counters;
 mod cpu_time;
+pub mod heap_vet;
 mod kept_open;
 pub mod maps;
 pub mod probe_shm;

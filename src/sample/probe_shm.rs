@@ -8,7 +8,11 @@ use foldhash::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
+use super::heap_vet::{known, Tally};
+use std::sync::Arc;
+
 const MAGIC: u64 = 0x3152_5043_4f4c_4c41; // "ALLOCPR1"
+#[cfg(test)]
 const UNKNOWN: u64 = u64::MAX;
 const MAP_BYTES: usize = 4096;
 const W_MAGIC: usize = 0;
@@ -46,6 +50,10 @@ pub struct ProbeReading {
     /// 0 none (no counters), 1 stats, 2 count.
     pub mode: u64,
     pub live_bytes: u64,
+    /// The live heap word when it was a negative that wrapped (2^63 or
+    /// more, not the probe's "unknown"): the reading is then discarded
+    /// (`heap_vet`), and `live_bytes` is 0.
+    pub live_wrapped: Option<u64>,
     pub resident_bytes: Option<u64>,
     pub retained_bytes: Option<u64>,
     pub arenas: Option<u32>,
@@ -137,16 +145,19 @@ pub struct ReclaimReading {
 }
 
 /// Decodes the words of one file; `None` unless it is a probe file whose
-/// probe has measured something.
+/// probe has measured something. A size word of 2^63 or more is unknown,
+/// whether the probe wrote "unknown" (`u64::MAX`) or a counter wrapped
+/// below zero (`heap_vet::known`).
 pub fn decode(words: &[u64; WORDS]) -> Option<ProbeReading> {
     if words[W_MAGIC] != MAGIC {
         return None;
     }
-    let known = |v: u64| (v != UNKNOWN).then_some(v);
+    let live = words[W_LIVE];
     Some(ProbeReading {
         pid: words[W_PID],
         mode: words[W_MODE],
-        live_bytes: known(words[W_LIVE]).unwrap_or(0),
+        live_bytes: known(live).unwrap_or(0),
+        live_wrapped: (known(live).is_none() && live != u64::MAX).then_some(live),
         resident_bytes: known(words[W_RESIDENT]),
         retained_bytes: known(words[W_RETAINED]),
         arenas: u32::try_from(words[W_ARENAS]).ok().filter(|&a| a > 0),
@@ -253,7 +264,8 @@ pub struct HeapTotals {
     /// Each process's own reading (those with counters: mode stats or
     /// count), to combine with its /proc figures.
     pub processes: Vec<(i32, ProbeReading)>,
-    /// Processes whose reading was stale (`ProbeReading::stale_at`): their
+    /// Processes whose reading was stale (`ProbeReading::stale_at`) or
+    /// impossible (a live heap that wrapped below zero, `heap_vet`): their
     /// figures are left out, and the tick has no heap figures at all
     /// (`read` leaves every sum `None`), rather than wrong ones.
     pub stale_processes: u32,
@@ -276,6 +288,8 @@ pub struct ProbeReader {
     ticks: u64,
     /// The ticks whose reads were thinned, and what they read.
     pub thinned: ProbeThinning,
+    /// What vetting the readings discarded or clamped (`heap_vet`).
+    tally: Arc<Tally>,
 }
 
 /// What the thinned ticks of a big tree read (`MIN_THINNED_PROBES`).
@@ -385,7 +399,14 @@ impl ProbeReader {
                 .unwrap_or(u64::MAX),
             ticks: 0,
             thinned: ProbeThinning::default(),
+            tally: Tally::shared(),
         }
+    }
+
+    /// This reader, vetting into `tally` (shared with the run that says
+    /// what it discarded or clamped).
+    pub fn vetting_into(self, tally: Arc<Tally>) -> ProbeReader {
+        ProbeReader { tally, ..self }
     }
 
     /// Sums the readings of `pids`, and finds the process with the most
@@ -442,6 +463,14 @@ impl ProbeReader {
                 totals.stale_processes += 1;
                 continue;
             }
+            // A live heap that wrapped below zero is no figure: the tick
+            // goes without sums, as with a stale reading; one above what is
+            // resident is clamped to it.
+            let Some(reading) = self.tally.vet(reading, anon_bytes) else {
+                seen.read_at_anon = None;
+                totals.stale_processes += 1;
+                continue;
+            };
             seen.read_at_anon = Some(anon_bytes);
             add(&mut totals.live_heap_bytes, Some(reading.live_bytes));
             add(&mut totals.allocator_resident_bytes, reading.resident_bytes);
@@ -689,7 +718,8 @@ mod tests {
             std::fs::write(dir.path().join(pid.to_string()), bytes)?;
         }
         let mut reader = ProbeReader::new(dir.path().to_path_buf(), Duration::MAX);
-        let totals = reader.read(&[(11, 0), (12, 0), (13, 0)]);
+        // Each process's anonymous RSS holds its live heap (`heap_vet`).
+        let totals = reader.read(&[(11, 4096), (12, 4096), (13, 4096)]);
         assert_eq!(totals.live_heap_bytes, Some(1024));
         assert_eq!(totals.allocator_free_bytes, Some(80));
         assert_eq!(totals.allocator_metadata_bytes, None);
@@ -700,7 +730,7 @@ mod tests {
             (totals.arenas, totals.allocator_resident_bytes),
             (Some((5, 12)), None)
         );
-        assert_eq!(reader.read(&[(13, 0)]).live_heap_bytes, None);
+        assert_eq!(reader.read(&[(13, 4096)]).live_heap_bytes, None);
         let (cpu_s, mode) = reader.finish();
         assert!((cpu_s - 1.0).abs() < 1e-9);
         assert_eq!(mode, "count");
@@ -738,13 +768,13 @@ mod tests {
             std::fs::write(dir.path().join(pid.to_string()), bytes)?;
         }
         let mut reader = ProbeReader::new(dir.path().to_path_buf(), Duration::from_millis(50));
-        let fresh = reader.read(&[(21, 0)]);
+        let fresh = reader.read(&[(21, 4096)]);
         assert_eq!(
             (fresh.live_heap_bytes, fresh.stale_processes),
             (Some(1000), 0)
         );
         // One stale process of two: no sums at all, not half of them.
-        let tick = reader.read(&[(21, 0), (22, 0)]);
+        let tick = reader.read(&[(21, 4096), (22, 4096)]);
         assert_eq!((tick.live_heap_bytes, tick.stale_processes), (None, 1));
         assert!(tick.processes.is_empty() && tick.allocator_free_bytes.is_none());
         Ok(())
@@ -859,3 +889,7 @@ mod tests {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "impossible_figures_tests.rs"]
+mod impossible_figures_tests;

@@ -7,11 +7,13 @@
 //! runs as they happen, `load.rs` reads them back (`markers.rs` a run's markers), `recordings.rs` keeps
 //! long recordings, `shard.rs` what the cluster merge asks of a file;
 //! `schema.rs` versions and migrations, `sample_rows.rs` the sample
-//! columns, `convert.rs` integers between the model and SQLite. This file
+//! columns, `convert.rs` integers between the model and SQLite, `full.rs` whether a
+//! failed write means the store cannot grow. This file
 //! only declares and re-exports, and no file imports it: imports between
 //! the files go one way.
 
 mod convert;
+mod full;
 mod load;
 mod markers;
 mod open;
@@ -25,8 +27,10 @@ mod shard;
 mod tests;
 mod write;
 
+pub use full::{is_full, StoreFull};
 pub use load::ExperimentListing;
 pub use open::Store;
 pub use recordings::{Ending, NewRecording, MINUTE_WINDOW_S, RAW_WINDOW_S};
 pub use schema::SCHEMA_VERSION;
 pub use shard::schema_version_of;
+pub use write::StoredRunId;

@@ -1,6 +1,7 @@
 //! Opening a store file: the `Store` handle, WAL journal mode, foreign
 //! keys, and the schema brought up to date (`schema.rs`).
 
+use super::convert::Unstorable;
 use super::schema;
 use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, OpenFlags};
@@ -15,6 +16,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct Store {
     pub(super) conn: Connection,
     pub(super) path: PathBuf,
+    /// The recording's figures stored as unknown so far, for the message
+    /// `finish_recording` stores (`convert::Unstorable`).
+    pub(super) unstorable: Unstorable,
 }
 
 /// Switches the database to WAL and returns the journal mode it is in. Two
@@ -72,6 +76,7 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            unstorable: Unstorable::default(),
         })
     }
 

@@ -7,7 +7,7 @@
 //! recomputed from the finer tier with `INSERT OR REPLACE`, so a recording
 //! resumed after a crash rolls up the same way.
 
-use super::convert::{opt_u64_at, to_i64, u64_at};
+use super::convert::{opt_u64_at, to_i64, u64_at, with_note, Unstorable};
 use super::load::effective_status;
 use super::open::Store;
 use super::sample_rows;
@@ -144,11 +144,18 @@ impl Store {
                     "recording_id",
                 ))
                 .with_context(context)?;
+            let mut unstorable = Unstorable::default();
             for s in samples {
                 insert
-                    .execute(rusqlite::params_from_iter(sample_rows::values(id, s)?))
+                    .execute(rusqlite::params_from_iter(sample_rows::values(
+                        id,
+                        s,
+                        &mut unstorable,
+                    )))
                     .with_context(context)?;
             }
+            // Said once, in the message `finish_recording` stores.
+            self.unstorable.absorb(&unstorable);
         }
         roll_up(&tx, id, last_t_s, false).with_context(context)?;
         tx.commit().with_context(context)
@@ -164,6 +171,7 @@ impl Store {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .with_context(context)?;
         roll_up(&tx, id, f64::INFINITY, true).with_context(context)?;
+        let unstorable = std::mem::take(&mut self.unstorable).sentence();
         let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
         tx.execute(
             "UPDATE recordings SET status = ?1, finished_at = ?2, exit_code = ?3, signal = ?4,
@@ -173,7 +181,7 @@ impl Store {
                 now,
                 ending.exit_code,
                 ending.signal,
-                ending.message,
+                with_note(ending.message.as_deref(), unstorable),
                 id
             ],
         )

@@ -4,9 +4,8 @@
 //! columns named `breakdown_` + its part's key, all NULL when the tick had
 //! none.
 
-use super::convert::{opt_i64, opt_u64_at, to_i64, u64_at};
+use super::convert::{opt_u64_at, u64_at, Unstorable};
 use crate::model::{Breakdown, CgroupSample, ProcessName, Sample};
-use anyhow::Result;
 use rusqlite::types::Value;
 use rusqlite::Row;
 
@@ -41,30 +40,28 @@ pub(super) fn insert_sql(verb: &str, table: &str, owner: &str) -> String {
     format!("{verb} INTO {table} ({owner}, {COLUMNS}) VALUES ({marks})")
 }
 
-/// The owner's id followed by the sample's values, in `COLUMNS` order.
-pub(super) fn values(owner: i64, s: &Sample) -> Result<Vec<Value>> {
+/// The owner's id followed by the sample's values, in `COLUMNS` order. A
+/// figure too large for SQLite is stored as unknown and noted in
+/// `unstorable` (`convert.rs`); the breakdown and the cgroup's figures are
+/// stored whole or not at all, as they are read back.
+pub(super) fn values(owner: i64, s: &Sample, unstorable: &mut Unstorable) -> Vec<Value> {
     let opt = |v: Option<i64>| v.map_or(Value::Null, Value::Integer);
+    let u = unstorable;
     let mut values = vec![
         Value::Integer(owner),
         Value::Real(s.t_s),
-        Value::Integer(to_i64(s.rss_bytes, "rss_bytes")?),
-        opt(opt_i64(s.pss_bytes, "pss_bytes")?),
-        opt(opt_i64(s.uss_bytes, "uss_bytes")?),
-        opt(opt_i64(s.swap_bytes, "swap_bytes")?),
-        Value::Integer(to_i64(s.vsz_bytes, "vsz_bytes")?),
+        Value::Integer(u.saturating(s.rss_bytes, "rss_bytes")),
+        opt(u.opt(s.pss_bytes, "pss_bytes")),
+        opt(u.opt(s.uss_bytes, "uss_bytes")),
+        opt(u.opt(s.swap_bytes, "swap_bytes")),
+        Value::Integer(u.saturating(s.vsz_bytes, "vsz_bytes")),
         Value::Integer(s.processes.into()),
         Value::Integer(s.threads.into()),
-        Value::Integer(to_i64(s.minor_faults, "minor_faults")?),
-        Value::Integer(to_i64(s.major_faults, "major_faults")?),
-        opt(opt_i64(s.live_heap_bytes, "live_heap_bytes")?),
-        opt(opt_i64(
-            s.allocator_resident_bytes,
-            "allocator_resident_bytes",
-        )?),
-        opt(opt_i64(
-            s.allocator_retained_bytes,
-            "allocator_retained_bytes",
-        )?),
+        Value::Integer(u.saturating(s.minor_faults, "minor_faults")),
+        Value::Integer(u.saturating(s.major_faults, "major_faults")),
+        opt(u.opt(s.live_heap_bytes, "live_heap_bytes")),
+        opt(u.opt(s.allocator_resident_bytes, "allocator_resident_bytes")),
+        opt(u.opt(s.allocator_retained_bytes, "allocator_retained_bytes")),
         opt(s.arenas.map(i64::from)),
         Value::Integer(s.pss_estimated_processes.into()),
         opt(s.arenas_pid.map(i64::from)),
@@ -73,34 +70,44 @@ pub(super) fn values(owner: i64, s: &Sample) -> Result<Vec<Value>> {
             .map_or(Value::Null, |n| Value::Text(n.as_str().to_string())),
         Value::Integer(s.heapless_processes.into()),
     ];
-    match s.breakdown {
-        Some(b) => {
-            for (column, part) in BREAKDOWN.iter().zip(b.parts()) {
-                values.push(Value::Integer(to_i64(part, column)?));
-            }
+    let breakdown = s.breakdown.map(|b| {
+        let parts: Vec<(u64, &'static str)> = b.parts().into_iter().zip(BREAKDOWN).collect();
+        (u.all_fit(&parts), parts)
+    });
+    match breakdown {
+        Some((true, parts)) => {
+            values.extend(
+                parts
+                    .iter()
+                    .map(|&(v, _)| Value::Integer(i64::try_from(v).unwrap_or(i64::MAX))),
+            );
         }
-        None => values.extend([(); 8].map(|_| Value::Null)),
+        _ => values.extend([(); 8].map(|_| Value::Null)),
     }
-    values.extend(cgroup_values(s.cgroup.as_ref())?);
+    values.extend(cgroup_values(s.cgroup.as_ref(), u));
     values.push(Value::Integer(s.heap_stale_processes.into()));
-    Ok(values)
+    values
 }
 
-/// The cgroup's columns of a sample, NULL for a run without a group.
-fn cgroup_values(cgroup: Option<&CgroupSample>) -> Result<[Value; 7]> {
+/// The cgroup's columns of a sample, NULL for a run without a group or
+/// one whose figures cannot all be stored.
+fn cgroup_values(cgroup: Option<&CgroupSample>, u: &mut Unstorable) -> [Value; 7] {
     let Some(c) = cgroup else {
-        return Ok(std::array::from_fn(|_| Value::Null));
+        return std::array::from_fn(|_| Value::Null);
     };
-    let int = |v: u64, what: &str| to_i64(v, what).map(Value::Integer);
-    Ok([
-        int(c.charge_bytes, "cgroup_charge_bytes")?,
-        int(c.working_set_bytes, "cgroup_working_set_bytes")?,
-        int(c.anon_bytes, "cgroup_anon_bytes")?,
-        int(c.file_bytes, "cgroup_file_bytes")?,
-        int(c.shmem_bytes, "cgroup_shmem_bytes")?,
-        int(c.kernel_bytes, "cgroup_kernel_bytes")?,
-        int(c.huge_pages_bytes, "cgroup_huge_pages_bytes")?,
-    ])
+    let figures = [
+        (c.charge_bytes, "cgroup_charge_bytes"),
+        (c.working_set_bytes, "cgroup_working_set_bytes"),
+        (c.anon_bytes, "cgroup_anon_bytes"),
+        (c.file_bytes, "cgroup_file_bytes"),
+        (c.shmem_bytes, "cgroup_shmem_bytes"),
+        (c.kernel_bytes, "cgroup_kernel_bytes"),
+        (c.huge_pages_bytes, "cgroup_huge_pages_bytes"),
+    ];
+    if !u.all_fit(&figures) {
+        return std::array::from_fn(|_| Value::Null);
+    }
+    figures.map(|(v, _)| Value::Integer(i64::try_from(v).unwrap_or(i64::MAX)))
 }
 
 /// The cgroup's columns of a row: present when the charge is.

@@ -411,9 +411,20 @@ fn failed_add_run_leaves_no_partial_run() -> Result<()> {
     let mut store = Store::open(&dir.path().join("a.db"))?;
     let (id, ids) = store.begin_experiment(&info(), &configs())?;
     store.add_run(ids[0], &record(1, RunStatus::Ok))?;
+    // A sample SQLite refuses: the whole run rolls back, and the error is
+    // its own, not a full store.
+    store.conn.execute_batch(
+        "CREATE TEMP TRIGGER refuse BEFORE INSERT ON samples WHEN NEW.t_s > 100
+             BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+    )?;
     let mut bad = record(2, RunStatus::Ok);
-    bad.samples[1].rss_bytes = u64::MAX; // cannot be stored: the whole run rolls back
-    assert!(store.add_run(ids[0], &bad).is_err());
+    bad.samples[1].t_s = 1000.0;
+    let error = store.add_run(ids[0], &bad).expect_err("refused");
+    assert!(!is_full(&error), "{error:#}");
+    assert!(
+        format!("{error:#}").contains("refused by the test"),
+        "{error:#}"
+    );
     store.add_run(ids[0], &record(3, RunStatus::Ok))?;
     let loaded = store.load_experiment(Some(id))?;
     let indexes: Vec<u32> = loaded.configs[0]
@@ -517,5 +528,65 @@ fn two_stores_opening_one_new_file_at_once_both_open() -> Result<()> {
                 .map_err(|e| anyhow!("round {round}: {e}"))?;
         }
     }
+    Ok(())
+}
+
+#[test]
+fn a_figure_too_large_to_store_is_unknown_and_the_run_is_kept_with_a_note() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut store = Store::open(&dir.path().join("a.db"))?;
+    let (id, ids) = store.begin_experiment(&info(), &configs())?;
+    let mut run = record(1, RunStatus::Ok);
+    // mstress under tcmalloc: a live heap of -1200 that wrapped.
+    run.samples[1].live_heap_bytes = Some(u64::MAX - 1199);
+    run.samples[1].breakdown = Some(crate::model::Breakdown::from_parts([u64::MAX; 8]));
+    run.samples[0].rss_bytes = u64::MAX;
+    let stored = store.store_run(ids[0], &run)?;
+    let note = stored.note.unwrap_or_default();
+    assert!(
+        note.contains("live_heap_bytes once (18446744073709550416)")
+            && note.contains("rss_bytes once")
+            && note.contains("breakdown_live_heap_bytes once"),
+        "{note}"
+    );
+    store.add_run(ids[0], &record(2, RunStatus::Ok))?;
+    let loaded = store.load_experiment(Some(id))?;
+    let runs = &loaded.configs[0].runs;
+    assert_eq!(runs.len(), 2);
+    let back = &runs[0].record;
+    assert_eq!(back.status, RunStatus::Ok);
+    assert_eq!(back.samples.len(), 2);
+    assert_eq!(back.samples[1].live_heap_bytes, None);
+    assert_eq!(back.samples[1].breakdown, None);
+    assert_eq!(
+        back.samples[1].pss_bytes, run.samples[1].pss_bytes,
+        "the rest kept"
+    );
+    // A column that cannot be NULL keeps the largest figure it can hold.
+    assert_eq!(back.samples[0].rss_bytes, i64::MAX as u64);
+    assert_eq!(back.message.as_deref(), Some(note.as_str()));
+    Ok(())
+}
+
+#[test]
+fn only_a_store_that_cannot_grow_is_called_full() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut store = Store::open(&dir.path().join("a.db"))?;
+    let (_, ids) = store.begin_experiment(&info(), &configs())?;
+    store.add_run(ids[0], &record(1, RunStatus::Ok))?;
+    // SQLite's page limit fails writes exactly like a full disk (SQLITE_FULL).
+    let pages: i64 = store
+        .conn
+        .query_row("PRAGMA page_count", [], |r| r.get(0))?;
+    store.conn.pragma_update(None, "max_page_count", pages)?;
+    let mut big = record(2, RunStatus::Ok);
+    big.samples = (0..20_000)
+        .map(|i| Sample {
+            t_s: f64::from(i) * 0.01,
+            ..big.samples[1]
+        })
+        .collect();
+    let error = store.add_run(ids[0], &big).expect_err("full");
+    assert!(is_full(&error), "{error:#}");
     Ok(())
 }

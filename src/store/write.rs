@@ -3,12 +3,21 @@
 //! transaction with its samples, markers, service record and `--metric`
 //! values (a crash in run 37 keeps runs 1-36), then finished.
 
-use super::convert::{opt_i64, to_i64};
+use super::convert::{to_i64, with_note, Unstorable};
+use super::full;
 use super::open::Store;
 use super::sample_rows;
 use crate::model::{Config, ExperimentInfo, Marker, RunRecord, Sample};
 use anyhow::{anyhow, bail, Context, Result};
 use rusqlite::{params, Connection, TransactionBehavior};
+
+/// A run just stored: its id, and the note on the figures that were too
+/// large to store (stored as unknown), also added to its stored message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRunId {
+    pub id: i64,
+    pub note: Option<String>,
+}
 
 impl Store {
     /// Records a new experiment as `running`, owned by this process, with its
@@ -45,30 +54,32 @@ impl Store {
     /// Stores one finished run, its samples and markers in a single transaction,
     /// committed before returning.
     pub fn add_run(&mut self, config_id: i64, record: &RunRecord) -> Result<i64> {
+        self.store_run(config_id, record).map(|stored| stored.id)
+    }
+
+    /// `add_run`, saying which figures were too large to store: those are
+    /// stored as unknown (`convert::Unstorable`), the run keeps its status
+    /// and its message says so.
+    pub fn store_run(&mut self, config_id: i64, record: &RunRecord) -> Result<StoredRunId> {
         let context = || format!("storing run {} of configuration {config_id}", record.index);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .with_context(context)?;
-        let run_id = insert_run(&tx, config_id, record).with_context(context)?;
-        insert_samples(&tx, run_id, &record.samples).with_context(context)?;
-        insert_markers(&tx, run_id, &record.markers).with_context(context)?;
-        if let Some(service) = &record.service {
-            tx.execute(
-                "INSERT INTO run_services (run_id, record) VALUES (?1, ?2)",
-                params![run_id, serde_json::to_string(service)?],
-            )
-            .with_context(context)?;
+        // Borrowed shared (`new_unchecked`: nothing else uses the
+        // connection meanwhile), so a failure can still ask it for its
+        // last system error.
+        let begun =
+            rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+                .map_err(|e| anyhow!(e).context(context()));
+        let tx = match begun {
+            Ok(tx) => tx,
+            Err(e) => return Err(full::classify(&self.conn, e)),
+        };
+        let stored = match write_run(&tx, config_id, record) {
+            Ok(stored) => stored,
+            Err(e) => return Err(full::classify(&tx, e.context(context()))),
+        };
+        match tx.commit() {
+            Ok(()) => Ok(stored),
+            Err(e) => Err(full::classify(&self.conn, anyhow!(e).context(context()))),
         }
-        for (name, value) in &record.user_metrics {
-            tx.execute(
-                "INSERT INTO run_values (run_id, name, value) VALUES (?1, ?2, ?3)",
-                params![run_id, name, value],
-            )
-            .with_context(context)?;
-        }
-        tx.commit().with_context(context)?;
-        Ok(run_id)
     }
 
     /// Adds one `--metric` value to a stored run (`--perf-metric auto`
@@ -229,8 +240,43 @@ fn insert_configs(conn: &Connection, experiment_id: i64, configs: &[Config]) -> 
     Ok(config_ids)
 }
 
+/// The run, its samples, markers, service record and `--metric` values,
+/// in `tx`. The samples come after the run's row: the note on figures too
+/// large to store joins its message once they are all in.
+fn write_run(tx: &Connection, config_id: i64, record: &RunRecord) -> Result<StoredRunId> {
+    let mut unstorable = Unstorable::default();
+    let run_id = insert_run(tx, config_id, record, &mut unstorable)?;
+    insert_samples(tx, run_id, &record.samples, &mut unstorable)?;
+    insert_markers(tx, run_id, &record.markers, &mut unstorable)?;
+    if let Some(service) = &record.service {
+        tx.execute(
+            "INSERT INTO run_services (run_id, record) VALUES (?1, ?2)",
+            params![run_id, serde_json::to_string(service)?],
+        )?;
+    }
+    for (name, value) in &record.user_metrics {
+        tx.execute(
+            "INSERT INTO run_values (run_id, name, value) VALUES (?1, ?2, ?3)",
+            params![run_id, name, value],
+        )?;
+    }
+    let note = unstorable.sentence();
+    if note.is_some() {
+        tx.execute(
+            "UPDATE runs SET message = ?1 WHERE id = ?2",
+            params![with_note(record.message.as_deref(), note.clone()), run_id],
+        )?;
+    }
+    Ok(StoredRunId { id: run_id, note })
+}
+
 /// The run's own row; its id.
-fn insert_run(conn: &Connection, config_id: i64, record: &RunRecord) -> Result<i64> {
+fn insert_run(
+    conn: &Connection,
+    config_id: i64,
+    record: &RunRecord,
+    u: &mut Unstorable,
+) -> Result<i64> {
     conn.execute(
         "INSERT INTO runs (config_id, idx, status, exit_code, signal, wall_s, user_s, sys_s,
              max_hwm_bytes, minor_faults, major_faults, stdout_path, stderr_path, message,
@@ -249,9 +295,9 @@ fn insert_run(conn: &Connection, config_id: i64, record: &RunRecord) -> Result<i
             ":wall_s": record.wall_s,
             ":user_s": record.user_s,
             ":sys_s": record.sys_s,
-            ":max_hwm_bytes": to_i64(record.max_hwm_bytes, "max_hwm_bytes")?,
-            ":minor_faults": to_i64(record.minor_faults, "minor_faults")?,
-            ":major_faults": to_i64(record.major_faults, "major_faults")?,
+            ":max_hwm_bytes": u.saturating(record.max_hwm_bytes, "max_hwm_bytes"),
+            ":minor_faults": u.saturating(record.minor_faults, "minor_faults"),
+            ":major_faults": u.saturating(record.major_faults, "major_faults"),
             ":stdout_path": record.stdout_path.to_string_lossy(),
             ":stderr_path": record.stderr_path.to_string_lossy(),
             ":message": record.message,
@@ -260,10 +306,10 @@ fn insert_run(conn: &Connection, config_id: i64, record: &RunRecord) -> Result<i
             ":started_at": record.started_at,
             ":probe_mode": record.probe_mode,
             ":probe_cpu_s": record.probe_cpu_s,
-            ":cgroup_peak_kernel_bytes": opt_i64(
+            ":cgroup_peak_kernel_bytes": u.opt(
                 record.cgroup_peak_kernel_bytes,
                 "cgroup_peak_kernel_bytes"
-            )?,
+            ),
             ":served_by": record.served_by,
             ":reclaim": record.reclaim.as_ref().map(serde_json::to_string).transpose()?,
         },
@@ -271,18 +317,30 @@ fn insert_run(conn: &Connection, config_id: i64, record: &RunRecord) -> Result<i
     Ok(conn.last_insert_rowid())
 }
 
-fn insert_samples(conn: &Connection, run_id: i64, samples: &[Sample]) -> Result<()> {
+fn insert_samples(
+    conn: &Connection,
+    run_id: i64,
+    samples: &[Sample],
+    u: &mut Unstorable,
+) -> Result<()> {
     let mut insert =
         conn.prepare_cached(&sample_rows::insert_sql("INSERT", "samples", "run_id"))?;
     for s in samples {
-        insert.execute(rusqlite::params_from_iter(sample_rows::values(run_id, s)?))?;
+        insert.execute(rusqlite::params_from_iter(sample_rows::values(
+            run_id, s, u,
+        )))?;
     }
     Ok(())
 }
 
 /// Every marker, numbered in the order read, through one prepared
 /// statement: a run may hold a million of them.
-fn insert_markers(conn: &Connection, run_id: i64, markers: &[Marker]) -> Result<()> {
+fn insert_markers(
+    conn: &Connection,
+    run_id: i64,
+    markers: &[Marker],
+    u: &mut Unstorable,
+) -> Result<()> {
     let mut insert = conn.prepare_cached(
         "INSERT INTO markers (run_id, seq, pattern, label, t_s, rss_bytes, pss_bytes, vsz_bytes)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -294,9 +352,9 @@ fn insert_markers(conn: &Connection, run_id: i64, markers: &[Marker]) -> Result<
             m.pattern,
             m.label,
             m.t_s,
-            to_i64(m.rss_bytes, "rss_bytes")?,
-            opt_i64(m.pss_bytes, "pss_bytes")?,
-            to_i64(m.vsz_bytes, "vsz_bytes")?,
+            u.saturating(m.rss_bytes, "marker rss_bytes"),
+            u.opt(m.pss_bytes, "marker pss_bytes"),
+            u.saturating(m.vsz_bytes, "marker vsz_bytes"),
         ])?;
     }
     Ok(())

@@ -15,6 +15,7 @@ mod cpus;
 mod fixed_duration;
 mod heap;
 mod hostile;
+mod impossible_figures;
 mod lifecycle;
 mod limits;
 mod markers;

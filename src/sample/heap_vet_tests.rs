@@ -1,0 +1,52 @@
+//! Vetting one reading: wrapped words are unknown, a wrapped live heap is
+//! discarded, a live heap above the anonymous RSS is clamped, and the run's
+//! note says so only when it happened.
+
+use super::*;
+
+const MIB: u64 = 1 << 20;
+
+fn reading(live: u64, wrapped: Option<u64>) -> ProbeReading {
+    ProbeReading {
+        mode: 1,
+        live_bytes: live,
+        live_wrapped: wrapped,
+        ..ProbeReading::default()
+    }
+}
+
+#[test]
+fn words_from_two_to_the_63_up_are_unknown() {
+    assert_eq!(known(0), Some(0));
+    assert_eq!(known((1 << 63) - 1), Some((1 << 63) - 1));
+    assert_eq!(known(1 << 63), None);
+    assert_eq!(known(u64::MAX - 1199), None, "2^64 - 1200: a wrapped -1200");
+    assert_eq!(known(u64::MAX), None, "the probe's own unknown");
+}
+
+#[test]
+fn a_wrapped_live_heap_is_discarded_and_an_unresident_one_clamped() {
+    let tally = Tally::default();
+    assert_eq!(tally.note(), None);
+    let honest = tally.vet(reading(10 * MIB, None), 20 * MIB);
+    assert_eq!(honest.map(|r| r.live_bytes), Some(10 * MIB));
+    // Allocated, not touched yet: clamped, not worth a note.
+    let small = tally.vet(reading(20 * MIB + 4096, None), 20 * MIB);
+    assert_eq!(small.map(|r| r.live_bytes), Some(20 * MIB));
+    let filling = tally.vet(reading(39 * MIB, None), 20 * MIB);
+    assert_eq!(filling.map(|r| r.live_bytes), Some(20 * MIB));
+    let first_tick = tally.vet(reading(15 * MIB, None), MIB);
+    assert_eq!(first_tick.map(|r| r.live_bytes), Some(MIB));
+    assert_eq!(tally.note(), None);
+    let wrapped = u64::MAX - 1199;
+    assert_eq!(tally.vet(reading(0, Some(wrapped)), 20 * MIB), None);
+    let big = tally.vet(reading(1 << 62, None), 20 * MIB);
+    assert_eq!(big.map(|r| r.live_bytes), Some(20 * MIB));
+    let note = tally.note().unwrap_or_default();
+    assert!(
+        note.contains("1 of 6 readings discarded")
+            && note.contains("18446744073709550416")
+            && note.contains("1 of 6 readings clamped"),
+        "{note}"
+    );
+}
