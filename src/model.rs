@@ -108,12 +108,21 @@ pub struct Breakdown {
     pub other_anon_bytes: u64,
     pub file_bytes: u64,
     pub shmem_bytes: u64,
+    /// Anonymous memory the breakdown cannot attribute: that of the
+    /// processes without allocator counters when they hold more than a
+    /// fifth of the tree's RSS (their heap would otherwise pass for
+    /// "other").
+    #[serde(default)]
+    pub unknown_bytes: u64,
 }
 
 impl Breakdown {
+    /// How many parts there are.
+    pub const COUNT: usize = 9;
+
     /// The parts' names (their JSON keys and CSV column stems), in the
     /// order of `parts`.
-    pub const KEYS: [&'static str; 8] = [
+    pub const KEYS: [&'static str; Breakdown::COUNT] = [
         "live_heap_bytes",
         "allocator_free_bytes",
         "allocator_metadata_bytes",
@@ -122,10 +131,11 @@ impl Breakdown {
         "other_anon_bytes",
         "file_bytes",
         "shmem_bytes",
+        "unknown_bytes",
     ];
 
     /// The parts in the order of `KEYS`.
-    pub fn parts(&self) -> [u64; 8] {
+    pub fn parts(&self) -> [u64; Breakdown::COUNT] {
         [
             self.live_heap_bytes,
             self.allocator_free_bytes,
@@ -135,11 +145,12 @@ impl Breakdown {
             self.other_anon_bytes,
             self.file_bytes,
             self.shmem_bytes,
+            self.unknown_bytes,
         ]
     }
 
     /// A breakdown from its parts in the order of `KEYS`.
-    pub fn from_parts(p: [u64; 8]) -> Breakdown {
+    pub fn from_parts(p: [u64; Breakdown::COUNT]) -> Breakdown {
         Breakdown {
             live_heap_bytes: p[0],
             allocator_free_bytes: p[1],
@@ -149,6 +160,7 @@ impl Breakdown {
             other_anon_bytes: p[5],
             file_bytes: p[6],
             shmem_bytes: p[7],
+            unknown_bytes: p[8],
         }
     }
 
@@ -198,6 +210,47 @@ pub struct Reclaim {
     pub free_before_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live_before_bytes: Option<u64>,
+    /// How far the reclaim calls of the processes that answered reached.
+    #[serde(default)]
+    pub reach: ReclaimReach,
+    /// Processes whose allocator has no call to return memory: asked, they
+    /// could not run a reclaim (`processes` does not count them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unavailable_processes: u32,
+}
+
+impl Reclaim {
+    /// Whether a reclaim that reaches the whole process ran in every
+    /// process that answered: only then does what stayed free say
+    /// anything of fragmentation.
+    pub fn reached_everything(&self) -> bool {
+        self.processes > 0 && self.reach == ReclaimReach::Whole
+    }
+
+    /// Whether its figures say what a reclaim returns: some process ran
+    /// one, and none of them was confined to a thread that holds none of
+    /// the program's heap.
+    pub fn measured(&self) -> bool {
+        self.processes > 0 && self.reach != ReclaimReach::CallingThread
+    }
+}
+
+/// How far a run's reclaim calls reached (probe/PROTOCOL.md, word 29).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReclaimReach {
+    /// The whole process in every process that ran one (glibc
+    /// `malloc_trim`, jemalloc's purge of every arena, gperftools'
+    /// `ReleaseFreeMemory`, or mimalloc's `mi_collect` in a process whose
+    /// only program thread called it).
+    Whole,
+    /// In some process only the calling thread's heap (mimalloc's
+    /// `mi_collect`, from the probe's thread or in a multi-threaded
+    /// program): it could not reach the program's threads.
+    CallingThread,
+    /// A probe that predates the word, or a run stored before it.
+    #[default]
+    Unknown,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -440,8 +493,9 @@ pub struct RunMetrics {
     /// Time-weighted RSS over time-weighted live heap, on the ticks that had both.
     pub mean_overhead_ratio: Option<f64>,
     pub arenas_max: Option<u32>,
-    /// The breakdown, time-weighted over the ticks that had one, and at
-    /// the tick of peak RSS among them.
+    /// The breakdown, time-weighted over the ticks that had one and scaled
+    /// to add up to the run's mean RSS, and at the tick of peak RSS among
+    /// them.
     pub breakdown_mean: Option<Breakdown>,
     pub breakdown_peak: Option<Breakdown>,
     /// The most processes without allocator figures on a tick with a
@@ -604,12 +658,12 @@ mod tests {
 
     #[test]
     fn breakdown_keys_are_its_json_keys_in_the_order_of_its_parts() -> serde_json::Result<()> {
-        let b = Breakdown::from_parts([1, 2, 3, 4, 5, 6, 7, 8]);
+        let b = Breakdown::from_parts([1, 2, 3, 4, 5, 6, 7, 8, 9]);
         let json = serde_json::to_value(b)?;
         for (key, value) in Breakdown::KEYS.iter().zip(b.parts()) {
             assert_eq!(json[key], value, "{key}");
         }
-        assert_eq!(b.total_bytes(), 36);
+        assert_eq!(b.total_bytes(), 45);
         Ok(())
     }
 }

@@ -1,8 +1,9 @@
 //! The one column list of a sample row, shared by `samples` (a run's) and
 //! `recording_samples` (a recording's): the insert's values and the row
-//! mapping back to `model::Sample` live here once. The breakdown is eight
+//! mapping back to `model::Sample` live here once. The breakdown is nine
 //! columns named `breakdown_` + its part's key, all NULL when the tick had
-//! none.
+//! none (`breakdown_unknown_bytes`, added by schema version 14, is NULL in
+//! the rows stored before it: zero then).
 
 use super::convert::{opt_i64, opt_u64_at, to_i64, u64_at};
 use crate::model::{Breakdown, CgroupSample, ProcessName, Sample};
@@ -19,12 +20,13 @@ pub(super) const COLUMNS: &str = "t_s, rss_bytes, pss_bytes, uss_bytes, swap_byt
      breakdown_huge_pages_bytes, breakdown_lazy_free_bytes, breakdown_other_anon_bytes, \
      breakdown_file_bytes, breakdown_shmem_bytes, cgroup_charge_bytes, \
      cgroup_working_set_bytes, cgroup_anon_bytes, cgroup_file_bytes, cgroup_shmem_bytes, \
-     cgroup_kernel_bytes, cgroup_huge_pages_bytes, heap_stale_processes";
+     cgroup_kernel_bytes, cgroup_huge_pages_bytes, heap_stale_processes, \
+     breakdown_unknown_bytes";
 
-const COUNT: usize = 34;
+const COUNT: usize = 35;
 
 /// The breakdown's columns, in the order of `Breakdown::KEYS`.
-const BREAKDOWN: [&str; 8] = [
+const BREAKDOWN: [&str; Breakdown::COUNT] = [
     "breakdown_live_heap_bytes",
     "breakdown_allocator_free_bytes",
     "breakdown_allocator_metadata_bytes",
@@ -33,6 +35,7 @@ const BREAKDOWN: [&str; 8] = [
     "breakdown_other_anon_bytes",
     "breakdown_file_bytes",
     "breakdown_shmem_bytes",
+    "breakdown_unknown_bytes",
 ];
 
 /// `INSERT [OR REPLACE] INTO table (owner, COLUMNS) VALUES (?, ...)`.
@@ -73,16 +76,23 @@ pub(super) fn values(owner: i64, s: &Sample) -> Result<Vec<Value>> {
             .map_or(Value::Null, |n| Value::Text(n.as_str().to_string())),
         Value::Integer(s.heapless_processes.into()),
     ];
-    match s.breakdown {
+    // The unknown part's column comes last, after the columns older
+    // versions had.
+    let (breakdown, unknown) = match s.breakdown {
         Some(b) => {
+            let mut parts = Vec::with_capacity(Breakdown::COUNT);
             for (column, part) in BREAKDOWN.iter().zip(b.parts()) {
-                values.push(Value::Integer(to_i64(part, column)?));
+                parts.push(Value::Integer(to_i64(part, column)?));
             }
+            let unknown = parts.pop().unwrap_or(Value::Null);
+            (parts, unknown)
         }
-        None => values.extend([(); 8].map(|_| Value::Null)),
-    }
+        None => (vec![Value::Null; Breakdown::COUNT - 1], Value::Null),
+    };
+    values.extend(breakdown);
     values.extend(cgroup_values(s.cgroup.as_ref())?);
     values.push(Value::Integer(s.heap_stale_processes.into()));
+    values.push(unknown);
     Ok(values)
 }
 
@@ -120,12 +130,14 @@ fn cgroup_from_row(r: &Row<'_>) -> rusqlite::Result<Option<CgroupSample>> {
     }))
 }
 
-/// The breakdown's columns of a row: `None` when they are NULL.
+/// The breakdown's columns of a row: `None` when they are NULL (the
+/// unknown part alone may be: a row stored before it existed).
 fn breakdown_at(r: &Row<'_>) -> rusqlite::Result<Option<Breakdown>> {
-    let mut parts = [0u64; 8];
+    let mut parts = [0u64; Breakdown::COUNT];
     for (part, column) in parts.iter_mut().zip(BREAKDOWN) {
         match opt_u64_at(r, column)? {
             Some(v) => *part = v,
+            None if column == "breakdown_unknown_bytes" => *part = 0,
             None => return Ok(None),
         }
     }
