@@ -153,7 +153,9 @@ impl WhereWent {
     /// reclaim that reaches the whole process ran, and returned less than
     /// `MOST` of the free memory.
     pub fn pinned(&self) -> bool {
-        self.reclaim.as_ref().is_some_and(|r| r.reached_everything())
+        self.reclaim
+            .as_ref()
+            .is_some_and(|r| r.reached_everything())
             && self.reclaimed_share().is_some_and(|s| s < MOST)
     }
 

@@ -121,8 +121,7 @@ fn free_memory_the_reclaim_did_not_return_is_pinned_and_another_allocator_is_the
 }
 
 #[test]
-fn a_variant_whose_difference_is_mostly_outside_the_heap_says_no_allocator_setting_addresses_it()
-{
+fn a_variant_whose_difference_is_mostly_outside_the_heap_says_no_allocator_setting_addresses_it() {
     let base = went("glibc", parts(100, 10, 300, 0), None);
     // Another build of the program (`--variant`): more than the allocator differs.
     let cand = WhereWent {
@@ -374,7 +373,10 @@ fn cpython_pair(unknown: bool) -> (WhereWent, WhereWent) {
 fn a_saving_of_an_allocator_setting_filed_under_other_is_never_said_to_be_out_of_its_reach() {
     let (glibc, two) = cpython_pair(false);
     let d = difference(&glibc, &two).expect("arena_max=2 removed memory");
-    assert_eq!((d.cause, d.main_part), (CauseKind::Unaccounted, Part::OtherAnon));
+    assert_eq!(
+        (d.cause, d.main_part),
+        (CauseKind::Unaccounted, Part::OtherAnon)
+    );
     let line = difference_line(&d, &glibc, &two);
     assert!(!line.contains("no allocator setting"), "{line}");
     assert!(
@@ -394,8 +396,14 @@ fn a_saving_of_an_allocator_setting_filed_under_other_is_never_said_to_be_out_of
     );
     // With every process counted, the reason is the counters' reach.
     let (glibc, two) = (
-        WhereWent { heapless_processes: 0, ..glibc },
-        WhereWent { heapless_processes: 0, ..two },
+        WhereWent {
+            heapless_processes: 0,
+            ..glibc
+        },
+        WhereWent {
+            heapless_processes: 0,
+            ..two
+        },
     );
     let d = difference(&glibc, &two).expect("removed");
     let line = difference_line(&d, &glibc, &two);
@@ -418,7 +426,10 @@ fn memory_of_processes_without_counters_is_unknown_and_no_cause_is_drawn_from_it
          in 1 process) + 8 file."
     );
     let d = difference(&glibc, &two).expect("arena_max=2 removed memory");
-    assert_eq!((d.cause, d.main_part), (CauseKind::Unaccounted, Part::Unknown));
+    assert_eq!(
+        (d.cause, d.main_part),
+        (CauseKind::Unaccounted, Part::Unknown)
+    );
     assert!(d.unknown_share > 0.99, "{d:?}");
     let line = difference_line(&d, &glibc, &two);
     assert!(line.contains("23 unknown less (158 -> 135)"), "{line}");
@@ -431,7 +442,6 @@ fn memory_of_processes_without_counters_is_unknown_and_no_cause_is_drawn_from_it
     );
     assert!(!line.contains("Cause:"), "{line}");
 }
-
 
 /// `w` with a reclaim test at `trigger` that reached `reach` and returned
 /// `returned` of the `free` MiB held then (or could not run at all).

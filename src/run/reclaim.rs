@@ -400,7 +400,12 @@ mod tests {
             r.kind = RECLAIM_CALLING_THREAD;
         }
         let both = reclaimer
-            .conclude(&[(10, none), (11, threaded)], start, &mut samples, &mut times)
+            .conclude(
+                &[(10, none), (11, threaded)],
+                start,
+                &mut samples,
+                &mut times,
+            )
             .expect("answered");
         assert_eq!((both.processes, both.unavailable_processes), (1, 1));
         assert_eq!(both.reach, ReclaimReach::CallingThread);

@@ -113,7 +113,9 @@ pub fn of_tree(processes: impl IntoIterator<Item = ProcessMemory>) -> Option<(Br
             add(&mut heapless_total, &of_process(&p));
         }
     }
-    let tree_rss = total.total_bytes().saturating_add(heapless_total.total_bytes());
+    let tree_rss = total
+        .total_bytes()
+        .saturating_add(heapless_total.total_bytes());
     if heapless_total.total_bytes() as f64 > tree_rss as f64 * UNKNOWN_SHARE {
         heapless_total.unknown_bytes = heapless_total.other_anon_bytes;
         heapless_total.other_anon_bytes = 0;

@@ -143,7 +143,10 @@ fn processes_without_counters_are_unknown_only_beyond_a_fifth_of_the_trees_rss()
     };
     let (tree, _) = of_tree([with, bigger]).expect("one had figures");
     assert_eq!(mib(&tree), [300, 50, 0, 0, 0, 46, 6, 2, 97]);
-    assert_eq!(tree.total_bytes(), with.rss.total_bytes() + bigger.rss.total_bytes());
+    assert_eq!(
+        tree.total_bytes(),
+        with.rss.total_bytes() + bigger.rss.total_bytes()
+    );
 }
 
 #[test]

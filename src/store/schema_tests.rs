@@ -315,6 +315,9 @@ fn a_version_13_files_breakdowns_load_with_an_unknown_part_of_zero() -> Result<(
     let b = e.configs[0].runs[0].record.samples[0]
         .breakdown
         .expect("the stored breakdown");
-    assert_eq!((b.live_heap_bytes, b.unknown_bytes, b.total_bytes()), (60, 0, 100));
+    assert_eq!(
+        (b.live_heap_bytes, b.unknown_bytes, b.total_bytes()),
+        (60, 0, 100)
+    );
     Ok(())
 }
