@@ -432,7 +432,10 @@ fn memory_of_processes_without_counters_is_unknown_and_no_cause_is_drawn_from_it
     );
     assert!(d.unknown_share > 0.99, "{d:?}");
     let line = difference_line(&d, &glibc, &two);
-    assert!(line.contains("23 unknown less (158 -> 135)"), "{line}");
+    assert!(
+        line.contains("(166 -> 143), all of it unknown: 23 unknown less (158 -> 135)"),
+        "{line}"
+    );
     assert!(
         line.ends_with(
             "The breakdown does not account for this saving: 1 process without allocator \

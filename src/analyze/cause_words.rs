@@ -254,6 +254,8 @@ pub fn difference_line(d: &Difference, base: &WhereWent, cand: &WhereWent) -> St
     };
     // Beyond 100% when the other side grew: all of it came from one side.
     let side = match d.heap_share {
+        _ if d.unknown_share >= 0.995 => "all of it unknown".to_string(),
+        _ if d.unknown_share >= 0.5 => format!("{:.0}% of it unknown", d.unknown_share * 100.0),
         s if s >= 0.995 => "all of it heap".to_string(),
         s if s <= 0.005 => "none of it heap".to_string(),
         s if s >= 0.5 => format!("{:.0}% of it heap", s * 100.0),
