@@ -179,8 +179,8 @@ fn free_note(w: &WhereWent, unit: ColumnUnit) -> String {
             unit.show(before.saturating_sub(returned) as f64)
         ),
         (Some(_), Some(before), Some(returned)) => format!(
-            "; {} of the free memory stayed after the reclaim, whose probe did not say whether \
-             it reached every thread: nothing is concluded from it",
+            "; {} of the free memory stayed after the reclaim, but the probe did not say \
+             whether the reclaim reached every thread: nothing is concluded from it",
             unit.show(before.saturating_sub(returned) as f64)
         ),
         _ => String::new(),
