@@ -108,12 +108,21 @@ pub struct Breakdown {
     pub other_anon_bytes: u64,
     pub file_bytes: u64,
     pub shmem_bytes: u64,
+    /// Anonymous memory the breakdown cannot attribute: that of the
+    /// processes without allocator counters when they hold more than a
+    /// fifth of the tree's RSS (their heap would otherwise pass for
+    /// "other").
+    #[serde(default)]
+    pub unknown_bytes: u64,
 }
 
 impl Breakdown {
+    /// How many parts there are.
+    pub const COUNT: usize = 9;
+
     /// The parts' names (their JSON keys and CSV column stems), in the
     /// order of `parts`.
-    pub const KEYS: [&'static str; 8] = [
+    pub const KEYS: [&'static str; Breakdown::COUNT] = [
         "live_heap_bytes",
         "allocator_free_bytes",
         "allocator_metadata_bytes",
@@ -122,10 +131,11 @@ impl Breakdown {
         "other_anon_bytes",
         "file_bytes",
         "shmem_bytes",
+        "unknown_bytes",
     ];
 
     /// The parts in the order of `KEYS`.
-    pub fn parts(&self) -> [u64; 8] {
+    pub fn parts(&self) -> [u64; Breakdown::COUNT] {
         [
             self.live_heap_bytes,
             self.allocator_free_bytes,
@@ -135,11 +145,12 @@ impl Breakdown {
             self.other_anon_bytes,
             self.file_bytes,
             self.shmem_bytes,
+            self.unknown_bytes,
         ]
     }
 
     /// A breakdown from its parts in the order of `KEYS`.
-    pub fn from_parts(p: [u64; 8]) -> Breakdown {
+    pub fn from_parts(p: [u64; Breakdown::COUNT]) -> Breakdown {
         Breakdown {
             live_heap_bytes: p[0],
             allocator_free_bytes: p[1],
@@ -149,6 +160,7 @@ impl Breakdown {
             other_anon_bytes: p[5],
             file_bytes: p[6],
             shmem_bytes: p[7],
+            unknown_bytes: p[8],
         }
     }
 
@@ -176,29 +188,9 @@ pub struct CgroupSample {
     pub huge_pages_bytes: u64,
 }
 
-/// The reclaim test of one run: the allocators were asked to return what
-/// they hold (`malloc_trim(0)`, jemalloc's purge, ...) once, at the end of
-/// the measured phase.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Reclaim {
-    /// Seconds since the workload started.
-    pub t_s: f64,
-    /// What triggered it: `exit`, `end of load`, `marker LABEL`, `after 5s`.
-    pub trigger: String,
-    /// The RSS of the processes that answered, just before and just after.
-    pub rss_before_bytes: u64,
-    pub rss_after_bytes: u64,
-    /// Processes whose allocator answered the request.
-    pub processes: u32,
-    /// The allocators' own free memory and live heap, summed over the
-    /// processes that answered, from the probe's poll just before the
-    /// test: what it could return, measured then (`None` from a probe that
-    /// predates them, or when an answer lacked them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub free_before_bytes: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub live_before_bytes: Option<u64>,
-}
+#[path = "model_reclaim.rs"]
+mod reclaim;
+pub use reclaim::{Reclaim, ReclaimReach};
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
@@ -440,8 +432,9 @@ pub struct RunMetrics {
     /// Time-weighted RSS over time-weighted live heap, on the ticks that had both.
     pub mean_overhead_ratio: Option<f64>,
     pub arenas_max: Option<u32>,
-    /// The breakdown, time-weighted over the ticks that had one, and at
-    /// the tick of peak RSS among them.
+    /// The breakdown, time-weighted over the ticks that had one and scaled
+    /// to add up to the run's mean RSS, and at the tick of peak RSS among
+    /// them.
     pub breakdown_mean: Option<Breakdown>,
     pub breakdown_peak: Option<Breakdown>,
     /// The most processes without allocator figures on a tick with a
@@ -604,12 +597,12 @@ mod tests {
 
     #[test]
     fn breakdown_keys_are_its_json_keys_in_the_order_of_its_parts() -> serde_json::Result<()> {
-        let b = Breakdown::from_parts([1, 2, 3, 4, 5, 6, 7, 8]);
+        let b = Breakdown::from_parts([1, 2, 3, 4, 5, 6, 7, 8, 9]);
         let json = serde_json::to_value(b)?;
         for (key, value) in Breakdown::KEYS.iter().zip(b.parts()) {
             assert_eq!(json[key], value, "{key}");
         }
-        assert_eq!(b.total_bytes(), 36);
+        assert_eq!(b.total_bytes(), 45);
         Ok(())
     }
 }

@@ -106,6 +106,7 @@ fn where_went(config: &StoredConfig) -> Option<WhereWent> {
         peak: m.breakdown_peak,
         arenas: m.arenas_max,
         heapless_processes: m.heapless_processes_max.unwrap_or(0),
+        variant: config.config.command.is_some(),
         coverage: m.breakdown_coverage.unwrap_or(1.0),
         reclaim,
         free_before_reclaim_bytes,

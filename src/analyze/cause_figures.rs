@@ -20,16 +20,20 @@ pub enum Part {
     OtherAnon,
     File,
     Shmem,
+    /// What the breakdown cannot attribute (`Breakdown::unknown_bytes`).
+    Unknown,
 }
 
 /// Every part, in the order the reports list them: the heap first, then
-/// what no allocator setting changes.
-pub const PARTS: [Part; 8] = [
+/// what the breakdown cannot attribute, then what no allocator setting
+/// changes.
+pub const PARTS: [Part; Breakdown::COUNT] = [
     Part::LiveHeap,
     Part::AllocatorFree,
     Part::AllocatorMetadata,
     Part::LazyFree,
     Part::HugePages,
+    Part::Unknown,
     Part::OtherAnon,
     Part::File,
     Part::Shmem,
@@ -46,6 +50,7 @@ impl Part {
             Part::OtherAnon => b.other_anon_bytes,
             Part::File => b.file_bytes,
             Part::Shmem => b.shmem_bytes,
+            Part::Unknown => b.unknown_bytes,
         }
     }
 
@@ -60,6 +65,7 @@ impl Part {
             Part::OtherAnon => "other",
             Part::File => "file",
             Part::Shmem => "shared",
+            Part::Unknown => "unknown",
         }
     }
 
@@ -74,6 +80,7 @@ impl Part {
             Part::OtherAnon => "other anonymous",
             Part::File => "file-backed",
             Part::Shmem => "shared",
+            Part::Unknown => "unknown",
         }
     }
 
@@ -108,8 +115,13 @@ pub struct WhereWent {
     /// The most arenas of one process in that run.
     pub arenas: Option<u32>,
     /// The most processes whose allocator gave no figures on one tick:
-    /// their heap is inside `other_anon_bytes`.
+    /// their heap is inside `other_anon_bytes`, or `unknown_bytes` when
+    /// they held over a fifth of the RSS.
     pub heapless_processes: u32,
+    /// The configuration runs a command of its own (`--variant`): it
+    /// differs from the others by more than the allocator.
+    #[serde(skip)]
+    pub variant: bool,
     /// The share of the run's ticks with heap figures that the breakdown
     /// covers (`RunMetrics::breakdown_coverage`): below 1 the probe's
     /// readings were stale on the others and the means cover only these.
@@ -129,10 +141,22 @@ impl WhereWent {
             .flatten()
     }
 
-    /// What the reclaim test returned (RSS before minus after).
+    /// What the reclaim test returned (RSS before minus after); `None`
+    /// when no reclaim could run or it could not reach the program's
+    /// threads (`Reclaim::measured`).
     pub fn returned_bytes(&self) -> Option<u64> {
-        let r = self.reclaim.as_ref()?;
+        let r = self.reclaim.as_ref().filter(|r| r.measured())?;
         Some(r.rss_before_bytes.saturating_sub(r.rss_after_bytes))
+    }
+
+    /// Whether what stayed free after the reclaim test was pinned: a
+    /// reclaim that reaches the whole process ran, and returned less than
+    /// `MOST` of the free memory.
+    pub fn pinned(&self) -> bool {
+        self.reclaim
+            .as_ref()
+            .is_some_and(|r| r.reached_everything())
+            && self.reclaimed_share().is_some_and(|s| s < MOST)
     }
 
     /// The share of the free memory the reclaim test returned, at most 1
@@ -194,7 +218,14 @@ pub enum CauseKind {
     /// Transparent huge pages: `thp=never`.
     HugePages,
     /// Other anonymous, file or shared memory: no allocator setting.
+    /// Never between two configurations that differ only in the allocator
+    /// or its settings: there the allocator made the difference.
     NotHeap,
+    /// The breakdown does not account for the saving: most of it is in
+    /// the unknown part (processes without allocator counters, ticks
+    /// without a breakdown), or in memory it calls "not heap" although
+    /// only the allocator differs.
+    Unaccounted,
 }
 
 /// What the two breakdowns of a difference are.
@@ -220,6 +251,9 @@ pub struct Difference {
     pub removed_bytes: i64,
     /// The share of what was removed that came from the heap parts.
     pub heap_share: f64,
+    /// The share that came from the unknown part.
+    #[serde(default)]
+    pub unknown_share: f64,
     pub parts: Vec<PartChange>,
     pub cause: CauseKind,
     /// The part that explains most of it.
@@ -241,18 +275,30 @@ pub fn difference(base: &WhereWent, cand: &WhereWent) -> Option<Difference> {
     if removed <= 0 {
         return None;
     }
-    let removed_where = |heap: bool| -> i64 {
+    let removed_where = |side: Side| -> i64 {
         parts
             .iter()
-            .filter(|c| c.part.is_heap() == heap)
+            .filter(|c| Side::of(c.part) == side)
             .map(PartChange::removed_bytes)
             .sum()
     };
-    let (heap, not_heap) = (removed_where(true), removed_where(false));
-    // The side that removed more decides; within it, the part that removed most.
+    let (heap, not_heap, unknown) = (
+        removed_where(Side::Heap),
+        removed_where(Side::NotHeap),
+        removed_where(Side::Unknown),
+    );
+    // The side that removed most decides; within it, the part that removed
+    // most. The heap wins ties: it is what was measured.
+    let side = if heap >= not_heap && heap >= unknown {
+        Side::Heap
+    } else if unknown >= not_heap {
+        Side::Unknown
+    } else {
+        Side::NotHeap
+    };
     let main = parts
         .iter()
-        .filter(|c| c.part.is_heap() == (heap >= not_heap))
+        .filter(|c| Side::of(c.part) == side)
         .max_by_key(|c| c.removed_bytes())
         .map_or(Part::OtherAnon, |c| c.part);
     Some(Difference {
@@ -261,10 +307,37 @@ pub fn difference(base: &WhereWent, cand: &WhereWent) -> Option<Difference> {
         basis: Basis::Mean,
         removed_bytes: removed,
         heap_share: heap as f64 / removed as f64,
+        unknown_share: unknown as f64 / removed as f64,
         cause: cause_of(main, base, cand),
         main_part: main,
         parts,
     })
+}
+
+/// Where a part stands for the cause: measured heap, measured memory that
+/// is not heap, or neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Heap,
+    NotHeap,
+    Unknown,
+}
+
+impl Side {
+    fn of(part: Part) -> Side {
+        match part {
+            Part::Unknown => Side::Unknown,
+            p if p.is_heap() => Side::Heap,
+            _ => Side::NotHeap,
+        }
+    }
+}
+
+/// True when the two differ only in the allocator or its settings (no
+/// `--variant` command on either side): then whatever they saved, the
+/// allocator saved.
+pub fn allocator_only(base: &WhereWent, cand: &WhereWent) -> bool {
+    !base.variant && !cand.variant
 }
 
 /// `w` as the probe read it just before its reclaim test: live and free
@@ -311,8 +384,10 @@ fn cause_of(main: Part, base: &WhereWent, cand: &WhereWent) -> CauseKind {
             } else {
                 match base.reclaimed_share() {
                     Some(share) if share >= MOST => CauseKind::ReclaimableFree,
-                    Some(_) => CauseKind::PinnedFree,
-                    None => CauseKind::AllocatorFree,
+                    // Only a reclaim that reached the whole process tells
+                    // pinned memory from memory it could not reach.
+                    Some(_) if base.pinned() => CauseKind::PinnedFree,
+                    _ => CauseKind::AllocatorFree,
                 }
             }
         }
@@ -320,6 +395,10 @@ fn cause_of(main: Part, base: &WhereWent, cand: &WhereWent) -> CauseKind {
         Part::AllocatorMetadata => CauseKind::Metadata,
         Part::LiveHeap => CauseKind::LiveHeap,
         Part::HugePages => CauseKind::HugePages,
+        Part::Unknown => CauseKind::Unaccounted,
+        Part::OtherAnon | Part::File | Part::Shmem if allocator_only(base, cand) => {
+            CauseKind::Unaccounted
+        }
         Part::OtherAnon | Part::File | Part::Shmem => CauseKind::NotHeap,
     }
 }

@@ -8,6 +8,7 @@ use super::cause_figures::{
     at_reclaim, heap_measured, CauseKind, Difference, Part, WhereWent, COVERED, MOST,
     NOTABLE_FREE_SHARE, PARTS, SMALL_SHARE,
 };
+use crate::model::{Reclaim, ReclaimReach};
 use crate::units::{ColumnUnit, Unit};
 
 /// `glibc: 434 MiB RSS = 197 live + 210 free in 16 arenas (reclaim at exit
@@ -51,6 +52,9 @@ fn mean_line(w: &WhereWent) -> String {
         if part == Part::AllocatorFree {
             term.push_str(&free_detail(w, unit, rss));
         }
+        if part == Part::Unknown {
+            term.push_str(&format!(" ({})", unknown_reason(w)));
+        }
         terms.push(term);
     }
     if rest > 0 && !terms.is_empty() {
@@ -64,7 +68,14 @@ fn mean_line(w: &WhereWent) -> String {
     } else {
         terms.join(" + ")
     };
-    let note = match (measured, w.heapless_processes) {
+    // Processes without counters whose memory is the unknown part are
+    // named in its term already.
+    let heapless = if w.mean.unknown_bytes > 0 {
+        0
+    } else {
+        w.heapless_processes
+    };
+    let note = match (measured, heapless) {
         (false, _) => "; no allocator counters, so the heap is inside \"other\"".to_string(),
         (true, 0) => free_note(w, unit),
         (true, n) => format!(
@@ -78,6 +89,15 @@ fn mean_line(w: &WhereWent) -> String {
         w.config,
         unit.show(rss),
         coverage_note(w)
+    )
+}
+
+/// Why a part is unknown: `no allocator counters in 1 process`.
+pub fn unknown_reason(w: &WhereWent) -> String {
+    let n = w.heapless_processes.max(1);
+    format!(
+        "no allocator counters in {n} process{}",
+        if n == 1 { "" } else { "es" }
     )
 }
 
@@ -102,6 +122,7 @@ fn free_detail(w: &WhereWent, unit: ColumnUnit, rss: f64) -> String {
         None => String::new(),
     };
     let reclaim = match (&w.reclaim, w.returned_bytes()) {
+        (Some(r), None) => format!(" ({})", reclaim_not_run(r)),
         (Some(r), Some(returned)) => {
             let of = w
                 .free_before_reclaim_bytes
@@ -118,8 +139,25 @@ fn free_detail(w: &WhereWent, unit: ColumnUnit, rss: f64) -> String {
     format!("{arenas}{reclaim}")
 }
 
+/// Why a run's reclaim test says nothing of its free memory: no call to
+/// ask, or one that could not reach the program's threads.
+pub fn reclaim_not_run(r: &Reclaim) -> String {
+    match r.reach {
+        ReclaimReach::CallingThread => format!(
+            "reclaim at {}: mimalloc can only collect the calling thread's heap, so the reclaim \
+             could not reach the program's threads",
+            r.trigger
+        ),
+        _ => format!(
+            "no reclaim at {}: the allocator has no call to return memory",
+            r.trigger
+        ),
+    }
+}
+
 /// What the reclaim test says of a notable free part: a tuning recovers
-/// it, or fragmentation pins it.
+/// it, or fragmentation pins it (only after a reclaim that reached the
+/// whole process).
 fn free_note(w: &WhereWent, unit: ColumnUnit) -> String {
     let free = w.mean.allocator_free_bytes as f64;
     if free < w.mean.total_bytes() as f64 * NOTABLE_FREE_SHARE {
@@ -135,9 +173,14 @@ fn free_note(w: &WhereWent, unit: ColumnUnit) -> String {
              fewer arenas) recovers it",
             share * 100.0
         ),
-        (Some(_), Some(before), Some(returned)) => format!(
+        (Some(_), Some(before), Some(returned)) if w.pinned() => format!(
             "; {} of the free memory stayed after the reclaim: fragmentation pins it, and \
              another allocator is the remedy",
+            unit.show(before.saturating_sub(returned) as f64)
+        ),
+        (Some(_), Some(before), Some(returned)) => format!(
+            "; {} of the free memory stayed after the reclaim, but the probe did not say \
+             whether the reclaim reached every thread: nothing is concluded from it",
             unit.show(before.saturating_sub(returned) as f64)
         ),
         _ => String::new(),
@@ -211,6 +254,8 @@ pub fn difference_line(d: &Difference, base: &WhereWent, cand: &WhereWent) -> St
     };
     // Beyond 100% when the other side grew: all of it came from one side.
     let side = match d.heap_share {
+        _ if d.unknown_share >= 0.995 => "all of it unknown".to_string(),
+        _ if d.unknown_share >= 0.5 => format!("{:.0}% of it unknown", d.unknown_share * 100.0),
         s if s >= 0.995 => "all of it heap".to_string(),
         s if s <= 0.005 => "none of it heap".to_string(),
         s if s >= 0.5 => format!("{:.0}% of it heap", s * 100.0),
@@ -224,12 +269,12 @@ pub fn difference_line(d: &Difference, base: &WhereWent, cand: &WhereWent) -> St
         number(base.mean.total_bytes()),
         number(cand.mean.total_bytes()),
         changes.join(", "),
-        cause_sentence(d, base, unit)
+        cause_sentence(d, base, cand, unit)
     )
 }
 
 /// The cause and its remedy, in one or two sentences.
-fn cause_sentence(d: &Difference, base: &WhereWent, unit: ColumnUnit) -> String {
+fn cause_sentence(d: &Difference, base: &WhereWent, cand: &WhereWent, unit: ColumnUnit) -> String {
     match d.cause {
         CauseKind::Arenas => "Cause: free memory stranded in many arenas; the remedy is fewer \
              arenas (glibc arena_max, jemalloc narenas)."
@@ -259,12 +304,42 @@ fn cause_sentence(d: &Difference, base: &WhereWent, unit: ColumnUnit) -> String 
         CauseKind::LiveHeap => "Cause: the live heap itself: the allocators round requests to \
              different size classes."
             .to_string(),
-        CauseKind::HugePages => "Cause: transparent huge pages, not heap: no allocator setting \
-             addresses them; thp=never does."
+        CauseKind::HugePages => "Cause: transparent huge pages beyond what the allocator \
+             accounts for; thp=never (or the allocator's own huge-page settings) addresses them."
             .to_string(),
         CauseKind::NotHeap => format!(
             "Most of the difference is not heap ({}): no allocator setting addresses it.",
             d.main_part.label()
         ),
+        CauseKind::Unaccounted => format!(
+            "The breakdown does not account for this saving: {}.",
+            unaccounted_reason(d, base, cand)
+        ),
     }
+}
+
+/// Why the breakdown cannot attribute a saving the verdict measured.
+fn unaccounted_reason(d: &Difference, base: &WhereWent, cand: &WhereWent) -> String {
+    let heapless = base.heapless_processes.max(cand.heapless_processes);
+    let processes = |n: u32| format!("{n} process{}", if n == 1 { "" } else { "es" });
+    if d.main_part == Part::Unknown {
+        return format!(
+            "{} without allocator counters held over a fifth of the RSS, so where their memory \
+             went is unknown",
+            processes(heapless.max(1))
+        );
+    }
+    if heapless > 0 {
+        return format!(
+            "{} without allocator counters, whose heap is inside \"{}\", and only the \
+             allocator differs between the two",
+            processes(heapless),
+            Part::OtherAnon.word()
+        );
+    }
+    format!(
+        "only the allocator differs between the two, yet most of the saving is in memory its \
+         counters do not report ({})",
+        d.main_part.label()
+    )
 }

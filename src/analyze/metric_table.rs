@@ -257,8 +257,8 @@ fn cgroup_rows() -> Vec<MetricDef> {
     ]
 }
 
-/// The reclaim test's RSS before and after (the processes that answered);
-/// in JSON and CSV only.
+/// The reclaim test's RSS before and after (the processes that ran one;
+/// none where no process had a reclaim call); in JSON and CSV only.
 fn reclaim_rows() -> Vec<MetricDef> {
     vec![
         never(row(
@@ -266,14 +266,20 @@ fn reclaim_rows() -> Vec<MetricDef> {
             "RSS before the reclaim test",
             Unit::Bytes,
             false,
-            |r| r.record.reclaim.as_ref().map(|c| c.rss_before_bytes as f64),
+            |r| {
+                let ran = r.record.reclaim.as_ref().filter(|c| c.processes > 0);
+                ran.map(|c| c.rss_before_bytes as f64)
+            },
         )),
         never(row(
             "reclaim_rss_after_bytes",
             "RSS after the reclaim test",
             Unit::Bytes,
             false,
-            |r| r.record.reclaim.as_ref().map(|c| c.rss_after_bytes as f64),
+            |r| {
+                let ran = r.record.reclaim.as_ref().filter(|c| c.processes > 0);
+                ran.map(|c| c.rss_after_bytes as f64)
+            },
         )),
     ]
 }

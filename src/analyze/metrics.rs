@@ -108,22 +108,26 @@ pub fn cgroup_at_peak(record: &RunRecord) -> Option<crate::model::CgroupSample> 
         .max_by_key(|c| c.charge_bytes)
 }
 
-/// The breakdown's mean (each part time-weighted over the ticks that had a
-/// breakdown, so a part's mean is its share of the mean RSS over those
-/// ticks), its value at the tick of peak RSS among them (the last such
-/// tick: the heap probe polls on its own clock, so on the first tick of a
-/// plateau its figures may still describe the climb to it), and the most
-/// processes without allocator figures, and the share of the ticks the
-/// breakdown covers (the others' probe readings were stale); all `None`
-/// when no tick had a breakdown.
+/// The breakdown's mean: each part time-weighted over the ticks that had a
+/// breakdown, then all scaled by one factor so that they add up to the
+/// run's mean RSS (the ticks without one, their probe reading stale or not
+/// made yet, are in the mean RSS the table shows: the split describes the
+/// ticks it was read on, and the line says how many those were). Then its
+/// value at the tick of peak RSS among them (the last such tick: the heap
+/// probe polls on its own clock, so on the first tick of a plateau its
+/// figures may still describe the climb to it), the most processes without
+/// allocator figures, and the share of the ticks the breakdown covers (the
+/// others' probe readings were stale); all `None` when no tick had one.
 fn breakdown_metrics(samples: &[Sample], metrics: RunMetrics) -> RunMetrics {
     let with: Vec<&Sample> = samples.iter().filter(|s| s.breakdown.is_some()).collect();
     let parts = |s: &Sample| s.breakdown.unwrap_or_default().parts();
-    let mut mean = [0u64; 8];
+    let mut mean = [0u64; Breakdown::COUNT];
     for (i, part) in mean.iter_mut().enumerate() {
         let series: Vec<(f64, u64)> = with.iter().map(|s| (s.t_s, parts(s)[i])).collect();
         *part = time_weighted_mean(&series).unwrap_or(0);
     }
+    let rss: Vec<(f64, u64)> = samples.iter().map(|s| (s.t_s, s.rss_bytes)).collect();
+    let mean = scaled_to(mean, time_weighted_mean(&rss).unwrap_or(0));
     // `max_by_key` keeps the last of equals.
     let peak = with
         .iter()
@@ -142,6 +146,26 @@ fn breakdown_metrics(samples: &[Sample], metrics: RunMetrics) -> RunMetrics {
         }),
         ..metrics
     }
+}
+
+/// `parts` scaled to add up to `total` (each rounded, the largest taking
+/// the rounding's remainder); unchanged when they are all zero.
+fn scaled_to(parts: [u64; Breakdown::COUNT], total: u64) -> [u64; Breakdown::COUNT] {
+    let sum: u64 = parts.iter().sum();
+    if sum == 0 || sum == total {
+        return parts;
+    }
+    let factor = total as f64 / sum as f64;
+    let mut scaled = parts.map(|p| (p as f64 * factor).round() as u64);
+    let largest = (0..scaled.len()).max_by_key(|&i| scaled[i]).unwrap_or(0);
+    let rest: u64 = scaled
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != largest)
+        .map(|(_, v)| v)
+        .sum();
+    scaled[largest] = total.saturating_sub(rest);
+    scaled
 }
 
 /// The heap probe's figures; the overhead ratio is the time-weighted mean
@@ -379,8 +403,12 @@ mod tests {
         ];
         let m = run_metrics(&record(samples, 0));
         assert_eq!(m.breakdown_coverage, Some(0.4));
-        // The stale ticks' RSS is not in the breakdown's mean.
-        assert_eq!(m.breakdown_mean.map(|b| b.total_bytes()), Some(10));
+        // The split is the fresh ticks', scaled to the run's mean RSS,
+        // which the stale ticks are in.
+        let mean = m.breakdown_mean.expect("a mean");
+        assert_eq!(m.mean_rss_bytes, 304);
+        assert_eq!(mean.other_anon_bytes, 304);
+        assert_eq!(mean.total_bytes(), m.mean_rss_bytes);
     }
 
     #[test]
@@ -397,7 +425,8 @@ mod tests {
         };
         let m = run_metrics(&record(
             vec![
-                // Before the probe published: no breakdown, not counted.
+                // Before the probe published: no breakdown, but in the
+                // mean RSS the mean parts are scaled to.
                 sample(0.0, 5000, None),
                 split(1.0, 100, 0, 0),
                 split(2.0, 300, 40, 1),
@@ -409,13 +438,17 @@ mod tests {
             ],
             0,
         ));
-        // live: (1*200 + 0.1*310 + 0.4*210 + 2*100) / 3.5 = 147.14; other:
-        // (1*20 + 0.1*30 + 0.4*20 + 2*20) / 3.5 = 20.
+        // Over the ticks with one, live: (1*200 + 0.1*310 + 0.4*210 +
+        // 2*100) / 3.5 = 147.14; other: (1*20 + 0.1*30 + 0.4*20 + 2*20) /
+        // 3.5 = 20; file 10: 177 in all, scaled to the run's mean RSS (706,
+        // its first second at 5000 included) by 3.99.
         let mean = m.breakdown_mean.expect("a mean");
+        assert_eq!(m.mean_rss_bytes, 706);
         assert_eq!(
             (mean.live_heap_bytes, mean.other_anon_bytes, mean.file_bytes),
-            (147, 20, 10)
+            (586, 80, 40)
         );
+        assert_eq!(mean.total_bytes(), m.mean_rss_bytes);
         let peak = m.breakdown_peak.expect("a peak");
         assert_eq!((peak.live_heap_bytes, peak.other_anon_bytes), (320, 20));
         assert_eq!(m.heapless_processes_max, Some(1));

@@ -99,7 +99,7 @@ fn samples_csv_has_the_breakdown_columns_and_empty_cells_without_one() -> Result
             .iter()
             .filter(|h| h.starts_with("breakdown_"))
             .count(),
-        8
+        Breakdown::COUNT
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     let first = &rows[0];

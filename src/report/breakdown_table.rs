@@ -83,6 +83,7 @@ fn short(part: Part) -> &'static str {
         Part::OtherAnon => "other",
         Part::File => "file",
         Part::Shmem => "shared",
+        Part::Unknown => "unknown",
     }
 }
 
@@ -193,8 +194,21 @@ pub fn breakdown_markdown(
         out,
         "\nThe parts add up to the RSS: the mean row time-weighted over the run, the peak row at \
          its highest RSS (a reclaim row instead: read just before the reclaim test, for a run \
-         whose heap probe was stale on over half its ticks); arenas are the most of one process.\n"
+         whose heap probe was stale on over half its ticks); arenas are the most of one \
+         process.{}\n",
+        unknown_note(&grid)
     )
+}
+
+/// What the unknown column holds, when the grid has one.
+fn unknown_note(grid: &Grid) -> &'static str {
+    if grid.heads.contains(&Part::Unknown.label()) {
+        " Unknown is memory the breakdown cannot attribute: that of processes without allocator \
+         counters holding over a fifth of the RSS, and in the mean row the RSS of the ticks \
+         without a fresh heap probe reading."
+    } else {
+        ""
+    }
 }
 
 /// The HTML table under its own heading; `escape` is the page's.
@@ -232,7 +246,8 @@ pub fn breakdown_html(
         "</table><p>In {}, each configuration's median run: the parts add up to its RSS, \
          time-weighted over the run (mean) and at its highest RSS (peak); arenas are the most \
          of one process; the reclaim test's share is of the free memory the allocator held \
-         just before it.</p>",
-        grid.unit
+         just before it.{}</p>",
+        grid.unit,
+        unknown_note(&grid)
     )
 }

@@ -56,6 +56,8 @@ pub(super) fn experiment() -> StoredExperiment {
                 processes: 1,
                 free_before_bytes: free_before,
                 live_before_bytes: None,
+                reach: crate::model::ReclaimReach::Whole,
+                unavailable_processes: 0,
             });
         }
     }

@@ -118,7 +118,7 @@ fn breakdown_cells(row: &mut Vec<String>, config: &crate::model::StoredConfig) {
         m.and_then(|m| m.breakdown_peak),
     ] {
         let parts = at.map(|b| b.parts());
-        row.extend((0..8).map(|i| opt(parts.map(|p| p[i]))));
+        row.extend((0..Breakdown::COUNT).map(|i| opt(parts.map(|p| p[i]))));
     }
 }
 

@@ -75,7 +75,7 @@ impl Reporter for SamplesCsvReporter {
                         opt(s.breakdown.map(|_| s.heapless_processes)),
                     ];
                     let parts = s.breakdown.map(|b| b.parts());
-                    row.extend((0..8).map(|i| opt(parts.map(|p| p[i]))));
+                    row.extend((0..Breakdown::COUNT).map(|i| opt(parts.map(|p| p[i]))));
                     row.extend(
                         CGROUP_COLUMNS
                             .iter()

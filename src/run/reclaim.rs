@@ -9,9 +9,11 @@
 //! exit test's window) leave the run, and its CPU time (and at exit its
 //! duration, which delays the end) is taken off the run's.
 
-use crate::model::{Reclaim, Sample};
+use crate::model::{Reclaim, ReclaimReach, Sample};
 pub use crate::options::reclaim::ReclaimAt;
-use crate::sample::probe_shm::{ProbeReading, ReclaimReading};
+use crate::sample::probe_shm::{
+    ProbeReading, ReclaimReading, RECLAIM_CALLING_THREAD, RECLAIM_WHOLE,
+};
 use std::time::{Duration, Instant};
 
 /// Slack around an exit test's window: a tick's reads of one process may
@@ -125,25 +127,62 @@ impl Reclaimer {
                     .any(|&(from, to)| s.t_s >= from && s.t_s <= to)
             });
         }
-        let measured: Vec<&ReclaimReading> = answers
-            .iter()
-            .filter(|a| a.rss_before_bytes.is_some() && a.rss_after_bytes.is_some())
-            .collect();
-        let first_ns = measured.iter().map(|a| a.start_ns).min()?;
+        let ran = |a: &ReclaimReading| a.rss_before_bytes.is_some() && a.rss_after_bytes.is_some();
+        let measured: Vec<&ReclaimReading> = answers.iter().filter(|a| ran(a)).collect();
+        // Asked, with no call to return memory: the test could not run there.
+        let unavailable = answers.len() - measured.len();
+        let first_ns = answers.iter().map(|a| a.start_ns).min()?;
         let trigger = match &self.requested {
             Some((_, trigger)) => trigger.clone(),
             None if at_exit => "exit".to_string(),
             None => return None,
         };
+        let reach = readings
+            .iter()
+            .filter_map(|(_, r)| {
+                r.reclaim
+                    .filter(ran)
+                    .map(|a| reach_of(a.kind, r.threads, at_exit))
+            })
+            .fold(None, |all, one| Some(combine(all, one)))
+            .unwrap_or_default();
+        let some = !measured.is_empty();
         Some(Reclaim {
             t_s: clock.t_s(first_ns).max(0.0),
             trigger,
             rss_before_bytes: measured.iter().filter_map(|a| a.rss_before_bytes).sum(),
             rss_after_bytes: measured.iter().filter_map(|a| a.rss_after_bytes).sum(),
             processes: u32::try_from(measured.len()).unwrap_or(u32::MAX),
-            free_before_bytes: sum_all(&measured, |a| a.free_before_bytes),
-            live_before_bytes: sum_all(&measured, |a| a.live_before_bytes),
+            free_before_bytes: sum_all(&measured, |a| a.free_before_bytes).filter(|_| some),
+            live_before_bytes: sum_all(&measured, |a| a.live_before_bytes).filter(|_| some),
+            reach,
+            unavailable_processes: u32::try_from(unavailable).unwrap_or(u32::MAX),
         })
+    }
+}
+
+/// How far one process's reclaim reached, from the probe's word (`kind`),
+/// the process's threads (the probe's own among them) and whether it ran
+/// at exit (in the exiting thread) or on request (in the probe's thread).
+fn reach_of(kind: u64, threads: u64, at_exit: bool) -> ReclaimReach {
+    match kind {
+        RECLAIM_WHOLE => ReclaimReach::Whole,
+        // The calling thread's heap is the whole heap only when it is the
+        // program's one thread: at exit, beside the probe's thread alone.
+        // On request the caller is the probe's thread, which holds none.
+        RECLAIM_CALLING_THREAD if at_exit && (1..=2).contains(&threads) => ReclaimReach::Whole,
+        RECLAIM_CALLING_THREAD => ReclaimReach::CallingThread,
+        _ => ReclaimReach::Unknown,
+    }
+}
+
+/// The run's reach from its processes': the narrowest wins.
+fn combine(all: Option<ReclaimReach>, one: ReclaimReach) -> ReclaimReach {
+    use ReclaimReach::*;
+    match (all.unwrap_or(one), one) {
+        (CallingThread, _) | (_, CallingThread) => CallingThread,
+        (Unknown, _) | (_, Unknown) => Unknown,
+        (Whole, Whole) => Whole,
     }
 }
 
@@ -240,6 +279,7 @@ mod tests {
                 sys_ns: 30_000_000,
                 free_before_bytes: Some(before / 2),
                 live_before_bytes: Some(before / 4),
+                kind: RECLAIM_WHOLE,
             }),
             ..ProbeReading::default()
         }
@@ -317,5 +357,58 @@ mod tests {
             off.conclude(&readings, start, &mut samples, &mut times),
             None
         );
+    }
+
+    #[test]
+    fn a_reclaim_reaches_the_whole_process_only_by_a_call_that_reaches_every_thread() {
+        use ReclaimReach::*;
+        assert_eq!(reach_of(RECLAIM_WHOLE, 26, false), Whole);
+        // mimalloc's mi_collect at exit in a program with one thread (and
+        // the probe's) collects its one heap; with more, or from the
+        // probe's thread on request, it cannot reach the program's.
+        assert_eq!(reach_of(RECLAIM_CALLING_THREAD, 2, true), Whole);
+        assert_eq!(reach_of(RECLAIM_CALLING_THREAD, 26, true), CallingThread);
+        assert_eq!(reach_of(RECLAIM_CALLING_THREAD, 2, false), CallingThread);
+        // A probe that predates the word.
+        assert_eq!(reach_of(0, 2, true), Unknown);
+        assert_eq!(combine(Some(Whole), CallingThread), CallingThread);
+        assert_eq!(combine(Some(Whole), Unknown), Unknown);
+        assert_eq!(combine(None, Whole), Whole);
+    }
+
+    #[test]
+    fn processes_without_a_reclaim_call_are_counted_and_their_figures_left_out() {
+        let start = Instant::now() - Duration::from_secs(3);
+        let clock = RunClock::new(start);
+        let at_1s = (clock.now_ns as f64 - (clock.now_s - 1.0) * 1e9) as u64;
+        let mut none = answer(0, 0, at_1s);
+        if let Some(r) = none.reclaim.as_mut() {
+            (r.rss_before_bytes, r.rss_after_bytes) = (None, None);
+            r.kind = 0;
+        }
+        let mut samples = Vec::new();
+        let mut times = RunTimes::default();
+        let reclaimer = Reclaimer::new(ReclaimAt::End, false);
+        let only = reclaimer
+            .conclude(&[(10, none)], start, &mut samples, &mut times)
+            .expect("asked, and answered that it could not");
+        assert_eq!((only.processes, only.unavailable_processes), (0, 1));
+        assert_eq!((only.free_before_bytes, only.measured()), (None, false));
+        let mut threaded = answer(900, 900, at_1s);
+        threaded.threads = 26;
+        if let Some(r) = threaded.reclaim.as_mut() {
+            r.kind = RECLAIM_CALLING_THREAD;
+        }
+        let both = reclaimer
+            .conclude(
+                &[(10, none), (11, threaded)],
+                start,
+                &mut samples,
+                &mut times,
+            )
+            .expect("answered");
+        assert_eq!((both.processes, both.unavailable_processes), (1, 1));
+        assert_eq!(both.reach, ReclaimReach::CallingThread);
+        assert!(!both.measured() && !both.reached_everything());
     }
 }

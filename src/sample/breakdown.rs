@@ -23,7 +23,9 @@
 //! A process without the probe's figures (it did not load the probe, a
 //! static binary, an allocator without counters) has all its anonymous
 //! memory in `other_anon` and is counted, so reports can say how many
-//! there were. A tick on which no process had figures has no breakdown:
+//! there were; when such processes hold more than a fifth of the tree's
+//! RSS, that memory is `unknown` instead (their heap is in it, and calling
+//! it "other" would say no allocator setting changes it). A tick on which no process had figures has no breakdown:
 //! a split with every heap part zero would be misleading. A tick whose
 //! processes have all exited holds nothing, and splits into zeros.
 //! Arithmetic only: the reads are those the sampler makes anyway.
@@ -85,22 +87,40 @@ pub fn of_process(p: &ProcessMemory) -> Breakdown {
         other_anon_bytes: rest - lazy_free - huge_pages,
         file_bytes: p.rss.file_bytes,
         shmem_bytes: p.rss.shmem_bytes,
+        unknown_bytes: 0,
     }
 }
 
+/// Above this share of the tree's RSS, the anonymous memory of the
+/// processes without allocator counters is `unknown` rather than `other`:
+/// their heap is in it, and a saving there must not read as "not heap".
+pub const UNKNOWN_SHARE: f64 = 0.2;
+
 /// The tree's breakdown (each part summed over its processes) and how many
-/// processes had no heap figures; `None` when none had any.
+/// processes had no heap figures; `None` when none had any. When those
+/// processes hold more than `UNKNOWN_SHARE` of the tree's RSS, what their
+/// `other_anon` would hold is `unknown_bytes`.
 pub fn of_tree(processes: impl IntoIterator<Item = ProcessMemory>) -> Option<(Breakdown, u32)> {
     let mut total = Breakdown::default();
+    let mut heapless_total = Breakdown::default();
     let (mut with_heap, mut heapless) = (0u32, 0u32);
     for p in processes {
         if p.heap.is_some() {
             with_heap += 1;
+            add(&mut total, &of_process(&p));
         } else {
             heapless += 1;
+            add(&mut heapless_total, &of_process(&p));
         }
-        add(&mut total, &of_process(&p));
     }
+    let tree_rss = total
+        .total_bytes()
+        .saturating_add(heapless_total.total_bytes());
+    if heapless_total.total_bytes() as f64 > tree_rss as f64 * UNKNOWN_SHARE {
+        heapless_total.unknown_bytes = heapless_total.other_anon_bytes;
+        heapless_total.other_anon_bytes = 0;
+    }
+    add(&mut total, &heapless_total);
     (with_heap > 0).then_some((total, heapless))
 }
 

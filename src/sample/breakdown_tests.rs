@@ -31,7 +31,7 @@ fn pages(lazy_mib: u64, huge_mib: u64) -> AnonPages {
     }
 }
 
-fn mib(b: &Breakdown) -> [u64; 8] {
+fn mib(b: &Breakdown) -> [u64; Breakdown::COUNT] {
     b.parts().map(|v| v / MIB)
 }
 
@@ -73,13 +73,13 @@ fn heap_parts_beyond_anon_shrink_free_then_metadata_then_live() {
         }))
     };
     // Fits: everything as reported, lazy and huge from the rest.
-    assert_eq!(of(heap(60, 20, 5)), [60, 20, 5, 5, 5, 5, 3, 1]);
+    assert_eq!(of(heap(60, 20, 5)), [60, 20, 5, 5, 5, 5, 3, 1, 0]);
     // 10 MiB too many: free gives them up.
-    assert_eq!(of(heap(60, 50, 0)), [60, 40, 0, 0, 0, 0, 3, 1]);
+    assert_eq!(of(heap(60, 50, 0)), [60, 40, 0, 0, 0, 0, 3, 1, 0]);
     // Free gone entirely, then metadata.
-    assert_eq!(of(heap(90, 50, 30)), [90, 0, 10, 0, 0, 0, 3, 1]);
+    assert_eq!(of(heap(90, 50, 30)), [90, 0, 10, 0, 0, 0, 3, 1, 0]);
     // Live alone beyond anon: anon is all live.
-    assert_eq!(of(heap(120, 1, 1)), [100, 0, 0, 0, 0, 0, 3, 1]);
+    assert_eq!(of(heap(120, 1, 1)), [100, 0, 0, 0, 0, 0, 3, 1, 0]);
 }
 
 #[test]
@@ -91,9 +91,9 @@ fn lazy_free_comes_before_huge_pages_and_both_are_capped_by_the_rest() {
             heap: heap(50, 10, 0),
         }))
     };
-    assert_eq!(of(pages(30, 30)), [50, 10, 0, 10, 30, 0, 3, 1]);
-    assert_eq!(of(pages(60, 30)), [50, 10, 0, 0, 40, 0, 3, 1]);
-    assert_eq!(of(pages(0, 0)), [50, 10, 0, 0, 0, 40, 3, 1]);
+    assert_eq!(of(pages(30, 30)), [50, 10, 0, 10, 30, 0, 3, 1, 0]);
+    assert_eq!(of(pages(60, 30)), [50, 10, 0, 0, 40, 0, 3, 1, 0]);
+    assert_eq!(of(pages(0, 0)), [50, 10, 0, 0, 0, 40, 3, 1, 0]);
 }
 
 #[test]
@@ -108,14 +108,45 @@ fn a_process_without_heap_figures_is_all_other_anon_and_counted() {
         anon_pages: pages(4, 0),
         ..with
     };
-    assert_eq!(mib(&of_process(&without)), [0, 0, 0, 0, 4, 96, 3, 1]);
+    assert_eq!(mib(&of_process(&without)), [0, 0, 0, 0, 4, 96, 3, 1, 0]);
     let (tree, heapless) = of_tree([with, without, without]).expect("one had figures");
     assert_eq!(heapless, 2);
-    assert_eq!(mib(&tree), [70, 10, 1, 0, 8, 19 + 96 * 2, 9, 3]);
+    // They hold two thirds of the tree's RSS: their anonymous memory is
+    // unknown, not other (their heap is in it).
+    assert_eq!(mib(&tree), [70, 10, 1, 0, 8, 19, 9, 3, 96 * 2]);
     assert_eq!(tree.total_bytes(), 3 * anon(100).total_bytes());
     // No process with figures: no breakdown at all.
     assert_eq!(of_tree([without, without]), None);
     assert_eq!(of_tree([]), None);
+}
+
+#[test]
+fn processes_without_counters_are_unknown_only_beyond_a_fifth_of_the_trees_rss() {
+    let with = ProcessMemory {
+        rss: anon(396),
+        anon_pages: pages(0, 0),
+        heap: heap(300, 50, 0),
+    };
+    // 100 MiB of 500: exactly a fifth stays "other".
+    let without = ProcessMemory {
+        rss: anon(96),
+        heap: None,
+        ..with
+    };
+    let (tree, heapless) = of_tree([with, without]).expect("one had figures");
+    assert_eq!(heapless, 1);
+    assert_eq!(mib(&tree), [300, 50, 0, 0, 0, 46 + 96, 6, 2, 0]);
+    // 101 MiB of 501: beyond a fifth, its anonymous memory is unknown.
+    let bigger = ProcessMemory {
+        rss: anon(97),
+        ..without
+    };
+    let (tree, _) = of_tree([with, bigger]).expect("one had figures");
+    assert_eq!(mib(&tree), [300, 50, 0, 0, 0, 46, 6, 2, 97]);
+    assert_eq!(
+        tree.total_bytes(),
+        with.rss.total_bytes() + bigger.rss.total_bytes()
+    );
 }
 
 #[test]
@@ -127,12 +158,13 @@ fn anon_pages_are_carried_forward_until_the_process_is_gone() {
     split.set_heaps([(7, heap(30, 0, 0).unwrap_or_default())]);
     // Both carried forward to a later tick without a new read.
     let (tree, heapless) = split.split(&[(7, a), (8, b)]).expect("7 has figures");
-    assert_eq!(mib(&tree), [30, 0, 0, 4, 10, 10 + 16, 6, 2]);
+    // 8 holds 24 of the 78 MiB: unknown beyond its huge pages.
+    assert_eq!(mib(&tree), [30, 0, 0, 4, 10, 10, 6, 2, 16]);
     assert_eq!(heapless, 1);
     // 8 leaves; a new process reusing its pid has read nothing yet.
     split.split(&[(7, a)]);
     let (tree, _) = split.split(&[(7, a), (8, b)]).expect("7 has figures");
-    assert_eq!(mib(&tree), [30, 0, 0, 0, 10, 10 + 20, 6, 2]);
+    assert_eq!(mib(&tree), [30, 0, 0, 0, 10, 10, 6, 2, 20]);
     // A tick whose processes have no heap figures: no breakdown.
     split.set_heaps([]);
     assert_eq!(split.split(&[(7, a)]), None);

@@ -191,7 +191,7 @@ proptest! {
     /// does not fit as unknown and said in its message.
     #[test]
     fn a_sample_of_any_figures_is_stored_with_what_does_not_fit_as_unknown(
-        figures in prop::array::uniform8(any::<u64>()),
+        figures in prop::array::uniform9(any::<u64>()),
         live in word(),
     ) {
         let fixture = crate::analyze::fixture::experiment();

@@ -39,6 +39,7 @@ const W_POLL_START_NS: usize = 25;
 const W_RECLAIM_FREE_BEFORE: usize = 26;
 const W_RECLAIM_LIVE_BEFORE: usize = 27;
 const W_STATE: usize = 28;
+const W_RECLAIM_KIND: usize = 29;
 const WORDS: usize = 30;
 /// Written by allocscope: how many reclaim tests it asks for.
 const W_REQUEST: usize = 64;
@@ -142,7 +143,16 @@ pub struct ReclaimReading {
     /// the test: what it could return, and what it could not.
     pub free_before_bytes: Option<u64>,
     pub live_before_bytes: Option<u64>,
+    /// What the call could reach: 0 none available (unknown, from a probe
+    /// that predates the word, when the RSS figures are set), 1 the whole
+    /// process, 2 the calling thread's heap only (`RECLAIM_*`).
+    pub kind: u64,
 }
+
+/// `ReclaimReading::kind`'s values (PROTOCOL.md, word 29).
+pub const RECLAIM_NONE: u64 = 0;
+pub const RECLAIM_WHOLE: u64 = 1;
+pub const RECLAIM_CALLING_THREAD: u64 = 2;
 
 /// Decodes the words of one file; `None` unless it is a probe file whose
 /// probe has measured something. A size word of 2^63 or more is unknown,
@@ -180,6 +190,7 @@ pub fn decode(words: &[u64; WORDS]) -> Option<ProbeReading> {
                 .filter(|_| words[W_POLLED_NS] > 0),
             live_before_bytes: known(words[W_RECLAIM_LIVE_BEFORE])
                 .filter(|_| words[W_POLLED_NS] > 0),
+            kind: words[W_RECLAIM_KIND],
         }),
     })
 }
@@ -699,6 +710,10 @@ mod tests {
             reclaim.map(|r| (r.free_before_bytes, r.live_before_bytes)),
             Some((Some(700), Some(150)))
         );
+        assert_eq!(reclaim.map(|r| r.kind), Some(RECLAIM_NONE));
+        answered[W_RECLAIM_KIND] = RECLAIM_CALLING_THREAD;
+        let reclaim = decode(&answered).and_then(|r| r.reclaim);
+        assert_eq!(reclaim.map(|r| r.kind), Some(RECLAIM_CALLING_THREAD));
         let mut bad = words(1, 1);
         bad[W_MAGIC] = 0;
         assert_eq!(decode(&bad), None);

@@ -1,8 +1,9 @@
 //! The one column list of a sample row, shared by `samples` (a run's) and
 //! `recording_samples` (a recording's): the insert's values and the row
-//! mapping back to `model::Sample` live here once. The breakdown is eight
+//! mapping back to `model::Sample` live here once. The breakdown is nine
 //! columns named `breakdown_` + its part's key, all NULL when the tick had
-//! none.
+//! none (`breakdown_unknown_bytes`, added by schema version 14, is NULL in
+//! the rows stored before it: zero then).
 
 use super::convert::{opt_u64_at, u64_at, Unstorable};
 use crate::model::{Breakdown, CgroupSample, ProcessName, Sample};
@@ -18,12 +19,13 @@ pub(super) const COLUMNS: &str = "t_s, rss_bytes, pss_bytes, uss_bytes, swap_byt
      breakdown_huge_pages_bytes, breakdown_lazy_free_bytes, breakdown_other_anon_bytes, \
      breakdown_file_bytes, breakdown_shmem_bytes, cgroup_charge_bytes, \
      cgroup_working_set_bytes, cgroup_anon_bytes, cgroup_file_bytes, cgroup_shmem_bytes, \
-     cgroup_kernel_bytes, cgroup_huge_pages_bytes, heap_stale_processes";
+     cgroup_kernel_bytes, cgroup_huge_pages_bytes, heap_stale_processes, \
+     breakdown_unknown_bytes";
 
-const COUNT: usize = 34;
+const COUNT: usize = 35;
 
 /// The breakdown's columns, in the order of `Breakdown::KEYS`.
-const BREAKDOWN: [&str; 8] = [
+const BREAKDOWN: [&str; Breakdown::COUNT] = [
     "breakdown_live_heap_bytes",
     "breakdown_allocator_free_bytes",
     "breakdown_allocator_metadata_bytes",
@@ -32,6 +34,7 @@ const BREAKDOWN: [&str; 8] = [
     "breakdown_other_anon_bytes",
     "breakdown_file_bytes",
     "breakdown_shmem_bytes",
+    "breakdown_unknown_bytes",
 ];
 
 /// `INSERT [OR REPLACE] INTO table (owner, COLUMNS) VALUES (?, ...)`.
@@ -70,22 +73,27 @@ pub(super) fn values(owner: i64, s: &Sample, unstorable: &mut Unstorable) -> Vec
             .map_or(Value::Null, |n| Value::Text(n.as_str().to_string())),
         Value::Integer(s.heapless_processes.into()),
     ];
+    // Stored whole or not at all, as it is read back; the unknown part's
+    // column comes last, after the columns older versions had.
     let breakdown = s.breakdown.map(|b| {
         let parts: Vec<(u64, &'static str)> = b.parts().into_iter().zip(BREAKDOWN).collect();
         (u.all_fit(&parts), parts)
     });
-    match breakdown {
+    let (mut parts, unknown) = match breakdown {
         Some((true, parts)) => {
-            values.extend(
-                parts
-                    .iter()
-                    .map(|&(v, _)| Value::Integer(i64::try_from(v).unwrap_or(i64::MAX))),
-            );
+            let mut stored: Vec<Value> = parts
+                .iter()
+                .map(|&(v, _)| Value::Integer(i64::try_from(v).unwrap_or(i64::MAX)))
+                .collect();
+            let unknown = stored.pop().unwrap_or(Value::Null);
+            (stored, unknown)
         }
-        _ => values.extend([(); 8].map(|_| Value::Null)),
-    }
+        _ => (vec![Value::Null; Breakdown::COUNT - 1], Value::Null),
+    };
+    values.append(&mut parts);
     values.extend(cgroup_values(s.cgroup.as_ref(), u));
     values.push(Value::Integer(s.heap_stale_processes.into()));
+    values.push(unknown);
     values
 }
 
@@ -127,12 +135,14 @@ fn cgroup_from_row(r: &Row<'_>) -> rusqlite::Result<Option<CgroupSample>> {
     }))
 }
 
-/// The breakdown's columns of a row: `None` when they are NULL.
+/// The breakdown's columns of a row: `None` when they are NULL (the
+/// unknown part alone may be: a row stored before it existed).
 fn breakdown_at(r: &Row<'_>) -> rusqlite::Result<Option<Breakdown>> {
-    let mut parts = [0u64; 8];
+    let mut parts = [0u64; Breakdown::COUNT];
     for (part, column) in parts.iter_mut().zip(BREAKDOWN) {
         match opt_u64_at(r, column)? {
             Some(v) => *part = v,
+            None if column == "breakdown_unknown_bytes" => *part = 0,
             None => return Ok(None),
         }
     }

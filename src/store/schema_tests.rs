@@ -192,7 +192,8 @@ fn a_version_8_file_gains_the_breakdown_columns_and_its_samples_have_none() -> R
         [],
         |r| r.get(0),
     )?;
-    assert_eq!(columns, 9);
+    // Eight parts then, the unknown part's column since version 14.
+    assert_eq!(columns, 10);
     Ok(())
 }
 
@@ -280,5 +281,43 @@ fn a_version_11_file_gains_the_reclaim_column_and_its_runs_have_none() -> Result
         Some("glibc")
     );
     assert_eq!(e.configs[0].runs[0].record.wall_s, 1.0);
+    Ok(())
+}
+
+#[test]
+fn a_version_13_files_breakdowns_load_with_an_unknown_part_of_zero() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("v13.db");
+    {
+        let conn = Connection::open(&path)?;
+        for step in [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13] {
+            conn.execute_batch(step)?;
+        }
+        conn.pragma_update(None, "user_version", 13)?;
+        conn.execute_batch(
+            "INSERT INTO experiments VALUES (1, 'v13', '[\"./a\"]', '2026-01-01T00:00:00Z',
+                 '2026-01-01T00:01:00Z', 'complete', 1, 1, 0, 100, 'glibc');
+             INSERT INTO configs VALUES (1, 1, 0, 'glibc', 'glibc', NULL, NULL, '[]');
+             INSERT INTO runs VALUES (1, 1, 1, 'ok', 0, NULL, 1.0, 0.5, 0.1, 1000, 10, 0,
+                 '/tmp/o', '/tmp/e', NULL, '[]', 0.0, '2026-01-01T00:00:00Z', 'stats', 0.01,
+                 NULL, 'glibc', NULL);
+             INSERT INTO samples (run_id, t_s, rss_bytes, vsz_bytes, processes, threads,
+                 minor_faults, major_faults, breakdown_live_heap_bytes,
+                 breakdown_allocator_free_bytes, breakdown_allocator_metadata_bytes,
+                 breakdown_huge_pages_bytes, breakdown_lazy_free_bytes,
+                 breakdown_other_anon_bytes, breakdown_file_bytes, breakdown_shmem_bytes)
+                 VALUES (1, 0.5, 100, 200, 1, 1, 0, 0, 60, 10, 0, 0, 0, 20, 10, 0);",
+        )?;
+    }
+    let store = Store::open(&path)?;
+    assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
+    let e = store.load_experiment(Some(1))?;
+    let b = e.configs[0].runs[0].record.samples[0]
+        .breakdown
+        .expect("the stored breakdown");
+    assert_eq!(
+        (b.live_heap_bytes, b.unknown_bytes, b.total_bytes()),
+        (60, 0, 100)
+    );
     Ok(())
 }

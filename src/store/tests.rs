@@ -131,7 +131,7 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
                 // Parts of distinct sizes: a column read into the wrong
                 // part shows.
                 breakdown: Some(crate::model::Breakdown::from_parts(
-                    [1, 2, 3, 4, 5, 6, 7, 8].map(|k| k << 16),
+                    [1, 2, 3, 4, 5, 6, 7, 8, 9].map(|k| k << 16),
                 )),
                 heapless_processes: 1,
                 heap_stale_processes: 3,
@@ -186,6 +186,8 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
             processes: 2,
             free_before_bytes: Some(280 << 20),
             live_before_bytes: Some(12 << 20),
+            reach: crate::model::ReclaimReach::Whole,
+            unavailable_processes: 0,
         }),
         cgroup_peak_kernel_bytes: Some(7 << 20),
         served_by: (index == 2).then(|| "jemalloc".to_string()),
@@ -539,7 +541,7 @@ fn a_figure_too_large_to_store_is_unknown_and_the_run_is_kept_with_a_note() -> R
     let mut run = record(1, RunStatus::Ok);
     // mstress under tcmalloc: a live heap of -1200 that wrapped.
     run.samples[1].live_heap_bytes = Some(u64::MAX - 1199);
-    run.samples[1].breakdown = Some(crate::model::Breakdown::from_parts([u64::MAX; 8]));
+    run.samples[1].breakdown = Some(crate::model::Breakdown::from_parts([u64::MAX; crate::model::Breakdown::COUNT]));
     run.samples[0].rss_bytes = u64::MAX;
     let stored = store.store_run(ids[0], &run)?;
     let note = stored.note.unwrap_or_default();

@@ -267,3 +267,52 @@ fn glibc_against_arena_max_2_is_explained_from_fresh_heap_figures_only() {
         "{last}"
     );
 }
+
+/// How far the reclaim reached (probe word 29), asked at a marker, so the
+/// probe's own thread makes the call: glibc's malloc_trim and jemalloc's
+/// purge reach the whole process; mimalloc's mi_collect only the calling
+/// thread's heap, which holds none of the program's: its run says so, and
+/// nothing is concluded of fragmentation from what stayed.
+#[test]
+fn the_reclaim_says_how_far_it_reached_and_concludes_nothing_from_a_thread_only_collect() {
+    if !require_allocator("jemalloc") || !require_allocator("mimalloc") {
+        return;
+    }
+    let _one_at_a_time = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let workload = program("arena_handoff");
+    let (output, json) = scratch.compare(
+        &[
+            "--heap",
+            "-r",
+            "1",
+            "-a",
+            "glibc",
+            "-a",
+            "jemalloc",
+            "-a",
+            "mimalloc",
+            "--reclaim-at",
+            "freed",
+            "--interval",
+            "20ms",
+        ],
+        &[workload.to_str().expect("utf-8"), "8", "600", "800"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    for (name, reach) in [
+        ("glibc", "whole"),
+        ("jemalloc", "whole"),
+        ("mimalloc", "calling_thread"),
+    ] {
+        let run = only_run(&json, name);
+        assert_eq!(run["reclaim"]["reach"], reach, "{name}: {run}");
+    }
+    let lines = cause_lines(&json);
+    let mimalloc = lines
+        .iter()
+        .find(|l| l.starts_with("mimalloc"))
+        .unwrap_or_else(|| panic!("no mimalloc line: {lines:?}"));
+    assert!(!mimalloc.contains("fragmentation pins it"), "{mimalloc}");
+    assert!(mimalloc.contains("calling thread"), "{mimalloc}");
+}

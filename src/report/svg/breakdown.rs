@@ -24,6 +24,8 @@ fn part_colour(part: Part) -> &'static str {
         Part::OtherAnon => "#999999",
         Part::File => "#56b4e9",
         Part::Shmem => "#009e73",
+        // Black: nothing is known of it.
+        Part::Unknown => "#000000",
     }
 }
 
