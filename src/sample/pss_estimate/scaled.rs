@@ -8,8 +8,13 @@
 //! staler and bigger first) and this scales them to the rest.
 //!
 //! A class is the processes of one program (family: forks of one another)
-//! whose RSS is within a factor of two: a forked worker and its parent,
-//! not a worker that grew a private heap ten times theirs. A read splits
+//! whose RSS is within a factor of two, and which are all parents of
+//! others in the tree or all not: forked workers of one size, not a worker
+//! that grew a private heap ten times theirs, nor the parent that forked
+//! them. A parent is unlike its forks however close its RSS: what it wrote
+//! after forking them is its alone, and read among a thousand children its
+//! 8 MiB of it were lent to each of them in proportion to RSS (2,035 MiB
+//! for a tree of 104). A read splits
 //! a process's PSS by kind into what is its alone (`exclusive_parts`) and
 //! its part of pages others map. The class's exclusive memory is taken in
 //! the proportion to RSS its reads showed, and anon beyond what its reads
@@ -45,20 +50,30 @@ pub struct ScaledPss {
     last_live: usize,
 }
 
-/// Processes of one program whose RSS has the same power of two.
+/// Processes of one program whose RSS has the same power of two, parents
+/// of others in the tree or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Class {
     family: u64,
     size_log2: u32,
+    parent: bool,
 }
 
 impl Class {
-    fn of(p: &Live) -> Class {
+    /// `p`'s class, `parents` the pids that some live process has as its
+    /// parent.
+    fn of(p: &Live, parents: &HashSet<i32>) -> Class {
         Class {
             family: p.family,
             size_log2: u64::BITS - p.rss.total_bytes().leading_zeros(),
+            parent: parents.contains(&p.pid),
         }
     }
+}
+
+/// The pids that some process of `live` has as its parent.
+fn parents(live: &[Live]) -> HashSet<i32> {
+    live.iter().map(|p| p.ppid).collect()
 }
 
 #[derive(Debug, Default)]
@@ -152,8 +167,12 @@ impl ScaledPss {
 
     /// Remembers a read of `p` (with the RSS read just after its rollup).
     pub fn record(&mut self, live: &[Live], p: &Live, rollup: &Rollup) {
-        let class = Class::of(p);
-        let members = live.iter().filter(|q| Class::of(q) == class).count();
+        let parents = parents(live);
+        let class = Class::of(p, &parents);
+        let members = live
+            .iter()
+            .filter(|q| Class::of(q, &parents) == class)
+            .count();
         let pss = rollup.pss_parts.unwrap_or_else(|| {
             let share = ratio(rollup.pss_bytes as f64, rollup.rss_bytes as f64);
             parts_of(kinds(&p.rss).map(|bytes| bytes * share))
@@ -235,9 +254,10 @@ impl ScaledPss {
 
 /// The live processes by class.
 fn group(live: &[Live]) -> HashMap<Class, Members> {
+    let parents = parents(live);
     let mut classes: HashMap<Class, Members> = HashMap::new();
     for (i, p) in live.iter().enumerate() {
-        let members = classes.entry(Class::of(p)).or_default();
+        let members = classes.entry(Class::of(p, &parents)).or_default();
         members.index.push(i);
         for (sum, bytes) in members.rss.iter_mut().zip(kinds(&p.rss)) {
             *sum += bytes;

@@ -11,11 +11,12 @@ fn parts(anon_mib: f64, file_mib: f64) -> RssParts {
 }
 
 /// Process `pid` of a tree of `n` sharing the 64 MiB heap and 2 MiB of
-/// libraries, holding `own` MiB of its own.
+/// libraries, holding `own` MiB of its own: forks of a parent outside the
+/// tree (a parent in it is a class of its own).
 fn member(pid: i32, own: f64) -> Live {
     Live {
         pid,
-        ppid: 1,
+        ppid: 0,
         family: TREE,
         rss: parts(64.0 + own, 2.0),
     }
@@ -167,4 +168,28 @@ fn anon_grown_since_the_reads_counts_in_full() {
     let got = total_mib(&est, &filled);
     let truth = 66.0 + 100.0;
     assert!((got - truth).abs() < 0.01 * truth, "{got} MiB, not {truth}");
+}
+
+/// A parent with memory of its own that its children do not share (what
+/// it wrote after forking them) is in their class: RSS of one program,
+/// within a factor of two. A read of it must not lend its exclusive share
+/// of RSS to the thousand children, nor theirs hide its own.
+#[test]
+fn a_parent_with_memory_of_its_own_does_not_lend_it_to_its_children() {
+    let (n, parent_own, child_own) = (1001usize, 8.0, 0.03);
+    let mut live = vec![member(1, parent_own)];
+    live.extend((2..=n as i32).map(|pid| Live {
+        ppid: 1,
+        ..member(pid, child_own)
+    }));
+    let mut est = ScaledPss::default();
+    est.retain(&live);
+    // The parent and three children read, in any order.
+    est.record(&live, &live[0], &read_of(n, parent_own));
+    for p in &live[1..4] {
+        est.record(&live, p, &read_of(n, child_own));
+    }
+    let truth = 66.0 + parent_own + (n - 1) as f64 * child_own;
+    let got = total_mib(&est, &live);
+    assert!((got - truth).abs() < 0.05 * truth, "{got} MiB, not {truth}");
 }
