@@ -34,16 +34,19 @@ pub mod probe_shm;
 pub mod proc;
 mod pss_estimate;
 mod scaled_reads;
+mod shares;
 pub mod tree;
 
 use crate::model::{ProcessName, Sample};
 use breakdown::{HeapFigures, Splitter};
 use counters::Counters;
 pub use cpu_time::thread_cpu_seconds;
+use probe_shm::ProbeReading;
 use proc::{Rollup, RssParts};
 pub use pss_estimate::PssSource;
 use pss_estimate::{Live, PssEstimator, ScaledPss};
 use scaled_reads::RollupCost;
+use shares::{Share, ShareTable};
 use std::time::{Duration, Instant};
 
 pub use probe_shm::ProbeReader;
@@ -107,6 +110,11 @@ pub struct Sampler {
     processes: Vec<ProcessPss>,
     /// What the breakdown carries between ticks.
     split: Splitter,
+    /// This tick's heap probe readings, weighted once the tick's PSS is
+    /// known (`split_rss`).
+    heap_readings: Vec<(i32, ProbeReading)>,
+    /// Each process's last PSS split: what of its figures counts in a tree.
+    shares: ShareTable,
 }
 
 /// One process's PSS on a tick, split by kind, read or estimated.
@@ -148,6 +156,8 @@ impl Sampler {
             scaled_ticks: 0,
             processes: Vec::new(),
             split: Splitter::default(),
+            heap_readings: Vec::new(),
+            shares: ShareTable::default(),
         }
     }
 
@@ -314,11 +324,6 @@ impl Sampler {
         // A stale tick has no heap figures (`ProbeReader::read`), so no
         // breakdown either: `split_rss` finds no process with figures.
         sample.heap_stale_processes = heap.stale_processes;
-        self.split.set_heaps(
-            heap.processes
-                .iter()
-                .map(|(pid, r)| (*pid, HeapFigures::from(r))),
-        );
         sample.live_heap_bytes = heap.live_heap_bytes;
         sample.allocator_resident_bytes = heap.allocator_resident_bytes;
         sample.allocator_retained_bytes = heap.allocator_retained_bytes;
@@ -327,16 +332,66 @@ impl Sampler {
             sample.arenas_pid = Some(pid);
             sample.arenas_process = proc::read_comm(pid).map(|c| ProcessName::new(&c));
         }
+        self.heap_readings = heap.processes;
     }
 
     /// Where the tick's RSS went, with the heap probe: from each process's
     /// status split of this tick, its heap figures and its last
-    /// smaps_rollup read (`breakdown`).
+    /// smaps_rollup read (`breakdown`). On a tree of several processes
+    /// each one's figures count at its share of the pages they cover
+    /// (`shares`), the live heap and the allocator's figures included, so
+    /// the heap a thousand forks inherited counts once.
     fn split_rss(&mut self, tick: &Counted, sample: &mut Sample) {
-        if self.probe.is_none() || !tick.split_known {
+        if self.probe.is_none() {
             return;
         }
-        let tree: Vec<(i32, RssParts)> = tick.tree.iter().map(|p| (p.pid, p.rss)).collect();
+        self.shares.update(&self.processes);
+        self.shares.retain(&tick.live);
+        let readings = std::mem::take(&mut self.heap_readings);
+        let heaps: foldhash::HashMap<i32, HeapFigures> = readings
+            .iter()
+            .map(|(pid, r)| (*pid, HeapFigures::from(r)))
+            .collect();
+        let several = tick.tree.len() > 1;
+        let mut families: foldhash::HashMap<u64, usize> = foldhash::HashMap::default();
+        for p in &tick.tree {
+            *families.entry(p.family).or_default() += 1;
+        }
+        let shares = &self.shares;
+        let share = |p: &Live| {
+            if several {
+                shares.share(p.pid, families.get(&p.family).copied().unwrap_or(1))
+            } else {
+                Share::WHOLE
+            }
+        };
+        let weighed: Vec<(i32, (RssParts, Option<HeapFigures>))> = tick
+            .tree
+            .iter()
+            .map(|p| (p.pid, share(p).weigh(&p.rss, heaps.get(&p.pid))))
+            .collect();
+        if several && sample.live_heap_bytes.is_some() {
+            let by_pid: foldhash::HashMap<i32, &Live> =
+                tick.tree.iter().map(|p| (p.pid, p)).collect();
+            let [live, resident, retained] = shares::weighed_totals(&readings, |pid| {
+                by_pid
+                    .get(&pid)
+                    .map_or((Share::WHOLE, 0), |p| (share(p), p.rss.anon_bytes))
+            });
+            sample.live_heap_bytes = live;
+            sample.allocator_resident_bytes = resident;
+            sample.allocator_retained_bytes = retained;
+        }
+        self.split.set_heaps(
+            weighed
+                .iter()
+                .filter_map(|(pid, (_, heap))| heap.map(|h| (*pid, h))),
+        );
+        if !tick.split_known {
+            return;
+        }
+        let tree: Vec<(i32, RssParts)> =
+            weighed.iter().map(|(pid, (rss, _))| (*pid, *rss)).collect();
         if let Some((breakdown, heapless)) = self.split.split(&tree) {
             sample.breakdown = Some(breakdown);
             sample.heapless_processes = heapless;
