@@ -126,8 +126,23 @@ fn breakdown_metrics(samples: &[Sample], metrics: RunMetrics) -> RunMetrics {
         let series: Vec<(f64, u64)> = with.iter().map(|s| (s.t_s, parts(s)[i])).collect();
         *part = time_weighted_mean(&series).unwrap_or(0);
     }
-    let rss: Vec<(f64, u64)> = samples.iter().map(|s| (s.t_s, s.rss_bytes)).collect();
-    let mean = scaled_to(mean, time_weighted_mean(&rss).unwrap_or(0));
+    // Scaled by the run's mean RSS over that of the ticks with a
+    // breakdown: a single process's parts then add up to the mean RSS the
+    // table shows, and a tree's, whose parts add up to its PSS (pages
+    // shared by a family count once), keep that measure.
+    let rss = |of: &[&Sample]| {
+        let series: Vec<(f64, u64)> = of.iter().map(|s| (s.t_s, s.rss_bytes)).collect();
+        time_weighted_mean(&series).unwrap_or(0)
+    };
+    let all: Vec<&Sample> = samples.iter().collect();
+    let (rss_all, rss_with) = (rss(&all), rss(&with));
+    let total: u64 = mean.iter().sum();
+    let target = if rss_with > 0 {
+        (total as f64 * rss_all as f64 / rss_with as f64).round() as u64
+    } else {
+        total
+    };
+    let mean = scaled_to(mean, target);
     // `max_by_key` keeps the last of equals.
     let peak = with
         .iter()
