@@ -114,11 +114,16 @@ pub struct Breakdown {
     /// "other").
     #[serde(default)]
     pub unknown_bytes: u64,
+    /// Kernel memory charged to the run's memory cgroup (page tables,
+    /// stacks, slab: `CgroupSample::kernel_bytes`), 0 without one: with
+    /// it the parts add up to the charge, not to RSS or PSS alone.
+    #[serde(default)]
+    pub kernel_bytes: u64,
 }
 
 impl Breakdown {
     /// How many parts there are.
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 10;
 
     /// The parts' names (their JSON keys and CSV column stems), in the
     /// order of `parts`.
@@ -132,6 +137,7 @@ impl Breakdown {
         "file_bytes",
         "shmem_bytes",
         "unknown_bytes",
+        "kernel_bytes",
     ];
 
     /// The parts in the order of `KEYS`.
@@ -146,6 +152,7 @@ impl Breakdown {
             self.file_bytes,
             self.shmem_bytes,
             self.unknown_bytes,
+            self.kernel_bytes,
         ]
     }
 
@@ -161,6 +168,7 @@ impl Breakdown {
             file_bytes: p[6],
             shmem_bytes: p[7],
             unknown_bytes: p[8],
+            kernel_bytes: p[9],
         }
     }
 
@@ -597,12 +605,12 @@ mod tests {
 
     #[test]
     fn breakdown_keys_are_its_json_keys_in_the_order_of_its_parts() -> serde_json::Result<()> {
-        let b = Breakdown::from_parts([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        let b = Breakdown::from_parts([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
         let json = serde_json::to_value(b)?;
         for (key, value) in Breakdown::KEYS.iter().zip(b.parts()) {
             assert_eq!(json[key], value, "{key}");
         }
-        assert_eq!(b.total_bytes(), 45);
+        assert_eq!(b.total_bytes(), 55);
         Ok(())
     }
 }

@@ -22,6 +22,8 @@ pub enum Part {
     Shmem,
     /// What the breakdown cannot attribute (`Breakdown::unknown_bytes`).
     Unknown,
+    /// The memory cgroup's kernel memory (page tables, stacks, slab).
+    Kernel,
 }
 
 /// Every part, in the order the reports list them: the heap first, then
@@ -37,6 +39,7 @@ pub const PARTS: [Part; Breakdown::COUNT] = [
     Part::OtherAnon,
     Part::File,
     Part::Shmem,
+    Part::Kernel,
 ];
 
 impl Part {
@@ -51,6 +54,7 @@ impl Part {
             Part::File => b.file_bytes,
             Part::Shmem => b.shmem_bytes,
             Part::Unknown => b.unknown_bytes,
+            Part::Kernel => b.kernel_bytes,
         }
     }
 
@@ -66,6 +70,7 @@ impl Part {
             Part::File => "file",
             Part::Shmem => "shared",
             Part::Unknown => "unknown",
+            Part::Kernel => "kernel",
         }
     }
 
@@ -81,6 +86,7 @@ impl Part {
             Part::File => "file-backed",
             Part::Shmem => "shared",
             Part::Unknown => "unknown",
+            Part::Kernel => "kernel (cgroup)",
         }
     }
 
@@ -396,9 +402,9 @@ fn cause_of(main: Part, base: &WhereWent, cand: &WhereWent) -> CauseKind {
         Part::LiveHeap => CauseKind::LiveHeap,
         Part::HugePages => CauseKind::HugePages,
         Part::Unknown => CauseKind::Unaccounted,
-        Part::OtherAnon | Part::File | Part::Shmem if allocator_only(base, cand) => {
+        Part::OtherAnon | Part::File | Part::Shmem | Part::Kernel if allocator_only(base, cand) => {
             CauseKind::Unaccounted
         }
-        Part::OtherAnon | Part::File | Part::Shmem => CauseKind::NotHeap,
+        Part::OtherAnon | Part::File | Part::Shmem | Part::Kernel => CauseKind::NotHeap,
     }
 }

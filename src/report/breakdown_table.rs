@@ -84,6 +84,7 @@ fn short(part: Part) -> &'static str {
         Part::File => "file",
         Part::Shmem => "shared",
         Part::Unknown => "unknown",
+        Part::Kernel => "kernel",
     }
 }
 

@@ -88,6 +88,8 @@ pub fn of_process(p: &ProcessMemory) -> Breakdown {
         file_bytes: p.rss.file_bytes,
         shmem_bytes: p.rss.shmem_bytes,
         unknown_bytes: 0,
+        // The cgroup's, set on the tree's (`Sampler::split_rss`).
+        kernel_bytes: 0,
     }
 }
 

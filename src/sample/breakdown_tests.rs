@@ -31,8 +31,10 @@ fn pages(lazy_mib: u64, huge_mib: u64) -> AnonPages {
     }
 }
 
-fn mib(b: &Breakdown) -> [u64; Breakdown::COUNT] {
-    b.parts().map(|v| v / MIB)
+/// The parts a process's split gives, in MiB (not the tree's kernel part, the last).
+fn mib(b: &Breakdown) -> [u64; 9] {
+    let parts = b.parts();
+    std::array::from_fn(|i| parts[i] / MIB)
 }
 
 #[test]

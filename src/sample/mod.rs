@@ -37,7 +37,7 @@ mod scaled_reads;
 mod shares;
 pub mod tree;
 
-use crate::model::{ProcessName, Sample};
+use crate::model::{Breakdown, ProcessName, Sample};
 use breakdown::{HeapFigures, Splitter};
 use counters::Counters;
 pub use cpu_time::thread_cpu_seconds;
@@ -393,7 +393,13 @@ impl Sampler {
         let tree: Vec<(i32, RssParts)> =
             weighed.iter().map(|(pid, (rss, _))| (*pid, *rss)).collect();
         if let Some((breakdown, heapless)) = self.split.split(&tree) {
-            sample.breakdown = Some(breakdown);
+            // The cgroup's kernel memory as a part of its own: with it the
+            // parts add up to the charge.
+            let kernel_bytes = sample.cgroup.map_or(0, |c| c.kernel_bytes);
+            sample.breakdown = Some(Breakdown {
+                kernel_bytes,
+                ..breakdown
+            });
             sample.heapless_processes = heapless;
         }
     }

@@ -3,7 +3,8 @@
 //! mapping back to `model::Sample` live here once. The breakdown is nine
 //! columns named `breakdown_` + its part's key, all NULL when the tick had
 //! none (`breakdown_unknown_bytes`, added by schema version 14, is NULL in
-//! the rows stored before it: zero then).
+//! the rows stored before it: zero then); its tenth part, the cgroup's
+//! kernel memory, is the `cgroup_kernel_bytes` column, stored once.
 
 use super::convert::{opt_u64_at, u64_at, Unstorable};
 use crate::model::{Breakdown, CgroupSample, ProcessName, Sample};
@@ -24,8 +25,9 @@ pub(super) const COLUMNS: &str = "t_s, rss_bytes, pss_bytes, uss_bytes, swap_byt
 
 const COUNT: usize = 35;
 
-/// The breakdown's columns, in the order of `Breakdown::KEYS`.
-const BREAKDOWN: [&str; Breakdown::COUNT] = [
+/// The breakdown's columns, in the order of `Breakdown::KEYS`, but for its
+/// last part (`kernel_bytes`), which is `cgroup_kernel_bytes`.
+const BREAKDOWN: [&str; Breakdown::COUNT - 1] = [
     "breakdown_live_heap_bytes",
     "breakdown_allocator_free_bytes",
     "breakdown_allocator_metadata_bytes",
@@ -88,7 +90,7 @@ pub(super) fn values(owner: i64, s: &Sample, unstorable: &mut Unstorable) -> Vec
             let unknown = stored.pop().unwrap_or(Value::Null);
             (stored, unknown)
         }
-        _ => (vec![Value::Null; Breakdown::COUNT - 1], Value::Null),
+        _ => (vec![Value::Null; BREAKDOWN.len() - 1], Value::Null),
     };
     values.append(&mut parts);
     values.extend(cgroup_values(s.cgroup.as_ref(), u));
@@ -146,7 +148,11 @@ fn breakdown_at(r: &Row<'_>) -> rusqlite::Result<Option<Breakdown>> {
             None => return Ok(None),
         }
     }
-    Ok(Some(Breakdown::from_parts(parts)))
+    let kernel = opt_u64_at(r, "cgroup_kernel_bytes")?.unwrap_or(0);
+    Ok(Some(Breakdown {
+        kernel_bytes: kernel,
+        ..Breakdown::from_parts(parts)
+    }))
 }
 
 /// A row selected with `COLUMNS`, by column name.

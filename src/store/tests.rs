@@ -129,9 +129,10 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
                 arenas_pid: Some(4321),
                 arenas_process: Some(crate::model::ProcessName::new("db_bench")),
                 // Parts of distinct sizes: a column read into the wrong
-                // part shows.
+                // part shows. The last, the kernel part, is the cgroup's
+                // kernel memory below, stored once.
                 breakdown: Some(crate::model::Breakdown::from_parts(
-                    [1, 2, 3, 4, 5, 6, 7, 8, 9].map(|k| k << 16),
+                    [1, 2, 3, 4, 5, 6, 7, 8, 9, 2].map(|k| k << 16),
                 )),
                 heapless_processes: 1,
                 heap_stale_processes: 3,

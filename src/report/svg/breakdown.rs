@@ -26,6 +26,7 @@ fn part_colour(part: Part) -> &'static str {
         Part::Shmem => "#009e73",
         // Black: nothing is known of it.
         Part::Unknown => "#000000",
+        Part::Kernel => "#cc79a7",
     }
 }
 
