@@ -87,9 +87,8 @@ pub struct Sample {
     pub cgroup: Option<CgroupSample>,
 }
 
-/// A tree's RSS split into parts that add up to it (summed per process).
-/// The heap parts come from the allocator's own accounting (the heap
-/// probe); the rest from the kernel (`status`, `smaps_rollup`).
+/// A tree's RSS (PSS for several processes, `sample::shares`) split into parts, summed per
+/// process: heap parts from the allocator's counters, the rest from the kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Breakdown {
     /// What the program has allocated and not freed.
@@ -98,25 +97,19 @@ pub struct Breakdown {
     pub allocator_free_bytes: u64,
     /// The allocator's own bookkeeping, where it reports it.
     pub allocator_metadata_bytes: u64,
-    /// Anonymous memory in transparent huge pages beyond what the
-    /// allocator accounts for.
+    /// Anonymous memory in transparent huge pages beyond what the allocator accounts for.
     pub huge_pages_bytes: u64,
     /// Pages freed with MADV_FREE that the kernel has not reclaimed yet.
     pub lazy_free_bytes: u64,
-    /// Anonymous memory no allocator setting can change (stacks, JIT code,
-    /// the program's own mmap).
+    /// Anonymous memory no allocator setting can change (stacks, JIT code, the program's mmap).
     pub other_anon_bytes: u64,
     pub file_bytes: u64,
     pub shmem_bytes: u64,
-    /// Anonymous memory the breakdown cannot attribute: that of the
-    /// processes without allocator counters when they hold more than a
-    /// fifth of the tree's RSS (their heap would otherwise pass for
-    /// "other").
+    /// Anonymous memory of processes without allocator counters when they
+    /// hold more than a fifth of the tree's RSS (else "other").
     #[serde(default)]
     pub unknown_bytes: u64,
-    /// Kernel memory charged to the run's memory cgroup (page tables,
-    /// stacks, slab: `CgroupSample::kernel_bytes`), 0 without one: with
-    /// it the parts add up to the charge, not to RSS or PSS alone.
+    /// The run's cgroup's kernel memory (0 without one): the parts then add up to its charge.
     #[serde(default)]
     pub kernel_bytes: u64,
 }
@@ -125,8 +118,7 @@ impl Breakdown {
     /// How many parts there are.
     pub const COUNT: usize = 10;
 
-    /// The parts' names (their JSON keys and CSV column stems), in the
-    /// order of `parts`.
+    /// The parts' names (their JSON keys and CSV column stems), in the order of `parts`.
     pub const KEYS: [&'static str; Breakdown::COUNT] = [
         "live_heap_bytes",
         "allocator_free_bytes",
@@ -174,9 +166,7 @@ impl Breakdown {
 
     /// The sum of the parts: the RSS they split.
     pub fn total_bytes(&self) -> u64 {
-        self.parts()
-            .iter()
-            .fold(0u64, |sum, v| sum.saturating_add(*v))
+        self.parts().into_iter().fold(0, u64::saturating_add)
     }
 }
 
