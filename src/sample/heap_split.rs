@@ -65,18 +65,24 @@ impl Sampler {
                 Share::WHOLE
             }
         };
+        // What a process's live heap can have inherited: its parent's, when
+        // its parent is in the tree with figures.
+        let inherited = |p: &Live| heaps.get(&p.ppid).map(|h| h.live_bytes);
         let weighed: Vec<(i32, (RssParts, Option<HeapFigures>))> = tick
             .tree
             .iter()
-            .map(|p| (p.pid, share(p).weigh(&p.rss, heaps.get(&p.pid))))
+            .map(|p| {
+                let heap = heaps.get(&p.pid);
+                (p.pid, share(p).weigh(&p.rss, heap, inherited(p)))
+            })
             .collect();
         if several && sample.live_heap_bytes.is_some() {
             let by_pid: foldhash::HashMap<i32, &Live> =
                 tick.tree.iter().map(|p| (p.pid, p)).collect();
             let [live, resident, retained] = shares::weighed_totals(&readings, |pid| {
-                by_pid
-                    .get(&pid)
-                    .map_or((Share::WHOLE, 0), |p| (share(p), p.rss.anon_bytes))
+                by_pid.get(&pid).map_or((Share::WHOLE, 0, None), |p| {
+                    (share(p), p.rss.anon_bytes, inherited(p))
+                })
             });
             sample.live_heap_bytes = live;
             sample.allocator_resident_bytes = resident;

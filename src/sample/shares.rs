@@ -14,7 +14,10 @@
 //! another, at least two), so its shared anonymous bytes are the discount
 //! times k/(k-1). What a forked child shares with its parent is what the
 //! parent wrote before the fork, its heap first: the shared bytes are
-//! placed in the live heap first, then in the allocator's metadata and its
+//! placed in the live heap first (at most its parent's live heap, what it
+//! can have inherited: under tcmalloc a child of a parent with no live
+//! heap inherited its allocator's spans, and placed in its live heap they
+//! took 12 of 128 MiB), then in the allocator's metadata and its
 //! free memory (the order `breakdown` fills them in), then in the rest, and
 //! each part counts its shared bytes at 1/k and the others in full. The
 //! inherited heap a child has not touched then counts at its share and the
@@ -37,9 +40,12 @@ use foldhash::{HashMap, HashSet};
 /// What of a process's figures counts in the tree.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Share {
-    /// The share of its anonymous memory that other processes hold
-    /// (`1 - Pss_Anon / RssAnon`).
-    pub discount: f64,
+    /// The bytes of its anonymous memory that other processes hold
+    /// (`RssAnon - Pss_Anon`): kept as bytes, not as a share, since what
+    /// a process allocates after the PSS it was weighed by is its own (a
+    /// share read just after a fork took 30 of a child's 32 MiB for the
+    /// parent's).
+    pub discount_bytes: u64,
     /// How many processes map its shared pages (at least 2).
     pub mappers: f64,
     /// `Pss_File / RssFile`, `Pss_Shmem / RssShmem`.
@@ -50,7 +56,7 @@ pub struct Share {
 impl Share {
     /// Everything in full.
     pub const WHOLE: Share = Share {
-        discount: 0.0,
+        discount_bytes: 0,
         mappers: 2.0,
         file: 1.0,
         shmem: 1.0,
@@ -60,7 +66,7 @@ impl Share {
     /// whose family has `family` live processes.
     pub fn of(rss: &RssParts, pss: &RssParts, family: usize) -> Share {
         Share {
-            discount: 1.0 - ratio(pss.anon_bytes as f64, rss.anon_bytes as f64),
+            discount_bytes: rss.anon_bytes - pss.anon_bytes.min(rss.anon_bytes),
             mappers: family.max(2) as f64,
             file: ratio(pss.file_bytes as f64, rss.file_bytes as f64),
             shmem: ratio(pss.shmem_bytes as f64, rss.shmem_bytes as f64),
@@ -70,33 +76,37 @@ impl Share {
     /// Of `anon_bytes` of anonymous memory: the bytes others hold, and the
     /// bytes shared.
     fn split(&self, anon_bytes: u64) -> (u64, u64) {
-        let discount = scale(anon_bytes, self.discount);
-        let shared = scale(discount, 1.0 / self.others()).min(anon_bytes);
+        let discount = self.discount_bytes.min(anon_bytes);
+        let shared = scale(discount, 1.0 / self.others(anon_bytes)).min(anon_bytes);
         (discount, shared)
     }
 
-    /// The part of a shared byte that others hold: at least the discount's
-    /// share of all its anonymous memory (a PSS below RSS/k says its pages
-    /// have more mappers than its family).
-    fn others(&self) -> f64 {
-        (1.0 - 1.0 / self.mappers).max(self.discount)
+    /// The part of a shared byte that others hold, of a process with
+    /// `anon_bytes`: at least the discount's share of all of it (a PSS
+    /// below RSS/k says its pages have more mappers than its family).
+    fn others(&self, anon_bytes: u64) -> f64 {
+        let discount = ratio(self.discount_bytes as f64, anon_bytes as f64);
+        (1.0 - 1.0 / self.mappers).max(discount)
     }
 
     /// A heap figure of a process with `anon_bytes` (live heap, the
     /// allocator's resident or retained bytes) as it counts in the tree:
-    /// its shared bytes at 1/k.
-    pub fn weigh_figure(&self, anon_bytes: u64, bytes: u64) -> u64 {
+    /// its shared bytes, at most `inherited`, at 1/k.
+    pub fn weigh_figure(&self, anon_bytes: u64, bytes: u64, inherited: Option<u64>) -> u64 {
         let (discount, shared) = self.split(anon_bytes);
-        bytes - scale(bytes.min(shared), self.others()).min(discount.min(bytes))
+        let here = bytes.min(shared).min(inherited.unwrap_or(u64::MAX));
+        bytes - scale(here, self.others(anon_bytes)).min(discount.min(bytes))
     }
 
     /// `rss` and `heap` as they count in the tree: the shared bytes placed
-    /// in live, metadata and free in turn (each first bounded by what is
-    /// left of `RssAnon`, as `breakdown` bounds it), then in the rest.
+    /// in live (at most `inherited`, its parent's live heap), metadata and
+    /// free in turn (each first bounded by what is left of `RssAnon`, as
+    /// `breakdown` bounds it), then in the rest.
     pub fn weigh(
         &self,
         rss: &RssParts,
         heap: Option<&HeapFigures>,
+        inherited: Option<u64>,
     ) -> (RssParts, Option<HeapFigures>) {
         let anon = rss.anon_bytes;
         let (mut discount, mut shared) = self.split(anon);
@@ -105,21 +115,21 @@ impl Share {
             file_bytes: scale(rss.file_bytes, self.file),
             shmem_bytes: scale(rss.shmem_bytes, self.shmem),
         };
-        let others = self.others();
+        let others = self.others(anon);
         let heap = heap.map(|h| {
             let mut left = anon;
-            let mut take = |bytes: u64| {
+            let mut take = |bytes: u64, most: u64| {
                 let bounded = bytes.min(left);
                 left -= bounded;
-                let here = bounded.min(shared);
+                let here = bounded.min(shared).min(most);
                 shared -= here;
                 let off = scale(here, others).min(discount);
                 discount -= off;
                 bounded - off
             };
-            let live_bytes = take(h.live_bytes);
-            let metadata_bytes = take(h.metadata_bytes);
-            let free_bytes = take(h.free_bytes);
+            let live_bytes = take(h.live_bytes, inherited.unwrap_or(u64::MAX));
+            let metadata_bytes = take(h.metadata_bytes, u64::MAX);
+            let free_bytes = take(h.free_bytes, u64::MAX);
             HeapFigures {
                 live_bytes,
                 free_bytes,
@@ -177,22 +187,20 @@ impl ShareTable {
 }
 
 /// The tree's live heap, allocator resident and retained bytes, each
-/// process's reading less its discount (`None` where no process reported
-/// the figure); `weight` gives a pid's share and anonymous RSS.
+/// process's reading at its share (`None` where no process reported the
+/// figure); `weight` gives a pid's share, anonymous RSS and what its live
+/// heap can have inherited.
 pub fn weighed_totals(
     readings: &[(i32, ProbeReading)],
-    weight: impl Fn(i32) -> (Share, u64),
+    weight: impl Fn(i32) -> (Share, u64, Option<u64>),
 ) -> [Option<u64>; 3] {
     let mut totals = [None; 3];
     for (pid, r) in readings {
-        let (share, anon) = weight(*pid);
-        for (sum, v) in
-            totals
-                .iter_mut()
-                .zip([Some(r.live_bytes), r.resident_bytes, r.retained_bytes])
-        {
+        let (share, anon, inherited) = weight(*pid);
+        let figures = [Some(r.live_bytes), r.resident_bytes, r.retained_bytes];
+        for (i, (sum, v)) in totals.iter_mut().zip(figures).enumerate() {
             if let Some(v) = v {
-                let v = share.weigh_figure(anon, v);
+                let v = share.weigh_figure(anon, v, inherited.filter(|_| i == 0));
                 *sum = Some(sum.unwrap_or(0u64).saturating_add(v));
             }
         }

@@ -53,9 +53,9 @@ fn tree_mib(n: usize, own: f64, parent_own: f64) -> (f64, f64, f64) {
     let mut memories = Vec::new();
     for (rss, p, h) in &members {
         let share = Share::of(rss, p, n);
-        heap += share.weigh_figure(rss.anon_bytes, h.live_bytes) as f64;
+        heap += share.weigh_figure(rss.anon_bytes, h.live_bytes, None) as f64;
         pss += p.total_bytes() as f64;
-        let (rss, h) = share.weigh(rss, Some(h));
+        let (rss, h) = share.weigh(rss, Some(h), None);
         memories.push(ProcessMemory {
             rss,
             anon_pages: Default::default(),
@@ -83,9 +83,9 @@ fn a_heap_inherited_by_a_thousand_forks_counts_once() {
     }
     // Summed as read, it was 64 MiB a process.
     let (rss, _, h) = member(1001, 0.0);
-    let whole = Share::WHOLE.weigh_figure(rss.anon_bytes, h.live_bytes) as f64 / MIB;
+    let whole = Share::WHOLE.weigh_figure(rss.anon_bytes, h.live_bytes, None) as f64 / MIB;
     assert!((whole - 64.0).abs() < 0.01, "{whole}");
-    let (same, _) = Share::WHOLE.weigh(&rss, Some(&h));
+    let (same, _) = Share::WHOLE.weigh(&rss, Some(&h), None);
     assert_eq!(same, rss);
 }
 
@@ -111,7 +111,7 @@ fn a_process_that_shares_nothing_counts_in_full() {
     let h = live(90.0);
     let share = Share::of(&rss, &rss, 1);
     assert_eq!(share, Share::WHOLE);
-    assert_eq!(share.weigh(&rss, Some(&h)), (rss, Some(h)));
+    assert_eq!(share.weigh(&rss, Some(&h), None), (rss, Some(h)));
     // Never read nor estimated: in full.
     assert_eq!(ShareTable::default().share(7, 3), Share::WHOLE);
 }
@@ -128,7 +128,7 @@ fn shared_bytes_go_to_live_then_metadata_then_free_then_the_rest() {
         metadata_bytes: bytes(10.0),
         free_bytes: bytes(20.0),
     };
-    let (weighed, heap) = Share::of(&rss, &pss, 2).weigh(&rss, Some(&h));
+    let (weighed, heap) = Share::of(&rss, &pss, 2).weigh(&rss, Some(&h), None);
     assert_eq!(weighed.anon_bytes, bytes(30.0));
     // PSS below RSS/2: more mappers than its family of 2, every page
     // shared, each part at 30%.
@@ -145,7 +145,7 @@ fn shared_bytes_go_to_live_then_metadata_then_free_then_the_rest() {
         anon_bytes: bytes(62.5),
         ..rss
     };
-    let (weighed, heap) = Share::of(&rss, &pss, 4).weigh(&rss, Some(&h));
+    let (weighed, heap) = Share::of(&rss, &pss, 4).weigh(&rss, Some(&h), None);
     assert_eq!(weighed.anon_bytes, bytes(62.5));
     assert_eq!(heap.map(|h| h.live_bytes), Some(bytes(12.5)));
     assert_eq!(heap.map(|h| h.free_bytes), Some(bytes(20.0)));
@@ -167,7 +167,7 @@ fn the_table_carries_each_process_last_split_and_forgets_the_gone() {
     table.update(&[]);
     let share = table.share(7, 1001);
     assert!(
-        share.weigh_figure(rss.anon_bytes, h.live_bytes) < bytes(0.1),
+        share.weigh_figure(rss.anon_bytes, h.live_bytes, None) < bytes(0.1),
         "{share:?}"
     );
     table.retain(&[8]);
@@ -185,17 +185,61 @@ fn weighed_totals_sum_each_reading_at_its_share() {
     };
     let readings = [(1, reading(100, Some(200))), (2, reading(100, None))];
     let half = Share {
-        discount: 0.5,
+        discount_bytes: 60,
         ..Share::WHOLE
     };
     // Pid 2 holds 120 bytes of anon, all of it shared by 2 (half held by
     // the other): its 100 of live heap count 50.
     let totals = weighed_totals(&readings, |pid| {
         if pid == 1 {
-            (Share::WHOLE, 300)
+            (Share::WHOLE, 300, None)
         } else {
-            (half, 120)
+            (half, 120, None)
         }
     });
     assert_eq!(totals, [Some(150), Some(200), None]);
+}
+
+#[test]
+fn what_a_process_allocated_after_its_share_was_read_counts_in_full() {
+    // A child read just after its fork: 33 MiB, all but 1 shared by 5.
+    let forked = anon(33.0);
+    let pss = RssParts {
+        anon_bytes: bytes(1.0 + 32.0 / 5.0),
+        ..forked
+    };
+    let share = Share::of(&forked, &pss, 5);
+    // It then allocated 32 MiB of its own, before its next PSS.
+    let grown = anon(65.0);
+    let counted = share.weigh_figure(grown.anon_bytes, bytes(64.0), None) as f64 / MIB;
+    assert!(
+        (counted - (32.0 + 32.0 / 5.0)).abs() < 0.01,
+        "{counted} MiB"
+    );
+}
+
+#[test]
+fn a_live_heap_shares_at_most_what_its_parent_had_to_give() {
+    // A child of a parent with 1 MiB of live heap: 4 MiB of its allocator's
+    // spans inherited and shared by 5, then 32 MiB of its own live heap.
+    let rss = anon(37.0);
+    let pss = RssParts {
+        anon_bytes: bytes(1.0 + 32.0 + 4.0 / 5.0),
+        ..rss
+    };
+    let share = Share::of(&rss, &pss, 5);
+    let h = HeapFigures {
+        live_bytes: bytes(33.0),
+        free_bytes: bytes(3.0),
+        metadata_bytes: 0,
+    };
+    let live = |inherited| share.weigh_figure(rss.anon_bytes, h.live_bytes, inherited);
+    // Unbounded, the 4 shared MiB came off the live heap; bounded by the
+    // parent's 1 MiB, 0.8 of it does.
+    assert_eq!(live(None), bytes(33.0 - 3.2));
+    assert_eq!(live(Some(bytes(1.0))), bytes(33.0 - 0.8));
+    let (weighed, heap) = share.weigh(&rss, Some(&h), Some(bytes(1.0)));
+    assert_eq!(weighed.anon_bytes, pss.anon_bytes);
+    assert_eq!(heap.map(|h| h.live_bytes), Some(bytes(33.0 - 0.8)));
+    assert_eq!(heap.map(|h| h.free_bytes), Some(bytes(3.0 - 2.4)));
 }
