@@ -30,6 +30,7 @@ mod cpu_time;
 pub mod heap_vet;
 mod kept_open;
 pub mod maps;
+mod probe_reading;
 pub mod probe_shm;
 pub mod proc;
 mod pss_estimate;
