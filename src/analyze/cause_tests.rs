@@ -518,3 +518,22 @@ fn an_allocator_without_a_reclaim_call_says_so() {
     );
     assert_eq!(w.returned_bytes(), None);
 }
+
+#[test]
+fn a_live_heap_difference_between_settings_of_one_allocator_is_not_blamed_on_size_classes() {
+    // memcached under glibc and glibc:arena_max=2, one round each: the
+    // time-weighted live heap differed with the load's duration.
+    let base = went("glibc", parts(85, 0, 0, 0), Some(6));
+    let cand = went("glibc:arena_max=2", parts(78, 0, 0, 0), Some(2));
+    let d = difference(&base, &cand).expect("removed");
+    assert_eq!(d.cause, CauseKind::LiveHeap);
+    let line = difference_line(&d, &base, &cand);
+    assert!(!line.contains("different size classes"), "{line}");
+    assert!(line.contains("both ran glibc"), "{line}");
+    assert!(line.contains("more rounds"), "{line}");
+    // Two allocators: their size classes are the cause it names.
+    let other = went("jemalloc", parts(90, 0, 0, 0), Some(9));
+    let d = difference(&other, &base).expect("removed");
+    let line = difference_line(&d, &other, &base);
+    assert!(line.contains("different size classes"), "{line}");
+}

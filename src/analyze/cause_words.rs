@@ -301,6 +301,12 @@ fn cause_sentence(d: &Difference, base: &WhereWent, cand: &WhereWent, unit: Colu
              until the kernel needs them; shorter decay times return them sooner."
             .to_string(),
         CauseKind::Metadata => "Cause: the allocator's own metadata.".to_string(),
+        CauseKind::LiveHeap if same_allocator(base, cand) => format!(
+            "Cause: the program's own live heap differed, and both ran {}, whose size classes \
+             are the same: the program's own variation between runs, which more rounds \
+             average out, not this setting.",
+            allocator_of(&base.config)
+        ),
         CauseKind::LiveHeap => "Cause: the live heap itself: the allocators round requests to \
              different size classes."
             .to_string(),
@@ -316,6 +322,18 @@ fn cause_sentence(d: &Difference, base: &WhereWent, cand: &WhereWent, unit: Colu
             unaccounted_reason(d, base, cand)
         ),
     }
+}
+
+/// The allocator a configuration's name names: what comes before its
+/// settings (`glibc:arena_max=2` is glibc).
+fn allocator_of(config: &str) -> &str {
+    config.split(':').next().unwrap_or(config)
+}
+
+/// Whether two configurations run the same allocator and differ only in
+/// its settings (another build, `--variant`, is never the same).
+fn same_allocator(base: &WhereWent, cand: &WhereWent) -> bool {
+    !base.variant && !cand.variant && allocator_of(&base.config) == allocator_of(&cand.config)
 }
 
 /// Why the breakdown cannot attribute a saving the verdict measured.

@@ -260,7 +260,13 @@ mod tests {
     use super::*;
 
     fn off(pid: i32, off: Option<ProbeOff>) -> (i32, ProbeReading) {
-        (pid, ProbeReading { off, ..ProbeReading::default() })
+        (
+            pid,
+            ProbeReading {
+                off,
+                ..ProbeReading::default()
+            },
+        )
     }
 
     #[test]
@@ -276,7 +282,10 @@ mod tests {
             note.contains("heap probe off in PIDs 11, 13: the program installed a seccomp filter"),
             "{note}"
         );
-        assert!(note.contains("heap probe off in PID 12: its thread could not be created"), "{note}");
+        assert!(
+            note.contains("heap probe off in PID 12: its thread could not be created"),
+            "{note}"
+        );
         assert!(!note.contains("10"), "{note}");
         assert_eq!(off_note(&[off(1, None)]), None);
     }

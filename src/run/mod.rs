@@ -151,14 +151,11 @@ fn finish(
     let concluded = conclude(launch, ended, sampling.sampler_mut());
     // A probe that turned itself off says why; a big tree's sampling says
     // what it thinned, after any other note.
-    let message = [
+    let message = joined([
         concluded.message,
         heap::off_note(&readings),
         sampling.thinning_note(),
-    ]
-    .into_iter()
-    .flatten()
-    .reduce(|m, note| format!("{m}; {note}"));
+    ]);
     RunRecord {
         index: launch.index,
         status: concluded.status,
@@ -189,4 +186,12 @@ fn finish(
         reclaim,
         cgroup_peak_kernel_bytes,
     }
+}
+
+/// The notes present, in order, as one message.
+fn joined<const N: usize>(notes: [Option<String>; N]) -> Option<String> {
+    notes
+        .into_iter()
+        .flatten()
+        .reduce(|m, note| format!("{m}; {note}"))
 }

@@ -21,7 +21,7 @@
 //! The run's message says how many readings were discarded or clamped
 //! (`Tally::note`).
 
-use super::probe_shm::ProbeReading;
+use super::probe_reading::ProbeReading;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 

@@ -31,6 +31,7 @@ pub mod heap_vet;
 mod heap_split;
 mod kept_open;
 pub mod maps;
+mod probe_reading;
 pub mod probe_shm;
 pub mod proc;
 mod pss_estimate;
