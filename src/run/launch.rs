@@ -50,7 +50,7 @@ pub struct Launch<'a> {
     /// The heap probe, when the run loads it (`--heap`, or a trim setting).
     pub probe: Option<&'a crate::probe::ProbeLaunch>,
     /// `--server`: readiness, load, settle and stop.
-    pub service: Option<&'a crate::options::service::ServiceSettings>,
+    pub service: Option<&'a super::service_spec::ServiceSettings>,
     /// Told each tick's sample (`compare --metrics` publishes it).
     pub on_sample: Option<OnSample<'a>>,
     /// When the reclaim test runs (`--reclaim-at`); it needs the heap probe.

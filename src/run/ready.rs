@@ -4,7 +4,7 @@
 //! sends `Event::Ready` once it passes. The deadline is the main loop's.
 
 use super::event::Event;
-use crate::options::service::Readiness;
+use super::service_spec::Readiness;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::net::{SocketAddr, TcpStream};

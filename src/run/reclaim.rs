@@ -9,8 +9,8 @@
 //! exit test's window) leave the run, and its CPU time (and at exit its
 //! duration, which delays the end) is taken off the run's.
 
+pub use super::reclaim_at::ReclaimAt;
 use crate::model::{Reclaim, ReclaimReach, Sample};
-pub use crate::options::reclaim::ReclaimAt;
 use crate::sample::probe_shm::{
     ProbeReading, ReclaimReading, RECLAIM_CALLING_THREAD, RECLAIM_WHOLE,
 };

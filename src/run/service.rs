@@ -7,10 +7,10 @@
 
 use super::event::Event;
 use super::ready::spawn_readiness;
+use super::service_spec::{LoadSpec, ServiceSettings};
 use super::status::{signal_name, Classified};
 use crate::load::LoadReport;
 use crate::model::{Latency, RunStatus, ServiceRecord};
-use crate::options::service::{LoadSpec, ServiceSettings};
 use crate::units::format_seconds;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -12,6 +12,9 @@ use std::io::{Read, Write};
 use std::sync::mpsc::Sender;
 use std::time::Instant;
 
+/// The marker pattern that is always active: a line `allocscope:mark LABEL`.
+pub const BUILTIN_MARK: &str = r"^allocscope:mark (.+)$";
+
 /// Lines longer than this are copied but never matched: a marker is a short
 /// progress line, and a workload writing megabytes without a newline must
 /// not make allocscope buffer them.
@@ -112,14 +115,10 @@ mod tests {
     use super::*;
 
     fn patterns() -> Vec<regex::Regex> {
-        [
-            crate::options::BUILTIN_MARK,
-            r"MemoryCheck: event (\d+)",
-            "done",
-        ]
-        .iter()
-        .filter_map(|p| regex::Regex::new(p).ok())
-        .collect()
+        [BUILTIN_MARK, r"MemoryCheck: event (\d+)", "done"]
+            .iter()
+            .filter_map(|p| regex::Regex::new(p).ok())
+            .collect()
     }
 
     #[test]

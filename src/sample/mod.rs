@@ -27,8 +27,8 @@
 mod breakdown;
 mod counters;
 mod cpu_time;
-pub mod heap_vet;
 mod heap_split;
+pub mod heap_vet;
 mod kept_open;
 pub mod maps;
 mod probe_reading;

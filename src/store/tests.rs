@@ -542,7 +542,9 @@ fn a_figure_too_large_to_store_is_unknown_and_the_run_is_kept_with_a_note() -> R
     let mut run = record(1, RunStatus::Ok);
     // mstress under tcmalloc: a live heap of -1200 that wrapped.
     run.samples[1].live_heap_bytes = Some(u64::MAX - 1199);
-    run.samples[1].breakdown = Some(crate::model::Breakdown::from_parts([u64::MAX; crate::model::Breakdown::COUNT]));
+    run.samples[1].breakdown = Some(crate::model::Breakdown::from_parts(
+        [u64::MAX; crate::model::Breakdown::COUNT],
+    ));
     run.samples[0].rss_bytes = u64::MAX;
     let stored = store.store_run(ids[0], &run)?;
     let note = stored.note.unwrap_or_default();

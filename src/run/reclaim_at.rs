@@ -1,5 +1,5 @@
-//! `--reclaim-at`: when a run's reclaim test asks the allocator to return
-//! what it holds (`run::reclaim` carries it out).
+//! When a run's reclaim test asks the allocator to return what it holds
+//! (`--reclaim-at`; `reclaim.rs` carries it out).
 
 use std::time::Duration;
 
