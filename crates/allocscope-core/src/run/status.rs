@@ -7,7 +7,7 @@ use crate::model::RunStatus;
 pub(crate) type Classified = (RunStatus, Option<i32>, Option<i32>, Option<String>);
 
 /// Turns a raw wait status into (status, exit code, signal, message).
-pub(crate) fn classify_wait_status(raw: i32) -> Classified {
+pub fn classify_wait_status(raw: i32) -> Classified {
     if libc::WIFSIGNALED(raw) {
         let signal = libc::WTERMSIG(raw);
         let message = format!("killed by signal {signal} ({})", signal_name(signal));

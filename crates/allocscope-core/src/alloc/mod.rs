@@ -19,8 +19,8 @@ pub mod served;
 mod discovery_tests;
 #[cfg(test)]
 mod elf_tests;
-#[cfg(test)]
-pub(crate) mod test_deps;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod test_deps;
 #[cfg(test)]
 mod tests;
 

@@ -28,8 +28,8 @@ pub mod throughput;
 pub mod types;
 pub mod verdict;
 
-#[cfg(test)]
-pub(crate) mod fixture;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixture;
 
 use crate::judging::JudgeSettings;
 use crate::model::StoredExperiment;

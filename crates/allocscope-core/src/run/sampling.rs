@@ -19,7 +19,7 @@ pub type OnSample<'a> = &'a SampleCallback;
 /// What a tick gave. A return value consumed at once, never stored, so the
 /// sample stays inline rather than boxed on every tick.
 #[allow(clippy::large_enum_variant)]
-pub(crate) enum Tick {
+pub enum Tick {
     /// The next tick is not due yet.
     NotDue,
     /// The walk found no process of the tree.
@@ -27,7 +27,7 @@ pub(crate) enum Tick {
     Sampled(Sample),
 }
 
-pub(crate) struct SamplingLoop {
+pub struct SamplingLoop {
     walker: TreeWalker,
     sampler: Sampler,
     interval: Duration,

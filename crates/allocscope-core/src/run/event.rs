@@ -6,7 +6,7 @@ use std::time::Instant;
 
 /// What the main loop waits for, from the reaper and the stdout tap.
 #[derive(Debug)]
-pub(crate) enum Event {
+pub enum Event {
     Reaped(Reaped),
     /// No child is left: the tree has ended.
     TreeEnded(Instant),
