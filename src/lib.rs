@@ -4,13 +4,13 @@
 //! features not yet in crates of their own; the pipeline is
 //! `allocscope_core`, re-exported here whole.
 
+pub use allocscope_cluster as cluster;
 pub use allocscope_core::*;
+pub use allocscope_record as record;
+pub use allocscope_record::prometheus;
+pub use allocscope_scenarios as workload;
+pub use allocscope_tune as tune;
 
 pub mod cli;
-pub mod cluster;
 pub mod commands;
-pub mod metrics;
 pub mod options;
-pub mod record;
-pub mod tune;
-pub mod workload;

@@ -115,7 +115,7 @@ impl CompareSettings {
             metrics: args
                 .metrics
                 .as_deref()
-                .map(|a| crate::metrics::parse_address(a, args.metrics_public))
+                .map(|a| crate::prometheus::parse_address(a, args.metrics_public))
                 .transpose()?,
             heap: match args.heap.as_deref() {
                 None => Some(crate::probe::HeapOptions::DEFAULT),
