@@ -105,14 +105,15 @@ impl EngineArgs {
         local: Box<dyn Engine + 'a>,
         job: impl FnOnce() -> anyhow::Result<JobRequest>,
     ) -> anyhow::Result<Box<dyn Engine + 'a>> {
-        if self.executor == Executor::Local {
-            return Ok(local);
-        }
-        let job = job()?;
-        let plan = BatchPlan::write(&self.batch, &job)?;
+        // Every engine named: a new one does not compile until it has its arm.
+        let submitted = |job: &JobRequest| BatchPlan::write(&self.batch, job);
         Ok(match self.executor {
-            Executor::Slurm => Box::new(Slurm::new(&self.slurm, plan, job.adaptive)?),
-            _ => Box::new(K8s::new(&self.k8s, plan)?),
+            Executor::Local => local,
+            Executor::Slurm => {
+                let job = job()?;
+                Box::new(Slurm::new(&self.slurm, submitted(&job)?, job.adaptive)?)
+            }
+            Executor::K8s => Box::new(K8s::new(&self.k8s, submitted(&job()?)?)?),
         })
     }
 }
