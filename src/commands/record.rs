@@ -2,7 +2,8 @@
 //! anything is stored, bind the metrics port, then hand over to the
 //! recording loop and print one closing line.
 
-use crate::options::record::{RecordSettings, RecordTarget};
+use crate::options::record::RecordSettings;
+use crate::record::Target as RecordTarget;
 use crate::record::{Settings, Summary};
 use crate::run::Interrupt;
 use crate::store::Store;
@@ -15,9 +16,9 @@ pub fn record(options: RecordSettings) -> anyhow::Result<i32> {
     let target = options.target;
     let metrics = match options.metrics {
         Some(address) => {
-            let listener = crate::metrics::bind(address)?;
+            let listener = crate::prometheus::bind(address)?;
             let shared = Arc::new(Mutex::new(Vec::new()));
-            crate::metrics::serve(listener, Arc::clone(&shared))
+            crate::prometheus::serve(listener, Arc::clone(&shared))
                 .context("starting the metrics server")?;
             if !options.quiet {
                 eprintln!("allocscope: metrics at http://{address}/metrics");
@@ -31,7 +32,7 @@ pub fn record(options: RecordSettings) -> anyhow::Result<i32> {
     let interval = options.interval;
     let name = options.name.unwrap_or(default_name);
     let on_sample = metrics.map(|shared| {
-        Box::new(crate::metrics::publisher(
+        Box::new(crate::prometheus::publisher(
             &shared,
             &name,
             target.config_name(),

@@ -79,7 +79,7 @@ impl ProgramFacts {
 pub(crate) struct Session<'s> {
     settings: &'s CompareSettings,
     interrupt: &'s Interrupt,
-    metrics: Option<crate::metrics::Shared>,
+    metrics: Option<crate::prometheus::Shared>,
     experiment_label: String,
     experiment_id: i64,
     config_ids: Vec<i64>,
@@ -253,7 +253,7 @@ impl<'s> Session<'s> {
         let publish = self
             .metrics
             .as_ref()
-            .map(|m| crate::metrics::publisher(m, &self.experiment_label, &config.name));
+            .map(|m| crate::prometheus::publisher(m, &self.experiment_label, &config.name));
         let launch = Launch {
             program: &self.lines[planned.config].program,
             args: &self.lines[planned.config].args,
@@ -352,10 +352,10 @@ fn plan_line(settings: &CompareSettings, experiment_id: i64, command: &[String])
 
 /// `--metrics`: bound before anything runs, so a port in use stops compare
 /// at once; the run loop publishes each sample.
-fn serve_metrics(address: std::net::SocketAddr) -> anyhow::Result<crate::metrics::Shared> {
-    let listener = crate::metrics::bind(address)?;
-    let shared = crate::metrics::Shared::default();
-    crate::metrics::serve(listener, std::sync::Arc::clone(&shared))?;
+fn serve_metrics(address: std::net::SocketAddr) -> anyhow::Result<crate::prometheus::Shared> {
+    let listener = crate::prometheus::bind(address)?;
+    let shared = crate::prometheus::Shared::default();
+    crate::prometheus::serve(listener, std::sync::Arc::clone(&shared))?;
     eprintln!("allocscope: metrics at http://{address}/metrics");
     Ok(shared)
 }

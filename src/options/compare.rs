@@ -46,7 +46,7 @@ pub struct CompareSettings {
     /// `--heap=off`.
     pub heap: Option<crate::probe::HeapOptions>,
     /// `--reclaim-at`: when the reclaim test runs (it needs the heap probe).
-    pub reclaim_at: super::reclaim::ReclaimAt,
+    pub reclaim_at: crate::run::ReclaimAt,
     /// `--server`: COMMAND is a service driven by a load.
     pub service: Option<service::ServiceSettings>,
     /// `--metrics`: where to serve the current values for Prometheus.
@@ -115,7 +115,7 @@ impl CompareSettings {
             metrics: args
                 .metrics
                 .as_deref()
-                .map(|a| crate::metrics::parse_address(a, args.metrics_public))
+                .map(|a| crate::prometheus::parse_address(a, args.metrics_public))
                 .transpose()?,
             heap: match args.heap.as_deref() {
                 None => Some(crate::probe::HeapOptions::DEFAULT),
@@ -125,7 +125,7 @@ impl CompareSettings {
             reclaim_at: args
                 .reclaim_at
                 .as_deref()
-                .map(super::reclaim::ReclaimAt::parse)
+                .map(crate::run::ReclaimAt::parse)
                 .transpose()
                 .map_err(UsageError::HeapMode)?
                 .unwrap_or_default(),

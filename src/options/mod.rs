@@ -9,7 +9,6 @@ pub mod export;
 pub mod judge;
 pub mod parse;
 mod ready;
-pub mod reclaim;
 pub mod record;
 pub mod report;
 pub mod rounds;
@@ -17,5 +16,5 @@ pub mod service;
 pub mod tune;
 pub mod variant;
 
+pub use crate::run::BUILTIN_MARK;
 pub use compare::CompareSettings;
-pub use parse::BUILTIN_MARK;

@@ -84,13 +84,10 @@ pub fn resolve_command(program: &OsString) -> Result<PathBuf, UsageError> {
     Ok(path)
 }
 
-/// The marker pattern that is always active: a line `allocscope:mark LABEL`.
-pub const BUILTIN_MARK: &str = r"^allocscope:mark (.+)$";
-
 /// Compiles the marker patterns: the built-in one first (pattern 0), then
 /// each `--mark` in order (pattern i is the i-th `--mark`).
 pub fn parse_marks(marks: &[String]) -> Result<Vec<regex::Regex>, UsageError> {
-    std::iter::once(BUILTIN_MARK)
+    std::iter::once(crate::run::BUILTIN_MARK)
         .chain(marks.iter().map(String::as_str))
         .map(|pattern| {
             regex::Regex::new(pattern).map_err(|e| UsageError::MarkRegex {
@@ -159,7 +156,7 @@ mod tests {
         let marks = parse_marks(&[r"MemoryCheck: event (\d+)".to_string()]);
         let marks = marks.unwrap_or_default();
         assert_eq!(marks.len(), 2);
-        assert_eq!(marks[0].as_str(), BUILTIN_MARK);
+        assert_eq!(marks[0].as_str(), crate::run::BUILTIN_MARK);
         let err = parse_marks(&["(unclosed".to_string()])
             .map(|_| ())
             .unwrap_err()

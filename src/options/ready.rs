@@ -2,24 +2,10 @@
 //! up, and the check that nothing else answers on its address before it starts.
 
 use crate::load::Target;
+use crate::run::Readiness;
 use crate::usage_error::UsageError;
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
-
-/// How a run decides that the server is up.
-#[derive(Debug, Clone)]
-pub enum Readiness {
-    /// It accepts a TCP connection.
-    Tcp(SocketAddr),
-    /// A GET of `path` answers 2xx.
-    Http {
-        addr: SocketAddr,
-        host_header: String,
-        path: String,
-    },
-    /// A line of its stdout or stderr matches.
-    Log(regex::Regex),
-}
 
 /// `--ready-log`, else `--ready`, else the load's own address over TCP.
 pub(super) fn readiness(

@@ -4,30 +4,13 @@
 
 use super::parse::{parse_interval, parse_timeout, resolve_command};
 use crate::cli::RecordArgs;
-use crate::model::Config;
+use crate::record::Target as RecordTarget;
 use crate::sample::proc;
 use crate::usage_error::UsageError;
-use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// What to record, checked.
-pub enum RecordTarget {
-    /// A running process that allocscope may read: its pid and start time
-    /// (clock ticks after boot), which name one process even after the pid
-    /// is reused.
-    Attach { pid: i32, start_ticks: u64 },
-    /// A command to start under `config`.
-    Launch {
-        program: PathBuf,
-        args: Vec<OsString>,
-        config: Box<Config>,
-        /// Where the command's stdout and stderr go.
-        logs_dir: PathBuf,
-    },
-}
 
 pub struct RecordSettings {
     pub target: RecordTarget,
@@ -79,7 +62,7 @@ impl RecordSettings {
         let metrics = args
             .metrics
             .as_deref()
-            .map(|text| crate::metrics::parse_address(text, args.metrics_public))
+            .map(|text| crate::prometheus::parse_address(text, args.metrics_public))
             .transpose()?;
         Ok(RecordSettings {
             target,

@@ -4,38 +4,16 @@
 //! and the fix, reported before anything starts.
 
 use super::parse::parse_count;
-pub use super::ready::Readiness;
 use super::ready::{readiness, refuse_ports_in_use, resolve, target};
 use crate::cli::ServiceArgs;
 use crate::load::{self, Target};
 use crate::model::ServiceInfo;
+pub use crate::run::{LoadSpec, Readiness, ServiceSettings};
 use crate::units::parse_duration;
 use crate::usage_error::UsageError;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// What drives the server once it is ready.
-#[derive(Debug, Clone)]
-pub enum LoadSpec {
-    /// The user's own client, run with `sh -c`.
-    Command(String),
-    /// allocscope's generator (`--http` or `--replay`).
-    Generator(Arc<load::Plan>),
-}
-
-#[derive(Debug, Clone)]
-pub struct ServiceSettings {
-    pub ready: Readiness,
-    pub ready_timeout: Duration,
-    pub load: LoadSpec,
-    pub settle: Duration,
-    pub grace: Duration,
-    /// Lines that could not be replayed, counted once when the log was read.
-    pub rejected_lines: u64,
-    /// The settings in words, for the store and the reports.
-    pub info: ServiceInfo,
-}
 
 /// The flags that only mean something with `--server`.
 fn service_flags_given(args: &ServiceArgs) -> Option<&'static str> {

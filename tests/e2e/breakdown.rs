@@ -178,7 +178,15 @@ fn an_arena_setting_saving_in_a_process_without_counters_is_not_said_to_be_out_o
     let scratch = Scratch::new();
     let spawn = program("spawn_unprobed");
     let (output, json) = scratch.compare(
-        &["--heap", "-r", "1", "-a", "glibc", "-a", "glibc:arena_max=2"],
+        &[
+            "--heap",
+            "-r",
+            "1",
+            "-a",
+            "glibc",
+            "-a",
+            "glibc:arena_max=2",
+        ],
         &[
             spawn.to_str().expect("utf-8"),
             env!("CARGO_BIN_EXE_allocscope"),

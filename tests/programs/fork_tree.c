@@ -12,8 +12,11 @@
  * sum is printed, "waking" half a second before the children are woken
  * to exit (the marker's time is when allocscope read the line, which a
  * loaded machine may delay). A child whose parent is gone exits at once (parent-death
- * signal), so a killed tree does not linger.
- * usage: fork_tree [CHILDREN=1000] [PARENT_MIB=64] [CHILD_MIB=0] [HOLD_MS=10000] */
+ * signal), so a killed tree does not linger. With AFTER_MIB, the parent
+ * then fills that much more of its own once every child is forked: memory
+ * no child shares, in a parent otherwise just like its children.
+ * usage: fork_tree [CHILDREN=1000] [PARENT_MIB=64] [CHILD_MIB=0] [HOLD_MS=10000]
+ *        [AFTER_MIB=0] */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +96,7 @@ int main(int argc, char **argv) {
     long parent_mib = argc > 2 ? atol(argv[2]) : 64;
     long child_mib = argc > 3 ? atol(argv[3]) : 0;
     long hold_ms = argc > 4 ? atol(argv[4]) : 10000;
+    long after_mib = argc > 5 ? atol(argv[5]) : 0;
     pid_t parent = getpid();
     char *volatile shared = fill(parent_mib, 1);
     pid_t *pids = calloc(children > 0 ? children : 1, sizeof *pids);
@@ -124,6 +128,7 @@ int main(int argc, char **argv) {
         }
         pids[i] = pid;
     }
+    char *volatile after = fill(after_mib, 3);
     printf("forked %d\nallocscope:mark forked\n", children);
     fflush(stdout);
     hold(hold_ms / 2);
@@ -140,7 +145,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
     hold(500);
     close(wake[1]);
-    int failed = 0, status;
+    int failed = after != NULL && after[0] != 3, status;
     while (wait(&status) > 0)
         failed |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
     return failed;

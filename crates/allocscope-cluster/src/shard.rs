@@ -1,0 +1,91 @@
+//! Shards: the small store file one round writes (`allocscope cell`), with
+//! the plan id, the round and the node's CPU model in its experiment's
+//! environment beside the usual host facts. Opening one checks it before
+//! anything is merged: a file of a newer allocscope, a store that is not a
+//! shard, or a round that did not finish are refused with the fix.
+
+use super::facts::RoundFacts;
+use allocscope_core::model::StoredExperiment;
+use allocscope_core::store::{schema_version_of, Store, SCHEMA_VERSION};
+use allocscope_core::usage_error::UsageError;
+use std::path::{Path, PathBuf};
+
+/// Environment keys of a shard's experiment (the plan id is also kept on
+/// the merged experiment, which is how a second merge finds it).
+pub const PLAN_ID: &str = "plan_id";
+pub const ROUND: &str = "round";
+pub const CPU_MODEL: &str = "cpu_model";
+
+pub struct Shard {
+    pub path: PathBuf,
+    pub plan_id: String,
+    pub round: u32,
+    pub experiment: StoredExperiment,
+    pub facts: RoundFacts,
+    /// The judge's settings the cell stored (`judging::is_judging_key`), which the
+    /// merged experiment keeps so that `report` judges as planned.
+    pub judging: Vec<(String, String)>,
+}
+
+impl Shard {
+    pub fn open(path: &Path) -> anyhow::Result<Shard> {
+        let shown = path.display();
+        if !path.is_file() {
+            return Err(UsageError::Cluster(format!("shard '{shown}' does not exist")).into());
+        }
+        let version = schema_version_of(path).map_err(|_| {
+            UsageError::Cluster(format!("'{shown}' is not a shard (not an SQLite store)"))
+        })?;
+        if version > SCHEMA_VERSION {
+            return Err(UsageError::Cluster(format!(
+                "shard '{shown}' has store schema {version}, newer than the {SCHEMA_VERSION} \
+                 this allocscope reads; merge with the allocscope that wrote it, or upgrade"
+            ))
+            .into());
+        }
+        let store = Store::open(path)?;
+        let experiment = store.load_experiment(None).map_err(|_| {
+            UsageError::Cluster(format!(
+                "'{shown}' holds no experiment; give the shards `allocscope cell` wrote"
+            ))
+        })?;
+        let environment = store.load_environment(experiment.id)?;
+        let value = |key: &str| {
+            environment
+                .iter()
+                .find(|(k, _)| k == key)
+                .and_then(|(_, v)| v.clone())
+        };
+        let not_a_shard = || {
+            UsageError::Cluster(format!(
+                "'{shown}' is a store, not a shard of a cluster plan (it has no plan id); \
+                 merge only files `allocscope cell` wrote"
+            ))
+        };
+        let plan_id = value(PLAN_ID).ok_or_else(not_a_shard)?;
+        let round = value(ROUND)
+            .and_then(|r| r.parse::<u32>().ok())
+            .ok_or_else(not_a_shard)?;
+        if experiment.status != "complete" {
+            return Err(UsageError::Cluster(format!(
+                "shard '{shown}' holds round {round} {} (not finished); run its cell again",
+                experiment.status
+            ))
+            .into());
+        }
+        let facts = RoundFacts::of_shard(round, &experiment, value(CPU_MODEL).unwrap_or_default());
+        let judging = environment
+            .iter()
+            .filter(|(k, _)| allocscope_core::judging::is_judging_key(k))
+            .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
+            .collect();
+        Ok(Shard {
+            path: path.to_path_buf(),
+            plan_id,
+            round,
+            experiment,
+            facts,
+            judging,
+        })
+    }
+}

@@ -1,0 +1,24 @@
+//! allocscope's pipeline: the allocators and the heap probe, one run and
+//! its sampler, the store, the analysis and the reports. Data flows one way:
+//! plan -> run -> store -> analyze -> report. The features (service load,
+//! record, tune, cluster engines, scenarios) are crates that build on this
+//! one; it names none of them.
+
+pub mod alloc;
+pub mod analyze;
+pub mod cgroup;
+pub mod host;
+pub mod judging;
+pub mod load;
+pub mod model;
+pub mod plan;
+pub mod probe;
+pub mod recorded;
+pub mod report;
+pub mod rng;
+pub mod run;
+pub mod sample;
+pub mod store;
+pub mod units;
+pub mod usage_error;
+pub mod user_metric;

@@ -1,0 +1,254 @@
+//! "Where the memory went": per configuration, its median run's breakdown
+//! at the time-weighted mean and at the peak, its arenas and what its
+//! reclaim test returned, as one grid of cells (one unit for every figure)
+//! that the terminal table, Markdown and HTML each lay out. Parts that are
+//! zero everywhere are left out.
+
+use crate::analyze::cause::{Part, WhereWent, PARTS};
+use crate::analyze::types::Analysis;
+use crate::model::Breakdown;
+use crate::units::{ColumnUnit, Unit};
+use std::fmt::Write;
+
+pub const TITLE: &str = "where the memory went";
+
+/// The section's cells: heads and one row per configuration and moment.
+pub struct Grid {
+    /// The unit every size is shown in (`MiB`).
+    pub unit: &'static str,
+    /// `RSS`, each part shown, `arenas`, `reclaim returned`.
+    pub heads: Vec<&'static str>,
+    /// The same in one word each, for the terminal.
+    pub short_heads: Vec<&'static str>,
+    pub rows: Vec<Row>,
+}
+
+pub struct Row {
+    /// The configuration's name on its first row, empty on its second.
+    pub config: String,
+    /// `mean` or `peak`.
+    pub at: &'static str,
+    pub cells: Vec<String>,
+}
+
+/// The grid, or `None` when no configuration had a breakdown.
+pub fn grid(analysis: &Analysis) -> Option<Grid> {
+    let cause = analysis.verdict.cause.as_ref()?;
+    // A run covered on too few ticks is shown as read just before its
+    // reclaim test (the verdict's line says so too).
+    let shown: Vec<(WhereWent, &'static str)> = cause
+        .configs
+        .iter()
+        .map(|w| match w.at_reclaim_instead() {
+            Some(at) => (at, "reclaim"),
+            None => (w.clone(), "mean"),
+        })
+        .collect();
+    let moments = |(w, _): &(WhereWent, &str)| [Some(w.mean), w.peak];
+    let all: Vec<Breakdown> = shown.iter().flat_map(moments).flatten().collect();
+    let parts: Vec<Part> = PARTS
+        .into_iter()
+        .filter(|p| all.iter().any(|b| p.of(b) > 0))
+        .collect();
+    let unit = ColumnUnit::for_values(Unit::Bytes, all.iter().map(|b| b.total_bytes() as f64));
+    let mut heads = vec!["RSS"];
+    heads.extend(parts.iter().map(|p| p.label()));
+    heads.extend(["arenas", "reclaim returned"]);
+    let mut short_heads = vec!["RSS"];
+    short_heads.extend(parts.iter().map(|&p| short(p)));
+    short_heads.extend(["arenas", "reclaimed"]);
+    let rows = analysis
+        .experiment
+        .configs
+        .iter()
+        .filter_map(|c| shown.iter().find(|(w, _)| w.config == c.config.name))
+        .flat_map(|(w, at)| rows_of(w, at, &parts, unit))
+        .collect();
+    Some(Grid {
+        unit: unit.name(),
+        heads,
+        short_heads,
+        rows,
+    })
+}
+
+/// A part's terminal head: one word.
+fn short(part: Part) -> &'static str {
+    match part {
+        Part::LiveHeap => "live",
+        Part::AllocatorFree => "free",
+        Part::AllocatorMetadata => "metadata",
+        Part::LazyFree => "lazyfree",
+        Part::HugePages => "hugepages",
+        Part::OtherAnon => "other",
+        Part::File => "file",
+        Part::Shmem => "shared",
+        Part::Unknown => "unknown",
+        Part::Kernel => "kernel",
+    }
+}
+
+/// A configuration's mean row (or its row at the reclaim test), with its
+/// arenas and reclaim, and its peak row.
+fn rows_of(w: &WhereWent, at: &'static str, parts: &[Part], unit: ColumnUnit) -> Vec<Row> {
+    let sizes = |b: &Breakdown| {
+        std::iter::once(b.total_bytes())
+            .chain(parts.iter().map(|p| p.of(b)))
+            .map(|v| unit.number(v as f64))
+            .collect::<Vec<_>>()
+    };
+    let mut mean = sizes(&w.mean);
+    mean.push(w.arenas.map_or("-".to_string(), |a| a.to_string()));
+    mean.push(reclaim_cell(w, unit));
+    let mut rows = vec![Row {
+        config: w.config.clone(),
+        at,
+        cells: mean,
+    }];
+    if let Some(peak) = &w.peak {
+        let mut cells = sizes(peak);
+        cells.extend([String::new(), String::new()]);
+        rows.push(Row {
+            config: String::new(),
+            at: "peak",
+            cells,
+        });
+    }
+    rows
+}
+
+/// `150 (94%)`: what the reclaim test returned, and its share of the free
+/// memory the allocator held then.
+fn reclaim_cell(w: &WhereWent, unit: ColumnUnit) -> String {
+    match (w.returned_bytes(), w.reclaimed_share()) {
+        (Some(r), Some(share)) => format!("{} ({:.0}%)", unit.number(r as f64), share * 100.0),
+        (Some(r), None) => unit.number(r as f64),
+        _ => "-".to_string(),
+    }
+}
+
+/// The terminal block: a title line, the heads, then the rows.
+pub fn breakdown_block(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt::Result {
+    let Some(grid) = grid(analysis) else {
+        return Ok(());
+    };
+    // Each column as wide as its widest cell or its head.
+    let widths: Vec<usize> = grid
+        .short_heads
+        .iter()
+        .enumerate()
+        .map(|(k, head)| {
+            grid.rows
+                .iter()
+                .map(|r| r.cells[k].chars().count())
+                .fold(head.len(), usize::max)
+        })
+        .collect();
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{TITLE} ({}; median run, time-weighted mean and peak)",
+        grid.unit
+    )?;
+    let at_width = grid.rows.iter().map(|r| r.at.len()).max().unwrap_or(4);
+    let mut head = format!("  {:<width$}  {:<at_width$}", "", "");
+    for (h, w) in grid.short_heads.iter().zip(&widths) {
+        write!(head, "  {h:>w$}")?;
+    }
+    writeln!(out, "{}", head.trim_end())?;
+    for row in &grid.rows {
+        let mut line = format!("  {:<width$}  {:<at_width$}", row.config, row.at);
+        for (cell, w) in row.cells.iter().zip(&widths) {
+            write!(line, "  {cell:>w$}")?;
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+/// The Markdown table under its own heading.
+pub fn breakdown_markdown(
+    out: &mut String,
+    analysis: &Analysis,
+    escape: fn(&str) -> String,
+) -> std::fmt::Result {
+    let Some(grid) = grid(analysis) else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "### Where the memory went ({}; median run)\n",
+        grid.unit
+    )?;
+    writeln!(out, "| configuration | at | {} |", grid.heads.join(" | "))?;
+    writeln!(out, "|{}", " --- |".repeat(grid.heads.len() + 2))?;
+    for row in &grid.rows {
+        writeln!(
+            out,
+            "| {} | {} | {} |",
+            escape(&row.config),
+            row.at,
+            row.cells.join(" | ")
+        )?;
+    }
+    writeln!(
+        out,
+        "\nThe parts add up to the RSS: the mean row time-weighted over the run, the peak row at \
+         its highest RSS (a reclaim row instead: read just before the reclaim test, for a run \
+         whose heap probe was stale on over half its ticks); arenas are the most of one \
+         process.{}\n",
+        unknown_note(&grid)
+    )
+}
+
+/// What the unknown column holds, when the grid has one.
+fn unknown_note(grid: &Grid) -> &'static str {
+    if grid.heads.contains(&Part::Unknown.label()) {
+        " Unknown is memory the breakdown cannot attribute: that of processes without allocator \
+         counters holding over a fifth of the RSS, and in the mean row the RSS of the ticks \
+         without a fresh heap probe reading."
+    } else {
+        ""
+    }
+}
+
+/// The HTML table under its own heading; `escape` is the page's.
+pub fn breakdown_html(
+    out: &mut String,
+    analysis: &Analysis,
+    escape: fn(&str) -> String,
+) -> std::fmt::Result {
+    let Some(grid) = grid(analysis) else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "<h2 id=\"breakdown\">Where the memory went</h2>\n<table><tr><th>configuration</th>\
+         <th>at</th>"
+    )?;
+    for head in &grid.heads {
+        write!(out, "<th>{head}</th>")?;
+    }
+    writeln!(out, "</tr>")?;
+    for row in &grid.rows {
+        write!(
+            out,
+            "<tr><td>{}</td><td>{}</td>",
+            escape(&row.config),
+            row.at
+        )?;
+        for cell in &row.cells {
+            write!(out, "<td>{}</td>", escape(cell))?;
+        }
+        writeln!(out, "</tr>")?;
+    }
+    writeln!(
+        out,
+        "</table><p>In {}, each configuration's median run: the parts add up to its RSS, \
+         time-weighted over the run (mean) and at its highest RSS (peak); arenas are the most \
+         of one process; the reclaim test's share is of the free memory the allocator held \
+         just before it.{}</p>",
+        grid.unit,
+        unknown_note(&grid)
+    )
+}

@@ -1,0 +1,150 @@
+//! What a run is given (`Launch`) and what it gives back (`Outcome`), and
+//! its start: the workload spawned under its configuration (in its memory
+//! cgroup, with the limit and the heap probe when asked for), the reaper, a service's
+//! phases and the stdout tap, all sending into one channel of `Event`s.
+
+use super::containment::Containment;
+use super::event::Event;
+use super::heap::HeapRun;
+use super::sampling::{OnSample, SamplingLoop};
+use super::service::{ServicePaths, ServiceRun};
+use super::{process, reaper, tap};
+use crate::model::{Config, RunRecord};
+use anyhow::Context;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub struct Launch<'a> {
+    pub program: &'a Path,
+    pub args: &'a [OsString],
+    pub config: &'a Config,
+    pub index: u32,
+    pub stdout_path: PathBuf,
+    pub stderr_path: PathBuf,
+    pub interval: Duration,
+    pub timeout: Option<Duration>,
+    /// Why a preload cannot take effect in this program (static, setuid, Go),
+    /// known beforehand from its ELF file.
+    pub preload_ignored: Option<String>,
+    /// The program allocates without malloc (a Go runtime): its runs never
+    /// count, even where the library gets mapped.
+    pub own_allocator: bool,
+    /// Allocators the program's ELF file links itself.
+    pub linked_allocators: Vec<String>,
+    /// The glibc shim, preloaded first (after the heap probe) so that glibc
+    /// serves a program that links another allocator.
+    pub glibc_shim: Option<&'a Path>,
+    /// Which allocator serves `malloc` under this launch (`alloc::served`).
+    pub served_by: Option<String>,
+    /// Marker patterns for stdout lines, the built-in one first.
+    pub marks: &'a [regex::Regex],
+    /// `--memory-limit` in bytes.
+    pub memory_limit: Option<u64>,
+    /// Where the run's memory cgroup goes; `None` with `--cgroup off` or
+    /// where none can be made.
+    pub cgroup: Option<&'a crate::cgroup::Parent>,
+    /// `--cpus N` within this machine's CPUs: the CPUs to pin the workload to.
+    pub pin: Option<&'a super::pin::CpuPin>,
+    /// The heap probe, when the run loads it (`--heap`, or a trim setting).
+    pub probe: Option<&'a crate::probe::ProbeLaunch>,
+    /// `--server`: readiness, load, settle and stop.
+    pub service: Option<&'a super::service_spec::ServiceSettings>,
+    /// Told each tick's sample (`compare --metrics` publishes it).
+    pub on_sample: Option<OnSample<'a>>,
+    /// When the reclaim test runs (`--reclaim-at`); it needs the heap probe.
+    pub reclaim: super::reclaim::ReclaimAt,
+}
+
+pub enum Outcome {
+    Finished(Box<RunRecord>),
+    /// Ctrl-C or SIGTERM: the workload was ended and the run is not kept.
+    Interrupted,
+}
+
+/// The workload once started.
+pub(super) struct Spawned<'a> {
+    /// The workload's main process.
+    pub pid: i32,
+    pub heap: Option<HeapRun>,
+    pub containment: Containment,
+    pub service: Option<ServiceRun<'a>>,
+    pub events: mpsc::Receiver<Event>,
+}
+
+type ChildHook = Box<dyn Fn() -> std::io::Result<()> + Send + Sync>;
+
+/// What the child does between fork and exec: join its cgroup (or take its
+/// rlimit), then take its CPUs.
+fn child_hook(contain: Option<ChildHook>, pin: Option<&super::pin::CpuPin>) -> Option<ChildHook> {
+    let Some(pin) = pin.map(super::pin::CpuPin::child_hook) else {
+        return contain;
+    };
+    Some(Box::new(move || {
+        if let Some(contain) = &contain {
+            contain()?;
+        }
+        pin()
+    }))
+}
+
+/// Spawns the workload with its helpers; the heap probe's reader, if any,
+/// goes to `sampling`'s sampler.
+pub(super) fn spawn<'a>(
+    launch: &Launch<'a>,
+    sampling: &mut SamplingLoop,
+) -> anyhow::Result<Spawned<'a>> {
+    let stdout_file = std::fs::File::create(&launch.stdout_path)
+        .with_context(|| format!("creating '{}'", launch.stdout_path.display()))?;
+    let containment = Containment::prepare(launch.cgroup, launch.memory_limit);
+    if let Some(reader) = containment.group().and_then(|g| g.reader().ok()) {
+        sampling.sampler_mut().attach_cgroup(reader);
+    }
+    let heap = launch.probe.map(HeapRun::new).transpose()?;
+    let base = match launch.glibc_shim {
+        Some(shim) => crate::probe::preload_first(&launch.config.env, shim),
+        None => launch.config.env.clone(),
+    };
+    let env = match &heap {
+        Some(h) => h.env(
+            &base,
+            launch.interval,
+            launch.reclaim.at_exit(launch.service.is_some()),
+        ),
+        None => base,
+    };
+    if let Some(reader) = heap.as_ref().and_then(|h| h.reader(launch.interval)) {
+        sampling.sampler_mut().attach_probe(reader);
+    }
+    let (pid, pipe) = process::spawn(
+        launch.program,
+        launch.args,
+        &env,
+        &launch.stderr_path,
+        child_hook(containment.child_hook(), launch.pin),
+    )?;
+    let (events_tx, events) = mpsc::channel();
+    reaper::spawn_reaper(events_tx.clone())?;
+    let service = launch
+        .service
+        .map(|settings| {
+            let paths = ServicePaths {
+                stdout: launch.stdout_path.clone(),
+                stderr: launch.stderr_path.clone(),
+                load_stdout: launch.stdout_path.with_extension("load.stdout"),
+                load_stderr: launch.stdout_path.with_extension("load.stderr"),
+            };
+            ServiceRun::start(settings, sampling.start(), pid, paths, events_tx.clone())
+        })
+        .transpose()?;
+    tap::spawn_tap(pipe, stdout_file, launch.marks.to_vec(), events_tx)
+        .context("starting the stdout tap")?;
+    Ok(Spawned {
+        pid,
+        heap,
+        containment,
+        service,
+        events,
+    })
+}

@@ -1,0 +1,202 @@
+//! One run: start the workload under a configuration, sample its process tree
+//! every interval until the whole tree has ended (or the time limit or Ctrl-C),
+//! record a marker with the next reading of the tree for each progress line
+//! its stdout tap reports (`marks.rs`), and return what was measured. Never stores or formats anything;
+//! each tick's sample is also handed to the caller's `OnSample` callback.
+//!
+//! Three threads: this one (spawns, samples, decides), the reaper (blocks in
+//! wait4) and the stdout tap (copies the pipe to the stdout file and matches
+//! lines). Both helpers send into one channel of `Event`s (`event.rs`), so
+//! the main loop wakes at once for an exit or a marker, whichever comes
+//! first.
+//!
+//! `execute` only wires the parts: the launch in `launch.rs`, the main loop in
+//! `supervise.rs` (ticks in `sampling.rs`, load checks in `settle.rs`, the
+//! time limit and Ctrl-C in `ending.rs`, service phases in `service.rs`),
+//! the status in `conclude.rs`. This file only re-exports and wires: no
+//! file of the module imports from it.
+
+mod conclude;
+mod containment;
+mod ending;
+mod event;
+mod heap;
+mod interrupt;
+mod launch;
+mod loaded;
+mod marks;
+mod pin;
+mod probe_files;
+pub mod process;
+mod ready;
+pub mod reaper;
+mod reclaim;
+mod reclaim_at;
+pub mod sampling;
+mod service;
+mod service_spec;
+mod settle;
+mod status;
+mod supervise;
+pub mod tap;
+mod values;
+
+pub use event::Event;
+pub use interrupt::Interrupt;
+pub use launch::{Launch, Outcome};
+pub use pin::CpuPin;
+pub use process::become_subreaper;
+pub use reclaim_at::ReclaimAt;
+pub use sampling::OnSample;
+pub use service_spec::{LoadSpec, Readiness, ServiceSettings};
+pub use status::classify_wait_status;
+pub use status::signal_name;
+pub use tap::BUILTIN_MARK;
+pub use values::extract_user_metrics;
+
+use crate::model::RunRecord;
+use conclude::{conclude, Ended};
+use containment::Containment;
+use ending::{Ender, Ending};
+use launch::Spawned;
+use loaded::LoadCheck;
+use reaper::Usage;
+use sampling::SamplingLoop;
+use settle::Checks;
+use std::time::{Duration, SystemTime};
+use supervise::Supervisor;
+
+pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome> {
+    let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    // A subreaper: the tree is every descendant of allocscope.
+    let mut sampling = SamplingLoop::new(std::process::id() as i32, launch.interval);
+    let start = sampling.start();
+    let Spawned {
+        pid,
+        heap,
+        containment,
+        service,
+        events,
+    } = launch::spawn(launch, &mut sampling)?;
+    let mut supervisor = Supervisor {
+        pid,
+        sampling,
+        checks: Checks {
+            load: LoadCheck::new(launch.config.library.clone()),
+            heap,
+        },
+        service,
+        ender: Ender::new(start, launch.timeout),
+        on_sample: launch.on_sample,
+        samples: Vec::new(),
+        marks: marks::Marks::default(),
+        usage: Usage::default(),
+        main_status: None,
+        tap_ended: false,
+        reclaim: reclaim::Reclaimer::new(launch.reclaim.clone(), launch.service.is_some()),
+    };
+    let ended_at = supervisor.run(&events, interrupt)?;
+    if supervisor.ender.ending() == Some(Ending::Interrupt) {
+        return Ok(Outcome::Interrupted);
+    }
+    supervisor.drain_tap(&events);
+    let record = finish(
+        launch,
+        supervisor,
+        containment,
+        started_at,
+        ended_at - start,
+    );
+    Ok(Outcome::Finished(Box::new(record)))
+}
+
+/// The run's record once its tree is gone: its status concluded from how
+/// it ended, and what the main loop measured.
+fn finish(
+    launch: &Launch,
+    supervisor: Supervisor,
+    containment: Containment,
+    started_at: String,
+    wall: Duration,
+) -> RunRecord {
+    let Supervisor {
+        mut sampling,
+        mut checks,
+        service,
+        ender,
+        mut samples,
+        marks,
+        usage,
+        main_status,
+        reclaim: reclaimer,
+        ..
+    } = supervisor;
+    let cgroup_peak_kernel_bytes = containment.peak_bytes();
+    // Every process's last words: the arenas counted at exit, the reclaim
+    // test's answers.
+    let readings = checks
+        .heap
+        .as_mut()
+        .map(heap::HeapRun::final_readings)
+        .unwrap_or_default();
+    let mut times = reclaim::RunTimes {
+        wall_s: wall.as_secs_f64(),
+        user_s: usage.user_s,
+        sys_s: usage.sys_s,
+    };
+    let reclaim = reclaimer.conclude(&readings, sampling.start(), &mut samples, &mut times);
+    heap::keep_final_arenas(&readings, &mut samples);
+    let ended = Ended {
+        ending: ender.ending(),
+        main_status,
+        service,
+        containment,
+        checks,
+    };
+    let concluded = conclude(launch, ended, sampling.sampler_mut());
+    // A probe that turned itself off says why; a big tree's sampling says
+    // what it thinned, after any other note.
+    let message = joined([
+        concluded.message,
+        heap::off_note(&readings),
+        sampling.thinning_note(),
+    ]);
+    RunRecord {
+        index: launch.index,
+        status: concluded.status,
+        exit_code: concluded.exit_code,
+        signal: concluded.signal,
+        wall_s: times.wall_s,
+        user_s: times.user_s,
+        sys_s: times.sys_s,
+        max_hwm_bytes: usage.max_hwm_bytes,
+        minor_faults: usage.minor_faults,
+        major_faults: usage.major_faults,
+        samples,
+        markers: marks.into_markers(),
+        stdout_path: launch.stdout_path.clone(),
+        stderr_path: launch.stderr_path.clone(),
+        message,
+        linked_allocators: concluded.linked_allocators,
+        // A run whose allocator never loaded was served by something else.
+        served_by: (concluded.status != crate::model::RunStatus::NotLoaded)
+            .then(|| launch.served_by.clone())
+            .flatten(),
+        sampler_cpu_s: sampling.sampler().cpu_seconds(),
+        started_at,
+        probe_mode: concluded.probe_mode,
+        probe_cpu_s: concluded.probe_cpu_s,
+        service: concluded.service,
+        user_metrics: Default::default(),
+        reclaim,
+        cgroup_peak_kernel_bytes,
+    }
+}
+
+/// The notes present, in order, as one message.
+fn joined<const N: usize>(notes: [Option<String>; N]) -> Option<String> {
+    notes
+        .into_iter()
+        .flatten()
+        .reduce(|m, note| format!("{m}; {note}"))
+}

@@ -1,0 +1,129 @@
+//! `allocscope record`: samples a process tree every interval for as long
+//! as it takes, and hands each sample to a store writer that appends it in
+//! small transactions, the way `compare`'s runs measure and leave storing
+//! to their caller: nothing accumulates in memory however long it runs, and
+//! a SIGKILL loses only the last second.
+//!
+//! Two targets. Attached (`--pid`): the process and its descendants, ended
+//! when none is left (its exit status belongs to its parent, so it is
+//! unknown). Launched (`-a CONFIG -- COMMAND`): started like a `compare` run.
+//!
+//! `record` only wires the parts: `begin.rs` the recording's row (new, or
+//! resumed) and a launched command; `ticks.rs` the loop (`run`'s sampling
+//! loop, each kept sample to the caller's `on_sample` callback and every
+//! tick to the writer); `writer.rs` the store writer (`COMMIT_EVERY`);
+//! `ending.rs` a launched tree killed and how the recording ended;
+//! `attach.rs` whether an attached pid is still the same process.
+
+pub mod attach;
+mod begin;
+mod ending;
+pub mod prometheus;
+mod target;
+mod ticks;
+mod writer;
+
+use allocscope_core::model::Sample;
+use allocscope_core::run::sampling::{SampleCallback, SamplingLoop};
+use allocscope_core::run::{Event, Interrupt};
+use allocscope_core::store::{Ending, Store};
+use std::sync::mpsc;
+use ticks::{Stopped, Watch};
+use writer::StoreWriter;
+
+/// What to record: checked by `options::record`, so the two never differ.
+pub use target::Target;
+
+pub struct Settings {
+    pub target: Target,
+    pub name: String,
+    pub interval: std::time::Duration,
+    pub duration: Option<std::time::Duration>,
+    /// Told each kept sample (`--metrics` publishes it).
+    pub on_sample: Option<Box<SampleCallback>>,
+}
+
+/// What `record` did, for its closing line.
+pub struct Summary {
+    pub id: i64,
+    pub resumed: bool,
+    pub ending: Ending,
+    pub samples: u64,
+    pub peak_rss_bytes: u64,
+    pub last: Option<Sample>,
+    pub elapsed_s: f64,
+    pub sampler_cpu_s: f64,
+}
+
+/// Records until the tree ends, the duration is reached or Ctrl-C.
+/// `started` is told the recording's id (and whether it was resumed) once it
+/// exists. A store that fails (a full disk) ends the recording with an error;
+/// what was committed stays readable.
+pub fn record(
+    store: &mut Store,
+    settings: &Settings,
+    interrupt: &Interrupt,
+    started: impl FnOnce(i64, bool, i32),
+) -> anyhow::Result<Summary> {
+    // The sender lives as long as the recording, so the channel never
+    // disconnects while the loops wait on it.
+    let (events_tx, events) = mpsc::channel::<Event>();
+    let begun = begin::begin(
+        store,
+        &settings.target,
+        &settings.name,
+        settings.interval,
+        &events_tx,
+    )?;
+    let (target_pid, walker_root) = begun.pids();
+    started(begun.id, begun.resumed, target_pid);
+
+    let mut sampling = SamplingLoop::new(walker_root, settings.interval);
+    let mut writer = StoreWriter::new(store, begun.id, settings.interval, sampling.start());
+    let watch = Watch {
+        root: begun.root,
+        launched: begun.launched,
+        started_unix: begun.started_unix,
+        duration: settings.duration,
+        on_sample: settings.on_sample.as_deref(),
+        interrupt,
+        events: &events,
+    };
+    let Stopped {
+        mut status,
+        mut failure,
+        mut main_status,
+        tally,
+    } = ticks::run(&mut sampling, &watch, |now, sample| {
+        writer.tick(now, sample)
+    });
+    if failure.is_none() {
+        if let Err(error) = writer.flush() {
+            failure = Some(error);
+            status = "failed";
+        }
+    }
+    if let Some(pid) = begun.launched.filter(|_| status != "exited") {
+        main_status = ending::end_launched_tree(pid, &mut sampling, &events, main_status);
+    }
+    let ending = ending::ending(status, main_status, failure.as_ref());
+    let finished = writer.finish(&ending);
+    if let Some(error) = failure {
+        return Err(error.context(format!(
+            "recording {} stopped; what was stored until then stays readable \
+             (allocscope report --recordings {})",
+            begun.id, begun.id
+        )));
+    }
+    finished?;
+    Ok(Summary {
+        id: begun.id,
+        resumed: begun.resumed,
+        ending,
+        samples: tally.samples,
+        peak_rss_bytes: tally.peak_rss_bytes,
+        last: tally.last,
+        elapsed_s: tally.last.map_or(0.0, |s| s.t_s),
+        sampler_cpu_s: sampling.sampler().cpu_seconds(),
+    })
+}

@@ -1,0 +1,304 @@
+//! `--metrics ADDR:PORT`: the current values of a recording in Prometheus's
+//! text exposition format (0.0.4), served at `/metrics` by one small thread
+//! on a std `TcpListener`, so recordings show up in the dashboards users
+//! already run. The address is bound before recording starts, so a port in
+//! use is an error then, not hours later; a non-loopback address must be
+//! asked for with `--metrics-public`, since the values describe the host.
+
+mod http;
+
+use allocscope_core::model::Sample;
+use allocscope_core::usage_error::UsageError;
+use std::fmt::Write;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::sync::{Arc, Mutex};
+
+/// What one series of the exposition is currently at.
+#[derive(Debug, Clone, Default)]
+pub struct Current {
+    pub recording: String,
+    pub config: String,
+    pub sample: Option<Sample>,
+    pub elapsed_s: f64,
+    pub samples_total: u64,
+    pub sampler_cpu_s: f64,
+}
+
+/// The values the server shows; the recording loop replaces them each tick.
+pub type Shared = Arc<Mutex<Vec<Current>>>;
+
+/// The callback a run or recording hands each tick's sample to: it makes
+/// that sample the current value of the series (`recording`, `config`), the
+/// only one shown, since one run or recording is sampled at a time.
+pub fn publisher(
+    shared: &Shared,
+    recording: &str,
+    config: &str,
+) -> impl Fn(&Sample, &allocscope_core::sample::Sampler) + Send + Sync + 'static {
+    let shared = Arc::clone(shared);
+    let (recording, config) = (recording.to_string(), config.to_string());
+    move |sample, sampler| {
+        let current = Current {
+            recording: recording.clone(),
+            config: config.clone(),
+            sample: Some(*sample),
+            elapsed_s: sample.t_s,
+            samples_total: sampler.ticks(),
+            sampler_cpu_s: sampler.cpu_seconds(),
+        };
+        if let Ok(mut values) = shared.lock() {
+            *values = vec![current];
+        }
+    }
+}
+
+/// Parses `ADDR:PORT` (or `:PORT`, `PORT`: loopback) and refuses a
+/// non-loopback address unless `public`.
+pub fn parse_address(text: &str, public: bool) -> Result<SocketAddr, UsageError> {
+    let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    let bad = || {
+        UsageError::Record(format!(
+            "--metrics '{text}' is not ADDR:PORT; use e.g. --metrics 127.0.0.1:9464"
+        ))
+    };
+    let trimmed = text.trim();
+    let address = if let Ok(port) = trimmed.trim_start_matches(':').parse::<u16>() {
+        SocketAddr::new(loopback, port)
+    } else if let Some(port) = trimmed.strip_prefix("localhost:") {
+        SocketAddr::new(loopback, port.parse().map_err(|_| bad())?)
+    } else {
+        trimmed.parse::<SocketAddr>().map_err(|_| bad())?
+    };
+    if !address.ip().is_loopback() && !public {
+        return Err(UsageError::Record(format!(
+            "--metrics {address} would serve this host's memory figures beyond this machine; \
+             add --metrics-public to allow that, or use 127.0.0.1:{}",
+            address.port()
+        )));
+    }
+    Ok(address)
+}
+
+/// Binds the address now, so that a port in use stops allocscope before
+/// anything is recorded.
+pub fn bind(address: SocketAddr) -> Result<TcpListener, UsageError> {
+    TcpListener::bind(address).map_err(|error| {
+        let why = if error.kind() == std::io::ErrorKind::AddrInUse {
+            "is already in use; stop what listens there or choose another port".to_string()
+        } else {
+            format!("cannot be listened on ({error}); choose another address")
+        };
+        UsageError::Record(format!("--metrics {address} {why}"))
+    })
+}
+
+/// Serves `GET /metrics` from `shared` on a background thread for the rest
+/// of the process's life.
+pub fn serve(listener: TcpListener, shared: Shared) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("metrics".into())
+        .spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let body = match shared.lock() {
+                    Ok(values) => render(&values),
+                    Err(poisoned) => render(&poisoned.into_inner()),
+                };
+                // A client that hangs up or stalls is its own problem.
+                let _ = http::answer(stream, &body);
+            }
+        })?;
+    Ok(())
+}
+
+/// One metric family: name, help, type, and how to read it from a series.
+struct Family {
+    name: &'static str,
+    help: &'static str,
+    kind: &'static str,
+    value: fn(&Current) -> Option<f64>,
+}
+
+const FAMILIES: &[Family] = &[
+    Family {
+        name: "allocscope_rss_bytes",
+        help: "Resident set size of the recorded process tree.",
+        kind: "gauge",
+        value: |c| c.sample.map(|s| s.rss_bytes as f64),
+    },
+    Family {
+        name: "allocscope_pss_bytes",
+        help: "Proportional set size of the tree (read within the sampler's CPU budget).",
+        kind: "gauge",
+        value: |c| c.sample.and_then(|s| s.pss_bytes).map(|b| b as f64),
+    },
+    Family {
+        name: "allocscope_uss_bytes",
+        help: "Unique set size of the tree.",
+        kind: "gauge",
+        value: |c| c.sample.and_then(|s| s.uss_bytes).map(|b| b as f64),
+    },
+    Family {
+        name: "allocscope_swap_bytes",
+        help: "Swapped-out memory of the tree.",
+        kind: "gauge",
+        value: |c| c.sample.and_then(|s| s.swap_bytes).map(|b| b as f64),
+    },
+    Family {
+        name: "allocscope_vsz_bytes",
+        help: "Virtual size of the tree.",
+        kind: "gauge",
+        value: |c| c.sample.map(|s| s.vsz_bytes as f64),
+    },
+    Family {
+        name: "allocscope_live_heap_bytes",
+        help: "Live heap reported by the heap probe.",
+        kind: "gauge",
+        value: |c| c.sample.and_then(|s| s.live_heap_bytes).map(|b| b as f64),
+    },
+    Family {
+        name: "allocscope_processes",
+        help: "Live processes in the tree.",
+        kind: "gauge",
+        value: |c| c.sample.map(|s| f64::from(s.processes)),
+    },
+    Family {
+        name: "allocscope_threads",
+        help: "Threads in the tree.",
+        kind: "gauge",
+        value: |c| c.sample.map(|s| f64::from(s.threads)),
+    },
+    Family {
+        name: "allocscope_minor_faults",
+        help: "Minor page faults of the tree's live processes (drops when one exits).",
+        kind: "gauge",
+        value: |c| c.sample.map(|s| s.minor_faults as f64),
+    },
+    Family {
+        name: "allocscope_major_faults",
+        help: "Major page faults of the tree's live processes (drops when one exits).",
+        kind: "gauge",
+        value: |c| c.sample.map(|s| s.major_faults as f64),
+    },
+    Family {
+        name: "allocscope_elapsed_seconds",
+        help: "Seconds since the recording started.",
+        kind: "gauge",
+        value: |c| Some(c.elapsed_s),
+    },
+    Family {
+        name: "allocscope_samples_total",
+        help: "Samples taken by this allocscope process.",
+        kind: "counter",
+        value: |c| Some(c.samples_total as f64),
+    },
+    Family {
+        name: "allocscope_sampler_cpu_seconds_total",
+        help: "CPU time allocscope's sampler used.",
+        kind: "counter",
+        value: |c| Some(c.sampler_cpu_s),
+    },
+];
+
+/// The text exposition of `values`: families with no value are left out.
+pub fn render(values: &[Current]) -> String {
+    let mut out = String::new();
+    for family in FAMILIES {
+        let lines: Vec<String> = values
+            .iter()
+            .filter_map(|c| {
+                let v = (family.value)(c)?;
+                Some(format!(
+                    "{}{{recording=\"{}\",config=\"{}\"}} {}\n",
+                    family.name,
+                    escape(&c.recording),
+                    escape(&c.config),
+                    number(v)
+                ))
+            })
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "# HELP {} {}", family.name, family.help);
+        let _ = writeln!(out, "# TYPE {} {}", family.name, family.kind);
+        out.extend(lines);
+    }
+    out
+}
+
+/// A label value as the format wants it: backslash, quote and newline escaped.
+fn escape(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// Whole numbers without a fraction; others with what they need.
+fn number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_families_with_help_type_and_escaped_labels() {
+        let current = Current {
+            recording: "web \"a\"\\b".into(),
+            config: "glibc:arena_max=2".into(),
+            sample: Some(Sample {
+                rss_bytes: 1024,
+                pss_bytes: None,
+                processes: 3,
+                ..Sample::default()
+            }),
+            elapsed_s: 1.5,
+            samples_total: 2,
+            sampler_cpu_s: 0.25,
+        };
+        let text = render(&[current]);
+        assert!(text.contains("# HELP allocscope_rss_bytes "), "{text}");
+        assert!(text.contains("# TYPE allocscope_rss_bytes gauge\n"));
+        assert!(text.contains(
+            "allocscope_rss_bytes{recording=\"web \\\"a\\\"\\\\b\",config=\"glibc:arena_max=2\"} 1024\n"
+        ));
+        assert!(!text.contains("allocscope_pss_bytes"), "no PSS yet");
+        assert!(text.contains("allocscope_elapsed_seconds{") && text.contains("} 1.5\n"));
+        assert!(text.contains("# TYPE allocscope_samples_total counter\n"));
+    }
+
+    #[test]
+    fn nothing_recorded_yet_is_an_empty_page() {
+        assert_eq!(render(&[]), "");
+    }
+
+    #[test]
+    fn addresses_default_to_loopback_and_public_needs_consent() {
+        assert_eq!(
+            parse_address("9464", false).ok(),
+            "127.0.0.1:9464".parse().ok()
+        );
+        assert_eq!(
+            parse_address("localhost:80", false).ok(),
+            "127.0.0.1:80".parse().ok()
+        );
+        assert!(parse_address("[::1]:9464", false).is_ok());
+        let refused = parse_address("0.0.0.0:9464", false).expect_err("public");
+        assert!(refused.to_string().contains("--metrics-public"));
+        assert!(parse_address("0.0.0.0:9464", true).is_ok());
+        assert!(parse_address("here", false).is_err());
+    }
+
+    #[test]
+    fn a_port_in_use_is_refused_at_once() -> anyhow::Result<()> {
+        let taken = TcpListener::bind("127.0.0.1:0")?;
+        let error = bind(taken.local_addr()?).expect_err("in use");
+        assert!(error.to_string().contains("already in use"), "{error}");
+        Ok(())
+    }
+}
