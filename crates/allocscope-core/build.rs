@@ -16,9 +16,6 @@ fn main() {
         let status = Command::new(&compiler)
             .args(["-O2", "-g0", "-fPIC", "-shared", "-pthread", "-fexceptions"])
             .args(["-fvisibility=hidden", "-Wall", "-Wextra", "-Werror"])
-            // One code segment for headers, text and rodata: two pages fewer
-            // resident in every process (PROTOCOL.md, "The probe's own footprint").
-            .arg("-Wl,-z,noseparate-code")
             .args(defines)
             .arg("-o")
             .arg(&out)
