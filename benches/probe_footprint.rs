@@ -6,12 +6,17 @@
 //! `max_hwm_bytes`, the kernel's high-water mark, and `peak_rss_bytes`, the
 //! sampled peak) and the differences from GNU time's. The goal: within
 //! 256 KiB of GNU time with the probe on (probe/PROTOCOL.md, "The probe's
-//! own footprint"). Plain `name value` lines. Needs GNU time (`apt-get
-//! install time`); `PROBE_FOOTPRINT_REPS` sets the runs (default 5).
+//! own footprint"). GNU time's figure is wait4's, which the kernel takes from
+//! its per-CPU RSS counters without their unflushed parts, while
+//! /proc/PID/status sums them: so the program under GNU time also has its
+//! VmHWM polled, and allocscope's figures are set against that too. Plain
+//! `name value` lines. Needs GNU time (`apt-get install time`);
+//! `PROBE_FOOTPRINT_REPS` sets the runs (default 5).
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 fn main() {
     if let Err(e) = run() {
@@ -37,12 +42,18 @@ fn run() -> Result<(), String> {
         "600".into(),
     ];
     let mut gnu = Vec::new();
+    let mut polled = Vec::new();
     for _ in 0..reps {
-        gnu.push(gnu_time_kib(&program)?);
+        let (max_rss, hwm) = gnu_time_kib(&program)?;
+        gnu.push(max_rss);
+        polled.push(hwm);
     }
-    let gnu = median(gnu);
+    let under: Vec<f64> = polled.iter().zip(&gnu).map(|(p, g)| p - g).collect();
+    let (gnu, polled) = (median(gnu), median(polled));
     println!("program hold blocks 2 600");
     println!("gnu_time_max_rss_kib {gnu:.0}");
+    println!("gnu_time_program_vmhwm_kib {polled:.0}");
+    println!("gnu_time_below_vmhwm_kib {:.0}", median(under));
     for (label, heap) in [("probe_on", None), ("probe_off", Some("--heap=off"))] {
         let runs = compare_runs(work.path(), label, heap, reps, &program)?;
         let hwm = median(runs.iter().map(|r| r.0).collect());
@@ -51,21 +62,54 @@ fn run() -> Result<(), String> {
         println!("{label}_peak_rss_kib {sampled:.0}");
         println!("{label}_hwm_minus_gnu_time_kib {:.0}", hwm - gnu);
         println!("{label}_peak_rss_minus_gnu_time_kib {:.0}", sampled - gnu);
+        println!("{label}_peak_rss_minus_vmhwm_kib {:.0}", sampled - polled);
     }
     Ok(())
 }
 
-fn gnu_time_kib(program: &[String]) -> Result<f64, String> {
-    let out = Command::new("/usr/bin/time")
+/// GNU time's maximum resident set for one run, and the highest VmHWM of
+/// the program it ran, read from /proc every 20 ms while it lived.
+fn gnu_time_kib(program: &[String]) -> Result<(f64, f64), String> {
+    let mut child = Command::new("/usr/bin/time")
         .args(["-f", "%M"])
         .args(program)
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("running GNU time: {e}"))?;
+    let time_pid = child.id();
+    let children = format!("/proc/{time_pid}/task/{time_pid}/children");
+    let mut workload = None;
+    let mut hwm_kib = 0u64;
+    while child.try_wait().map_err(|e| e.to_string())?.is_none() {
+        workload = workload.or_else(|| {
+            let text = std::fs::read_to_string(&children).ok()?;
+            text.split_whitespace().next()?.parse::<u32>().ok()
+        });
+        if let Some(hwm) = workload.and_then(vmhwm_kib) {
+            hwm_kib = hwm_kib.max(hwm);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child
+        .wait_with_output()
         .map_err(|e| format!("running GNU time: {e}"))?;
     let text = String::from_utf8_lossy(&out.stderr);
-    text.lines()
+    let max_rss = text
+        .lines()
         .last()
         .and_then(|l| l.trim().parse().ok())
-        .ok_or_else(|| format!("GNU time printed no maximum resident set: {text}"))
+        .ok_or_else(|| format!("GNU time printed no maximum resident set: {text}"))?;
+    if hwm_kib == 0 {
+        return Err("the program under GNU time was never read".to_string());
+    }
+    Ok((max_rss, hwm_kib as f64))
+}
+
+fn vmhwm_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Each run's (max_hwm, peak_rss) in KiB.

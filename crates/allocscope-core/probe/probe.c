@@ -392,7 +392,8 @@ static void find_counters(void) {
 static const char HEAP_TAG[] = "<heap nr=";
 static unsigned heap_tag_matched;
 static uint64_t heap_tags;
-static char arena_buf[4096];
+/* Small, so that the probe's static data fits in its data page. */
+static char arena_buf[512];
 static FILE *arena_stream;
 
 static ssize_t count_heap_tags(void *cookie, const char *buf, size_t size) {
