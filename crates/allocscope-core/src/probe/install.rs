@@ -1,9 +1,9 @@
-//! Writes an embedded probe build to a cache directory, once per content:
+//! Writes an embedded shared object (a probe build, the glibc shim) to a
+//! cache directory, once per content:
 //! the file name carries a hash of the bytes, so two allocscope versions never
 //! clash, and it is written to a temporary name and renamed, so a concurrent
 //! allocscope never loads a half-written file.
 
-use super::ProbeBuild;
 use anyhow::Context;
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -60,14 +60,9 @@ fn traversable_by_all(dir: &std::path::Path) -> bool {
         .all(|m| m.permissions().mode() & 0o001 != 0)
 }
 
-/// Returns the path of `build`'s shared object, writing it if needed; falls
-/// back to the temp directory when the cache directory is not writable.
-pub fn install(build: ProbeBuild) -> anyhow::Result<PathBuf> {
-    install_named(&format!("probe-{}", build.as_str()), build.bytes())
-}
-
 /// Installs embedded bytes as `STEM-<content hash>.so` (the probe builds,
-/// the glibc shim).
+/// the glibc shim), falling back to the temp directory when the cache
+/// directory is not writable.
 pub fn install_named(stem: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
     let name = format!("{stem}-{:016x}.so", content_hash(bytes));
     let primary = install_dir();
@@ -110,6 +105,7 @@ fn install_in(dir: &std::path::Path, name: &str, bytes: &[u8]) -> anyhow::Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::ProbeBuild;
 
     #[test]
     fn installs_once_under_a_content_named_file() -> anyhow::Result<()> {

@@ -10,7 +10,13 @@
 
 mod install;
 
-pub use install::{cache_dir, install};
+pub use install::cache_dir;
+
+/// Returns the path of `build`'s shared object, writing it if needed; falls
+/// back to the temp directory when the cache directory is not writable.
+pub fn install(build: ProbeBuild) -> anyhow::Result<PathBuf> {
+    install::install_named(&format!("probe-{}", build.as_str()), build.bytes())
+}
 
 /// Where the glibc shim (`probe/glibc_shim.c`) is installed: preloaded into a
 /// program that links another allocator, it sends the malloc family to
