@@ -34,7 +34,9 @@ pub mod maps;
 mod probe_reading;
 pub mod probe_shm;
 pub mod proc;
+mod process_pss;
 mod pss_estimate;
+mod rollup_cost;
 mod scaled_reads;
 mod shares;
 pub mod tree;
@@ -45,9 +47,10 @@ use counters::Counters;
 pub use cpu_time::thread_cpu_seconds;
 use probe_shm::ProbeReading;
 use proc::{Rollup, RssParts};
+pub use process_pss::ProcessPss;
 pub use pss_estimate::PssSource;
 use pss_estimate::{Live, PssEstimator, ScaledPss};
-use scaled_reads::RollupCost;
+use rollup_cost::RollupCost;
 use shares::ShareTable;
 use std::time::{Duration, Instant};
 
@@ -117,18 +120,6 @@ pub struct Sampler {
     heap_readings: Vec<(i32, ProbeReading)>,
     /// Each process's last PSS split: what of its figures counts in a tree.
     shares: ShareTable,
-}
-
-/// One process's PSS on a tick, split by kind, read or estimated.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ProcessPss {
-    pub pid: i32,
-    pub ppid: i32,
-    /// `RssAnon`, `RssFile`, `RssShmem` from its status.
-    pub rss: RssParts,
-    /// `Pss_Anon`, `Pss_File`, `Pss_Shmem`, read or estimated.
-    pub pss: RssParts,
-    pub source: PssSource,
 }
 
 impl Sampler {

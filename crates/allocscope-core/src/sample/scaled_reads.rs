@@ -4,7 +4,7 @@
 //! note on what was thinned.
 //!
 //! A process's smaps_rollup walks its page tables, so it costs a little
-//! per process and the rest per resident page (`RollupCost`): 20-90 µs on
+//! per process and the rest per resident page (`rollup_cost.rs`): 20-90 µs on
 //! a quiet small process, 0.4-2.5 ms on a worker mapping a 64 MiB heap.
 //! Priced per process from the first read, a shell of 3 MiB alone, a tree
 //! of 101 such workers looked 14 times cheaper than it was: it stayed on
@@ -18,8 +18,9 @@
 //! with a fresh estimator and a pass at once.
 
 use super::counters::MIN_THINNED_PROCESSES;
+use super::process_pss::ProcessPss;
 use super::pss_estimate::{Live, PssEstimator, PssSource, ScaledPss};
-use super::{thread_cpu_seconds, Counted, Payer, ProcessPss, Sampler};
+use super::{thread_cpu_seconds, Counted, Payer, Sampler};
 use crate::model::Sample;
 
 /// A full pass must cost at most what the budget gives in this long: 20
@@ -27,39 +28,6 @@ use crate::model::Sample;
 /// so a pass never waits on more than a full bucket, nor leaves it more
 /// than a pass in debt.
 const FULL_PASS_EVERY_S: f64 = 2.5;
-/// The part of a process's smaps_rollup that does not grow with its
-/// memory (measured here: 20-70 µs on a process of 3 MiB).
-const ROLLUP_EACH_S: f64 = 20e-6;
-
-/// What smaps_rollup costs: `ROLLUP_EACH_S` a process, plus a learned
-/// cost per byte of RSS (its page-table walk).
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct RollupCost {
-    per_byte_s: Option<f64>,
-}
-
-impl RollupCost {
-    /// Learns from `cost_s` spent on `processes` holding `rss_bytes`.
-    pub(super) fn note(&mut self, cost_s: f64, processes: usize, rss_bytes: u64) {
-        if processes == 0 || rss_bytes == 0 {
-            return;
-        }
-        let paged_s = (cost_s - processes as f64 * ROLLUP_EACH_S).max(0.0);
-        let per_byte_s = paged_s / rss_bytes as f64;
-        self.per_byte_s = Some(match self.per_byte_s {
-            Some(old) => 0.7 * old + 0.3 * per_byte_s,
-            None => per_byte_s,
-        });
-    }
-
-    /// What reading `processes` holding `rss_bytes` should cost; `None`
-    /// before the first read.
-    pub(super) fn of(&self, processes: usize, rss_bytes: u64) -> Option<f64> {
-        self.per_byte_s
-            .map(|b| processes as f64 * ROLLUP_EACH_S + b * rss_bytes as f64)
-    }
-}
-
 /// The summed RSS of `tree`.
 fn rss_bytes(tree: &[Live]) -> u64 {
     tree.iter().map(|p| p.rss.total_bytes()).sum()
@@ -217,42 +185,5 @@ impl Sampler {
             ));
         }
         (!parts.is_empty()).then(|| format!("big tree: {}", parts.join("; ")))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const MIB: u64 = 1 << 20;
-
-    /// Priced from one read of a small process, a tree of 101 workers of
-    /// 65 MiB must not look affordable in full passes: per process it did
-    /// (101 x 67 us), though a pass of them cost 75 ms.
-    #[test]
-    fn a_small_first_read_prices_a_tree_of_big_workers_by_their_memory() {
-        let mut cost = RollupCost::default();
-        assert_eq!(cost.of(1, MIB), None);
-        cost.note(67e-6, 1, 3 * MIB);
-        let pass_s = cost.of(101, 101 * 65 * MIB).unwrap_or(0.0);
-        assert!(pass_s > 0.02, "{pass_s}");
-        // A small process alone stays cheap.
-        let one_s = cost.of(1, 3 * MIB).unwrap_or(1.0);
-        assert!((one_s - 67e-6).abs() < 1e-6, "{one_s}");
-    }
-
-    /// What a pass of many cost is learned per byte beyond each process's
-    /// fixed part.
-    #[test]
-    fn a_pass_teaches_the_cost_per_byte_beyond_the_fixed_part() {
-        let mut cost = RollupCost::default();
-        let bytes = 58 * 65 * MIB;
-        cost.note(43e-3, 58, bytes);
-        let again_s = cost.of(58, bytes).unwrap_or(0.0);
-        assert!((again_s - 43e-3).abs() < 1e-6, "{again_s}");
-        // Nothing learned from no process or no memory.
-        cost.note(1.0, 0, bytes);
-        cost.note(1.0, 3, 0);
-        assert_eq!(cost.of(58, bytes), Some(again_s));
     }
 }

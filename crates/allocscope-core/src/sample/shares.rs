@@ -34,7 +34,7 @@
 use super::breakdown::HeapFigures;
 use super::probe_shm::ProbeReading;
 use super::proc::RssParts;
-use super::ProcessPss;
+use super::process_pss::ProcessPss;
 use foldhash::{HashMap, HashSet};
 
 /// What of a process's figures counts in the tree.
