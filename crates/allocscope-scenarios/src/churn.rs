@@ -17,112 +17,15 @@
 //! glibc only, `churn: glibc_arenas=N threads=T`. The final state is held for
 //! `--hold-ms` so a sampler sees it next to the live figure.
 
+mod args;
 mod glibc;
 mod worker;
 
-use super::mark;
+pub use args::ChurnArgs;
+
+use super::marker::mark;
 use allocscope_core::usage_error::UsageError;
-use anyhow::bail;
 use std::time::Duration;
-
-#[derive(Debug, clap::Args)]
-pub struct ChurnArgs {
-    /// Worker threads (the reported service ran about 25).
-    #[arg(long, default_value_t = 25)]
-    pub threads: usize,
-    /// Operations in total, split evenly over threads and rotations. One
-    /// operation allocates and fills one object, then evicts what exceeds the
-    /// thread's share.
-    #[arg(long, default_value_t = 10_000_000)]
-    pub ops: u64,
-    /// Stop after this many seconds even if --ops are not done (0: no limit).
-    /// The limit is a safety net: runs cut short by it do different amounts of
-    /// work under different allocators, so compare runs that finish their ops.
-    #[arg(long, default_value_t = 120.0)]
-    pub seconds: f64,
-    /// Live data the threads hold together, in MiB.
-    #[arg(long, default_value_t = 128)]
-    pub live_mib: u64,
-    /// Threads in the hot set (1..=--threads).
-    #[arg(long, default_value_t = 5)]
-    pub hot_threads: usize,
-    /// Percentage of the live data the hot set holds (0..=100).
-    #[arg(long, default_value_t = 80)]
-    pub hot_percent: u64,
-    /// Rotations of the hot set; each moves it to the next --hot-threads threads.
-    #[arg(long, default_value_t = 10)]
-    pub rotations: u64,
-    /// Percentage of new objects handed to another thread, which adopts them
-    /// and frees them later (0..=100).
-    #[arg(long, default_value_t = 50)]
-    pub handoff_percent: u64,
-    /// Objects a thread's queue holds before senders keep new objects
-    /// themselves (1..=1000000).
-    #[arg(long, default_value_t = 64)]
-    pub queue_depth: usize,
-    /// Seed of the allocation sequence (each thread derives its own from it).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Hold the final state this long (milliseconds) before freeing and exiting.
-    #[arg(long, default_value_t = 200)]
-    pub hold_ms: u64,
-}
-
-impl ChurnArgs {
-    fn validate(&self) -> anyhow::Result<()> {
-        if !(1..=1024).contains(&self.threads) {
-            bail!("--threads must be in 1..=1024 (got {})", self.threads);
-        }
-        if !(1..=self.threads).contains(&self.hot_threads) {
-            bail!(
-                "--hot-threads must be in 1..={} (--threads); got {}",
-                self.threads,
-                self.hot_threads
-            );
-        }
-        if self.hot_percent > 100 {
-            bail!(
-                "--hot-percent must be in 0..=100 (got {})",
-                self.hot_percent
-            );
-        }
-        if self.handoff_percent > 100 {
-            bail!(
-                "--handoff-percent must be in 0..=100 (got {})",
-                self.handoff_percent
-            );
-        }
-        if !(1..=1_000_000).contains(&self.rotations) {
-            bail!(
-                "--rotations must be in 1..=1000000 (got {})",
-                self.rotations
-            );
-        }
-        let min_ops = self.threads as u64 * self.rotations;
-        if self.ops < min_ops {
-            bail!(
-                "--ops must be at least --threads x --rotations = {min_ops} (got {})",
-                self.ops
-            );
-        }
-        if !(1..=1 << 20).contains(&self.live_mib) {
-            bail!("--live-mib must be in 1..=1048576 (got {})", self.live_mib);
-        }
-        if !(1..=1_000_000).contains(&self.queue_depth) {
-            bail!(
-                "--queue-depth must be in 1..=1000000 (got {})",
-                self.queue_depth
-            );
-        }
-        if !self.seconds.is_finite() || self.seconds < 0.0 {
-            bail!(
-                "--seconds must be a number >= 0 (0: no limit); got {}",
-                self.seconds
-            );
-        }
-        Ok(())
-    }
-}
 
 pub fn run(args: &ChurnArgs) -> anyhow::Result<i32> {
     args.validate()
@@ -151,36 +54,4 @@ pub fn run(args: &ChurnArgs) -> anyhow::Result<i32> {
     std::thread::sleep(Duration::from_millis(args.hold_ms));
     drop(outcome);
     Ok(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(extra: &[&str]) -> ChurnArgs {
-        crate::parse_knobs("churn", extra)
-    }
-
-    #[test]
-    fn defaults_are_valid() {
-        assert!(parse(&[]).validate().is_ok());
-    }
-
-    #[test]
-    fn rejects_bad_knobs_naming_the_knob() {
-        for (argv, knob) in [
-            (&["--threads", "0"][..], "--threads"),
-            (&["--hot-threads", "26"], "--hot-threads"),
-            (&["--hot-percent", "101"], "--hot-percent"),
-            (&["--handoff-percent", "200"], "--handoff-percent"),
-            (&["--rotations", "0"], "--rotations"),
-            (&["--ops", "10"], "--ops"),
-            (&["--live-mib", "0"], "--live-mib"),
-            (&["--seconds=-1"], "--seconds"),
-            (&["--queue-depth", "0"], "--queue-depth"),
-        ] {
-            let err = parse(argv).validate().expect_err(knob).to_string();
-            assert!(err.starts_with(knob), "{err}");
-        }
-    }
 }

@@ -18,7 +18,8 @@
 //! worker can be followed. Each process ends with
 //! `events: worker=K events=... live_bytes=... peak_live_bytes=... checksum=...`.
 
-use super::{mark, Rng};
+use super::marker::mark;
+use super::Rng;
 use allocscope_core::usage_error::UsageError;
 use anyhow::{bail, Context};
 use std::process::Command;

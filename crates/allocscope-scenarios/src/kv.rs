@@ -12,7 +12,8 @@
 //! `kv: items=... live_bytes=... checksum=...`, where live_bytes is the
 //! requested key and value bytes (the table itself not included).
 
-use super::{mark, Rng};
+use super::marker::mark;
+use super::Rng;
 use allocscope_core::usage_error::UsageError;
 use anyhow::bail;
 use std::collections::hash_map::DefaultHasher;

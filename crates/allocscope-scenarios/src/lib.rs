@@ -8,15 +8,16 @@
 mod churn;
 mod events;
 mod kv;
+mod marker;
 mod rng;
 mod server;
 mod server_app;
 mod server_http;
 
+pub use marker::mark;
 pub use rng::Rng;
 
 use clap::Subcommand;
-use std::io::Write;
 
 #[derive(Debug, Subcommand)]
 pub enum Scenario {
@@ -39,14 +40,6 @@ impl Scenario {
             Scenario::Server(args) => server::run(args),
         }
     }
-}
-
-/// Prints a progress marker and flushes at once: allocscope timestamps the
-/// marker when the line arrives, and stdout is a pipe (block-buffered).
-pub fn mark(label: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "allocscope:mark {label}");
-    let _ = out.flush();
 }
 
 /// A scenario's knobs parsed from `extra`, for the scenarios' unit tests.

@@ -12,7 +12,7 @@
 //! and 404s included; one whose client vanished mid-write too) and M every
 //! byte written.
 
-use super::mark;
+use super::marker::mark;
 use super::server_app::{App, AppConfig};
 use super::server_http::{self, ParseError, Request, Response, MAX_BODY_BYTES, MAX_HEAD_BYTES};
 use anyhow::Context;

@@ -2,8 +2,9 @@
 //! objects to others through bounded queues, evicts at random positions, and
 //! follows the rotating hot set from one barrier-separated rotation to the next.
 
-use super::ChurnArgs;
-use crate::{mark, Rng};
+use super::args::ChurnArgs;
+use crate::marker::mark;
+use crate::Rng;
 use anyhow::Context;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
