@@ -1,11 +1,21 @@
-//! The house's shape, checked on the source itself: no import loop between
-//! modules or between the files of one module (at any level of folders), no
-//! non-test function over 80 lines and no non-test file over 600 lines.
+//! The house's shape, checked on the source itself, over every crate of the
+//! workspace (the root package's `src/` and each `crates/*/src`, each a crate
+//! of its own): no import loop between modules or between the files of one
+//! module (at any level of folders, the crate root's file included), no
+//! non-test function over 80 lines and no non-test file over 600 lines; and
+//! the crates' graph, read from their manifests: `allocscope-core` depends
+//! on no other crate of the workspace, and each feature crate on the core
+//! and on no other feature crate.
 //!
-//! The reading is textual, like a reviewer's: every `crate::`, `super::` and
-//! `self::` path in non-test code (in `use` lines, braces expanded, and
-//! inline) is resolved to the file that defines what it names, following a
-//! module's `pub use` re-exports to the file they come from.
+//! The reading is textual, like a reviewer's: every path in non-test code
+//! (in `use` lines, braces expanded, and inline) that starts with `crate`,
+//! `super`, `self` or a name the file has in scope (a `mod child;` it
+//! declares, a name it imports: 2018-style `use child::X`, `child::f()`) is
+//! resolved, within its crate, to the file that defines what it names,
+//! following a module's imports and re-exports to the file they come from.
+//! A path into another crate of the workspace (`allocscope_core::...`,
+//! or a name the root package re-exports from one) is a crate edge, not a
+//! file edge. Files are named by their path from the repository's root.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -13,17 +23,69 @@ use std::path::{Path, PathBuf};
 
 const MAX_FUNCTION_LINES: usize = 80;
 const MAX_FILE_LINES: usize = 600;
+/// The pipeline's crate, which the feature crates build on.
+const CORE: &str = "allocscope-core";
 
 /// A source file with its test-only parts blanked out.
 struct Source {
-    /// Path relative to `src/`, with `/` separators.
+    /// Path from the repository's root, with `/` separators.
     rel: String,
+    /// Its crate's source folder (`src`, `crates/NAME/src`).
+    krate: String,
     /// Non-test code, line for line (test items become empty lines).
     code: Vec<String>,
 }
 
-fn src_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+impl Source {
+    fn new(rel: &str, code: Vec<String>) -> Source {
+        let segs: Vec<&str> = rel.split('/').collect();
+        let at = segs.iter().position(|s| *s == "src").unwrap_or(0);
+        Source {
+            rel: rel.to_string(),
+            krate: segs[..=at].join("/"),
+            code,
+        }
+    }
+
+    /// Its path within its crate's source folder.
+    fn in_crate(&self) -> &str {
+        self.rel
+            .strip_prefix(&self.krate)
+            .map_or(self.rel.as_str(), |r| r.trim_start_matches('/'))
+    }
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+/// The workspace's crates: the root package and each `crates/*`, as folders
+/// from the repository's root (`""` for the root package).
+fn package_dirs(root: &Path) -> Vec<String> {
+    let mut dirs = vec![String::new()];
+    let mut members: Vec<String> = fs::read_dir(root.join("crates"))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.path().join("Cargo.toml").is_file())
+                .map(|e| format!("crates/{}", e.file_name().to_string_lossy()))
+                .collect()
+        })
+        .unwrap_or_default();
+    members.sort();
+    dirs.extend(members);
+    dirs
+}
+
+/// The name code uses for each crate of the workspace (`allocscope_core`).
+fn crate_idents(root: &Path) -> BTreeSet<String> {
+    package_dirs(root)
+        .iter()
+        .map(|d| match d.rsplit('/').next() {
+            Some(name) if !name.is_empty() => name.replace('-', "_"),
+            _ => "allocscope".to_string(),
+        })
+        .collect()
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -152,10 +214,13 @@ fn strip_tests(text: &str) -> (Vec<String>, Vec<String>) {
     (out, test_children)
 }
 
+/// Every non-test source file of every crate of the workspace.
 fn load_sources() -> Vec<Source> {
-    let src = src_dir();
+    let root = repo_root();
     let mut paths = Vec::new();
-    rust_files(&src, &mut paths);
+    for dir in package_dirs(&root) {
+        rust_files(&root.join(&dir).join("src"), &mut paths);
+    }
     let mut test_only: BTreeSet<PathBuf> = BTreeSet::new();
     let mut sources = Vec::new();
     for path in &paths {
@@ -168,11 +233,11 @@ fn load_sources() -> Vec<Source> {
             test_only.insert(dir.join(child.trim_end_matches(".rs")).join("mod.rs"));
         }
         let rel = path
-            .strip_prefix(&src)
+            .strip_prefix(&root)
             .unwrap_or(path)
             .to_string_lossy()
             .replace('\\', "/");
-        sources.push((path.clone(), Source { rel, code }));
+        sources.push((path.clone(), Source::new(&rel, code)));
     }
     sources
         .into_iter()
@@ -200,50 +265,47 @@ fn module_dir(path: &Path) -> PathBuf {
     }
 }
 
-/// Every path in `use` statements (braces expanded) and inline in the code
-/// that starts with `crate`, `super` or `self`, as segments.
-fn paths_in(code: &[String]) -> Vec<Vec<String>> {
-    let text = code.join("\n");
-    let mut paths = Vec::new();
-    // `use` statements, possibly spanning lines, with brace groups.
-    let mut rest = text.as_str();
-    while let Some(at) = find_use(rest) {
-        let after = &rest[at..];
-        let end = after.find(';').unwrap_or(after.len());
-        let body: String = after[..end].split_whitespace().collect::<Vec<_>>().join("");
-        let body = body.trim_start_matches("use");
-        expand_use("", body, &mut paths);
-        rest = &after[end.min(after.len())..];
+/// The module path of a file within its crate, as a folder: `""` for the
+/// crate root, `a/b` for `a/b.rs` and `a/b/mod.rs`.
+fn module_path(in_crate: &str) -> String {
+    module_dir(Path::new(in_crate))
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+fn parent_of(dir: &str) -> String {
+    dir.rsplit_once('/')
+        .map_or(String::new(), |(p, _)| p.to_string())
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() || name.is_empty() {
+        format!("{dir}{name}")
+    } else {
+        format!("{dir}/{name}")
     }
-    // Inline paths such as `crate::units::bytes(..)` or `super::x::f()`.
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < text.len() {
-        let tail = &text[i..];
-        let starts = ["crate::", "super::", "self::"]
-            .iter()
-            .any(|p| tail.starts_with(p));
-        let boundary = i == 0
-            || !(bytes[i - 1].is_ascii_alphanumeric()
-                || bytes[i - 1] == b'_'
-                || bytes[i - 1] == b':');
-        if starts && boundary {
-            let len = tail
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
-                .unwrap_or(tail.len());
-            let segs: Vec<String> = tail[..len]
-                .split("::")
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect();
-            paths.push(segs);
-            i += len;
-        } else {
-            i += tail.chars().next().map_or(1, char::len_utf8);
-        }
+}
+
+/// One name a `use` brings in: the path it stands for, and the name the
+/// file knows it by (its alias; `None` for `_` and globs).
+#[derive(Debug, Clone, PartialEq)]
+struct UseItem {
+    segs: Vec<String>,
+    name: Option<String>,
+    glob: bool,
+}
+
+/// The byte ranges of `use` statements in `text` (possibly spanning lines).
+fn use_ranges(text: &str) -> Vec<(usize, usize)> {
+    let mut ranges = Vec::new();
+    let mut from = 0;
+    while let Some(at) = find_use(&text[from..]) {
+        let at = from + at;
+        let end = text[at..].find(';').map_or(text.len(), |e| at + e);
+        ranges.push((at, end));
+        from = end;
     }
-    paths.retain(|p| p.len() > 1);
-    paths
+    ranges
 }
 
 fn find_use(text: &str) -> Option<usize> {
@@ -266,19 +328,37 @@ fn find_use(text: &str) -> Option<usize> {
     None
 }
 
-/// Expands `a::{b, c::{d, e}}` under `prefix` into full paths.
-fn expand_use(prefix: &str, body: &str, out: &mut Vec<Vec<String>>) {
-    let join = |p: &str, b: &str| {
-        if p.is_empty() {
-            b.to_string()
-        } else {
-            format!("{p}::{b}")
-        }
+/// Every `use` of non-test code, braces expanded.
+fn use_items(code: &[String]) -> Vec<UseItem> {
+    let text = code.join("\n");
+    let mut items = Vec::new();
+    for (at, end) in use_ranges(&text) {
+        let body = text[at..end].trim_start_matches("use");
+        // `a as b` keeps its alias as `a@b`; other spaces go.
+        let body = body
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace(" as ", "@")
+            .replace(' ', "");
+        expand_use(&[], &body, &mut items);
+    }
+    items
+}
+
+/// Expands `a::{b, c::{d, e as f}}` under `prefix` into one item per name.
+fn expand_use(prefix: &[String], body: &str, out: &mut Vec<UseItem>) {
+    let body = body.trim_start_matches("::");
+    let segments = |s: &str| -> Vec<String> {
+        s.split("::")
+            .filter(|x| !x.is_empty())
+            .map(str::to_string)
+            .collect()
     };
     if let Some(open) = body.find('{') {
-        let head = body[..open].trim_end_matches("::");
+        let mut head = prefix.to_vec();
+        head.extend(segments(&body[..open]));
         let inner = &body[open + 1..body.rfind('}').unwrap_or(body.len())];
-        let new_prefix = join(prefix, head);
         let mut depth = 0;
         let mut start = 0;
         for (i, c) in inner.char_indices() {
@@ -286,182 +366,336 @@ fn expand_use(prefix: &str, body: &str, out: &mut Vec<Vec<String>>) {
                 '{' => depth += 1,
                 '}' => depth -= 1,
                 ',' if depth == 0 => {
-                    expand_use(&new_prefix, &inner[start..i], out);
+                    expand_use(&head, &inner[start..i], out);
                     start = i + 1;
                 }
                 _ => {}
             }
         }
-        expand_use(&new_prefix, &inner[start..], out);
+        expand_use(&head, &inner[start..], out);
     } else if !body.is_empty() {
-        let full = join(prefix, body);
-        let full = full
-            .split(" as ")
-            .next()
-            .unwrap_or(&full)
-            .split("as")
-            .next()
-            .unwrap_or(&full)
-            .to_string();
-        let segs: Vec<String> = full
-            .split("::")
-            .filter(|s| !s.is_empty() && *s != "self")
-            .map(str::to_string)
-            .collect();
-        if matches!(segs.first().map(String::as_str), Some("crate" | "super"))
-            || full.starts_with("self::")
-        {
-            let mut segs = segs;
-            if full.starts_with("self::") {
-                segs.insert(0, "self".to_string());
-            }
-            out.push(segs);
+        let (path, alias) = match body.split_once('@') {
+            Some((p, a)) => (p, Some(a.to_string())),
+            None => (body, None),
+        };
+        let mut segs = prefix.to_vec();
+        segs.extend(segments(path));
+        // `a::{self}` is `a`.
+        if segs.len() > 1 && segs.last().is_some_and(|s| s == "self") {
+            segs.pop();
+        }
+        let glob = segs.last().is_some_and(|s| s == "*");
+        if glob {
+            segs.pop();
+        }
+        let name = alias
+            .or_else(|| segs.last().cloned())
+            .filter(|n| !glob && n != "_");
+        if !segs.is_empty() {
+            out.push(UseItem { segs, name, glob });
         }
     }
 }
 
-/// Resolves paths to files relative to `src/`.
-struct Resolver {
-    /// Every non-test file, relative to `src/`.
-    files: BTreeSet<String>,
-    /// Per module file, its `pub use child::...::Name` re-exports: Name -> child.
-    reexports: BTreeMap<String, BTreeMap<String, String>>,
+/// The modules a file declares (`mod child;`, `pub(crate) mod child { .. }`).
+fn declared_modules(code: &[String]) -> Vec<String> {
+    code.iter()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let mut w = words.next()?;
+            if w == "pub" || w.starts_with("pub(") {
+                w = words.next()?;
+            }
+            if w != "mod" {
+                return None;
+            }
+            let name = words.next()?.trim_end_matches([';', '{']);
+            (!name.is_empty()).then(|| name.to_string())
+        })
+        .collect()
 }
 
-impl Resolver {
-    fn new(sources: &[Source]) -> Self {
-        let files = sources.iter().map(|s| s.rel.clone()).collect();
-        let mut reexports = BTreeMap::new();
-        for s in sources {
-            let mut names = BTreeMap::new();
-            for line in &s.code {
-                let t = line.trim();
-                let Some(body) = t
-                    .strip_prefix("pub use ")
-                    .or_else(|| t.strip_prefix("pub(crate) use "))
-                else {
-                    continue;
-                };
-                let body = body.trim_start_matches("self::").trim_end_matches(';');
-                for (child, name) in plain_use_items(body).into_iter().flatten() {
-                    names.insert(name, child);
+/// The names a file defines (functions, types, constants), at any depth.
+fn defined_names(code: &[String]) -> BTreeSet<String> {
+    const KINDS: [&str; 9] = [
+        "fn",
+        "struct",
+        "enum",
+        "trait",
+        "type",
+        "const",
+        "static",
+        "union",
+        "macro_rules!",
+    ];
+    let mut names = BTreeSet::new();
+    for line in code {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        for pair in words.windows(2) {
+            if KINDS.contains(&pair[0]) {
+                let name = pair[1].split(|c: char| !(c.is_alphanumeric() || c == '_'));
+                if let Some(name) = name.into_iter().next().filter(|n| !n.is_empty()) {
+                    names.insert(name.to_string());
                 }
             }
-            reexports.insert(s.rel.clone(), names);
         }
-        Resolver { files, reexports }
+    }
+    names
+}
+
+/// Every path of non-test code that may name something of this crate or
+/// another crate of the workspace, as segments: those of `use` statements,
+/// and inline ones that start with `crate`, `super`, `self` or one of
+/// `names` (what the file has in scope, and the workspace's crates).
+fn paths_in(code: &[String], names: &BTreeSet<String>) -> Vec<Vec<String>> {
+    let mut paths: Vec<Vec<String>> = use_items(code).into_iter().map(|u| u.segs).collect();
+    let mut text = code.join("\n");
+    // The `use` lines are read above, braces and all; blank them so that
+    // `a::{b::C}` is not read again as a path `b::C` of this file.
+    for (at, end) in use_ranges(&text.clone()) {
+        text.replace_range(at..end, &" ".repeat(end - at));
+    }
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < text.len() {
+        let tail = &text[i..];
+        let boundary = i == 0
+            || !(bytes[i - 1].is_ascii_alphanumeric()
+                || bytes[i - 1] == b'_'
+                || bytes[i - 1] == b':');
+        let ident = tail.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        if !(boundary && ident) {
+            i += tail.chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        let len = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+            .unwrap_or(tail.len());
+        let segs: Vec<String> = tail[..len]
+            .split("::")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        let first = segs.first().map(String::as_str).unwrap_or("");
+        let known = matches!(first, "crate" | "super" | "self") || names.contains(first);
+        if tail[..len].contains("::") && known {
+            paths.push(segs);
+        }
+        i += len;
+    }
+    paths.retain(|p| !p.is_empty());
+    paths
+}
+
+/// What a file has in scope: the modules it declares and the names it
+/// imports, each as the path it stands for from that file.
+#[derive(Default)]
+struct Scope {
+    names: BTreeMap<String, Vec<String>>,
+    /// The crate a glob import of another crate of the workspace brings
+    /// everything of (`pub use allocscope_core::*`).
+    crate_glob: Option<String>,
+    defined: BTreeSet<String>,
+}
+
+/// What a path names: a file of its own crate (within the crate's source
+/// folder) or another crate of the workspace.
+#[derive(Debug, Clone, PartialEq)]
+enum Target {
+    File(String),
+    Crate(String),
+}
+
+/// Resolves the paths of one crate's files to files of that crate.
+struct Resolver<'a> {
+    /// Every non-test file, within the crate's source folder.
+    files: BTreeSet<String>,
+    scopes: BTreeMap<String, Scope>,
+    /// The workspace's crates as code names them (`allocscope_core`).
+    crates: &'a BTreeSet<String>,
+}
+
+impl<'a> Resolver<'a> {
+    fn new(sources: &[&Source], crates: &'a BTreeSet<String>) -> Self {
+        let files = sources.iter().map(|s| s.in_crate().to_string()).collect();
+        let mut scopes = BTreeMap::new();
+        for s in sources {
+            let mut scope = Scope {
+                defined: defined_names(&s.code),
+                ..Scope::default()
+            };
+            for child in declared_modules(&s.code) {
+                scope
+                    .names
+                    .insert(child.clone(), vec!["self".to_string(), child]);
+            }
+            for item in use_items(&s.code) {
+                let first = item.segs.first().cloned().unwrap_or_default();
+                if item.glob && crates.contains(&first) {
+                    scope.crate_glob = Some(first);
+                }
+                // A module and a function may share a name (`mod install;
+                // pub use install::install;`): the module is the one a
+                // path goes through.
+                if let Some(name) = item.name {
+                    scope.names.entry(name).or_insert(item.segs);
+                }
+            }
+            scopes.insert(s.in_crate().to_string(), scope);
+        }
+        Resolver {
+            files,
+            scopes,
+            crates,
+        }
     }
 
-    /// The module file (`x.rs` or `x/mod.rs`) of folder path `dir` (relative).
-    fn module_file(&self, dir: &str) -> Option<String> {
+    /// The crate root's file as seen from `from`: `main.rs` for itself, else
+    /// `lib.rs` if there is one.
+    fn root_file(&self, from: &str) -> String {
+        if from == "main.rs" || !self.files.contains("lib.rs") {
+            "main.rs".to_string()
+        } else {
+            "lib.rs".to_string()
+        }
+    }
+
+    /// The module file (`x.rs` or `x/mod.rs`) of folder path `dir`.
+    fn module_file(&self, dir: &str, root: &str) -> Option<String> {
         if dir.is_empty() {
-            return Some("lib.rs".to_string());
+            return Some(root.to_string());
         }
         [format!("{dir}.rs"), format!("{dir}/mod.rs")]
             .into_iter()
             .find(|f| self.files.contains(f))
     }
 
-    /// The file a path used in `from` names.
-    fn resolve(&self, from: &str, segs: &[String]) -> Option<String> {
-        let from_dir = {
-            let p = Path::new(from);
-            let parent = p
-                .parent()
-                .map(|x| x.to_string_lossy().to_string())
-                .unwrap_or_default();
-            let stem = p
-                .file_stem()
-                .map(|x| x.to_string_lossy().to_string())
-                .unwrap_or_default();
-            if matches!(stem.as_str(), "mod" | "lib" | "main") {
-                parent
-            } else if parent.is_empty() {
-                stem
-            } else {
-                format!("{parent}/{stem}")
-            }
-        };
-        let mut dir = String::new();
-        let mut rest = segs;
-        match segs.first().map(String::as_str) {
-            Some("crate") => rest = &segs[1..],
-            Some("self") => {
-                dir = from_dir;
-                rest = &segs[1..];
-            }
+    /// Which file or crate a path used in file `from` names.
+    fn resolve(&self, from: &str, segs: &[String]) -> Option<Target> {
+        self.resolve_at(from, segs, 0)
+    }
+
+    fn resolve_at(&self, from: &str, segs: &[String], depth: usize) -> Option<Target> {
+        // Imports lead on to imports; a cycle of them does not compile.
+        if depth > 16 {
+            return None;
+        }
+        let root = self.root_file(from);
+        let (mut dir, rest) = match segs.first().map(String::as_str) {
+            Some("crate") => (String::new(), &segs[1..]),
+            Some("self") => (module_path(from), &segs[1..]),
             Some("super") => {
-                dir = from_dir;
-                while rest.first().map(String::as_str) == Some("super") {
-                    dir = Path::new(&dir)
-                        .parent()
-                        .map(|x| x.to_string_lossy().to_string())
-                        .unwrap_or_default();
+                let mut dir = module_path(from);
+                let mut rest = segs;
+                while rest.first().is_some_and(|s| s == "super") {
+                    dir = parent_of(&dir);
                     rest = &rest[1..];
                 }
+                (dir, rest)
             }
-            _ => return None,
-        }
-        for seg in rest {
-            let child = if dir.is_empty() {
-                seg.clone()
-            } else {
-                format!("{dir}/{seg}")
-            };
-            if self.module_file(&child).is_some() {
+            Some(first) => {
+                let via = self.scopes.get(from).and_then(|s| s.names.get(first));
+                if let Some(via) = via.filter(|v| v.first().is_some_and(|f| f != first)) {
+                    let full: Vec<String> = via.iter().chain(&segs[1..]).cloned().collect();
+                    return self.resolve_at(from, &full, depth + 1);
+                }
+                return self
+                    .crates
+                    .contains(first)
+                    .then(|| Target::Crate(first.to_string()));
+            }
+            None => return None,
+        };
+        for (i, seg) in rest.iter().enumerate() {
+            let child = join(&dir, seg);
+            if self.module_file(&child, &root).is_some() {
                 dir = child;
                 continue;
             }
-            // An item of the module `dir`: follow a re-export, if any.
-            let module = self.module_file(&dir)?;
-            if let Some(via) = self.reexports.get(&module).and_then(|m| m.get(seg)) {
-                let target = if dir.is_empty() {
-                    via.clone()
-                } else {
-                    format!("{dir}/{via}")
-                };
-                return self.module_file(&target).or(Some(module));
+            // An item of the module `dir`: where it comes from, if imported.
+            let module = self.module_file(&dir, &root)?;
+            let Some(scope) = self.scopes.get(&module) else {
+                return Some(Target::File(module));
+            };
+            if let Some(via) = scope.names.get(seg) {
+                let full: Vec<String> = via.iter().chain(&rest[i + 1..]).cloned().collect();
+                return self
+                    .resolve_at(&module, &full, depth + 1)
+                    .or(Some(Target::File(module)));
             }
-            return Some(module);
+            if let Some(krate) = scope
+                .crate_glob
+                .as_ref()
+                .filter(|_| !scope.defined.contains(seg))
+            {
+                return Some(Target::Crate(krate.clone()));
+            }
+            return Some(Target::File(module));
         }
-        self.module_file(&dir)
+        self.module_file(&dir, &root).map(Target::File)
     }
 }
 
-/// `child::Name`, `child::{A, B}` items of one `pub use` body: (child, name).
-fn plain_use_items(body: &str) -> Vec<Option<(String, String)>> {
-    let body = body.replace(' ', "");
-    let Some((child, tail)) = body.split_once("::") else {
-        return Vec::new();
-    };
-    if matches!(child, "crate" | "super" | "std" | "core") {
-        return Vec::new();
+/// Every file-to-file import edge of non-test code, per crate (its source
+/// folder), between paths within that folder; `crates` are the names code
+/// gives the workspace's crates.
+fn file_edges_with(
+    sources: &[Source],
+    crates: &BTreeSet<String>,
+) -> BTreeMap<String, BTreeSet<(String, String)>> {
+    let mut by_crate: BTreeMap<&str, Vec<&Source>> = BTreeMap::new();
+    for s in sources {
+        by_crate.entry(&s.krate).or_default().push(s);
     }
-    let tail = tail.trim_start_matches('{').trim_end_matches('}');
-    tail.split(',')
-        .map(|item| {
-            let name = item.rsplit("::").next().unwrap_or(item);
-            let name = name.split("as").next().unwrap_or(name);
-            (!name.is_empty()).then(|| (child.to_string(), name.to_string()))
-        })
-        .collect()
+    let mut all = BTreeMap::new();
+    for (krate, files) in by_crate {
+        let resolver = Resolver::new(&files, crates);
+        let mut edges = BTreeSet::new();
+        for s in files {
+            let from = s.in_crate();
+            let mut names: BTreeSet<String> = crates.clone();
+            if let Some(scope) = resolver.scopes.get(from) {
+                names.extend(scope.names.keys().cloned());
+            }
+            for segs in paths_in(&s.code, &names) {
+                if let Some(Target::File(target)) = resolver.resolve(from, &segs) {
+                    if target != from {
+                        edges.insert((from.to_string(), target));
+                    }
+                }
+            }
+        }
+        all.insert(krate.to_string(), edges);
+    }
+    all
 }
 
-/// Edges between nodes of one folder level: a node is a direct file or a
-/// direct sub-folder of `dir` (with `x.rs` and `x/` as one node).
-fn edges_at(dir: &str, file_edges: &BTreeSet<(String, String)>) -> BTreeSet<(String, String)> {
+/// Edges between nodes of one folder level, named by their paths within
+/// the crate: a node is a direct file or a direct sub-folder of `dir` (with
+/// `x.rs` and `x/` as one node, named `x.rs`, else `x/`), and the module's
+/// own file `dir.rs` when it has one (as `mod.rs` is a file of `dir`).
+fn edges_at(
+    dir: &str,
+    files: &BTreeSet<String>,
+    file_edges: &BTreeSet<(String, String)>,
+) -> BTreeSet<(String, String)> {
     let node = |file: &str| -> Option<String> {
+        if !dir.is_empty() && file == format!("{dir}.rs") {
+            return Some(file.to_string());
+        }
         let inner = if dir.is_empty() {
             file
         } else {
             file.strip_prefix(&format!("{dir}/"))?
         };
         let first = inner.split('/').next().unwrap_or(inner);
-        let first = first.trim_end_matches(".rs");
-        if matches!(first, "lib" | "main") && dir.is_empty() {
-            return None;
-        }
-        Some(first.to_string())
+        let stem = join(dir, first.trim_end_matches(".rs"));
+        let module = format!("{stem}.rs");
+        Some(if files.contains(&module) {
+            module
+        } else {
+            format!("{stem}/")
+        })
     };
     file_edges
         .iter()
@@ -471,8 +705,8 @@ fn edges_at(dir: &str, file_edges: &BTreeSet<(String, String)>) -> BTreeSet<(Str
 }
 
 /// The groups of nodes that reach each other (the strongly connected
-/// components of more than one node), each with the edges inside it.
-fn circles(edges: &BTreeSet<(String, String)>) -> Vec<String> {
+/// components of more than one node), each as the edges inside it.
+fn circles(edges: &BTreeSet<(String, String)>) -> Vec<Vec<(String, String)>> {
     let mut adj: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for (a, b) in edges {
         adj.entry(a).or_default().insert(b);
@@ -501,51 +735,49 @@ fn circles(edges: &BTreeSet<(String, String)>) -> Vec<String> {
             .filter(|m| reaches.get(m.as_str()).is_some_and(|back| back.contains(n)))
             .cloned()
             .collect();
-        let inside: Vec<String> = edges
-            .iter()
-            .filter(|(a, b)| group.contains(a) && group.contains(b))
-            .map(|(a, b)| format!("{a} -> {b}"))
-            .collect();
-        found.push(inside.join(", "));
+        found.push(
+            edges
+                .iter()
+                .filter(|(a, b)| group.contains(a) && group.contains(b))
+                .cloned()
+                .collect(),
+        );
         done.extend(group);
     }
     found
 }
 
-/// Every file-to-file import edge of non-test code.
-fn file_edges(sources: &[Source]) -> BTreeSet<(String, String)> {
-    let resolver = Resolver::new(sources);
-    let mut edges = BTreeSet::new();
-    for s in sources {
-        for segs in paths_in(&s.code) {
-            if let Some(target) = resolver.resolve(&s.rel, &segs) {
-                if target != s.rel {
-                    edges.insert((s.rel.clone(), target));
-                }
+/// Every import loop, each as the edges inside it, its files and folders
+/// named from the repository's root.
+fn import_loops(sources: &[Source]) -> Vec<String> {
+    import_loops_with(sources, &crate_idents(&repo_root()))
+}
+
+fn import_loops_with(sources: &[Source], crates: &BTreeSet<String>) -> Vec<String> {
+    let mut found = Vec::new();
+    for (krate, edges) in file_edges_with(sources, crates) {
+        let in_crate = sources.iter().filter(|s| s.krate == krate);
+        let files: BTreeSet<String> = in_crate.clone().map(|s| s.in_crate().to_string()).collect();
+        let mut dirs: BTreeSet<String> = BTreeSet::new();
+        dirs.insert(String::new());
+        for s in in_crate {
+            let mut p = Path::new(s.in_crate()).parent();
+            while let Some(d) = p.filter(|d| !d.as_os_str().is_empty()) {
+                dirs.insert(d.to_string_lossy().replace('\\', "/"));
+                p = d.parent();
+            }
+        }
+        for dir in dirs {
+            for circle in circles(&edges_at(&dir, &files, &edges)) {
+                let inside: Vec<String> = circle
+                    .iter()
+                    .map(|(a, b)| format!("{krate}/{a} -> {krate}/{b}"))
+                    .collect();
+                found.push(inside.join(", "));
             }
         }
     }
-    edges
-}
-
-fn import_loops(sources: &[Source]) -> Vec<String> {
-    let edges = file_edges(sources);
-    let mut dirs: BTreeSet<String> = BTreeSet::new();
-    dirs.insert(String::new());
-    for s in sources {
-        let mut p = Path::new(&s.rel).parent();
-        while let Some(d) = p {
-            dirs.insert(d.to_string_lossy().to_string());
-            p = d.parent();
-        }
-    }
-    dirs.into_iter()
-        .flat_map(|dir| {
-            circles(&edges_at(&dir, &edges))
-                .into_iter()
-                .map(move |c| format!("in src/{dir}: {c}"))
-        })
-        .collect()
+    found
 }
 
 /// Functions over the limit: (file:line, name, lines).
@@ -573,7 +805,7 @@ fn long_functions(sources: &[Source]) -> Vec<String> {
             }
             let lines = j - i + 1;
             if opened && lines > MAX_FUNCTION_LINES {
-                found.push(format!("src/{}:{} fn {name}: {lines} lines", s.rel, i + 1));
+                found.push(format!("{}:{} fn {name}: {lines} lines", s.rel, i + 1));
             }
             i = if opened { j + 1 } else { i + 1 };
         }
@@ -606,7 +838,95 @@ fn long_files(sources: &[Source]) -> Vec<String> {
                 .iter()
                 .rposition(|l| !l.trim().is_empty())
                 .map_or(0, |i| i + 1);
-            (last > MAX_FILE_LINES).then(|| format!("src/{}: {last} non-test lines", s.rel))
+            (last > MAX_FILE_LINES).then(|| format!("{}: {last} non-test lines", s.rel))
+        })
+        .collect()
+}
+
+/// A manifest's package name and the crates it depends on, in any
+/// dependency table (`[dependencies]`, `[dev-dependencies]`,
+/// `[build-dependencies]`, a target's, `[dependencies.NAME]`), each with
+/// its table.
+fn manifest_deps(text: &str) -> (Option<String>, Vec<(String, String)>) {
+    let mut name = None;
+    let mut deps = Vec::new();
+    let mut table = String::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if let Some(header) = line.strip_prefix('[') {
+            table = header.trim_end_matches(']').trim().to_string();
+            // `[dependencies.NAME]`: the table names the crate.
+            for kind in ["dependencies.", "dev-dependencies.", "build-dependencies."] {
+                if let Some((head, dep)) = table.split_once(kind) {
+                    if head.is_empty() || head.ends_with('.') {
+                        deps.push((
+                            format!("{head}{}", kind.trim_end_matches('.')),
+                            dep.to_string(),
+                        ));
+                    }
+                }
+            }
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let key = key.trim().trim_matches('"');
+        if table == "package" && key == "name" {
+            name = Some(value.trim().trim_matches('"').to_string());
+        }
+        if table.ends_with("dependencies") {
+            let dep = key.split('.').next().unwrap_or(key).trim_matches('"');
+            deps.push((table.clone(), dep.to_string()));
+        }
+    }
+    (name, deps)
+}
+
+/// What breaks the crates' graph: the core depending on another crate of
+/// the workspace, a feature crate not depending on the core or depending on
+/// another feature crate. `manifests` are (path, text) of `crates/*`.
+fn crate_graph_problems(manifests: &[(String, String)]) -> Vec<String> {
+    let ours = |dep: &str| dep == "allocscope" || dep.starts_with("allocscope-");
+    let mut found = Vec::new();
+    for (path, text) in manifests {
+        let (name, deps) = manifest_deps(text);
+        let Some(name) = name else {
+            found.push(format!("{path}: no package name"));
+            continue;
+        };
+        for (table, dep) in deps.iter().filter(|(_, d)| ours(d) && *d != name) {
+            if name == CORE {
+                found.push(format!(
+                    "{path}: {CORE} depends on {dep} ([{table}]); the core names no other crate"
+                ));
+            } else if dep != CORE {
+                found.push(format!(
+                    "{path}: feature crate {name} depends on {dep} ([{table}]); a feature builds on {CORE} alone"
+                ));
+            }
+        }
+        let on_core = deps.iter().any(|(t, d)| t == "dependencies" && d == CORE);
+        if name != CORE && !on_core {
+            found.push(format!(
+                "{path}: feature crate {name} does not depend on {CORE}"
+            ));
+        }
+    }
+    found
+}
+
+/// `crates/*/Cargo.toml`, as (path from the repository's root, text).
+fn member_manifests() -> Vec<(String, String)> {
+    let root = repo_root();
+    package_dirs(&root)
+        .into_iter()
+        .filter(|d| !d.is_empty())
+        .map(|d| {
+            let path = format!("{d}/Cargo.toml");
+            let text = fs::read_to_string(root.join(&path))
+                .unwrap_or_else(|e| panic!("reading {path}: {e}"));
+            (path, text)
         })
         .collect()
 }
@@ -637,35 +957,70 @@ fn no_non_test_source_file_over_600_lines() {
     );
 }
 
+#[test]
+fn the_core_depends_on_no_feature_and_each_feature_on_the_core_alone() {
+    let manifests = member_manifests();
+    assert!(
+        manifests.iter().any(|(p, _)| p.contains(CORE)),
+        "{CORE} is a member: {manifests:?}"
+    );
+    let problems = crate_graph_problems(&manifests);
+    assert!(problems.is_empty(), "crate graph:\n{}", problems.join("\n"));
+}
+
+/// Every crate of the workspace is read: the root package's `src/` and
+/// each `crates/*/src`.
+#[test]
+fn the_structure_checks_read_every_crate_of_the_workspace() {
+    let sources = load_sources();
+    let read: BTreeSet<&str> = sources.iter().map(|s| s.krate.as_str()).collect();
+    for dir in package_dirs(&repo_root()) {
+        let src = join(&dir, "src");
+        assert!(read.contains(src.as_str()), "{src} not read: {read:?}");
+    }
+}
+
+fn planted(rel: &str, text: &str) -> Source {
+    Source::new(rel, strip_tests(text).0)
+}
+
+fn planted_loops(files: &[(&str, &str)]) -> Vec<String> {
+    let sources: Vec<Source> = files.iter().map(|(r, t)| planted(r, t)).collect();
+    let crates = ["allocscope_demo"].map(str::to_string).into();
+    import_loops_with(&sources, &crates)
+}
+
 /// The checks themselves can fail: a loop, a long function and a long
 /// file made up here are each found.
 #[test]
 fn the_structure_checks_find_a_planted_loop_a_long_function_and_a_long_file() {
-    let file = |rel: &str, text: &str| Source {
-        rel: rel.to_string(),
-        code: strip_tests(text).0,
-    };
     let body = "    let x = 1;\n".repeat(MAX_FUNCTION_LINES);
-    let sources = vec![
-        file("a/mod.rs", "mod b;\nmod c;\n"),
-        file("a/b.rs", "use super::c::Thing;\npub struct Other;\n"),
-        file("a/c.rs", &format!("pub struct Thing;\nfn f() {{\n{body}}}\n#[cfg(test)]\nmod tests {{\n    use super::super::b::Other;\n}}\n")),
-        file("d.rs", &format!("{}use crate::a::c::Thing;\n", "//\n".repeat(MAX_FILE_LINES))),
-    ];
+    let c = format!("pub struct Thing;\nfn f() {{\n{body}}}\n#[cfg(test)]\nmod tests {{\n    use super::super::b::Other;\n}}\n");
+    let d = format!("{}use crate::a::c::Thing;\n", "//\n".repeat(MAX_FILE_LINES));
     assert!(
-        import_loops(&sources).is_empty(),
+        planted_loops(&[
+            ("src/lib.rs", "mod a;\nmod d;\n"),
+            ("src/a/mod.rs", "mod b;\nmod c;\n"),
+            ("src/a/b.rs", "use super::c::Thing;\npub struct Other;\n"),
+            ("src/a/c.rs", &c),
+            ("src/d.rs", &d),
+        ])
+        .is_empty(),
         "a test module's import is not a loop"
     );
-    let loops = import_loops(&[
-        file("a/mod.rs", "mod b;\nmod c;\n"),
-        file("a/b.rs", "use super::c::Thing;\npub struct Other;\n"),
-        file(
-            "a/c.rs",
+    let loops = planted_loops(&[
+        ("src/a/mod.rs", "mod b;\nmod c;\n"),
+        ("src/a/b.rs", "use super::c::Thing;\npub struct Other;\n"),
+        (
+            "src/a/c.rs",
             "pub struct Thing;\nfn g() { let _ = crate::a::b::Other; }\n",
         ),
     ]);
-    assert_eq!(loops, vec!["in src/a: b -> c, c -> b".to_string()]);
-    let long = long_functions(&[file("a/c.rs", &format!("fn f() {{\n{body}}}\n"))]);
+    assert_eq!(
+        loops,
+        vec!["src/a/b.rs -> src/a/c.rs, src/a/c.rs -> src/a/b.rs"]
+    );
+    let long = long_functions(&[planted("src/a/c.rs", &format!("fn f() {{\n{body}}}\n"))]);
     assert_eq!(
         long,
         vec![format!(
@@ -673,9 +1028,122 @@ fn the_structure_checks_find_a_planted_loop_a_long_function_and_a_long_file() {
             MAX_FUNCTION_LINES + 2
         )]
     );
-    let long = long_files(&[file("d.rs", &"let x = 1;\n".repeat(MAX_FILE_LINES + 1))]);
+    let long = long_files(&[planted(
+        "src/d.rs",
+        &"let x = 1;\n".repeat(MAX_FILE_LINES + 1),
+    )]);
     assert_eq!(
         long,
         vec![format!("src/d.rs: {} non-test lines", MAX_FILE_LINES + 1)]
+    );
+}
+
+/// 2018-style paths are read: a module that imports from the child it
+/// declares (`use child::X`, or `child::f()` inline) while the child
+/// imports from it is a loop, in a crate of `crates/` and at a crate root.
+#[test]
+fn the_structure_checks_find_a_planted_use_child_loop() {
+    let parent = "mod child;\nuse child::Thing;\npub struct Shared;\n";
+    let child = "use super::Shared;\npub struct Thing;\n";
+    let loops = planted_loops(&[
+        ("crates/demo/src/lib.rs", "mod a;\n"),
+        ("crates/demo/src/a/mod.rs", parent),
+        ("crates/demo/src/a/child.rs", child),
+    ]);
+    assert_eq!(
+        loops,
+        vec!["crates/demo/src/a/child.rs -> crates/demo/src/a/mod.rs, crates/demo/src/a/mod.rs -> crates/demo/src/a/child.rs"]
+    );
+    // Inline, at the crate root, through `use self::child` and a use of
+    // the root's item from a grandchild.
+    let loops = planted_loops(&[
+        (
+            "crates/demo/src/lib.rs",
+            "mod child;\nuse self::child as inner;\npub fn mark() {}\nfn run() { inner::go(); }\n",
+        ),
+        (
+            "crates/demo/src/child.rs",
+            "mod deep;\npub fn go() { deep::f() }\n",
+        ),
+        (
+            "crates/demo/src/child/deep.rs",
+            "use crate::mark;\npub fn f() { mark() }\n",
+        ),
+    ]);
+    assert_eq!(
+        loops,
+        vec!["crates/demo/src/child.rs -> crates/demo/src/lib.rs, crates/demo/src/lib.rs -> crates/demo/src/child.rs"]
+    );
+    // A module in `x.rs` whose folder's file imports from it.
+    let loops = planted_loops(&[
+        ("src/lib.rs", "mod x;\n"),
+        (
+            "src/x.rs",
+            "mod y;\npub struct Args;\npub fn run() { y::go() }\n",
+        ),
+        ("src/x/y.rs", "use super::Args;\npub fn go() {}\n"),
+    ]);
+    assert_eq!(
+        loops,
+        vec!["src/x.rs -> src/x/y.rs, src/x/y.rs -> src/x.rs"]
+    );
+    // The child importing from a sibling, not from its parent, is no loop;
+    // nor is a path into another crate of the workspace, also through a
+    // name the root re-exports from it.
+    assert!(planted_loops(&[
+        (
+            "crates/demo/src/lib.rs",
+            "pub use allocscope_demo::*;\nmod a;\nmod b;\nuse a::Thing;\n"
+        ),
+        (
+            "crates/demo/src/a.rs",
+            "use crate::b::Shared;\nuse crate::store::Store;\npub struct Thing;\n"
+        ),
+        (
+            "crates/demo/src/b.rs",
+            "pub struct Shared;\nfn f() { allocscope_demo::g() }\n"
+        ),
+    ])
+    .is_empty());
+}
+
+/// The crates' graph is read from manifests: the core depending on a
+/// feature, a feature on another and a feature without the core are found.
+#[test]
+fn the_crate_graph_check_finds_a_planted_dependency_on_a_feature() {
+    let manifest = |name: &str, deps: &str| {
+        (
+            format!("crates/{name}/Cargo.toml"),
+            format!("[package]\nname = \"{name}\"\n\n[dependencies]\n{deps}\nanyhow.workspace = true\n\n[dev-dependencies]\ntempfile.workspace = true\n"),
+        )
+    };
+    let fine = [
+        manifest(CORE, "serde = \"1\""),
+        manifest("allocscope-tune", "allocscope-core.workspace = true"),
+        manifest(
+            "allocscope-record",
+            "allocscope-core = { path = \"../allocscope-core\" }",
+        ),
+    ];
+    assert_eq!(crate_graph_problems(&fine), Vec::<String>::new());
+    let (path, text) = manifest(CORE, "allocscope-tune.workspace = true");
+    let text =
+        format!("{text}\n[dev-dependencies.allocscope-record]\npath = \"../allocscope-record\"\n");
+    let broken = [
+        (path, text),
+        manifest(
+            "allocscope-tune",
+            "allocscope-core.workspace = true\nallocscope-cluster = { workspace = true }",
+        ),
+        manifest("allocscope-record", ""),
+    ];
+    assert_eq!(
+        crate_graph_problems(&broken),
+        vec![
+            "crates/allocscope-core/Cargo.toml: allocscope-core depends on allocscope-tune ([dependencies]); the core names no other crate",
+            "crates/allocscope-core/Cargo.toml: allocscope-core depends on allocscope-record ([dev-dependencies]); the core names no other crate",
+            "crates/allocscope-tune/Cargo.toml: feature crate allocscope-tune depends on allocscope-cluster ([dependencies]); a feature builds on allocscope-core alone",
+            "crates/allocscope-record/Cargo.toml: feature crate allocscope-record does not depend on allocscope-core",
+        ]
     );
 }
