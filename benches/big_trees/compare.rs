@@ -128,7 +128,7 @@ pub fn measure(
     Ok(CompareRow {
         processes: children + 1,
         shape,
-        cgroup: run["cgroup_peak_bytes"].is_u64(),
+        cgroup: run["peak_cgroup_bytes"].is_u64(),
         true_pss_mib: truth / MIB,
         pss_mib: mean(&pss).ok_or("no steady PSS")? / MIB,
         worst_pss_pct: worst,

@@ -59,6 +59,18 @@ fn a_run_in_its_cgroup_reports_a_charge_and_working_set_consistent_with_its_rss(
         (100.0..110.0).contains(&peak_ws),
         "peak working set {peak_ws}"
     );
+    // A run's figures carry the summary's names, the old ones kept as
+    // aliases for one version (docs/usage.md, "JSON").
+    let run = &json["configs"][0]["runs"][0];
+    for (name, alias) in [
+        ("peak_cgroup_bytes", "cgroup_peak_bytes"),
+        ("mean_cgroup_bytes", "cgroup_mean_bytes"),
+        ("peak_working_set_bytes", "working_set_peak_bytes"),
+        ("mean_working_set_bytes", "working_set_mean_bytes"),
+    ] {
+        assert!(run[name].as_u64().is_some_and(|v| v > 0), "{name}: {run}");
+        assert_eq!(run[name], run[alias], "{alias}");
+    }
 }
 
 #[test]

@@ -78,7 +78,7 @@ fn a_configuration_oom_killed_under_the_limit_is_settled_out_and_another_recomme
         let c = config(&json, name);
         for run in c["runs"].as_array().expect("runs") {
             assert_eq!(run["status"], "ok", "{run}");
-            let peak = run["working_set_peak_bytes"]
+            let peak = run["peak_working_set_bytes"]
                 .as_u64()
                 .expect("a working set");
             assert!(

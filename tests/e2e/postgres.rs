@@ -209,8 +209,8 @@ fn postgresql_with_pgbench_reports_each_configurations_working_set_and_limit() {
         assert_eq!(run["status"], "ok", "{run}");
         assert_eq!(run["service"]["load_exit"], "exit 0", "{run}");
         // The working set, per run and per configuration, and the limit from it.
-        let peak = bytes(&run["working_set_peak_bytes"]);
-        let mean = bytes(&run["working_set_mean_bytes"]);
+        let peak = bytes(&run["peak_working_set_bytes"]);
+        let mean = bytes(&run["mean_working_set_bytes"]);
         assert!(
             mean > 8e6 && mean <= peak,
             "{name}: working set {mean} / {peak}"

@@ -146,15 +146,18 @@ struct RunOut<'a> {
     reclaim: Option<&'a crate::model::Reclaim>,
     /// The run's memory cgroup (absent without one): the charge's peak
     /// (never below the kernel's) and time-weighted mean, the working
-    /// set's, the kernel's own peak, and `memory.stat`'s parts.
+    /// set's, the kernel's own peak, and `memory.stat`'s parts. Named as
+    /// in the summary; `Aliases` repeats them under their old names.
     #[serde(skip_serializing_if = "Option::is_none")]
-    cgroup_peak_bytes: Option<u64>,
+    peak_cgroup_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    cgroup_mean_bytes: Option<u64>,
+    mean_cgroup_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    working_set_peak_bytes: Option<u64>,
+    peak_working_set_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    working_set_mean_bytes: Option<u64>,
+    mean_working_set_bytes: Option<u64>,
+    #[serde(flatten)]
+    aliases: Aliases,
     #[serde(skip_serializing_if = "Option::is_none")]
     cgroup_peak_kernel_bytes: Option<u64>,
     /// `charge_bytes`, `working_set_bytes`, `anon_bytes`, `file_bytes`,
@@ -181,6 +184,21 @@ struct RunOut<'a> {
 struct CgroupOut {
     mean: CgroupSample,
     peak: CgroupSample,
+}
+
+/// The run's cgroup figures under the names they had before they took
+/// the summary's (`peak_cgroup_bytes` was `cgroup_peak_bytes`, ...): kept
+/// for one version, then dropped (docs/usage.md, "JSON").
+#[derive(Serialize)]
+struct Aliases {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cgroup_peak_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cgroup_mean_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    working_set_peak_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    working_set_mean_bytes: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -389,10 +407,16 @@ fn run_out(run: &StoredRun, include_samples: bool, user_metrics: bool) -> RunOut
             _ => None,
         },
         reclaim: r.reclaim.as_ref(),
-        cgroup_peak_bytes: m.cgroup_peak_bytes,
-        cgroup_mean_bytes: m.cgroup_mean_bytes,
-        working_set_peak_bytes: m.working_set_peak_bytes,
-        working_set_mean_bytes: m.working_set_mean_bytes,
+        peak_cgroup_bytes: m.cgroup_peak_bytes,
+        mean_cgroup_bytes: m.cgroup_mean_bytes,
+        peak_working_set_bytes: m.working_set_peak_bytes,
+        mean_working_set_bytes: m.working_set_mean_bytes,
+        aliases: Aliases {
+            cgroup_peak_bytes: m.cgroup_peak_bytes,
+            cgroup_mean_bytes: m.cgroup_mean_bytes,
+            working_set_peak_bytes: m.working_set_peak_bytes,
+            working_set_mean_bytes: m.working_set_mean_bytes,
+        },
         cgroup_peak_kernel_bytes: r.cgroup_peak_kernel_bytes,
         cgroup: match (
             crate::analyze::metrics::cgroup_mean(r),
