@@ -280,6 +280,8 @@ mod tests {
                 free_before_bytes: Some(before / 2),
                 live_before_bytes: Some(before / 4),
                 kind: RECLAIM_WHOLE,
+                anon_before_bytes: None,
+                anon_after_bytes: None,
             }),
             ..ProbeReading::default()
         }
