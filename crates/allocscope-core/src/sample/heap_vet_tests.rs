@@ -50,3 +50,24 @@ fn a_wrapped_live_heap_is_discarded_and_an_unresident_one_clamped() {
         "{note}"
     );
 }
+
+/// mimalloc's resident figure is what its segments committed, jemalloc's
+/// `stats.resident` whole extents: both above the anonymous RSS on a tick
+/// (mimalloc on every one measured). Capped there, silently.
+#[test]
+fn a_resident_figure_above_the_anonymous_rss_is_capped_at_it() {
+    let tally = Tally::default();
+    let committed = ProbeReading {
+        resident_bytes: Some(128 * MIB),
+        ..reading(100 * MIB, None)
+    };
+    let vetted = tally.vet(committed, 107 * MIB).expect("kept");
+    assert_eq!(vetted.resident_bytes, Some(107 * MIB));
+    let honest = ProbeReading {
+        resident_bytes: Some(90 * MIB),
+        ..reading(80 * MIB, None)
+    };
+    let vetted = tally.vet(honest, 107 * MIB).expect("kept");
+    assert_eq!(vetted.resident_bytes, Some(90 * MIB));
+    assert_eq!(tally.note(), None, "a resident cap is no news");
+}
