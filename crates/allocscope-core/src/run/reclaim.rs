@@ -348,9 +348,9 @@ mod tests {
 
     /// mimalloc's free memory is its committed memory less the live heap,
     /// and it commits whole segments: a 2-thread program's (threads.c 2
-    /// 300000) read 199.6 MiB free at exit in 72.5 MiB of RSS (70.9 of it
-    /// anonymous). Each process's figure is capped at what it held before
-    /// the sum, so a second, honest process cannot make room for it.
+    /// 300000) read 199.6 MiB free at exit in 72.5 MiB of RSS. Each
+    /// process's figure is capped at what it held before the sum, so a
+    /// second, honest process cannot make room for it.
     #[test]
     fn each_process_free_memory_is_capped_at_what_it_held_before_the_sum() {
         const MIB: u64 = 1 << 20;
