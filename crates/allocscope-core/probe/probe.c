@@ -44,7 +44,7 @@ enum {
     W_FREE, W_METADATA, W_THREADS, W_RECLAIMS, W_RECLAIM_RSS_BEFORE, W_RECLAIM_RSS_AFTER,
     W_RECLAIM_START_NS, W_RECLAIM_END_NS, W_RECLAIM_USER_NS, W_RECLAIM_SYS_NS,
     W_POLLED_NS, W_POLL_START_NS, W_RECLAIM_FREE_BEFORE, W_RECLAIM_LIVE_BEFORE,
-    W_STATE, W_RECLAIM_KIND, W_WORDS
+    W_STATE, W_RECLAIM_KIND, W_RECLAIM_ANON_BEFORE, W_RECLAIM_ANON_AFTER, W_WORDS
 };
 /* Written by allocscope, outside the seqlocked words: how many reclaims it
  * asks for (PROTOCOL.md, "Reclaim requests"). */
@@ -605,8 +605,11 @@ static void find_reclaim(void) {
     if (gl_mallinfo2) gl_trim = dlsym(RTLD_DEFAULT, "malloc_trim");
 }
 
-/* The process's RSS from /proc/self/statm, without malloc; UNKNOWN if unread. */
-static uint64_t own_rss_bytes(void) {
+/* The process's RSS from /proc/self/statm, without malloc, and its
+ * anonymous part (`resident - shared`: statm's shared is RssFile +
+ * RssShmem, so the rest is RssAnon); UNKNOWN if unread. */
+static uint64_t own_rss_bytes(uint64_t *anon) {
+    *anon = UNKNOWN;
     int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return UNKNOWN;
     char text[128];
@@ -616,8 +619,14 @@ static uint64_t own_rss_bytes(void) {
     text[n] = 0;
     const char *p = strchr(text, ' ');
     if (!p) return UNKNOWN;
-    uint64_t pages = strtoull(p + 1, NULL, 10);
-    return pages * (uint64_t)sysconf(_SC_PAGESIZE);
+    char *end;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t pages = strtoull(p + 1, &end, 10);
+    if (*end == ' ') {
+        uint64_t shared = strtoull(end + 1, NULL, 10);
+        if (shared <= pages) *anon = (pages - shared) * page;
+    }
+    return pages * page;
 }
 
 /* Returns what the call could reach (word 29): mimalloc's mi_collect
@@ -646,9 +655,10 @@ static void reclaim(uint64_t *w) {
     /* What the allocator held just before, from the poll the caller made
      * right before this call: what the test could return. */
     uint64_t free_before = w[W_FREE], live_before = w[W_LIVE];
-    uint64_t before = own_rss_bytes();
+    uint64_t anon_before, anon_after;
+    uint64_t before = own_rss_bytes(&anon_before);
     int kind = release_memory(), done = kind != RECLAIM_NONE;
-    uint64_t after = own_rss_bytes();
+    uint64_t after = own_rss_bytes(&anon_after);
     w[W_RECLAIM_END_NS] = now_ns(CLOCK_MONOTONIC);
     /* Its CPU time, user and system apart, so that the run's own can leave it out. */
     if (timed && getrusage(RUSAGE_THREAD, &ru1) == 0) {
@@ -659,6 +669,8 @@ static void reclaim(uint64_t *w) {
     w[W_RECLAIM_RSS_AFTER] = done ? after : UNKNOWN;
     w[W_RECLAIM_FREE_BEFORE] = done ? free_before : UNKNOWN;
     w[W_RECLAIM_LIVE_BEFORE] = done ? live_before : UNKNOWN;
+    w[W_RECLAIM_ANON_BEFORE] = done ? anon_before : UNKNOWN;
+    w[W_RECLAIM_ANON_AFTER] = done ? anon_after : UNKNOWN;
     w[W_RECLAIM_KIND] = (uint64_t)kind;
     w[W_RECLAIMS]++;
     reclaim_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
@@ -676,6 +688,7 @@ static void reset_words(void) {
     words[W_RESIDENT] = words[W_RETAINED] = words[W_FREE] = words[W_METADATA] = UNKNOWN;
     words[W_RECLAIM_RSS_BEFORE] = words[W_RECLAIM_RSS_AFTER] = UNKNOWN;
     words[W_RECLAIM_FREE_BEFORE] = words[W_RECLAIM_LIVE_BEFORE] = UNKNOWN;
+    words[W_RECLAIM_ANON_BEFORE] = words[W_RECLAIM_ANON_AFTER] = UNKNOWN;
     words[W_PID] = (uint64_t)getpid();
 }
 

@@ -21,11 +21,20 @@ pub struct Reclaim {
     /// The allocators' own free memory and live heap, summed over the
     /// processes that answered, from the probe's poll just before the
     /// test: what it could return, measured then (`None` from a probe that
-    /// predates them, or when an answer lacked them).
+    /// predates them, or when an answer lacked them). Each process's are
+    /// capped before the sum at what it held just before the call: the
+    /// live heap at its anonymous RSS, the free memory at what the live
+    /// heap leaves of it (`sample::heap_vet::vet_reclaim`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub free_before_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live_before_bytes: Option<u64>,
+    /// The free memory the allocators counted, summed as
+    /// `free_before_bytes` but uncapped, when some process's count was
+    /// more than it held (mimalloc's committed memory, glibc's free chunks
+    /// already given back): `None` when no cap applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_counted_bytes: Option<u64>,
     /// How far the reclaim calls of the processes that answered reached.
     #[serde(default)]
     pub reach: ReclaimReach,
@@ -48,6 +57,24 @@ impl Reclaim {
     /// the program's heap.
     pub fn measured(&self) -> bool {
         self.processes > 0 && self.reach != ReclaimReach::CallingThread
+    }
+
+    /// The live heap and free memory just before the test within the RSS
+    /// the processes held then: the figures as stored, capped once more
+    /// for a run stored before each process's were (its allocators' counts
+    /// summed unchecked), where the free memory could exceed the RSS.
+    pub fn held_before(&self) -> (Option<u64>, Option<u64>) {
+        let live = self.live_before_bytes.map(|l| l.min(self.rss_before_bytes));
+        let room = self.rss_before_bytes - live.unwrap_or(0);
+        (live, self.free_before_bytes.map(|f| f.min(room)))
+    }
+
+    /// The free memory the allocators counted, when it was more than the
+    /// processes held and the figures were capped.
+    pub fn free_counted(&self) -> Option<u64> {
+        let stored = self.free_before_bytes;
+        self.free_counted_bytes
+            .or(stored.filter(|_| self.held_before().1 != stored))
     }
 }
 

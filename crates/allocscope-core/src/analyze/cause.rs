@@ -97,8 +97,9 @@ fn where_went(config: &StoredConfig) -> Option<WhereWent> {
     // The probe's own reading just before the test, never a sampled
     // figure: the last tick before it may be long before (the probe's
     // readings stale under contention) and the program frees much on its
-    // way out.
-    let free_before_reclaim_bytes = reclaim.as_ref().and_then(|r| r.free_before_bytes);
+    // way out. Within the RSS the processes held then, even for a run
+    // stored before each process's figure was capped.
+    let free_before_reclaim_bytes = reclaim.as_ref().and_then(|r| r.held_before().1);
     Some(WhereWent {
         config: config.config.name.clone(),
         run: run.record.index,

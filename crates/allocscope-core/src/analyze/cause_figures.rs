@@ -351,8 +351,8 @@ pub fn allocator_only(base: &WhereWent, cand: &WhereWent) -> bool {
 /// that answered as "other"; `None` without those counters.
 pub fn at_reclaim(w: &WhereWent) -> Option<WhereWent> {
     let r = w.reclaim.as_ref()?;
-    let live = r.live_before_bytes?;
-    let free = r.free_before_bytes?;
+    let (live, free) = r.held_before();
+    let (live, free) = (live?, free?);
     let mean = Breakdown {
         live_heap_bytes: live,
         allocator_free_bytes: free,

@@ -2,7 +2,7 @@
 //! configuration, and the cause each kind of difference is given.
 
 use super::*;
-use crate::analyze::cause_figures::{difference, difference_at_reclaim};
+use crate::analyze::cause_figures::{at_reclaim, difference, difference_at_reclaim};
 use crate::analyze::cause_words::{config_line, difference_line, reclaim_difference_line};
 use crate::model::{Breakdown, Reclaim, ReclaimReach};
 
@@ -46,6 +46,7 @@ fn reclaimed(mut w: WhereWent, free: u64, returned: u64) -> WhereWent {
         processes: 1,
         free_before_bytes: Some(free * MIB),
         live_before_bytes: None,
+        free_counted_bytes: None,
         reach: crate::model::ReclaimReach::Whole,
         unavailable_processes: 0,
     });
@@ -244,6 +245,7 @@ fn the_free_memory_before_the_reclaim_is_the_probes_reading_not_a_tick() {
             processes: 1,
             free_before_bytes: Some(262 * MIB),
             live_before_bytes: Some(MIB),
+            free_counted_bytes: None,
             reach: crate::model::ReclaimReach::Whole,
             unavailable_processes: 0,
         });
@@ -269,6 +271,7 @@ fn read_at_reclaim(mut w: WhereWent, live: u64, free: u64, rss: u64) -> WhereWen
         processes: 1,
         free_before_bytes: Some(free * MIB),
         live_before_bytes: Some(live * MIB),
+        free_counted_bytes: None,
         reach: crate::model::ReclaimReach::Whole,
         unavailable_processes: 0,
     });
@@ -536,4 +539,69 @@ fn a_live_heap_difference_between_settings_of_one_allocator_is_not_blamed_on_siz
     let d = difference(&other, &base).expect("removed");
     let line = difference_line(&d, &other, &base);
     assert!(line.contains("different size classes"), "{line}");
+}
+
+/// mimalloc at the exit of a 2-thread program (tests/programs/threads.c 2
+/// 300000): its probe counted 199.6 MiB free (committed memory less the
+/// live heap) in 72.5 MiB of RSS, and the reclaim returned 70.4 MiB. The
+/// free memory is capped at what the process held, so the reclaim returned
+/// most of it: a tuning, never fragmentation. `free_counted` is what the
+/// run stored; `None` for a run stored before each process's figure was
+/// capped, whose sum is capped when read.
+fn mimalloc_at_exit(free: u64, free_counted: Option<u64>) -> WhereWent {
+    let mut e = crate::analyze::fixture::experiment();
+    for r in &mut e.configs[0].runs {
+        for s in &mut r.record.samples {
+            s.breakdown = Some(parts(28, 3, 2, 0));
+        }
+        r.record.reclaim = Some(Reclaim {
+            t_s: 0.4,
+            trigger: "exit".to_string(),
+            rss_before_bytes: 76_054_528,
+            rss_after_bytes: 2_244_608,
+            processes: 1,
+            free_before_bytes: Some(free),
+            live_before_bytes: Some(200_880),
+            free_counted_bytes: free_counted,
+            reach: ReclaimReach::Whole,
+            unavailable_processes: 0,
+        });
+    }
+    let mut w = where_went(&e.configs[0]).expect("a breakdown");
+    w.config = "mimalloc".to_string();
+    w
+}
+
+#[test]
+fn free_memory_counted_above_the_rss_is_capped_and_never_reads_as_pinned() {
+    const COUNTED: u64 = 209_268_560;
+    for (stored, counted) in [(COUNTED, None), (74_000_000, Some(COUNTED))] {
+        let w = mimalloc_at_exit(stored, counted);
+        let free = w.free_before_reclaim_bytes.expect("free then");
+        let reclaim = w.reclaim.as_ref().expect("a reclaim");
+        assert!(free <= reclaim.rss_before_bytes - 200_880, "{free}");
+        let share = w.reclaimed_share().expect("a share");
+        assert!(share > 0.9, "{share}");
+        assert!(!w.pinned());
+        let line = config_line(&w);
+        assert!(
+            !line.contains("fragmentation pins it")
+                && line.contains("of the free memory came back when asked")
+                && line.contains("capped at the RSS it held: the allocator counted 199.6"),
+            "{line}"
+        );
+        // The cause of another allocator's saving follows the capped figure.
+        let jemalloc = went("jemalloc", parts(28, 0, 2, 0), None);
+        let d = difference(&w, &jemalloc).expect("removed");
+        assert_eq!(d.cause, CauseKind::ReclaimableFree, "{stored}");
+        let line = difference_line(&d, &w, &jemalloc);
+        assert!(!line.contains("fragmentation"), "{line}");
+        // At the reclaim test, the parts fit in the RSS.
+        let at = at_reclaim(&w).expect("figures at the reclaim");
+        assert!(at.mean.total_bytes() <= reclaim.rss_before_bytes, "{at:?}");
+    }
+    // A figure within the RSS is shown as it was, without a note.
+    let honest = mimalloc_at_exit(60 << 20, None);
+    assert_eq!(honest.free_before_reclaim_bytes, Some(60 << 20));
+    assert!(!config_line(&honest).contains("capped"));
 }

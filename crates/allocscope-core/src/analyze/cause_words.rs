@@ -128,8 +128,19 @@ fn free_detail(w: &WhereWent, unit: ColumnUnit, rss: f64) -> String {
                 .free_before_reclaim_bytes
                 .map(|f| format!(" of {} free then", unit.number_like(f as f64, rss)))
                 .unwrap_or_default();
+            // The allocator counted more free memory than its process held.
+            let capped = w
+                .free_before_reclaim_bytes
+                .and(r.free_counted())
+                .map(|c| {
+                    format!(
+                        ", capped at the RSS it held: the allocator counted {}",
+                        unit.number_like(c as f64, rss)
+                    )
+                })
+                .unwrap_or_default();
             format!(
-                " (reclaim at {} returned {}{of})",
+                " (reclaim at {} returned {}{of}{capped})",
                 r.trigger,
                 unit.number_like(returned as f64, rss)
             )

@@ -56,6 +56,7 @@ pub(super) fn experiment() -> StoredExperiment {
                 processes: 1,
                 free_before_bytes: free_before,
                 live_before_bytes: None,
+                free_counted_bytes: None,
                 reach: crate::model::ReclaimReach::Whole,
                 unavailable_processes: 0,
             });

@@ -50,3 +50,71 @@ fn a_wrapped_live_heap_is_discarded_and_an_unresident_one_clamped() {
         "{note}"
     );
 }
+
+/// mimalloc's resident figure is what its segments committed, jemalloc's
+/// `stats.resident` whole extents: both above the anonymous RSS on a tick
+/// (mimalloc on every one measured). Capped there, silently.
+#[test]
+fn a_resident_figure_above_the_anonymous_rss_is_capped_at_it() {
+    let tally = Tally::default();
+    let committed = ProbeReading {
+        resident_bytes: Some(128 * MIB),
+        ..reading(100 * MIB, None)
+    };
+    let vetted = tally.vet(committed, 107 * MIB).expect("kept");
+    assert_eq!(vetted.resident_bytes, Some(107 * MIB));
+    let honest = ProbeReading {
+        resident_bytes: Some(90 * MIB),
+        ..reading(80 * MIB, None)
+    };
+    let vetted = tally.vet(honest, 107 * MIB).expect("kept");
+    assert_eq!(vetted.resident_bytes, Some(90 * MIB));
+    assert_eq!(tally.note(), None, "a resident cap is no news");
+}
+
+fn answer(rss: u64, anon: Option<u64>, live: u64, free: u64) -> ReclaimReading {
+    ReclaimReading {
+        count: 1,
+        rss_before_bytes: Some(rss * MIB),
+        rss_after_bytes: Some(3 * MIB),
+        free_before_bytes: Some(free * MIB),
+        live_before_bytes: Some(live * MIB),
+        anon_before_bytes: anon.map(|a| a * MIB),
+        kind: 1,
+        ..ReclaimReading::default()
+    }
+}
+
+/// mimalloc at the exit of a 2-thread program: 199.6 MiB counted free
+/// (committed less live) at 72.5 MiB of RSS. The free memory a reclaim
+/// could return is at most what the live heap leaves of the anonymous RSS.
+#[test]
+fn a_reclaim_free_figure_above_what_the_process_held_is_capped() {
+    let (vetted, counted) = vet_reclaim(answer(73, Some(71), 1, 200));
+    assert_eq!(vetted.free_before_bytes, Some(70 * MIB));
+    assert_eq!(vetted.live_before_bytes, Some(MIB));
+    assert_eq!(counted, Some(200 * MIB));
+    // A live heap above the anonymous RSS is clamped to it, as on a tick,
+    // and leaves no room for free memory.
+    let (vetted, _) = vet_reclaim(answer(73, Some(71), 90, 10));
+    assert_eq!(
+        (vetted.live_before_bytes, vetted.free_before_bytes),
+        (Some(71 * MIB), Some(0))
+    );
+    // Without the anonymous RSS word (an older probe), the RSS bounds it.
+    let (vetted, counted) = vet_reclaim(answer(73, None, 1, 200));
+    assert_eq!(
+        (vetted.free_before_bytes, counted),
+        (Some(72 * MIB), Some(200 * MIB))
+    );
+    // Within what it held: unchanged, nothing counted apart.
+    let honest = answer(300, Some(290), 50, 100);
+    assert_eq!(vet_reclaim(honest), (honest, None));
+    // No reclaim ran (no call to return memory): nothing to bound by.
+    let none = ReclaimReading {
+        rss_before_bytes: None,
+        anon_before_bytes: None,
+        ..answer(0, None, 1, 200)
+    };
+    assert_eq!(vet_reclaim(none), (none, None));
+}

@@ -105,6 +105,11 @@ pub struct ReclaimReading {
     /// that predates the word, when the RSS figures are set), 1 the whole
     /// process, 2 the calling thread's heap only (`RECLAIM_*`).
     pub kind: u64,
+    /// The process's anonymous RSS (`RssAnon`) just before and just after:
+    /// what its heap can hold at most (`heap_vet::vet_reclaim`); `None`
+    /// from a probe that predates these words.
+    pub anon_before_bytes: Option<u64>,
+    pub anon_after_bytes: Option<u64>,
 }
 
 /// `ReclaimReading::kind`'s values (PROTOCOL.md, word 29).

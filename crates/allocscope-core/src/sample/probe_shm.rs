@@ -43,7 +43,9 @@ const W_RECLAIM_FREE_BEFORE: usize = 26;
 const W_RECLAIM_LIVE_BEFORE: usize = 27;
 const W_STATE: usize = 28;
 const W_RECLAIM_KIND: usize = 29;
-const WORDS: usize = 30;
+const W_RECLAIM_ANON_BEFORE: usize = 30;
+const W_RECLAIM_ANON_AFTER: usize = 31;
+const WORDS: usize = 32;
 /// Written by allocscope: how many reclaim tests it asks for.
 const W_REQUEST: usize = 64;
 
@@ -84,6 +86,9 @@ pub fn decode(words: &[u64; WORDS]) -> Option<ProbeReading> {
             live_before_bytes: known(words[W_RECLAIM_LIVE_BEFORE])
                 .filter(|_| words[W_POLLED_NS] > 0),
             kind: words[W_RECLAIM_KIND],
+            // 0 from a probe that predates the words (its file is zeroed).
+            anon_before_bytes: known(words[W_RECLAIM_ANON_BEFORE]).filter(|&b| b > 0),
+            anon_after_bytes: known(words[W_RECLAIM_ANON_AFTER]).filter(|&b| b > 0),
         }),
     })
 }
@@ -604,6 +609,18 @@ mod tests {
             Some((Some(700), Some(150)))
         );
         assert_eq!(reclaim.map(|r| r.kind), Some(RECLAIM_NONE));
+        // A probe that predates the anonymous RSS words left them zero.
+        assert_eq!(
+            reclaim.map(|r| (r.anon_before_bytes, r.anon_after_bytes)),
+            Some((None, None))
+        );
+        answered[W_RECLAIM_ANON_BEFORE] = 800;
+        answered[W_RECLAIM_ANON_AFTER] = UNKNOWN;
+        let reclaim = decode(&answered).and_then(|r| r.reclaim);
+        assert_eq!(
+            reclaim.map(|r| (r.anon_before_bytes, r.anon_after_bytes)),
+            Some((Some(800), None))
+        );
         answered[W_RECLAIM_KIND] = RECLAIM_CALLING_THREAD;
         let reclaim = decode(&answered).and_then(|r| r.reclaim);
         assert_eq!(reclaim.map(|r| r.kind), Some(RECLAIM_CALLING_THREAD));

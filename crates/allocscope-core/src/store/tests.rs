@@ -187,6 +187,7 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
             processes: 2,
             free_before_bytes: Some(280 << 20),
             live_before_bytes: Some(12 << 20),
+            free_counted_bytes: None,
             reach: crate::model::ReclaimReach::Whole,
             unavailable_processes: 0,
         }),
