@@ -103,33 +103,7 @@ impl Reclaimer {
         let clock = RunClock::new(start);
         let answers: Vec<ReclaimReading> = readings.iter().filter_map(|(_, r)| r.reclaim).collect();
         let at_exit = self.at.at_exit(self.service) && self.requested.is_none();
-        for a in &answers {
-            times.user_s -= a.user_ns as f64 * 1e-9;
-            times.sys_s -= a.sys_ns as f64 * 1e-9;
-            if at_exit {
-                times.wall_s -= a.end_ns.saturating_sub(a.start_ns) as f64 * 1e-9;
-            }
-        }
-        times.clamp();
-        if let Some((asked, _)) = &self.requested {
-            let cut_s = asked.saturating_duration_since(start).as_secs_f64();
-            samples.retain(|s| s.t_s < cut_s);
-        } else if at_exit {
-            let windows: Vec<(f64, f64)> = answers
-                .iter()
-                .map(|a| {
-                    (
-                        clock.t_s(a.start_ns) - EXIT_SLACK_S,
-                        clock.t_s(a.end_ns) + EXIT_SLACK_S,
-                    )
-                })
-                .collect();
-            samples.retain(|s| {
-                !windows
-                    .iter()
-                    .any(|&(from, to)| s.t_s >= from && s.t_s <= to)
-            });
-        }
+        self.take_out_cost(&answers, at_exit, start, &clock, samples, times);
         let ran = |a: &ReclaimReading| a.rss_before_bytes.is_some() && a.rss_after_bytes.is_some();
         // Each process's figures within what it held, before they are
         // summed: one allocator's count above its RSS would pass for the
@@ -179,6 +153,47 @@ impl Reclaimer {
             reach,
             unavailable_processes: u32::try_from(unavailable).unwrap_or(u32::MAX),
         })
+    }
+
+    /// The test's own cost out of the run's figures: its CPU time off
+    /// `user_s` and `sys_s` (and its wall time at exit), and the samples
+    /// it could have touched dropped.
+    fn take_out_cost(
+        &self,
+        answers: &[ReclaimReading],
+        at_exit: bool,
+        start: Instant,
+        clock: &RunClock,
+        samples: &mut Vec<Sample>,
+        times: &mut RunTimes,
+    ) {
+        for a in answers {
+            times.user_s -= a.user_ns as f64 * 1e-9;
+            times.sys_s -= a.sys_ns as f64 * 1e-9;
+            if at_exit {
+                times.wall_s -= a.end_ns.saturating_sub(a.start_ns) as f64 * 1e-9;
+            }
+        }
+        times.clamp();
+        if let Some((asked, _)) = &self.requested {
+            let cut_s = asked.saturating_duration_since(start).as_secs_f64();
+            samples.retain(|s| s.t_s < cut_s);
+        } else if at_exit {
+            let windows: Vec<(f64, f64)> = answers
+                .iter()
+                .map(|a| {
+                    (
+                        clock.t_s(a.start_ns) - EXIT_SLACK_S,
+                        clock.t_s(a.end_ns) + EXIT_SLACK_S,
+                    )
+                })
+                .collect();
+            samples.retain(|s| {
+                !windows
+                    .iter()
+                    .any(|&(from, to)| s.t_s >= from && s.t_s <= to)
+            });
+        }
     }
 }
 
