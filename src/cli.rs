@@ -5,7 +5,9 @@ use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+mod choices;
 mod rounds;
+pub use choices::{CgroupMode, DemoScenarioName, HeapMode, Pace};
 pub use rounds::{JudgeArgs, RoundArgs};
 
 #[derive(Debug, Parser)]
@@ -173,8 +175,8 @@ pub struct CompareArgs {
     /// Each run in a memory cgroup of its own, for the tree's charge and
     /// working set: auto (where the machine allows one; a note says why not
     /// otherwise) or off (/proc alone; --memory-limit is then an rlimit).
-    #[arg(long, default_value = "auto", value_name = "auto|off", value_parser = ["auto", "off"])]
-    pub cgroup: String,
+    #[arg(long, value_enum, default_value_t = CgroupMode::Auto, value_name = "auto|off")]
+    pub cgroup: CgroupMode,
     /// Measure as on a host of N CPUs: each allocator's CPU-derived
     /// defaults (glibc's arena limit, jemalloc's narenas) set as there,
     /// unless a configuration sets them itself; with N no more than this
@@ -207,8 +209,15 @@ pub struct CompareArgs {
     /// workload that cannot load it is measured from /proc alone. `--heap`
     /// (or =stats, =count) asks for it: a workload that cannot load it is
     /// then not_loaded. `--heap=off` leaves it out.
-    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "auto")]
-    pub heap: Option<String>,
+    #[arg(
+        long,
+        value_name = "MODE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "auto",
+        value_parser = choices::heap_mode()
+    )]
+    pub heap: Option<HeapMode>,
     /// When the reclaim test asks the allocator to return what it holds
     /// (needs the heap probe): at a marker LABEL, a DURATION after the
     /// start, or off. Default: a batch program at its exit, a service after
@@ -269,8 +278,8 @@ pub struct ServiceArgs {
     pub target: Option<String>,
     /// Replay pace: `max` (as fast as --concurrency allows) or `original`
     /// (the log's own timing, divided by --speed).
-    #[arg(long, value_name = "PACE", default_value = "max")]
-    pub pace: String,
+    #[arg(long, value_name = "PACE", value_enum, default_value_t = Pace::Max)]
+    pub pace: Pace,
     /// Speed factor for --pace original (2 replays twice as fast).
     #[arg(long, value_name = "X", default_value = "1")]
     pub speed: String,
@@ -359,7 +368,8 @@ pub struct RecordArgs {
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// The scenario: churn (default), events, kv or server.
-    pub scenario: Option<String>,
+    #[arg(value_enum)]
+    pub scenario: Option<DemoScenarioName>,
     /// Short settings: the whole demo finishes in under 3 minutes on 2 cores.
     #[arg(long)]
     pub quick: bool,

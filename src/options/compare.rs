@@ -103,7 +103,7 @@ impl CompareSettings {
             interval,
             timeout,
             memory_limit,
-            cgroup: args.cgroup != "off",
+            cgroup: args.cgroup == crate::cli::CgroupMode::Auto,
             cpus,
             baseline,
             name: args.name.clone(),
@@ -117,11 +117,7 @@ impl CompareSettings {
                 .as_deref()
                 .map(|a| crate::prometheus::parse_address(a, args.metrics_public))
                 .transpose()?,
-            heap: match args.heap.as_deref() {
-                None => Some(crate::probe::HeapOptions::DEFAULT),
-                Some(mode) => crate::probe::HeapOptions::parse(mode)
-                    .map_err(|e| UsageError::HeapMode(e.to_string()))?,
-            },
+            heap: heap_options(args.heap),
             reclaim_at: args
                 .reclaim_at
                 .as_deref()
@@ -216,6 +212,21 @@ fn judging(
         args.perf_metric = None;
     }
     Ok((judge::JudgeFlags::parse(&args)?.settle(table)?, auto_perf))
+}
+
+/// `--heap[=MODE]` as the probe's options: on by default, auto and required
+/// when asked for without a mode, None for `--heap=off`.
+fn heap_options(mode: Option<crate::cli::HeapMode>) -> Option<crate::probe::HeapOptions> {
+    use crate::cli::HeapMode;
+    use crate::probe::{HeapOptions, HeapRequest};
+    let (request, required) = match mode {
+        None | Some(HeapMode::Optional) => return Some(HeapOptions::DEFAULT),
+        Some(HeapMode::Off) => return None,
+        Some(HeapMode::Auto) => (HeapRequest::Auto, true),
+        Some(HeapMode::Stats) => (HeapRequest::Stats, true),
+        Some(HeapMode::Count) => (HeapRequest::Count, true),
+    };
+    Some(HeapOptions { request, required })
 }
 
 /// `--baseline`, one of the configurations; the first without it.

@@ -5,7 +5,7 @@
 
 use super::parse::parse_count;
 use super::ready::{readiness, refuse_ports_in_use, resolve, target};
-use crate::cli::ServiceArgs;
+use crate::cli::{Pace, ServiceArgs};
 use crate::load::{self, Target};
 use crate::model::ServiceInfo;
 pub use crate::run::{LoadSpec, Readiness, ServiceSettings};
@@ -210,22 +210,17 @@ fn replay_load(args: &ServiceArgs, file: &std::path::Path) -> Result<ChosenLoad,
                 .unwrap_or_default()
         )));
     }
-    let (schedule, pace_text) = match args.pace.as_str() {
-        "max" => (
+    let (schedule, pace_text) = match args.pace {
+        Pace::Max => (
             load::Schedule::AsFastAsPossible,
             "as fast as the connections go".to_string(),
         ),
-        "original" => {
+        Pace::Original => {
             let speed = parse_speed(&args.speed)?;
             (
                 load::Schedule::Paced(speed),
                 format!("at the log's pace x{speed}"),
             )
-        }
-        other => {
-            return Err(service(format!(
-                "--pace '{other}' is not a pace; use max or original"
-            )))
         }
     };
     let lines = log.entries.len();
