@@ -5,8 +5,13 @@ use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+mod choices;
 mod rounds;
+pub mod values;
+pub use choices::{CgroupMode, DemoScenarioName, HeapMode, Pace};
 pub use rounds::{JudgeArgs, RoundArgs};
+use std::time::Duration;
+pub use values::{Indices, Runs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -72,8 +77,8 @@ pub struct CellArgs {
     #[arg(long, value_name = "PLAN.json")]
     pub plan: PathBuf,
     /// Which round, from 0.
-    #[arg(long, value_name = "N")]
-    pub round: String,
+    #[arg(long, value_name = "N", value_parser = |s: &str| values::parse_count("--round", s, 0))]
+    pub round: u32,
     /// The shard to write (a small SQLite store); written only when the
     /// round ends uninterrupted.
     #[arg(long, value_name = "SHARD")]
@@ -81,8 +86,8 @@ pub struct CellArgs {
     /// Run only these of the plan's configurations (indices from 0, in the
     /// plan's order, e.g. 0,3,5): a round of an adaptive plan, after the
     /// rounds before dropped the others. Default: every one.
-    #[arg(long, value_name = "I,J,...")]
-    pub configs: Option<String>,
+    #[arg(long, value_name = "I,J,...", value_parser = values::parse_indices)]
+    pub configs: Option<Indices>,
     /// No progress lines.
     #[arg(short, long)]
     pub quiet: bool,
@@ -148,39 +153,41 @@ pub struct CompareArgs {
         long,
         default_value = "auto",
         value_name = "N",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = values::parse_runs
     )]
-    pub runs: String,
+    pub runs: Runs,
     /// Unmeasured runs per configuration before the measured ones.
     #[arg(
         long,
         default_value = "0",
         value_name = "N",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = |s: &str| values::parse_count("--warmup", s, 0)
     )]
-    pub warmup: String,
+    pub warmup: u32,
     /// Sampling interval, from 10ms to 1h.
-    #[arg(long, default_value = "100ms", value_name = "DUR")]
-    pub interval: String,
+    #[arg(long, default_value = "100ms", value_name = "DUR", value_parser = values::parse_interval)]
+    pub interval: Duration,
     /// Time limit per run; the whole process tree is killed when it is reached.
-    #[arg(long, value_name = "DUR")]
-    pub timeout: Option<String>,
+    #[arg(long, value_name = "DUR", value_parser = values::parse_timeout)]
+    pub timeout: Option<Duration>,
     /// Memory limit for the workload's whole tree (e.g. 512M, 2G): a cgroup
     /// of its own where the machine allows one (an OOM kill is status `oom`),
     /// else an address-space rlimit. Each run says which.
-    #[arg(long, value_name = "SIZE")]
-    pub memory_limit: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = values::parse_memory_limit)]
+    pub memory_limit: Option<u64>,
     /// Each run in a memory cgroup of its own, for the tree's charge and
     /// working set: auto (where the machine allows one; a note says why not
     /// otherwise) or off (/proc alone; --memory-limit is then an rlimit).
-    #[arg(long, default_value = "auto", value_name = "auto|off", value_parser = ["auto", "off"])]
-    pub cgroup: String,
+    #[arg(long, value_enum, default_value_t = CgroupMode::Auto, value_name = "auto|off")]
+    pub cgroup: CgroupMode,
     /// Measure as on a host of N CPUs: each allocator's CPU-derived
     /// defaults (glibc's arena limit, jemalloc's narenas) set as there,
     /// unless a configuration sets them itself; with N no more than this
     /// machine's CPUs the workload also runs on N of them.
-    #[arg(long, value_name = "N")]
-    pub cpus: Option<String>,
+    #[arg(long, value_name = "N", value_parser = values::parse_cpus)]
+    pub cpus: Option<u32>,
     /// The configuration the others are compared with (default: the first).
     #[arg(long, value_name = "CONFIG")]
     pub baseline: Option<String>,
@@ -207,8 +214,15 @@ pub struct CompareArgs {
     /// workload that cannot load it is measured from /proc alone. `--heap`
     /// (or =stats, =count) asks for it: a workload that cannot load it is
     /// then not_loaded. `--heap=off` leaves it out.
-    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true, default_missing_value = "auto")]
-    pub heap: Option<String>,
+    #[arg(
+        long,
+        value_name = "MODE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "auto",
+        value_parser = choices::heap_mode()
+    )]
+    pub heap: Option<HeapMode>,
     /// When the reclaim test asks the allocator to return what it holds
     /// (needs the heap probe): at a marker LABEL, a DURATION after the
     /// start, or off. Default: a batch program at its exit, a service after
@@ -251,15 +265,20 @@ pub struct ServiceArgs {
     #[arg(long, value_name = "URL")]
     pub http: Option<String>,
     /// Requests per run for --http.
-    #[arg(long, value_name = "N", default_value = "10000")]
-    pub requests: String,
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "10000",
+        value_parser = |s: &str| values::parse_count("--requests", s, 1)
+    )]
+    pub requests: u32,
     /// Connections (each on its own thread) for --http and --replay.
-    #[arg(long, value_name = "C", default_value = "8")]
-    pub concurrency: String,
+    #[arg(long, value_name = "C", default_value = "8", value_parser = values::parse_concurrency)]
+    pub concurrency: u32,
     /// Open-loop rate for --http, in requests per second (latency counted
     /// from when each request was due); default: as fast as the connections go.
-    #[arg(long, value_name = "R/s")]
-    pub rate: Option<String>,
+    #[arg(long, value_name = "R/s", value_parser = values::parse_rate)]
+    pub rate: Option<f64>,
     /// Replay the GET and HEAD lines of an access log (Common or Combined
     /// Log Format) against --target.
     #[arg(long, value_name = "FILE")]
@@ -269,14 +288,19 @@ pub struct ServiceArgs {
     pub target: Option<String>,
     /// Replay pace: `max` (as fast as --concurrency allows) or `original`
     /// (the log's own timing, divided by --speed).
-    #[arg(long, value_name = "PACE", default_value = "max")]
-    pub pace: String,
+    #[arg(long, value_name = "PACE", value_enum, default_value_t = Pace::Max)]
+    pub pace: Pace,
     /// Speed factor for --pace original (2 replays twice as fast).
-    #[arg(long, value_name = "X", default_value = "1")]
-    pub speed: String,
+    #[arg(long, value_name = "X", default_value = "1", value_parser = values::parse_speed)]
+    pub speed: f64,
     /// Per-request time limit of the built-in generator.
-    #[arg(long, value_name = "DUR", default_value = "10s")]
-    pub request_timeout: String,
+    #[arg(
+        long,
+        value_name = "DUR",
+        default_value = "10s",
+        value_parser = |s: &str| values::parse_positive_duration("--request-timeout", s)
+    )]
+    pub request_timeout: Duration,
     /// Readiness check: tcp:HOST:PORT (accepts a connection) or an
     /// http:// URL (answers 2xx). Default: the --http or --target address.
     #[arg(long, value_name = "CHECK")]
@@ -285,14 +309,24 @@ pub struct ServiceArgs {
     #[arg(long, value_name = "REGEX")]
     pub ready_log: Option<String>,
     /// How long the server may take to become ready; the run fails after it.
-    #[arg(long, value_name = "DUR", default_value = "30s")]
-    pub ready_timeout: String,
+    #[arg(
+        long,
+        value_name = "DUR",
+        default_value = "30s",
+        value_parser = |s: &str| values::parse_positive_duration("--ready-timeout", s)
+    )]
+    pub ready_timeout: Duration,
     /// Idle sampling after the load, to see whether memory comes back.
-    #[arg(long, value_name = "DUR", default_value = "0s")]
-    pub settle: String,
+    #[arg(long, value_name = "DUR", default_value = "0s", value_parser = values::parse_any_duration)]
+    pub settle: Duration,
     /// How long the server may take to exit after SIGTERM before SIGKILL.
-    #[arg(long, value_name = "DUR", default_value = "10s")]
-    pub grace: String,
+    #[arg(
+        long,
+        value_name = "DUR",
+        default_value = "10s",
+        value_parser = |s: &str| values::parse_positive_duration("--grace", s)
+    )]
+    pub grace: Duration,
 }
 
 #[derive(Debug, Args)]
@@ -323,8 +357,8 @@ pub struct ReportArgs {
 pub struct RecordArgs {
     /// Attach to this running process and record its whole tree (no
     /// restart; the rights of its user suffice).
-    #[arg(long, value_name = "PID", conflicts_with_all = ["alloc", "command"])]
-    pub pid: Option<String>,
+    #[arg(long, value_name = "PID", conflicts_with_all = ["alloc", "command"], value_parser = values::parse_pid)]
+    pub pid: Option<i32>,
     /// The configuration to start COMMAND under (default: glibc).
     #[arg(short = 'a', long = "alloc", value_name = "CONFIG")]
     pub alloc: Option<String>,
@@ -332,12 +366,12 @@ pub struct RecordArgs {
     #[arg(long)]
     pub name: Option<String>,
     /// Sampling interval, from 10ms to 1h.
-    #[arg(long, default_value = "1s", value_name = "DUR")]
-    pub interval: String,
+    #[arg(long, default_value = "1s", value_name = "DUR", value_parser = values::parse_interval)]
+    pub interval: Duration,
     /// Stop recording after this long (default: until the tree exits or Ctrl-C).
     /// A command started by `record` is ended then.
-    #[arg(long, value_name = "DUR")]
-    pub duration: Option<String>,
+    #[arg(long, value_name = "DUR", value_parser = values::parse_record_duration)]
+    pub duration: Option<Duration>,
     /// The SQLite store.
     #[arg(long, default_value = "allocscope.db", value_name = "FILE")]
     pub db: PathBuf,
@@ -359,7 +393,8 @@ pub struct RecordArgs {
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// The scenario: churn (default), events, kv or server.
-    pub scenario: Option<String>,
+    #[arg(value_enum)]
+    pub scenario: Option<DemoScenarioName>,
     /// Short settings: the whole demo finishes in under 3 minutes on 2 cores.
     #[arg(long)]
     pub quick: bool,
@@ -373,9 +408,10 @@ pub struct DemoArgs {
         long,
         default_value = "auto",
         value_name = "N",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = values::parse_runs
     )]
-    pub runs: String,
+    pub runs: Runs,
     /// The SQLite store.
     #[arg(long, default_value = "allocscope.db", value_name = "FILE")]
     pub db: PathBuf,
@@ -383,6 +419,6 @@ pub struct DemoArgs {
     #[arg(long, default_value = "allocscope-demo", value_name = "DIR")]
     pub out: PathBuf,
     /// As `compare --cpus N`: the allocators sized as on a host of N CPUs.
-    #[arg(long, value_name = "N")]
-    pub cpus: Option<String>,
+    #[arg(long, value_name = "N", value_parser = values::parse_cpus)]
+    pub cpus: Option<u32>,
 }

@@ -17,7 +17,11 @@ fn main() {
         Ok(cli) => cli,
         Err(error) if !error.use_stderr() => error.exit(), // --help, --version
         Err(error) => {
-            eprintln!("error: {}", usage_error_line(&error));
+            // A value parser's own mistake reads as if options had found it.
+            match std::error::Error::source(&error).and_then(|e| e.downcast_ref::<UsageError>()) {
+                Some(usage) => eprintln!("error: {usage}"),
+                None => eprintln!("error: {}", usage_error_line(&error)),
+            }
             std::process::exit(2);
         }
     };

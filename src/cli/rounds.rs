@@ -1,7 +1,9 @@
 //! Command-line definitions of how many rounds `compare` runs and how a
 //! comparison is judged (clap only; `options::rounds` checks them).
 
+use super::values;
 use clap::Args;
+use std::time::Duration;
 
 /// How long `compare --runs auto` goes on, and the user's own metrics.
 #[derive(Debug, Args, Clone)]
@@ -13,12 +15,13 @@ pub struct RoundArgs {
         long,
         default_value = "20",
         value_name = "N",
-        allow_negative_numbers = true
+        allow_negative_numbers = true,
+        value_parser = |s: &str| values::parse_count("--max-runs", s, 2)
     )]
-    pub max_runs: String,
+    pub max_runs: u32,
     /// With `--runs auto`: start no new round after DUR (e.g. 30m).
-    #[arg(long, value_name = "DUR")]
-    pub max_time: Option<String>,
+    #[arg(long, value_name = "DUR", value_parser = values::parse_timeout)]
+    pub max_time: Option<Duration>,
     /// A figure the workload prints, NAME=REGEX (the first capture group of
     /// the last matching line of stdout, else stderr), stored per run, e.g.
     /// --metric 'ops=([0-9.]+) ops/sec'. Repeatable.
@@ -38,12 +41,12 @@ pub struct JudgeArgs {
     /// most PCT percent slower than the baseline at the upper end of the 95%
     /// CI (wall time; for a service, p95 latency or the load's duration).
     /// [default: 5; `report`: what `compare` was given]
-    #[arg(long, value_name = "PCT")]
-    pub max_slowdown: Option<String>,
+    #[arg(long, value_name = "PCT", value_parser = values::parse_max_slowdown)]
+    pub max_slowdown: Option<f64>,
     /// A memory saving below PCT percent is not a saving. [default: 3;
     /// `report`: what `compare` was given]
-    #[arg(long, value_name = "PCT")]
-    pub min_saving: Option<String>,
+    #[arg(long, value_name = "PCT", value_parser = values::parse_min_saving)]
+    pub min_saving: Option<f64>,
     /// What the verdict ranks memory by: peak, mean, final or end-of-load,
     /// or a memory row of the summary such as peak_pss or, in a memory
     /// cgroup, peak_working_set (default: mean, end-of-load for a service).
@@ -57,8 +60,8 @@ pub struct JudgeArgs {
     /// (working set, else cgroup charge, else PSS or RSS), in percent; the
     /// limit is rounded up to a whole MiB. [default: 20; `report`: what
     /// `compare` was given]
-    #[arg(long, value_name = "PCT")]
-    pub limit_headroom: Option<String>,
+    #[arg(long, value_name = "PCT", value_parser = values::parse_limit_headroom)]
+    pub limit_headroom: Option<f64>,
 }
 
 /// What clap gives when none of these flags is on the command line (the demo
@@ -66,7 +69,7 @@ pub struct JudgeArgs {
 impl Default for RoundArgs {
     fn default() -> RoundArgs {
         RoundArgs {
-            max_runs: "20".into(),
+            max_runs: 20,
             max_time: None,
             metric: Vec::new(),
             higher_is_better: Vec::new(),
@@ -93,6 +96,6 @@ mod tests {
             format!("{:?}", args.judge),
             format!("{:?}", super::JudgeArgs::default())
         );
-        assert_eq!(args.runs, "auto");
+        assert_eq!(args.runs, super::super::Runs::Auto);
     }
 }

@@ -5,7 +5,6 @@
 //! adaptive plan after the rounds before dropped some).
 
 use super::compare::{compare_args, CompareSettings};
-use super::parse::parse_count;
 use crate::cli::CellArgs;
 use crate::usage_error::UsageError;
 use std::path::{Path, PathBuf};
@@ -28,35 +27,12 @@ impl CellSettings {
     pub fn from_args(args: &CellArgs) -> Result<CellSettings, UsageError> {
         Ok(CellSettings {
             plan: args.plan.clone(),
-            round: parse_count("--round", &args.round, 0)?,
+            round: args.round,
             out: args.out.clone(),
-            configs: args.configs.as_deref().map(parse_indices).transpose()?,
+            configs: args.configs.clone().map(|indices| indices.0),
             quiet: args.quiet,
         })
     }
-}
-
-/// `0,3,5`: distinct indices, at least one, kept ascending (the round runs
-/// them in the plan's order, as every round interleaves).
-fn parse_indices(text: &str) -> Result<Vec<usize>, UsageError> {
-    let bad = |why: &str| {
-        UsageError::Cluster(format!(
-            "--configs '{text}' {why}; give the indices of the plan's configurations to run, \
-             from 0, separated by commas (e.g. --configs 0,3,5)"
-        ))
-    };
-    let mut indices = text
-        .split(',')
-        .map(|word| word.trim().parse::<usize>())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|_| bad("is not a list of indices"))?;
-    indices.sort_unstable();
-    let count = indices.len();
-    indices.dedup();
-    if indices.len() != count {
-        return Err(bad("names a configuration twice"));
-    }
-    Ok(indices)
 }
 
 /// The round's configurations: `--configs` checked against the plan (each
@@ -113,7 +89,11 @@ mod tests {
 
     #[test]
     fn configs_are_distinct_indices_kept_in_the_plans_order() {
-        assert_eq!(parse_indices("5, 0,3").ok(), Some(vec![0, 3, 5]));
+        use crate::cli::values::parse_indices;
+        assert_eq!(
+            parse_indices("5, 0,3").ok().map(|i| i.0),
+            Some(vec![0, 3, 5])
+        );
         for bad in ["", "1,x", "-1", "2,2"] {
             let error = parse_indices(bad).err().map(|e| e.to_string());
             assert!(

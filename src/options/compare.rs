@@ -2,10 +2,7 @@
 //! configurations resolved against this machine's allocators, and the
 //! baseline, before anything runs.
 
-use super::parse::{
-    parse_count, parse_cpus, parse_interval, parse_marks, parse_memory_limit, parse_timeout,
-    resolve_command,
-};
+use super::parse::{parse_marks, resolve_command};
 use super::{export, judge, rounds, service, variant};
 use crate::cli::{Cli, Command, CompareArgs};
 use crate::cluster::executor::EngineArgs;
@@ -69,7 +66,7 @@ impl CompareSettings {
         args: &CompareArgs,
         registry: &crate::alloc::Registry,
     ) -> Result<CompareSettings, UsageError> {
-        let round_settings = rounds::parse_rounds(&args.runs, &args.rounds)?;
+        let round_settings = rounds::parse_rounds(args.runs, &args.rounds)?;
         let runs = round_settings.schedule.max_rounds();
         let auto = matches!(round_settings.schedule, rounds::Schedule::Auto { .. });
         args.cluster.check(auto)?;
@@ -80,15 +77,6 @@ impl CompareSettings {
         let user_metrics: Vec<_> = round_settings.metrics.iter().map(|m| m.info()).collect();
         let table = crate::analyze::metric_table::of_parts(service.is_some(), &user_metrics);
         let (judge, auto_perf) = judging(&args.judge, &table)?;
-        let warmup = parse_count("--warmup", &args.warmup, 0)?;
-        let interval = parse_interval(&args.interval)?;
-        let timeout = args.timeout.as_deref().map(parse_timeout).transpose()?;
-        let memory_limit = args
-            .memory_limit
-            .as_deref()
-            .map(parse_memory_limit)
-            .transpose()?;
-        let cpus = args.cpus.as_deref().map(parse_cpus).transpose()?;
         let marks = parse_marks(&args.mark)?;
         let program_name = args.command.first().ok_or(UsageError::NoCommand)?;
         let program = resolve_command(program_name)?;
@@ -99,12 +87,12 @@ impl CompareSettings {
             configs,
             warnings,
             runs,
-            warmup,
-            interval,
-            timeout,
-            memory_limit,
-            cgroup: args.cgroup != "off",
-            cpus,
+            warmup: args.warmup,
+            interval: args.interval,
+            timeout: args.timeout,
+            memory_limit: args.memory_limit,
+            cgroup: args.cgroup == crate::cli::CgroupMode::Auto,
+            cpus: args.cpus,
             baseline,
             name: args.name.clone(),
             db: args.db.clone(),
@@ -117,11 +105,7 @@ impl CompareSettings {
                 .as_deref()
                 .map(|a| crate::prometheus::parse_address(a, args.metrics_public))
                 .transpose()?,
-            heap: match args.heap.as_deref() {
-                None => Some(crate::probe::HeapOptions::DEFAULT),
-                Some(mode) => crate::probe::HeapOptions::parse(mode)
-                    .map_err(|e| UsageError::HeapMode(e.to_string()))?,
-            },
+            heap: heap_options(args.heap),
             reclaim_at: args
                 .reclaim_at
                 .as_deref()
@@ -216,6 +200,21 @@ fn judging(
         args.perf_metric = None;
     }
     Ok((judge::JudgeFlags::parse(&args)?.settle(table)?, auto_perf))
+}
+
+/// `--heap[=MODE]` as the probe's options: on by default, auto and required
+/// when asked for without a mode, None for `--heap=off`.
+fn heap_options(mode: Option<crate::cli::HeapMode>) -> Option<crate::probe::HeapOptions> {
+    use crate::cli::HeapMode;
+    use crate::probe::{HeapOptions, HeapRequest};
+    let (request, required) = match mode {
+        None | Some(HeapMode::Optional) => return Some(HeapOptions::DEFAULT),
+        Some(HeapMode::Off) => return None,
+        Some(HeapMode::Auto) => (HeapRequest::Auto, true),
+        Some(HeapMode::Stats) => (HeapRequest::Stats, true),
+        Some(HeapMode::Count) => (HeapRequest::Count, true),
+    };
+    Some(HeapOptions { request, required })
 }
 
 /// `--baseline`, one of the configurations; the first without it.

@@ -4,8 +4,7 @@
 //! its own.
 
 use super::compare::{compare_args, CompareSettings};
-use super::rounds::parse_rounds;
-use crate::cli::{DemoArgs, RoundArgs};
+use crate::cli::DemoArgs;
 use crate::usage_error::UsageError;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -94,19 +93,7 @@ impl DemoSettings {
         let scenarios: Vec<&DemoScenario> = match (&args.scenario, args.all) {
             (_, true) => SCENARIOS.iter().collect(),
             (None, false) => SCENARIOS.iter().take(1).collect(),
-            (Some(name), false) => match SCENARIOS.iter().find(|s| s.name == name) {
-                Some(found) => vec![found],
-                None => {
-                    return Err(UsageError::UnknownScenario {
-                        given: name.clone(),
-                        known: SCENARIOS
-                            .iter()
-                            .map(|s| s.name)
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    })
-                }
-            },
+            (Some(name), false) => SCENARIOS.iter().filter(|s| s.name == name.word()).collect(),
         };
         let max_runs = if args.quick {
             AUTO_MAX_RUNS.0
@@ -115,30 +102,17 @@ impl DemoSettings {
         };
         let runs = vec![
             "--runs".to_string(),
-            args.runs.clone(),
+            args.runs.to_string(),
             "--max-runs".to_string(),
             max_runs.to_string(),
         ];
-        // Checked by compare's own parser, before the first scenario runs.
-        parse_rounds(
-            &args.runs,
-            &RoundArgs {
-                max_runs: max_runs.to_string(),
-                ..RoundArgs::default()
-            },
-        )?;
         Ok(DemoSettings {
             scenarios,
             quick: args.quick,
             runs,
             db: args.db.clone(),
             out: args.out.clone(),
-            cpus: args
-                .cpus
-                .as_deref()
-                .map(super::parse::parse_cpus)
-                .transpose()?
-                .map(|n| n.to_string()),
+            cpus: args.cpus.map(|n| n.to_string()),
         })
     }
 
@@ -238,13 +212,25 @@ mod tests {
     }
 
     #[test]
+    fn every_scenario_word_has_its_entry() {
+        use clap::ValueEnum;
+        for name in crate::cli::DemoScenarioName::value_variants() {
+            assert!(SCENARIOS.iter().any(|s| s.name == name.word()), "{name:?}");
+        }
+    }
+
+    #[test]
     fn cpus_reach_each_scenarios_compare_and_bad_ones_stop_the_demo() -> anyhow::Result<()> {
         let settings = DemoSettings::from_args(&demo_args(&["--quick", "--cpus", "4"]))?;
         let registry = crate::alloc::Registry::discover();
         let compare = settings.compare(settings.scenarios[0], Path::new("/bin/true"), &registry)?;
         assert_eq!(compare.cpus, Some(4));
-        let refused = DemoSettings::from_args(&demo_args(&["--cpus", "0"]));
-        assert!(matches!(refused, Err(UsageError::Cpus(_))));
+        let refused = crate::cli::Cli::try_parse_from(["allocscope", "demo", "--cpus", "0"]);
+        let reason = refused.err().and_then(|e| {
+            std::error::Error::source(&e)
+                .map(|s| matches!(s.downcast_ref(), Some(UsageError::Cpus(_))))
+        });
+        assert_eq!(reason, Some(true));
         Ok(())
     }
 }

@@ -27,72 +27,18 @@ pub struct JudgeFlags {
     pub limit_headroom_pct: Option<f64>,
 }
 
-/// A percentage, `%` optional, within `range`.
-fn percent(text: &str, range: impl std::ops::RangeBounds<f64>) -> Option<f64> {
-    let pct = text
-        .trim()
-        .trim_end_matches('%')
-        .trim()
-        .parse::<f64>()
-        .ok()?;
-    range.contains(&pct).then_some(pct)
-}
-
-/// `--max-slowdown`: a percentage from 0 to 1000, `%` optional.
-pub fn parse_max_slowdown(text: &str) -> Result<f64, UsageError> {
-    percent(text, 0.0..=1000.0).ok_or_else(|| {
-        UsageError::Rounds(format!(
-            "--max-slowdown '{}' is not a percentage from 0 to 1000; e.g. --max-slowdown 5 \
-             accepts configurations at most 5% slower than the baseline",
-            text.trim()
-        ))
-    })
-}
-
-/// `--min-saving`: a percentage from 0 to 99, `%` optional.
-pub fn parse_min_saving(text: &str) -> Result<f64, UsageError> {
-    percent(text, 0.0..100.0).ok_or_else(|| {
-        UsageError::Rounds(format!(
-            "--min-saving '{}' is not a percentage from 0 to 99; e.g. --min-saving 3 counts \
-             only savings of 3% or more",
-            text.trim()
-        ))
-    })
-}
-
-/// `--limit-headroom`: a percentage from 0 to 1000, `%` optional.
-pub fn parse_limit_headroom(text: &str) -> Result<f64, UsageError> {
-    percent(text, 0.0..=1000.0).ok_or_else(|| {
-        UsageError::Rounds(format!(
-            "--limit-headroom '{}' is not a percentage from 0 to 1000; e.g. --limit-headroom 20 \
-             sets each configuration's memory limit 20% above its peak",
-            text.trim()
-        ))
-    })
-}
+pub use crate::cli::values::{parse_limit_headroom, parse_max_slowdown, parse_min_saving};
 
 impl JudgeFlags {
     /// The flags of the command line.
     pub fn parse(args: &JudgeArgs) -> Result<JudgeFlags, UsageError> {
         let word = |w: &Option<String>| w.as_deref().map(|w| w.trim().to_string());
         Ok(JudgeFlags {
-            max_slowdown_pct: args
-                .max_slowdown
-                .as_deref()
-                .map(parse_max_slowdown)
-                .transpose()?,
-            min_saving_pct: args
-                .min_saving
-                .as_deref()
-                .map(parse_min_saving)
-                .transpose()?,
+            max_slowdown_pct: args.max_slowdown,
+            min_saving_pct: args.min_saving,
             memory_metric: word(&args.memory_metric),
             perf_metric: word(&args.perf_metric),
-            limit_headroom_pct: args
-                .limit_headroom
-                .as_deref()
-                .map(parse_limit_headroom)
-                .transpose()?,
+            limit_headroom_pct: args.limit_headroom,
         })
     }
 

@@ -2,7 +2,7 @@
 //! (a running process, or a command started under one configuration), how
 //! often, for how long, and where to serve its values for Prometheus.
 
-use super::parse::{parse_interval, parse_timeout, resolve_command};
+use super::parse::resolve_command;
 use crate::cli::RecordArgs;
 use crate::record::Target as RecordTarget;
 use crate::sample::proc;
@@ -27,13 +27,8 @@ pub struct RecordSettings {
 
 impl RecordSettings {
     pub fn from_args(args: &RecordArgs) -> Result<RecordSettings, UsageError> {
-        let interval = parse_interval(&args.interval)?;
-        let duration = args
-            .duration
-            .as_deref()
-            .map(|d| parse_timeout(d).map_err(|_| duration_error(d)))
-            .transpose()?;
-        let target = match (&args.pid, args.command.first()) {
+        let (interval, duration) = (args.interval, args.duration);
+        let target = match (args.pid, args.command.first()) {
             (Some(pid), _) => {
                 let (pid, start_ticks) = check_pid(pid)?;
                 RecordTarget::Attach { pid, start_ticks }
@@ -79,15 +74,7 @@ impl RecordSettings {
 /// `--pid`: the process exists and allocscope may read its memory. Reading
 /// smaps_rollup needs the ptrace read right over the process (same user, or
 /// root), so that is what is tried; the owner is named when it fails.
-fn check_pid(pid_text: &str) -> Result<(i32, u64), UsageError> {
-    let pid = match pid_text.trim().parse::<i32>() {
-        Ok(pid) if pid > 0 => pid,
-        _ => {
-            return Err(UsageError::Record(format!(
-                "--pid '{pid_text}' is not a process id; give a positive number (see `pgrep NAME`)"
-            )))
-        }
-    };
+fn check_pid(pid: i32) -> Result<(i32, u64), UsageError> {
     if pid == std::process::id() as i32 {
         return Err(UsageError::Record(format!(
             "--pid {pid} is allocscope itself; give the pid of the program to record"
@@ -123,12 +110,6 @@ fn check_pid(pid_text: &str) -> Result<(i32, u64), UsageError> {
     Ok((pid, stat.start_ticks))
 }
 
-fn duration_error(text: &str) -> UsageError {
-    UsageError::Record(format!(
-        "--duration '{text}' is not a duration of at least 10ms; use e.g. 30s, 2h or 7d"
-    ))
-}
-
 /// The command's stdout and stderr go beside the store, like `compare`'s.
 fn logs_directory(db: &Path) -> PathBuf {
     let parent = match db.parent() {
@@ -146,13 +127,14 @@ mod tests {
     fn own_parent_is_attachable_and_nonsense_is_not() {
         // SAFETY: getppid has no preconditions.
         let parent = unsafe { libc::getppid() };
-        let (pid, start) = check_pid(&parent.to_string()).expect("may read our parent");
+        let (pid, start) = check_pid(parent).expect("may read our parent");
         assert_eq!(pid, parent);
         assert_eq!(proc::read_stat(pid).map(|s| s.start_ticks), Some(start));
-        for bad in ["0", "-3", "x", &std::process::id().to_string()] {
-            assert!(check_pid(bad).is_err(), "{bad}");
+        for bad in ["0", "-3", "x"] {
+            assert!(crate::cli::values::parse_pid(bad).is_err(), "{bad}");
         }
-        let missing = check_pid(&i32::MAX.to_string()).expect_err("no such pid");
+        assert!(check_pid(std::process::id() as i32).is_err(), "itself");
+        let missing = check_pid(i32::MAX).expect_err("no such pid");
         assert!(missing.to_string().contains("does not exist"), "{missing}");
     }
 }

@@ -2,8 +2,7 @@
 //! user's own metrics (`--metric`, `--higher-is-better`), checked. The
 //! judging flags are `judge.rs`'s.
 
-use super::parse::{parse_count, parse_timeout};
-use crate::cli::RoundArgs;
+use crate::cli::{RoundArgs, Runs};
 use crate::usage_error::UsageError;
 use crate::user_metric::{parse_spec, UserMetric};
 use std::time::Duration;
@@ -41,19 +40,14 @@ fn rounds_error(message: String) -> UsageError {
 
 /// `--runs N|auto`, `--max-runs N` (>= 2), `--max-time DUR`, `--metric`,
 /// `--higher-is-better` (each naming a `--metric`).
-pub fn parse_rounds(runs: &str, args: &RoundArgs) -> Result<RoundSettings, UsageError> {
-    let max_runs = parse_count("--max-runs", &args.max_runs, 2)?;
-    let schedule = if runs.trim().eq_ignore_ascii_case("auto") {
-        Schedule::Auto { max_runs }
-    } else {
-        Schedule::Fixed(parse_count("--runs", runs, 1).map_err(|_| {
-            rounds_error(format!(
-                "--runs '{runs}' is neither a count nor auto; use a whole number 1 or more \
-                 (e.g. --runs 5) or --runs auto"
-            ))
-        })?)
+pub fn parse_rounds(runs: Runs, args: &RoundArgs) -> Result<RoundSettings, UsageError> {
+    let schedule = match runs {
+        Runs::Auto => Schedule::Auto {
+            max_runs: args.max_runs,
+        },
+        Runs::Fixed(n) => Schedule::Fixed(n),
     };
-    let max_time = args.max_time.as_deref().map(parse_timeout).transpose()?;
+    let max_time = args.max_time;
     let mut metrics: Vec<UserMetric> = Vec::new();
     for spec in &args.metric {
         let (name, pattern) = parse_spec(spec).map_err(rounds_error)?;
@@ -91,20 +85,25 @@ pub fn parse_rounds(runs: &str, args: &RoundArgs) -> Result<RoundSettings, Usage
 mod tests {
     use super::*;
 
+    /// `compare --runs RUNS EXTRA... -- true` through clap, then checked;
+    /// a value parser's message as `main` prints it.
     fn rounds(runs: &str, extra: &[&str]) -> Result<RoundSettings, String> {
-        let mut args = RoundArgs::default();
-        let mut it = extra.iter();
-        while let Some(flag) = it.next() {
-            let value = it.next().map(|v| v.to_string()).unwrap_or_default();
-            match *flag {
-                "--max-runs" => args.max_runs = value,
-                "--max-time" => args.max_time = Some(value),
-                "--metric" => args.metric.push(value),
-                "--higher-is-better" => args.higher_is_better.push(value),
-                _ => panic!("{flag}"),
+        use clap::Parser;
+        let mut line = vec!["allocscope", "compare", "--runs", runs];
+        line.extend_from_slice(extra);
+        line.extend(["--", "true"]);
+        let args = match crate::cli::Cli::try_parse_from(line) {
+            Ok(cli) => match cli.command {
+                crate::cli::Command::Compare(args) => args,
+                _ => return Err("not compare".into()),
+            },
+            Err(e) => {
+                return Err(std::error::Error::source(&e)
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| e.to_string()))
             }
-        }
-        parse_rounds(runs, &args).map_err(|e| e.to_string())
+        };
+        parse_rounds(args.runs, &args.rounds).map_err(|e| e.to_string())
     }
 
     #[test]

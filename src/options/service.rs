@@ -3,13 +3,11 @@
 //! settle and how to stop it. A mistake is a `UsageError` naming the flag
 //! and the fix, reported before anything starts.
 
-use super::parse::parse_count;
 use super::ready::{readiness, refuse_ports_in_use, resolve, target};
-use crate::cli::ServiceArgs;
+use crate::cli::{Pace, ServiceArgs};
 use crate::load::{self, Target};
 use crate::model::ServiceInfo;
 pub use crate::run::{LoadSpec, Readiness, ServiceSettings};
-use crate::units::parse_duration;
 use crate::usage_error::UsageError;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -63,10 +61,13 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
         chosen.target.as_ref(),
     )?;
     refuse_ports_in_use(&ready.0, generator_address(&chosen.load))?;
-    let ready_timeout = positive_duration("--ready-timeout", &args.ready_timeout)?;
-    let settle = parse_duration(&args.settle)?;
-    let grace = positive_duration("--grace", &args.grace)?;
-    Ok(Some(assemble(chosen, ready, ready_timeout, settle, grace)))
+    Ok(Some(assemble(
+        chosen,
+        ready,
+        args.ready_timeout,
+        args.settle,
+        args.grace,
+    )))
 }
 
 /// The defaults of `--request-timeout`, `--ready-timeout` and `--grace`.
@@ -128,26 +129,16 @@ fn command_load(command: &str) -> Result<ChosenLoad, UsageError> {
 }
 
 /// `--concurrency` and `--request-timeout`, shared by `--http` and `--replay`.
-fn connections(args: &ServiceArgs) -> Result<(u32, Duration), UsageError> {
-    let concurrency = parse_count("--concurrency", &args.concurrency, 1)?;
-    if concurrency > 4096 {
-        return Err(service(format!(
-            "--concurrency {concurrency} is too high; use at most 4096 connections"
-        )));
-    }
-    let request_timeout = positive_duration("--request-timeout", &args.request_timeout)?;
-    Ok((concurrency, request_timeout))
+fn connections(args: &ServiceArgs) -> (u32, Duration) {
+    (args.concurrency, args.request_timeout)
 }
 
 fn http_load(args: &ServiceArgs, url: &str) -> Result<ChosenLoad, UsageError> {
-    let connections = connections(args)?;
+    let connections = connections(args);
     let target = target("--http", url)?;
-    let requests = parse_count("--requests", &args.requests, 1)?;
-    let schedule = match &args.rate {
-        Some(rate) => (
-            load::Schedule::Rate(parse_rate(rate)?),
-            format!(" at {}/s", rate.trim_end_matches("/s")),
-        ),
+    let requests = args.requests;
+    let schedule = match args.rate {
+        Some(rate) => (load::Schedule::Rate(rate), format!(" at {rate}/s")),
         None => (load::Schedule::AsFastAsPossible, String::new()),
     };
     generator_load(url, target, requests, connections, schedule)
@@ -185,7 +176,7 @@ fn generator_load(
 }
 
 fn replay_load(args: &ServiceArgs, file: &std::path::Path) -> Result<ChosenLoad, UsageError> {
-    let (concurrency, request_timeout) = connections(args)?;
+    let (concurrency, request_timeout) = connections(args);
     let url = args.target.as_ref().ok_or_else(|| {
         service("--replay needs --target URL, the server to send the lines to, e.g. --target http://127.0.0.1:8080".into())
     })?;
@@ -210,22 +201,17 @@ fn replay_load(args: &ServiceArgs, file: &std::path::Path) -> Result<ChosenLoad,
                 .unwrap_or_default()
         )));
     }
-    let (schedule, pace_text) = match args.pace.as_str() {
-        "max" => (
+    let (schedule, pace_text) = match args.pace {
+        Pace::Max => (
             load::Schedule::AsFastAsPossible,
             "as fast as the connections go".to_string(),
         ),
-        "original" => {
-            let speed = parse_speed(&args.speed)?;
+        Pace::Original => {
+            let speed = args.speed;
             (
                 load::Schedule::Paced(speed),
                 format!("at the log's pace x{speed}"),
             )
-        }
-        other => {
-            return Err(service(format!(
-                "--pace '{other}' is not a pace; use max or original"
-            )))
         }
     };
     let lines = log.entries.len();
@@ -266,35 +252,6 @@ fn generator_address(load: &LoadSpec) -> Option<SocketAddr> {
     }
 }
 
-fn positive_duration(flag: &str, text: &str) -> Result<Duration, UsageError> {
-    let value = parse_duration(text)?;
-    if value.is_zero() {
-        return Err(service(format!(
-            "{flag} {text} must be longer than 0, e.g. {flag} 10s"
-        )));
-    }
-    Ok(value)
-}
-
-/// `500`, `500/s`: requests per second, more than 0.
-fn parse_rate(text: &str) -> Result<f64, UsageError> {
-    match text.trim().trim_end_matches("/s").parse::<f64>() {
-        Ok(rate) if rate.is_finite() && rate > 0.0 && rate <= 10_000_000.0 => Ok(rate),
-        _ => Err(service(format!(
-            "--rate '{text}' is not a rate; give requests per second, e.g. --rate 500/s"
-        ))),
-    }
-}
-
-fn parse_speed(text: &str) -> Result<f64, UsageError> {
-    match text.trim().trim_end_matches('x').parse::<f64>() {
-        Ok(speed) if speed.is_finite() && speed > 0.0 => Ok(speed),
-        _ => Err(service(format!(
-            "--speed '{text}' is not a speed factor; give a number above 0, e.g. --speed 2"
-        ))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,13 +263,9 @@ mod tests {
         let crate::cli::Command::Compare(args) = cli.command else {
             panic!("not compare");
         };
-        let flag = |text: &str| parse_duration(text).ok();
         let defaults = &args.service;
-        assert_eq!(
-            flag(&defaults.request_timeout),
-            Some(DEFAULT_REQUEST_TIMEOUT)
-        );
-        assert_eq!(flag(&defaults.ready_timeout), Some(DEFAULT_READY_TIMEOUT));
-        assert_eq!(flag(&defaults.grace), Some(DEFAULT_GRACE));
+        assert_eq!(defaults.request_timeout, DEFAULT_REQUEST_TIMEOUT);
+        assert_eq!(defaults.ready_timeout, DEFAULT_READY_TIMEOUT);
+        assert_eq!(defaults.grace, DEFAULT_GRACE);
     }
 }

@@ -34,7 +34,7 @@ impl TuneSettings {
         registry: &crate::alloc::Registry,
     ) -> Result<TuneSettings, UsageError> {
         let c = &args.compare;
-        if !c.runs.trim().eq_ignore_ascii_case("auto") {
+        if c.runs != crate::cli::Runs::Auto {
             return Err(tune_error(format!(
                 "tune races its candidates round by round and takes no --runs '{}'; bound it \
                  with --max-runs N (rounds per phase) or --max-time DUR",

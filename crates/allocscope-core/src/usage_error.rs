@@ -50,8 +50,6 @@ pub enum UsageError {
     /// A scenario knob out of range; the message names it and the range.
     #[error("{0}")]
     Knob(String),
-    #[error("unknown scenario '{given}'; valid: {known}")]
-    UnknownScenario { given: String, known: String },
     #[error("--mark '{pattern}' is not a valid regex: {reason}; escape special characters such as ( [ . + with a backslash")]
     MarkRegex { pattern: String, reason: String },
     /// `--heap=MODE` with an unknown mode; the message lists the modes.

@@ -1,0 +1,114 @@
+//! The flags that take one of a fixed set of words, as `clap::ValueEnum`s:
+//! clap accepts exactly these words and `--help` lists them. `Choice` is
+//! the value parser of a choice whose wrong word keeps a message of its own.
+
+use crate::usage_error::UsageError;
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::ValueEnum;
+use std::ffi::OsStr;
+
+/// `compare --cgroup`: each run in a memory cgroup of its own, or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CgroupMode {
+    /// Where the machine allows one.
+    Auto,
+    /// /proc alone; --memory-limit is then an rlimit.
+    Off,
+}
+
+/// `compare --heap[=MODE]`: the heap probe's mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HeapMode {
+    /// The allocator's counters where it has them, else interpose malloc;
+    /// a workload that cannot load the probe is not_loaded.
+    Auto,
+    /// The allocator's own counters.
+    Stats,
+    /// Interpose malloc and count.
+    Count,
+    /// As without --heap: a workload that cannot load it is measured from
+    /// /proc alone.
+    Optional,
+    /// No heap probe.
+    Off,
+}
+
+/// `compare --pace`: how `--replay` paces the log's lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Pace {
+    /// As fast as --concurrency allows.
+    Max,
+    /// The log's own timing, divided by --speed.
+    Original,
+}
+
+/// `demo SCENARIO`: the built-in scenarios.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DemoScenarioName {
+    Churn,
+    Events,
+    Kv,
+    Server,
+}
+
+impl DemoScenarioName {
+    /// The scenario's word (`allocscope workload WORD`).
+    pub fn word(self) -> &'static str {
+        match self {
+            DemoScenarioName::Churn => "churn",
+            DemoScenarioName::Events => "events",
+            DemoScenarioName::Kv => "kv",
+            DemoScenarioName::Server => "server",
+        }
+    }
+}
+
+/// A `ValueEnum` flag whose wrong word is reported by `error` (a message of
+/// its own, e.g. `--heap=fast`'s) rather than by clap; `--help` still lists
+/// the words. Surrounding blanks are ignored and an empty value is `empty`.
+#[derive(Clone)]
+pub struct Choice<E: 'static> {
+    empty: Option<E>,
+    error: fn(&str) -> UsageError,
+}
+
+impl<E: ValueEnum + Clone + Send + Sync + 'static> Choice<E> {
+    pub fn new(empty: Option<E>, error: fn(&str) -> UsageError) -> Choice<E> {
+        Choice { empty, error }
+    }
+}
+
+impl<E: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for Choice<E> {
+    type Value = E;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<E, clap::Error> {
+        let (empty, error) = (self.empty.clone(), self.error);
+        let parse = move |text: &str| -> Result<E, UsageError> {
+            match (text.trim(), empty.clone()) {
+                ("", Some(empty)) => Ok(empty),
+                (word, _) => E::from_str(word, false).map_err(|_| error(word)),
+            }
+        };
+        parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            E::value_variants()
+                .iter()
+                .filter_map(ValueEnum::to_possible_value),
+        ))
+    }
+}
+
+/// `--heap`'s parser: the probe's own message for a wrong mode.
+pub fn heap_mode() -> Choice<HeapMode> {
+    Choice::new(Some(HeapMode::Auto), |word| {
+        UsageError::HeapMode(crate::probe::HeapModeError(word.to_string()).to_string())
+    })
+}
