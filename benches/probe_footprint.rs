@@ -13,8 +13,12 @@
 //! `name value` lines. Needs GNU time (`apt-get install time`);
 //! `PROBE_FOOTPRINT_REPS` sets the runs (default 5).
 
+#[path = "common/programs.rs"]
+mod programs;
+use programs::compile;
+
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -157,21 +161,4 @@ fn median(mut values: Vec<f64>) -> f64 {
         n if n % 2 == 1 => values[n / 2],
         n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
     }
-}
-
-fn compile(dir: &Path, name: &str) -> Result<PathBuf, String> {
-    let out = dir.join(name);
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/programs")
-        .join(format!("{name}.c"));
-    let status = Command::new("cc")
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&out)
-        .arg(&source)
-        .status()
-        .map_err(|e| format!("running cc: {e}"))?;
-    status
-        .success()
-        .then_some(out)
-        .ok_or_else(|| format!("compiling {}", source.display()))
 }

@@ -13,9 +13,13 @@
 //! with `PROBE_ONOFF_ONLY=zstd`). Environment: `PROBE_ONOFF_REPS`
 //! (default 6 rounds per side), `PROBE_ONOFF_ONLY` (one workload's name).
 
+#[path = "common/programs.rs"]
+mod programs;
+use programs::compile;
+
 use allocscope::analyze::interval::paired_log_ratio;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const ALLOCATORS: [(&str, &str); 4] = [
@@ -214,21 +218,4 @@ fn zstd_command(dir: &Path) -> Result<Option<Vec<String>>, String> {
             ])
             .collect(),
     ))
-}
-
-fn compile(dir: &Path, name: &str) -> Result<PathBuf, String> {
-    let out = dir.join(name);
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/programs")
-        .join(format!("{name}.c"));
-    let status = Command::new("cc")
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&out)
-        .arg(&source)
-        .status()
-        .map_err(|e| format!("running cc: {e}"))?;
-    status
-        .success()
-        .then_some(out)
-        .ok_or_else(|| format!("compiling {}", source.display()))
 }

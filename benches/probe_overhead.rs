@@ -11,6 +11,10 @@
 //! Environment: `PROBE_BENCH_REPS` (default 7), `PROBE_BENCH_PRELOAD` (an
 //! allocator library to preload after the probe, e.g. mimalloc's).
 
+#[path = "common/programs.rs"]
+mod programs;
+use programs::compile;
+
 use allocscope::probe::{install, ProbeBuild, ENV_INTERVAL_MS, ENV_SHM};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -155,23 +159,6 @@ fn time_once(
         return Err(format!("{program} ({}) failed: {status}", mode.name()));
     }
     Ok(elapsed)
-}
-
-fn compile(dir: &Path, name: &str) -> Result<PathBuf, String> {
-    let out = dir.join(name);
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/programs")
-        .join(format!("{name}.c"));
-    let status = Command::new("cc")
-        .args(["-O2", "-pthread", "-o"])
-        .arg(&out)
-        .arg(&source)
-        .status()
-        .map_err(|e| format!("running cc: {e}"))?;
-    status
-        .success()
-        .then_some(out)
-        .ok_or_else(|| format!("compiling {}", source.display()))
 }
 
 fn which(program: &str) -> Option<PathBuf> {
