@@ -848,11 +848,20 @@ static void start_thread(void) {
  * thread alone. */
 static int stop_thread(void) {
     if (!thread_running || thread_pid != getpid()) return 0;
+    uint64_t alive = thread_count();
     pthread_mutex_lock(&poll_lock);
     stopping = 1;
     pthread_cond_signal(&wake);
     pthread_mutex_unlock(&poll_lock);
     pthread_join(probe_thread, NULL);
+    /* The join returns once the thread cleared its tid, which is before
+     * the kernel takes it out of the thread group: until then a call that
+     * needs a single thread (unshare(CLONE_NEWUSER)) fails with EINVAL, as
+     * a loaded machine showed. Wait for the group to shrink, 1 s at most. */
+    for (int i = 0; i < 10000 && alive && thread_count() >= alive; i++) {
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
     stopping = 0;
     thread_running = 0;
     return 1;
