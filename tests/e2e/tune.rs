@@ -231,16 +231,22 @@ fn a_candidate_the_program_fails_under_goes_first_and_the_race_exits_1() {
             "{name}"
         );
     }
-    let finalist = rows
+    // The race went on with the candidates that run: each trim candidate's
+    // runs are ok (which of them the race keeps is a matter of noise on a
+    // 50 ms program, so the test does not ask for a finalist).
+    let trims: Vec<&str> = rows
         .iter()
-        .find(|r| r["dropped"].is_null())
-        .expect("a finalist");
-    assert!(
-        finalist["config"]
-            .as_str()
-            .is_some_and(|c| c.starts_with("glibc:trim=")),
-        "the finalist ran: {finalist}"
-    );
+        .filter_map(|r| r["config"].as_str())
+        .filter(|c| c.starts_with("glibc:trim="))
+        .collect();
+    assert!(!trims.is_empty(), "{rows:?}");
+    for name in trims {
+        let ran = runs(config(&json, name));
+        assert!(
+            !ran.is_empty() && ran.iter().all(|r| r["status"] == "ok"),
+            "{name}: {ran:?}"
+        );
+    }
     assert!(
         stdout(&output).contains("failed runs"),
         "{}",
