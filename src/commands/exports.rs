@@ -20,7 +20,7 @@ pub fn print_table_and_export(analysis: &Analysis, exports: &ExportList) -> anyh
     // Keep stdout machine-readable when an export goes there.
     if !exports.uses_stdout() {
         write_output(Path::new("-"), &TableReporter.render(analysis)?)?;
-        let advice = super::throughput::advice(analysis);
+        let advice = crate::rounds::throughput::advice(analysis);
         if !advice.is_empty() {
             println!("\n{}", advice.join("\n"));
         }
