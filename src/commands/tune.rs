@@ -413,7 +413,7 @@ pub(crate) fn print_race(
     let summary = render::summarize(&last, first.as_ref());
     let mut analysis = analysis.clone();
     analysis.tune = Some(serde_json::to_value(&summary)?);
-    super::exports::print_table_and_export(&analysis, exports)?;
+    crate::exports::print_table_and_export(&analysis, exports)?;
     if !exports.uses_stdout() {
         print!("{}", render::text(&summary));
     }

@@ -1,6 +1,8 @@
 //! Where an experiment's rendered bytes go: the table to stdout unless an
 //! export takes it, then each export of the list to its destination. Shared
-//! by `compare`, `report` and `demo`.
+//! by `compare`, `report`, `tune` and `demo`. It stays in the binary: the
+//! list is `options`' (parsed from the export flags), and the advice under
+//! the table reads the runs' output files, which no reporter does.
 
 use crate::analyze::types::Analysis;
 use crate::options::export::{Export, ExportList, Format};
