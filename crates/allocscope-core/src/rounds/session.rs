@@ -92,11 +92,11 @@ impl ProgramFacts {
     /// One per configuration (a `--variant` runs its own program), with a
     /// warning about what the experiment's program's runs will show.
     fn inspect(settings: &SessionSettings<'_>, lines: &[ProgramLine]) -> Vec<ProgramFacts> {
-        let main = ProgramFacts::of(&settings.program);
+        let main = ProgramFacts::of(settings.program);
         if let Some(reason) = &main.preload_ignored {
             eprintln!("warning: {reason}; its runs will be reported as not_loaded");
         }
-        if let Some(name) = super::serving::linked_allocator(&settings.program) {
+        if let Some(name) = super::serving::linked_allocator(settings.program) {
             eprintln!(
                 "note: {} links {name} itself: configurations without a preloaded allocator \
                  preload allocscope's glibc shim, so that glibc serves malloc; a preloaded \
@@ -161,7 +161,7 @@ impl<'s> Session<'s> {
         info.host.run_memory_limit_bytes = settings.memory_limit;
         let cpus = super::cpus::setup(settings.configs, settings.cpus)?;
         info.host.cpus_emulated = cpus.emulation.clone();
-        let (experiment_id, config_ids) = store.begin_experiment(&info, &settings.configs)?;
+        let (experiment_id, config_ids) = store.begin_experiment(&info, settings.configs)?;
         for (key, value) in environment {
             store.set_environment(experiment_id, key, value)?;
         }
