@@ -13,4 +13,5 @@ pub use allocscope_tune as tune;
 
 pub mod cli;
 pub mod commands;
+pub mod exports;
 pub mod options;

@@ -8,12 +8,12 @@
 //! temporary name and renamed only when the round ends uninterrupted, so a
 //! shard that exists is a finished round.
 
-use super::local::Local;
-use super::rounds::{drive, RoundPlan};
-use crate::cluster::facts;
 use crate::cluster::plan_file::ClusterPlan;
-use crate::cluster::shard::{CPU_MODEL, PLAN_ID, ROUND};
 use crate::options::cell::{plan_settings, round_configs, CellSettings};
+use crate::rounds::driver::{drive, RoundPlan};
+use crate::rounds::facts;
+use crate::rounds::local::Local;
+use crate::rounds::shard::{CPU_MODEL, PLAN_ID, ROUND};
 use crate::run::Interrupt;
 use crate::store::Store;
 use crate::usage_error::UsageError;
@@ -78,8 +78,9 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
     let environment = shard_environment(&plan.plan_id, round, &settings.judge);
     // Warm-ups run on every node: each round warms its own machine.
     let interrupt = Interrupt::install()?;
+    let session = settings.session();
     let mut local = Local::new(
-        &settings,
+        &session,
         args.quiet,
         &interrupt,
         plan.started_at.clone(),

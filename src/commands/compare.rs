@@ -3,13 +3,13 @@
 //! it ends; then where the rounds ran, the table, the verdict and the
 //! exports, from the store.
 
-use super::local::Local;
-use super::rounds::{drive, Driven, RoundPlan};
 use crate::analyze::analyze_with;
 use crate::cluster::batch::JobRequest;
 use crate::cluster::executor::node_arguments;
-use crate::options::rounds::Schedule;
 use crate::options::CompareSettings;
+use crate::rounds::driver::{drive, Driven, RoundPlan};
+use crate::rounds::local::Local;
+use crate::rounds::Schedule;
 use crate::run::Interrupt;
 use crate::store::Store;
 use std::time::SystemTime;
@@ -25,8 +25,9 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     let interrupt = Interrupt::install()?;
     let rounds = settings.rounds.schedule.max_rounds();
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    let session = settings.session();
     let local = Local::new(
-        settings,
+        &session,
         quiet,
         &interrupt,
         started_at,
@@ -42,8 +43,8 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     }
     // Opened before anything is submitted, so an unwritable store stops us first.
     let mut store = Store::open(&settings.db)?;
-    let judge =
-        adaptive.then(|| super::judge::adaptive(&settings.baseline, &settings.judge, rounds));
+    let judge = adaptive
+        .then(|| crate::rounds::judge::adaptive(&settings.baseline, &settings.judge, rounds));
     let plan = RoundPlan {
         rounds: 0..rounds,
         configs: settings.configs.iter().map(|c| c.name.clone()).collect(),
@@ -125,10 +126,10 @@ fn report(
         super::merge::print_rounds(store, id)?;
     }
     let judge = match settings.auto_perf {
-        true => super::throughput::adopt(store, id, &settings.judge)?,
+        true => crate::rounds::throughput::adopt(store, id, &settings.judge)?,
         false => settings.judge.clone(),
     };
     let experiment = store.load_experiment(Some(id))?;
     let analysis = analyze_with(experiment, &settings.baseline, &judge)?;
-    super::exports::print_table_and_export(&analysis, &settings.output.exports)
+    crate::exports::print_table_and_export(&analysis, &settings.output.exports)
 }

@@ -2,10 +2,10 @@
 //! store as one experiment, then where the rounds ran (and a warning when
 //! they ran on different hardware or software).
 
-use crate::cluster::facts::{where_rounds_ran, MERGED};
-use crate::cluster::merge::{check_one_plan, merge_shards, rounds_of};
 use crate::cluster::plan_file::ClusterPlan;
-use crate::cluster::shard::Shard;
+use crate::rounds::facts::{where_rounds_ran, MERGED};
+use crate::rounds::merge::{check_one_plan, merge_shards, rounds_of};
+use crate::rounds::shard::Shard;
 use crate::store::Store;
 use std::path::{Path, PathBuf};
 

@@ -78,7 +78,7 @@ fn default_name(target: &RecordTarget) -> String {
             let stem = program
                 .file_name()
                 .map_or("command".into(), |n| n.to_string_lossy().into_owned());
-            format!("{stem}-{}", super::logs::slug(&config.name))
+            format!("{stem}-{}", crate::rounds::logs::slug(&config.name))
         }
     }
 }

@@ -1,10 +1,21 @@
-//! `allocscope report`: re-render a stored experiment, or list them.
+//! `allocscope report`: re-render a stored experiment, or list them; with
+//! `--recordings [ID ...]`, load the given recordings, analyse them side by
+//! side and print or export them (text to stdout, `--export-json`, `--html`,
+//! `--plots DIR`).
 
+use crate::analyze::recordings::analyze_recordings;
 use crate::analyze::{analyze_with, metric_table};
+use crate::options::export::{Destination, Export, ExportList, Format};
 use crate::options::judge::JudgeFlags;
 use crate::options::report::ReportSettings;
+use crate::report::recordings::{render_html, render_json, render_text};
+use crate::report::svg::recordings as plots;
+use crate::report::write_output;
 use crate::store::Store;
+use crate::units::{ColumnUnit, Unit};
+use crate::usage_error::UsageError;
 use anyhow::bail;
+use std::path::Path;
 
 pub fn report(args: &ReportSettings) -> anyhow::Result<i32> {
     if !args.db.exists() {
@@ -16,7 +27,7 @@ pub fn report(args: &ReportSettings) -> anyhow::Result<i32> {
     let output = &args.output;
     let store = Store::open(&args.db)?;
     if let Some(ids) = &args.recordings {
-        return super::recordings::report(&store, ids, &output.exports);
+        return recordings(&store, ids, &output.exports);
     }
     if args.list {
         let listing = super::listing::render(&store.list()?, &store.list_recordings()?);
@@ -41,6 +52,90 @@ pub fn report(args: &ReportSettings) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let analysis = analyze_with(experiment, &baseline, &judge)?;
-    super::exports::print_table_and_export(&analysis, &output.exports)?;
+    crate::exports::print_table_and_export(&analysis, &output.exports)?;
     Ok(0)
+}
+
+/// What the recordings report renders besides its text.
+enum Output<'a> {
+    Json(&'a Destination),
+    Html(&'a Destination),
+    Plots(&'a Path),
+}
+
+/// The exports the recordings report renders; CSV and Markdown are refused.
+fn outputs(exports: &ExportList) -> Result<Vec<Output<'_>>, UsageError> {
+    exports.supported(output, |_| {
+        UsageError::Record(
+            "--recordings renders text, --export-json, --html and --plots; CSV and Markdown \
+             exports are for experiments"
+                .into(),
+        )
+    })
+}
+
+fn output(export: &Export) -> Option<Output<'_>> {
+    match export.format {
+        Format::Json { .. } => Some(Output::Json(&export.destination)),
+        Format::Html => Some(Output::Html(&export.destination)),
+        Format::Plots => Some(Output::Plots(export.destination.as_path())),
+        // The per-configuration formats (CSV, Markdown and any new one) are
+        // for experiments.
+        _ => None,
+    }
+}
+
+fn recordings(store: &Store, ids: &[i64], exports: &ExportList) -> anyhow::Result<i32> {
+    let outputs = outputs(exports)?;
+    if ids.is_empty() {
+        print!("{}", listing(store)?);
+        return Ok(0);
+    }
+    let mut recordings = Vec::with_capacity(ids.len());
+    for &id in ids {
+        recordings.push(store.load_recording(id)?);
+    }
+    let analysis = analyze_recordings(recordings);
+    // Keep stdout machine-readable when an export goes there.
+    if !exports.uses_stdout() {
+        write_output(Path::new("-"), render_text(&analysis).as_bytes())?;
+    }
+    for output in outputs {
+        match output {
+            Output::Json(to) => write_output(to.as_path(), render_json(&analysis)?.as_bytes())?,
+            Output::Html(to) => {
+                write_output(to.as_path(), render_html(&analysis).as_bytes())?;
+                if let Destination::Path(path) = to {
+                    eprintln!("allocscope: HTML report in {}", path.display());
+                }
+            }
+            Output::Plots(dir) => crate::exports::write_plots(
+                dir,
+                plots::all(&analysis).into_iter().map(|p| (p.name, p.svg)),
+            )?,
+        }
+    }
+    Ok(0)
+}
+
+/// One line per stored recording.
+fn listing(store: &Store) -> anyhow::Result<String> {
+    let all = store.list_recordings()?;
+    if all.is_empty() {
+        return Ok("no recordings yet; start one with `allocscope record`\n".into());
+    }
+    let elapsed = ColumnUnit::for_values(Unit::Seconds, all.iter().map(|r| r.elapsed_s));
+    let mut out = String::new();
+    for r in all {
+        out.push_str(&format!(
+            "{:>4}  {:<24}  {:<18}  {:<11}  {:>9}  started {}\n",
+            r.id,
+            r.name,
+            r.config,
+            r.status,
+            elapsed.show(r.elapsed_s),
+            r.started_at
+        ));
+    }
+    Ok(out)
 }

@@ -9,22 +9,22 @@
 //! experiment. Each phase's record (`tune::record`) is stored with its
 //! experiment, so `report` re-renders and re-judges a race.
 
-use super::judge::why_open;
-use super::local::Local;
-use super::rounds::{drive, Decision, Driven, Judge, RoundPlan};
-use super::tune_perf::AutoPerf;
 use crate::analyze::analyze_with;
 use crate::analyze::decide::FIRST_LOOK;
 use crate::analyze::types::Analysis;
 use crate::cluster::batch::JobRequest;
 use crate::judging::JudgeSettings;
-use crate::options::rounds::Schedule;
 use crate::options::tune::{resolve, TuneSettings};
+use crate::rounds::driver::{drive, Decision, Driven, Judge, RoundPlan};
+use crate::rounds::judge::why_open;
+use crate::rounds::local::Local;
+use crate::rounds::Schedule;
 use crate::run::Interrupt;
 use crate::store::Store;
 use crate::tune::candidates::Candidate;
 use crate::tune::combine::{combinations, finalists, Raced};
 use crate::tune::halving::halving_look;
+use crate::tune::perf::AutoPerf;
 use crate::tune::race::{look, race_alpha, verdict_alpha, Dropped};
 use crate::tune::record::{TuneRecord, TUNE_KEY};
 use crate::tune::render::{self, Phase};
@@ -135,8 +135,9 @@ fn race(
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     let mut environment = compare.judge.to_environment();
     environment.push(("tune.phase", phase.to_string()));
+    let session = compare.session();
     let local = Local::new(
-        compare,
+        &session,
         compare.output.quiet,
         interrupt,
         started_at,
@@ -412,7 +413,7 @@ pub(crate) fn print_race(
     let summary = render::summarize(&last, first.as_ref());
     let mut analysis = analysis.clone();
     analysis.tune = Some(serde_json::to_value(&summary)?);
-    super::exports::print_table_and_export(&analysis, exports)?;
+    crate::exports::print_table_and_export(&analysis, exports)?;
     if !exports.uses_stdout() {
         print!("{}", render::text(&summary));
     }

@@ -6,6 +6,7 @@ use super::parse::{parse_marks, resolve_command};
 use super::{export, judge, rounds, service, variant};
 use crate::cli::{Cli, Command, CompareArgs};
 use crate::cluster::executor::EngineArgs;
+use crate::rounds::session::ServeMetrics;
 use crate::usage_error::UsageError;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -126,6 +127,38 @@ impl CompareSettings {
 impl CompareSettings {
     /// What `config` runs: a `--variant`'s own command line, else the
     /// command after `--`.
+    /// What the session running this experiment's rounds here is given.
+    pub fn session(&self) -> crate::rounds::session::SessionSettings<'_> {
+        crate::rounds::session::SessionSettings {
+            name: self.name.clone(),
+            command: self
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            program: &self.program,
+            configs: &self.configs,
+            lines: self.configs.iter().map(|c| self.line_of(c)).collect(),
+            baseline: self.baseline.clone(),
+            runs: self.runs,
+            schedule: self.rounds.schedule,
+            warmup: self.warmup,
+            interval: self.interval,
+            timeout: self.timeout,
+            memory_limit: self.memory_limit,
+            cgroup: self.cgroup,
+            cpus: self.cpus,
+            marks: &self.marks,
+            heap: self.heap,
+            reclaim_at: self.reclaim_at.clone(),
+            service: self.service.as_ref(),
+            user_metrics: &self.rounds.metrics,
+            metrics: self
+                .metrics
+                .map(|at| (at, crate::prometheus::serve_runs as ServeMetrics)),
+        }
+    }
+
     pub fn line_of(&self, config: &crate::model::Config) -> variant::ProgramLine {
         let own = config.command.as_ref().and_then(|_| {
             self.variants

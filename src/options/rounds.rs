@@ -7,23 +7,7 @@ use crate::usage_error::UsageError;
 use crate::user_metric::{parse_spec, UserMetric};
 use std::time::Duration;
 
-/// How many rounds `compare` runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Schedule {
-    /// `--runs N`: exactly N rounds.
-    Fixed(u32),
-    /// `--runs auto`: until the judge says stop, at most `max_runs` rounds.
-    Auto { max_runs: u32 },
-}
-
-impl Schedule {
-    /// The most rounds this schedule can run.
-    pub fn max_rounds(self) -> u32 {
-        match self {
-            Schedule::Fixed(n) | Schedule::Auto { max_runs: n } => n,
-        }
-    }
-}
+pub use crate::rounds::Schedule;
 
 #[derive(Debug, Clone)]
 pub struct RoundSettings {

@@ -8,14 +8,8 @@ use super::parse::resolve_command;
 use crate::model::Config;
 use crate::usage_error::UsageError;
 use std::ffi::OsString;
-use std::path::PathBuf;
 
-/// What a configuration runs: its program, found on PATH, and arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProgramLine {
-    pub program: PathBuf,
-    pub args: Vec<OsString>,
-}
+pub use crate::model::ProgramLine;
 
 /// The allocator word of a variant's configuration: a label, not an
 /// allocator, so nothing is held against what served it.

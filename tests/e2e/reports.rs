@@ -440,7 +440,7 @@ fn progress_is_one_line_per_run_in_a_pipe_and_quiet_prints_only_the_table() {
 }
 
 #[test]
-fn progress_bar_redraws_a_status_line_with_eta_on_a_terminal() {
+fn progress_bar_over_the_runs_with_an_eta_on_a_terminal() {
     // `script` gives allocscope a pseudo-terminal for stdout and stderr.
     let scratch = Scratch::new();
     let single = program("single");
@@ -457,10 +457,13 @@ fn progress_bar_redraws_a_status_line_with_eta_on_a_terminal() {
         .expect("script (util-linux) runs");
     let text = stdout(&output);
     assert!(output.status.success(), "{text}");
+    // The bar, half full while the second run goes on, and each finished
+    // run's line above it.
     assert!(
-        text.contains("\r\x1b[K[2/2] glibc run 2  elapsed "),
+        text.contains("glibc run 2 [===============>") && text.contains("] 1/2 runs, elapsed "),
         "{text:?}"
     );
     assert!(text.contains(", ETA "), "{text:?}");
+    assert!(text.contains("[1/2] glibc "), "{text:?}");
     assert!(text.contains("verdict"), "{text:?}");
 }

@@ -1,19 +1,14 @@
-//! Where the rounds of the experiment matrix run: the one `Engine` trait
-//! (`engine`), the engine chosen once by `--executor` with every engine's
-//! flags (`executor`, and beside it the engines that submit rounds as jobs:
-//! `executor/slurm.rs`, `executor/k8s.rs`; the local engine runs rounds
-//! through `commands`' session), what those share (`batch`: `--dry-run`,
-//! `--shards`, the plan they write); the plan file the nodes read
-//! (`plan_file`), what a node records about itself (`facts`), shards in and
-//! out (`shard`), merging them into one experiment (`merge`). A round runs
-//! every configuration once, interleaved, on one node, so that the
-//! within-round pairs behind the ratios always share a machine; see
+//! Where the rounds of the experiment matrix run other than here: the
+//! engines of the core's `Engine` trait (`allocscope_core::rounds::engine`)
+//! chosen once by `--executor` with every engine's flags (`executor`, and
+//! beside it the engines that submit rounds as jobs: `executor/slurm.rs`,
+//! `executor/k8s.rs`), what those share (`batch`: `--dry-run`, `--shards`,
+//! the plan they write), and the plan file the nodes read (`plan_file`).
+//! Their rounds come back as shards, which the core's round driver merges.
+//! A round runs every configuration once, interleaved, on one node, so that
+//! the within-round pairs behind the ratios always share a machine; see
 //! docs/cluster.md.
 
 pub mod batch;
-pub mod engine;
 pub mod executor;
-pub mod facts;
-pub mod merge;
 pub mod plan_file;
-pub mod shard;

@@ -16,6 +16,7 @@ pub mod probe;
 pub mod recorded;
 pub mod report;
 pub mod rng;
+pub mod rounds;
 pub mod run;
 pub mod sample;
 pub mod store;

@@ -5,6 +5,13 @@
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+/// What a configuration runs: its program, found on PATH, and arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramLine {
+    pub program: PathBuf,
+    pub args: Vec<std::ffi::OsString>,
+}
+
 /// A configuration is a name plus a launch environment. Nothing downstream of
 /// `alloc` branches on which allocator it is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

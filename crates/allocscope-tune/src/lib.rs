@@ -2,7 +2,8 @@
 //! early rounds' successive halving (`halving.rs`), the race's level and
 //! reasons for dropping a candidate (`race.rs`), the
 //! combinations of settings that helped on their own (`combine.rs`), the
-//! Pareto front of memory against performance (`pareto.rs`), what the store
+//! Pareto front of memory against performance (`pareto.rs`), `--perf-metric
+//! auto`'s figure kept through the race (`perf.rs`), what the store
 //! keeps of a race (`record.rs`) and its text (`render.rs`). The command
 //! that runs it is `commands::tune`.
 
@@ -10,6 +11,7 @@ pub mod candidates;
 pub mod combine;
 pub mod halving;
 pub mod pareto;
+pub mod perf;
 pub mod race;
 pub mod record;
 pub mod render;

@@ -7,8 +7,8 @@
 //! user (or, without a reachable cluster, says how to apply it).
 
 use crate::batch::BatchPlan;
-use crate::engine::{Engine, Round, RoundEnd, Started};
 use crate::plan_file::ClusterPlan;
+use allocscope_core::rounds::engine::{Engine, Round, RoundEnd, Started};
 use allocscope_core::store::Store;
 use allocscope_core::usage_error::UsageError;
 use anyhow::Context;

@@ -10,7 +10,7 @@ mod k8s;
 mod slurm;
 
 use super::batch::{BatchFlags, BatchPlan, JobRequest};
-use super::engine::Engine;
+use allocscope_core::rounds::engine::Engine;
 use allocscope_core::usage_error::UsageError;
 use clap::{Args, ValueEnum};
 use k8s::{K8s, K8sFlags};
@@ -58,15 +58,18 @@ impl EngineArgs {
     /// missing flag, and adaptive rounds (`runs_auto`: `--runs auto`, tune)
     /// where they cannot run: on Kubernetes, and with `--dry-run`.
     pub fn check(&self, runs_auto: bool) -> Result<(), UsageError> {
-        let others = |executor: Executor, flags: Vec<String>| match flags.first() {
-            Some(flag) if self.executor != executor => Err(UsageError::Cluster(format!(
-                "{flag} applies only with --executor {}",
-                name(executor)
-            ))),
-            _ => Ok(()),
-        };
-        others(Executor::Slurm, given(&self.slurm))?;
-        others(Executor::K8s, given(&self.k8s))?;
+        for &other in Executor::value_variants() {
+            if let Some(flag) = self
+                .own_flags(other)
+                .first()
+                .filter(|_| other != self.executor)
+            {
+                return Err(UsageError::Cluster(format!(
+                    "{flag} applies only with --executor {}",
+                    name(other)
+                )));
+            }
+        }
         match self.executor {
             Executor::Local => match given(&self.batch).first() {
                 Some(flag) => Err(UsageError::Cluster(format!(
@@ -96,7 +99,16 @@ impl EngineArgs {
         Ok(())
     }
 
-    /// The chosen engine. Rounds run here need what `commands` holds, so
+    /// The flags given of those `executor` has of its own.
+    fn own_flags(&self, executor: Executor) -> Vec<String> {
+        match executor {
+            Executor::Local => Vec::new(),
+            Executor::Slurm => given(&self.slurm),
+            Executor::K8s => given(&self.k8s),
+        }
+    }
+
+    /// The chosen engine. Rounds run here need the binary's settings, so
     /// the local engine is handed in; the others write the plan `job`
     /// describes before submitting (Slurm a job per round when it is
     /// adaptive).

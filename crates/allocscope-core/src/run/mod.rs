@@ -47,7 +47,7 @@ pub use launch::{Launch, Outcome};
 pub use pin::CpuPin;
 pub use process::become_subreaper;
 pub use reclaim_at::ReclaimAt;
-pub use sampling::OnSample;
+pub use sampling::{OnSample, SampleCallback};
 pub use service_spec::{LoadSpec, Readiness, ServiceSettings};
 pub use status::classify_wait_status;
 pub use status::signal_name;

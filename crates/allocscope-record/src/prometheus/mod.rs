@@ -8,6 +8,7 @@
 mod http;
 
 use allocscope_core::model::Sample;
+use allocscope_core::rounds::session::Publish;
 use allocscope_core::usage_error::UsageError;
 use std::fmt::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
@@ -90,6 +91,19 @@ pub fn bind(address: SocketAddr) -> Result<TcpListener, UsageError> {
         };
         UsageError::Record(format!("--metrics {address} {why}"))
     })
+}
+
+/// `compare --metrics`: serves from now on, and makes each run's sample
+/// callback (`rounds::session::Publish`) publish under the experiment and
+/// the configuration.
+pub fn serve_runs(address: SocketAddr) -> anyhow::Result<Publish> {
+    let listener = bind(address)?;
+    let shared = Shared::default();
+    serve(listener, Arc::clone(&shared))?;
+    eprintln!("allocscope: metrics at http://{address}/metrics");
+    Ok(Box::new(move |experiment, config| {
+        Box::new(publisher(&shared, experiment, config))
+    }))
 }
 
 /// Serves `GET /metrics` from `shared` on a background thread for the rest

@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::analyze::fixture;
-use crate::cluster::merge::rounds_of;
-use crate::cluster::shard::{CPU_MODEL, PLAN_ID, ROUND};
+use crate::rounds::merge::rounds_of;
+use crate::rounds::shard::{CPU_MODEL, PLAN_ID, ROUND};
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 

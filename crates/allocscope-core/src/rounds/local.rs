@@ -3,15 +3,14 @@
 //! before the first round. A round cut short by Ctrl-C keeps its finished
 //! runs.
 
-use super::session::{Session, Step};
-use crate::cluster::engine::{Ended, Engine, Round, RoundEnd, Started};
-use crate::options::CompareSettings;
+use super::engine::{Ended, Engine, Round, RoundEnd, Started};
+use super::session::{Session, SessionSettings, Step};
 use crate::plan::PlannedRun;
 use crate::run::Interrupt;
 use crate::store::Store;
 
-pub(crate) struct Local<'s> {
-    settings: &'s CompareSettings,
+pub struct Local<'s> {
+    settings: &'s SessionSettings<'s>,
     quiet: bool,
     interrupt: &'s Interrupt,
     /// What the session starts the experiment with (taken by the first round).
@@ -25,8 +24,8 @@ pub(crate) struct Local<'s> {
 
 impl<'s> Local<'s> {
     /// `environment` is stored with the experiment before its first run.
-    pub(crate) fn new(
-        settings: &'s CompareSettings,
+    pub fn new(
+        settings: &'s SessionSettings<'s>,
         quiet: bool,
         interrupt: &'s Interrupt,
         started_at: String,

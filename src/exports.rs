@@ -1,6 +1,8 @@
 //! Where an experiment's rendered bytes go: the table to stdout unless an
 //! export takes it, then each export of the list to its destination. Shared
-//! by `compare`, `report` and `demo`.
+//! by `compare`, `report`, `tune` and `demo`. It stays in the binary: the
+//! list is `options`' (parsed from the export flags), and the advice under
+//! the table reads the runs' output files, which no reporter does.
 
 use crate::analyze::types::Analysis;
 use crate::options::export::{Export, ExportList, Format};
@@ -20,7 +22,7 @@ pub fn print_table_and_export(analysis: &Analysis, exports: &ExportList) -> anyh
     // Keep stdout machine-readable when an export goes there.
     if !exports.uses_stdout() {
         write_output(Path::new("-"), &TableReporter.render(analysis)?)?;
-        let advice = super::throughput::advice(analysis);
+        let advice = crate::rounds::throughput::advice(analysis);
         if !advice.is_empty() {
             println!("\n{}", advice.join("\n"));
         }

@@ -9,8 +9,7 @@
 //! shim: the allocator that build brings is what it compares.
 
 use crate::alloc::served::{served_by, PROGRAM_OWN};
-use crate::model::Config;
-use crate::options::variant::ProgramLine;
+use crate::model::{Config, ProgramLine};
 use std::path::{Path, PathBuf};
 
 /// How one configuration's runs get their allocator.

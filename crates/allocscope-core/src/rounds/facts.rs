@@ -4,7 +4,7 @@
 //! ratios between configurations stay within a round, but the medians
 //! across rounds mix nodes, so a difference is worth a warning.
 
-use allocscope_core::model::StoredExperiment;
+use crate::model::StoredExperiment;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

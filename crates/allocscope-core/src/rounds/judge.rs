@@ -3,7 +3,7 @@
 //! (`analyze::decide::schedule`): settled-out candidates run no more rounds,
 //! and the rounds stop when no candidate is open.
 
-use super::rounds::{Decision, Judge};
+use super::driver::{Decision, Judge};
 use crate::analyze::choice::{measures, Measures};
 use crate::analyze::decide::{schedule, Side, Standing};
 use crate::analyze::interval::LogRatio;
@@ -12,7 +12,7 @@ use crate::analyze::metric_table::{self, MetricDef};
 use crate::judging::JudgeSettings;
 
 /// A judge for `compare --runs auto`; `max_runs` is the round limit.
-pub(crate) fn adaptive(baseline: &str, judging: &JudgeSettings, max_runs: u32) -> Judge<'static> {
+pub fn adaptive(baseline: &str, judging: &JudgeSettings, max_runs: u32) -> Judge<'static> {
     let baseline = baseline.to_string();
     // Every round is a look at the intervals: settle at the stricter
     // per-look level so that looking often does not settle noise.
@@ -57,7 +57,7 @@ pub(crate) fn adaptive(baseline: &str, judging: &JudgeSettings, max_runs: u32) -
 }
 
 /// `mean PSS 0.98x [0.94, 1.02] straddles the 3% saving, about 6 more rounds`.
-pub(crate) fn why_open(j: &Judged, measures: &Measures, judging: &JudgeSettings) -> String {
+pub fn why_open(j: &Judged, measures: &Measures, judging: &JudgeSettings) -> String {
     let saving = format!("the {}% saving", judging.min_saving_pct);
     let budget = format!("the {}% budget", judging.max_slowdown_pct);
     let side = |row: &MetricDef, threshold: &str, r: Option<&LogRatio>, s: Side| {

@@ -6,16 +6,56 @@
 use super::logs::{log_directory, slug};
 use super::progress::Progress;
 use super::run_line::{run_line, Place};
+use super::Schedule;
 use crate::alloc::elf::{inspect_program, preload_ignored_reason};
 use crate::analyze::metrics::run_metrics;
-use crate::model::ExperimentInfo;
-use crate::options::rounds::Schedule;
-use crate::options::variant::ProgramLine;
-use crate::options::CompareSettings;
+use crate::model::{Config, ExperimentInfo, ProgramLine};
 use crate::plan::PlannedRun;
-use crate::run::{self, Interrupt, Launch, Outcome};
+use crate::run::{self, Interrupt, Launch, Outcome, ReclaimAt, SampleCallback, ServiceSettings};
 use crate::store::Store;
+use crate::user_metric::UserMetric;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What every run of one experiment is given, as plain data (the binary
+/// builds it from its checked settings).
+pub struct SessionSettings<'s> {
+    pub name: Option<String>,
+    /// The experiment's command line; its program, found on PATH.
+    pub command: Vec<String>,
+    pub program: &'s Path,
+    pub configs: &'s [Config],
+    /// What each configuration runs (a `--variant` its own build).
+    pub lines: Vec<ProgramLine>,
+    pub baseline: String,
+    /// The most measured rounds, as stored with the experiment.
+    pub runs: u32,
+    pub schedule: Schedule,
+    pub warmup: u32,
+    pub interval: Duration,
+    pub timeout: Option<Duration>,
+    pub memory_limit: Option<u64>,
+    /// A memory cgroup per run where the machine allows one.
+    pub cgroup: bool,
+    pub cpus: Option<u32>,
+    /// The built-in marker pattern first, then each `--mark`.
+    pub marks: &'s [regex::Regex],
+    pub heap: Option<crate::probe::HeapOptions>,
+    pub reclaim_at: ReclaimAt,
+    pub service: Option<&'s ServiceSettings>,
+    /// `--metric`: what each run's output is searched for.
+    pub user_metrics: &'s [UserMetric],
+    /// `--metrics`: where to serve each run's samples, and how.
+    pub metrics: Option<(SocketAddr, ServeMetrics)>,
+}
+
+/// `--metrics`: each run's sample callback, from the experiment's label and
+/// the configuration's name.
+pub type Publish = Box<dyn Fn(&str, &str) -> Box<SampleCallback>>;
+/// Starts serving `--metrics` at an address; called as the session starts,
+/// so a port in use stops it before any run.
+pub type ServeMetrics = fn(SocketAddr) -> anyhow::Result<Publish>;
 
 /// What running one planned run did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,12 +91,12 @@ impl ProgramFacts {
 
     /// One per configuration (a `--variant` runs its own program), with a
     /// warning about what the experiment's program's runs will show.
-    fn inspect(settings: &CompareSettings, lines: &[ProgramLine]) -> Vec<ProgramFacts> {
-        let main = ProgramFacts::of(&settings.program);
+    fn inspect(settings: &SessionSettings<'_>, lines: &[ProgramLine]) -> Vec<ProgramFacts> {
+        let main = ProgramFacts::of(settings.program);
         if let Some(reason) = &main.preload_ignored {
             eprintln!("warning: {reason}; its runs will be reported as not_loaded");
         }
-        if let Some(name) = super::serving::linked_allocator(&settings.program) {
+        if let Some(name) = super::serving::linked_allocator(settings.program) {
             eprintln!(
                 "note: {} links {name} itself: configurations without a preloaded allocator \
                  preload allocscope's glibc shim, so that glibc serves malloc; a preloaded \
@@ -77,9 +117,9 @@ impl ProgramFacts {
 }
 
 pub(crate) struct Session<'s> {
-    settings: &'s CompareSettings,
+    settings: &'s SessionSettings<'s>,
     interrupt: &'s Interrupt,
-    metrics: Option<crate::prometheus::Shared>,
+    metrics: Option<Publish>,
     experiment_label: String,
     experiment_id: i64,
     config_ids: Vec<i64>,
@@ -89,8 +129,6 @@ pub(crate) struct Session<'s> {
     /// where none can be made.
     cgroup: Option<crate::cgroup::Parent>,
     serving: Vec<super::serving::Serving>,
-    /// What each configuration runs (a `--variant` its own build).
-    lines: Vec<ProgramLine>,
     /// What each configuration's program says about allocators.
     programs: Vec<ProgramFacts>,
     /// `--cpus`: the configurations as launched, and the CPUs to pin to.
@@ -106,7 +144,7 @@ impl<'s> Session<'s> {
     /// will run; `total` is the most runs the plan can take, for the
     /// progress line.
     pub(crate) fn start(
-        settings: &'s CompareSettings,
+        settings: &'s SessionSettings<'s>,
         quiet: bool,
         interrupt: &'s Interrupt,
         store: &mut Store,
@@ -114,21 +152,16 @@ impl<'s> Session<'s> {
         environment: &[(&str, String)],
         total: usize,
     ) -> anyhow::Result<Session<'s>> {
-        let metrics = settings.metrics.map(serve_metrics).transpose()?;
+        let metrics = settings.metrics.map(|(at, serve)| serve(at)).transpose()?;
         run::become_subreaper()?;
-        let lines: Vec<ProgramLine> = settings
-            .configs
-            .iter()
-            .map(|c| settings.line_of(c))
-            .collect();
-        let programs = ProgramFacts::inspect(settings, &lines);
+        let programs = ProgramFacts::inspect(settings, &settings.lines);
         let (cgroup, run_cgroup) = run_cgroup(settings.cgroup);
         let mut info = experiment_info(settings, started_at);
         info.host.run_cgroup = Some(run_cgroup);
         info.host.run_memory_limit_bytes = settings.memory_limit;
-        let cpus = super::cpus::setup(&settings.configs, settings.cpus)?;
+        let cpus = super::cpus::setup(settings.configs, settings.cpus)?;
         info.host.cpus_emulated = cpus.emulation.clone();
-        let (experiment_id, config_ids) = store.begin_experiment(&info, &settings.configs)?;
+        let (experiment_id, config_ids) = store.begin_experiment(&info, settings.configs)?;
         for (key, value) in environment {
             store.set_environment(experiment_id, key, value)?;
         }
@@ -144,7 +177,7 @@ impl<'s> Session<'s> {
             .iter()
             .map(|c| crate::probe::plan(c, settings.heap))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        let serving = super::serving::plan(&lines, &settings.configs)?;
+        let serving = super::serving::plan(&settings.lines, settings.configs)?;
         Ok(Session {
             settings,
             interrupt,
@@ -159,7 +192,6 @@ impl<'s> Session<'s> {
             probes,
             cgroup,
             serving,
-            lines,
             programs,
             cpus,
             progress,
@@ -191,7 +223,7 @@ impl<'s> Session<'s> {
             Outcome::Interrupted => return Ok(Step::Interrupted),
             Outcome::Finished(record) => record,
         };
-        run::extract_user_metrics(&mut record, &self.settings.rounds.metrics);
+        run::extract_user_metrics(&mut record, self.settings.user_metrics);
         self.step += 1;
         let place = Place {
             step: self.step,
@@ -253,10 +285,10 @@ impl<'s> Session<'s> {
         let publish = self
             .metrics
             .as_ref()
-            .map(|m| crate::prometheus::publisher(m, &self.experiment_label, &config.name));
+            .map(|publish| publish(&self.experiment_label, &config.name));
         let launch = Launch {
-            program: &self.lines[planned.config].program,
-            args: &self.lines[planned.config].args,
+            program: &settings.lines[planned.config].program,
+            args: &settings.lines[planned.config].args,
             config,
             index: planned.repetition,
             stdout_path: self.log_dir.join(format!("{stem}.stdout")),
@@ -268,13 +300,13 @@ impl<'s> Session<'s> {
             linked_allocators: program.linked.clone(),
             glibc_shim: self.serving[planned.config].glibc_shim.as_deref(),
             served_by: self.serving[planned.config].served_by.clone(),
-            marks: &settings.marks,
+            marks: settings.marks,
             memory_limit: settings.memory_limit,
             cgroup: self.cgroup.as_ref(),
             pin: self.cpus.pin.as_ref(),
             probe: self.probes[planned.config].as_ref(),
-            service: settings.service.as_ref(),
-            on_sample: publish.as_ref().map(|p| p as run::OnSample),
+            service: settings.service,
+            on_sample: publish.as_deref(),
             reclaim: settings.reclaim_at.clone(),
         };
         run::execute(&launch, self.interrupt)
@@ -301,14 +333,10 @@ fn run_cgroup(wanted: bool) -> (Option<crate::cgroup::Parent>, String) {
 }
 
 /// The experiment as the store keeps it.
-fn experiment_info(settings: &CompareSettings, started_at: String) -> ExperimentInfo {
+fn experiment_info(settings: &SessionSettings<'_>, started_at: String) -> ExperimentInfo {
     ExperimentInfo {
         name: settings.name.clone(),
-        command: settings
-            .command
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
+        command: settings.command.clone(),
         started_at,
         host: crate::host::capture(),
         runs_per_config: settings.runs,
@@ -321,14 +349,14 @@ fn experiment_info(settings: &CompareSettings, started_at: String) -> Experiment
             .skip(1)
             .map(|r| r.as_str().to_string())
             .collect(),
-        service: settings.service.as_ref().map(|s| s.info.clone()),
-        user_metrics: settings.rounds.metrics.iter().map(|m| m.info()).collect(),
+        service: settings.service.map(|s| s.info.clone()),
+        user_metrics: settings.user_metrics.iter().map(|m| m.info()).collect(),
     }
 }
 
 /// `allocscope: experiment 3: 5 configurations x up to 20 runs (auto: ...) of CMD`.
-fn plan_line(settings: &CompareSettings, experiment_id: i64, command: &[String]) -> String {
-    let rounds = match settings.rounds.schedule {
+fn plan_line(settings: &SessionSettings<'_>, experiment_id: i64, command: &[String]) -> String {
+    let rounds = match settings.schedule {
         Schedule::Fixed(n) => format!("{n} runs"),
         Schedule::Auto { max_runs } => {
             let level = 100.0 * (1.0 - crate::analyze::decide::sequential_alpha(max_runs));
@@ -348,14 +376,4 @@ fn plan_line(settings: &CompareSettings, experiment_id: i64, command: &[String])
         },
         command.join(" ")
     )
-}
-
-/// `--metrics`: bound before anything runs, so a port in use stops compare
-/// at once; the run loop publishes each sample.
-fn serve_metrics(address: std::net::SocketAddr) -> anyhow::Result<crate::prometheus::Shared> {
-    let listener = crate::prometheus::bind(address)?;
-    let shared = crate::prometheus::Shared::default();
-    crate::prometheus::serve(listener, std::sync::Arc::clone(&shared))?;
-    eprintln!("allocscope: metrics at http://{address}/metrics");
-    Ok(shared)
 }

@@ -8,8 +8,8 @@
 
 use super::facts::{RoundFacts, MERGED};
 use super::shard::{Shard, PLAN_ID};
-use allocscope_core::store::Store;
-use allocscope_core::usage_error::UsageError;
+use crate::store::Store;
+use crate::usage_error::UsageError;
 use anyhow::Context;
 
 #[derive(Debug, Default)]
@@ -108,10 +108,10 @@ pub fn merge_shards(store: &mut Store, shards: &[Shard]) -> anyhow::Result<Merge
 /// means the shard is of another plan's arguments.
 fn placed<'s>(
     shard: &'s Shard,
-    target: &allocscope_core::model::StoredExperiment,
+    target: &crate::model::StoredExperiment,
     experiment_id: i64,
-) -> Result<Vec<(&'s allocscope_core::model::StoredConfig, i64)>, UsageError> {
-    let names = |e: &allocscope_core::model::StoredExperiment| -> Vec<String> {
+) -> Result<Vec<(&'s crate::model::StoredConfig, i64)>, UsageError> {
+    let names = |e: &crate::model::StoredExperiment| -> Vec<String> {
         e.configs.iter().map(|c| c.config.name.clone()).collect()
     };
     shard

@@ -1,4 +1,4 @@
-//! The one driver of rounds, over any `cluster::engine::Engine`: it starts
+//! The one driver of rounds, over any `Engine` (`engine.rs`): it starts
 //! as many rounds as the engine takes at once (one here, all of them for a
 //! job array), records each round as it ends (its runs already stored, its
 //! shard merged, or how it ended without one) in round order, and decides
@@ -7,9 +7,9 @@
 //! nothing is left to settle; `--max-time` starts no new round after it;
 //! Ctrl-C cancels the rounds still running and starts none.
 
-use crate::cluster::engine::{Ended, Engine, Round, RoundEnd, Started};
-use crate::cluster::merge::{merge_shards, record_missing_round};
-use crate::cluster::shard::Shard;
+use super::engine::{Ended, Engine, Round, RoundEnd, Started};
+use super::merge::{merge_shards, record_missing_round};
+use super::shard::Shard;
 use crate::model::StoredExperiment;
 use crate::store::Store;
 use std::collections::BTreeSet;
@@ -31,7 +31,7 @@ pub struct Decision {
 pub type Judge<'a> = Box<dyn FnMut(StoredExperiment) -> anyhow::Result<Decision> + 'a>;
 
 /// Which rounds to run and how to decide between them.
-pub(crate) struct RoundPlan<'a> {
+pub struct RoundPlan<'a> {
     /// Round indices (from 0; a cluster cell runs one).
     pub rounds: Range<u32>,
     /// The configurations' names, in order.
@@ -50,7 +50,7 @@ pub(crate) struct RoundPlan<'a> {
 
 /// What the rounds left.
 #[derive(Debug, Default, PartialEq)]
-pub(crate) struct Driven {
+pub struct Driven {
     /// The experiment their runs are in; none when no round left any.
     pub experiment_id: Option<i64>,
     /// Rounds whose shards were merged, in order.
@@ -65,7 +65,7 @@ pub(crate) struct Driven {
 
 /// Runs `plan` on `engine` into `store`; `interrupted` tells whether Ctrl-C
 /// or SIGTERM came.
-pub(crate) fn drive(
+pub fn drive(
     engine: &mut dyn Engine,
     store: &mut Store,
     mut plan: RoundPlan,
@@ -203,5 +203,5 @@ fn progress_line(configs: &[String], round: usize, decision: &Decision, open: &[
 }
 
 #[cfg(test)]
-#[path = "rounds_tests.rs"]
+#[path = "driver_tests.rs"]
 mod tests;

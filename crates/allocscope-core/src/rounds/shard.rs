@@ -5,9 +5,9 @@
 //! shard, or a round that did not finish are refused with the fix.
 
 use super::facts::RoundFacts;
-use allocscope_core::model::StoredExperiment;
-use allocscope_core::store::{schema_version_of, Store, SCHEMA_VERSION};
-use allocscope_core::usage_error::UsageError;
+use crate::model::StoredExperiment;
+use crate::store::{schema_version_of, Store, SCHEMA_VERSION};
+use crate::usage_error::UsageError;
 use std::path::{Path, PathBuf};
 
 /// Environment keys of a shard's experiment (the plan id is also kept on
@@ -76,7 +76,7 @@ impl Shard {
         let facts = RoundFacts::of_shard(round, &experiment, value(CPU_MODEL).unwrap_or_default());
         let judging = environment
             .iter()
-            .filter(|(k, _)| allocscope_core::judging::is_judging_key(k))
+            .filter(|(k, _)| crate::judging::is_judging_key(k))
             .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
             .collect();
         Ok(Shard {

@@ -1,11 +1,11 @@
 //! The one trait every engine implements: where the rounds of `compare` run
 //! (this machine, a Slurm job array, a Kubernetes Indexed Job). A round runs
-//! every open configuration once; the round driver (`commands/rounds.rs`)
+//! every open configuration once; the round driver (`driver.rs`)
 //! decides which rounds start and with which configurations, and records
 //! how each ended; an engine only starts rounds and says how they ended.
-//! `executor.rs` chooses the engine once, from `--executor`.
+//! allocscope-cluster's `executor` chooses the engine once, from `--executor`.
 
-use allocscope_core::store::Store;
+use crate::store::Store;
 use std::path::PathBuf;
 
 /// One round to run: each listed configuration once.

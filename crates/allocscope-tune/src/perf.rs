@@ -8,14 +8,14 @@
 //! as a higher-is-better `--metric`, so `report` re-judges the race the same
 //! way. Without such a figure in round 1, wall time judges, as without auto.
 
-use super::throughput::{apply, choose, flags, row, store_metric, NONE_FOUND};
-use crate::judging::JudgeSettings;
-use crate::model::StoredExperiment;
-use crate::store::Store;
-use crate::user_metric::UserMetric;
+use allocscope_core::judging::JudgeSettings;
+use allocscope_core::model::StoredExperiment;
+use allocscope_core::rounds::throughput::{apply, choose, flags, row, store_metric, NONE_FOUND};
+use allocscope_core::store::Store;
+use allocscope_core::user_metric::UserMetric;
 
 /// What `--perf-metric auto` chose, kept between looks and phases.
-pub(crate) struct AutoPerf {
+pub struct AutoPerf {
     /// `--perf-metric auto` was given.
     wanted: bool,
     /// The first look has chosen (or found nothing).

@@ -11,7 +11,7 @@ use crate::model::{RunStatus, StoredExperiment};
 use crate::user_metric::{Extracted, UserMetric};
 
 /// The figures of every ok run, per configuration, most-varying first.
-pub(crate) fn suggestions(experiment: &StoredExperiment) -> Vec<Suggestion> {
+pub fn suggestions(experiment: &StoredExperiment) -> Vec<Suggestion> {
     let runs: Vec<Vec<Vec<Figure>>> = experiment
         .configs
         .iter()
@@ -37,7 +37,7 @@ pub(crate) fn suggestions(experiment: &StoredExperiment) -> Vec<Suggestion> {
 /// The lines under the verdict: which figures differ between
 /// configurations, each with the flags that judge by it; none unless wall
 /// time judged a fixed-duration program that printed such figures.
-pub(crate) fn advice(analysis: &Analysis) -> Vec<String> {
+pub fn advice(analysis: &Analysis) -> Vec<String> {
     let e = &analysis.experiment;
     if analysis.verdict.performance.id != "wall_s" || !crate::analyze::verdict::walls_flat(e) {
         return Vec::new();
@@ -77,7 +77,7 @@ pub(crate) fn advice(analysis: &Analysis) -> Vec<String> {
 /// `--perf-metric auto`'s figure in `experiment`: the most-varying one
 /// present in every ok run of the configurations that have one (a
 /// configuration whose runs all failed does not hide it).
-pub(crate) fn choose(experiment: &StoredExperiment) -> Option<UserMetric> {
+pub fn choose(experiment: &StoredExperiment) -> Option<UserMetric> {
     let mut ran = experiment.clone();
     ran.configs
         .retain(|c| c.runs.iter().any(|r| r.record.status == RunStatus::Ok));
@@ -90,7 +90,7 @@ pub(crate) fn choose(experiment: &StoredExperiment) -> Option<UserMetric> {
 }
 
 /// The `--metric` flags that judge by `metric`, as the user would type them.
-pub(crate) fn flags(metric: &UserMetric) -> String {
+pub fn flags(metric: &UserMetric) -> String {
     format!(
         "--metric '{}={}' --higher-is-better {} --perf-metric {}",
         metric.name,
@@ -101,13 +101,13 @@ pub(crate) fn flags(metric: &UserMetric) -> String {
 }
 
 /// The metric-table row `--perf-metric` names for `metric`.
-pub(crate) fn row(metric: &UserMetric) -> String {
+pub fn row(metric: &UserMetric) -> String {
     format!("user.{}", metric.name)
 }
 
 /// `metric` as one of `experiment`'s `--metric`s, in memory: its spec, and
 /// each run's value read from its output.
-pub(crate) fn apply(experiment: &mut StoredExperiment, metric: &UserMetric) {
+pub fn apply(experiment: &mut StoredExperiment, metric: &UserMetric) {
     if !experiment
         .info
         .user_metrics
@@ -132,7 +132,7 @@ fn extract(pattern: &regex::Regex, record: &crate::model::RunRecord) -> Extracte
 /// `metric` made one of stored experiment `id`'s `--metric`s (its spec and
 /// each run's value) and its judged performance row, so `report` re-judges
 /// it the same way.
-pub(crate) fn store_metric(
+pub fn store_metric(
     store: &mut crate::store::Store,
     id: i64,
     metric: &UserMetric,
@@ -159,7 +159,7 @@ pub(crate) fn store_metric(
 /// `--perf-metric auto`, once the runs are over: the figure `choose` finds
 /// becomes a higher-is-better `--metric` of the stored experiment
 /// (`store_metric`). Without one, wall time stays.
-pub(crate) fn adopt(
+pub fn adopt(
     store: &mut crate::store::Store,
     id: i64,
     judge: &JudgeSettings,
@@ -183,5 +183,5 @@ pub(crate) fn adopt(
 }
 
 /// The note when no figure was found: wall time judges.
-pub(crate) const NONE_FOUND: &str = "note: --perf-metric auto: no throughput figure (ops/sec, \
+pub const NONE_FOUND: &str = "note: --perf-metric auto: no throughput figure (ops/sec, \
      req/s, tps, MB/s, ...) in every run's output; judged by wall time";
