@@ -276,6 +276,7 @@ impl<'s> Session<'s> {
             service: settings.service.as_ref(),
             on_sample: publish.as_ref().map(|p| p as run::OnSample),
             reclaim: settings.reclaim_at.clone(),
+            extensions: Vec::new(),
         };
         run::execute(&launch, self.interrupt)
     }

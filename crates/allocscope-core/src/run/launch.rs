@@ -55,6 +55,8 @@ pub struct Launch<'a> {
     pub on_sample: Option<OnSample<'a>>,
     /// When the reclaim test runs (`--reclaim-at`); it needs the heap probe.
     pub reclaim: super::reclaim::ReclaimAt,
+    /// What flags add to this run, in order (`extension.rs`).
+    pub extensions: Vec<&'a dyn super::extension::RunExtension>,
 }
 
 pub enum Outcome {

@@ -20,6 +20,7 @@ mod conclude;
 mod containment;
 mod ending;
 mod event;
+mod extension;
 mod heap;
 mod interrupt;
 mod launch;
@@ -42,6 +43,7 @@ pub mod tap;
 mod values;
 
 pub use event::Event;
+pub use extension::RunExtension;
 pub use interrupt::Interrupt;
 pub use launch::{Launch, Outcome};
 pub use pin::CpuPin;
@@ -88,6 +90,7 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         service,
         ender: Ender::new(start, launch.timeout),
         on_sample: launch.on_sample,
+        extensions: &launch.extensions,
         samples: Vec::new(),
         marks: marks::Marks::default(),
         usage: Usage::default(),

@@ -9,6 +9,7 @@
 //! It decides no status.
 
 use super::ending::Ender;
+use super::extension::RunExtension;
 use super::event::Event;
 use super::interrupt::Interrupt;
 use super::marks::Marks;
@@ -35,6 +36,7 @@ pub(super) struct Supervisor<'a> {
     pub service: Option<ServiceRun<'a>>,
     pub ender: Ender,
     pub on_sample: Option<OnSample<'a>>,
+    pub extensions: &'a [&'a dyn RunExtension],
     pub samples: Vec<Sample>,
     pub marks: Marks,
     pub usage: Usage,
@@ -117,6 +119,9 @@ impl Supervisor<'_> {
                 self.marks.settle(Some(&sample), now);
                 if let Some(on_sample) = self.on_sample {
                     on_sample(&sample, self.sampling.sampler());
+                }
+                for extension in self.extensions {
+                    extension.on_sample(&sample, self.sampling.sampler());
                 }
             }
             Tick::NotDue if !self.checks.settled() => {
