@@ -31,19 +31,14 @@ pub fn record(options: RecordSettings) -> anyhow::Result<i32> {
     let mut store = Store::open(&options.db)?;
     let interval = options.interval;
     let name = options.name.unwrap_or(default_name);
-    let on_sample = metrics.map(|shared| {
-        Box::new(crate::prometheus::publisher(
-            &shared,
-            &name,
-            target.config_name(),
-        )) as Box<_>
-    });
+    let publisher = metrics
+        .map(|shared| crate::prometheus::Publisher::new(&shared, &name, target.config_name()));
     let settings = Settings {
         target,
         name,
         interval,
         duration: options.duration,
-        on_sample,
+        publisher,
     };
     let quiet = options.quiet;
     let db = options.db.display().to_string();

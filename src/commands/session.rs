@@ -250,10 +250,8 @@ impl<'s> Session<'s> {
             slug(&config.name),
             planned.repetition
         );
-        let publish = self
-            .metrics
-            .as_ref()
-            .map(|m| crate::prometheus::publisher(m, &self.experiment_label, &config.name));
+        let publisher = (self.metrics.as_ref())
+            .map(|m| crate::prometheus::Publisher::new(m, &self.experiment_label, &config.name));
         let launch = Launch {
             program: &self.lines[planned.config].program,
             args: &self.lines[planned.config].args,
@@ -274,9 +272,11 @@ impl<'s> Session<'s> {
             pin: self.cpus.pin.as_ref(),
             probe: self.probes[planned.config].as_ref(),
             service: settings.service.as_ref(),
-            on_sample: publish.as_ref().map(|p| p as run::OnSample),
             reclaim: settings.reclaim_at.clone(),
-            extensions: Vec::new(),
+            extensions: [publisher.as_ref().map(|p| p as &dyn run::RunExtension)]
+                .into_iter()
+                .flatten()
+                .collect(),
         };
         run::execute(&launch, self.interrupt)
     }

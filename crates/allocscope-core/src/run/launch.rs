@@ -6,7 +6,7 @@
 use super::containment::Containment;
 use super::event::Event;
 use super::heap::HeapRun;
-use super::sampling::{OnSample, SamplingLoop};
+use super::sampling::SamplingLoop;
 use super::service::{ServicePaths, ServiceRun};
 use super::{process, reaper, tap};
 use crate::model::{Config, RunRecord};
@@ -51,8 +51,6 @@ pub struct Launch<'a> {
     pub probe: Option<&'a crate::probe::ProbeLaunch>,
     /// `--server`: readiness, load, settle and stop.
     pub service: Option<&'a super::service_spec::ServiceSettings>,
-    /// Told each tick's sample (`compare --metrics` publishes it).
-    pub on_sample: Option<OnSample<'a>>,
     /// When the reclaim test runs (`--reclaim-at`); it needs the heap probe.
     pub reclaim: super::reclaim::ReclaimAt,
     /// What flags add to this run, in order (`extension.rs`).

@@ -6,6 +6,9 @@
 //! asked for with `--metrics-public`, since the values describe the host.
 
 mod http;
+mod publisher;
+
+pub use publisher::Publisher;
 
 use allocscope_core::model::Sample;
 use allocscope_core::usage_error::UsageError;
@@ -26,31 +29,6 @@ pub struct Current {
 
 /// The values the server shows; the recording loop replaces them each tick.
 pub type Shared = Arc<Mutex<Vec<Current>>>;
-
-/// The callback a run or recording hands each tick's sample to: it makes
-/// that sample the current value of the series (`recording`, `config`), the
-/// only one shown, since one run or recording is sampled at a time.
-pub fn publisher(
-    shared: &Shared,
-    recording: &str,
-    config: &str,
-) -> impl Fn(&Sample, &allocscope_core::sample::Sampler) + Send + Sync + 'static {
-    let shared = Arc::clone(shared);
-    let (recording, config) = (recording.to_string(), config.to_string());
-    move |sample, sampler| {
-        let current = Current {
-            recording: recording.clone(),
-            config: config.clone(),
-            sample: Some(*sample),
-            elapsed_s: sample.t_s,
-            samples_total: sampler.ticks(),
-            sampler_cpu_s: sampler.cpu_seconds(),
-        };
-        if let Ok(mut values) = shared.lock() {
-            *values = vec![current];
-        }
-    }
-}
 
 /// Parses `ADDR:PORT` (or `:PORT`, `PORT`: loopback) and refuses a
 /// non-loopback address unless `public`.
