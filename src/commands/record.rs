@@ -8,25 +8,13 @@ use crate::record::{Settings, Summary};
 use crate::run::Interrupt;
 use crate::store::Store;
 use crate::units::{format_bytes, format_seconds};
-use anyhow::Context;
-use std::sync::{Arc, Mutex};
 
 pub fn record(options: RecordSettings) -> anyhow::Result<i32> {
     let default_name = default_name(&options.target);
     let target = options.target;
-    let metrics = match options.metrics {
-        Some(address) => {
-            let listener = crate::prometheus::bind(address)?;
-            let shared = Arc::new(Mutex::new(Vec::new()));
-            crate::prometheus::serve(listener, Arc::clone(&shared))
-                .context("starting the metrics server")?;
-            if !options.quiet {
-                eprintln!("allocscope: metrics at http://{address}/metrics");
-            }
-            Some(shared)
-        }
-        None => None,
-    };
+    let metrics = (options.metrics)
+        .map(|address| crate::prometheus::start(address, options.quiet))
+        .transpose()?;
     let interrupt = Interrupt::install()?;
     let mut store = Store::open(&options.db)?;
     let interval = options.interval;

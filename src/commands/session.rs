@@ -114,7 +114,9 @@ impl<'s> Session<'s> {
         environment: &[(&str, String)],
         total: usize,
     ) -> anyhow::Result<Session<'s>> {
-        let metrics = settings.metrics.map(serve_metrics).transpose()?;
+        let metrics = (settings.metrics)
+            .map(|address| crate::prometheus::start(address, false))
+            .transpose()?;
         run::become_subreaper()?;
         let lines: Vec<ProgramLine> = settings
             .configs
@@ -269,14 +271,16 @@ impl<'s> Session<'s> {
             marks: &settings.marks,
             memory_limit: settings.memory_limit,
             cgroup: self.cgroup.as_ref(),
-            pin: self.cpus.pin.as_ref(),
             probe: self.probes[planned.config].as_ref(),
             service: settings.service.as_ref(),
             reclaim: settings.reclaim_at.clone(),
-            extensions: [publisher.as_ref().map(|p| p as &dyn run::RunExtension)]
-                .into_iter()
-                .flatten()
-                .collect(),
+            extensions: [
+                publisher.as_ref().map(|p| p as &dyn run::RunExtension),
+                self.cpus.pin.as_ref().map(|p| p as &dyn run::RunExtension),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
         };
         run::execute(&launch, self.interrupt)
     }
@@ -349,14 +353,4 @@ fn plan_line(settings: &CompareSettings, experiment_id: i64, command: &[String])
         },
         command.join(" ")
     )
-}
-
-/// `--metrics`: bound before anything runs, so a port in use stops compare
-/// at once; the run loop publishes each sample.
-fn serve_metrics(address: std::net::SocketAddr) -> anyhow::Result<crate::prometheus::Shared> {
-    let listener = crate::prometheus::bind(address)?;
-    let shared = crate::prometheus::Shared::default();
-    crate::prometheus::serve(listener, std::sync::Arc::clone(&shared))?;
-    eprintln!("allocscope: metrics at http://{address}/metrics");
-    Ok(shared)
 }

@@ -4,10 +4,10 @@
 //! loop itself never stores.
 
 use super::attach;
-use allocscope_core::model::Sample;
 use crate::prometheus::Publisher;
+use allocscope_core::model::Sample;
 use allocscope_core::run::sampling::{SamplingLoop, Tick};
-use allocscope_core::run::{Event, Interrupt};
+use allocscope_core::run::{Event, Interrupt, RunExtension};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -77,7 +77,7 @@ pub(super) fn run(
                 tally.peak_rss_bytes = tally.peak_rss_bytes.max(sample.rss_bytes);
                 tally.last = Some(sample);
                 if let Some(publisher) = watch.publisher {
-                    publisher.publish(&sample, sampling.sampler());
+                    publisher.on_sample(&sample, sampling.sampler());
                 }
                 Some(Some(sample))
             }

@@ -45,8 +45,6 @@ pub struct Launch<'a> {
     /// Where the run's memory cgroup goes; `None` with `--cgroup off` or
     /// where none can be made.
     pub cgroup: Option<&'a crate::cgroup::Parent>,
-    /// `--cpus N` within this machine's CPUs: the CPUs to pin the workload to.
-    pub pin: Option<&'a super::pin::CpuPin>,
     /// The heap probe, when the run loads it (`--heap`, or a trim setting).
     pub probe: Option<&'a crate::probe::ProbeLaunch>,
     /// `--server`: readiness, load, settle and stop.
@@ -71,22 +69,6 @@ pub(super) struct Spawned<'a> {
     pub containment: Containment,
     pub service: Option<ServiceRun<'a>>,
     pub events: mpsc::Receiver<Event>,
-}
-
-type ChildHook = Box<dyn Fn() -> std::io::Result<()> + Send + Sync>;
-
-/// What the child does between fork and exec: join its cgroup (or take its
-/// rlimit), then take its CPUs.
-fn child_hook(contain: Option<ChildHook>, pin: Option<&super::pin::CpuPin>) -> Option<ChildHook> {
-    let Some(pin) = pin.map(super::pin::CpuPin::child_hook) else {
-        return contain;
-    };
-    Some(Box::new(move || {
-        if let Some(contain) = &contain {
-            contain()?;
-        }
-        pin()
-    }))
 }
 
 /// Spawns the workload with its helpers; the heap probe's reader, if any,
@@ -122,7 +104,10 @@ pub(super) fn spawn<'a>(
         launch.args,
         &env,
         &launch.stderr_path,
-        child_hook(containment.child_hook(), launch.pin),
+        // The cgroup joined first, so what extensions do counts in it.
+        (containment.child_hook().into_iter())
+            .chain(launch.extensions.iter().filter_map(|e| e.child_step()))
+            .collect(),
     )?;
     let (events_tx, events) = mpsc::channel();
     reaper::spawn_reaper(events_tx.clone())?;

@@ -43,7 +43,7 @@ pub mod tap;
 mod values;
 
 pub use event::Event;
-pub use extension::RunExtension;
+pub use extension::{ChildStep, RunExtension};
 pub use interrupt::Interrupt;
 pub use launch::{Launch, Outcome};
 pub use pin::CpuPin;

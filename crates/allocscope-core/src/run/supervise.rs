@@ -9,8 +9,8 @@
 //! It decides no status.
 
 use super::ending::Ender;
-use super::extension::RunExtension;
 use super::event::Event;
+use super::extension::RunExtension;
 use super::interrupt::Interrupt;
 use super::marks::Marks;
 use super::process;

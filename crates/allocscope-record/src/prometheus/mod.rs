@@ -12,6 +12,7 @@ pub use publisher::Publisher;
 
 use allocscope_core::model::Sample;
 use allocscope_core::usage_error::UsageError;
+use anyhow::Context;
 use std::fmt::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
@@ -57,9 +58,20 @@ pub fn parse_address(text: &str, public: bool) -> Result<SocketAddr, UsageError>
     Ok(address)
 }
 
-/// Binds the address now, so that a port in use stops allocscope before
-/// anything is recorded.
-pub fn bind(address: SocketAddr) -> Result<TcpListener, UsageError> {
+/// `--metrics ADDRESS`: bound now, so that a port in use stops allocscope
+/// before anything is measured, then served for the rest of the process's
+/// life; said on stderr unless `quiet`.
+pub fn start(address: SocketAddr, quiet: bool) -> anyhow::Result<Shared> {
+    let listener = bind(address)?;
+    let shared = Shared::default();
+    serve(listener, Arc::clone(&shared)).context("starting the metrics server")?;
+    if !quiet {
+        eprintln!("allocscope: metrics at http://{address}/metrics");
+    }
+    Ok(shared)
+}
+
+fn bind(address: SocketAddr) -> Result<TcpListener, UsageError> {
     TcpListener::bind(address).map_err(|error| {
         let why = if error.kind() == std::io::ErrorKind::AddrInUse {
             "is already in use; stop what listens there or choose another port".to_string()
@@ -70,9 +82,8 @@ pub fn bind(address: SocketAddr) -> Result<TcpListener, UsageError> {
     })
 }
 
-/// Serves `GET /metrics` from `shared` on a background thread for the rest
-/// of the process's life.
-pub fn serve(listener: TcpListener, shared: Shared) -> std::io::Result<()> {
+/// Serves `GET /metrics` from `shared` on a background thread.
+fn serve(listener: TcpListener, shared: Shared) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("metrics".into())
         .spawn(move || {

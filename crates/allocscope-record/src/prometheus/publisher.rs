@@ -1,6 +1,5 @@
-//! The `--metrics` publisher: each tick's sample of a run (`compare
-//! --metrics`, a run extension) or of a recording (`record --metrics`)
-//! made the current value of its series.
+//! `--metrics`: each tick's sample of a run (a run extension) or of a
+//! recording made the current value of its series.
 
 use super::{Current, Shared};
 use allocscope_core::model::Sample;
@@ -12,37 +11,35 @@ use std::sync::Arc;
 /// one shown, since one run or recording is sampled at a time.
 pub struct Publisher {
     shared: Shared,
-    recording: String,
-    config: String,
+    /// The series' labels.
+    series: Current,
 }
 
 impl Publisher {
     pub fn new(shared: &Shared, recording: &str, config: &str) -> Publisher {
-        Publisher {
-            shared: Arc::clone(shared),
-            recording: recording.to_string(),
-            config: config.to_string(),
-        }
-    }
-
-    /// Makes `sample` the series' current value.
-    pub fn publish(&self, sample: &Sample, sampler: &Sampler) {
-        let current = Current {
-            recording: self.recording.clone(),
-            config: self.config.clone(),
-            sample: Some(*sample),
-            elapsed_s: sample.t_s,
-            samples_total: sampler.ticks(),
-            sampler_cpu_s: sampler.cpu_seconds(),
+        let (recording, config) = (recording.to_string(), config.to_string());
+        let series = Current {
+            recording,
+            config,
+            ..Current::default()
         };
-        if let Ok(mut values) = self.shared.lock() {
-            *values = vec![current];
-        }
+        let shared = Arc::clone(shared);
+        Publisher { shared, series }
     }
 }
 
 impl RunExtension for Publisher {
+    /// Makes `sample` the series' current value.
     fn on_sample(&self, sample: &Sample, sampler: &Sampler) {
-        self.publish(sample, sampler);
+        let current = Current {
+            sample: Some(*sample),
+            elapsed_s: sample.t_s,
+            samples_total: sampler.ticks(),
+            sampler_cpu_s: sampler.cpu_seconds(),
+            ..self.series.clone()
+        };
+        if let Ok(mut values) = self.shared.lock() {
+            *values = vec![current];
+        }
     }
 }
