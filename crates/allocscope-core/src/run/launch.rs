@@ -47,9 +47,9 @@ pub struct Launch<'a> {
     pub cgroup: Option<&'a crate::cgroup::Parent>,
     /// The heap probe, when the run loads it (`--heap`, or a trim setting).
     pub probe: Option<&'a crate::probe::ProbeLaunch>,
-    /// `--server`: readiness, load, settle and stop.
+    /// `--server`'s phases: the run's driver, kept core (docs/ARCHITECTURE.md).
     pub service: Option<&'a super::service_spec::ServiceSettings>,
-    /// When the reclaim test runs (`--reclaim-at`); it needs the heap probe.
+    /// When the heap probe's reclaim test runs (`--reclaim-at`; the end).
     pub reclaim: super::reclaim::ReclaimAt,
     /// What flags add to this run, in order (`extension.rs`).
     pub extensions: Vec<&'a dyn super::extension::RunExtension>,
