@@ -8,42 +8,25 @@ use crate::record::{Settings, Summary};
 use crate::run::Interrupt;
 use crate::store::Store;
 use crate::units::{format_bytes, format_seconds};
-use anyhow::Context;
-use std::sync::{Arc, Mutex};
 
 pub fn record(options: RecordSettings) -> anyhow::Result<i32> {
     let default_name = default_name(&options.target);
     let target = options.target;
-    let metrics = match options.metrics {
-        Some(address) => {
-            let listener = crate::prometheus::bind(address)?;
-            let shared = Arc::new(Mutex::new(Vec::new()));
-            crate::prometheus::serve(listener, Arc::clone(&shared))
-                .context("starting the metrics server")?;
-            if !options.quiet {
-                eprintln!("allocscope: metrics at http://{address}/metrics");
-            }
-            Some(shared)
-        }
-        None => None,
-    };
+    let metrics = (options.metrics)
+        .map(|address| crate::prometheus::start(address, options.quiet))
+        .transpose()?;
     let interrupt = Interrupt::install()?;
     let mut store = Store::open(&options.db)?;
     let interval = options.interval;
     let name = options.name.unwrap_or(default_name);
-    let on_sample = metrics.map(|shared| {
-        Box::new(crate::prometheus::publisher(
-            &shared,
-            &name,
-            target.config_name(),
-        )) as Box<_>
-    });
+    let publisher = metrics
+        .map(|shared| crate::prometheus::Publisher::new(&shared, &name, target.config_name()));
     let settings = Settings {
         target,
         name,
         interval,
         duration: options.duration,
-        on_sample,
+        publisher,
     };
     let quiet = options.quiet;
     let db = options.db.display().to_string();

@@ -130,7 +130,7 @@ fn launch(
     let stdout_file = std::fs::File::create(&stdout_path)
         .with_context(|| format!("creating '{}'", stdout_path.display()))?;
     let stderr_path = logs_dir.join(format!("{}.stderr", new.name));
-    let (pid, pipe) = process::spawn(program, args, &new.env, &stderr_path, None)?;
+    let (pid, pipe) = process::spawn(program, args, &new.env, &stderr_path, Vec::new())?;
     reaper::spawn_reaper(events.clone())?;
     tap::spawn_tap(pipe, stdout_file, Vec::new(), events.clone())
         .context("starting the stdout tap")?;

@@ -10,7 +10,7 @@
 //!
 //! `record` only wires the parts: `begin.rs` the recording's row (new, or
 //! resumed) and a launched command; `ticks.rs` the loop (`run`'s sampling
-//! loop, each kept sample to the caller's `on_sample` callback and every
+//! loop, each kept sample to the `--metrics` publisher and every
 //! tick to the writer); `writer.rs` the store writer (`COMMIT_EVERY`);
 //! `ending.rs` a launched tree killed and how the recording ended;
 //! `attach.rs` whether an attached pid is still the same process.
@@ -24,7 +24,7 @@ mod ticks;
 mod writer;
 
 use allocscope_core::model::Sample;
-use allocscope_core::run::sampling::{SampleCallback, SamplingLoop};
+use allocscope_core::run::sampling::SamplingLoop;
 use allocscope_core::run::{Event, Interrupt};
 use allocscope_core::store::{Ending, Store};
 use std::sync::mpsc;
@@ -39,8 +39,8 @@ pub struct Settings {
     pub name: String,
     pub interval: std::time::Duration,
     pub duration: Option<std::time::Duration>,
-    /// Told each kept sample (`--metrics` publishes it).
-    pub on_sample: Option<Box<SampleCallback>>,
+    /// `--metrics`: publishes each kept sample.
+    pub publisher: Option<prometheus::Publisher>,
 }
 
 /// What `record` did, for its closing line.
@@ -85,7 +85,7 @@ pub fn record(
         launched: begun.launched,
         started_unix: begun.started_unix,
         duration: settings.duration,
-        on_sample: settings.on_sample.as_deref(),
+        publisher: settings.publisher.as_ref(),
         interrupt,
         events: &events,
     };

@@ -1,13 +1,13 @@
 //! The recording's ticks: `run`'s sampling loop every interval until the
 //! tree ends, the duration is reached, Ctrl-C, or the sink the samples go
-//! to fails. Each kept sample goes to the caller's `on_sample` callback
-//! (`--metrics` publishes it) and, with every tick taken, to the sink; the
+//! to fails. Each kept sample goes to the `--metrics` publisher, if any, and, with every tick taken, to the sink; the
 //! loop itself never stores.
 
 use super::attach;
+use crate::prometheus::Publisher;
 use allocscope_core::model::Sample;
-use allocscope_core::run::sampling::{SampleCallback, SamplingLoop, Tick};
-use allocscope_core::run::{Event, Interrupt};
+use allocscope_core::run::sampling::{SamplingLoop, Tick};
+use allocscope_core::run::{Event, Interrupt, RunExtension};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -24,7 +24,7 @@ pub(super) struct Watch<'a> {
     /// Samples are timed from here (a resumed recording's first start).
     pub started_unix: f64,
     pub duration: Option<Duration>,
-    pub on_sample: Option<&'a SampleCallback>,
+    pub publisher: Option<&'a Publisher>,
     pub interrupt: &'a Interrupt,
     pub events: &'a mpsc::Receiver<Event>,
 }
@@ -76,8 +76,8 @@ pub(super) fn run(
                 tally.samples += 1;
                 tally.peak_rss_bytes = tally.peak_rss_bytes.max(sample.rss_bytes);
                 tally.last = Some(sample);
-                if let Some(on_sample) = watch.on_sample {
-                    on_sample(&sample, sampling.sampler());
+                if let Some(publisher) = watch.publisher {
+                    publisher.on_sample(&sample, sampling.sampler());
                 }
                 Some(Some(sample))
             }

@@ -11,7 +11,7 @@ use crate::alloc::elf::{inspect_program, preload_ignored_reason};
 use crate::analyze::metrics::run_metrics;
 use crate::model::{Config, ExperimentInfo, ProgramLine};
 use crate::plan::PlannedRun;
-use crate::run::{self, Interrupt, Launch, Outcome, ReclaimAt, SampleCallback, ServiceSettings};
+use crate::run::{self, Interrupt, Launch, Outcome, ReclaimAt, ServiceSettings};
 use crate::store::Store;
 use crate::user_metric::UserMetric;
 use std::net::SocketAddr;
@@ -50,9 +50,9 @@ pub struct SessionSettings<'s> {
     pub metrics: Option<(SocketAddr, ServeMetrics)>,
 }
 
-/// `--metrics`: each run's sample callback, from the experiment's label and
+/// `--metrics`: each run's publishing extension, from the experiment's label and
 /// the configuration's name.
-pub type Publish = Box<dyn Fn(&str, &str) -> Box<SampleCallback>>;
+pub type Publish = Box<dyn Fn(&str, &str) -> Box<dyn run::RunExtension>>;
 /// Starts serving `--metrics` at an address; called as the session starts,
 /// so a port in use stops it before any run.
 pub type ServeMetrics = fn(SocketAddr) -> anyhow::Result<Publish>;
@@ -282,9 +282,7 @@ impl<'s> Session<'s> {
             slug(&config.name),
             planned.repetition
         );
-        let publish = self
-            .metrics
-            .as_ref()
+        let publisher = (self.metrics.as_ref())
             .map(|publish| publish(&self.experiment_label, &config.name));
         let launch = Launch {
             program: &settings.lines[planned.config].program,
@@ -303,11 +301,16 @@ impl<'s> Session<'s> {
             marks: settings.marks,
             memory_limit: settings.memory_limit,
             cgroup: self.cgroup.as_ref(),
-            pin: self.cpus.pin.as_ref(),
             probe: self.probes[planned.config].as_ref(),
             service: settings.service,
-            on_sample: publish.as_deref(),
             reclaim: settings.reclaim_at.clone(),
+            extensions: [
+                publisher.as_deref(),
+                self.cpus.pin.as_ref().map(|p| p as &dyn run::RunExtension),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
         };
         run::execute(&launch, self.interrupt)
     }

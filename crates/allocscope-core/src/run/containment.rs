@@ -6,6 +6,7 @@
 //! which was used). The workload joins the group (or sets the rlimit)
 //! between fork and exec.
 
+use super::extension::ChildStep;
 use crate::cgroup::{Parent, RunGroup, Version};
 
 #[derive(Debug)]
@@ -62,8 +63,7 @@ impl Containment {
     /// What the child runs between fork and exec: join the group, or set
     /// the rlimit; `None` when there is nothing to do. Only
     /// async-signal-safe calls.
-    #[allow(clippy::type_complexity)]
-    pub fn child_hook(&self) -> Option<Box<dyn Fn() -> std::io::Result<()> + Send + Sync>> {
+    pub fn child_hook(&self) -> Option<ChildStep> {
         if let Some(fd) = self.group.as_ref().and_then(RunGroup::procs_fd) {
             return Some(Box::new(move || {
                 let mut digits = [0u8; 20];

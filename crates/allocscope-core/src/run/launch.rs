@@ -6,7 +6,7 @@
 use super::containment::Containment;
 use super::event::Event;
 use super::heap::HeapRun;
-use super::sampling::{OnSample, SamplingLoop};
+use super::sampling::SamplingLoop;
 use super::service::{ServicePaths, ServiceRun};
 use super::{process, reaper, tap};
 use crate::model::{Config, RunRecord};
@@ -45,16 +45,14 @@ pub struct Launch<'a> {
     /// Where the run's memory cgroup goes; `None` with `--cgroup off` or
     /// where none can be made.
     pub cgroup: Option<&'a crate::cgroup::Parent>,
-    /// `--cpus N` within this machine's CPUs: the CPUs to pin the workload to.
-    pub pin: Option<&'a super::pin::CpuPin>,
     /// The heap probe, when the run loads it (`--heap`, or a trim setting).
     pub probe: Option<&'a crate::probe::ProbeLaunch>,
-    /// `--server`: readiness, load, settle and stop.
+    /// `--server`'s phases: the run's driver, kept core (docs/ARCHITECTURE.md).
     pub service: Option<&'a super::service_spec::ServiceSettings>,
-    /// Told each tick's sample (`compare --metrics` publishes it).
-    pub on_sample: Option<OnSample<'a>>,
-    /// When the reclaim test runs (`--reclaim-at`); it needs the heap probe.
+    /// When the heap probe's reclaim test runs (`--reclaim-at`; the end).
     pub reclaim: super::reclaim::ReclaimAt,
+    /// What flags add to this run, in order (`extension.rs`).
+    pub extensions: Vec<&'a dyn super::extension::RunExtension>,
 }
 
 pub enum Outcome {
@@ -71,22 +69,6 @@ pub(super) struct Spawned<'a> {
     pub containment: Containment,
     pub service: Option<ServiceRun<'a>>,
     pub events: mpsc::Receiver<Event>,
-}
-
-type ChildHook = Box<dyn Fn() -> std::io::Result<()> + Send + Sync>;
-
-/// What the child does between fork and exec: join its cgroup (or take its
-/// rlimit), then take its CPUs.
-fn child_hook(contain: Option<ChildHook>, pin: Option<&super::pin::CpuPin>) -> Option<ChildHook> {
-    let Some(pin) = pin.map(super::pin::CpuPin::child_hook) else {
-        return contain;
-    };
-    Some(Box::new(move || {
-        if let Some(contain) = &contain {
-            contain()?;
-        }
-        pin()
-    }))
 }
 
 /// Spawns the workload with its helpers; the heap probe's reader, if any,
@@ -122,7 +104,10 @@ pub(super) fn spawn<'a>(
         launch.args,
         &env,
         &launch.stderr_path,
-        child_hook(containment.child_hook(), launch.pin),
+        // The cgroup joined first, so what extensions do counts in it.
+        (containment.child_hook().into_iter())
+            .chain(launch.extensions.iter().filter_map(|e| e.child_step()))
+            .collect(),
     )?;
     let (events_tx, events) = mpsc::channel();
     reaper::spawn_reaper(events_tx.clone())?;

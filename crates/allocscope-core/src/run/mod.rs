@@ -2,7 +2,7 @@
 //! every interval until the whole tree has ended (or the time limit or Ctrl-C),
 //! record a marker with the next reading of the tree for each progress line
 //! its stdout tap reports (`marks.rs`), and return what was measured. Never stores or formats anything;
-//! each tick's sample is also handed to the caller's `OnSample` callback.
+//! each tick's sample is also handed to the run's extensions (`extension.rs`).
 //!
 //! Three threads: this one (spawns, samples, decides), the reaper (blocks in
 //! wait4) and the stdout tap (copies the pipe to the stdout file and matches
@@ -20,6 +20,7 @@ mod conclude;
 mod containment;
 mod ending;
 mod event;
+mod extension;
 mod heap;
 mod interrupt;
 mod launch;
@@ -42,12 +43,12 @@ pub mod tap;
 mod values;
 
 pub use event::Event;
+pub use extension::{ChildStep, RunExtension};
 pub use interrupt::Interrupt;
 pub use launch::{Launch, Outcome};
 pub use pin::CpuPin;
 pub use process::become_subreaper;
 pub use reclaim_at::ReclaimAt;
-pub use sampling::{OnSample, SampleCallback};
 pub use service_spec::{LoadSpec, Readiness, ServiceSettings};
 pub use status::classify_wait_status;
 pub use status::signal_name;
@@ -87,7 +88,7 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         },
         service,
         ender: Ender::new(start, launch.timeout),
-        on_sample: launch.on_sample,
+        extensions: &launch.extensions,
         samples: Vec::new(),
         marks: marks::Marks::default(),
         usage: Usage::default(),

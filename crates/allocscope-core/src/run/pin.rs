@@ -4,20 +4,12 @@
 //! Above that, nothing is pinned: the allocators' sizing is emulated by
 //! `alloc::cpus`, CPU contention is not.
 
+use super::extension::{ChildStep, RunExtension};
 use anyhow::Context;
 
 /// The CPUs a workload is pinned to.
-#[derive(Clone)]
 pub struct CpuPin {
     set: libc::cpu_set_t,
-    /// Their numbers, in order.
-    pub cpus: Vec<usize>,
-}
-
-impl std::fmt::Debug for CpuPin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CpuPin").field("cpus", &self.cpus).finish()
-    }
 }
 
 impl CpuPin {
@@ -35,17 +27,17 @@ impl CpuPin {
             // SAFETY: `cpu` came from CPU_ISSET over the same set size.
             unsafe { libc::CPU_SET(cpu, &mut set) };
         }
-        Ok(Some(CpuPin {
-            set,
-            cpus: chosen.to_vec(),
-        }))
+        Ok(Some(CpuPin { set }))
     }
+}
 
-    /// The hook that pins the child to these CPUs; it runs between fork and
-    /// exec, so it makes one system call and allocates nothing.
-    pub fn child_hook(&self) -> impl Fn() -> std::io::Result<()> + Send + Sync + 'static {
+/// `--cpus`: a run extension whose child step pins the workload.
+impl RunExtension for CpuPin {
+    /// Pins the child to these CPUs; it runs between fork and exec, so it
+    /// makes one system call and allocates nothing.
+    fn child_step(&self) -> Option<ChildStep> {
         let set = self.set;
-        move || {
+        Some(Box::new(move || {
             // SAFETY: sched_setaffinity on ourselves with a valid set.
             let rc =
                 unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
@@ -53,7 +45,7 @@ impl CpuPin {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
-        }
+        }))
     }
 }
 
@@ -84,8 +76,7 @@ mod tests {
         let more = u32::try_from(ours.len() + 1)?;
         assert!(CpuPin::first(more)?.is_none());
         let pin = CpuPin::first(1)?.context("one CPU is always there")?;
-        assert_eq!(pin.cpus, vec![ours[0]]);
-        let hook = pin.child_hook();
+        let hook = pin.child_step().context("a pin has a child step")?;
         let mut command = std::process::Command::new("grep");
         command.args(["Cpus_allowed_list", "/proc/self/status"]);
         // SAFETY: the hook makes one system call.

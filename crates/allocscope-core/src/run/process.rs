@@ -1,6 +1,7 @@
 //! Starting the workload in its own process group, tied to allocscope's life,
 //! and ending its whole tree.
 
+use super::extension::ChildStep;
 use crate::alloc::keys::THP_DISABLE_ENV;
 use anyhow::Context;
 use std::ffi::OsString;
@@ -34,7 +35,7 @@ pub fn spawn(
     args: &[OsString],
     env: &[(String, String)],
     stderr_path: &Path,
-    child_hook: Option<Box<dyn Fn() -> std::io::Result<()> + Send + Sync>>,
+    child_steps: Vec<ChildStep>,
 ) -> anyhow::Result<(i32, ChildStdout)> {
     let stderr = File::create(stderr_path)
         .with_context(|| format!("creating '{}'", stderr_path.display()))?;
@@ -66,10 +67,7 @@ pub fn spawn(
             if thp_disable && libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            match &child_hook {
-                Some(hook) => hook(),
-                None => Ok(()),
-            }
+            child_steps.iter().try_for_each(|step| step())
         });
     }
     let mut child = command

@@ -3,18 +3,12 @@
 //! due tick walks the tree, lets its caller look at the pids found (a load
 //! check, an attached root), charges that work to the budget and yields the
 //! tree's sample; between ticks it takes fresh samples for markers. What a
-//! sample means, and where it goes, is the caller's business: each one is
-//! handed to an `OnSample` callback by the caller, never published here.
+//! sample means, and where it goes, is the caller's business: never
+//! published here.
 
 use crate::model::Sample;
 use crate::sample::{thread_cpu_seconds, Sampler, TreeWalker, DEFAULT_BUDGET};
 use std::time::{Duration, Instant};
-
-/// Where each tick's sample goes besides the run (e.g. `--metrics`); told
-/// the sampler too, for its tick count and CPU time.
-pub type SampleCallback = dyn Fn(&Sample, &Sampler);
-/// A borrowed `SampleCallback`, as a run takes it.
-pub type OnSample<'a> = &'a SampleCallback;
 
 /// What a tick gave. A return value consumed at once, never stored, so the
 /// sample stays inline rather than boxed on every tick.

@@ -10,12 +10,13 @@
 
 use super::ending::Ender;
 use super::event::Event;
+use super::extension::RunExtension;
 use super::interrupt::Interrupt;
 use super::marks::Marks;
 use super::process;
 use super::reaper::Usage;
 use super::reclaim::Reclaimer;
-use super::sampling::{OnSample, SamplingLoop, Tick};
+use super::sampling::{SamplingLoop, Tick};
 use super::service::{Action, ServiceRun};
 use super::settle::Checks;
 use crate::model::Sample;
@@ -34,7 +35,7 @@ pub(super) struct Supervisor<'a> {
     pub checks: Checks,
     pub service: Option<ServiceRun<'a>>,
     pub ender: Ender,
-    pub on_sample: Option<OnSample<'a>>,
+    pub extensions: &'a [&'a dyn RunExtension],
     pub samples: Vec<Sample>,
     pub marks: Marks,
     pub usage: Usage,
@@ -115,8 +116,8 @@ impl Supervisor<'_> {
                 }
                 self.samples.push(sample);
                 self.marks.settle(Some(&sample), now);
-                if let Some(on_sample) = self.on_sample {
-                    on_sample(&sample, self.sampling.sampler());
+                for extension in self.extensions {
+                    extension.on_sample(&sample, self.sampling.sampler());
                 }
             }
             Tick::NotDue if !self.checks.settled() => {

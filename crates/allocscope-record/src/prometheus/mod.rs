@@ -6,10 +6,14 @@
 //! asked for with `--metrics-public`, since the values describe the host.
 
 mod http;
+mod publisher;
+
+pub use publisher::Publisher;
 
 use allocscope_core::model::Sample;
 use allocscope_core::rounds::session::Publish;
 use allocscope_core::usage_error::UsageError;
+use anyhow::Context;
 use std::fmt::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
@@ -27,31 +31,6 @@ pub struct Current {
 
 /// The values the server shows; the recording loop replaces them each tick.
 pub type Shared = Arc<Mutex<Vec<Current>>>;
-
-/// The callback a run or recording hands each tick's sample to: it makes
-/// that sample the current value of the series (`recording`, `config`), the
-/// only one shown, since one run or recording is sampled at a time.
-pub fn publisher(
-    shared: &Shared,
-    recording: &str,
-    config: &str,
-) -> impl Fn(&Sample, &allocscope_core::sample::Sampler) + Send + Sync + 'static {
-    let shared = Arc::clone(shared);
-    let (recording, config) = (recording.to_string(), config.to_string());
-    move |sample, sampler| {
-        let current = Current {
-            recording: recording.clone(),
-            config: config.clone(),
-            sample: Some(*sample),
-            elapsed_s: sample.t_s,
-            samples_total: sampler.ticks(),
-            sampler_cpu_s: sampler.cpu_seconds(),
-        };
-        if let Ok(mut values) = shared.lock() {
-            *values = vec![current];
-        }
-    }
-}
 
 /// Parses `ADDR:PORT` (or `:PORT`, `PORT`: loopback) and refuses a
 /// non-loopback address unless `public`.
@@ -80,9 +59,20 @@ pub fn parse_address(text: &str, public: bool) -> Result<SocketAddr, UsageError>
     Ok(address)
 }
 
-/// Binds the address now, so that a port in use stops allocscope before
-/// anything is recorded.
-pub fn bind(address: SocketAddr) -> Result<TcpListener, UsageError> {
+/// `--metrics ADDRESS`: bound now, so that a port in use stops allocscope
+/// before anything is measured, then served for the rest of the process's
+/// life; said on stderr unless `quiet`.
+pub fn start(address: SocketAddr, quiet: bool) -> anyhow::Result<Shared> {
+    let listener = bind(address)?;
+    let shared = Shared::default();
+    serve(listener, Arc::clone(&shared)).context("starting the metrics server")?;
+    if !quiet {
+        eprintln!("allocscope: metrics at http://{address}/metrics");
+    }
+    Ok(shared)
+}
+
+fn bind(address: SocketAddr) -> Result<TcpListener, UsageError> {
     TcpListener::bind(address).map_err(|error| {
         let why = if error.kind() == std::io::ErrorKind::AddrInUse {
             "is already in use; stop what listens there or choose another port".to_string()
@@ -93,22 +83,18 @@ pub fn bind(address: SocketAddr) -> Result<TcpListener, UsageError> {
     })
 }
 
-/// `compare --metrics`: serves from now on, and makes each run's sample
-/// callback (`rounds::session::Publish`) publish under the experiment and
+/// `compare --metrics`: serves from now on, and makes each run's
+/// extension (`rounds::session::Publish`) publish under the experiment and
 /// the configuration.
 pub fn serve_runs(address: SocketAddr) -> anyhow::Result<Publish> {
-    let listener = bind(address)?;
-    let shared = Shared::default();
-    serve(listener, Arc::clone(&shared))?;
-    eprintln!("allocscope: metrics at http://{address}/metrics");
+    let shared = start(address, false)?;
     Ok(Box::new(move |experiment, config| {
-        Box::new(publisher(&shared, experiment, config))
+        Box::new(Publisher::new(&shared, experiment, config))
     }))
 }
 
-/// Serves `GET /metrics` from `shared` on a background thread for the rest
-/// of the process's life.
-pub fn serve(listener: TcpListener, shared: Shared) -> std::io::Result<()> {
+/// Serves `GET /metrics` from `shared` on a background thread.
+fn serve(listener: TcpListener, shared: Shared) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("metrics".into())
         .spawn(move || {
