@@ -27,6 +27,7 @@ pub mod summary;
 pub mod throughput;
 pub mod types;
 pub mod verdict;
+pub mod verdict_reasons;
 
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;

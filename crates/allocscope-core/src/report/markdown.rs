@@ -249,10 +249,10 @@ impl Reporter for MarkdownReporter {
             out,
             "### Verdict ({})\n\n{}\n",
             super::verdict_text::thresholds(v),
-            escape(&v.reason)
+            escape(&super::verdict_words::reason(v))
         )?;
-        for line in &v.explanation {
-            writeln!(out, "- {}", escape(line))?;
+        for line in super::verdict_words::explanation(v) {
+            writeln!(out, "- {}", escape(&line))?;
         }
         if let Some(cause) = &v.cause {
             writeln!(out, "\n{}:\n", super::verdict_text::WHY_HEAD)?;

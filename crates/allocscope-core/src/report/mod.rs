@@ -25,7 +25,9 @@ mod service_table;
 pub mod svg;
 pub mod table;
 mod thin;
+pub mod verdict_json;
 pub mod verdict_text;
+pub mod verdict_words;
 
 #[cfg(test)]
 mod breakdown_export_tests;
