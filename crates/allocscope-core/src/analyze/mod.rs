@@ -5,7 +5,6 @@
 
 pub mod cause;
 pub mod cause_figures;
-pub mod cause_words;
 pub mod choice;
 pub mod decide;
 pub mod deploy;

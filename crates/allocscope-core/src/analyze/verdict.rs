@@ -20,7 +20,7 @@ use super::metric_table::MetricDef;
 pub use super::verdict_reasons::{Dropped, Figures, Note, Oom, OpenSide, Place, Reason, Tie};
 use crate::judging::JudgeSettings;
 use crate::model::{RunStatus, StoredExperiment};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -42,20 +42,32 @@ pub struct Unsettled {
     pub more_rounds: Option<u32>,
 }
 
-/// The verdict as data; `report/verdict_words.rs` puts it in words.
-#[derive(Debug, Clone, PartialEq)]
+/// The verdict as data; `report/verdict_words.rs` puts it in words. The
+/// JSON export (`report/verdict_json.rs`) writes `outcome`, `config` and
+/// the sentences, then this, then the cause with its sentences.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
+    #[serde(skip)]
     pub outcome: Outcome,
     /// The configuration to run with (the baseline when keeping the default).
+    #[serde(skip)]
     pub config: Option<String>,
-    /// Why, in one paragraph.
+    /// Why; in JSON `reason_data` (`reason` is the sentence).
+    #[serde(rename = "reason_data")]
     pub reason: Reason,
-    /// One line per non-baseline configuration: what it saved and cost, and
-    /// where it stands; then notes about the measures.
+    /// One note per non-baseline configuration: what it saved and cost,
+    /// and where it stands; then notes about the measures. In JSON
+    /// `explanation_data` (`explanation` holds the sentences).
+    #[serde(rename = "explanation_data")]
     pub explanation: Vec<Note>,
-    /// The metric-table row memory was judged by.
+    /// The metric-table row memory was judged by; in JSON its id
+    /// (`memory_metric`: e.g. `mean_rss_bytes`, `mean_pss_bytes`,
+    /// `rss_end_load_bytes`).
+    #[serde(rename = "memory_metric", serialize_with = "judged_key")]
     pub memory: MetricDef,
-    /// The row the budget applies to.
+    /// The row the budget applies to; in JSON (`performance_metric`) its id
+    /// (`wall_s`, `p95_ms`), or a `--metric`'s NAME.
+    #[serde(rename = "performance_metric", serialize_with = "judged_key")]
     pub performance: MetricDef,
     pub max_slowdown_pct: f64,
     pub min_saving_pct: f64,
@@ -67,10 +79,17 @@ pub struct Verdict {
     /// Without a recommendation, the memory limit of the configuration that
     /// stays (the default kept, or the baseline while the verdict is open)
     /// and its container lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kept_limit: Option<KeptLimit>,
     /// Where the memory went and what the recommendation (else the
     /// candidate that saved most) removed; absent without breakdowns.
+    #[serde(skip)]
     pub cause: Option<Cause>,
+}
+
+/// The key JSON names a judged row by: its id, or a `--metric`'s NAME.
+fn judged_key<S: Serializer>(row: &MetricDef, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(if row.is_user() { row.name() } else { &row.id })
 }
 
 /// The other qualifiers whose memory interval overlaps the winner's.

@@ -335,8 +335,8 @@ fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
             "\n<p id=\"why\">{}:</p><ul>",
             escape(super::verdict_text::WHY_HEAD)
         )?;
-        for line in &cause.lines {
-            writeln!(out, "<li>{}</li>", escape(line))?;
+        for line in super::cause_words::lines(cause) {
+            writeln!(out, "<li>{}</li>", escape(&line))?;
         }
         write!(out, "</ul>")?;
     }

@@ -256,8 +256,8 @@ impl Reporter for MarkdownReporter {
         }
         if let Some(cause) = &v.cause {
             writeln!(out, "\n{}:\n", super::verdict_text::WHY_HEAD)?;
-            for line in &cause.lines {
-                writeln!(out, "- {}", escape(line))?;
+            for line in super::cause_words::lines(cause) {
+                writeln!(out, "- {}", escape(&line))?;
             }
         }
         if !analysis.warnings.is_empty() {

@@ -6,6 +6,7 @@
 //! from here.
 
 mod breakdown_table;
+pub mod cause_words;
 pub mod columns;
 pub mod cpus_line;
 pub mod csv;

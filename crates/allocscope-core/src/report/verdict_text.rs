@@ -36,8 +36,8 @@ pub fn verdict(out: &mut String, v: &Verdict) -> Result<()> {
     }
     if let Some(cause) = &v.cause {
         writeln!(out, "  {WHY_HEAD}:")?;
-        for reason in &cause.lines {
-            for (i, line) in wrap(reason, 84).iter().enumerate() {
+        for sentence in super::cause_words::lines(cause) {
+            for (i, line) in wrap(&sentence, 84).iter().enumerate() {
                 writeln!(out, "  {} {line}", if i == 0 { "-" } else { " " })?;
             }
         }

@@ -146,32 +146,18 @@ fn side_words(side: OpenSide) -> &'static str {
 /// One sentence per note of the verdict.
 pub fn explanation(v: &Verdict) -> Vec<String> {
     // The heap probe's mean and peak each in one unit across its notes.
-    let heap = |pick: fn(&Note) -> Option<f64>| {
-        ColumnUnit::for_values(Unit::Bytes, v.explanation.iter().filter_map(pick))
-    };
-    let units = HeapUnits {
-        mean: heap(|n| match n {
-            Note::HeapProbe {
-                mean_live_heap_bytes,
-                ..
-            } => Some(*mean_live_heap_bytes),
-            _ => None,
-        }),
-        peak: heap(|n| match n {
-            Note::HeapProbe {
-                peak_live_heap_bytes,
-                ..
-            } => *peak_live_heap_bytes,
-            _ => None,
-        }),
-    };
-    v.explanation.iter().map(|n| note(v, n, &units)).collect()
-}
-
-/// The units of the heap probe's notes.
-struct HeapUnits {
-    mean: ColumnUnit,
-    peak: ColumnUnit,
+    let heap = v.explanation.iter().filter_map(|n| match n {
+        Note::HeapProbe {
+            mean_live_heap_bytes: mean,
+            peak_live_heap_bytes: peak,
+            ..
+        } => Some((*mean, *peak)),
+        _ => None,
+    });
+    let mean = ColumnUnit::for_values(Unit::Bytes, heap.clone().map(|(mean, _)| mean));
+    let peak = ColumnUnit::for_values(Unit::Bytes, heap.filter_map(|(_, peak)| peak));
+    let units = [mean, peak];
+    v.explanation.iter().map(|n| note(v, n, units)).collect()
 }
 
 /// `OOM-killed under the 64.0 MiB limit in 3 of 3 runs`.
@@ -182,7 +168,8 @@ fn oom_words(oom: &Oom) -> String {
     format!("OOM-killed{limit} in {} of {} runs", oom.killed, oom.runs)
 }
 
-fn note(v: &Verdict, n: &Note, units: &HeapUnits) -> String {
+/// A note's sentence; `units` are the heap probe's mean's and peak's.
+fn note(v: &Verdict, n: &Note, [mean, peak]: [ColumnUnit; 2]) -> String {
     match n {
         Note::Candidate {
             config,
@@ -247,8 +234,8 @@ fn note(v: &Verdict, n: &Note, units: &HeapUnits) -> String {
             format!(
                 "heap probe, {config}: mean live heap {} (peak {}); RSS was {overhead_ratio:.2}x \
                  the live heap{arenas}.",
-                units.mean.show(*mean_live_heap_bytes),
-                peak_live_heap_bytes.map_or("-".to_string(), |b| units.peak.show(b)),
+                mean.show(*mean_live_heap_bytes),
+                peak_live_heap_bytes.map_or("-".to_string(), |b| peak.show(b)),
             )
         }
     }
