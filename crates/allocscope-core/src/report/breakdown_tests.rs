@@ -260,14 +260,14 @@ fn no_cause_is_named_for_a_saving_within_noise() -> Result<()> {
         cause.difference,
         None,
         "{:?}",
-        crate::report::cause_words::lines(&cause)
+        crate::report::cause_words::lines(cause)
     );
     assert!(
-        !crate::report::cause_words::lines(&cause)
+        !crate::report::cause_words::lines(cause)
             .iter()
             .any(|l| l.starts_with("What ")),
         "{:?}",
-        crate::report::cause_words::lines(&cause)
+        crate::report::cause_words::lines(cause)
     );
     Ok(())
 }
