@@ -3,11 +3,10 @@
 //! peak, its arenas, its reclaim test), and what the focus candidate (the
 //! recommendation, else the one that saved most) removed against the
 //! baseline, with the cause and its remedy. The figures are in
-//! `cause_figures.rs`, the words in `cause_words.rs`.
+//! `cause_figures.rs`; `report/cause_words.rs` puts them in words.
 
 use super::cause_figures::{difference, difference_at_reclaim, COVERED};
 pub use super::cause_figures::{Basis, CauseKind, Difference, Part, PartChange, WhereWent, PARTS};
-use super::cause_words::{config_line, difference_line, reclaim_difference_line, uncovered_line};
 use super::metrics;
 use crate::judging::RuledOut;
 use crate::model::{RunMetrics, RunStatus, StoredConfig, StoredExperiment, StoredRun};
@@ -21,9 +20,14 @@ pub struct Cause {
     pub configs: Vec<WhereWent>,
     /// What the focus candidate removed against the baseline.
     pub difference: Option<Difference>,
-    /// In words: the baseline's line, each other configuration's, then
-    /// what the focus candidate removed.
-    pub lines: Vec<String>,
+    /// The configurations that get a line, as indices into `configs`: the
+    /// baseline first, then the others a race did not drop.
+    #[serde(skip)]
+    pub shown: Vec<usize>,
+    /// The baseline and the focus candidate, as indices into `configs`,
+    /// when both had a breakdown.
+    #[serde(skip)]
+    pub pair: Option<(usize, usize)>,
 }
 
 impl Cause {
@@ -43,48 +47,43 @@ pub fn explain(
     focus: Option<usize>,
     left_out: &RuledOut,
 ) -> Option<Cause> {
-    let configs: Vec<Option<WhereWent>> = experiment.configs.iter().map(where_went).collect();
-    if configs.iter().all(Option::is_none) {
+    let all: Vec<Option<WhereWent>> = experiment.configs.iter().map(where_went).collect();
+    if all.iter().all(Option::is_none) {
         return None;
     }
-    let base = configs.get(baseline).and_then(Option::as_ref);
-    let cand = focus
-        .filter(|&f| f != baseline)
-        .and_then(|f| configs.get(f))
-        .and_then(Option::as_ref);
+    // A configuration's index among those with a breakdown, if it had one.
+    let at = |i: usize| {
+        all.get(i)?.as_ref()?;
+        Some(all[..i].iter().flatten().count())
+    };
+    let pair = at(baseline).zip(focus.filter(|&f| f != baseline).and_then(at));
+    let shown = at(baseline)
+        .into_iter()
+        .chain(
+            (0..all.len())
+                .filter(|&i| i != baseline)
+                // A race's dropped candidates have a line in its own table.
+                .filter(|&i| left_out.when(&experiment.configs[i].config.name).is_none())
+                .filter_map(at),
+        )
+        .collect();
+    let configs: Vec<WhereWent> = all.into_iter().flatten().collect();
     // Means over different stretches of two runs explain nothing: then
     // the readings both probes made fresh at the reclaim test do.
     let covered = |w: &WhereWent| w.coverage >= COVERED;
-    let pair = base.zip(cand);
     let difference = pair.and_then(|(b, c)| {
+        let (b, c) = (&configs[b], &configs[c]);
         if covered(b) && covered(c) {
             difference(b, c)
         } else {
             difference_at_reclaim(b, c)
         }
     });
-    let mut lines: Vec<String> = base.into_iter().map(config_line).collect();
-    lines.extend(
-        configs
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| i != baseline)
-            // A race's dropped candidates have a line in its own table.
-            .filter(|&(i, _)| left_out.when(&experiment.configs[i].config.name).is_none())
-            .filter_map(|(_, w)| w.as_ref().map(config_line)),
-    );
-    if let (Some(d), Some(b), Some(c)) = (&difference, base, cand) {
-        lines.push(match d.basis {
-            Basis::Mean => difference_line(d, b, c),
-            Basis::Reclaim => reclaim_difference_line(d, b, c),
-        });
-    } else if let Some((b, c)) = pair.filter(|(b, c)| !covered(b) || !covered(c)) {
-        lines.push(uncovered_line(b, c));
-    }
     Some(Cause {
-        configs: configs.into_iter().flatten().collect(),
+        configs,
         difference,
-        lines,
+        shown,
+        pair,
     })
 }
 

@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::analyze::cause_figures::{at_reclaim, difference, difference_at_reclaim};
-use crate::analyze::cause_words::{config_line, difference_line, reclaim_difference_line};
 use crate::model::{Breakdown, Reclaim, ReclaimReach};
+use crate::report::cause_words::{config_line, difference_line, reclaim_difference_line};
 
 const MIB: u64 = 1 << 20;
 
@@ -214,7 +214,10 @@ fn no_cause_is_named_from_a_breakdown_that_covers_part_of_its_run() {
     }
     let cause = explain(&e, 0, Some(1), &RuledOut::default()).expect("breakdowns");
     assert_eq!(cause.difference, None);
-    let last = cause.lines.last().cloned().unwrap_or_default();
+    let last = crate::report::cause_words::lines(&cause)
+        .last()
+        .cloned()
+        .unwrap_or_default();
     assert!(last.starts_with("No cause named between"), "{last}");
     // Covered in full, the same runs are explained.
     for s in e.configs[0]
@@ -335,9 +338,7 @@ fn a_configuration_a_race_dropped_gets_no_line() {
     }
     let dropped = e.configs[2].config.name.clone();
     let said = |left_out: &RuledOut| {
-        explain(&e, 0, Some(1), left_out)
-            .expect("breakdowns")
-            .lines
+        crate::report::cause_words::lines(&explain(&e, 0, Some(1), left_out).expect("breakdowns"))
             .iter()
             .filter(|l| l.starts_with(&format!("{dropped}:")))
             .count()

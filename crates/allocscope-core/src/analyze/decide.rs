@@ -10,7 +10,8 @@
 use super::interval::{t_quantile, LogRatio};
 
 /// Where one side of a candidate stands against its threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Side {
     /// The whole interval is on the good side (saves enough / within budget).
     Good,

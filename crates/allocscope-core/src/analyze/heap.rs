@@ -3,9 +3,9 @@
 //! the probe's CPU time, and which mode measured them.
 
 use super::stats::median;
+use super::verdict_reasons::Note;
 use crate::judging::RuledOut;
 use crate::model::{RunMetrics, RunStatus, StoredConfig, StoredExperiment};
-use crate::units::{ColumnUnit, Unit};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -86,34 +86,21 @@ pub fn explain(
     experiment: &StoredExperiment,
     heap: &[HeapSummary],
     left_out: &RuledOut,
-) -> Vec<String> {
-    // The mean and the peak each in one unit across the configurations.
-    let column = |pick: fn(&HeapSummary) -> Option<f64>| {
-        ColumnUnit::for_values(Unit::Bytes, heap.iter().filter_map(pick))
-    };
-    let (mean, peak) = (
-        column(|h| h.mean_live_heap_bytes),
-        column(|h| h.peak_live_heap_bytes),
-    );
+) -> Vec<Note> {
     experiment
         .configs
         .iter()
         .zip(heap)
         .filter(|(c, _)| left_out.when(&c.config.name).is_none())
         .filter_map(|(c, h)| {
-            let (live, ratio) = (h.mean_live_heap_bytes?, h.mean_overhead_ratio?);
-            let noun = |a: f64| if a == 1.0 { "arena" } else { "arenas" };
-            let arenas = match (h.arenas_max, &h.arenas_process) {
-                (Some(a), Some(process)) => format!(", {a:.0} {} ({process})", noun(a)),
-                (Some(a), None) => format!(", {a:.0} {}", noun(a)),
-                _ => String::new(),
-            };
-            Some(format!(
-                "heap probe, {}: mean live heap {} (peak {}); RSS was {ratio:.2}x the live heap{arenas}.",
-                c.config.name,
-                mean.show(live),
-                h.peak_live_heap_bytes.map_or("-".to_string(), |b| peak.show(b)),
-            ))
+            Some(Note::HeapProbe {
+                config: c.config.name.clone(),
+                mean_live_heap_bytes: h.mean_live_heap_bytes?,
+                peak_live_heap_bytes: h.peak_live_heap_bytes,
+                overhead_ratio: h.mean_overhead_ratio?,
+                arenas_max: h.arenas_max,
+                arenas_process: h.arenas_process.clone(),
+            })
         })
         .collect()
 }

@@ -5,7 +5,6 @@
 
 pub mod cause;
 pub mod cause_figures;
-pub mod cause_words;
 pub mod choice;
 pub mod decide;
 pub mod deploy;
@@ -27,6 +26,7 @@ pub mod summary;
 pub mod throughput;
 pub mod types;
 pub mod verdict;
+pub mod verdict_reasons;
 
 #[cfg(any(test, feature = "fixtures"))]
 pub mod fixture;

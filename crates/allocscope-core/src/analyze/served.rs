@@ -8,6 +8,7 @@
 //! not allocator names: what served them is shown, never held against them.
 
 use super::judge::Judged;
+use super::verdict_reasons::{Note, Reason};
 use crate::model::{StoredConfig, StoredExperiment};
 
 /// What served the configuration's runs (the first run that recorded it).
@@ -37,17 +38,16 @@ pub fn only_run(experiment: &StoredExperiment, judged: Vec<Judged>) -> Vec<Judge
         .collect()
 }
 
-/// One sentence per configuration left out of the verdict, and why.
-pub fn left_out(experiment: &StoredExperiment) -> Vec<String> {
+/// One note per configuration left out of the verdict, and why.
+pub fn left_out(experiment: &StoredExperiment) -> Vec<Note> {
     experiment
         .configs
         .iter()
         .filter_map(|c| {
-            mismatch(c).map(|other| {
-                format!(
-                    "{}: left out of the verdict: its runs were served by {other}, not {}.",
-                    c.config.name, c.config.allocator
-                )
+            mismatch(c).map(|other| Note::LeftOut {
+                config: c.config.name.clone(),
+                allocator: c.config.allocator.clone(),
+                served_by: other.to_string(),
             })
         })
         .collect()
@@ -55,26 +55,23 @@ pub fn left_out(experiment: &StoredExperiment) -> Vec<String> {
 
 /// Why the verdict is withheld: every configuration ran one allocator, some
 /// of them named after another; or the baseline did not run its own.
-pub fn withheld(experiment: &StoredExperiment, baseline: usize) -> Option<String> {
+pub fn withheld(experiment: &StoredExperiment, baseline: usize) -> Option<Reason> {
     let configs = &experiment.configs;
     let served: Vec<Option<&str>> = configs.iter().map(served_by).collect();
     let any_mismatch = configs.iter().any(|c| mismatch(c).is_some());
     if let Some(one) = served.first().copied().flatten() {
         if any_mismatch && served.iter().all(|s| *s == Some(one)) {
-            return Some(format!(
-                "No verdict: every configuration ran {one}, so no allocator was compared with \
-                 another. Remove what overrides them (an LD_PRELOAD in their settings), or \
-                 compare builds with --variant."
-            ));
+            let allocator = one.to_string();
+            return Some(Reason::OneAllocator { allocator });
         }
     }
     let base = configs.get(baseline)?;
     let other = mismatch(base)?;
-    Some(format!(
-        "No verdict: the baseline {} did not run {} (its runs were served by {other}); choose \
-         a baseline that ran its allocator (allocscope report --baseline NAME).",
-        base.config.name, base.config.allocator
-    ))
+    Some(Reason::BaselineNotRun {
+        baseline: base.config.name.clone(),
+        allocator: base.config.allocator.clone(),
+        served_by: other.to_string(),
+    })
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use super::summary::BASELINE_RATIO;
 use super::*;
+use crate::report::verdict_words::{explanation, reason};
 
 #[test]
 fn unknown_baseline_lists_the_configuration_names() {
@@ -150,19 +151,19 @@ fn higher_is_better_flips_the_verdict_on_a_user_metric() -> Result<()> {
     let higher = analyze_with(fixture::with_user_metric(true), "glibc", &judging)?.verdict;
     assert_eq!(higher.performance.id, "user.ops");
     // JSON names a --metric by its NAME.
-    let json = serde_json::to_value(&higher)?;
+    let json = serde_json::to_value(crate::report::verdict_json::VerdictOut::of(&higher))?;
     assert_eq!(json["performance_metric"], "ops");
     assert_eq!(
         higher.config.as_deref(),
         Some("jemalloc"),
         "{}",
-        higher.reason
+        reason(&higher)
     );
-    assert!(higher.reason.contains("ops 1.10x"), "{}", higher.reason);
+    assert!(reason(&higher).contains("ops 1.10x"), "{}", reason(&higher));
     assert!(
-        higher.explanation[0].contains("ops 1.10x [1.10, 1.10] (better by 10%)"),
+        explanation(&higher)[0].contains("ops 1.10x [1.10, 1.10] (better by 10%)"),
         "{:?}",
-        higher.explanation
+        explanation(&higher)
     );
     // The same figures where lower is better: jemalloc is 10% over a 5% budget.
     let lower = analyze_with(fixture::with_user_metric(false), "glibc", &judging)?.verdict;
@@ -170,17 +171,17 @@ fn higher_is_better_flips_the_verdict_on_a_user_metric() -> Result<()> {
         lower.config.as_deref(),
         Some("jemalloc"),
         "{}",
-        lower.reason
+        reason(&lower)
     );
     assert!(
-        lower.explanation[0].contains("ops 1.10x [1.10, 1.10] (worse by 10%)"),
+        explanation(&lower)[0].contains("ops 1.10x [1.10, 1.10] (worse by 10%)"),
         "{:?}",
-        lower.explanation
+        explanation(&lower)
     );
     assert!(
-        lower.explanation[0].contains("over the 5% budget on ops"),
+        explanation(&lower)[0].contains("over the 5% budget on ops"),
         "{:?}",
-        lower.explanation
+        explanation(&lower)
     );
     Ok(())
 }

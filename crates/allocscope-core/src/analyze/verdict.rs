@@ -13,11 +13,11 @@
 
 use super::cause::{explain as explain_cause, Cause};
 use super::choice::{measures, Measures};
-use super::decide::{decide as decide_outcome, more_rounds_words, Decision, Side};
+use super::decide::{decide as decide_outcome, Decision, Side};
 pub use super::deploy::{deploy, sh_quote, Deploy, KeptLimit};
-use super::figures::Ratio;
 use super::judge::{judge_all, shown, Judged};
 use super::metric_table::MetricDef;
+pub use super::verdict_reasons::{Dropped, Figures, Note, Oom, OpenSide, Place, Reason, Tie};
 use crate::judging::JudgeSettings;
 use crate::model::{RunStatus, StoredExperiment};
 use serde::{Serialize, Serializer};
@@ -37,22 +37,29 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Unsettled {
     pub config: String,
-    /// `memory`, `performance` or `memory and performance`.
-    pub side: String,
+    pub side: OpenSide,
     /// Estimated further rounds that would settle it, when estimable.
     pub more_rounds: Option<u32>,
 }
 
+/// The verdict as data; `report/verdict_words.rs` puts it in words. The
+/// JSON export (`report/verdict_json.rs`) writes `outcome`, `config` and
+/// the sentences, then this, then the cause with its sentences.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
+    #[serde(skip)]
     pub outcome: Outcome,
     /// The configuration to run with (the baseline when keeping the default).
+    #[serde(skip)]
     pub config: Option<String>,
-    /// One paragraph: why.
-    pub reason: String,
-    /// One plain sentence per non-baseline configuration: what it saved and
-    /// cost, and where it stands; then notes about the measures.
-    pub explanation: Vec<String>,
+    /// Why; in JSON `reason_data` (`reason` is the sentence).
+    #[serde(rename = "reason_data")]
+    pub reason: Reason,
+    /// One note per non-baseline configuration: what it saved and cost,
+    /// and where it stands; then notes about the measures. In JSON
+    /// `explanation_data` (`explanation` holds the sentences).
+    #[serde(rename = "explanation_data")]
+    pub explanation: Vec<Note>,
     /// The metric-table row memory was judged by; in JSON its id
     /// (`memory_metric`: e.g. `mean_rss_bytes`, `mean_pss_bytes`,
     /// `rss_end_load_bytes`).
@@ -76,7 +83,7 @@ pub struct Verdict {
     pub kept_limit: Option<KeptLimit>,
     /// Where the memory went and what the recommendation (else the
     /// candidate that saved most) removed; absent without breakdowns.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip)]
     pub cause: Option<Cause>,
 }
 
@@ -85,118 +92,56 @@ fn judged_key<S: Serializer>(row: &MetricDef, serializer: S) -> Result<S::Ok, S:
     serializer.serialize_str(if row.is_user() { row.name() } else { &row.id })
 }
 
-fn ratio_words(r: &Ratio) -> String {
-    if r.ci_low.is_finite() && r.ci_high.is_finite() {
-        format!("{:.2}x [{:.2}, {:.2}]", r.value, r.ci_low, r.ci_high)
-    } else {
-        format!("{:.2}x (one round: no interval)", r.value)
-    }
-}
-
-/// ` glibc:arena_max=2 (mean PSS 0.87x [0.82, 0.92]) is within noise of it:
-/// either saves as much.` for the other qualifiers whose memory interval
-/// overlaps the winner's; empty when the winner beats them beyond noise.
-fn within_noise_of(
-    judged: &[Judged],
-    winner: usize,
-    memory: &str,
-    name: &dyn Fn(usize) -> String,
-) -> String {
+/// The other qualifiers whose memory interval overlaps the winner's.
+fn ties(judged: &[Judged], winner: usize, name: &dyn Fn(usize) -> String) -> Vec<Tie> {
     let Some((low, high)) = judged[winner].standing.memory_bounds else {
-        return String::new();
+        return Vec::new();
     };
-    let ties: Vec<String> = judged
+    judged
         .iter()
         .enumerate()
         .filter(|&(i, j)| i != winner && j.standing.qualifies())
         .filter_map(|(_, j)| {
             let (l, h) = j.standing.memory_bounds?;
-            let r = j.memory.as_ref()?.ratio();
-            (l <= high && h >= low)
-                .then(|| format!("{} ({memory} {})", name(j.index), ratio_words(&r)))
+            let memory = j.memory.as_ref()?.ratio();
+            (l <= high && h >= low).then(|| Tie {
+                config: name(j.index),
+                memory,
+            })
         })
-        .collect();
-    match ties.len() {
-        0 => String::new(),
-        1 => format!(" {} is within noise of it: either saves as much.", ties[0]),
-        _ => format!(
-            " {} are within noise of it: any saves as much.",
-            ties.join(", ")
-        ),
-    }
+        .collect()
 }
 
-fn pct(ratio: f64) -> String {
-    format!("{:.0}%", (ratio - 1.0).abs() * 100.0)
-}
-
-/// Where a candidate stands, in words.
-fn standing_words(
-    j: &Judged,
-    judging: &JudgeSettings,
-    memory: &str,
-    perf: &str,
-    outranked_by: Option<String>,
-) -> String {
+/// Where a candidate stands.
+fn place(j: &Judged, outranked_by: Option<String>) -> Place {
     let s = &j.standing;
-    if s.qualifies() {
-        return "qualifies".to_string();
+    match outranked_by {
+        _ if s.qualifies() => Place::Qualifies,
+        Some(by) => Place::Outranked { by },
+        None => Place::Judged {
+            open: !s.settled_out(),
+            memory: s.memory,
+            performance: s.performance,
+            more_rounds: s.more_rounds,
+        },
     }
-    if let Some(leader) = outranked_by {
-        return format!(
-            "not chosen: uses more {memory} than {leader}, which qualifies, beyond noise"
-        );
-    }
-    let mut why = Vec::new();
-    match s.memory {
-        Side::Bad => why.push(format!(
-            "does not save {}% of {memory} beyond noise",
-            judging.min_saving_pct
-        )),
-        Side::Open => why.push(format!("{memory} unsettled")),
-        Side::Good => {}
-    }
-    match s.performance {
-        Side::Bad => why.push(format!(
-            "over the {}% budget on {perf}",
-            judging.max_slowdown_pct
-        )),
-        Side::Open => why.push(format!("{perf} unsettled against the budget")),
-        Side::Good => {}
-    }
-    let verdict = if s.settled_out() {
-        "not chosen"
-    } else {
-        "open"
-    };
-    let more = s
-        .more_rounds
-        .map(|n| format!(" ({} would settle it)", more_rounds_words(n)))
-        .unwrap_or_default();
-    format!("{verdict}: {}{more}", why.join(", "))
 }
 
-fn side_of(j: &Judged) -> String {
+fn side_of(j: &Judged) -> OpenSide {
     match (
         j.standing.memory == Side::Open,
         j.standing.performance == Side::Open,
     ) {
-        (true, true) => "memory and performance",
-        (true, false) => "memory",
-        _ => "performance",
+        (true, true) => OpenSide::Both,
+        (true, false) => OpenSide::Memory,
+        _ => OpenSide::Performance,
     }
-    .to_string()
 }
 
-/// A note when wall time is flat across the configurations:
+/// The note when wall time is flat across the configurations:
 /// a fixed-duration benchmark, whose wall time measures nothing.
-fn fixed_duration_note(experiment: &StoredExperiment, perf: &MetricDef) -> Option<String> {
-    (perf.id == "wall_s" && walls_flat(experiment)).then(|| {
-        "Every configuration's median wall time is within 1% of the others': the program likely \
-         runs for a fixed time, so wall time measures nothing here. Judge by its own throughput instead, e.g. \
-         --metric 'ops=([0-9.]+) ops/sec' --higher-is-better ops --perf-metric ops."
-            .to_string()
-    })
+fn fixed_duration_note(experiment: &StoredExperiment, perf: &MetricDef) -> Option<Note> {
+    (perf.id == "wall_s" && walls_flat(experiment)).then_some(Note::FixedDuration)
 }
 
 /// Every configuration's median wall time within 1% of the others' (at
@@ -251,147 +196,95 @@ impl Context<'_> {
             .unwrap_or_default()
     }
 
-    /// The two rows' words: `mean RSS`, `wall time`.
-    fn words(&self) -> (&str, &str) {
-        (&self.measures.memory.label, &self.measures.perf.label)
-    }
-
-    /// `OOM-killed under the 64.0 MiB limit in 3 of 3 runs`.
-    fn oom_words(&self, (killed, runs): (usize, usize)) -> String {
-        let limit = self
-            .experiment
-            .info
-            .host
-            .run_memory_limit_bytes
-            .map_or(String::new(), |b| {
-                format!(" under the {} limit", crate::units::format_bytes(b as f64))
-            });
-        format!("OOM-killed{limit} in {killed} of {runs} runs")
+    /// `killed` of `runs` OOM-killed, under the runs' memory limit.
+    fn oom(&self, (killed, runs): (usize, usize)) -> Oom {
+        let limit_bytes = self.experiment.info.host.run_memory_limit_bytes;
+        Oom {
+            killed,
+            runs,
+            limit_bytes,
+        }
     }
 
     /// The note when the baseline itself was OOM-killed: nothing can be
     /// compared to runs that did not finish.
-    fn baseline_oom(&self) -> Option<String> {
+    fn baseline_oom(&self) -> Option<Note> {
         let base = self.experiment.configs.get(self.baseline)?;
         let killed = super::judge::oom_killed(base)?;
-        Some(format!(
-            "The baseline {} was {}: raise --memory-limit, or choose a --baseline that fits \
-             under it.",
-            self.base_name(),
-            self.oom_words(killed)
-        ))
+        Some(Note::BaselineOomKilled {
+            baseline: self.base_name(),
+            oom: self.oom(killed),
+        })
     }
 
-    /// One sentence per candidate, then the baseline's OOM kills if any.
-    /// Those a race ruled out share one sentence (its own table says why).
-    fn explanation(&self) -> Vec<String> {
+    /// One note per candidate, then the baseline's OOM kills if any.
+    /// Those a race ruled out share one note (its own table says why).
+    fn explanation(&self) -> Vec<Note> {
         let (ruled, kept): (Vec<&Judged>, Vec<&Judged>) = self
             .judged
             .iter()
             .partition(|j| j.standing.ruled_out.is_some());
-        let ruled = (!ruled.is_empty()).then(|| {
-            let names: Vec<String> = ruled
+        let ruled = (!ruled.is_empty()).then(|| Note::DroppedByRace {
+            dropped: ruled
                 .iter()
-                .map(|j| {
-                    let when = j.standing.ruled_out.as_deref().unwrap_or_default();
-                    format!("{} ({when})", self.name(j.index))
+                .map(|j| Dropped {
+                    config: self.name(j.index),
+                    when: j.standing.ruled_out.clone().unwrap_or_default(),
                 })
-                .collect();
-            format!("Not chosen, dropped by the race: {}.", names.join(", "))
+                .collect(),
         });
         let candidates = kept.into_iter().map(|j| self.explain(j));
         candidates.chain(ruled).chain(self.baseline_oom()).collect()
     }
 
-    /// `jemalloc: mean RSS 0.60x [...] (saves 40%), wall time ...; qualifies.`
-    fn explain(&self, j: &Judged) -> String {
+    /// A candidate's ratios and where it stands.
+    fn explain(&self, j: &Judged) -> Note {
+        let config = self.name(j.index);
         if let Some(killed) = j.standing.oom_killed {
-            return format!(
-                "{}: not chosen: {}.",
-                self.name(j.index),
-                self.oom_words(killed)
-            );
+            let oom = self.oom(killed);
+            return Note::OomKilled { config, oom };
         }
-        let (mw, pw) = self.words();
-        let figures = match (&j.memory, &j.perf) {
-            (Some(m), Some(p)) => {
-                let (m, cost) = (m.ratio(), p.ratio());
+        let figures = j
+            .memory
+            .as_ref()
+            .zip(j.perf.as_ref())
+            .map(|(m, p)| Figures {
+                memory: m.ratio(),
                 // A throughput reads as the tables show it (1.10x: 10% more).
-                let p = shown(&self.measures.perf, p);
-                format!(
-                    "{mw} {} ({} {}), {pw} {} ({} {})",
-                    ratio_words(&m),
-                    if m.value <= 1.0 { "saves" } else { "costs" },
-                    pct(m.value),
-                    ratio_words(&p),
-                    if cost.value <= 1.0 {
-                        "better by"
-                    } else {
-                        "worse by"
-                    },
-                    pct(p.value)
-                )
-            }
-            _ => "no comparable figures".to_string(),
-        };
+                performance: shown(&self.measures.perf, p),
+                better: p.ratio().value <= 1.0,
+            });
         let leader = j
             .standing
             .outranked_by
             .map(|k| self.name(self.judged[k].index));
-        format!(
-            "{}: {figures}; {}.",
-            self.name(j.index),
-            standing_words(j, self.judging, mw, pw, leader)
-        )
+        Note::Candidate {
+            config,
+            figures,
+            place: place(j, leader),
+        }
     }
 
     /// The recommendation of candidate `k` (an index into `judged`): the
     /// reason and the deploy lines.
     fn recommend(&self, verdict: &mut Verdict, k: usize) {
-        let (mw, pw) = self.words();
         let j = &self.judged[k];
         let c = &self.experiment.configs[j.index];
-        let m = j.memory.as_ref().map(|m| m.ratio());
-        let p = j.perf.as_ref().map(|p| shown(&self.measures.perf, p));
         let qualified = self
             .judged
             .iter()
             .filter(|j| j.standing.qualifies())
             .count();
-        let others = if qualified > 1 {
-            let name = |i: usize| self.name(i);
-            format!(
-                " It has the lowest {mw} of the {qualified} configurations that qualify.{}",
-                within_noise_of(&self.judged, k, mw, &name)
-            )
-        } else {
-            String::new()
-        };
-        let unsettled = if verdict.unsettled.is_empty() {
-            String::new()
-        } else {
-            let names: Vec<&str> = verdict
-                .unsettled
-                .iter()
-                .map(|u| u.config.as_str())
-                .collect();
-            format!(
-                " Still unsettled, and possibly better: {}.",
-                names.join(", ")
-            )
-        };
+        let name = |i: usize| self.name(i);
         verdict.outcome = Outcome::Recommend;
         verdict.config = Some(c.config.name.clone());
-        verdict.reason = format!(
-            "Use {}: {mw} {} of {}'s, a saving beyond noise and beyond the {}% minimum; {pw} {} \
-             stays within the {}% budget.{others}{unsettled}",
-            c.config.name,
-            m.map(|m| ratio_words(&m)).unwrap_or_default(),
-            self.base_name(),
-            self.judging.min_saving_pct,
-            p.map(|p| ratio_words(&p)).unwrap_or_default(),
-            self.judging.max_slowdown_pct,
-        );
+        verdict.reason = Reason::Recommend {
+            baseline: self.base_name(),
+            memory: j.memory.as_ref().map(|m| m.ratio()),
+            performance: j.perf.as_ref().map(|p| shown(&self.measures.perf, p)),
+            qualified,
+            ties: ties(&self.judged, k, &name),
+        };
         let limit = self.limit_of(j.index);
         let command = c.config.command.as_ref();
         verdict.deploy = Some(deploy(
@@ -421,32 +314,20 @@ impl Context<'_> {
     }
 
     fn keep_default(&self, verdict: &mut Verdict) {
-        let (mw, pw) = self.words();
-        let base_name = self.base_name();
-        verdict.outcome = Outcome::KeepDefault;
         // A race's dropped candidates were ranked out on a reading or two,
         // not settled by an interval: the claim covers those it kept.
-        let ruled = self
+        let dropped = self
             .judged
             .iter()
             .filter(|j| j.standing.ruled_out.is_some())
             .count();
-        let (which, rest) = match ruled {
-            0 => ("no configuration".to_string(), String::new()),
-            n => (
-                format!(
-                    "of the {} candidates the race judged by their intervals, none",
-                    self.judged.len() - n
-                ),
-                format!(" The other {n} were dropped on their first readings (the race below)."),
-            ),
+        verdict.outcome = Outcome::KeepDefault;
+        verdict.reason = Reason::KeepDefault {
+            baseline: self.base_name(),
+            judged: self.judged.len() - dropped,
+            dropped,
         };
-        verdict.reason = format!(
-            "Keep the default ({base_name}): {which} saves {}% or more of {mw} \
-             while keeping {pw} within {}% of the baseline, beyond run-to-run noise.{rest}",
-            self.judging.min_saving_pct, self.judging.max_slowdown_pct
-        );
-        verdict.config = Some(base_name);
+        verdict.config = Some(self.base_name());
         verdict.kept_limit = self.kept_limit();
     }
 
@@ -456,7 +337,7 @@ impl Context<'_> {
         Verdict {
             outcome: Outcome::Inconclusive,
             config: None,
-            reason: String::new(),
+            reason: self.inconclusive_reason(),
             explanation: self.explanation(),
             memory: self.measures.memory.clone(),
             performance: self.measures.perf.clone(),
@@ -478,41 +359,19 @@ impl Context<'_> {
         }
     }
 
-    /// Open: why, and the limit of the baseline that runs meanwhile.
-    fn inconclusive(&self, verdict: &mut Verdict) {
-        verdict.reason = self.inconclusive_reason(&verdict.unsettled);
-        verdict.kept_limit = self.kept_limit();
-    }
-
-    /// Who is unsettled, on which side, and how many rounds the baseline had.
-    fn inconclusive_reason(&self, unsettled: &[Unsettled]) -> String {
+    /// Open: nothing to compare, or how many rounds the baseline had (its
+    /// sentence names the unsettled candidates).
+    fn inconclusive_reason(&self) -> Reason {
         if self.judged.is_empty() {
-            return "Inconclusive: there is no configuration besides the baseline to compare; \
-                    add -a CONFIG."
-                .to_string();
+            return Reason::NothingToCompare;
         }
-        let rounds = self.experiment.configs.get(self.baseline).map_or(0, |c| {
+        let baseline_rounds = self.experiment.configs.get(self.baseline).map_or(0, |c| {
             c.runs
                 .iter()
                 .filter(|r| r.record.status == RunStatus::Ok)
                 .count()
         });
-        let parts: Vec<String> = unsettled
-            .iter()
-            .map(|u| {
-                let more = u
-                    .more_rounds
-                    .map(|n| format!(" ({})", more_rounds_words(n)));
-                format!("{} on {}{}", u.config, u.side, more.unwrap_or_default())
-            })
-            .collect();
-        format!(
-            "Inconclusive after {rounds} round{} of the baseline: not settled yet: {}. \
-             More rounds would settle it (--runs auto --max-runs N), or re-judge with \
-             other thresholds (allocscope report --min-saving/--max-slowdown).",
-            if rounds == 1 { "" } else { "s" },
-            parts.join("; ")
-        )
+        Reason::Inconclusive { baseline_rounds }
     }
 }
 
@@ -575,7 +434,7 @@ pub fn decide(
             saved_most
         }
         Decision::Inconclusive(_) => {
-            context.inconclusive(&mut verdict);
+            verdict.kept_limit = context.kept_limit();
             saved_most
         }
     };
@@ -591,7 +450,7 @@ pub fn decide(
 }
 
 /// No verdict at all, for `reason`: nothing to deploy, no limit to keep.
-fn withhold(verdict: &mut Verdict, reason: String) {
+fn withhold(verdict: &mut Verdict, reason: Reason) {
     verdict.outcome = Outcome::Inconclusive;
     (verdict.config, verdict.deploy, verdict.kept_limit) = (None, None, None);
     verdict.reason = reason;

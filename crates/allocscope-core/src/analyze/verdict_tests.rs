@@ -4,6 +4,7 @@
 use super::*;
 use crate::analyze::{analyze_with, analyze_with_budget, fixture, types::Analysis};
 use crate::model::RunStatus;
+use crate::report::verdict_words::{explanation, reason};
 
 const MIB: f64 = 1048576.0;
 
@@ -44,18 +45,18 @@ fn recommends_the_lowest_memory_within_budget_and_says_how_to_deploy_it() {
     assert_eq!(v.outcome, Outcome::Recommend);
     assert_eq!(v.config.as_deref(), Some("jemalloc"));
     assert_eq!(v.memory.id, "mean_rss_bytes");
-    assert!(v.reason.contains("Use jemalloc"), "{}", v.reason);
-    assert!(v.reason.contains("0.60x"), "{}", v.reason);
+    assert!(reason(&v).contains("Use jemalloc"), "{}", reason(&v));
+    assert!(reason(&v).contains("0.60x"), "{}", reason(&v));
     assert!(
-        v.reason.contains("2 configurations that qualify"),
+        reason(&v).contains("2 configurations that qualify"),
         "{}",
-        v.reason
+        reason(&v)
     );
-    assert_eq!(v.explanation.len(), 2);
+    assert_eq!(explanation(&v).len(), 2);
     assert!(
-        v.explanation[0].contains("saves 40%"),
+        explanation(&v)[0].contains("saves 40%"),
         "{:?}",
-        v.explanation
+        explanation(&v)
     );
     // A recommendation's deploy lines carry its limit; nothing is "kept".
     assert_eq!(v.kept_limit, None);
@@ -92,9 +93,10 @@ fn a_configuration_over_budget_is_passed_over_and_named() {
     let v = judge(experiment([GLIBC, SMALL_SLOWER, MID_FASTER]), 5.0).verdict;
     assert_eq!(v.config.as_deref(), Some("mimalloc,eager"));
     assert!(
-        v.explanation[0].contains("jemalloc") && v.explanation[0].contains("over the 5% budget"),
+        explanation(&v)[0].contains("jemalloc")
+            && explanation(&v)[0].contains("over the 5% budget"),
         "{:?}",
-        v.explanation
+        explanation(&v)
     );
     let d = v.deploy.expect("deploy lines");
     assert!(d.dockerfile.contains("libmimalloc2.0"), "{}", d.dockerfile);
@@ -116,13 +118,12 @@ fn keeps_the_default_when_every_candidate_is_over_budget() {
     assert_eq!(v.outcome, Outcome::KeepDefault);
     assert_eq!(v.config.as_deref(), Some("glibc"));
     assert!(
-        v.reason.starts_with("Keep the default (glibc)"),
+        reason(&v).starts_with("Keep the default (glibc)"),
         "{}",
-        v.reason
+        reason(&v)
     );
     assert!(v.deploy.is_none());
-    assert!(v
-        .explanation
+    assert!(explanation(&v)
         .iter()
         .all(|l| l.contains("over the 5% budget")));
     // No deploy lines, but the limit the kept default needs, with its lines.
@@ -150,14 +151,17 @@ fn a_memory_ratio_whose_interval_straddles_the_threshold_is_inconclusive() {
     let v = judge(experiment([GLIBC, noisy, noisy]), 5.0).verdict;
     // Too noisy to tell a saving from none: unsettled, never "keep the default".
     assert_eq!(v.outcome, Outcome::Inconclusive);
-    assert!(v.reason.contains("jemalloc on memory"), "{}", v.reason);
+    assert!(reason(&v).contains("jemalloc on memory"), "{}", reason(&v));
     // While it is open, the baseline runs on: its limit, no recommendation.
-    assert_eq!(v.kept_limit.map(|k| k.config).as_deref(), Some("glibc"));
+    assert_eq!(
+        v.kept_limit.as_ref().map(|k| k.config.as_str()),
+        Some("glibc")
+    );
     assert!(v.deploy.is_none());
     assert!(
-        v.explanation[0].contains("mean RSS unsettled"),
+        explanation(&v)[0].contains("mean RSS unsettled"),
         "{:?}",
-        v.explanation
+        explanation(&v)
     );
 }
 
@@ -168,9 +172,9 @@ fn too_few_ok_runs_are_inconclusive_never_keep_the_default() {
     assert_eq!(v.outcome, Outcome::Inconclusive);
     assert_eq!(v.config, None);
     assert!(
-        v.reason.starts_with("Inconclusive after 1 round"),
+        reason(&v).starts_with("Inconclusive after 1 round"),
         "{}",
-        v.reason
+        reason(&v)
     );
     assert_eq!(v.unsettled.len(), 2);
 
@@ -181,9 +185,10 @@ fn too_few_ok_runs_are_inconclusive_never_keep_the_default() {
     let v = judge(e, 5.0).verdict;
     assert_eq!(v.config.as_deref(), Some("mimalloc,eager"));
     assert!(
-        v.explanation[0].contains("one round: no interval") && v.explanation[0].contains("open"),
+        explanation(&v)[0].contains("one round: no interval")
+            && explanation(&v)[0].contains("open"),
         "{:?}",
-        v.explanation
+        explanation(&v)
     );
 }
 
@@ -195,7 +200,7 @@ fn multi_process_trees_are_judged_by_mean_pss() {
     }
     let v = judge(e.clone(), 5.0).verdict;
     assert_eq!(v.memory.id, "mean_pss_bytes");
-    assert!(v.reason.contains("mean PSS"), "{}", v.reason);
+    assert!(reason(&v).contains("mean PSS"), "{}", reason(&v));
     // `--memory-metric peak` on the same tree: peak PSS, in words too.
     let judging = crate::judging::JudgeSettings {
         memory_metric: Some(crate::judging::MemoryChoice::Tree("peak".into())),
@@ -205,7 +210,11 @@ fn multi_process_trees_are_judged_by_mean_pss() {
         .expect("analysis")
         .verdict;
     assert_eq!(v.memory.id, "peak_pss_bytes");
-    assert!(v.reason.contains("Use jemalloc: peak PSS"), "{}", v.reason);
+    assert!(
+        reason(&v).contains("Use jemalloc: peak PSS"),
+        "{}",
+        reason(&v)
+    );
 }
 
 #[test]
@@ -236,13 +245,14 @@ fn a_runner_up_within_noise_of_the_winner_is_named_and_one_beaten_beyond_noise_i
     let v = judge(experiment([GLIBC, SMALL_SAME_SPEED, NEAR]), 5.0).verdict;
     assert_eq!(v.outcome, Outcome::Recommend);
     assert!(
-        v.reason.contains("mimalloc,eager (mean RSS") && v.reason.contains("is within noise of it"),
+        reason(&v).contains("mimalloc,eager (mean RSS")
+            && reason(&v).contains("is within noise of it"),
         "{}",
-        v.reason
+        reason(&v)
     );
     // 60 vs 80 MiB: the winner is better beyond noise, so no tie is named.
     let v = judge(experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]), 5.0).verdict;
-    assert!(!v.reason.contains("within noise of it"), "{}", v.reason);
+    assert!(!reason(&v).contains("within noise of it"), "{}", reason(&v));
 }
 
 #[test]
@@ -255,11 +265,11 @@ fn a_configuration_oom_killed_under_the_limit_is_settled_out_and_never_recommend
     assert_eq!(v.outcome, Outcome::Recommend);
     assert_eq!(v.config.as_deref(), Some("mimalloc,eager"));
     assert!(
-        v.explanation.contains(
+        explanation(&v).contains(
             &"jemalloc: not chosen: OOM-killed under the 64.0 MiB limit in 1 of 4 runs.".into()
         ),
         "{:?}",
-        v.explanation
+        explanation(&v)
     );
     assert!(v.unsettled.is_empty(), "{:?}", v.unsettled);
     // Every candidate killed: keep the default, never a recommendation.
@@ -269,11 +279,11 @@ fn a_configuration_oom_killed_under_the_limit_is_settled_out_and_never_recommend
     let v = judge(e, 5.0).verdict;
     assert_eq!(v.outcome, Outcome::KeepDefault);
     assert!(
-        v.explanation
+        explanation(&v)
             .iter()
             .any(|l| l.contains("OOM-killed under the 64.0 MiB limit in 4 of 4 runs")),
         "{:?}",
-        v.explanation
+        explanation(&v)
     );
 }
 
@@ -296,10 +306,10 @@ fn a_configuration_a_race_ruled_out_is_settled_out_and_never_recommended() {
     assert_eq!(v.outcome, Outcome::Recommend);
     assert_eq!(v.config.as_deref(), Some("mimalloc,eager"));
     assert!(
-        v.explanation
+        explanation(&v)
             .contains(&"Not chosen, dropped by the race: jemalloc (after round 2).".into()),
         "{:?}",
-        v.explanation
+        explanation(&v)
     );
     // Every candidate ruled out: keep the default, nothing left open.
     let v = analyze_with(e, "glibc", &ruled(&["jemalloc", "mimalloc,eager"]))
@@ -309,11 +319,9 @@ fn a_configuration_a_race_ruled_out_is_settled_out_and_never_recommended() {
     assert!(v.unsettled.is_empty(), "{:?}", v.unsettled);
     // The claim covers the candidates the race judged, none here.
     assert!(
-        v.reason
-            .contains("of the 0 candidates the race judged by their intervals, none saves")
-            && v.reason
-                .contains("The other 2 were dropped on their first readings"),
+        reason(&v).contains("of the 0 candidates the race judged by their intervals, none saves")
+            && reason(&v).contains("The other 2 were dropped on their first readings"),
         "{}",
-        v.reason
+        reason(&v)
     );
 }

@@ -323,10 +323,10 @@ fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
         out,
         "<h2>Verdict ({})</h2><div class=\"{class}\"><p>{}</p><ul>",
         escape(&super::verdict_text::thresholds(v)),
-        escape(&v.reason)
+        escape(&super::verdict_words::reason(v))
     )?;
-    for line in &v.explanation {
-        writeln!(out, "<li>{}</li>", escape(line))?;
+    for line in super::verdict_words::explanation(v) {
+        writeln!(out, "<li>{}</li>", escape(&line))?;
     }
     write!(out, "</ul>")?;
     if let Some(cause) = &v.cause {
@@ -335,8 +335,8 @@ fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
             "\n<p id=\"why\">{}:</p><ul>",
             escape(super::verdict_text::WHY_HEAD)
         )?;
-        for line in &cause.lines {
-            writeln!(out, "<li>{}</li>", escape(line))?;
+        for line in super::cause_words::lines(cause) {
+            writeln!(out, "<li>{}</li>", escape(&line))?;
         }
         write!(out, "</ul>")?;
     }

@@ -5,13 +5,13 @@
 //! Key names are a public interface: add keys, never rename them.
 
 use super::reporter::Reporter;
+use super::verdict_json::VerdictOut;
 use crate::analyze::heap::HeapSummary;
 use crate::analyze::limit::LimitNeed;
 use crate::analyze::markers::MarkerSummary;
 use crate::analyze::metric_table::MetricDef;
 use crate::analyze::service::{LatencySummary, ServiceSummary};
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
-use crate::analyze::verdict::Verdict;
 use crate::model::{
     Breakdown, CgroupSample, Host, Latency, Sample, ServiceInfo, ServiceRecord, StoredConfig,
     StoredRun, UserMetricInfo,
@@ -37,7 +37,7 @@ struct Document<'a> {
     /// `config`, `reason`, `deploy` {`shell`, `systemd`, `dockerfile`,
     /// `kubernetes`} (null unless a configuration is recommended), plus
     /// `outcome`, `explanation`, `memory_metric`, `max_slowdown_pct`.
-    verdict: &'a Verdict,
+    verdict: VerdictOut<'a>,
     /// `allocscope tune`'s race (phases, dropped candidates, Pareto front);
     /// absent for any other experiment.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -561,7 +561,7 @@ impl Reporter for JsonReporter {
                 })
                 .collect(),
             warnings: &analysis.warnings,
-            verdict: &analysis.verdict,
+            verdict: VerdictOut::of(&analysis.verdict),
             tune: analysis.tune.as_ref(),
         };
         let mut bytes = serde_json::to_vec_pretty(&doc).context("encoding the JSON report")?;

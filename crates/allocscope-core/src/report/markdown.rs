@@ -249,15 +249,15 @@ impl Reporter for MarkdownReporter {
             out,
             "### Verdict ({})\n\n{}\n",
             super::verdict_text::thresholds(v),
-            escape(&v.reason)
+            escape(&super::verdict_words::reason(v))
         )?;
-        for line in &v.explanation {
-            writeln!(out, "- {}", escape(line))?;
+        for line in super::verdict_words::explanation(v) {
+            writeln!(out, "- {}", escape(&line))?;
         }
         if let Some(cause) = &v.cause {
             writeln!(out, "\n{}:\n", super::verdict_text::WHY_HEAD)?;
-            for line in &cause.lines {
-                writeln!(out, "- {}", escape(line))?;
+            for line in super::cause_words::lines(cause) {
+                writeln!(out, "- {}", escape(&line))?;
             }
         }
         if !analysis.warnings.is_empty() {

@@ -6,6 +6,7 @@
 //! from here.
 
 mod breakdown_table;
+pub mod cause_words;
 pub mod columns;
 pub mod cpus_line;
 pub mod csv;
@@ -25,7 +26,9 @@ mod service_table;
 pub mod svg;
 pub mod table;
 mod thin;
+pub mod verdict_json;
 pub mod verdict_text;
+pub mod verdict_words;
 
 #[cfg(test)]
 mod breakdown_export_tests;

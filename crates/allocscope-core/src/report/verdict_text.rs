@@ -5,6 +5,7 @@
 //! kept).
 
 use super::format::wrap;
+use super::verdict_words::{explanation, reason};
 use crate::analyze::verdict::Verdict;
 use anyhow::Result;
 use std::fmt::Write as _;
@@ -25,18 +26,18 @@ pub const WHY_HEAD: &str = "why (each configuration's median run, time-weighted 
 /// of the winner.
 pub fn verdict(out: &mut String, v: &Verdict) -> Result<()> {
     writeln!(out, "\nverdict ({})", thresholds(v))?;
-    for line in wrap(&v.reason, 86) {
+    for line in wrap(&reason(v), 86) {
         writeln!(out, "  {line}")?;
     }
-    for reason in &v.explanation {
-        for (i, line) in wrap(reason, 84).iter().enumerate() {
+    for sentence in explanation(v) {
+        for (i, line) in wrap(&sentence, 84).iter().enumerate() {
             writeln!(out, "  {} {line}", if i == 0 { "-" } else { " " })?;
         }
     }
     if let Some(cause) = &v.cause {
         writeln!(out, "  {WHY_HEAD}:")?;
-        for reason in &cause.lines {
-            for (i, line) in wrap(reason, 84).iter().enumerate() {
+        for sentence in super::cause_words::lines(cause) {
+            for (i, line) in wrap(&sentence, 84).iter().enumerate() {
                 writeln!(out, "  {} {line}", if i == 0 { "-" } else { " " })?;
             }
         }

@@ -4,12 +4,35 @@
 //! configuration removed and its remedy (docs/usage.md, "Why: causes and
 //! remedies").
 
-use super::cause_figures::{
-    at_reclaim, heap_measured, CauseKind, Difference, Part, WhereWent, COVERED, MOST,
+use crate::analyze::cause::Cause;
+use crate::analyze::cause_figures::{
+    at_reclaim, heap_measured, Basis, CauseKind, Difference, Part, WhereWent, COVERED, MOST,
     NOTABLE_FREE_SHARE, PARTS, SMALL_SHARE,
 };
 use crate::model::{Reclaim, ReclaimReach};
 use crate::units::{ColumnUnit, Unit};
+
+/// The cause's lines: each configuration's it names (the baseline's first),
+/// then what the focus candidate removed, or why no cause is named.
+pub fn lines(cause: &Cause) -> Vec<String> {
+    let mut lines: Vec<String> = cause
+        .shown
+        .iter()
+        .map(|&i| config_line(&cause.configs[i]))
+        .collect();
+    let Some((b, c)) = cause
+        .pair
+        .map(|(b, c)| (&cause.configs[b], &cause.configs[c]))
+    else {
+        return lines;
+    };
+    lines.extend(match &cause.difference {
+        Some(d) if d.basis == Basis::Mean => Some(difference_line(d, b, c)),
+        Some(d) => Some(reclaim_difference_line(d, b, c)),
+        None => (b.coverage < COVERED || c.coverage < COVERED).then(|| uncovered_line(b, c)),
+    });
+    lines
+}
 
 /// `glibc: 434 MiB RSS = 197 live + 210 free in 16 arenas (reclaim at exit
 /// returned 150 of 160) + 27 other; most free memory came back when asked: a

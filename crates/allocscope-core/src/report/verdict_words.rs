@@ -1,0 +1,280 @@
+//! The verdict in words, for every format: its reason as one paragraph and
+//! one sentence per note (`analyze::verdict_reasons` holds them as data),
+//! with the judged rows' labels and the thresholds from the verdict.
+
+use crate::analyze::decide::{more_rounds_words, Side};
+use crate::analyze::figures::Ratio;
+use crate::analyze::verdict::{Note, Oom, OpenSide, Place, Reason, Verdict};
+use crate::units::{format_bytes, ColumnUnit, Unit};
+
+/// `0.60x [0.55, 0.65]`, or the value alone without an interval.
+fn ratio_words(r: &Ratio) -> String {
+    if r.ci_low.is_finite() && r.ci_high.is_finite() {
+        format!("{:.2}x [{:.2}, {:.2}]", r.value, r.ci_low, r.ci_high)
+    } else {
+        format!("{:.2}x (one round: no interval)", r.value)
+    }
+}
+
+fn pct(ratio: f64) -> String {
+    format!("{:.0}%", (ratio - 1.0).abs() * 100.0)
+}
+
+/// The verdict's reason as one paragraph.
+pub fn reason(v: &Verdict) -> String {
+    let (mw, pw) = (&v.memory.label, &v.performance.label);
+    let (saving, budget) = (v.min_saving_pct, v.max_slowdown_pct);
+    match &v.reason {
+        Reason::Recommend {
+            baseline,
+            memory,
+            performance,
+            qualified,
+            ties,
+        } => {
+            let ties: Vec<String> = ties
+                .iter()
+                .map(|t| format!("{} ({mw} {})", t.config, ratio_words(&t.memory)))
+                .collect();
+            let ties = match ties.len() {
+                0 => String::new(),
+                1 => format!(" {} is within noise of it: either saves as much.", ties[0]),
+                _ => format!(
+                    " {} are within noise of it: any saves as much.",
+                    ties.join(", ")
+                ),
+            };
+            let others = if *qualified > 1 {
+                format!(
+                    " It has the lowest {mw} of the {qualified} configurations that qualify.{ties}"
+                )
+            } else {
+                String::new()
+            };
+            let names: Vec<&str> = v.unsettled.iter().map(|u| u.config.as_str()).collect();
+            let unsettled = if names.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " Still unsettled, and possibly better: {}.",
+                    names.join(", ")
+                )
+            };
+            let words = |r: &Option<Ratio>| r.as_ref().map(ratio_words).unwrap_or_default();
+            format!(
+                "Use {}: {mw} {} of {baseline}'s, a saving beyond noise and beyond the {saving}% \
+                 minimum; {pw} {} stays within the {budget}% budget.{others}{unsettled}",
+                v.config.as_deref().unwrap_or_default(),
+                words(memory),
+                words(performance),
+            )
+        }
+        Reason::KeepDefault {
+            baseline,
+            judged,
+            dropped,
+        } => {
+            let (which, rest) = match dropped {
+                0 => ("no configuration".to_string(), String::new()),
+                n => (
+                    format!("of the {judged} candidates the race judged by their intervals, none"),
+                    format!(
+                        " The other {n} were dropped on their first readings (the race below)."
+                    ),
+                ),
+            };
+            format!(
+                "Keep the default ({baseline}): {which} saves {saving}% or more of {mw} while \
+                 keeping {pw} within {budget}% of the baseline, beyond run-to-run noise.{rest}"
+            )
+        }
+        Reason::Inconclusive { baseline_rounds } => inconclusive(v, *baseline_rounds),
+        Reason::NothingToCompare => "Inconclusive: there is no configuration besides the \
+                                     baseline to compare; add -a CONFIG."
+            .to_string(),
+        Reason::OneAllocator { allocator } => format!(
+            "No verdict: every configuration ran {allocator}, so no allocator was compared with \
+             another. Remove what overrides them (an LD_PRELOAD in their settings), or compare \
+             builds with --variant."
+        ),
+        Reason::BaselineNotRun {
+            baseline,
+            allocator,
+            served_by,
+        } => format!(
+            "No verdict: the baseline {baseline} did not run {allocator} (its runs were served by \
+             {served_by}); choose a baseline that ran its allocator (allocscope report \
+             --baseline NAME)."
+        ),
+    }
+}
+
+/// Who is unsettled, on which side, and how many rounds the baseline had.
+fn inconclusive(v: &Verdict, rounds: usize) -> String {
+    let parts: Vec<String> = v
+        .unsettled
+        .iter()
+        .map(|u| {
+            let more = u
+                .more_rounds
+                .map(|n| format!(" ({})", more_rounds_words(n)));
+            format!(
+                "{} on {}{}",
+                u.config,
+                side_words(u.side),
+                more.unwrap_or_default()
+            )
+        })
+        .collect();
+    format!(
+        "Inconclusive after {rounds} round{} of the baseline: not settled yet: {}. More rounds \
+         would settle it (--runs auto --max-runs N), or re-judge with other thresholds \
+         (allocscope report --min-saving/--max-slowdown).",
+        if rounds == 1 { "" } else { "s" },
+        parts.join("; ")
+    )
+}
+
+fn side_words(side: OpenSide) -> &'static str {
+    match side {
+        OpenSide::Memory => "memory",
+        OpenSide::Performance => "performance",
+        OpenSide::Both => "memory and performance",
+    }
+}
+
+/// One sentence per note of the verdict.
+pub fn explanation(v: &Verdict) -> Vec<String> {
+    // The heap probe's mean and peak each in one unit across its notes.
+    let heap = v.explanation.iter().filter_map(|n| match n {
+        Note::HeapProbe {
+            mean_live_heap_bytes: mean,
+            peak_live_heap_bytes: peak,
+            ..
+        } => Some((*mean, *peak)),
+        _ => None,
+    });
+    let mean = ColumnUnit::for_values(Unit::Bytes, heap.clone().map(|(mean, _)| mean));
+    let peak = ColumnUnit::for_values(Unit::Bytes, heap.filter_map(|(_, peak)| peak));
+    let units = [mean, peak];
+    v.explanation.iter().map(|n| note(v, n, units)).collect()
+}
+
+/// `OOM-killed under the 64.0 MiB limit in 3 of 3 runs`.
+fn oom_words(oom: &Oom) -> String {
+    let limit = oom.limit_bytes.map_or(String::new(), |b| {
+        format!(" under the {} limit", format_bytes(b as f64))
+    });
+    format!("OOM-killed{limit} in {} of {} runs", oom.killed, oom.runs)
+}
+
+/// A note's sentence; `units` are the heap probe's mean's and peak's.
+fn note(v: &Verdict, n: &Note, [mean, peak]: [ColumnUnit; 2]) -> String {
+    match n {
+        Note::Candidate {
+            config,
+            figures,
+            place,
+        } => {
+            let (mw, pw) = (&v.memory.label, &v.performance.label);
+            let figures = figures.map_or("no comparable figures".to_string(), |f| {
+                let m = f.memory.value;
+                format!(
+                    "{mw} {} ({} {}), {pw} {} ({} {})",
+                    ratio_words(&f.memory),
+                    if m <= 1.0 { "saves" } else { "costs" },
+                    pct(m),
+                    ratio_words(&f.performance),
+                    if f.better { "better by" } else { "worse by" },
+                    pct(f.performance.value)
+                )
+            });
+            format!("{config}: {figures}; {}.", place_words(v, place))
+        }
+        Note::OomKilled { config, oom } => format!("{config}: not chosen: {}.", oom_words(oom)),
+        Note::DroppedByRace { dropped } => {
+            let names: Vec<String> = dropped
+                .iter()
+                .map(|d| format!("{} ({})", d.config, d.when))
+                .collect();
+            format!("Not chosen, dropped by the race: {}.", names.join(", "))
+        }
+        Note::BaselineOomKilled { baseline, oom } => format!(
+            "The baseline {baseline} was {}: raise --memory-limit, or choose a --baseline that \
+             fits under it.",
+            oom_words(oom)
+        ),
+        Note::FixedDuration => "Every configuration's median wall time is within 1% of the \
+             others': the program likely runs for a fixed time, so wall time measures nothing \
+             here. Judge by its own throughput instead, e.g. --metric 'ops=([0-9.]+) ops/sec' \
+             --higher-is-better ops --perf-metric ops."
+            .to_string(),
+        Note::LeftOut {
+            config,
+            allocator,
+            served_by,
+        } => format!(
+            "{config}: left out of the verdict: its runs were served by {served_by}, not \
+             {allocator}."
+        ),
+        Note::HeapProbe {
+            config,
+            mean_live_heap_bytes,
+            peak_live_heap_bytes,
+            overhead_ratio,
+            arenas_max,
+            arenas_process,
+        } => {
+            let noun = |a: f64| if a == 1.0 { "arena" } else { "arenas" };
+            let arenas = match (arenas_max, arenas_process) {
+                (Some(a), Some(process)) => format!(", {a:.0} {} ({process})", noun(*a)),
+                (Some(a), None) => format!(", {a:.0} {}", noun(*a)),
+                _ => String::new(),
+            };
+            format!(
+                "heap probe, {config}: mean live heap {} (peak {}); RSS was {overhead_ratio:.2}x \
+                 the live heap{arenas}.",
+                mean.show(*mean_live_heap_bytes),
+                peak_live_heap_bytes.map_or("-".to_string(), |b| peak.show(b)),
+            )
+        }
+    }
+}
+
+/// Where a candidate stands, in words.
+fn place_words(v: &Verdict, place: &Place) -> String {
+    let (mw, pw) = (&v.memory.label, &v.performance.label);
+    let Place::Judged {
+        open,
+        memory,
+        performance,
+        more_rounds,
+    } = place
+    else {
+        return match place {
+            Place::Outranked { by } => {
+                format!("not chosen: uses more {mw} than {by}, which qualifies, beyond noise")
+            }
+            _ => "qualifies".to_string(),
+        };
+    };
+    let mut why = Vec::new();
+    match memory {
+        Side::Bad => why.push(format!(
+            "does not save {}% of {mw} beyond noise",
+            v.min_saving_pct
+        )),
+        Side::Open => why.push(format!("{mw} unsettled")),
+        Side::Good => {}
+    }
+    match performance {
+        Side::Bad => why.push(format!("over the {}% budget on {pw}", v.max_slowdown_pct)),
+        Side::Open => why.push(format!("{pw} unsettled against the budget")),
+        Side::Good => {}
+    }
+    let verdict = if *open { "open" } else { "not chosen" };
+    let more = more_rounds
+        .map(|n| format!(" ({} would settle it)", more_rounds_words(n)))
+        .unwrap_or_default();
+    format!("{verdict}: {}{more}", why.join(", "))
+}
