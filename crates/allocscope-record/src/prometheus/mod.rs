@@ -8,29 +8,14 @@
 mod http;
 mod publisher;
 
-pub use publisher::Publisher;
+pub use publisher::{Current, Publisher, Shared};
 
-use allocscope_core::model::Sample;
 use allocscope_core::rounds::session::Publish;
 use allocscope_core::usage_error::UsageError;
 use anyhow::Context;
 use std::fmt::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
-use std::sync::{Arc, Mutex};
-
-/// What one series of the exposition is currently at.
-#[derive(Debug, Clone, Default)]
-pub struct Current {
-    pub recording: String,
-    pub config: String,
-    pub sample: Option<Sample>,
-    pub elapsed_s: f64,
-    pub samples_total: u64,
-    pub sampler_cpu_s: f64,
-}
-
-/// The values the server shows; the recording loop replaces them each tick.
-pub type Shared = Arc<Mutex<Vec<Current>>>;
+use std::sync::Arc;
 
 /// Parses `ADDR:PORT` (or `:PORT`, `PORT`: loopback) and refuses a
 /// non-loopback address unless `public`.
@@ -245,6 +230,7 @@ fn number(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use allocscope_core::model::Sample;
 
     #[test]
     fn renders_families_with_help_type_and_escaped_labels() {

@@ -1,11 +1,24 @@
 //! `--metrics`: each tick's sample of a run (a run extension) or of a
 //! recording made the current value of its series.
 
-use super::{Current, Shared};
 use allocscope_core::model::Sample;
 use allocscope_core::run::RunExtension;
 use allocscope_core::sample::Sampler;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+/// What one series of the exposition is currently at.
+#[derive(Debug, Clone, Default)]
+pub struct Current {
+    pub recording: String,
+    pub config: String,
+    pub sample: Option<Sample>,
+    pub elapsed_s: f64,
+    pub samples_total: u64,
+    pub sampler_cpu_s: f64,
+}
+
+/// The values the server shows; the recording loop replaces them each tick.
+pub type Shared = Arc<Mutex<Vec<Current>>>;
 
 /// Publishes to `shared` as the series (`recording`, `config`), the only
 /// one shown, since one run or recording is sampled at a time.
