@@ -4,7 +4,7 @@
 
 use crate::analyze::decide::{more_rounds_words, Side};
 use crate::analyze::figures::Ratio;
-use crate::analyze::verdict::{Note, Oom, OpenSide, Place, Reason, Verdict};
+use crate::analyze::verdict::{Note, Oom, OpenSide, Place, Reason, Tie, Verdict};
 use crate::units::{format_bytes, ColumnUnit, Unit};
 
 /// `0.60x [0.55, 0.65]`, or the value alone without an interval.
@@ -32,34 +32,7 @@ pub fn reason(v: &Verdict) -> String {
             qualified,
             ties,
         } => {
-            let ties: Vec<String> = ties
-                .iter()
-                .map(|t| format!("{} ({mw} {})", t.config, ratio_words(&t.memory)))
-                .collect();
-            let ties = match ties.len() {
-                0 => String::new(),
-                1 => format!(" {} is within noise of it: either saves as much.", ties[0]),
-                _ => format!(
-                    " {} are within noise of it: any saves as much.",
-                    ties.join(", ")
-                ),
-            };
-            let others = if *qualified > 1 {
-                format!(
-                    " It has the lowest {mw} of the {qualified} configurations that qualify.{ties}"
-                )
-            } else {
-                String::new()
-            };
-            let names: Vec<&str> = v.unsettled.iter().map(|u| u.config.as_str()).collect();
-            let unsettled = if names.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " Still unsettled, and possibly better: {}.",
-                    names.join(", ")
-                )
-            };
+            let (others, unsettled) = (others(v, *qualified, ties), unsettled(v));
             let words = |r: &Option<Ratio>| r.as_ref().map(ratio_words).unwrap_or_default();
             format!(
                 "Use {}: {mw} {} of {baseline}'s, a saving beyond noise and beyond the {saving}% \
@@ -107,6 +80,40 @@ pub fn reason(v: &Verdict) -> String {
              --baseline NAME)."
         ),
     }
+}
+
+/// ` It has the lowest mean RSS of the 2 configurations that qualify.`,
+/// and those within noise of the recommendation.
+fn others(v: &Verdict, qualified: usize, ties: &[Tie]) -> String {
+    if qualified <= 1 {
+        return String::new();
+    }
+    let mw = &v.memory.label;
+    let ties: Vec<String> = ties
+        .iter()
+        .map(|t| format!("{} ({mw} {})", t.config, ratio_words(&t.memory)))
+        .collect();
+    let ties = match ties.len() {
+        0 => String::new(),
+        1 => format!(" {} is within noise of it: either saves as much.", ties[0]),
+        _ => format!(
+            " {} are within noise of it: any saves as much.",
+            ties.join(", ")
+        ),
+    };
+    format!(" It has the lowest {mw} of the {qualified} configurations that qualify.{ties}")
+}
+
+/// ` Still unsettled, and possibly better: jemalloc.` beside a recommendation.
+fn unsettled(v: &Verdict) -> String {
+    let names: Vec<&str> = v.unsettled.iter().map(|u| u.config.as_str()).collect();
+    if names.is_empty() {
+        return String::new();
+    }
+    format!(
+        " Still unsettled, and possibly better: {}.",
+        names.join(", ")
+    )
 }
 
 /// Who is unsettled, on which side, and how many rounds the baseline had.
