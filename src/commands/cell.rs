@@ -10,6 +10,7 @@
 
 use super::local::Local;
 use super::rounds::{drive, RoundPlan};
+use crate::cluster::error::ClusterError;
 use crate::cluster::facts;
 use crate::cluster::plan_file::ClusterPlan;
 use crate::cluster::shard::{CPU_MODEL, PLAN_ID, ROUND};
@@ -45,11 +46,11 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
     let plan = ClusterPlan::read(&args.plan)?;
     let round = args.round;
     if round >= plan.rounds {
-        return Err(UsageError::Cluster(format!(
-            "--round {round} is outside plan {} (rounds 0 to {})",
-            plan.plan_id,
-            plan.rounds.saturating_sub(1)
-        ))
+        return Err(UsageError::from(ClusterError::RoundOutside {
+            round,
+            plan: plan.plan_id,
+            rounds: plan.rounds,
+        })
         .into());
     }
     let settings = plan_settings(&args.plan, &plan.args, &crate::alloc::Registry::discover())?;

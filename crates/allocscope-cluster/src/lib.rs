@@ -5,13 +5,15 @@
 //! through `commands`' session), what those share (`batch`: `--dry-run`,
 //! `--shards`, the plan they write); the plan file the nodes read
 //! (`plan_file`), what a node records about itself (`facts`), shards in and
-//! out (`shard`), merging them into one experiment (`merge`). A round runs
+//! out (`shard`), merging them into one experiment (`merge`), the user's
+//! mistakes with any of them (`error`). A round runs
 //! every configuration once, interleaved, on one node, so that the
 //! within-round pairs behind the ratios always share a machine; see
 //! docs/cluster.md.
 
 pub mod batch;
 pub mod engine;
+pub mod error;
 pub mod executor;
 pub mod facts;
 pub mod merge;

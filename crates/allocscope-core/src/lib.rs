@@ -18,6 +18,7 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod sample;
+pub mod service_error;
 pub mod store;
 pub mod units;
 pub mod usage_error;
