@@ -1,6 +1,7 @@
 //! Command-line definitions (clap) and nothing else: checking and converting
 //! what the user typed happens in `options`.
 
+use crate::run::ReclaimAt;
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -227,8 +228,8 @@ pub struct CompareArgs {
     /// (needs the heap probe): at a marker LABEL, a DURATION after the
     /// start, or off. Default: a batch program at its exit, a service after
     /// its load and settle period, just before its stop.
-    #[arg(long, value_name = "LABEL|DURATION|off")]
-    pub reclaim_at: Option<String>,
+    #[arg(long, value_name = "LABEL|DURATION|off", value_parser = ReclaimAt::parse)]
+    pub reclaim_at: Option<ReclaimAt>,
     #[command(flatten)]
     pub service: ServiceArgs,
     /// Serve the running configuration's current values for Prometheus at

@@ -109,6 +109,6 @@ impl<E: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for Choice<E
 /// `--heap`'s parser: the probe's own message for a wrong mode.
 pub fn heap_mode() -> Choice<HeapMode> {
     Choice::new(Some(HeapMode::Auto), |word| {
-        UsageError::HeapMode(crate::probe::HeapModeError(word.to_string()).to_string())
+        UsageError::HeapMode(crate::probe::HeapModeError(word.to_string()))
     })
 }

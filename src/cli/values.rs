@@ -3,6 +3,9 @@
 //! the flag and the fix (`main` prints it as it prints any other). Clap
 //! runs them on each given value and on each default.
 
+use crate::cluster::error::ClusterError;
+use crate::record::error::RecordError;
+use crate::service_error::ServiceError;
 use crate::units::{parse_duration, parse_size};
 use crate::usage_error::{UsageError, MAX_CPUS};
 use std::time::Duration;
@@ -51,12 +54,7 @@ pub fn parse_runs(text: &str) -> Result<Runs, UsageError> {
     }
     parse_count("--runs", text, 1)
         .map(Runs::Fixed)
-        .map_err(|_| {
-            UsageError::Rounds(format!(
-                "--runs '{text}' is neither a count nor auto; use a whole number 1 or more \
-             (e.g. --runs 5) or --runs auto"
-            ))
-        })
+        .map_err(|_| UsageError::RunsWord(text.to_string()))
 }
 
 pub fn parse_interval(text: &str) -> Result<Duration, UsageError> {
@@ -99,20 +97,18 @@ pub fn parse_any_duration(text: &str) -> Result<Duration, UsageError> {
 
 /// `record --duration`: at least 10ms.
 pub fn parse_record_duration(text: &str) -> Result<Duration, UsageError> {
-    parse_timeout(text).map_err(|_| {
-        UsageError::Record(format!(
-            "--duration '{text}' is not a duration of at least 10ms; use e.g. 30s, 2h or 7d"
-        ))
-    })
+    parse_timeout(text).map_err(|_| RecordError::Duration(text.to_string()).into())
 }
 
 /// A duration longer than 0 (`--request-timeout`, `--ready-timeout`, `--grace`).
 pub fn parse_positive_duration(flag: &str, text: &str) -> Result<Duration, UsageError> {
     let value = parse_duration(text)?;
     if value.is_zero() {
-        return Err(UsageError::Service(format!(
-            "{flag} {text} must be longer than 0, e.g. {flag} 10s"
-        )));
+        return Err(ServiceError::ZeroDuration {
+            flag: flag.to_string(),
+            text: text.to_string(),
+        }
+        .into());
     }
     Ok(value)
 }
@@ -121,9 +117,7 @@ pub fn parse_positive_duration(flag: &str, text: &str) -> Result<Duration, Usage
 pub fn parse_concurrency(text: &str) -> Result<u32, UsageError> {
     let concurrency = parse_count("--concurrency", text, 1)?;
     if concurrency > MAX_CONCURRENCY {
-        return Err(UsageError::Service(format!(
-            "--concurrency {concurrency} is too high; use at most 4096 connections"
-        )));
+        return Err(ServiceError::Concurrency(concurrency).into());
     }
     Ok(concurrency)
 }
@@ -132,9 +126,7 @@ pub fn parse_concurrency(text: &str) -> Result<u32, UsageError> {
 pub fn parse_rate(text: &str) -> Result<f64, UsageError> {
     match text.trim().trim_end_matches("/s").parse::<f64>() {
         Ok(rate) if rate.is_finite() && rate > 0.0 && rate <= 10_000_000.0 => Ok(rate),
-        _ => Err(UsageError::Service(format!(
-            "--rate '{text}' is not a rate; give requests per second, e.g. --rate 500/s"
-        ))),
+        _ => Err(ServiceError::Rate(text.to_string()).into()),
     }
 }
 
@@ -142,9 +134,7 @@ pub fn parse_rate(text: &str) -> Result<f64, UsageError> {
 pub fn parse_speed(text: &str) -> Result<f64, UsageError> {
     match text.trim().trim_end_matches('x').parse::<f64>() {
         Ok(speed) if speed.is_finite() && speed > 0.0 => Ok(speed),
-        _ => Err(UsageError::Service(format!(
-            "--speed '{text}' is not a speed factor; give a number above 0, e.g. --speed 2"
-        ))),
+        _ => Err(ServiceError::Speed(text.to_string()).into()),
     }
 }
 
@@ -161,35 +151,17 @@ fn percent(text: &str, range: impl std::ops::RangeBounds<f64>) -> Option<f64> {
 
 /// `--max-slowdown`: a percentage from 0 to 1000, `%` optional.
 pub fn parse_max_slowdown(text: &str) -> Result<f64, UsageError> {
-    percent(text, 0.0..=1000.0).ok_or_else(|| {
-        UsageError::Rounds(format!(
-            "--max-slowdown '{}' is not a percentage from 0 to 1000; e.g. --max-slowdown 5 \
-             accepts configurations at most 5% slower than the baseline",
-            text.trim()
-        ))
-    })
+    percent(text, 0.0..=1000.0).ok_or_else(|| UsageError::MaxSlowdown(text.trim().to_string()))
 }
 
 /// `--min-saving`: a percentage from 0 to 99, `%` optional.
 pub fn parse_min_saving(text: &str) -> Result<f64, UsageError> {
-    percent(text, 0.0..100.0).ok_or_else(|| {
-        UsageError::Rounds(format!(
-            "--min-saving '{}' is not a percentage from 0 to 99; e.g. --min-saving 3 counts \
-             only savings of 3% or more",
-            text.trim()
-        ))
-    })
+    percent(text, 0.0..100.0).ok_or_else(|| UsageError::MinSaving(text.trim().to_string()))
 }
 
 /// `--limit-headroom`: a percentage from 0 to 1000, `%` optional.
 pub fn parse_limit_headroom(text: &str) -> Result<f64, UsageError> {
-    percent(text, 0.0..=1000.0).ok_or_else(|| {
-        UsageError::Rounds(format!(
-            "--limit-headroom '{}' is not a percentage from 0 to 1000; e.g. --limit-headroom 20 \
-             sets each configuration's memory limit 20% above its peak",
-            text.trim()
-        ))
-    })
+    percent(text, 0.0..=1000.0).ok_or_else(|| UsageError::LimitHeadroom(text.trim().to_string()))
 }
 
 /// `record --pid`: a positive process id (whether it exists is `options`'s
@@ -197,31 +169,23 @@ pub fn parse_limit_headroom(text: &str) -> Result<f64, UsageError> {
 pub fn parse_pid(text: &str) -> Result<i32, UsageError> {
     match text.trim().parse::<i32>() {
         Ok(pid) if pid > 0 => Ok(pid),
-        _ => Err(UsageError::Record(format!(
-            "--pid '{text}' is not a process id; give a positive number (see `pgrep NAME`)"
-        ))),
+        _ => Err(RecordError::NotAPid(text.to_string()).into()),
     }
 }
 
 /// `0,3,5`: distinct indices, at least one, kept ascending (the round runs
 /// them in the plan's order, as every round interleaves).
 pub fn parse_indices(text: &str) -> Result<Indices, UsageError> {
-    let bad = |why: &str| {
-        UsageError::Cluster(format!(
-            "--configs '{text}' {why}; give the indices of the plan's configurations to run, \
-             from 0, separated by commas (e.g. --configs 0,3,5)"
-        ))
-    };
     let mut indices = text
         .split(',')
         .map(|word| word.trim().parse::<usize>())
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|_| bad("is not a list of indices"))?;
+        .map_err(|_| UsageError::from(ClusterError::NotIndices(text.to_string())))?;
     indices.sort_unstable();
     let count = indices.len();
     indices.dedup();
     if indices.len() != count {
-        return Err(bad("names a configuration twice"));
+        return Err(ClusterError::IndexTwice(text.to_string()).into());
     }
     Ok(Indices(indices))
 }

@@ -8,6 +8,7 @@
 //! temporary name and renamed only when the round ends uninterrupted, so a
 //! shard that exists is a finished round.
 
+use crate::cluster::error::ClusterError;
 use crate::cluster::plan_file::ClusterPlan;
 use crate::options::cell::{plan_settings, round_configs, CellSettings};
 use crate::rounds::driver::{drive, RoundPlan};
@@ -45,11 +46,11 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
     let plan = ClusterPlan::read(&args.plan)?;
     let round = args.round;
     if round >= plan.rounds {
-        return Err(UsageError::Cluster(format!(
-            "--round {round} is outside plan {} (rounds 0 to {})",
-            plan.plan_id,
-            plan.rounds.saturating_sub(1)
-        ))
+        return Err(UsageError::from(ClusterError::RoundOutside {
+            round,
+            plan: plan.plan_id,
+            rounds: plan.rounds,
+        })
         .into());
     }
     let settings = plan_settings(&args.plan, &plan.args, &crate::alloc::Registry::discover())?;

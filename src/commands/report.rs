@@ -65,13 +65,7 @@ enum Output<'a> {
 
 /// The exports the recordings report renders; CSV and Markdown are refused.
 fn outputs(exports: &ExportList) -> Result<Vec<Output<'_>>, UsageError> {
-    exports.supported(output, |_| {
-        UsageError::Record(
-            "--recordings renders text, --export-json, --html and --plots; CSV and Markdown \
-             exports are for experiments"
-                .into(),
-        )
-    })
+    exports.supported(output, |_| UsageError::RecordingsExport)
 }
 
 fn output(export: &Export) -> Option<Output<'_>> {

@@ -6,6 +6,7 @@
 
 use super::compare::{compare_args, CompareSettings};
 use crate::cli::CellArgs;
+use crate::cluster::error::ClusterError;
 use crate::usage_error::UsageError;
 use std::path::{Path, PathBuf};
 
@@ -47,17 +48,18 @@ pub fn round_configs(
         return Ok((0..resolved.len()).collect());
     };
     if plan_configs != resolved {
-        return Err(UsageError::Cluster(format!(
-            "the plan lists configurations {plan_configs:?} but this node resolves its \
-             arguments to {resolved:?}; install the same allocators on every node"
-        )));
+        return Err(ClusterError::ConfigsDiffer {
+            plan: plan_configs.to_vec(),
+            resolved: resolved.to_vec(),
+        }
+        .into());
     }
     match chosen.iter().find(|&&i| i >= plan_configs.len()) {
-        Some(i) => Err(UsageError::Cluster(format!(
-            "--configs names configuration {i}, but the plan has {} (0 to {})",
-            plan_configs.len(),
-            plan_configs.len().saturating_sub(1)
-        ))),
+        Some(&index) => Err(ClusterError::ConfigOutside {
+            index,
+            count: plan_configs.len(),
+        }
+        .into()),
         None => Ok(chosen.to_vec()),
     }
 }
@@ -68,14 +70,11 @@ pub fn plan_settings(
     args: &[String],
     registry: &crate::alloc::Registry,
 ) -> Result<CompareSettings, UsageError> {
-    let args = compare_args(args.iter().map(Into::into)).map_err(|e| {
-        UsageError::Cluster(format!(
-            "plan '{}' has arguments this allocscope does not accept ({}); run the same \
-             allocscope version on every node",
-            plan.display(),
-            e.kind()
-        ))
-    })?;
+    let args =
+        compare_args(args.iter().map(Into::into)).map_err(|e| ClusterError::PlanArguments {
+            path: plan.into(),
+            reason: e.kind().to_string(),
+        })?;
     CompareSettings::from_args(&args, registry)
 }
 

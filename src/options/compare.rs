@@ -107,13 +107,7 @@ impl CompareSettings {
                 .map(|a| crate::prometheus::parse_address(a, args.metrics_public))
                 .transpose()?,
             heap: heap_options(args.heap),
-            reclaim_at: args
-                .reclaim_at
-                .as_deref()
-                .map(crate::run::ReclaimAt::parse)
-                .transpose()
-                .map_err(UsageError::HeapMode)?
-                .unwrap_or_default(),
+            reclaim_at: args.reclaim_at.clone().unwrap_or_default(),
             service,
             output,
             rounds: round_settings,
@@ -184,9 +178,7 @@ fn configs(
     } else {
         let mut configs: Vec<crate::model::Config> = Vec::new();
         for spec in specs {
-            let config = registry
-                .resolve(spec)
-                .map_err(|e| UsageError::Alloc(e.to_string()))?;
+            let config = registry.resolve(spec).map_err(UsageError::Alloc)?;
             if configs.iter().any(|c| c.name == config.name) {
                 return Err(UsageError::DuplicateConfig(config.name));
             }

@@ -91,12 +91,11 @@ impl ExportList {
                 .iter()
                 .find(|e| e.destination == export.destination)
             {
-                return Err(UsageError::Export(format!(
-                    "{} and {} would both write '{}'; give each export a file of its own",
-                    earlier.format.flag(),
-                    export.format.flag(),
-                    path.display()
-                )));
+                return Err(UsageError::ExportsCollide {
+                    first: earlier.format.flag(),
+                    second: export.format.flag(),
+                    path: path.clone(),
+                });
             }
         }
         Ok(ExportList(exports))

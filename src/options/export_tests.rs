@@ -100,10 +100,13 @@ fn exports_a_command_does_not_render_are_refused() {
     let only_json = |e: &Export| matches!(e.format, Format::Json { .. }).then_some(e.format);
     let refused = exports
         .supported(only_json, |f| {
-            UsageError::Export(format!("no {}", f.flag()))
+            UsageError::CommandNotFound(f.flag().to_string())
         })
         .map_err(|e| e.to_string());
-    assert_eq!(refused, Err("no --export-markdown".to_string()));
+    assert_eq!(
+        refused,
+        Err(UsageError::CommandNotFound("--export-markdown".to_string()).to_string())
+    );
     let json_only = ExportList::parse(&args(&["--export-json", "-"])).unwrap_or_default();
     let taken = json_only.supported(only_json, |_| UsageError::NoCommand);
     assert_eq!(taken.ok(), Some(vec![Format::Json { samples: false }]));

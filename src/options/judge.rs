@@ -107,28 +107,24 @@ fn memory_choice(table: &[MetricDef], word: &str) -> Result<MemoryChoice, UsageE
     if let Some(tree) = metric_table::tree_word(word) {
         return match metric_table::find(table, tree.rss) {
             Some(_) => Ok(MemoryChoice::Tree(word.to_string())),
-            None => Err(UsageError::Rounds(format!(
-                "--memory-metric {word} measures a service (compare --server); this \
-                 experiment ran none"
-            ))),
+            None => Err(UsageError::MemoryMetricNoService(word.to_string())),
         };
     }
     match metric_table::named(table, word).filter(|row| row.is_memory()) {
         Some(row) => Ok(MemoryChoice::Row(row.id.clone())),
         None => {
-            let trees: Vec<&str> = TREE_WORDS.iter().map(|t| t.word).collect();
+            let trees: Vec<&'static str> = TREE_WORDS.iter().map(|t| t.word).collect();
             let (last, first) = trees.split_last().unwrap_or((&"", &[]));
-            let rows: Vec<&str> = table
-                .iter()
-                .filter(|r| r.is_memory())
-                .map(MetricDef::name)
-                .collect();
-            Err(UsageError::Rounds(format!(
-                "--memory-metric '{word}' is unknown; use {} or {last} (RSS, or PSS for a tree \
-                 of several processes), or one of {}",
-                first.join(", "),
-                rows.join(", ")
-            )))
+            Err(UsageError::MemoryMetricUnknown {
+                word: word.to_string(),
+                trees: first.to_vec(),
+                last_tree: last,
+                rows: table
+                    .iter()
+                    .filter(|r| r.is_memory())
+                    .map(|r| r.name().to_string())
+                    .collect(),
+            })
         }
     }
 }
@@ -142,17 +138,20 @@ fn perf_choice(table: &[MetricDef], word: &str) -> Result<String, UsageError> {
         .iter()
         .filter(|r| !r.is_memory())
         .partition(|r| r.is_user());
-    let built_in: Vec<&str> = built_in.iter().map(|r| r.name()).collect();
-    let user: Vec<&str> = user.iter().map(|r| r.name()).collect();
-    Err(UsageError::Rounds(format!(
-        "--perf-metric '{word}' is neither {} nor a --metric{}",
-        built_in.join(", "),
-        if user.is_empty() {
-            format!("; define it, e.g. --metric '{word}=([0-9.]+) ops/sec'")
-        } else {
-            format!(" ({})", user.join(", "))
+    let names = |rows: Vec<&MetricDef>| -> Vec<String> {
+        rows.iter().map(|r| r.name().to_string()).collect()
+    };
+    let (word, built_in) = (word.to_string(), names(built_in));
+    Err(if user.is_empty() {
+        UsageError::PerfMetricUndefined { word, built_in }
+    } else {
+        let user = names(user);
+        UsageError::PerfMetricUnknown {
+            word,
+            built_in,
+            user,
         }
-    )))
+    })
 }
 
 #[cfg(test)]

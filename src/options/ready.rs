@@ -3,6 +3,7 @@
 
 use crate::load::Target;
 use crate::run::Readiness;
+use crate::service_error::ServiceError;
 use crate::usage_error::UsageError;
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
@@ -15,15 +16,13 @@ pub(super) fn readiness(
 ) -> Result<(Readiness, String), UsageError> {
     if let Some(pattern) = ready_log {
         if ready.is_some() {
-            return Err(service(
-                "--ready and --ready-log are alternatives; give one".into(),
-            ));
+            return Err(ServiceError::ReadyAndLog.into());
         }
-        let regex = regex::Regex::new(pattern).map_err(|e| {
-            service(format!(
-                "--ready-log '{pattern}' is not a valid regex: {}; escape special characters with a backslash",
-                e.to_string().lines().last().unwrap_or_default().trim_start_matches("error: ")
-            ))
+        let regex = regex::Regex::new(pattern).map_err(|e| ServiceError::ReadyLogRegex {
+            pattern: pattern.to_string(),
+            reason: (e.to_string().lines().last().unwrap_or_default())
+                .trim_start_matches("error: ")
+                .to_string(),
         })?;
         return Ok((Readiness::Log(regex), format!("log:{pattern}")));
     }
@@ -33,11 +32,7 @@ pub(super) fn readiness(
             let resolved = std::net::ToSocketAddrs::to_socket_addrs(&addr)
                 .ok()
                 .and_then(|mut a| a.next())
-                .ok_or_else(|| {
-                    service(format!(
-                        "--ready '{check}' is not a reachable address; use tcp:HOST:PORT, e.g. tcp:127.0.0.1:8080"
-                    ))
-                })?;
+                .ok_or_else(|| ServiceError::ReadyAddress(check.to_string()))?;
             Ok((Readiness::Tcp(resolved), check.to_string()))
         }
         Some(check) if check.starts_with("http://") => {
@@ -51,17 +46,13 @@ pub(super) fn readiness(
                 check.to_string(),
             ))
         }
-        Some(other) => Err(service(format!(
-            "--ready '{other}' is not a check; use tcp:HOST:PORT or http://HOST:PORT/PATH, or --ready-log REGEX"
-        ))),
+        Some(other) => Err(ServiceError::ReadyNotACheck(other.to_string()).into()),
         None => match load_target {
             Some(target) => {
                 let addr = resolve("--ready", target)?;
                 Ok((Readiness::Tcp(addr), format!("tcp:{addr}")))
             }
-            None => Err(service(
-                "--load needs a readiness check: --ready tcp:HOST:PORT, --ready http://... or --ready-log REGEX".into(),
-            )),
+            None => Err(ServiceError::ReadyNeeded.into()),
         },
     }
 }
@@ -82,30 +73,30 @@ pub(super) fn refuse_ports_in_use(
     addrs.dedup();
     for addr in addrs {
         if TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_ok() {
-            return Err(service(format!(
-                "port {} on {} is already in use by another process; stop it, or start the \
-                 server on a free port and point --ready/--http/--target at it",
-                addr.port(),
-                addr.ip()
-            )));
+            return Err(ServiceError::PortInUse(addr).into());
         }
     }
     Ok(())
 }
 
-fn service(message: String) -> UsageError {
-    UsageError::Service(message)
-}
-
 pub(super) fn target(flag: &str, url: &str) -> Result<Target, UsageError> {
-    Target::parse(url).map_err(|e| service(format!("{flag} '{url}': {e}")))
+    Target::parse(url).map_err(|reason| {
+        ServiceError::BadUrl {
+            flag: flag.to_string(),
+            url: url.to_string(),
+            reason,
+        }
+        .into()
+    })
 }
 
 pub(super) fn resolve(flag: &str, target: &Target) -> Result<SocketAddr, UsageError> {
     target.addr().map_err(|e| {
-        service(format!(
-            "{flag}: host '{}' cannot be resolved ({e}); use an IP address such as 127.0.0.1",
-            target.host
-        ))
+        ServiceError::Unresolvable {
+            flag: flag.to_string(),
+            host: target.host.clone(),
+            reason: e.to_string(),
+        }
+        .into()
     })
 }

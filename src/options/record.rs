@@ -4,6 +4,7 @@
 
 use super::parse::resolve_command;
 use crate::cli::RecordArgs;
+use crate::record::error::RecordError;
 use crate::record::Target as RecordTarget;
 use crate::sample::proc;
 use crate::usage_error::UsageError;
@@ -38,7 +39,7 @@ impl RecordSettings {
                 let spec = args.alloc.as_deref().unwrap_or("glibc");
                 let config = crate::alloc::Registry::discover()
                     .resolve(spec)
-                    .map_err(|e| UsageError::Alloc(e.to_string()))?;
+                    .map_err(UsageError::Alloc)?;
                 RecordTarget::Launch {
                     program,
                     args: args.command[1..].to_vec(),
@@ -46,13 +47,7 @@ impl RecordSettings {
                     logs_dir: logs_directory(&args.db),
                 }
             }
-            (None, None) => {
-                return Err(UsageError::Record(
-                    "nothing to record; give --pid PID, or a command after `--` \
-                     (e.g. allocscope record -a glibc -- ./server)"
-                        .into(),
-                ))
-            }
+            (None, None) => return Err(RecordError::NothingToRecord.into()),
         };
         let metrics = args
             .metrics
@@ -76,19 +71,13 @@ impl RecordSettings {
 /// root), so that is what is tried; the owner is named when it fails.
 fn check_pid(pid: i32) -> Result<(i32, u64), UsageError> {
     if pid == std::process::id() as i32 {
-        return Err(UsageError::Record(format!(
-            "--pid {pid} is allocscope itself; give the pid of the program to record"
-        )));
+        return Err(RecordError::PidIsSelf(pid).into());
     }
     let Some(stat) = proc::read_stat(pid) else {
-        return Err(UsageError::Record(format!(
-            "no process {pid}: it does not exist or has already exited (see `pgrep NAME`)"
-        )));
+        return Err(RecordError::NoProcess(pid).into());
     };
     if matches!(stat.state, 'Z' | 'X') {
-        return Err(UsageError::Record(format!(
-            "process {pid} has already exited (it is a zombie waiting for its parent)"
-        )));
+        return Err(RecordError::Zombie(pid).into());
     }
     let path = format!("/proc/{pid}/smaps_rollup");
     if let Err(error) = std::fs::File::open(&path) {
@@ -98,14 +87,15 @@ fn check_pid(pid: i32) -> Result<(i32, u64), UsageError> {
         // SAFETY: geteuid has no preconditions.
         let me = unsafe { libc::geteuid() };
         let why = if error.kind() == std::io::ErrorKind::PermissionDenied {
-            format!(
-                "process {pid} belongs to uid {owner} and allocscope runs as uid {me}, which \
-                 may not read its memory; run allocscope as that user (or as root)"
-            )
+            RecordError::NotPermitted { pid, owner, me }
         } else {
-            format!("cannot read the memory of process {pid} ({path}: {error})")
+            RecordError::Unreadable {
+                pid,
+                path,
+                reason: error.to_string(),
+            }
         };
-        return Err(UsageError::Record(why));
+        return Err(why.into());
     }
     Ok((pid, stat.start_ticks))
 }

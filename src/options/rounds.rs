@@ -18,10 +18,6 @@ pub struct RoundSettings {
     pub metrics: Vec<UserMetric>,
 }
 
-fn rounds_error(message: String) -> UsageError {
-    UsageError::Rounds(message)
-}
-
 /// `--runs N|auto`, `--max-runs N` (>= 2), `--max-time DUR`, `--metric`,
 /// `--higher-is-better` (each naming a `--metric`).
 pub fn parse_rounds(runs: Runs, args: &RoundArgs) -> Result<RoundSettings, UsageError> {
@@ -34,11 +30,9 @@ pub fn parse_rounds(runs: Runs, args: &RoundArgs) -> Result<RoundSettings, Usage
     let max_time = args.max_time;
     let mut metrics: Vec<UserMetric> = Vec::new();
     for spec in &args.metric {
-        let (name, pattern) = parse_spec(spec).map_err(rounds_error)?;
+        let (name, pattern) = parse_spec(spec)?;
         if metrics.iter().any(|m| m.name == name) {
-            return Err(rounds_error(format!(
-                "--metric '{name}' is given twice; give each metric a name of its own"
-            )));
+            return Err(UsageError::MetricTwice(name));
         }
         metrics.push(UserMetric {
             name,
@@ -50,12 +44,7 @@ pub fn parse_rounds(runs: Runs, args: &RoundArgs) -> Result<RoundSettings, Usage
         let metric = metrics
             .iter_mut()
             .find(|m| &m.name == name)
-            .ok_or_else(|| {
-                rounds_error(format!(
-                    "--higher-is-better '{name}' names no --metric; define it first, e.g. \
-                     --metric '{name}=([0-9.]+) ops/sec' --higher-is-better {name}"
-                ))
-            })?;
+            .ok_or_else(|| UsageError::HigherIsBetterUnknown(name.clone()))?;
         metric.higher_is_better = true;
     }
     Ok(RoundSettings {

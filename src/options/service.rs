@@ -8,6 +8,7 @@ use crate::cli::{Pace, ServiceArgs};
 use crate::load::{self, Target};
 use crate::model::ServiceInfo;
 pub use crate::run::{LoadSpec, Readiness, ServiceSettings};
+use crate::service_error::ServiceError;
 use crate::usage_error::UsageError;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -33,27 +34,18 @@ fn service_flags_given(args: &ServiceArgs) -> Option<&'static str> {
 pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> {
     if !args.server {
         return match service_flags_given(args) {
-            Some(flag) => Err(service(format!(
-                "{flag} drives a server; add --server (allocscope compare --server {flag} ... -- SERVER)"
-            ))),
+            Some(flag) => Err(ServiceError::WithoutServer(flag).into()),
             None => Ok(None),
         };
     }
     if args.load.is_none() && args.http.is_none() && args.replay.is_none() {
-        return Err(service(
-            "--server needs a load: --load 'COMMAND', --http URL or --replay FILE --target URL"
-                .into(),
-        ));
+        return Err(ServiceError::NoLoad.into());
     }
     let chosen = match (&args.load, &args.http, &args.replay) {
         (Some(command), None, None) => command_load(command)?,
         (None, Some(url), None) => http_load(args, url)?,
         (None, None, Some(file)) => replay_load(args, file)?,
-        _ => {
-            return Err(service(
-                "--load, --http and --replay are alternatives; give exactly one".into(),
-            ))
-        }
+        _ => return Err(ServiceError::LoadsTogether.into()),
     };
     let ready = readiness(
         args.ready.as_deref(),
@@ -116,9 +108,7 @@ struct ChosenLoad {
 
 fn command_load(command: &str) -> Result<ChosenLoad, UsageError> {
     if command.trim().is_empty() {
-        return Err(service(
-            "--load is empty; give the client's command line, e.g. --load 'wrk -d10s http://127.0.0.1:8080/'".into(),
-        ));
+        return Err(ServiceError::EmptyLoad.into());
     }
     Ok(ChosenLoad {
         load: LoadSpec::Command(command.to_string()),
@@ -165,8 +155,10 @@ fn generator_load(
         request_timeout,
         seed: 1,
     };
-    plan.validate()
-        .map_err(|e| service(format!("--http '{url}': {e}")))?;
+    plan.validate().map_err(|reason| ServiceError::HttpPlan {
+        url: url.to_string(),
+        reason,
+    })?;
     Ok(ChosenLoad {
         load: LoadSpec::Generator(Arc::new(plan)),
         text: format!("{url}: {requests} requests, {concurrency} connections{rate_text}"),
@@ -177,29 +169,23 @@ fn generator_load(
 
 fn replay_load(args: &ServiceArgs, file: &std::path::Path) -> Result<ChosenLoad, UsageError> {
     let (concurrency, request_timeout) = connections(args);
-    let url = args.target.as_ref().ok_or_else(|| {
-        service("--replay needs --target URL, the server to send the lines to, e.g. --target http://127.0.0.1:8080".into())
-    })?;
+    let url = args
+        .target
+        .as_ref()
+        .ok_or(ServiceError::ReplayWithoutTarget)?;
     let target = target("--target", url)?;
-    let text = std::fs::read(file).map_err(|e| {
-        service(format!(
-            "--replay '{}' cannot be read: {e}; give an access log file",
-            file.display()
-        ))
+    let text = std::fs::read(file).map_err(|e| ServiceError::ReplayUnreadable {
+        file: file.into(),
+        reason: e.to_string(),
     })?;
     let log = load::parse_log(&String::from_utf8_lossy(&text));
     if log.entries.is_empty() {
-        return Err(service(format!(
-            "--replay '{}' has no line to replay: {} rejected{}; give a Common or Combined \
-             Log Format file with GET or HEAD requests",
-            file.display(),
-            log.rejected.count,
-            log.rejected
-                .example
-                .as_ref()
-                .map(|e| format!(", e.g. `{e}`"))
-                .unwrap_or_default()
-        )));
+        return Err(ServiceError::ReplayEmpty {
+            file: file.into(),
+            rejected: log.rejected.count,
+            example: log.rejected.example,
+        }
+        .into());
     }
     let (schedule, pace_text) = match args.pace {
         Pace::Max => (
@@ -225,8 +211,10 @@ fn replay_load(args: &ServiceArgs, file: &std::path::Path) -> Result<ChosenLoad,
         request_timeout,
         seed: 1,
     };
-    plan.validate()
-        .map_err(|e| service(format!("--replay '{}': {e}", file.display())))?;
+    plan.validate().map_err(|reason| ServiceError::ReplayPlan {
+        file: file.into(),
+        reason,
+    })?;
     Ok(ChosenLoad {
         load: LoadSpec::Generator(Arc::new(plan)),
         text: format!(
@@ -237,10 +225,6 @@ fn replay_load(args: &ServiceArgs, file: &std::path::Path) -> Result<ChosenLoad,
         target: Some(target),
         rejected_lines,
     })
-}
-
-fn service(message: String) -> UsageError {
-    UsageError::Service(message)
 }
 
 /// Where the built-in generator sends its requests (a `--load` command's

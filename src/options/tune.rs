@@ -9,6 +9,7 @@ use super::compare::CompareSettings;
 use crate::cli::{CompareArgs, TuneArgs};
 use crate::model::Config;
 use crate::tune::candidates::{allocators, candidates, parse_try, Candidate};
+use crate::tune::error::TuneError;
 use crate::usage_error::UsageError;
 use clap::Args;
 use std::ffi::OsString;
@@ -24,10 +25,6 @@ pub struct TuneSettings {
     pub combine: bool,
 }
 
-fn tune_error(message: String) -> UsageError {
-    UsageError::Tune(message)
-}
-
 impl TuneSettings {
     pub fn from_args(
         args: &TuneArgs,
@@ -35,18 +32,10 @@ impl TuneSettings {
     ) -> Result<TuneSettings, UsageError> {
         let c = &args.compare;
         if c.runs != crate::cli::Runs::Auto {
-            return Err(tune_error(format!(
-                "tune races its candidates round by round and takes no --runs '{}'; bound it \
-                 with --max-runs N (rounds per phase) or --max-time DUR",
-                c.runs
-            )));
+            return Err(TuneError::FixedRuns(c.runs.to_string()).into());
         }
         if !c.variant.is_empty() {
-            return Err(tune_error(
-                "tune races an allocator's settings on one build; compare builds with \
-                 allocscope compare --variant LABEL=COMMAND"
-                    .into(),
-            ));
+            return Err(TuneError::Variants.into());
         }
         let chosen = allocators(&c.alloc, &|name| registry.get(name).is_some())?;
         let tries = args
@@ -74,11 +63,7 @@ pub fn resolve(
 ) -> Result<Vec<Config>, UsageError> {
     candidates
         .iter()
-        .map(|c| {
-            registry
-                .resolve(&c.spec())
-                .map_err(|e| UsageError::Alloc(e.to_string()))
-        })
+        .map(|c| registry.resolve(&c.spec()).map_err(UsageError::Alloc))
         .collect()
 }
 

@@ -6,7 +6,7 @@
 
 use super::parse::resolve_command;
 use crate::model::Config;
-use crate::usage_error::UsageError;
+use crate::usage_error::{UsageError, VariantProblem};
 use std::ffi::OsString;
 
 pub use crate::model::ProgramLine;
@@ -17,23 +17,21 @@ pub const VARIANT_ALLOCATOR: &str = "variant";
 
 /// One `--variant` checked: its configuration and its command line.
 pub fn parse(spec: &str) -> Result<(Config, ProgramLine), UsageError> {
-    let usage = |problem: &str| {
-        UsageError::Variant(format!(
-            "--variant '{spec}' {problem}; give LABEL=COMMAND, e.g. --variant \
-             jemalloc-build='./app-je --threads 4'"
-        ))
+    let usage = |problem| UsageError::Variant {
+        spec: spec.to_string(),
+        problem,
     };
     let (label, command) = spec
         .split_once('=')
-        .ok_or_else(|| usage("has no '=' between the label and the command"))?;
+        .ok_or_else(|| usage(VariantProblem::NoEquals))?;
     let label = label.trim();
     if label.is_empty() || label.contains(char::is_whitespace) {
-        return Err(usage("needs a label without spaces before '='"));
+        return Err(usage(VariantProblem::LabelWithSpaces));
     }
-    let words = split_words(command).map_err(|problem| usage(&problem))?;
+    let words = split_words(command).map_err(usage)?;
     let first = words
         .first()
-        .ok_or_else(|| usage("has no command after '='"))?;
+        .ok_or_else(|| usage(VariantProblem::NoCommand))?;
     let program = resolve_command(&OsString::from(first))?;
     let config = Config {
         name: label.to_string(),
@@ -49,7 +47,7 @@ pub fn parse(spec: &str) -> Result<(Config, ProgramLine), UsageError> {
 
 /// Splits a command line into words as a shell would for plain words,
 /// single and double quotes and backslashes (no expansions).
-fn split_words(text: &str) -> Result<Vec<String>, String> {
+fn split_words(text: &str) -> Result<Vec<String>, VariantProblem> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
     let mut quote: Option<char> = None;
@@ -59,7 +57,7 @@ fn split_words(text: &str) -> Result<Vec<String>, String> {
             (Some(q), c) if c == q => quote = None,
             (Some('\''), c) => word.get_or_insert_with(String::new).push(c),
             (_, '\\') => {
-                let next = chars.next().ok_or("ends in a backslash")?;
+                let next = chars.next().ok_or(VariantProblem::TrailingBackslash)?;
                 word.get_or_insert_with(String::new).push(next);
             }
             (Some(_), c) => word.get_or_insert_with(String::new).push(c),
@@ -72,7 +70,7 @@ fn split_words(text: &str) -> Result<Vec<String>, String> {
         }
     }
     if let Some(q) = quote {
-        return Err(format!("has an unclosed {q}"));
+        return Err(VariantProblem::Unclosed(q));
     }
     words.extend(word);
     Ok(words)
@@ -96,7 +94,10 @@ mod tests {
                 String::new(),
             ])
         );
-        assert_eq!(split_words("x 'y"), Err("has an unclosed '".to_string()));
+        assert_eq!(
+            split_words("x 'y").map_err(|e| e.to_string()),
+            Err("has an unclosed '".to_string())
+        );
     }
 
     #[test]

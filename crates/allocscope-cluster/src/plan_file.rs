@@ -4,6 +4,7 @@
 //! `compare` would, against its own allocators; and a plan id that every
 //! shard carries, so shards of different plans are never mixed.
 
+use crate::error::ClusterError;
 use allocscope_core::usage_error::UsageError;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -54,18 +55,23 @@ impl ClusterPlan {
         let shown = path.display();
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading plan '{shown}' (is it on a shared filesystem?)"))?;
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| UsageError::Cluster(format!("'{shown}' is not a plan file: {e}")))?;
+        let not_a_plan = |e: serde_json::Error| {
+            UsageError::from(ClusterError::NotAPlan {
+                path: path.into(),
+                reason: e.to_string(),
+            })
+        };
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(not_a_plan)?;
         let format = value.get("format").and_then(|f| f.as_u64()).unwrap_or(0);
         if format > u64::from(PLAN_FORMAT) {
-            return Err(UsageError::Cluster(format!(
-                "plan '{shown}' has format {format}, but this allocscope reads format \
-                 {PLAN_FORMAT}; run the same allocscope version on every node"
-            ))
+            return Err(UsageError::from(ClusterError::NewerPlan {
+                path: path.into(),
+                format,
+                reads: PLAN_FORMAT,
+            })
             .into());
         }
-        serde_json::from_value(value)
-            .map_err(|e| UsageError::Cluster(format!("'{shown}' is not a plan file: {e}")).into())
+        serde_json::from_value(value).map_err(|e| not_a_plan(e).into())
     }
 
     /// The directory name and Job name part: short, and safe in both.
@@ -104,10 +110,7 @@ pub fn node_arguments(
         .iter()
         .map(|a| {
             a.to_str().map(str::to_string).ok_or_else(|| {
-                UsageError::Cluster(format!(
-                    "argument {} is not UTF-8; a cluster plan keeps its arguments as text",
-                    a.to_string_lossy()
-                ))
+                UsageError::from(ClusterError::NotUtf8(a.to_string_lossy().into_owned()))
             })
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -19,6 +19,8 @@ pub mod rng;
 pub mod rounds;
 pub mod run;
 pub mod sample;
+pub mod service_error;
+pub mod shard_error;
 pub mod store;
 pub mod units;
 pub mod usage_error;

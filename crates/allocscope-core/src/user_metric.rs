@@ -5,6 +5,7 @@
 //! A pattern that never matches, or matches something that is not a number,
 //! gives no value and a note naming the problem; the run itself is not failed.
 
+use crate::usage_error::UsageError;
 use regex::Regex;
 
 /// One `--metric NAME=REGEX`, checked.
@@ -28,11 +29,9 @@ pub enum Extracted {
 
 /// Parses `NAME=REGEX`. NAME: letters, digits, `_`, `-`, `.`; REGEX must
 /// compile and have a capture group. The error is one line naming the fix.
-pub fn parse_spec(spec: &str) -> Result<(String, Regex), String> {
+pub fn parse_spec(spec: &str) -> Result<(String, Regex), UsageError> {
     let Some((name, pattern)) = spec.split_once('=') else {
-        return Err(format!(
-            "--metric '{spec}' has no '='; write NAME=REGEX, e.g. --metric 'ops=([0-9.]+) ops/sec'"
-        ));
+        return Err(UsageError::MetricNoEquals(spec.to_string()));
     };
     let name = name.trim();
     if name.is_empty()
@@ -40,18 +39,24 @@ pub fn parse_spec(spec: &str) -> Result<(String, Regex), String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
     {
-        return Err(format!(
-            "--metric name '{name}' must be letters, digits, '_', '-' or '.', e.g. --metric 'ops=([0-9.]+) ops/sec'"
-        ));
+        return Err(UsageError::MetricName(name.to_string()));
     }
-    let regex = Regex::new(pattern).map_err(|e| {
-        let reason = e.to_string().lines().last().unwrap_or("").trim().to_string();
-        format!("--metric '{name}': '{pattern}' is not a valid regex: {reason}; escape special characters such as ( [ . + with a backslash")
+    let regex = Regex::new(pattern).map_err(|e| UsageError::MetricRegex {
+        name: name.to_string(),
+        pattern: pattern.to_string(),
+        reason: e
+            .to_string()
+            .lines()
+            .last()
+            .unwrap_or("")
+            .trim()
+            .to_string(),
     })?;
     if regex.captures_len() < 2 {
-        return Err(format!(
-            "--metric '{name}': '{pattern}' has no capture group; put the number in parentheses, e.g. '([0-9.]+) ops/sec'"
-        ));
+        return Err(UsageError::MetricNoGroup {
+            name: name.to_string(),
+            pattern: pattern.to_string(),
+        });
     }
     Ok((name.to_string(), regex))
 }
@@ -152,7 +157,7 @@ mod tests {
             ("ops=\\d+", "no capture group"),
             ("ops=([0-9", "not a valid regex"),
         ] {
-            let err = parse_spec(spec).expect_err(spec);
+            let err = parse_spec(spec).expect_err(spec).to_string();
             assert!(err.contains(words), "{spec}: {err}");
             assert!(!err.contains('\n'), "{spec}: one line: {err}");
         }

@@ -28,8 +28,7 @@ use allocscope_core::usage_error::UsageError;
 use std::time::Duration;
 
 pub fn run(args: &ChurnArgs) -> anyhow::Result<i32> {
-    args.validate()
-        .map_err(|e| UsageError::Knob(e.to_string()))?;
+    args.validate().map_err(UsageError::from)?;
     let outcome = worker::run_threads(args)?;
     mark("done");
     let live_bytes: u64 = outcome.shards.iter().map(|s| s.bytes).sum();

@@ -20,6 +20,7 @@
 
 use super::marker::mark;
 use super::Rng;
+use crate::knob::{in_ranges, KnobError};
 use allocscope_core::usage_error::UsageError;
 use anyhow::{bail, Context};
 use std::process::Command;
@@ -59,8 +60,8 @@ pub struct EventsArgs {
 }
 
 impl EventsArgs {
-    fn validate(&self) -> anyhow::Result<()> {
-        let checks = [
+    fn validate(&self) -> Result<(), KnobError> {
+        in_ranges(&[
             ("--events", self.events, 1, 1_000_000),
             ("--procs", u64::from(self.procs), 1, 256),
             ("--big-every", self.big_every, 1, 1_000_000),
@@ -68,27 +69,19 @@ impl EventsArgs {
             ("--small-mib", self.small_mib, 1, 65_536),
             ("--survivors", self.survivors, 0, 1_000_000),
             ("--passes", self.passes, 0, 100),
-        ];
-        for (knob, value, low, high) in checks {
-            if !(low..=high).contains(&value) {
-                bail!("{knob} must be in {low}..={high} (got {value})");
-            }
+        ])?;
+        match self.worker_index {
+            Some(index) if index >= self.procs => Err(KnobError::WorkerIndex {
+                procs: self.procs,
+                index,
+            }),
+            _ => Ok(()),
         }
-        if let Some(k) = self.worker_index {
-            if k >= self.procs {
-                bail!(
-                    "--worker-index must be in 0..{} (--procs); got {k}",
-                    self.procs
-                );
-            }
-        }
-        Ok(())
     }
 }
 
 pub fn run(args: &EventsArgs) -> anyhow::Result<i32> {
-    args.validate()
-        .map_err(|e| UsageError::Knob(e.to_string()))?;
+    args.validate().map_err(UsageError::from)?;
     match (args.procs, args.worker_index) {
         (1, _) => process_events(args, 0, "event-"),
         (_, Some(k)) => process_events(args, k, &format!("w{k}/event-")),

@@ -14,8 +14,8 @@
 
 use super::marker::mark;
 use super::Rng;
+use crate::knob::{in_ranges, KnobError};
 use allocscope_core::usage_error::UsageError;
-use anyhow::bail;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -48,28 +48,23 @@ pub struct KvArgs {
 }
 
 impl KvArgs {
-    fn validate(&self) -> anyhow::Result<()> {
-        if !(1..=100_000_000).contains(&self.items) {
-            bail!("--items must be in 1..=100000000 (got {})", self.items);
+    fn validate(&self) -> Result<(), KnobError> {
+        in_ranges(&[("--items", self.items, 1, 100_000_000)])?;
+        if let Some(&mark) = self.marks.iter().find(|&&m| m > self.items) {
+            return Err(KnobError::MarkBeyondItems {
+                items: self.items,
+                mark,
+            });
         }
-        if let Some(m) = self.marks.iter().find(|&&m| m > self.items) {
-            bail!(
-                "--marks must each be in 0..={} (--items); got {m}",
-                self.items
-            );
-        }
-        if !(1..=1 << 20).contains(&self.max_value) {
-            bail!(
-                "--max-value must be in 1..=1048576 (got {})",
-                self.max_value
-            );
-        }
+        in_ranges(&[("--max-value", self.max_value as u64, 1, 1 << 20)])?;
         if !(1..=self.max_value).contains(&self.min_value) {
-            bail!(
-                "--min-value must be in 1..={} (--max-value); got {}",
-                self.max_value,
-                self.min_value
-            );
+            return Err(KnobError::BeyondKnob {
+                knob: "--min-value",
+                low: 1,
+                high: self.max_value as u64,
+                bound: "--max-value",
+                value: self.min_value as u64,
+            });
         }
         Ok(())
     }
@@ -113,8 +108,7 @@ fn value(rng: &mut Rng, min: usize, max: usize) -> Vec<u8> {
 }
 
 pub fn run(args: &KvArgs) -> anyhow::Result<i32> {
-    args.validate()
-        .map_err(|e| UsageError::Knob(e.to_string()))?;
+    args.validate().map_err(UsageError::from)?;
     let marks = args.sorted_marks();
     let mut next_mark = marks.iter().copied().peekable();
     let mut rng = Rng::new(args.seed);

@@ -7,6 +7,7 @@
 
 mod churn;
 mod events;
+mod knob;
 mod kv;
 mod marker;
 mod rng;

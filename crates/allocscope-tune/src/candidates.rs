@@ -3,6 +3,7 @@
 //! written next to the key in `alloc::keys`), then the user's `--try`
 //! values. Pure: which allocators this machine has is given.
 
+use crate::error::TuneError;
 use allocscope_core::alloc::known::{Builtin, BUILTINS};
 use allocscope_core::usage_error::UsageError;
 
@@ -67,16 +68,14 @@ pub fn allocators(
 ) -> Result<Vec<&'static Builtin>, UsageError> {
     for name in named {
         if name.contains([':', '=']) {
-            return Err(UsageError::Tune(format!(
-                "tune -a takes an allocator name, not '{name}'; give values to try with \
-                 --try KEY=V1,V2 (e.g. -a glibc --try arena_max=3,6)"
-            )));
+            return Err(TuneError::NotAName(name.clone()).into());
         }
         if !BUILTINS.iter().any(|b| b.name == name) {
-            return Err(UsageError::Tune(format!(
-                "tune -a '{name}' is not a built-in allocator; use one of {}",
-                allocscope_core::alloc::known::names()
-            )));
+            return Err(TuneError::NotBuiltin {
+                name: name.clone(),
+                builtins: allocscope_core::alloc::known::names(),
+            }
+            .into());
         }
     }
     let chosen: Vec<&'static Builtin> = BUILTINS
@@ -94,11 +93,8 @@ pub fn allocators(
 
 /// Parses one `--try [ALLOC:]KEY=V1,V2,...` against `allocators`.
 pub fn parse_try(text: &str, allocators: &[&'static Builtin]) -> Result<Try, UsageError> {
-    let bad = |why: String| UsageError::Tune(format!("--try '{text}': {why}"));
     let Some((lhs, values)) = text.split_once('=') else {
-        return Err(bad(
-            "no '='; write KEY=V1,V2, e.g. --try arena_max=3,6".into()
-        ));
+        return Err(TuneError::TryWithoutEquals(text.to_string()).into());
     };
     let values: Vec<String> = values
         .split(',')
@@ -106,9 +102,7 @@ pub fn parse_try(text: &str, allocators: &[&'static Builtin]) -> Result<Try, Usa
         .filter(|v| !v.is_empty())
         .collect();
     if values.is_empty() {
-        return Err(bad(
-            "no values; write KEY=V1,V2, e.g. --try arena_max=3,6".into()
-        ));
+        return Err(TuneError::TryWithoutValues(text.to_string()).into());
     }
     let (named, key) = match lhs.split_once(':') {
         Some((a, k)) => (Some(a), k),
@@ -134,18 +128,18 @@ pub fn parse_try(text: &str, allocators: &[&'static Builtin]) -> Result<Try, Usa
                 values,
             })
         }
-        [] => Err(bad(format!(
-            "no allocator tuned here has a key '{key}'; keys with values worth trying: {}",
-            tunable_keys(allocators)
-        ))),
-        many => {
-            let names: Vec<&str> = many.iter().map(|b| b.name).collect();
-            Err(bad(format!(
-                "'{key}' is a key of {}; name the allocator, e.g. --try {}:{key}=...",
-                names.join(" and "),
-                names[0]
-            )))
+        [] => Err(TuneError::TryUnknownKey {
+            text: text.to_string(),
+            key: key.to_string(),
+            keys: tunable_keys(allocators),
         }
+        .into()),
+        many => Err(TuneError::TryAmbiguousKey {
+            text: text.to_string(),
+            key: key.to_string(),
+            owners: many.iter().map(|b| b.name).collect(),
+        }
+        .into()),
     }
 }
 

@@ -14,6 +14,7 @@ use allocscope_core::analyze::decide::FIRST_LOOK;
 use allocscope_core::analyze::interval::LogRatio;
 use allocscope_core::analyze::judge::{judge_all, shown_at, Judged};
 use allocscope_core::analyze::metric_table;
+use allocscope_core::analyze::stats::median;
 use allocscope_core::judging::JudgeSettings;
 use allocscope_core::model::StoredExperiment;
 
@@ -60,19 +61,10 @@ pub fn perf_noise(centres: &[f64]) -> f64 {
     if centres.len() < MIN_FOR_SPREAD {
         return 0.0;
     }
-    let middle = median(centres.to_vec());
-    let own = 1.4826 * median(centres.iter().map(|c| (c - middle).abs()).collect());
+    let middle = median(centres).unwrap_or(0.0);
+    let deviations: Vec<f64> = centres.iter().map(|c| (c - middle).abs()).collect();
+    let own = 1.4826 * median(&deviations).unwrap_or(0.0);
     std::f64::consts::SQRT_2 * own
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
 }
 
 /// The candidates of `judged` among `open` that this halving drops after

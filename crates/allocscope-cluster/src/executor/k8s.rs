@@ -7,10 +7,10 @@
 //! user (or, without a reachable cluster, says how to apply it).
 
 use crate::batch::BatchPlan;
+use crate::error::ClusterError;
 use crate::plan_file::ClusterPlan;
 use allocscope_core::rounds::engine::{Engine, Round, RoundEnd, Started};
 use allocscope_core::store::Store;
-use allocscope_core::usage_error::UsageError;
 use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
@@ -29,13 +29,9 @@ pub struct K8sFlags {
 
 impl K8sFlags {
     /// Both are needed: nothing runs without them.
-    pub fn check(&self) -> Result<(), UsageError> {
+    pub fn check(&self) -> Result<(), ClusterError> {
         if self.image.is_none() || self.k8s_volume_claim.is_none() {
-            return Err(UsageError::Cluster(
-                "--executor k8s needs --image IMAGE (holding allocscope and the program) and \
-                 --k8s-volume-claim NAME (the PersistentVolumeClaim the pods write shards to)"
-                    .to_string(),
-            ));
+            return Err(ClusterError::K8sFlagsMissing);
         }
         Ok(())
     }

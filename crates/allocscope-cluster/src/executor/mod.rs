@@ -11,6 +11,7 @@ mod slurm;
 
 use super::batch::{BatchFlags, BatchPlan, JobRequest};
 use allocscope_core::rounds::engine::Engine;
+use crate::error::ClusterError;
 use allocscope_core::usage_error::UsageError;
 use clap::{Args, ValueEnum};
 use k8s::{K8s, K8sFlags};
@@ -64,37 +65,26 @@ impl EngineArgs {
                 .first()
                 .filter(|_| other != self.executor)
             {
-                return Err(UsageError::Cluster(format!(
-                    "{flag} applies only with --executor {}",
-                    name(other)
-                )));
+                return Err(ClusterError::OtherEngineFlag {
+                    flag: flag.clone(),
+                    executor: name(other),
+                }
+                .into());
             }
         }
         match self.executor {
             Executor::Local => match given(&self.batch).first() {
-                Some(flag) => Err(UsageError::Cluster(format!(
-                    "{flag} applies only with --executor slurm or k8s"
-                ))),
+                Some(flag) => Err(ClusterError::BatchFlagHere(flag.clone())),
                 None => Ok(()),
             },
             Executor::Slurm => Ok(()),
             Executor::K8s => self.k8s.check(),
         }?;
         if runs_auto && self.executor == Executor::K8s {
-            return Err(UsageError::Cluster(
-                "--executor k8s cannot run adaptive rounds (--runs auto, tune): its shards are \
-                 on a volume this process cannot read between rounds to choose the next; use \
-                 --executor slurm, or leave out --executor to run here"
-                    .to_string(),
-            ));
+            return Err(ClusterError::AdaptiveOnK8s.into());
         }
         if runs_auto && self.batch.dry_run {
-            return Err(UsageError::Cluster(
-                "--dry-run cannot plan adaptive rounds (--runs auto, tune): each round's \
-                 configurations depend on the rounds before; leave out --dry-run (or, with \
-                 compare, give --runs N to see the job array)"
-                    .to_string(),
-            ));
+            return Err(ClusterError::AdaptiveDryRun.into());
         }
         Ok(())
     }

@@ -14,6 +14,7 @@
 
 use crate::batch::BatchPlan;
 use allocscope_core::rounds::engine::{Ended, Engine, Round, RoundEnd, Started};
+use crate::error::ClusterError;
 use allocscope_core::store::Store;
 use allocscope_core::usage_error::UsageError;
 use anyhow::Context;
@@ -400,10 +401,10 @@ fn shell_quote(text: &str) -> String {
 /// Runs one Slurm command; its stdout, or why it failed.
 fn slurm(program: &str, args: &[String]) -> anyhow::Result<String> {
     let output = Command::new(program).args(args).output().map_err(|e| {
-        UsageError::Cluster(format!(
-            "cannot run {program} ({e}); --executor slurm needs the Slurm client commands \
-             on the PATH (package slurm-client)"
-        ))
+        UsageError::from(ClusterError::NoSlurm {
+            program: program.to_string(),
+            reason: e.to_string(),
+        })
     })?;
     if !output.status.success() {
         anyhow::bail!(

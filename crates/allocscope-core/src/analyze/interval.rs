@@ -12,6 +12,7 @@
 //! - One run (or one pair) gives a point and no interval: nothing is starred.
 
 use super::figures::{Estimate, Ratio};
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Two-sided 95% Student t quantile (`t_{0.975}`) for `df` degrees of freedom.
 pub fn t975(df: usize) -> f64 {
@@ -28,91 +29,14 @@ pub fn t975(df: usize) -> f64 {
     }
 }
 
-/// Regularized incomplete beta I_x(a, b), by Lentz's continued fraction.
-fn incomplete_beta(x: f64, a: f64, b: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    if x > (a + 1.0) / (a + b + 2.0) {
-        return 1.0 - incomplete_beta(1.0 - x, b, a);
-    }
-    let ln_front = a * x.ln() + b * (1.0 - x).ln() - ln_beta(a, b) - a.ln();
-    let tiny = 1e-300;
-    let (mut c, mut d) = (1.0, 1.0 - (a + b) * x / (a + 1.0));
-    d = 1.0 / if d.abs() < tiny { tiny } else { d };
-    let mut f = d;
-    for m in 1..300 {
-        let m = m as f64;
-        for numerator in [
-            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
-        ] {
-            d = 1.0 + numerator * d;
-            d = 1.0 / if d.abs() < tiny { tiny } else { d };
-            c = 1.0 + numerator / c;
-            c = if c.abs() < tiny { tiny } else { c };
-            f *= c * d;
-        }
-        if (c * d - 1.0).abs() < 1e-12 {
-            break;
-        }
-    }
-    ln_front.exp() * f
-}
-
-/// ln B(a, b) from Lanczos' ln Γ.
-fn ln_beta(a: f64, b: f64) -> f64 {
-    ln_gamma(a) + ln_gamma(b) - ln_gamma(a + b)
-}
-
-fn ln_gamma(x: f64) -> f64 {
-    const G: [f64; 6] = [
-        76.18009172947146,
-        -86.50532032941677,
-        24.01409824083091,
-        -1.231739572450155,
-        0.1208650973866179e-2,
-        -0.5395239384953e-5,
-    ];
-    let tmp = x + 5.5 - (x + 0.5) * (x + 5.5).ln();
-    let series: f64 = G
-        .iter()
-        .enumerate()
-        .map(|(i, g)| g / (x + 1.0 + i as f64))
-        .sum::<f64>()
-        + 1.000000000190015;
-    -tmp + (2.5066282746310005 * series / x).ln()
-}
-
 /// Two-sided Student t quantile: the `t` with P(|T| > t) = `alpha` for
 /// `df` degrees of freedom (`t_quantile(0.05, df) == t975(df)` within
 /// 0.001).
 pub fn t_quantile(alpha: f64, df: usize) -> f64 {
-    if df == 0 {
-        return f64::INFINITY;
+    match StudentsT::new(0.0, 1.0, df as f64) {
+        Ok(t) => t.inverse_cdf(1.0 - alpha / 2.0),
+        Err(_) => f64::INFINITY, // df 0: no spread estimate, no bound
     }
-    let v = df as f64;
-    // P(|T| > t) = I_{v/(v+t²)}(v/2, 1/2), falling in t: bisect.
-    let tail = |t: f64| incomplete_beta(v / (v + t * t), v / 2.0, 0.5);
-    let (mut lo, mut hi) = (0.0, 1.0);
-    while tail(hi) > alpha {
-        hi *= 2.0;
-        if hi > 1e7 {
-            return f64::INFINITY;
-        }
-    }
-    for _ in 0..100 {
-        let mid = 0.5 * (lo + hi);
-        if tail(mid) > alpha {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
 }
 
 /// Mean and sample standard deviation; `None` below two values.

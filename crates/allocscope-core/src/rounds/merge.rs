@@ -10,6 +10,7 @@ use super::facts::{RoundFacts, MERGED};
 use super::shard::{Shard, PLAN_ID};
 use crate::store::Store;
 use crate::usage_error::UsageError;
+use crate::shard_error::ShardError;
 use anyhow::Context;
 
 #[derive(Debug, Default)]
@@ -34,12 +35,13 @@ pub fn check_one_plan(shards: &[Shard], expected: Option<&str>) -> Result<(), Us
         ),
     };
     match shards.iter().find(|s| s.plan_id != plan) {
-        Some(foreign) => Err(UsageError::Cluster(format!(
-            "shard '{}' belongs to plan {}, not to plan {plan} of {source}; merge each \
-             plan's shards in a merge of their own",
-            foreign.path.display(),
-            foreign.plan_id
-        ))),
+        Some(foreign) => Err(ShardError::ForeignPlan {
+            path: foreign.path.clone(),
+            plan: foreign.plan_id.clone(),
+            expected: plan.to_string(),
+            source_: source,
+        }
+        .into()),
         None => Ok(()),
     }
 }
@@ -124,13 +126,13 @@ fn placed<'s>(
                 .iter()
                 .find(|t| t.config.name == config.config.name);
             found.map(|t| (config, t.id)).ok_or_else(|| {
-                UsageError::Cluster(format!(
-                    "shard '{}' has configurations {:?} but experiment {experiment_id} has \
-                     {:?}; it was not written for this plan",
-                    shard.path.display(),
-                    names(&shard.experiment),
-                    names(target)
-                ))
+                ShardError::OtherConfigs {
+                    path: shard.path.clone(),
+                    shard: names(&shard.experiment),
+                    experiment_id,
+                    experiment: names(target),
+                }
+                .into()
             })
         })
         .collect()

@@ -8,6 +8,7 @@ use super::facts::RoundFacts;
 use crate::model::StoredExperiment;
 use crate::store::{schema_version_of, Store, SCHEMA_VERSION};
 use crate::usage_error::UsageError;
+use crate::shard_error::ShardError;
 use std::path::{Path, PathBuf};
 
 /// Environment keys of a shard's experiment (the plan id is also kept on
@@ -29,26 +30,23 @@ pub struct Shard {
 
 impl Shard {
     pub fn open(path: &Path) -> anyhow::Result<Shard> {
-        let shown = path.display();
         if !path.is_file() {
-            return Err(UsageError::Cluster(format!("shard '{shown}' does not exist")).into());
+            return Err(UsageError::from(ShardError::ShardMissing(path.into())).into());
         }
-        let version = schema_version_of(path).map_err(|_| {
-            UsageError::Cluster(format!("'{shown}' is not a shard (not an SQLite store)"))
-        })?;
+        let version = schema_version_of(path)
+            .map_err(|_| UsageError::from(ShardError::NotSqlite(path.into())))?;
         if version > SCHEMA_VERSION {
-            return Err(UsageError::Cluster(format!(
-                "shard '{shown}' has store schema {version}, newer than the {SCHEMA_VERSION} \
-                 this allocscope reads; merge with the allocscope that wrote it, or upgrade"
-            ))
+            return Err(UsageError::from(ShardError::NewerSchema {
+                path: path.into(),
+                version,
+                reads: SCHEMA_VERSION,
+            })
             .into());
         }
         let store = Store::open(path)?;
-        let experiment = store.load_experiment(None).map_err(|_| {
-            UsageError::Cluster(format!(
-                "'{shown}' holds no experiment; give the shards `allocscope cell` wrote"
-            ))
-        })?;
+        let experiment = store
+            .load_experiment(None)
+            .map_err(|_| UsageError::from(ShardError::NoExperiment(path.into())))?;
         let environment = store.load_environment(experiment.id)?;
         let value = |key: &str| {
             environment
@@ -56,21 +54,17 @@ impl Shard {
                 .find(|(k, _)| k == key)
                 .and_then(|(_, v)| v.clone())
         };
-        let not_a_shard = || {
-            UsageError::Cluster(format!(
-                "'{shown}' is a store, not a shard of a cluster plan (it has no plan id); \
-                 merge only files `allocscope cell` wrote"
-            ))
-        };
+        let not_a_shard = || UsageError::from(ShardError::NoPlanId(path.into()));
         let plan_id = value(PLAN_ID).ok_or_else(not_a_shard)?;
         let round = value(ROUND)
             .and_then(|r| r.parse::<u32>().ok())
             .ok_or_else(not_a_shard)?;
         if experiment.status != "complete" {
-            return Err(UsageError::Cluster(format!(
-                "shard '{shown}' holds round {round} {} (not finished); run its cell again",
-                experiment.status
-            ))
+            return Err(UsageError::from(ShardError::Unfinished {
+                path: path.into(),
+                round,
+                status: experiment.status,
+            })
             .into());
         }
         let facts = RoundFacts::of_shard(round, &experiment, value(CPU_MODEL).unwrap_or_default());

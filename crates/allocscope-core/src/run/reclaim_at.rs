@@ -1,6 +1,7 @@
 //! When a run's reclaim test asks the allocator to return what it holds
 //! (`--reclaim-at`; `reclaim.rs` carries it out).
 
+use crate::usage_error::UsageError;
 use std::time::Duration;
 
 /// When a run asks for the reclaim test (`--reclaim-at`).
@@ -18,10 +19,10 @@ pub enum ReclaimAt {
 
 impl ReclaimAt {
     /// `off`, a duration (`5s`, `500ms`), else a marker label.
-    pub fn parse(text: &str) -> Result<ReclaimAt, String> {
+    pub fn parse(text: &str) -> Result<ReclaimAt, UsageError> {
         let text = text.trim();
         if text.is_empty() {
-            return Err("--reclaim-at needs a marker label, a duration such as 5s, or off".into());
+            return Err(UsageError::NoReclaimPoint);
         }
         if text == "off" {
             return Ok(ReclaimAt::Off);
@@ -45,15 +46,13 @@ mod tests {
 
     #[test]
     fn reclaim_at_parses_off_durations_and_labels() {
-        assert_eq!(ReclaimAt::parse("off"), Ok(ReclaimAt::Off));
+        let parsed = |text| ReclaimAt::parse(text).ok();
+        assert_eq!(parsed("off"), Some(ReclaimAt::Off));
         assert_eq!(
-            ReclaimAt::parse("1500ms"),
-            Ok(ReclaimAt::After(Duration::from_millis(1500)))
+            parsed("1500ms"),
+            Some(ReclaimAt::After(Duration::from_millis(1500)))
         );
-        assert_eq!(
-            ReclaimAt::parse("freed"),
-            Ok(ReclaimAt::Label("freed".into()))
-        );
+        assert_eq!(parsed("freed"), Some(ReclaimAt::Label("freed".into())));
         assert!(ReclaimAt::parse(" ").is_err());
         assert!(ReclaimAt::End.at_exit(false) && !ReclaimAt::End.at_exit(true));
     }

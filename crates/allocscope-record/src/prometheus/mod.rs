@@ -11,6 +11,7 @@ mod publisher;
 pub use publisher::{Current, Publisher, Shared};
 
 use allocscope_core::rounds::session::Publish;
+use crate::error::RecordError;
 use allocscope_core::usage_error::UsageError;
 use anyhow::Context;
 use std::fmt::Write;
@@ -21,11 +22,7 @@ use std::sync::Arc;
 /// non-loopback address unless `public`.
 pub fn parse_address(text: &str, public: bool) -> Result<SocketAddr, UsageError> {
     let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
-    let bad = || {
-        UsageError::Record(format!(
-            "--metrics '{text}' is not ADDR:PORT; use e.g. --metrics 127.0.0.1:9464"
-        ))
-    };
+    let bad = || UsageError::from(RecordError::NotAnAddress(text.to_string()));
     let trimmed = text.trim();
     let address = if let Ok(port) = trimmed.trim_start_matches(':').parse::<u16>() {
         SocketAddr::new(loopback, port)
@@ -35,11 +32,7 @@ pub fn parse_address(text: &str, public: bool) -> Result<SocketAddr, UsageError>
         trimmed.parse::<SocketAddr>().map_err(|_| bad())?
     };
     if !address.ip().is_loopback() && !public {
-        return Err(UsageError::Record(format!(
-            "--metrics {address} would serve this host's memory figures beyond this machine; \
-             add --metrics-public to allow that, or use 127.0.0.1:{}",
-            address.port()
-        )));
+        return Err(RecordError::NotLoopback(address).into());
     }
     Ok(address)
 }
@@ -59,12 +52,15 @@ pub fn start(address: SocketAddr, quiet: bool) -> anyhow::Result<Shared> {
 
 fn bind(address: SocketAddr) -> Result<TcpListener, UsageError> {
     TcpListener::bind(address).map_err(|error| {
-        let why = if error.kind() == std::io::ErrorKind::AddrInUse {
-            "is already in use; stop what listens there or choose another port".to_string()
+        if error.kind() == std::io::ErrorKind::AddrInUse {
+            RecordError::AddressInUse(address).into()
         } else {
-            format!("cannot be listened on ({error}); choose another address")
-        };
-        UsageError::Record(format!("--metrics {address} {why}"))
+            RecordError::CannotListen {
+                address,
+                reason: error.to_string(),
+            }
+            .into()
+        }
     })
 }
 

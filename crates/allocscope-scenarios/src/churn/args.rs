@@ -1,6 +1,6 @@
 //! `churn`'s knobs and their checks: what the workers are given.
 
-use anyhow::bail;
+use crate::knob::{in_ranges, KnobError};
 
 #[derive(Debug, clap::Args)]
 pub struct ChurnArgs {
@@ -46,56 +46,35 @@ pub struct ChurnArgs {
 }
 
 impl ChurnArgs {
-    pub(super) fn validate(&self) -> anyhow::Result<()> {
-        if !(1..=1024).contains(&self.threads) {
-            bail!("--threads must be in 1..=1024 (got {})", self.threads);
-        }
+    pub(super) fn validate(&self) -> Result<(), KnobError> {
+        in_ranges(&[("--threads", self.threads as u64, 1, 1024)])?;
         if !(1..=self.threads).contains(&self.hot_threads) {
-            bail!(
-                "--hot-threads must be in 1..={} (--threads); got {}",
-                self.threads,
-                self.hot_threads
-            );
+            return Err(KnobError::BeyondKnob {
+                knob: "--hot-threads",
+                low: 1,
+                high: self.threads as u64,
+                bound: "--threads",
+                value: self.hot_threads as u64,
+            });
         }
-        if self.hot_percent > 100 {
-            bail!(
-                "--hot-percent must be in 0..=100 (got {})",
-                self.hot_percent
-            );
+        in_ranges(&[
+            ("--hot-percent", self.hot_percent, 0, 100),
+            ("--handoff-percent", self.handoff_percent, 0, 100),
+            ("--rotations", self.rotations, 1, 1_000_000),
+        ])?;
+        let least = self.threads as u64 * self.rotations;
+        if self.ops < least {
+            return Err(KnobError::TooFewOps {
+                least,
+                ops: self.ops,
+            });
         }
-        if self.handoff_percent > 100 {
-            bail!(
-                "--handoff-percent must be in 0..=100 (got {})",
-                self.handoff_percent
-            );
-        }
-        if !(1..=1_000_000).contains(&self.rotations) {
-            bail!(
-                "--rotations must be in 1..=1000000 (got {})",
-                self.rotations
-            );
-        }
-        let min_ops = self.threads as u64 * self.rotations;
-        if self.ops < min_ops {
-            bail!(
-                "--ops must be at least --threads x --rotations = {min_ops} (got {})",
-                self.ops
-            );
-        }
-        if !(1..=1 << 20).contains(&self.live_mib) {
-            bail!("--live-mib must be in 1..=1048576 (got {})", self.live_mib);
-        }
-        if !(1..=1_000_000).contains(&self.queue_depth) {
-            bail!(
-                "--queue-depth must be in 1..=1000000 (got {})",
-                self.queue_depth
-            );
-        }
+        in_ranges(&[
+            ("--live-mib", self.live_mib, 1, 1 << 20),
+            ("--queue-depth", self.queue_depth as u64, 1, 1_000_000),
+        ])?;
         if !self.seconds.is_finite() || self.seconds < 0.0 {
-            bail!(
-                "--seconds must be a number >= 0 (0: no limit); got {}",
-                self.seconds
-            );
+            return Err(KnobError::Seconds(self.seconds));
         }
         Ok(())
     }
