@@ -76,7 +76,7 @@ fn cell(est: Option<Estimate>, ratio: Option<Ratio>, base: bool, column: ColumnU
 }
 
 /// A configuration's row: one cell per metric column.
-fn row(name: &str, s: &ConfigSummary, base: bool, columns: &[(usize, ColumnUnit)]) -> String {
+fn row(name: &str, s: &ConfigSummary, base: bool, columns: &[(usize, ColumnUnit)]) -> Vec<String> {
     let mut cells = vec![escape(name), format!("{}/{}", s.ok_runs, s.total_runs)];
     for &(k, column) in columns {
         let m = s.metrics.get(k).map(|(_, m)| m);
@@ -87,7 +87,7 @@ fn row(name: &str, s: &ConfigSummary, base: bool, columns: &[(usize, ColumnUnit)
             column,
         ));
     }
-    format!("| {} |\n", cells.join(" | "))
+    cells
 }
 
 /// `RSS at end of load`, or `PSS ...` for a multi-process server.
@@ -119,8 +119,6 @@ fn service_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
     } else {
         &["configuration", memory_head, "load duration"]
     };
-    writeln!(out, "| {} |", head.join(" | "))?;
-    writeln!(out, "|{}", " --- |".repeat(head.len()))?;
     let services = &analysis.service;
     let column = |unit: Unit, pick: &dyn Fn(&ServiceSummary) -> Option<Estimate>| {
         estimates_unit(unit, services.iter().filter_map(pick))
@@ -129,13 +127,8 @@ fn service_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
     let p50 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p50_ms));
     let p95 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p95_ms));
     let load = column(Unit::Seconds, &|s| s.load_s);
-    for (i, (c, s)) in analysis
-        .experiment
-        .configs
-        .iter()
-        .zip(&analysis.service)
-        .enumerate()
-    {
+    let configs = analysis.experiment.configs.iter().zip(services);
+    let rows = configs.enumerate().map(|(i, (c, s))| {
         let base = i == analysis.baseline;
         let mut cells = vec![
             escape(&c.config.name),
@@ -156,8 +149,9 @@ fn service_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
         } else {
             cells.push(cell(s.load_s, s.ratio_load_s, base, load));
         }
-        writeln!(out, "| {} |", cells.join(" | "))?;
-    }
+        cells
+    });
+    super::section::markdown(out, head, rows)?;
     writeln!(out)
 }
 
@@ -168,14 +162,11 @@ fn limit_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
     if rows.is_empty() {
         return Ok(());
     }
-    let head = super::limits::head(analysis);
     writeln!(out, "### {}\n", escape(&super::limits::title(analysis)))?;
-    writeln!(out, "| {} |", head.join(" | "))?;
-    writeln!(out, "|{}", " --- |".repeat(head.len()))?;
-    for row in rows {
-        let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
-        writeln!(out, "| {} |", cells.join(" | "))?;
-    }
+    let rows = rows
+        .iter()
+        .map(|row| row.iter().map(|c| escape(c)).collect());
+    super::section::markdown(out, &super::limits::head(analysis), rows)?;
     writeln!(out)
 }
 
@@ -227,11 +218,10 @@ impl Reporter for MarkdownReporter {
                 .iter()
                 .map(|&(k, _)| analysis.metrics[k].label.as_str()),
         );
-        writeln!(out, "| {} |", head.join(" | "))?;
-        writeln!(out, "|{}", " --- |".repeat(head.len()))?;
-        for (i, (c, s)) in e.configs.iter().zip(&analysis.summaries).enumerate() {
-            out.push_str(&row(&c.config.name, s, i == analysis.baseline, &columns));
-        }
+        let configs = e.configs.iter().zip(&analysis.summaries).enumerate();
+        let rows =
+            configs.map(|(i, (c, s))| row(&c.config.name, s, i == analysis.baseline, &columns));
+        super::section::markdown(&mut out, &head, rows)?;
         writeln!(
             out,
             "\nMedians over the ok runs with their 95% interval (from 6 runs); the second line is \
