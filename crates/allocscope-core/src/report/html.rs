@@ -4,14 +4,14 @@
 //! per-run details with links to the kept stdout/stderr. Inline CSS only, no
 //! scripts, no external resources; every user or workload string escaped.
 
-use super::format::{estimates_unit, ratio_bounds};
+use super::columns::Figure;
+use super::format::ratio_bounds;
 use super::reporter::Reporter;
 use super::svg::{escape, plots};
-use crate::analyze::service::ServiceSummary;
-use crate::analyze::types::{Analysis, Estimate, Ratio};
+use crate::analyze::types::Analysis;
 use crate::analyze::verdict::Outcome;
 use crate::model::{RunStatus, StoredRun};
-use crate::units::{format_bytes, format_seconds, ColumnUnit, Unit};
+use crate::units::{format_bytes, format_seconds, ColumnUnit};
 use anyhow::Result;
 use std::fmt::Write as _;
 
@@ -60,11 +60,11 @@ fn file_link(path: &std::path::Path) -> String {
 
 /// A figure's cell content: its median in the column's unit, its interval,
 /// and below them its ratio to the baseline.
-fn cell(e: Option<Estimate>, r: Option<Ratio>, base: bool, column: ColumnUnit) -> String {
-    let Some(e) = e else {
+fn cell(f: Figure) -> String {
+    let Some(e) = f.estimate else {
         return "-".to_string();
     };
-    let ratio = match (base, r) {
+    let ratio = match (f.baseline, f.ratio) {
         (true, _) => "<div class=\"ratio\">baseline</div>".to_string(),
         (false, Some(r)) => format!(
             "<div class=\"ratio{}\">{:.2}x{}</div>",
@@ -76,11 +76,12 @@ fn cell(e: Option<Estimate>, r: Option<Ratio>, base: bool, column: ColumnUnit) -
         ),
         (false, None) => String::new(),
     };
-    let ci = column
+    let ci = f
+        .unit
         .bounds(e.ci_low, e.ci_high)
         .map(|ci| format!(" <span class=\"ratio\">{ci}</span>"))
         .unwrap_or_default();
-    format!("{}{ci}{ratio}", escape(&column.show(e.median)))
+    format!("{}{ci}{ratio}", escape(&f.unit.show(e.median)))
 }
 
 /// Things the reader should check before trusting the numbers.
@@ -183,24 +184,15 @@ fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
 }
 
 fn table(out: &mut String, a: &Analysis) -> Result<()> {
-    let columns: Vec<(usize, ColumnUnit)> = super::columns::metric_columns(a)
-        .into_iter()
-        .map(|k| (k, super::columns::metric_unit(a, k)))
-        .collect();
+    let (labels, rows) = super::columns::comparison(a);
     let mut heads = vec!["configuration".to_string(), "runs ok".to_string()];
-    heads.extend(columns.iter().map(|&(k, _)| escape(&a.metrics[k].label)));
-    let configs = a.experiment.configs.iter().zip(&a.summaries).enumerate();
-    let rows = configs.map(|(i, (c, s))| {
-        let mut cells = vec![
-            escape(&c.config.name),
-            format!("{}/{}", s.ok_runs, s.total_runs),
-        ];
-        for &(k, column) in &columns {
-            let m = s.metrics.get(k).map(|(_, m)| m);
-            let (e, r) = (m.and_then(|m| m.estimate), m.and_then(|m| m.ratio));
-            cells.push(cell(e, r, i == a.baseline, column));
-        }
-        cells
+    heads.extend(labels.into_iter().map(escape));
+    let rows = rows.into_iter().map(|(name, runs, figures)| {
+        [
+            vec![escape(name), runs],
+            figures.into_iter().map(cell).collect(),
+        ]
+        .concat()
     });
     out.push_str("<table>");
     super::section::html(out, &heads, rows)?;
@@ -231,47 +223,40 @@ fn service_table(out: &mut String, a: &Analysis) -> Result<()> {
         format_seconds(info.grace_s)
     )?;
     let latency = a.service.iter().any(|s| s.latency.is_some());
-    write!(
-        out,
-        "<table><tr><th>configuration</th><th>{}</th>",
-        super::markdown::end_of_load_head(a)
-    )?;
-    if latency {
-        writeln!(
-            out,
-            "<th>median response time</th><th>p95 response time</th><th>p99</th>\
-             <th>throughput</th><th>errors</th></tr>"
-        )?;
+    let columns = super::columns::service_figures(a, true);
+    let mut heads = vec!["configuration"];
+    heads.extend(columns.iter().map(|(head, _)| *head));
+    heads.extend(if latency {
+        &["throughput", "errors"][..]
     } else {
-        writeln!(out, "<th>load duration</th></tr>")?;
-    }
-    let column = |unit: Unit, pick: &dyn Fn(&ServiceSummary) -> Option<Estimate>| {
-        estimates_unit(unit, a.service.iter().filter_map(pick))
-    };
-    let memory = column(Unit::Bytes, &|s| (a.end_of_load.estimate)(s));
-    let p50 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p50_ms));
-    let p95 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p95_ms));
-    let p99 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p99_ms));
-    let load = column(Unit::Seconds, &|s| s.load_s);
+        &[]
+    });
+    write!(out, "<table>")?;
+    super::section::html(out, &heads, [])?;
+    // The rows by hand: one without latency spans the latency columns.
     for (i, (c, s)) in a.experiment.configs.iter().zip(&a.service).enumerate() {
-        let base = i == a.baseline;
-        let td = |e, r, column| format!("<td>{}</td>", cell(e, r, base, column));
         write!(out, "<tr><td>{}</td>", escape(&c.config.name))?;
-        let end = a.end_of_load;
-        out.push_str(&td((end.estimate)(s), (end.ratio)(s), memory));
-        if let (true, Some(l)) = (latency, s.latency) {
-            out.push_str(&td(Some(l.p50_ms), s.ratio_p50_ms, p50));
-            out.push_str(&td(Some(l.p95_ms), s.ratio_p95_ms, p95));
-            out.push_str(&td(Some(l.p99_ms), None, p99));
-            write!(
-                out,
-                "<td>{:.0} req/s</td><td>{}/{}</td>",
-                l.throughput_rps.median, s.errors, s.requests
-            )?;
-        } else if latency {
-            write!(out, "<td colspan=\"5\">no successful runs</td>")?;
-        } else {
-            out.push_str(&td(s.load_s, s.ratio_load_s, load));
+        match (latency, s.latency) {
+            (true, None) => {
+                let memory = cell(columns[0].1[i]);
+                write!(
+                    out,
+                    "<td>{memory}</td><td colspan=\"5\">no successful runs</td>"
+                )?;
+            }
+            (_, l) => {
+                for (_, figures) in &columns {
+                    write!(out, "<td>{}</td>", cell(figures[i]))?;
+                }
+                if let Some(l) = l.filter(|_| latency) {
+                    let rps = l.throughput_rps.median;
+                    write!(
+                        out,
+                        "<td>{rps:.0} req/s</td><td>{}/{}</td>",
+                        s.errors, s.requests
+                    )?;
+                }
+            }
         }
         writeln!(out, "</tr>")?;
     }

@@ -85,11 +85,7 @@ fn multipliers(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt:
             .unwrap_or(0)
             .max(head.len())
     };
-    let first = if analysis.end_of_load.metric == "pss_end_load_bytes" {
-        "PSS at end of load"
-    } else {
-        "RSS at end of load"
-    };
+    let first = super::columns::end_of_load_head(analysis);
     let (w1, w2, w3) = (col(1, first), col(2, second), col(3, third));
     let width = width.max(TITLE.len().saturating_sub(2));
     writeln!(out)?;

@@ -134,26 +134,21 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
 /// The block of the metric-table row `k`.
 fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -> Result<()> {
     let metric = &analysis.metrics[k];
-    let column = super::columns::metric_unit(analysis, k);
     let title = metric.title();
-    let rows: Vec<(String, String, String, String)> = analysis
-        .experiment
-        .configs
-        .iter()
-        .zip(&analysis.summaries)
-        .enumerate()
-        .map(|(i, (config, summary))| {
+    let figures = super::columns::metric_figures(analysis, k);
+    let rows: Vec<(String, String, String, String)> = (analysis.experiment.configs.iter())
+        .zip(figures)
+        .map(|(config, f)| {
             let name = config.config.name.clone();
-            let m = summary.metrics.get(k).map(|(_, m)| m);
-            let Some(est) = m.and_then(|m| m.estimate) else {
+            let Some(est) = f.estimate else {
                 return (name, "-".into(), "no successful runs".into(), String::new());
             };
-            let median = column.show(est.median);
-            let ci = column.bounds(est.ci_low, est.ci_high).unwrap_or_default();
-            let vs = if i == analysis.baseline {
+            let median = f.unit.show(est.median);
+            let ci = f.unit.bounds(est.ci_low, est.ci_high).unwrap_or_default();
+            let vs = if f.baseline {
                 "baseline".to_string()
             } else {
-                m.and_then(|m| m.ratio).map(ratio_cell).unwrap_or_default()
+                f.ratio.map(ratio_cell).unwrap_or_default()
             };
             (name, median, ci, vs)
         })

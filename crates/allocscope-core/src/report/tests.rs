@@ -481,3 +481,81 @@ fn a_column_has_one_unit_and_three_significant_digits_in_every_report() -> Resul
     }
     Ok(())
 }
+
+/// The fixture as a service experiment: with latency (mimalloc's runs
+/// measured none), or driven by a `--load` command (a load duration).
+fn service_analysis(latency: bool) -> Result<Analysis> {
+    use crate::analyze::service::{LatencySummary, ServiceSummary};
+    use crate::analyze::types::{Estimate, Ratio};
+    let mut a = analysis()?;
+    a.experiment.info.service = Some(crate::model::ServiceInfo {
+        ready: "tcp:127.0.0.1:8080".into(),
+        load: "http://127.0.0.1:8080/ x 2000 requests, 4 connections".into(),
+        settle_s: 1.0,
+        grace_s: 5.0,
+    });
+    let at = |median: f64| Estimate {
+        median,
+        ci_low: median * 0.9,
+        ci_high: median * 1.1,
+    };
+    let ratio = |i: usize, value: f64| {
+        (i > 0).then_some(Ratio {
+            value,
+            ci_low: value * 0.95,
+            ci_high: value * 1.05,
+        })
+    };
+    a.service = (0..3)
+        .map(|i| {
+            let f = 1.0 + i as f64;
+            ServiceSummary {
+                latency: (latency && i != 2).then_some(LatencySummary {
+                    p50_ms: at(0.4 * f),
+                    p90_ms: at(0.8 * f),
+                    p95_ms: at(1.2 * f),
+                    p99_ms: at(2.0 * f),
+                    p999_ms: at(4.0 * f),
+                    max_ms: at(20.0 * f),
+                    requests: at(2000.0),
+                    errors: at(i as f64),
+                    throughput_rps: at(900.0 / f),
+                }),
+                load_s: (!latency).then_some(at(2.0 * f)),
+                rss_end_load_bytes: Some(at(60e6 * f)),
+                rss_end_settle_bytes: Some(at(50e6 * f)),
+                pss_end_load_bytes: None,
+                pss_end_settle_bytes: None,
+                ratio_p50_ms: ratio(i, f),
+                ratio_p95_ms: ratio(i, 1.1 * f),
+                ratio_load_s: ratio(i, f),
+                ratio_rss_end_load_bytes: ratio(i, f),
+                ratio_pss_end_load_bytes: None,
+                errors: i as u64,
+                requests: 2000,
+            }
+        })
+        .collect();
+    a.end_of_load = crate::analyze::service::RSS_END_OF_LOAD;
+    Ok(a)
+}
+
+#[test]
+fn every_format_of_a_service_experiment_matches_its_snapshot() -> Result<()> {
+    let json = JsonReporter {
+        include_samples: false,
+    };
+    for (latency, kind) in [(true, "latency"), (false, "load_command")] {
+        let a = service_analysis(latency)?;
+        for (name, reporter) in [
+            ("table", &TableReporter as &dyn Reporter),
+            ("md", &MarkdownReporter),
+            ("csv", &CsvReporter),
+            ("json", &json),
+        ] {
+            snapshot(&format!("service_{kind}_{name}"), reporter, &a, &[])?;
+        }
+        snapshot(&format!("service_{kind}_html"), &HtmlReporter, &a, &HTML)?;
+    }
+    Ok(())
+}
