@@ -151,38 +151,15 @@ pub fn breakdown_block(out: &mut String, analysis: &Analysis, width: usize) -> s
     let Some(grid) = grid(analysis) else {
         return Ok(());
     };
-    // Each column as wide as its widest cell or its head.
-    let widths: Vec<usize> = grid
-        .short_heads
-        .iter()
-        .enumerate()
-        .map(|(k, head)| {
-            grid.rows
-                .iter()
-                .map(|r| r.cells[k].chars().count())
-                .fold(head.len(), usize::max)
-        })
-        .collect();
     writeln!(out)?;
     writeln!(
         out,
         "{TITLE} ({}; median run, time-weighted mean and peak)",
         grid.unit
     )?;
-    let at_width = grid.rows.iter().map(|r| r.at.len()).max().unwrap_or(4);
-    let mut head = format!("  {:<width$}  {:<at_width$}", "", "");
-    for (h, w) in grid.short_heads.iter().zip(&widths) {
-        write!(head, "  {h:>w$}")?;
-    }
-    writeln!(out, "{}", head.trim_end())?;
-    for row in &grid.rows {
-        let mut line = format!("  {:<width$}  {:<at_width$}", row.config, row.at);
-        for (cell, w) in row.cells.iter().zip(&widths) {
-            write!(line, "  {cell:>w$}")?;
-        }
-        writeln!(out, "{}", line.trim_end())?;
-    }
-    Ok(())
+    let heads = [vec!["", ""], grid.short_heads.clone()].concat();
+    let rows: Vec<Vec<String>> = grid.lines(str::to_string).collect();
+    super::section::terminal(out, width, &heads, &rows, |k| k >= 2)
 }
 
 /// The Markdown table under its own heading.

@@ -1,7 +1,8 @@
-//! How Markdown and HTML lay out a section's table: its heads, then one
-//! line per row. Each section builds its cells once (escaped for the format
-//! by its caller); the comparison, service, breakdown and limit tables all
-//! go through these two layouts.
+//! How the terminal, Markdown and HTML lay out a section's table: its
+//! heads, then one line per row. Each section builds its cells once
+//! (escaped for the format by its caller); the comparison (the terminal's
+//! block per metric), service, breakdown and limit tables all go through
+//! these layouts.
 
 use std::fmt::{Result, Write};
 
@@ -34,6 +35,47 @@ pub fn html(
     writeln!(out, "{}", line("th", &mut heads.iter().map(AsRef::as_ref)))?;
     for row in rows {
         writeln!(out, "{}", line("td", &mut row.iter().map(String::as_str)))?;
+    }
+    Ok(())
+}
+
+/// The terminal's layout of a block: the head line (its first head, the
+/// block's title or nothing, over the indent and the name column `width`
+/// wide), then one line per row, its name indented by two. Every other
+/// column is as wide as its widest cell or head, right-aligned where
+/// `right` says so, and left out when empty throughout.
+pub fn terminal(
+    out: &mut String,
+    width: usize,
+    heads: &[impl AsRef<str>],
+    rows: &[Vec<String>],
+    right: impl Fn(usize) -> bool,
+) -> Result {
+    let heads: Vec<&str> = heads.iter().map(AsRef::as_ref).collect();
+    let widths: Vec<usize> = (0..heads.len())
+        .map(|k| {
+            let cells = rows.iter().map(|r| r[k].chars().count());
+            cells.fold(heads[k].chars().count(), usize::max)
+        })
+        .collect();
+    let line = |mut line: String, cells: &[&str]| {
+        for (k, cell) in cells.iter().enumerate().skip(1) {
+            match widths[k] {
+                0 => {}
+                w if right(k) => line.push_str(&format!("  {cell:>w$}")),
+                w => line.push_str(&format!("  {cell:<w$}")),
+            }
+        }
+        line.trim_end().to_string()
+    };
+    writeln!(
+        out,
+        "{}",
+        line(format!("{:<w$}", heads[0], w = width + 2), &heads)
+    )?;
+    for row in rows {
+        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        writeln!(out, "{}", line(format!("  {:<width$}", row[0]), &cells))?;
     }
     Ok(())
 }
