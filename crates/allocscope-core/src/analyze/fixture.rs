@@ -8,8 +8,8 @@ use crate::model::{
     StoredExperiment, StoredRun,
 };
 
-/// The directory the fixture's run output paths live under (golden tests
-/// filter it out, as they would a real temporary directory).
+/// The directory the fixture's run output paths live under (the report
+/// snapshots redact it, as they would a real temporary directory).
 pub const RUN_DIR: &str = "/tmp/allocscope-fixture";
 
 const MIB: u64 = 1 << 20;

@@ -72,6 +72,25 @@ pub fn grid(analysis: &Analysis) -> Option<Grid> {
     })
 }
 
+impl Grid {
+    /// The heads of Markdown's and HTML's table: the configuration, the
+    /// moment, then `heads`.
+    fn line_heads(&self) -> Vec<&'static str> {
+        [vec!["configuration", "at"], self.heads.clone()].concat()
+    }
+
+    /// Each row's cells as `line_heads` orders them, escaped.
+    fn lines(&self, escape: fn(&str) -> String) -> impl Iterator<Item = Vec<String>> + '_ {
+        self.rows.iter().map(move |row| {
+            [row.config.as_str(), row.at]
+                .into_iter()
+                .chain(row.cells.iter().map(String::as_str))
+                .map(escape)
+                .collect()
+        })
+    }
+}
+
 /// A part's terminal head: one word.
 fn short(part: Part) -> &'static str {
     match part {
@@ -132,38 +151,15 @@ pub fn breakdown_block(out: &mut String, analysis: &Analysis, width: usize) -> s
     let Some(grid) = grid(analysis) else {
         return Ok(());
     };
-    // Each column as wide as its widest cell or its head.
-    let widths: Vec<usize> = grid
-        .short_heads
-        .iter()
-        .enumerate()
-        .map(|(k, head)| {
-            grid.rows
-                .iter()
-                .map(|r| r.cells[k].chars().count())
-                .fold(head.len(), usize::max)
-        })
-        .collect();
     writeln!(out)?;
     writeln!(
         out,
         "{TITLE} ({}; median run, time-weighted mean and peak)",
         grid.unit
     )?;
-    let at_width = grid.rows.iter().map(|r| r.at.len()).max().unwrap_or(4);
-    let mut head = format!("  {:<width$}  {:<at_width$}", "", "");
-    for (h, w) in grid.short_heads.iter().zip(&widths) {
-        write!(head, "  {h:>w$}")?;
-    }
-    writeln!(out, "{}", head.trim_end())?;
-    for row in &grid.rows {
-        let mut line = format!("  {:<width$}  {:<at_width$}", row.config, row.at);
-        for (cell, w) in row.cells.iter().zip(&widths) {
-            write!(line, "  {cell:>w$}")?;
-        }
-        writeln!(out, "{}", line.trim_end())?;
-    }
-    Ok(())
+    let heads = [vec!["", ""], grid.short_heads.clone()].concat();
+    let rows: Vec<Vec<String>> = grid.lines(str::to_string).collect();
+    super::section::terminal(out, width, &heads, &rows, |k| k >= 2)
 }
 
 /// The Markdown table under its own heading.
@@ -180,17 +176,7 @@ pub fn breakdown_markdown(
         "### Where the memory went ({}; median run)\n",
         grid.unit
     )?;
-    writeln!(out, "| configuration | at | {} |", grid.heads.join(" | "))?;
-    writeln!(out, "|{}", " --- |".repeat(grid.heads.len() + 2))?;
-    for row in &grid.rows {
-        writeln!(
-            out,
-            "| {} | {} | {} |",
-            escape(&row.config),
-            row.at,
-            row.cells.join(" | ")
-        )?;
-    }
+    super::section::markdown(out, &grid.line_heads(), grid.lines(escape))?;
     writeln!(
         out,
         "\nThe parts add up to the RSS: the mean row time-weighted over the run, the peak row at \
@@ -221,27 +207,11 @@ pub fn breakdown_html(
     let Some(grid) = grid(analysis) else {
         return Ok(());
     };
-    writeln!(
+    write!(
         out,
-        "<h2 id=\"breakdown\">Where the memory went</h2>\n<table><tr><th>configuration</th>\
-         <th>at</th>"
+        "<h2 id=\"breakdown\">Where the memory went</h2>\n<table>"
     )?;
-    for head in &grid.heads {
-        write!(out, "<th>{head}</th>")?;
-    }
-    writeln!(out, "</tr>")?;
-    for row in &grid.rows {
-        write!(
-            out,
-            "<tr><td>{}</td><td>{}</td>",
-            escape(&row.config),
-            row.at
-        )?;
-        for cell in &row.cells {
-            write!(out, "<td>{}</td>", escape(cell))?;
-        }
-        writeln!(out, "</tr>")?;
-    }
+    super::section::html(out, &grid.line_heads(), grid.lines(escape))?;
     writeln!(
         out,
         "</table><p>In {}, each configuration's median run: the parts add up to its RSS, \

@@ -39,7 +39,7 @@ pub(super) fn experiment() -> StoredExperiment {
             }
             let last = r.record.samples.last().map_or(0, |s| s.rss_bytes);
             // What the probe measured just before: the free part of the
-            // last tick before it, as the goldens were made.
+            // last tick before it, as the snapshots were made.
             let free_before = r
                 .record
                 .samples
@@ -109,13 +109,21 @@ fn the_table_shows_each_configurations_mean_and_peak_parts_in_one_unit() -> Resu
 }
 
 #[test]
-fn the_table_with_breakdowns_matches_golden() -> Result<()> {
-    super::tests::check_golden_of("table_breakdown.txt", &TableReporter, &analysis()?)
-}
-
-#[test]
-fn markdown_with_breakdowns_matches_golden() -> Result<()> {
-    super::tests::check_golden_of("report_breakdown.md", &MarkdownReporter, &analysis()?)
+fn every_format_with_breakdowns_matches_its_snapshot() -> Result<()> {
+    let a = analysis()?;
+    for (name, reporter) in [
+        ("table_breakdown", &TableReporter as &dyn Reporter),
+        ("report_breakdown_md", &MarkdownReporter),
+        ("summary_breakdown_csv", &CsvReporter),
+    ] {
+        super::tests::snapshot(name, reporter, &a, &[])?;
+    }
+    super::tests::snapshot(
+        "report_breakdown_html",
+        &HtmlReporter,
+        &a,
+        &super::tests::HTML,
+    )
 }
 
 #[test]

@@ -1,10 +1,116 @@
 //! What the human-readable tables (terminal, Markdown, HTML) share about
-//! their columns: which metric-table rows get one, the unit of each, how
-//! many runs each configuration had, and the notes on `--metric` columns.
+//! their columns: which metric-table rows get one, each column's figures
+//! in one unit (`Figure`), the service's columns, how many runs each
+//! configuration had, and the notes on `--metric` columns. Each format only
+//! lays the figures out.
 
 use super::format;
 use crate::analyze::metric_table::{Better, Shown};
-use crate::analyze::types::Analysis;
+use crate::analyze::service::ServiceSummary;
+use crate::analyze::types::{Analysis, Estimate, Ratio};
+use crate::units::{ColumnUnit, Unit};
+
+/// One cell of a comparison: a configuration's estimate, its ratio to the
+/// baseline, whether it is the baseline, and its column's unit.
+#[derive(Clone, Copy)]
+pub struct Figure {
+    pub estimate: Option<Estimate>,
+    pub ratio: Option<Ratio>,
+    pub baseline: bool,
+    pub unit: ColumnUnit,
+}
+
+/// A configuration's estimate and ratio to the baseline.
+type Pair = (Option<Estimate>, Option<Ratio>);
+
+/// A row of the comparison: the configuration's name, its runs ok, its
+/// figures.
+pub type Row<'a> = (&'a str, String, Vec<Figure>);
+
+/// A column of figures, one per configuration, sharing the unit chosen
+/// from every median and interval bound (docs/report.md, "Numbers").
+fn column(analysis: &Analysis, unit: Unit, figures: impl Iterator<Item = Pair>) -> Vec<Figure> {
+    let figures: Vec<_> = figures.collect();
+    let unit = format::estimates_unit(unit, figures.iter().filter_map(|f| f.0));
+    let cell = |(i, (estimate, ratio))| Figure {
+        estimate,
+        ratio,
+        baseline: i == analysis.baseline,
+        unit,
+    };
+    figures.into_iter().enumerate().map(cell).collect()
+}
+
+/// Metric-table row `k`'s column.
+pub fn metric_figures(analysis: &Analysis, k: usize) -> Vec<Figure> {
+    let pairs = analysis.summaries.iter().map(|s| {
+        let m = s.metrics.get(k).map(|(_, m)| m);
+        (m.and_then(|m| m.estimate), m.and_then(|m| m.ratio))
+    });
+    column(analysis, analysis.metrics[k].unit, pairs)
+}
+
+/// The Markdown and HTML comparison table: its metric columns' heads, and
+/// per configuration its name, runs ok (`4/5`) and figures.
+pub fn comparison(analysis: &Analysis) -> (Vec<&str>, Vec<Row<'_>>) {
+    let columns = metric_columns(analysis);
+    let heads = columns.iter().map(|&k| analysis.metrics[k].label.as_str());
+    let figures: Vec<Vec<Figure>> = columns
+        .iter()
+        .map(|&k| metric_figures(analysis, k))
+        .collect();
+    let configs = analysis.experiment.configs.iter().zip(&analysis.summaries);
+    let rows = configs.enumerate().map(|(i, (c, s))| {
+        let runs = format!("{}/{}", s.ok_runs, s.total_runs);
+        (
+            c.config.name.as_str(),
+            runs,
+            figures.iter().map(|f| f[i]).collect(),
+        )
+    });
+    (heads.collect(), rows.collect())
+}
+
+/// `RSS at end of load`, or `PSS ...` for a multi-process server.
+pub fn end_of_load_head(analysis: &Analysis) -> &'static str {
+    if analysis.end_of_load.metric == "pss_end_load_bytes" {
+        "PSS at end of load"
+    } else {
+        "RSS at end of load"
+    }
+}
+
+/// A service experiment's columns with their heads: the memory at the end
+/// of the load, then the median, p95 (and with `p99`, p99) response times;
+/// or the load's duration when no run measured latency.
+pub fn service_figures(analysis: &Analysis, p99: bool) -> Vec<(&'static str, Vec<Figure>)> {
+    type Pick = fn(&ServiceSummary) -> Pair;
+    let of = |unit, pick: &dyn Fn(&ServiceSummary) -> Pair| {
+        column(analysis, unit, analysis.service.iter().map(pick))
+    };
+    let end = analysis.end_of_load;
+    let memory = of(Unit::Bytes, &|s| ((end.estimate)(s), (end.ratio)(s)));
+    let mut columns = vec![(end_of_load_head(analysis), memory)];
+    let latency: [(&str, Pick); 3] = [
+        ("median response time", |s| {
+            (s.latency.map(|l| l.p50_ms), s.ratio_p50_ms)
+        }),
+        ("p95 response time", |s| {
+            (s.latency.map(|l| l.p95_ms), s.ratio_p95_ms)
+        }),
+        ("p99", |s| (s.latency.map(|l| l.p99_ms), None)),
+    ];
+    if analysis.service.iter().any(|s| s.latency.is_some()) {
+        let shown = if p99 { 3 } else { 2 };
+        for (head, pick) in &latency[..shown] {
+            columns.push((*head, of(Unit::Milliseconds, pick)));
+        }
+    } else {
+        let load = of(Unit::Seconds, &|s| (s.load_s, s.ratio_load_s));
+        columns.push(("load duration", load));
+    }
+    columns
+}
 
 /// The metric-table rows the Markdown and HTML comparison tables have a
 /// column for: those shown always, and those shown when measured that some
@@ -55,14 +161,4 @@ pub fn user_metric_notes(analysis: &Analysis) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// The unit of metric-table row `k`'s column: chosen from every
-/// configuration's median and interval bounds, so the whole column shares it.
-pub fn metric_unit(analysis: &Analysis, k: usize) -> crate::units::ColumnUnit {
-    let estimates = analysis
-        .summaries
-        .iter()
-        .filter_map(|s| s.metrics.get(k).and_then(|(_, m)| m.estimate));
-    format::estimates_unit(analysis.metrics[k].unit, estimates)
 }

@@ -4,14 +4,14 @@
 //! per-run details with links to the kept stdout/stderr. Inline CSS only, no
 //! scripts, no external resources; every user or workload string escaped.
 
-use super::format::{estimates_unit, ratio_bounds};
+use super::columns::Figure;
+use super::format::ratio_bounds;
 use super::reporter::Reporter;
 use super::svg::{escape, plots};
-use crate::analyze::service::ServiceSummary;
-use crate::analyze::types::{Analysis, Estimate, Ratio};
+use crate::analyze::types::Analysis;
 use crate::analyze::verdict::Outcome;
-use crate::model::{RunMetrics, RunStatus, StoredRun};
-use crate::units::{format_bytes, format_seconds, ColumnUnit, Unit};
+use crate::model::{RunStatus, StoredRun};
+use crate::units::{format_bytes, format_seconds, ColumnUnit};
 use anyhow::Result;
 use std::fmt::Write as _;
 
@@ -58,11 +58,13 @@ fn file_link(path: &std::path::Path) -> String {
     format!("<a href=\"file://{href}\">{}</a>", escape(&text))
 }
 
-fn cell(e: Option<Estimate>, r: Option<Ratio>, base: bool, column: ColumnUnit) -> String {
-    let Some(e) = e else {
-        return "<td>-</td>".to_string();
+/// A figure's cell content: its median in the column's unit, its interval,
+/// and below them its ratio to the baseline.
+fn cell(f: Figure) -> String {
+    let Some(e) = f.estimate else {
+        return "-".to_string();
     };
-    let ratio = match (base, r) {
+    let ratio = match (f.baseline, f.ratio) {
         (true, _) => "<div class=\"ratio\">baseline</div>".to_string(),
         (false, Some(r)) => format!(
             "<div class=\"ratio{}\">{:.2}x{}</div>",
@@ -74,11 +76,12 @@ fn cell(e: Option<Estimate>, r: Option<Ratio>, base: bool, column: ColumnUnit) -
         ),
         (false, None) => String::new(),
     };
-    let ci = column
+    let ci = f
+        .unit
         .bounds(e.ci_low, e.ci_high)
         .map(|ci| format!(" <span class=\"ratio\">{ci}</span>"))
         .unwrap_or_default();
-    format!("<td>{}{ci}{ratio}</td>", escape(&column.show(e.median)))
+    format!("{}{ci}{ratio}", escape(&f.unit.show(e.median)))
 }
 
 /// Things the reader should check before trusting the numbers.
@@ -181,35 +184,18 @@ fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
 }
 
 fn table(out: &mut String, a: &Analysis) -> Result<()> {
-    let columns: Vec<(usize, ColumnUnit)> = super::columns::metric_columns(a)
-        .into_iter()
-        .map(|k| (k, super::columns::metric_unit(a, k)))
-        .collect();
-    write!(out, "<table><tr><th>configuration</th><th>runs ok</th>")?;
-    for &(k, _) in &columns {
-        write!(out, "<th>{}</th>", escape(&a.metrics[k].label))?;
-    }
-    writeln!(out, "</tr>")?;
-    for (i, (c, s)) in a.experiment.configs.iter().zip(&a.summaries).enumerate() {
-        let base = i == a.baseline;
-        write!(
-            out,
-            "<tr><td>{}</td><td>{}/{}</td>",
-            escape(&c.config.name),
-            s.ok_runs,
-            s.total_runs
-        )?;
-        for &(k, column) in &columns {
-            let m = s.metrics.get(k).map(|(_, m)| m);
-            out.push_str(&cell(
-                m.and_then(|m| m.estimate),
-                m.and_then(|m| m.ratio),
-                base,
-                column,
-            ));
-        }
-        writeln!(out, "</tr>")?;
-    }
+    let (labels, rows) = super::columns::comparison(a);
+    let mut heads = vec!["configuration".to_string(), "runs ok".to_string()];
+    heads.extend(labels.into_iter().map(escape));
+    let rows = rows.into_iter().map(|(name, runs, figures)| {
+        [
+            vec![escape(name), runs],
+            figures.into_iter().map(cell).collect(),
+        ]
+        .concat()
+    });
+    out.push_str("<table>");
+    super::section::html(out, &heads, rows)?;
     writeln!(
         out,
         "</table><p>Medians over the ok runs with their 95% interval (from 6 runs); below each, \
@@ -237,50 +223,40 @@ fn service_table(out: &mut String, a: &Analysis) -> Result<()> {
         format_seconds(info.grace_s)
     )?;
     let latency = a.service.iter().any(|s| s.latency.is_some());
-    write!(
-        out,
-        "<table><tr><th>configuration</th><th>{}</th>",
-        super::markdown::end_of_load_head(a)
-    )?;
-    if latency {
-        writeln!(
-            out,
-            "<th>median response time</th><th>p95 response time</th><th>p99</th>\
-             <th>throughput</th><th>errors</th></tr>"
-        )?;
+    let columns = super::columns::service_figures(a, true);
+    let mut heads = vec!["configuration"];
+    heads.extend(columns.iter().map(|(head, _)| *head));
+    heads.extend(if latency {
+        &["throughput", "errors"][..]
     } else {
-        writeln!(out, "<th>load duration</th></tr>")?;
-    }
-    let column = |unit: Unit, pick: &dyn Fn(&ServiceSummary) -> Option<Estimate>| {
-        estimates_unit(unit, a.service.iter().filter_map(pick))
-    };
-    let memory = column(Unit::Bytes, &|s| (a.end_of_load.estimate)(s));
-    let p50 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p50_ms));
-    let p95 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p95_ms));
-    let p99 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p99_ms));
-    let load = column(Unit::Seconds, &|s| s.load_s);
+        &[]
+    });
+    write!(out, "<table>")?;
+    super::section::html(out, &heads, [])?;
+    // The rows by hand: one without latency spans the latency columns.
     for (i, (c, s)) in a.experiment.configs.iter().zip(&a.service).enumerate() {
-        let base = i == a.baseline;
         write!(out, "<tr><td>{}</td>", escape(&c.config.name))?;
-        out.push_str(&cell(
-            (a.end_of_load.estimate)(s),
-            (a.end_of_load.ratio)(s),
-            base,
-            memory,
-        ));
-        if let (true, Some(l)) = (latency, s.latency) {
-            out.push_str(&cell(Some(l.p50_ms), s.ratio_p50_ms, base, p50));
-            out.push_str(&cell(Some(l.p95_ms), s.ratio_p95_ms, base, p95));
-            out.push_str(&cell(Some(l.p99_ms), None, base, p99));
-            write!(
-                out,
-                "<td>{:.0} req/s</td><td>{}/{}</td>",
-                l.throughput_rps.median, s.errors, s.requests
-            )?;
-        } else if latency {
-            write!(out, "<td colspan=\"5\">no successful runs</td>")?;
-        } else {
-            out.push_str(&cell(s.load_s, s.ratio_load_s, base, load));
+        match (latency, s.latency) {
+            (true, None) => {
+                let memory = cell(columns[0].1[i]);
+                write!(
+                    out,
+                    "<td>{memory}</td><td colspan=\"5\">no successful runs</td>"
+                )?;
+            }
+            (_, l) => {
+                for (_, figures) in &columns {
+                    write!(out, "<td>{}</td>", cell(figures[i]))?;
+                }
+                if let Some(l) = l.filter(|_| latency) {
+                    let rps = l.throughput_rps.median;
+                    write!(
+                        out,
+                        "<td>{rps:.0} req/s</td><td>{}/{}</td>",
+                        s.errors, s.requests
+                    )?;
+                }
+            }
         }
         writeln!(out, "</tr>")?;
     }
@@ -296,18 +272,11 @@ fn limit_table(out: &mut String, a: &Analysis) -> Result<()> {
         return Ok(());
     }
     writeln!(out, "<h3>{}</h3><table>", escape(&super::limits::title(a)))?;
-    let head: Vec<String> = super::limits::head(a)
+    let heads: Vec<String> = super::limits::head(a).iter().map(|h| escape(h)).collect();
+    let rows = rows
         .iter()
-        .map(|h| format!("<th>{}</th>", escape(h)))
-        .collect();
-    writeln!(out, "<tr>{}</tr>", head.concat())?;
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .map(|c| format!("<td>{}</td>", escape(c)))
-            .collect();
-        writeln!(out, "<tr>{}</tr>", cells.concat())?;
-    }
+        .map(|row| row.iter().map(|c| escape(c)).collect());
+    super::section::html(out, &heads, rows)?;
     writeln!(out, "</table>")?;
     Ok(())
 }
@@ -361,53 +330,49 @@ fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
     Ok(())
 }
 
+/// One row per run: its status and exit, its figure of each column of the
+/// comparison table (the metric table's rows, each in one unit), and links
+/// to its stdout and stderr.
 fn runs(out: &mut String, a: &Analysis) -> Result<()> {
-    writeln!(
-        out,
-        "<table><tr><th>configuration</th><th>run</th><th>status</th><th>exit</th>\
-         <th>wall</th><th>peak RSS</th><th>mean RSS</th><th>stdout / stderr</th></tr>"
-    )?;
-    let runs: Vec<_> = a
+    let columns = super::columns::metric_columns(a);
+    let runs: Vec<(&str, &StoredRun)> = a
         .experiment
         .configs
         .iter()
-        .flat_map(|c| {
-            c.runs
-                .iter()
-                .map(move |r| (c, r, crate::analyze::metrics::of(r)))
+        .flat_map(|c| c.runs.iter().map(|r| (c.config.name.as_str(), r)))
+        .collect();
+    let value = |k: usize, run: &StoredRun| (a.metrics[k].extract)(run);
+    let units: Vec<ColumnUnit> = columns
+        .iter()
+        .map(|&k| {
+            let values = runs.iter().filter_map(|(_, r)| value(k, r));
+            ColumnUnit::for_values(a.metrics[k].unit, values)
         })
         .collect();
-    let column = |unit: Unit, pick: &dyn Fn(&StoredRun, &RunMetrics) -> f64| {
-        ColumnUnit::for_values(unit, runs.iter().map(|(_, r, m)| pick(r, m)))
-    };
-    let wall = column(Unit::Seconds, &|r, _| r.record.wall_s);
-    let peak = column(Unit::Bytes, &|_, m| m.peak_rss_bytes as f64);
-    let mean = column(Unit::Bytes, &|_, m| m.mean_rss_bytes as f64);
-    for (c, r, metrics) in &runs {
-        let rec = &r.record;
+    let mut heads: Vec<String> = ["configuration", "run", "status", "exit"]
+        .map(String::from)
+        .into();
+    heads.extend(columns.iter().map(|&k| escape(&a.metrics[k].label)));
+    heads.push("stdout / stderr".to_string());
+    let rows = runs.iter().map(|&(name, run)| {
+        let rec = &run.record;
         let exit = match (rec.exit_code, rec.signal) {
             (Some(code), _) => code.to_string(),
             (None, Some(sig)) => format!("signal {sig}"),
             (None, None) => "-".into(),
         };
-        writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}{}</td><td>{exit}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}<br>{}</td></tr>",
-            escape(&c.config.name),
-            rec.index,
-            rec.status.as_str(),
-            rec.message
-                .as_deref()
-                .map(|m| format!(": {}", escape(m)))
-                .unwrap_or_default(),
-            wall.show(rec.wall_s),
-            peak.show(metrics.peak_rss_bytes as f64),
-            mean.show(metrics.mean_rss_bytes as f64),
-            file_link(&rec.stdout_path),
-            file_link(&rec.stderr_path)
-        )?;
-    }
+        let message = rec.message.as_deref().map(|m| format!(": {}", escape(m)));
+        let status = format!("{}{}", rec.status.as_str(), message.unwrap_or_default());
+        let mut cells = vec![escape(name), rec.index.to_string(), status, exit];
+        for (&k, unit) in columns.iter().zip(&units) {
+            cells.push(value(k, run).map_or("-".to_string(), |v| unit.show(v)));
+        }
+        let links = [&rec.stdout_path, &rec.stderr_path].map(|p| file_link(p));
+        cells.push(links.join("<br>"));
+        cells
+    });
+    out.push_str("<table>");
+    super::section::html(out, &heads, rows)?;
     writeln!(out, "</table>")?;
     Ok(())
 }

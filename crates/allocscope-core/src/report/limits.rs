@@ -129,36 +129,10 @@ pub fn block(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt::R
     if rows.is_empty() {
         return Ok(());
     }
-    let head = head(analysis);
-    let widths: Vec<usize> = (0..head.len())
-        .map(|k| {
-            rows.iter()
-                .map(|r| r[k].chars().count())
-                .chain([head[k].chars().count()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: &[String]| {
-        let rest: Vec<String> = cells[1..]
-            .iter()
-            .zip(&widths[1..])
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        format!("  {:<width$}  {}", cells[0], rest.join("  "))
-            .trim_end()
-            .to_string()
-    };
+    let mut heads = head(analysis);
+    heads[0] = String::new();
     writeln!(out, "\n{}", title(analysis))?;
-    writeln!(
-        out,
-        "{}",
-        line(&[vec![String::new()], head[1..].to_vec()].concat())
-    )?;
-    for row in &rows {
-        writeln!(out, "{}", line(row))?;
-    }
-    Ok(())
+    super::section::terminal(out, width, &heads, &rows, |_| false)
 }
 
 #[cfg(test)]

@@ -3,12 +3,11 @@
 //! median \[95% CI\] and ratio \[CI\]) and the verdict with its deploy lines.
 //! Every string from the user or the workload is escaped.
 
-use super::format::{estimate, estimates_unit, ratio_bounds};
+use super::columns::Figure;
+use super::format::{estimate, ratio_bounds};
 use super::reporter::Reporter;
-use crate::analyze::service::ServiceSummary;
-use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
+use crate::analyze::types::Analysis;
 use crate::analyze::verdict::sh_quote;
-use crate::units::{ColumnUnit, Unit};
 use anyhow::Result;
 use std::fmt::Write as _;
 
@@ -57,12 +56,12 @@ fn fenced(text: &str, lang: &str) -> String {
     format!("{fence}{lang}\n{}\n{fence}\n", text.trim_end())
 }
 
-fn cell(est: Option<Estimate>, ratio: Option<Ratio>, base: bool, column: ColumnUnit) -> String {
-    let Some(e) = est else {
+fn cell(f: Figure) -> String {
+    let Some(e) = f.estimate else {
         return "-".to_string();
     };
-    let value = estimate(column, e);
-    match (base, ratio) {
+    let value = estimate(f.unit, e);
+    match (f.baseline, f.ratio) {
         (true, _) => format!("{value}<br>baseline"),
         (false, Some(r)) => {
             let bold = if r.excludes_one() { "**" } else { "" };
@@ -75,30 +74,6 @@ fn cell(est: Option<Estimate>, ratio: Option<Ratio>, base: bool, column: ColumnU
     }
 }
 
-/// A configuration's row: one cell per metric column.
-fn row(name: &str, s: &ConfigSummary, base: bool, columns: &[(usize, ColumnUnit)]) -> String {
-    let mut cells = vec![escape(name), format!("{}/{}", s.ok_runs, s.total_runs)];
-    for &(k, column) in columns {
-        let m = s.metrics.get(k).map(|(_, m)| m);
-        cells.push(cell(
-            m.and_then(|m| m.estimate),
-            m.and_then(|m| m.ratio),
-            base,
-            column,
-        ));
-    }
-    format!("| {} |\n", cells.join(" | "))
-}
-
-/// `RSS at end of load`, or `PSS ...` for a multi-process server.
-pub fn end_of_load_head(analysis: &Analysis) -> &'static str {
-    if analysis.end_of_load.metric == "pss_end_load_bytes" {
-        "PSS at end of load"
-    } else {
-        "RSS at end of load"
-    }
-}
-
 /// A service experiment's table: RSS at the end of the load, median and
 /// p95 response time (or the load's duration), throughput.
 fn service_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
@@ -107,57 +82,22 @@ fn service_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
     };
     writeln!(out, "Load: {}.\n", escape(&info.load))?;
     let latency = analysis.service.iter().any(|s| s.latency.is_some());
-    let memory_head = end_of_load_head(analysis);
-    let head: &[&str] = if latency {
-        &[
-            "configuration",
-            memory_head,
-            "median response time",
-            "p95 response time",
-            "throughput",
-        ]
-    } else {
-        &["configuration", memory_head, "load duration"]
-    };
-    writeln!(out, "| {} |", head.join(" | "))?;
-    writeln!(out, "|{}", " --- |".repeat(head.len()))?;
-    let services = &analysis.service;
-    let column = |unit: Unit, pick: &dyn Fn(&ServiceSummary) -> Option<Estimate>| {
-        estimates_unit(unit, services.iter().filter_map(pick))
-    };
-    let memory = column(Unit::Bytes, &|s| (analysis.end_of_load.estimate)(s));
-    let p50 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p50_ms));
-    let p95 = column(Unit::Milliseconds, &|s| s.latency.map(|l| l.p95_ms));
-    let load = column(Unit::Seconds, &|s| s.load_s);
-    for (i, (c, s)) in analysis
-        .experiment
-        .configs
-        .iter()
-        .zip(&analysis.service)
-        .enumerate()
-    {
-        let base = i == analysis.baseline;
-        let mut cells = vec![
-            escape(&c.config.name),
-            cell(
-                (analysis.end_of_load.estimate)(s),
-                (analysis.end_of_load.ratio)(s),
-                base,
-                memory,
-            ),
-        ];
+    let columns = super::columns::service_figures(analysis, false);
+    let mut head = vec!["configuration"];
+    head.extend(columns.iter().map(|(head, _)| *head));
+    head.extend(latency.then_some("throughput"));
+    let configs = analysis.experiment.configs.iter().zip(&analysis.service);
+    let rows = configs.enumerate().map(|(i, (c, s))| {
+        let mut cells = vec![escape(&c.config.name)];
+        cells.extend(columns.iter().map(|(_, figures)| cell(figures[i])));
         if latency {
-            let l = s.latency;
-            cells.push(cell(l.map(|l| l.p50_ms), s.ratio_p50_ms, base, p50));
-            cells.push(cell(l.map(|l| l.p95_ms), s.ratio_p95_ms, base, p95));
-            cells.push(l.map_or("-".to_string(), |l| {
+            cells.push(s.latency.map_or("-".to_string(), |l| {
                 format!("{:.0} req/s", l.throughput_rps.median)
             }));
-        } else {
-            cells.push(cell(s.load_s, s.ratio_load_s, base, load));
         }
-        writeln!(out, "| {} |", cells.join(" | "))?;
-    }
+        cells
+    });
+    super::section::markdown(out, &head, rows)?;
     writeln!(out)
 }
 
@@ -168,14 +108,11 @@ fn limit_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
     if rows.is_empty() {
         return Ok(());
     }
-    let head = super::limits::head(analysis);
     writeln!(out, "### {}\n", escape(&super::limits::title(analysis)))?;
-    writeln!(out, "| {} |", head.join(" | "))?;
-    writeln!(out, "|{}", " --- |".repeat(head.len()))?;
-    for row in rows {
-        let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
-        writeln!(out, "| {} |", cells.join(" | "))?;
-    }
+    let rows = rows
+        .iter()
+        .map(|row| row.iter().map(|c| escape(c)).collect());
+    super::section::markdown(out, &super::limits::head(analysis), rows)?;
     writeln!(out)
 }
 
@@ -214,24 +151,18 @@ fn heading(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
 
 impl Reporter for MarkdownReporter {
     fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
-        let e = &analysis.experiment;
         let mut out = String::new();
         heading(&mut out, analysis)?;
-        let columns: Vec<(usize, ColumnUnit)> = super::columns::metric_columns(analysis)
-            .into_iter()
-            .map(|k| (k, super::columns::metric_unit(analysis, k)))
-            .collect();
-        let mut head = vec!["configuration", "runs ok"];
-        head.extend(
-            columns
-                .iter()
-                .map(|&(k, _)| analysis.metrics[k].label.as_str()),
-        );
-        writeln!(out, "| {} |", head.join(" | "))?;
-        writeln!(out, "|{}", " --- |".repeat(head.len()))?;
-        for (i, (c, s)) in e.configs.iter().zip(&analysis.summaries).enumerate() {
-            out.push_str(&row(&c.config.name, s, i == analysis.baseline, &columns));
-        }
+        let (heads, rows) = super::columns::comparison(analysis);
+        let head = [vec!["configuration", "runs ok"], heads].concat();
+        let rows = rows.into_iter().map(|(name, runs, figures)| {
+            [
+                vec![escape(name), runs],
+                figures.into_iter().map(cell).collect(),
+            ]
+            .concat()
+        });
+        super::section::markdown(&mut out, &head, rows)?;
         writeln!(
             out,
             "\nMedians over the ok runs with their 95% interval (from 6 runs); the second line is \

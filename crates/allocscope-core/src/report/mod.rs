@@ -22,6 +22,7 @@ pub mod png;
 pub mod recordings;
 pub mod reporter;
 pub mod samples_csv;
+mod section;
 mod service_table;
 pub mod svg;
 pub mod table;

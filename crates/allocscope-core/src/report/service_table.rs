@@ -4,9 +4,10 @@
 //! 95% CIs; then the latency percentiles and throughput (medians over the
 //! ok runs), or the load's duration for a `--load` command.
 
-use super::format::{estimates_unit, ratio_cell};
+use super::columns::Figure;
+use super::format::ratio_cell;
 use crate::analyze::service::{LatencySummary, ServiceSummary};
-use crate::analyze::types::{Analysis, Estimate, Ratio};
+use crate::analyze::types::{Analysis, Estimate};
 use crate::units::{format_seconds, Unit};
 use std::fmt::Write;
 
@@ -36,73 +37,37 @@ pub fn service_blocks(out: &mut String, analysis: &Analysis, width: usize) -> st
 }
 
 /// `0.87x [0.85, 0.90] *`, `baseline`, or `-`.
-fn cell(ratio: Option<Ratio>, baseline: bool) -> String {
-    match ratio {
-        _ if baseline => "baseline".to_string(),
+fn cell(f: &Figure) -> String {
+    match f.ratio {
+        _ if f.baseline => "baseline".to_string(),
         Some(r) => ratio_cell(r),
         None => "-".to_string(),
     }
 }
 
+/// The memory at the end of the load, and the ratios of the latency
+/// columns (or the load's duration).
 fn multipliers(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt::Result {
-    let latency = analysis.service.iter().any(|s| s.latency.is_some());
-    let (second, third): (&str, &str) = if latency {
-        ("median response time", "p95 response time")
-    } else {
-        ("load duration", "")
-    };
-    let end = analysis.end_of_load;
-    let memory = estimates_unit(
-        Unit::Bytes,
-        analysis.service.iter().filter_map(|s| (end.estimate)(s)),
-    );
-    let rows: Vec<[String; 4]> = analysis
-        .experiment
-        .configs
-        .iter()
-        .zip(&analysis.service)
-        .enumerate()
-        .map(|(i, (config, s))| {
-            let base = i == analysis.baseline;
-            let rss = (end.estimate)(s).map_or("-".to_string(), |e| memory.show(e.median));
-            let (second, third) = if latency {
-                (cell(s.ratio_p50_ms, base), cell(s.ratio_p95_ms, base))
-            } else {
-                (cell(s.ratio_load_s, base), String::new())
-            };
-            [
+    let columns = super::columns::service_figures(analysis, false);
+    let configs = analysis.experiment.configs.iter();
+    let rows: Vec<Vec<String>> = (configs.zip(&columns[0].1).enumerate())
+        .map(|(i, (config, memory))| {
+            let rss = memory
+                .estimate
+                .map_or("-".to_string(), |e| memory.unit.show(e.median));
+            let mut row = vec![
                 config.config.name.clone(),
-                format!("{rss:>9}  {}", cell((end.ratio)(s), base)),
-                second,
-                third,
-            ]
+                format!("{rss:>9}  {}", cell(memory)),
+            ];
+            row.extend(columns[1..].iter().map(|(_, figures)| cell(&figures[i])));
+            row
         })
         .collect();
-    let col = |k: usize, head: &str| {
-        rows.iter()
-            .map(|r| r[k].chars().count())
-            .max()
-            .unwrap_or(0)
-            .max(head.len())
-    };
-    let first = if analysis.end_of_load.metric == "pss_end_load_bytes" {
-        "PSS at end of load"
-    } else {
-        "RSS at end of load"
-    };
-    let (w1, w2, w3) = (col(1, first), col(2, second), col(3, third));
-    let width = width.max(TITLE.len().saturating_sub(2));
+    let mut heads = vec![TITLE];
+    heads.extend(columns.iter().map(|(head, _)| *head));
     writeln!(out)?;
-    let head = format!(
-        "{TITLE:<w$}  {first:<w1$}  {second:<w2$}  {third:<w3$}",
-        w = width + 2
-    );
-    writeln!(out, "{}", head.trim_end())?;
-    for [name, a, b, c] in rows {
-        let line = format!("  {name:<width$}  {a:<w1$}  {b:<w2$}  {c:<w3$}");
-        writeln!(out, "{}", line.trim_end())?;
-    }
-    Ok(())
+    let width = width.max(TITLE.len().saturating_sub(2));
+    super::section::terminal(out, width, &heads, &rows, |_| false)
 }
 
 fn percentiles(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt::Result {

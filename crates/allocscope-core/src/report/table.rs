@@ -133,65 +133,34 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
 
 /// The block of the metric-table row `k`.
 fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -> Result<()> {
-    let metric = &analysis.metrics[k];
-    let column = super::columns::metric_unit(analysis, k);
-    let title = metric.title();
-    let rows: Vec<(String, String, String, String)> = analysis
-        .experiment
-        .configs
-        .iter()
-        .zip(&analysis.summaries)
-        .enumerate()
-        .map(|(i, (config, summary))| {
+    let title = analysis.metrics[k].title();
+    let figures = super::columns::metric_figures(analysis, k);
+    let configs = analysis.experiment.configs.iter();
+    let rows: Vec<Vec<String>> = (configs.zip(figures))
+        .map(|(config, f)| {
             let name = config.config.name.clone();
-            let m = summary.metrics.get(k).map(|(_, m)| m);
-            let Some(est) = m.and_then(|m| m.estimate) else {
-                return (name, "-".into(), "no successful runs".into(), String::new());
+            let Some(est) = f.estimate else {
+                return vec![name, "-".into(), "no successful runs".into(), String::new()];
             };
-            let median = column.show(est.median);
-            let ci = column.bounds(est.ci_low, est.ci_high).unwrap_or_default();
-            let vs = if i == analysis.baseline {
-                "baseline".to_string()
-            } else {
-                m.and_then(|m| m.ratio).map(ratio_cell).unwrap_or_default()
+            let vs = match f.ratio {
+                _ if f.baseline => "baseline".to_string(),
+                r => r.map(ratio_cell).unwrap_or_default(),
             };
-            (name, median, ci, vs)
+            let ci = f.unit.bounds(est.ci_low, est.ci_high).unwrap_or_default();
+            vec![name, f.unit.show(est.median), ci, vs]
         })
         .collect();
-    let median_w = rows
-        .iter()
-        .map(|r| r.1.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(6);
     // Without any interval (fewer than 6 runs each) the CI column goes.
-    let ci_head = if rows.iter().all(|r| r.2.is_empty()) {
+    let ci_head = if rows.iter().all(|r| r[2].is_empty()) {
         ""
     } else {
-        "95% CI  "
+        "95% CI"
     };
-    let ci_w = rows
-        .iter()
-        .map(|r| r.2.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(ci_head.len().saturating_sub(2));
-    let gap = if ci_head.is_empty() { "" } else { "  " };
     // The title heads the name column, which widens for a long title.
     let width = width.max(title.chars().count().saturating_sub(2));
+    let heads = [title.as_str(), "median", ci_head, "vs baseline"];
     writeln!(out)?;
-    writeln!(
-        out,
-        "{:<w$}  {:>median_w$}  {:<ci_w$}{gap}vs baseline",
-        title,
-        "median",
-        ci_head.trim_end(),
-        w = width + 2
-    )?;
-    for (name, median, ci, vs) in rows {
-        let line = format!("  {name:<width$}  {median:>median_w$}  {ci:<ci_w$}{gap}{vs}");
-        writeln!(out, "{}", line.trim_end())?;
-    }
+    super::section::terminal(out, width, &heads, &rows, |k| k == 1)?;
     Ok(())
 }
 

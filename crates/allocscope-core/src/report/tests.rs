@@ -1,70 +1,71 @@
-//! Golden-file tests of every reporter on the fixture experiment. Timestamps
-//! and run paths are filtered before comparing. Regenerate with
-//! `UPDATE_GOLDEN=1 cargo test --lib report`.
+//! Snapshot tests (insta) of every reporter on the fixture experiment, the
+//! snapshots committed in `snapshots/`. Timestamps and run paths are
+//! redacted, and in HTML the host line and allocator versions too. A
+//! mismatch fails (under `CI=true` nothing is written); update them with
+//! `INSTA_UPDATE=always cargo test --release -p allocscope-core --lib report`
+//! or `cargo insta review` (docs/ARCHITECTURE.md, "Report snapshots").
 
 use super::*;
 use crate::analyze::types::Analysis;
 use crate::analyze::{analyze, fixture};
+use anyhow::anyhow;
 use anyhow::Result;
-use anyhow::{anyhow, bail};
-use std::path::PathBuf;
 
 fn analysis() -> Result<Analysis> {
     analyze(fixture::experiment(), "glibc")
 }
 
-/// Replaces what varies between machines and runs with stable placeholders.
-fn filter(text: &str) -> Result<String> {
-    let stamp =
-        regex::Regex::new(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")?;
-    Ok(stamp
-        .replace_all(&text.replace(fixture::RUN_DIR, "[rundir]"), "[timestamp]")
-        .into_owned())
-}
+/// What varies between machines and runs, and its placeholder.
+const TIMESTAMP: (&str, &str) = (
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})",
+    "[timestamp]",
+);
+/// In HTML, the host line and each configuration's allocator version too.
+pub(super) const HTML: [(&str, &str); 2] = [
+    (
+        r"<dt>host</dt><dd><code>[^<]*</code>",
+        "<dt>host</dt><dd>[host]",
+    ),
+    (
+        r"(<li><b>[^<]*</b>: [^ ]+) [^<]* <code>",
+        "$1 [version] <code>",
+    ),
+];
 
-fn check_golden(name: &str, reporter: &dyn Reporter) -> Result<()> {
-    check_golden_of(name, reporter, &analysis()?)
-}
-
-/// `reporter`'s output for `analysis` against the golden file `name`.
-pub(super) fn check_golden_of(
+/// `reporter`'s output for `analysis` against snapshot `name`, the parts
+/// that change run to run redacted by `filters` (and always timestamps and
+/// the run directory).
+pub(super) fn snapshot(
     name: &str,
     reporter: &dyn Reporter,
     analysis: &Analysis,
+    filters: &[(&str, &str)],
 ) -> Result<()> {
-    let bytes = reporter.render(analysis)?;
-    let actual = filter(&String::from_utf8(bytes)?)?;
-    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "src", "report", "golden", name]
-        .iter()
-        .collect();
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &actual)?;
-        return Ok(());
+    let text = String::from_utf8(reporter.render(analysis)?)?;
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.add_filter(&regex::escape(fixture::RUN_DIR), "[rundir]");
+    for (pattern, replacement) in [TIMESTAMP].iter().chain(filters) {
+        settings.add_filter(pattern, *replacement);
     }
-    let expected = std::fs::read_to_string(&path).map_err(|e| {
-        anyhow!(
-            "reading {}: {e}; run with UPDATE_GOLDEN=1 to create it",
-            path.display()
-        )
-    })?;
-    if actual != expected {
-        bail!(
-            "{name} differs from its golden file (UPDATE_GOLDEN=1 regenerates it)\n\
-             --- expected\n{expected}\n--- actual\n{actual}"
-        );
-    }
+    settings.bind(|| insta::assert_snapshot!(name, text));
     Ok(())
 }
 
-#[test]
-fn table_matches_golden() -> Result<()> {
-    check_golden("table.txt", &TableReporter)
+fn check(name: &str, reporter: &dyn Reporter) -> Result<()> {
+    snapshot(name, reporter, &analysis()?, &[])
 }
 
 #[test]
-fn json_matches_golden() -> Result<()> {
-    check_golden(
-        "report.json",
+fn table_matches_its_snapshot() -> Result<()> {
+    check("table", &TableReporter)
+}
+
+#[test]
+fn json_matches_its_snapshot() -> Result<()> {
+    check(
+        "report_json",
         &JsonReporter {
             include_samples: false,
         },
@@ -72,9 +73,9 @@ fn json_matches_golden() -> Result<()> {
 }
 
 #[test]
-fn json_with_samples_matches_golden() -> Result<()> {
-    check_golden(
-        "report_with_samples.json",
+fn json_with_samples_matches_its_snapshot() -> Result<()> {
+    check(
+        "report_with_samples_json",
         &JsonReporter {
             include_samples: true,
         },
@@ -82,8 +83,8 @@ fn json_with_samples_matches_golden() -> Result<()> {
 }
 
 #[test]
-fn markdown_matches_golden() -> Result<()> {
-    check_golden("report.md", &MarkdownReporter)
+fn markdown_matches_its_snapshot() -> Result<()> {
+    check("report_md", &MarkdownReporter)
 }
 
 #[test]
@@ -118,13 +119,16 @@ impl Reporter for PlotReporter {
 }
 
 #[test]
-fn rss_over_time_plot_matches_golden() -> Result<()> {
-    check_golden("rss_over_time.svg", &PlotReporter("rss_over_time"))
+fn every_plot_matches_its_snapshot() -> Result<()> {
+    for plot in svg::plots::all(&analysis()?) {
+        check(&format!("{}_svg", plot.name), &PlotReporter(plot.name))?;
+    }
+    Ok(())
 }
 
 #[test]
-fn ratios_plot_matches_golden() -> Result<()> {
-    check_golden("ratios.svg", &PlotReporter("ratios"))
+fn html_matches_its_snapshot() -> Result<()> {
+    snapshot("report_html", &HtmlReporter, &analysis()?, &HTML)
 }
 
 #[test]
@@ -174,18 +178,18 @@ fn html_is_self_contained_and_escapes_the_workload() -> Result<()> {
 }
 
 #[test]
-fn csv_matches_golden() -> Result<()> {
-    check_golden("summary.csv", &CsvReporter)
+fn csv_matches_its_snapshot() -> Result<()> {
+    check("summary_csv", &CsvReporter)
 }
 
 #[test]
-fn samples_csv_matches_golden() -> Result<()> {
-    check_golden("samples.csv", &SamplesCsvReporter)
+fn samples_csv_matches_its_snapshot() -> Result<()> {
+    check("samples_csv", &SamplesCsvReporter)
 }
 
 #[test]
-fn markers_csv_matches_golden() -> Result<()> {
-    check_golden("markers.csv", &MarkersCsvReporter)
+fn markers_csv_matches_its_snapshot() -> Result<()> {
+    check("markers_csv", &MarkersCsvReporter)
 }
 
 #[test]
@@ -474,6 +478,84 @@ fn a_column_has_one_unit_and_three_significant_digits_in_every_report() -> Resul
             )),
             "{html}"
         );
+    }
+    Ok(())
+}
+
+/// The fixture as a service experiment: with latency (mimalloc's runs
+/// measured none), or driven by a `--load` command (a load duration).
+fn service_analysis(latency: bool) -> Result<Analysis> {
+    use crate::analyze::service::{LatencySummary, ServiceSummary};
+    use crate::analyze::types::{Estimate, Ratio};
+    let mut a = analysis()?;
+    a.experiment.info.service = Some(crate::model::ServiceInfo {
+        ready: "tcp:127.0.0.1:8080".into(),
+        load: "http://127.0.0.1:8080/ x 2000 requests, 4 connections".into(),
+        settle_s: 1.0,
+        grace_s: 5.0,
+    });
+    let at = |median: f64| Estimate {
+        median,
+        ci_low: median * 0.9,
+        ci_high: median * 1.1,
+    };
+    let ratio = |i: usize, value: f64| {
+        (i > 0).then_some(Ratio {
+            value,
+            ci_low: value * 0.95,
+            ci_high: value * 1.05,
+        })
+    };
+    a.service = (0..3)
+        .map(|i| {
+            let f = 1.0 + i as f64;
+            ServiceSummary {
+                latency: (latency && i != 2).then_some(LatencySummary {
+                    p50_ms: at(0.4 * f),
+                    p90_ms: at(0.8 * f),
+                    p95_ms: at(1.2 * f),
+                    p99_ms: at(2.0 * f),
+                    p999_ms: at(4.0 * f),
+                    max_ms: at(20.0 * f),
+                    requests: at(2000.0),
+                    errors: at(i as f64),
+                    throughput_rps: at(900.0 / f),
+                }),
+                load_s: (!latency).then_some(at(2.0 * f)),
+                rss_end_load_bytes: Some(at(60e6 * f)),
+                rss_end_settle_bytes: Some(at(50e6 * f)),
+                pss_end_load_bytes: None,
+                pss_end_settle_bytes: None,
+                ratio_p50_ms: ratio(i, f),
+                ratio_p95_ms: ratio(i, 1.1 * f),
+                ratio_load_s: ratio(i, f),
+                ratio_rss_end_load_bytes: ratio(i, f),
+                ratio_pss_end_load_bytes: None,
+                errors: i as u64,
+                requests: 2000,
+            }
+        })
+        .collect();
+    a.end_of_load = crate::analyze::service::RSS_END_OF_LOAD;
+    Ok(a)
+}
+
+#[test]
+fn every_format_of_a_service_experiment_matches_its_snapshot() -> Result<()> {
+    let json = JsonReporter {
+        include_samples: false,
+    };
+    for (latency, kind) in [(true, "latency"), (false, "load_command")] {
+        let a = service_analysis(latency)?;
+        for (name, reporter) in [
+            ("table", &TableReporter as &dyn Reporter),
+            ("md", &MarkdownReporter),
+            ("csv", &CsvReporter),
+            ("json", &json),
+        ] {
+            snapshot(&format!("service_{kind}_{name}"), reporter, &a, &[])?;
+        }
+        snapshot(&format!("service_{kind}_html"), &HtmlReporter, &a, &HTML)?;
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! better): a row of the metric table like the built-in ones, in the
 //! terminal table, JSON, CSV, Markdown and HTML.
 
-use super::tests::check_golden_of;
+use super::tests::snapshot;
 use super::*;
 use crate::analyze::types::Analysis;
 use crate::analyze::{analyze, fixture};
@@ -13,18 +13,20 @@ fn analysis() -> Result<Analysis> {
 }
 
 #[test]
-fn table_with_a_user_metric_matches_golden() -> Result<()> {
-    check_golden_of("table_user_metric.txt", &TableReporter, &analysis()?)
-}
-
-#[test]
-fn csv_with_a_user_metric_matches_golden() -> Result<()> {
-    check_golden_of("summary_user_metric.csv", &CsvReporter, &analysis()?)
-}
-
-#[test]
-fn markdown_with_a_user_metric_matches_golden() -> Result<()> {
-    check_golden_of("report_user_metric.md", &MarkdownReporter, &analysis()?)
+fn every_format_with_a_user_metric_matches_its_snapshot() -> Result<()> {
+    let a = analysis()?;
+    let json = JsonReporter {
+        include_samples: false,
+    };
+    for (name, reporter) in [
+        ("table_user_metric", &TableReporter as &dyn Reporter),
+        ("summary_user_metric_csv", &CsvReporter),
+        ("report_user_metric_md", &MarkdownReporter),
+        ("report_user_metric_json", &json),
+    ] {
+        snapshot(name, reporter, &a, &[])?;
+    }
+    Ok(())
 }
 
 #[test]
