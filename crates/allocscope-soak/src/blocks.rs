@@ -1,0 +1,161 @@
+//! A window thinned to block medians: few enough points that the pairwise
+//! slopes stay cheap (a week at 1 s is 600k samples), and blocks long
+//! enough that their errors are nearly independent, which Sen's interval
+//! assumes. Memory sampled every second is strongly autocorrelated: a
+//! fixed few hundred blocks of a few seconds each keep that correlation,
+//! and their interval covers far less than 95% (docs/statistics.md, "Growth
+//! over time").
+
+use crate::theil_sen::{theil_sen, SenFit, Z975};
+use allocscope_core::analyze::interval::t975;
+
+/// The most blocks a window is cut into (32,640 pairwise slopes).
+pub const MAX_BLOCKS: usize = 256;
+/// Blocks are merged no further than this: enough for Sen's normal
+/// approximation and for the median's order-statistic interval.
+pub const MIN_BLOCKS: usize = 16;
+/// One-sided 5% normal quantile: a lag-1 autocorrelation above
+/// `Z95 / sqrt(blocks)` is beyond what independent blocks would show.
+const Z95: f64 = 1.644_854;
+
+/// A window as block medians, with what correlation is left between them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Blocks {
+    /// `(median time, median value)` of each block, in time order.
+    pub points: Vec<(f64, f64)>,
+    /// Lag-1 autocorrelation of the blocks about the Theil–Sen line,
+    /// corrected for its small-sample bias, within [0, 0.9].
+    pub autocorrelation: f64,
+}
+
+impl Blocks {
+    /// The variance inflation (1 + ρ)/(1 - ρ) of the correlation left.
+    pub fn inflation(&self) -> f64 {
+        (1.0 + self.autocorrelation) / (1.0 - self.autocorrelation)
+    }
+
+    /// How many standard deviations a 95% interval of a statistic of these
+    /// blocks spans: Student's t at the effective count n (1 - ρ)/(1 + ρ)
+    /// less `fitted` (the parameters estimated), times √inflation.
+    pub fn quantile_scale(&self, fitted: usize) -> f64 {
+        let effective = (self.points.len() as f64 / self.inflation()).floor() as usize;
+        t975(effective.saturating_sub(fitted).max(1)) * self.inflation().sqrt()
+    }
+}
+
+/// `window` (in time order) as block medians, halving the block count from
+/// `MAX_BLOCKS` while the residuals' lag-1 autocorrelation is beyond noise
+/// and `MIN_BLOCKS` allows. A window of fewer than `MIN_BLOCKS` points is
+/// kept as it is. `None` when no line can be fitted (under 3 times).
+pub fn thin(window: &[(f64, f64)]) -> Option<Blocks> {
+    let mut count = window.len().min(MAX_BLOCKS);
+    loop {
+        let points = block_medians(window, count);
+        let fit = theil_sen(&points, Z975)?;
+        let r = lag1_autocorrelation(&residuals(&points, &fit));
+        let m = points.len();
+        if r <= Z95 / (m as f64).sqrt() || m / 2 < MIN_BLOCKS {
+            return Some(Blocks {
+                autocorrelation: debiased(r, m),
+                points,
+            });
+        }
+        count = m / 2;
+    }
+}
+
+/// `count` blocks of consecutive points, as equal in size as integers allow,
+/// each reduced to its median time and median value.
+pub(crate) fn block_medians(points: &[(f64, f64)], count: usize) -> Vec<(f64, f64)> {
+    let n = points.len();
+    let count = count.clamp(1, n.max(1));
+    (0..count)
+        .map(|b| &points[b * n / count..(b + 1) * n / count])
+        .filter(|block| !block.is_empty())
+        .map(|block| {
+            let mut values: Vec<f64> = block.iter().map(|p| p.1).collect();
+            values.sort_by(f64::total_cmp);
+            let mid = block.len() / 2;
+            let median = |v: &[f64]| {
+                if v.len() % 2 == 1 {
+                    v[mid]
+                } else {
+                    (v[mid - 1] + v[mid]) / 2.0
+                }
+            };
+            let times: Vec<f64> = block.iter().map(|p| p.0).collect();
+            (median(&times), median(&values))
+        })
+        .collect()
+}
+
+fn residuals(points: &[(f64, f64)], fit: &SenFit) -> Vec<f64> {
+    points.iter().map(|&(t, v)| v - fit.intercept - fit.slope * t).collect()
+}
+
+/// Lag-1 autocorrelation; 0 for a constant or too short series.
+fn lag1_autocorrelation(values: &[f64]) -> f64 {
+    if values.len() < 3 {
+        return 0.0;
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let centred: Vec<f64> = values.iter().map(|v| v - mean).collect();
+    let denominator: f64 = centred.iter().map(|c| c * c).sum();
+    if denominator == 0.0 {
+        return 0.0;
+    }
+    centred.windows(2).map(|w| w[0] * w[1]).sum::<f64>() / denominator
+}
+
+/// The AR(1) coefficient behind a lag-1 autocorrelation `r` of `m`
+/// residuals: r falls short of it by about (1 + 4ρ)/m (Marriott and Pope
+/// 1954, with the mean estimated), so ρ ≈ (m r + 1)/(m - 4). Clamped to
+/// [0, 0.9]: negative correlation would narrow the interval, and the
+/// inflation it gives, (1 + ρ)/(1 - ρ), must stay finite.
+fn debiased(r: f64, m: usize) -> f64 {
+    if m <= 4 {
+        return r.clamp(0.0, 0.9);
+    }
+    ((m as f64 * r + 1.0) / (m as f64 - 4.0)).clamp(0.0, 0.9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulate::{series, Noise, Shape};
+    use allocscope_core::rng::SplitMix64;
+
+    #[test]
+    fn blocks_are_medians_of_consecutive_points() {
+        let points: Vec<(f64, f64)> =
+            (0..9).map(|i| (i as f64, if i == 4 { 100.0 } else { i as f64 })).collect();
+        assert_eq!(block_medians(&points, 3), vec![(1.0, 1.0), (4.0, 5.0), (7.0, 7.0)]);
+    }
+
+    #[test]
+    fn correlated_noise_is_merged_into_longer_blocks() {
+        // AR(1) noise of correlation time 400 samples: blocks of 16 or 64
+        // samples stay correlated, so they grow until few.
+        let noise = Noise { sd: 1.0, tau_s: 400.0 };
+        let wander = series(Shape::Flat, noise, 1.0, 4096.0, &mut SplitMix64::new(3)).noisy;
+        let thinned = thin(&wander).expect("thin");
+        assert_eq!(thinned.points.len(), MIN_BLOCKS);
+        assert!(thinned.autocorrelation > 0.5);
+    }
+
+    #[test]
+    fn independent_noise_keeps_the_most_blocks() {
+        let mut rng = SplitMix64::new(7);
+        let noisy: Vec<(f64, f64)> =
+            (0..4096).map(|i| (i as f64, (rng.next_u64() >> 11) as f64)).collect();
+        let thinned = thin(&noisy).expect("thin");
+        assert_eq!(thinned.points.len(), MAX_BLOCKS);
+    }
+
+    #[test]
+    fn the_bias_correction_raises_a_short_series_correlation() {
+        assert_eq!(debiased(0.0, 16), 1.0 / 12.0);
+        assert_eq!(debiased(-0.5, 16), 0.0);
+        assert_eq!(debiased(0.99, 16), 0.9);
+    }
+}

@@ -1,0 +1,31 @@
+//! The statistics over time of `allocscope soak`, which runs allocator
+//! configurations side by side for hours, R replicas each: per instance the
+//! plateau, the growth rate with a robust 95% interval and whether it has
+//! settled, the live heap's and the allocator's free memory's growth apart;
+//! per configuration the replicas combined, the plateau's ratio to the
+//! baseline's, and projections to a day and a week. Pure functions over
+//! `(t_s, value)` series in time order, no I/O (docs/statistics.md, "Growth
+//! over time", has the methods and their coverage).
+//!
+//! Files, each using only those before it: `window.rs` (the segment after a
+//! restart, the recent window), `theil_sen.rs` (the slope and Sen's
+//! interval), `blocks.rs` (thinning to independent block medians),
+//! `growth.rs` (growth rates, settled, time to settle), `level.rs` (the
+//! plateau), `projection.rs`,
+//! `instance.rs`, `config.rs`.
+
+pub mod blocks;
+pub mod config;
+pub mod growth;
+pub mod instance;
+pub mod level;
+pub mod projection;
+pub mod theil_sen;
+pub mod window;
+
+#[cfg(test)]
+mod coverage_tests;
+#[cfg(test)]
+mod simulate;
+#[cfg(test)]
+mod tests;
