@@ -90,7 +90,10 @@ pub(crate) fn block_medians(points: &[(f64, f64)], count: usize) -> Vec<(f64, f6
 }
 
 fn residuals(points: &[(f64, f64)], fit: &SenFit) -> Vec<f64> {
-    points.iter().map(|&(t, v)| v - fit.intercept - fit.slope * t).collect()
+    points
+        .iter()
+        .map(|&(t, v)| v - fit.intercept - fit.slope * t)
+        .collect()
 }
 
 /// Lag-1 autocorrelation; 0 for a constant or too short series.
@@ -127,16 +130,23 @@ mod tests {
 
     #[test]
     fn blocks_are_medians_of_consecutive_points() {
-        let points: Vec<(f64, f64)> =
-            (0..9).map(|i| (i as f64, if i == 4 { 100.0 } else { i as f64 })).collect();
-        assert_eq!(block_medians(&points, 3), vec![(1.0, 1.0), (4.0, 5.0), (7.0, 7.0)]);
+        let points: Vec<(f64, f64)> = (0..9)
+            .map(|i| (i as f64, if i == 4 { 100.0 } else { i as f64 }))
+            .collect();
+        assert_eq!(
+            block_medians(&points, 3),
+            vec![(1.0, 1.0), (4.0, 5.0), (7.0, 7.0)]
+        );
     }
 
     #[test]
     fn correlated_noise_is_merged_into_longer_blocks() {
         // AR(1) noise of correlation time 400 samples: blocks of 16 or 64
         // samples stay correlated, so they grow until few.
-        let noise = Noise { sd: 1.0, tau_s: 400.0 };
+        let noise = Noise {
+            sd: 1.0,
+            tau_s: 400.0,
+        };
         let wander = series(Shape::Flat, noise, 1.0, 4096.0, &mut SplitMix64::new(3)).noisy;
         let thinned = thin(&wander).expect("thin");
         assert_eq!(thinned.points.len(), MIN_BLOCKS);
@@ -146,8 +156,9 @@ mod tests {
     #[test]
     fn independent_noise_keeps_the_most_blocks() {
         let mut rng = SplitMix64::new(7);
-        let noisy: Vec<(f64, f64)> =
-            (0..4096).map(|i| (i as f64, (rng.next_u64() >> 11) as f64)).collect();
+        let noisy: Vec<(f64, f64)> = (0..4096)
+            .map(|i| (i as f64, (rng.next_u64() >> 11) as f64))
+            .collect();
         let thinned = thin(&noisy).expect("thin");
         assert_eq!(thinned.points.len(), MAX_BLOCKS);
     }

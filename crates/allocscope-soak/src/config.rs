@@ -47,13 +47,31 @@ pub fn combine(replicas: &[InstanceSummary]) -> Option<ConfigSummary> {
     let level = if replicas.len() == 1 {
         first.plateau
     } else {
-        let var = replicas.iter().map(|r| (r.plateau.median - level_mean).powi(2)).sum::<f64>() / (n - 1.0);
+        let var = replicas
+            .iter()
+            .map(|r| (r.plateau.median - level_mean).powi(2))
+            .sum::<f64>()
+            / (n - 1.0);
         let half = t975(replicas.len() - 1) * (var / n).sqrt();
-        Estimate { median: level_mean, ci_low: level_mean - half, ci_high: level_mean + half }
+        Estimate {
+            median: level_mean,
+            ci_low: level_mean - half,
+            ci_high: level_mean + half,
+        }
     };
     let rate = mean(&|r| r.growth.per_hour);
-    let half = Z975 * replicas.iter().map(|r| standard_error(&r.growth).powi(2)).sum::<f64>().sqrt() / n;
-    let growth = Growth { per_hour: rate, ci_low: rate - half, ci_high: rate + half };
+    let half = Z975
+        * replicas
+            .iter()
+            .map(|r| standard_error(&r.growth).powi(2))
+            .sum::<f64>()
+            .sqrt()
+        / n;
+    let growth = Growth {
+        per_hour: rate,
+        ci_low: rate - half,
+        ci_high: rate + half,
+    };
     Some(ConfigSummary {
         replicas: replicas.len(),
         level,
@@ -93,7 +111,11 @@ pub struct Separation {
 
 /// `config` against `baseline` (each its replicas), at `elapsed_s` into the
 /// soak; `None` when either has no replica or a plateau is not positive.
-pub fn separation(config: &[InstanceSummary], baseline: &[InstanceSummary], elapsed_s: f64) -> Option<Separation> {
+pub fn separation(
+    config: &[InstanceSummary],
+    baseline: &[InstanceSummary],
+    elapsed_s: f64,
+) -> Option<Separation> {
     let levels = |rs: &[InstanceSummary]| rs.iter().map(|r| r.plateau.median).collect::<Vec<f64>>();
     let (ours, theirs) = (levels(config), levels(baseline));
     if ours.iter().chain(&theirs).any(|&l| l <= 0.0) {
@@ -104,20 +126,34 @@ pub fn separation(config: &[InstanceSummary], baseline: &[InstanceSummary], elap
     let levels_separate = plateau_ratio.excludes_one();
     let (a, b) = (combine(config)?, combine(baseline)?);
     let d = a.growth.per_hour - b.growth.per_hour;
-    let half = Z975 * (standard_error(&a.growth).powi(2) + standard_error(&b.growth).powi(2)).sqrt();
+    let half =
+        Z975 * (standard_error(&a.growth).powi(2) + standard_error(&b.growth).powi(2)).sqrt();
     let growths_separate = d.abs() > half;
     let replicas_needed = log_ratio.std_err.and_then(|se| {
         // The spread of one replica's log plateau, pooled; the smallest R a
         // side with t(2R - 2) · spread · √(2/R) under the distance.
         let spread = se / (1.0 / ours.len() as f64 + 1.0 / theirs.len() as f64).sqrt();
-        (2..=MAX_REPLICAS).find(|&r| t975(2 * r - 2) * spread * (2.0 / r as f64).sqrt() < log_ratio.centre.abs())
+        (2..=MAX_REPLICAS)
+            .find(|&r| t975(2 * r - 2) * spread * (2.0 / r as f64).sqrt() < log_ratio.centre.abs())
     });
     Some(Separation {
         plateau_ratio,
         levels_separate,
-        growth_difference: Growth { per_hour: d, ci_low: d - half, ci_high: d + half },
+        growth_difference: Growth {
+            per_hour: d,
+            ci_low: d - half,
+            ci_high: d + half,
+        },
         growths_separate,
-        growths_separate_at_s: if growths_separate { None } else { time_to_narrow(half, d.abs(), elapsed_s) },
-        levels_separate_with_replicas: if levels_separate { None } else { replicas_needed },
+        growths_separate_at_s: if growths_separate {
+            None
+        } else {
+            time_to_narrow(half, d.abs(), elapsed_s)
+        },
+        levels_separate_with_replicas: if levels_separate {
+            None
+        } else {
+            replicas_needed
+        },
     })
 }

@@ -24,8 +24,14 @@ const SHAPES: [Shape; 5] = [
     Shape::Flat,
     Shape::Linear(0.005),
     Shape::Linear(0.03),
-    Shape::Steps { share: 0.02, every_s: 1200.0 },
-    Shape::LevelsOff { share_per_hour: 0.1, until_s: 1.5 * 3600.0 },
+    Shape::Steps {
+        share: 0.02,
+        every_s: 1200.0,
+    },
+    Shape::LevelsOff {
+        share_per_hour: 0.1,
+        until_s: 1.5 * 3600.0,
+    },
 ];
 const TAUS_S: [f64; 2] = [60.0, 600.0];
 
@@ -67,22 +73,47 @@ fn within(x: f64, low: f64, high: f64) -> bool {
 /// `sims` simulated instances of `shape` under AR(1) noise of `tau_s`.
 fn simulate_cell(shape: Shape, tau_s: f64, sims: usize, seed: u64) -> Cell {
     let mut rng = SplitMix64::new(seed);
-    let noise = Noise { sd: 0.01 * LEVEL, tau_s };
-    let mut cell = Cell { sims, ..Cell::default() };
+    let noise = Noise {
+        sd: 0.01 * LEVEL,
+        tau_s,
+    };
+    let mut cell = Cell {
+        sims,
+        ..Cell::default()
+    };
     for _ in 0..sims {
         let sim = series(shape, noise, STEP_S, DURATION_S, &mut rng);
-        let instance = InstanceSeries { memory: &sim.noisy, live_heap: &[], allocator_free: &[], restart_s: None };
-        let Some(summary) = summarize(&instance) else { continue };
+        let instance = InstanceSeries {
+            memory: &sim.noisy,
+            live_heap: &[],
+            allocator_free: &[],
+            restart_s: None,
+        };
+        let Some(summary) = summarize(&instance) else {
+            continue;
+        };
         let true_growth = shape.growth_per_hour(summary.end_s);
         let g = summary.growth;
         cell.growth_covered += usize::from(within(true_growth, g.ci_low, g.ci_high));
         // Naive: a fixed MAX_BLOCKS blocks, read as independent.
-        let naive = theil_sen(&block_medians(recent(&sim.noisy), MAX_BLOCKS), Z975).expect("naive fit");
-        cell.naive_covered += usize::from(within(true_growth / 3600.0, naive.ci_low, naive.ci_high));
+        let naive =
+            theil_sen(&block_medians(recent(&sim.noisy), MAX_BLOCKS), Z975).expect("naive fit");
+        cell.naive_covered +=
+            usize::from(within(true_growth / 3600.0, naive.ci_low, naive.ci_high));
         let truth_window: Vec<f64> = recent(&sim.truth).iter().map(|p| p.1).collect();
         let true_plateau = median(&truth_window).expect("truth");
-        cell.plateau_covered += usize::from(within(true_plateau, summary.plateau.ci_low, summary.plateau.ci_high));
-        let day = at_horizons(&summary.plateau, summary.plateau_at_s, &g, summary.start_s, summary.end_s)[0];
+        cell.plateau_covered += usize::from(within(
+            true_plateau,
+            summary.plateau.ci_low,
+            summary.plateau.ci_high,
+        ));
+        let day = at_horizons(
+            &summary.plateau,
+            summary.plateau_at_s,
+            &g,
+            summary.start_s,
+            summary.end_s,
+        )[0];
         let true_day = shape.value(summary.start_s + HORIZONS_S[0], sim.phase_s);
         cell.projection_covered += usize::from(within(true_day, day.ci_low, day.ci_high));
         cell.plateau += usize::from(summary.settling == Settling::Plateau);
@@ -112,13 +143,25 @@ fn coverage_of_growth_plateau_and_projection_on_simulated_instances() {
                 ("plateau", cell.plateau_covered),
                 ("projection", cell.projection_covered),
             ] {
-                assert!(cell.share(count) >= MIN_COVERAGE, "{label}: {what} covered {}", cell.share(count));
+                assert!(
+                    cell.share(count) >= MIN_COVERAGE,
+                    "{label}: {what} covered {}",
+                    cell.share(count)
+                );
             }
             // Growth is under the threshold (1%/h) except at 3%/h and on the
             // staircase (6%/h), where a plateau is the wrong call.
             let true_growth = shape.growth_per_hour(DURATION_S) / LEVEL;
-            let wrong = if true_growth < SETTLED_SHARE_PER_HOUR { cell.grows } else { cell.plateau };
-            assert!(cell.share(wrong) <= MAX_WRONG_CALLS, "{label}: wrong calls {}", cell.share(wrong));
+            let wrong = if true_growth < SETTLED_SHARE_PER_HOUR {
+                cell.grows
+            } else {
+                cell.plateau
+            };
+            assert!(
+                cell.share(wrong) <= MAX_WRONG_CALLS,
+                "{label}: wrong calls {}",
+                cell.share(wrong)
+            );
         }
     }
 }

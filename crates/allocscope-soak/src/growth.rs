@@ -132,10 +132,22 @@ mod tests {
 
     #[test]
     fn leftover_correlation_widens_the_growth_interval() {
-        let points: Vec<(f64, f64)> =
-            (0..40).map(|i| (i as f64 * 60.0, 1e6 + ((i * 7) % 11) as f64 * 1e3)).collect();
-        let independent = growth(&Blocks { points: points.clone(), autocorrelation: 0.0 }).expect("fit");
-        let correlated = growth(&Blocks { points, autocorrelation: 0.6 }).expect("fit");
-        assert!(correlated.ci_high - correlated.ci_low > 1.5 * (independent.ci_high - independent.ci_low));
+        let points: Vec<(f64, f64)> = (0..40)
+            .map(|i| (i as f64 * 60.0, 1e6 + ((i * 7) % 11) as f64 * 1e3))
+            .collect();
+        let independent = growth(&Blocks {
+            points: points.clone(),
+            autocorrelation: 0.0,
+        })
+        .expect("fit");
+        let correlated = growth(&Blocks {
+            points,
+            autocorrelation: 0.6,
+        })
+        .expect("fit");
+        assert!(
+            correlated.ci_high - correlated.ci_low
+                > 1.5 * (independent.ci_high - independent.ci_low)
+        );
     }
 }

@@ -47,7 +47,9 @@ pub fn summarize(series: &InstanceSeries) -> Option<InstanceSummary> {
     let blocks = thin(recent(segment))?;
     let memory_growth = growth(&blocks)?;
     let level = plateau(&blocks)?;
-    let growth_of = |s: &[(f64, f64)]| thin(recent(after_restart(s, series.restart_s))).and_then(|b| growth(&b));
+    let growth_of = |s: &[(f64, f64)]| {
+        thin(recent(after_restart(s, series.restart_s))).and_then(|b| growth(&b))
+    };
     Some(InstanceSummary {
         start_s: segment[0].0,
         end_s: segment[segment.len() - 1].0,

@@ -17,7 +17,9 @@ pub fn plateau(blocks: &Blocks) -> Option<Estimate> {
     let centre = median(&values)?;
     values.sort_by(f64::total_cmp);
     let m = values.len() as f64;
-    let k = ((m - blocks.quantile_scale(1) * m.sqrt()) / 2.0).floor().max(1.0) as usize;
+    let k = ((m - blocks.quantile_scale(1) * m.sqrt()) / 2.0)
+        .floor()
+        .max(1.0) as usize;
     Some(Estimate {
         median: centre,
         ci_low: values[k - 1],
@@ -30,14 +32,26 @@ mod tests {
     use super::*;
 
     fn blocks(autocorrelation: f64) -> Blocks {
-        Blocks { points: (0..100).map(|i| (i as f64, ((i * 37) % 100) as f64)).collect(), autocorrelation }
+        Blocks {
+            points: (0..100)
+                .map(|i| (i as f64, ((i * 37) % 100) as f64))
+                .collect(),
+            autocorrelation,
+        }
     }
 
     #[test]
     fn the_interval_takes_the_ranks_either_side_of_the_median() {
         // m = 100, t(98) · 10 = 19.8: k = floor(40.1) = 40, values 39 and 60.
         let level = plateau(&blocks(0.0)).expect("plateau");
-        assert_eq!(level, Estimate { median: 49.5, ci_low: 39.0, ci_high: 60.0 });
+        assert_eq!(
+            level,
+            Estimate {
+                median: 49.5,
+                ci_low: 39.0,
+                ci_high: 60.0
+            }
+        );
     }
 
     #[test]

@@ -36,7 +36,13 @@ pub fn project(level: &Estimate, level_at_s: f64, growth: &Growth, at_s: f64) ->
 
 /// The projections at `HORIZONS_S` after `start_s` that lie beyond `end_s`
 /// (a horizon the segment has reached is measured, not projected).
-pub fn at_horizons(level: &Estimate, level_at_s: f64, growth: &Growth, start_s: f64, end_s: f64) -> Vec<Projection> {
+pub fn at_horizons(
+    level: &Estimate,
+    level_at_s: f64,
+    growth: &Growth,
+    start_s: f64,
+    end_s: f64,
+) -> Vec<Projection> {
     HORIZONS_S
         .iter()
         .map(|h| start_s + h)
@@ -51,20 +57,50 @@ mod tests {
 
     #[test]
     fn a_projection_carries_the_level_and_the_growth_interval() {
-        let level = Estimate { median: 100.0, ci_low: 90.0, ci_high: 110.0 };
-        let growth = Growth { per_hour: 2.0, ci_low: 1.0, ci_high: 4.0 };
+        let level = Estimate {
+            median: 100.0,
+            ci_low: 90.0,
+            ci_high: 110.0,
+        };
+        let growth = Growth {
+            per_hour: 2.0,
+            ci_low: 1.0,
+            ci_high: 4.0,
+        };
         let p = project(&level, 3600.0, &growth, 11.0 * 3600.0);
-        assert_eq!(p, Projection { at_s: 11.0 * 3600.0, value: 120.0, ci_low: 100.0, ci_high: 150.0 });
+        assert_eq!(
+            p,
+            Projection {
+                at_s: 11.0 * 3600.0,
+                value: 120.0,
+                ci_low: 100.0,
+                ci_high: 150.0
+            }
+        );
     }
 
     #[test]
     fn only_horizons_beyond_the_data_are_projected() {
-        let level = Estimate { median: 1.0, ci_low: 1.0, ci_high: 1.0 };
-        let growth = Growth { per_hour: 0.0, ci_low: 0.0, ci_high: 0.0 };
-        let ats = |end_s: f64| -> Vec<f64> {
-            at_horizons(&level, 0.0, &growth, 100.0, end_s).iter().map(|p| p.at_s).collect()
+        let level = Estimate {
+            median: 1.0,
+            ci_low: 1.0,
+            ci_high: 1.0,
         };
-        assert_eq!(ats(3600.0), vec![100.0 + HORIZONS_S[0], 100.0 + HORIZONS_S[1]]);
+        let growth = Growth {
+            per_hour: 0.0,
+            ci_low: 0.0,
+            ci_high: 0.0,
+        };
+        let ats = |end_s: f64| -> Vec<f64> {
+            at_horizons(&level, 0.0, &growth, 100.0, end_s)
+                .iter()
+                .map(|p| p.at_s)
+                .collect()
+        };
+        assert_eq!(
+            ats(3600.0),
+            vec![100.0 + HORIZONS_S[0], 100.0 + HORIZONS_S[1]]
+        );
         assert_eq!(ats(2.0 * 24.0 * 3600.0), vec![100.0 + HORIZONS_S[1]]);
     }
 }

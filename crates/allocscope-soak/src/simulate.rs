@@ -14,9 +14,15 @@ pub enum Shape {
     /// Growth of this share of `LEVEL` per hour.
     Linear(f64),
     /// A step of `share` of `LEVEL` every `every_s`, at a random phase.
-    Steps { share: f64, every_s: f64 },
+    Steps {
+        share: f64,
+        every_s: f64,
+    },
     /// Linear growth of `share_per_hour` until `until_s`, flat after.
-    LevelsOff { share_per_hour: f64, until_s: f64 },
+    LevelsOff {
+        share_per_hour: f64,
+        until_s: f64,
+    },
 }
 
 impl Shape {
@@ -25,9 +31,18 @@ impl Shape {
         match *self {
             Shape::Flat => "flat".into(),
             Shape::Linear(s) => format!("linear {}/h", pct(s)),
-            Shape::Steps { share, every_s } => format!("steps {} every {:.0} min", pct(share), every_s / 60.0),
-            Shape::LevelsOff { share_per_hour, until_s } => {
-                format!("{}/h, flat from {:.1} h", pct(share_per_hour), until_s / 3600.0)
+            Shape::Steps { share, every_s } => {
+                format!("steps {} every {:.0} min", pct(share), every_s / 60.0)
+            }
+            Shape::LevelsOff {
+                share_per_hour,
+                until_s,
+            } => {
+                format!(
+                    "{}/h, flat from {:.1} h",
+                    pct(share_per_hour),
+                    until_s / 3600.0
+                )
             }
         }
     }
@@ -41,7 +56,10 @@ impl Shape {
                     Shape::Flat => 0.0,
                     Shape::Linear(s) => s * hours(t_s),
                     Shape::Steps { share, every_s } => share * ((t_s + phase_s) / every_s).floor(),
-                    Shape::LevelsOff { share_per_hour, until_s } => share_per_hour * hours(t_s.min(until_s)),
+                    Shape::LevelsOff {
+                        share_per_hour,
+                        until_s,
+                    } => share_per_hour * hours(t_s.min(until_s)),
                 })
     }
 
@@ -52,7 +70,10 @@ impl Shape {
                 Shape::Flat => 0.0,
                 Shape::Linear(s) => s,
                 Shape::Steps { share, every_s } => share * 3600.0 / every_s,
-                Shape::LevelsOff { share_per_hour, until_s } => {
+                Shape::LevelsOff {
+                    share_per_hour,
+                    until_s,
+                } => {
                     if t_s < until_s {
                         share_per_hour
                     } else {
@@ -89,7 +110,13 @@ pub struct Simulated {
 }
 
 /// `shape` sampled every `step_s` for `duration_s` with `noise`.
-pub fn series(shape: Shape, noise: Noise, step_s: f64, duration_s: f64, rng: &mut SplitMix64) -> Simulated {
+pub fn series(
+    shape: Shape,
+    noise: Noise,
+    step_s: f64,
+    duration_s: f64,
+    rng: &mut SplitMix64,
+) -> Simulated {
     let phase = match shape {
         Shape::Steps { every_s, .. } => uniform(rng) * every_s,
         _ => 0.0,
@@ -107,5 +134,9 @@ pub fn series(shape: Shape, noise: Noise, step_s: f64, duration_s: f64, rng: &mu
         truth.push((t, v));
         e = phi * e + innovation * normal(rng);
     }
-    Simulated { noisy, truth, phase_s: phase }
+    Simulated {
+        noisy,
+        truth,
+        phase_s: phase,
+    }
 }

@@ -11,7 +11,10 @@ use allocscope_core::rng::SplitMix64;
 const HOUR: f64 = 3600.0;
 
 fn quiet() -> Noise {
-    Noise { sd: 0.002 * LEVEL, tau_s: 30.0 }
+    Noise {
+        sd: 0.002 * LEVEL,
+        tau_s: 30.0,
+    }
 }
 
 #[test]
@@ -23,10 +26,19 @@ fn a_restart_resets_the_plateau() {
     }
     let after = series(Shape::Flat, quiet(), 5.0, 1.25 * HOUR, &mut rng).noisy;
     memory.extend(after.iter().map(|&(t, v)| (t + 4.5 * HOUR, v)));
-    let instance = |restart_s| InstanceSeries { memory: &memory, live_heap: &[], allocator_free: &[], restart_s };
+    let instance = |restart_s| InstanceSeries {
+        memory: &memory,
+        live_heap: &[],
+        allocator_free: &[],
+        restart_s,
+    };
     let restarted = summarize(&instance(Some(4.5 * HOUR))).expect("summary");
     assert_eq!(restarted.start_s, 4.5 * HOUR);
-    assert!((restarted.plateau.median / LEVEL - 1.0).abs() < 0.01, "{:?}", restarted.plateau);
+    assert!(
+        (restarted.plateau.median / LEVEL - 1.0).abs() < 0.01,
+        "{:?}",
+        restarted.plateau
+    );
     assert_eq!(restarted.settling, Settling::Plateau);
     // Without the restart the window (the last 2.9 h) straddles the drop,
     // more of it before: the old level, and a fall that is no plateau.
@@ -40,25 +52,56 @@ fn the_live_heap_and_the_allocators_free_memory_grow_apart() {
     let mut rng = SplitMix64::new(12);
     let heap = series(Shape::Flat, quiet(), 5.0, 4.0 * HOUR, &mut rng).noisy;
     let free = series(Shape::Linear(0.05), quiet(), 5.0, 4.0 * HOUR, &mut rng).noisy;
-    let memory: Vec<(f64, f64)> = heap.iter().zip(&free).map(|(h, f)| (h.0, h.1 + f.1)).collect();
-    let instance = InstanceSeries { memory: &memory, live_heap: &heap, allocator_free: &free, restart_s: None };
+    let memory: Vec<(f64, f64)> = heap
+        .iter()
+        .zip(&free)
+        .map(|(h, f)| (h.0, h.1 + f.1))
+        .collect();
+    let instance = InstanceSeries {
+        memory: &memory,
+        live_heap: &heap,
+        allocator_free: &free,
+        restart_s: None,
+    };
     let summary = summarize(&instance).expect("summary");
     let heap_growth = summary.live_heap_growth.expect("heap growth");
     let free_growth = summary.allocator_free_growth.expect("free growth");
-    assert_eq!(settling(&heap_growth, LEVEL), Settling::Plateau, "{heap_growth:?}");
-    assert!((free_growth.per_hour / (0.05 * LEVEL) - 1.0).abs() < 0.1, "{free_growth:?}");
+    assert_eq!(
+        settling(&heap_growth, LEVEL),
+        Settling::Plateau,
+        "{heap_growth:?}"
+    );
+    assert!(
+        (free_growth.per_hour / (0.05 * LEVEL) - 1.0).abs() < 0.1,
+        "{free_growth:?}"
+    );
     assert_eq!(summary.settling, Settling::Grows);
-    let no_probe = InstanceSeries { live_heap: &[], allocator_free: &[], ..instance };
-    assert_eq!(summarize(&no_probe).expect("summary").live_heap_growth, None);
+    let no_probe = InstanceSeries {
+        live_heap: &[],
+        allocator_free: &[],
+        ..instance
+    };
+    assert_eq!(
+        summarize(&no_probe).expect("summary").live_heap_growth,
+        None
+    );
 }
 
 fn replica(level: f64, growth: f64, half: f64) -> InstanceSummary {
     InstanceSummary {
         start_s: 0.0,
         end_s: 4.0 * HOUR,
-        plateau: Estimate { median: level, ci_low: level * 0.99, ci_high: level * 1.01 },
+        plateau: Estimate {
+            median: level,
+            ci_low: level * 0.99,
+            ci_high: level * 1.01,
+        },
         plateau_at_s: 3.0 * HOUR,
-        growth: Growth { per_hour: growth, ci_low: growth - half, ci_high: growth + half },
+        growth: Growth {
+            per_hour: growth,
+            ci_low: growth - half,
+            ci_high: growth + half,
+        },
         settling: Settling::Open,
         live_heap_growth: None,
         allocator_free_growth: None,
@@ -83,15 +126,30 @@ fn replicas_combine_levels_over_the_replicas_and_growth_from_their_intervals() {
 #[test]
 fn plateaus_apart_beyond_their_spread_separate_and_close_ones_say_what_would() {
     let baseline = [replica(100.0, 0.0, 1.0), replica(101.0, 0.0, 1.0)];
-    let apart = separation(&[replica(60.0, 0.0, 1.0), replica(61.0, 0.0, 1.0)], &baseline, HOUR).expect("apart");
+    let apart = separation(
+        &[replica(60.0, 0.0, 1.0), replica(61.0, 0.0, 1.0)],
+        &baseline,
+        HOUR,
+    )
+    .expect("apart");
     assert!(apart.levels_separate && apart.plateau_ratio.ci_high < 1.0);
     assert_eq!(apart.levels_separate_with_replicas, None);
-    let close = separation(&[replica(99.0, 0.0, 1.0), replica(100.0, 0.0, 1.0)], &baseline, HOUR).expect("close");
+    let close = separation(
+        &[replica(99.0, 0.0, 1.0), replica(100.0, 0.0, 1.0)],
+        &baseline,
+        HOUR,
+    )
+    .expect("close");
     assert!(!close.levels_separate);
     // A log ratio of 0.01 against a spread of 0.0071 a replica: R from
     // t(2R - 2) · 0.0071 · √(2/R) < 0.01, first at R = 6 (t(10) = 2.23).
     assert_eq!(close.levels_separate_with_replicas, Some(6));
-    let hopeless = separation(&[replica(98.0, 0.0, 1.0), replica(103.0, 0.0, 1.0)], &baseline, HOUR).expect("close");
+    let hopeless = separation(
+        &[replica(98.0, 0.0, 1.0), replica(103.0, 0.0, 1.0)],
+        &baseline,
+        HOUR,
+    )
+    .expect("close");
     assert_eq!(hopeless.levels_separate_with_replicas, None);
 }
 

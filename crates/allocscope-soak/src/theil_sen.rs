@@ -34,8 +34,12 @@ pub fn theil_sen(points: &[(f64, f64)], scale: f64) -> Option<SenFit> {
     // ((N + C)/2 + 1)-th (Gilbert 1987), rounded outwards.
     let low_rank = ((n_slopes as f64 - half_ranks) / 2.0).floor().max(1.0) as usize;
     let high_rank = (((n_slopes as f64 + half_ranks) / 2.0).ceil() as usize + 1).min(n_slopes);
-    let ci_low = *slopes.select_nth_unstable_by(low_rank - 1, f64::total_cmp).1;
-    let ci_high = *slopes.select_nth_unstable_by(high_rank - 1, f64::total_cmp).1;
+    let ci_low = *slopes
+        .select_nth_unstable_by(low_rank - 1, f64::total_cmp)
+        .1;
+    let ci_high = *slopes
+        .select_nth_unstable_by(high_rank - 1, f64::total_cmp)
+        .1;
     let mut offsets: Vec<f64> = points.iter().map(|&(t, v)| v - slope * t).collect();
     Some(SenFit {
         slope,
@@ -65,7 +69,10 @@ fn median_of(values: &mut [f64]) -> f64 {
     if values.len() % 2 == 1 {
         return upper;
     }
-    let lower = values[..mid].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let lower = values[..mid]
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
     (lower + upper) / 2.0
 }
 
@@ -102,7 +109,8 @@ mod tests {
 
     #[test]
     fn a_line_through_an_outlier_keeps_its_slope() {
-        let mut points: Vec<(f64, f64)> = (0..20).map(|i| (i as f64, 3.0 * i as f64 + 1.0)).collect();
+        let mut points: Vec<(f64, f64)> =
+            (0..20).map(|i| (i as f64, 3.0 * i as f64 + 1.0)).collect();
         points[7].1 = 1e6;
         let fit = theil_sen(&points, Z975).expect("fit");
         assert_eq!(fit.slope, 3.0);
@@ -114,7 +122,11 @@ mod tests {
         // 10 points, no ties: N = 45 slopes, Var(S) = 10·9·25/18 = 125,
         // C = 1.96·√125 = 21.9: ranks floor(11.54) = 11 and ceil(33.46) + 1 = 35.
         let values = [1.0, 3.0, 2.0, 5.0, 4.0, 7.0, 6.0, 9.0, 8.0, 10.0];
-        let points: Vec<(f64, f64)> = values.iter().enumerate().map(|(i, &v)| (i as f64, v)).collect();
+        let points: Vec<(f64, f64)> = values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (i as f64, v))
+            .collect();
         let fit = theil_sen(&points, Z975).expect("fit");
         let mut slopes = pairwise_slopes(&points);
         slopes.sort_by(f64::total_cmp);
@@ -133,7 +145,9 @@ mod tests {
 
     #[test]
     fn a_larger_scale_widens_the_interval() {
-        let points: Vec<(f64, f64)> = (0..30).map(|i| (i as f64, i as f64 + ((i * 17) % 7) as f64)).collect();
+        let points: Vec<(f64, f64)> = (0..30)
+            .map(|i| (i as f64, i as f64 + ((i * 17) % 7) as f64))
+            .collect();
         let plain = theil_sen(&points, Z975).expect("fit");
         let wide = theil_sen(&points, 2.0 * Z975).expect("fit");
         assert!(wide.ci_low < plain.ci_low && wide.ci_high > plain.ci_high);
