@@ -34,12 +34,18 @@ impl Blocks {
         (1.0 + self.autocorrelation) / (1.0 - self.autocorrelation)
     }
 
-    /// How many standard deviations a 95% interval of a statistic of these
-    /// blocks spans: Student's t at the effective count n (1 - ρ)/(1 + ρ)
-    /// less `fitted` (the parameters estimated), times √inflation.
-    pub fn quantile_scale(&self, fitted: usize) -> f64 {
+    /// The degrees of freedom of a statistic of these blocks: the effective
+    /// count n (1 - ρ)/(1 + ρ) less `fitted` (the parameters estimated), at
+    /// least 1.
+    pub fn effective_df(&self, fitted: usize) -> usize {
         let effective = (self.points.len() as f64 / self.inflation()).floor() as usize;
-        t975(effective.saturating_sub(fitted).max(1)) * self.inflation().sqrt()
+        effective.saturating_sub(fitted).max(1)
+    }
+
+    /// How many standard deviations a 95% interval of a statistic of these
+    /// blocks spans: Student's t at `effective_df`, times √inflation.
+    pub fn quantile_scale(&self, fitted: usize) -> f64 {
+        t975(self.effective_df(fitted)) * self.inflation().sqrt()
     }
 }
 

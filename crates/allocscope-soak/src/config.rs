@@ -12,11 +12,10 @@
 //! 95%. A growth rate is set by the program and the allocator (what a leak
 //! leaks per request), so replicas share it and differ by the noise their
 //! own intervals measure: the mean of their rates, its standard error from
-//! theirs.
+//! theirs, its degrees of freedom Welch–Satterthwaite's.
 
-use crate::growth::{settling, time_to_narrow, Growth, Settling};
+use crate::growth::{settling, time_to_narrow, weighted_sum, Growth, Settling};
 use crate::instance::InstanceSummary;
-use crate::theil_sen::Z975;
 use allocscope_core::analyze::figures::{Estimate, Ratio};
 use allocscope_core::analyze::interval::{t975, welch_log_ratio};
 
@@ -59,19 +58,8 @@ pub fn combine(replicas: &[InstanceSummary]) -> Option<ConfigSummary> {
             ci_high: level_mean + half,
         }
     };
-    let rate = mean(&|r| r.growth.per_hour);
-    let half = Z975
-        * replicas
-            .iter()
-            .map(|r| standard_error(&r.growth).powi(2))
-            .sum::<f64>()
-            .sqrt()
-        / n;
-    let growth = Growth {
-        per_hour: rate,
-        ci_low: rate - half,
-        ci_high: rate + half,
-    };
+    let shares: Vec<(f64, Growth)> = replicas.iter().map(|r| (1.0 / n, r.growth)).collect();
+    let growth = weighted_sum(&shares)?;
     Some(ConfigSummary {
         replicas: replicas.len(),
         level,
@@ -79,11 +67,6 @@ pub fn combine(replicas: &[InstanceSummary]) -> Option<ConfigSummary> {
         settling: settling(&growth, level.median),
         growth,
     })
-}
-
-/// The standard error behind a 95% growth interval, taken as normal.
-fn standard_error(growth: &Growth) -> f64 {
-    (growth.ci_high - growth.ci_low) / (2.0 * Z975)
 }
 
 /// A configuration against the baseline.
@@ -125,10 +108,9 @@ pub fn separation(
     let plateau_ratio = log_ratio.ratio();
     let levels_separate = plateau_ratio.excludes_one();
     let (a, b) = (combine(config)?, combine(baseline)?);
-    let d = a.growth.per_hour - b.growth.per_hour;
-    let half =
-        Z975 * (standard_error(&a.growth).powi(2) + standard_error(&b.growth).powi(2)).sqrt();
-    let growths_separate = d.abs() > half;
+    let difference = weighted_sum(&[(1.0, a.growth), (-1.0, b.growth)])?;
+    let half = (difference.ci_high - difference.ci_low) / 2.0;
+    let growths_separate = difference.ci_low > 0.0 || difference.ci_high < 0.0;
     let replicas_needed = log_ratio.std_err.and_then(|se| {
         // The spread of one replica's log plateau, pooled; the smallest R a
         // side with t(2R - 2) · spread · √(2/R) under the distance.
@@ -139,16 +121,12 @@ pub fn separation(
     Some(Separation {
         plateau_ratio,
         levels_separate,
-        growth_difference: Growth {
-            per_hour: d,
-            ci_low: d - half,
-            ci_high: d + half,
-        },
+        growth_difference: difference,
         growths_separate,
         growths_separate_at_s: if growths_separate {
             None
         } else {
-            time_to_narrow(half, d.abs(), elapsed_s)
+            time_to_narrow(half, difference.per_hour.abs(), elapsed_s)
         },
         levels_separate_with_replicas: if levels_separate {
             None

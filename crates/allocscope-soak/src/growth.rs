@@ -4,6 +4,7 @@
 
 use crate::blocks::Blocks;
 use crate::theil_sen::theil_sen;
+use allocscope_core::analyze::interval::t975;
 
 const HOUR_S: f64 = 3600.0;
 
@@ -19,7 +20,15 @@ pub struct Growth {
     pub per_hour: f64,
     pub ci_low: f64,
     pub ci_high: f64,
+    /// The standard error the interval stands for: its half-width over the
+    /// t quantile it was built with.
+    pub std_err: f64,
+    /// That quantile's degrees of freedom.
+    pub df: usize,
 }
+
+/// Degrees of freedom of the fitted line (slope and intercept).
+const LINE_PARAMETERS: usize = 2;
 
 /// The Theil–Sen growth of thinned blocks. Sen's interval is widened for
 /// the correlation left between them as Santer et al. (2000) widen a trend's
@@ -28,11 +37,46 @@ pub struct Growth {
 /// n (1 - ρ)/(1 + ρ) - 2, since ρ is itself estimated. `None` under 3
 /// distinct times.
 pub fn growth(blocks: &Blocks) -> Option<Growth> {
-    let fit = theil_sen(&blocks.points, blocks.quantile_scale(2))?;
+    let fit = theil_sen(&blocks.points, blocks.quantile_scale(LINE_PARAMETERS))?;
+    let df = blocks.effective_df(LINE_PARAMETERS);
     Some(Growth {
         per_hour: fit.slope * HOUR_S,
         ci_low: fit.ci_low * HOUR_S,
         ci_high: fit.ci_high * HOUR_S,
+        std_err: (fit.ci_high - fit.ci_low) * HOUR_S / (2.0 * t975(df)),
+        df,
+    })
+}
+
+/// `Σ wᵢ gᵢ` of independent rates (a mean of replicas, a difference of
+/// configurations): standard error √(Σ wᵢ² seᵢ²), degrees of freedom
+/// Welch–Satterthwaite's, and a Student t interval. `None` without terms.
+pub fn weighted_sum(terms: &[(f64, Growth)]) -> Option<Growth> {
+    if terms.is_empty() {
+        return None;
+    }
+    let per_hour = terms.iter().map(|(w, g)| w * g.per_hour).sum::<f64>();
+    let variances: Vec<(f64, usize)> = terms
+        .iter()
+        .map(|(w, g)| ((w * g.std_err).powi(2), g.df))
+        .collect();
+    let variance = variances.iter().map(|v| v.0).sum::<f64>();
+    let spread = variances
+        .iter()
+        .map(|&(v, df)| v * v / df as f64)
+        .sum::<f64>();
+    let df = if spread > 0.0 {
+        ((variance * variance / spread).floor() as usize).max(1)
+    } else {
+        variances.iter().map(|v| v.1).sum()
+    };
+    let half = t975(df) * variance.sqrt();
+    Some(Growth {
+        per_hour,
+        ci_low: per_hour - half,
+        ci_high: per_hour + half,
+        std_err: variance.sqrt(),
+        df,
     })
 }
 
@@ -108,7 +152,26 @@ mod tests {
             per_hour,
             ci_low: per_hour - half,
             ci_high: per_hour + half,
+            std_err: half / t975(30),
+            df: 30,
         }
+    }
+
+    #[test]
+    fn a_weighted_sum_adds_variances_and_takes_satterthwaites_df() {
+        // Two rates of standard error 1 and 4 degrees of freedom each:
+        // their mean has se √2/2 and df (0.5)² / (2 · 0.25² / 4) = 8.
+        let g = Growth {
+            per_hour: 3.0,
+            ci_low: 0.0,
+            ci_high: 0.0,
+            std_err: 1.0,
+            df: 4,
+        };
+        let mean = weighted_sum(&[(0.5, g), (0.5, Growth { per_hour: 5.0, ..g })]).expect("sum");
+        assert_eq!((mean.per_hour, mean.df), (4.0, 8));
+        assert!((mean.ci_high - 4.0 - t975(8) * 0.5f64.sqrt()).abs() < 1e-12);
+        assert_eq!(weighted_sum(&[]), None);
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub mod theil_sen;
 pub mod window;
 
 #[cfg(test)]
+mod config_coverage_tests;
+#[cfg(test)]
 mod coverage_tests;
 #[cfg(test)]
 mod simulate;

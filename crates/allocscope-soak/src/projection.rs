@@ -66,6 +66,8 @@ mod tests {
             per_hour: 2.0,
             ci_low: 1.0,
             ci_high: 4.0,
+            std_err: 0.0,
+            df: 1,
         };
         let p = project(&level, 3600.0, &growth, 11.0 * 3600.0);
         assert_eq!(
@@ -90,6 +92,8 @@ mod tests {
             per_hour: 0.0,
             ci_low: 0.0,
             ci_high: 0.0,
+            std_err: 0.0,
+            df: 1,
         };
         let ats = |end_s: f64| -> Vec<f64> {
             at_horizons(&level, 0.0, &growth, 100.0, end_s)

@@ -6,6 +6,7 @@ use crate::growth::{settling, Growth, Settling};
 use crate::instance::{summarize, InstanceSeries, InstanceSummary};
 use crate::simulate::{series, Noise, Shape, LEVEL};
 use allocscope_core::analyze::figures::Estimate;
+use allocscope_core::analyze::interval::t975;
 use allocscope_core::rng::SplitMix64;
 
 const HOUR: f64 = 3600.0;
@@ -101,6 +102,8 @@ fn replica(level: f64, growth: f64, half: f64) -> InstanceSummary {
             per_hour: growth,
             ci_low: growth - half,
             ci_high: growth + half,
+            std_err: half / t975(20),
+            df: 20,
         },
         settling: Settling::Open,
         live_heap_growth: None,
@@ -114,9 +117,11 @@ fn replicas_combine_levels_over_the_replicas_and_growth_from_their_intervals() {
     // sd 7.07, t(1) = 12.706: 105 ± 12.706 · 7.07/√2 = 105 ± 63.5.
     assert_eq!(config.level.median, 105.0);
     assert!((config.level.ci_high - 105.0 - 12.706 * 5.0).abs() < 1e-9);
-    // Each rate's standard error 2/1.96; the mean's √2 · (2/1.96) / 2.
-    assert_eq!(config.growth.per_hour, 2.0);
-    assert!((config.growth.ci_high - 2.0 - 2.0 / 2f64.sqrt()).abs() < 1e-9);
+    // Each rate's standard error se = 2/t(20); the mean's se/√2, at
+    // Welch–Satterthwaite's 40 degrees of freedom.
+    let se = 2.0 / t975(20);
+    assert_eq!((config.growth.per_hour, config.growth.df), (2.0, 40));
+    assert!((config.growth.ci_high - 2.0 - t975(40) * se / 2f64.sqrt()).abs() < 1e-9);
     assert_eq!(config.settling, Settling::Open);
     let single = combine(&[replica(100.0, 0.0, 0.5)]).expect("combined");
     assert_eq!((single.level.ci_low, single.level.ci_high), (99.0, 101.0));
@@ -159,10 +164,13 @@ fn growth_rates_within_noise_say_when_they_would_separate() {
     let leaking = [replica(100.0, 1.0, 2.0), replica(100.0, 1.0, 2.0)];
     let s = separation(&leaking, &baseline, HOUR).expect("separation");
     assert!(!s.growths_separate);
-    // Difference 1, half-width 1.96 · √(2·(1.02)²/4)... = 2/√2 · √2 = 2:
-    // (2/1)^(2/3) = 1.587 hours.
+    // Difference 1; each mean's se (2/t(20))/√2 at 40 df, so the
+    // difference's 2/t(20) at 80 df: half-width h = t(80) · 2/t(20), which
+    // narrows under 1 after h^(2/3) hours.
+    let half = t975(80) * 2.0 / t975(20);
+    assert_eq!(s.growth_difference.df, 80);
     let at = s.growths_separate_at_s.expect("time");
-    assert!((at / HOUR - 2f64.powf(2.0 / 3.0)).abs() < 1e-6, "{at}");
+    assert!((at / HOUR - half.powf(2.0 / 3.0)).abs() < 1e-6, "{at}");
     let same = separation(&baseline, &baseline, HOUR).expect("separation");
     assert_eq!(same.growths_separate_at_s, None);
 }
