@@ -45,6 +45,8 @@ struct Cell {
     projection_covered: usize,
     plateau: usize,
     grows: usize,
+    /// Each growth interval's half-width, as a share of the level an hour.
+    half_widths: Vec<f64>,
 }
 
 impl Cell {
@@ -55,13 +57,14 @@ impl Cell {
     fn row(&self, label: &str) -> String {
         let pct = |c: usize| format!("{:.1}%", 100.0 * self.share(c));
         format!(
-            "| {label} | {} | {} | {} | {} | {} | {} |",
+            "| {label} | {} | {} | {} | {} | {} | {} | {:.2}%/h |",
             pct(self.growth_covered),
             pct(self.naive_covered),
             pct(self.plateau_covered),
             pct(self.projection_covered),
             pct(self.plateau),
-            pct(self.grows)
+            pct(self.grows),
+            100.0 * median(&self.half_widths).unwrap_or(f64::NAN)
         )
     }
 }
@@ -118,6 +121,7 @@ fn simulate_cell(shape: Shape, tau_s: f64, sims: usize, seed: u64) -> Cell {
         cell.projection_covered += usize::from(within(true_day, day.ci_low, day.ci_high));
         cell.plateau += usize::from(summary.settling == Settling::Plateau);
         cell.grows += usize::from(summary.settling == Settling::Grows);
+        cell.half_widths.push((g.ci_high - g.ci_low) / 2.0 / LEVEL);
     }
     cell
 }
@@ -131,8 +135,8 @@ const MAX_WRONG_CALLS: f64 = 0.025;
 
 #[test]
 fn coverage_of_growth_plateau_and_projection_on_simulated_instances() {
-    println!("| shape, AR(1) correlation time | growth | growth, fixed {MAX_BLOCKS} blocks | plateau | 24 h projection | plateau said | grows said |");
-    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    println!("| shape, AR(1) correlation time | growth | growth, fixed {MAX_BLOCKS} blocks | plateau | 24 h projection | plateau said | grows said | growth half-width |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     for (i, &shape) in SHAPES.iter().enumerate() {
         for (j, &tau_s) in TAUS_S.iter().enumerate() {
             let cell = simulate_cell(shape, tau_s, 400, SEED + (10 * i + j) as u64);
