@@ -32,10 +32,10 @@ const LINE_PARAMETERS: usize = 2;
 
 /// The Theil–Sen growth of thinned blocks. Sen's interval is widened for
 /// the correlation left between them as Santer et al. (2000) widen a trend's
-/// under AR(1) errors: the variance by (1 + ρ)/(1 - ρ), and the normal
-/// quantile replaced by Student's t at the effective count less 2,
-/// n (1 - ρ)/(1 + ρ) - 2, since ρ is itself estimated. `None` under 3
-/// distinct times.
+/// under AR(1) errors: the variance by the blocks' inflation, and the
+/// normal quantile replaced by Student's t at the effective count less 2,
+/// since the correlation is itself estimated. `None` under 3 distinct
+/// times.
 pub fn growth(blocks: &Blocks) -> Option<Growth> {
     let fit = theil_sen(&blocks.points, blocks.quantile_scale(LINE_PARAMETERS))?;
     let df = blocks.effective_df(LINE_PARAMETERS);
@@ -194,18 +194,20 @@ mod tests {
     }
 
     #[test]
-    fn leftover_correlation_widens_the_growth_interval() {
+    fn fewer_effective_samples_widen_the_growth_interval() {
         let points: Vec<(f64, f64)> = (0..40)
             .map(|i| (i as f64 * 60.0, 1e6 + ((i * 7) % 11) as f64 * 1e3))
             .collect();
         let independent = growth(&Blocks {
             points: points.clone(),
-            autocorrelation: 0.0,
+            inflation: 1.0,
+            effective_count: 40.0,
         })
         .expect("fit");
         let correlated = growth(&Blocks {
             points,
-            autocorrelation: 0.6,
+            inflation: 4.0,
+            effective_count: 10.0,
         })
         .expect("fit");
         assert!(

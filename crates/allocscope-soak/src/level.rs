@@ -31,19 +31,20 @@ pub fn plateau(blocks: &Blocks) -> Option<Estimate> {
 mod tests {
     use super::*;
 
-    fn blocks(autocorrelation: f64) -> Blocks {
+    fn blocks(effective_count: f64) -> Blocks {
         Blocks {
             points: (0..100)
                 .map(|i| (i as f64, ((i * 37) % 100) as f64))
                 .collect(),
-            autocorrelation,
+            effective_count,
+            inflation: 100.0 / effective_count,
         }
     }
 
     #[test]
     fn the_interval_takes_the_ranks_either_side_of_the_median() {
         // m = 100, t(98) · 10 = 19.8: k = floor(40.1) = 40, values 39 and 60.
-        let level = plateau(&blocks(0.0)).expect("plateau");
+        let level = plateau(&blocks(100.0)).expect("plateau");
         assert_eq!(
             level,
             Estimate {
@@ -56,8 +57,8 @@ mod tests {
 
     #[test]
     fn correlation_between_blocks_widens_it() {
-        let plain = plateau(&blocks(0.0)).expect("plateau");
-        let wide = plateau(&blocks(0.5)).expect("plateau");
+        let plain = plateau(&blocks(100.0)).expect("plateau");
+        let wide = plateau(&blocks(33.0)).expect("plateau");
         assert!(wide.ci_low < plain.ci_low && wide.ci_high > plain.ci_high);
     }
 }
