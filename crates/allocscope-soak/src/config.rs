@@ -14,7 +14,7 @@
 //! own intervals measure: the mean of their rates, its standard error from
 //! theirs, its degrees of freedom Welch–Satterthwaite's.
 
-use crate::growth::{settling, time_to_narrow, weighted_sum, Growth, Settling};
+use crate::growth::{settling, time_to_narrow, time_to_settle, weighted_sum, Growth, Settling};
 use crate::instance::InstanceSummary;
 use allocscope_core::analyze::figures::{Estimate, Ratio};
 use allocscope_core::analyze::interval::{t975, welch_log_ratio};
@@ -35,6 +35,9 @@ pub struct ConfigSummary {
     /// The mean of the replicas' growth rates (per hour).
     pub growth: Growth,
     pub settling: Settling,
+    /// For an open configuration: the time since the replicas' start at
+    /// which it would settle at the current noise and centre.
+    pub settles_after_s: Option<f64>,
 }
 
 /// The replicas combined; `None` without any.
@@ -65,6 +68,7 @@ pub fn combine(replicas: &[InstanceSummary]) -> Option<ConfigSummary> {
         level,
         level_at_s: mean(&|r| r.plateau_at_s),
         settling: settling(&growth, level.median),
+        settles_after_s: time_to_settle(&growth, level.median, mean(&|r| r.end_s - r.start_s)),
         growth,
     })
 }

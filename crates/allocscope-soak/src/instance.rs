@@ -4,7 +4,7 @@
 //! memory apart, which say whether the program or the allocator grows.
 
 use crate::blocks::thin;
-use crate::growth::{growth, settling, Growth, Settling};
+use crate::growth::{growth, settling, time_to_settle, Growth, Settling};
 use crate::level::plateau;
 use crate::window::{after_restart, recent};
 use allocscope_core::analyze::figures::Estimate;
@@ -36,6 +36,9 @@ pub struct InstanceSummary {
     pub plateau_at_s: f64,
     pub growth: Growth,
     pub settling: Settling,
+    /// For an open instance: the time since the segment's start at which it
+    /// would settle at the current noise and centre (`growth::time_to_settle`).
+    pub settles_after_s: Option<f64>,
     pub live_heap_growth: Option<Growth>,
     pub allocator_free_growth: Option<Growth>,
 }
@@ -50,11 +53,13 @@ pub fn summarize(series: &InstanceSeries) -> Option<InstanceSummary> {
     let growth_of = |s: &[(f64, f64)]| {
         thin(recent(after_restart(s, series.restart_s))).and_then(|b| growth(&b))
     };
+    let (start_s, end_s) = (segment[0].0, segment[segment.len() - 1].0);
     Some(InstanceSummary {
-        start_s: segment[0].0,
-        end_s: segment[segment.len() - 1].0,
+        start_s,
+        end_s,
         plateau_at_s: blocks.points[blocks.points.len() / 2].0,
         settling: settling(&memory_growth, level.median),
+        settles_after_s: time_to_settle(&memory_growth, level.median, end_s - start_s),
         plateau: level,
         growth: memory_growth,
         live_heap_growth: growth_of(series.live_heap),

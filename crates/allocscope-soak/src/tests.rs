@@ -41,6 +41,7 @@ fn a_restart_resets_the_plateau() {
         restarted.plateau
     );
     assert_eq!(restarted.settling, Settling::Plateau);
+    assert_eq!(restarted.settles_after_s, None);
     // Without the restart the window (the last 2.9 h) straddles the drop,
     // more of it before: the old level, and a fall that is no plateau.
     let straddling = summarize(&instance(None)).expect("summary");
@@ -106,6 +107,7 @@ fn replica(level: f64, growth: f64, half: f64) -> InstanceSummary {
             df: 20,
         },
         settling: Settling::Open,
+        settles_after_s: None,
         live_heap_growth: None,
         allocator_free_growth: None,
     }
@@ -123,6 +125,14 @@ fn replicas_combine_levels_over_the_replicas_and_growth_from_their_intervals() {
     assert_eq!((config.growth.per_hour, config.growth.df), (2.0, 40));
     assert!((config.growth.ci_high - 2.0 - t975(40) * se / 2f64.sqrt()).abs() < 1e-9);
     assert_eq!(config.settling, Settling::Open);
+    // Open at 4 hours: centre 2 is 0.95 above the threshold (1%/h of 105),
+    // so it would settle as growing once its half-width narrowed to that.
+    let half = t975(40) * se / 2f64.sqrt();
+    let after = config.settles_after_s.expect("open");
+    assert!(
+        (after - 4.0 * HOUR * (half / 0.95).powf(2.0 / 3.0)).abs() < 1e-6,
+        "{after}"
+    );
     let single = combine(&[replica(100.0, 0.0, 0.5)]).expect("combined");
     assert_eq!((single.level.ci_low, single.level.ci_high), (99.0, 101.0));
     assert_eq!(single.settling, Settling::Plateau);
