@@ -32,6 +32,10 @@ pub struct ConfigSummary {
     pub level: Estimate,
     /// The mean time the replicas' plateaus stand for.
     pub level_at_s: f64,
+    /// The means of the replicas' segment starts and last samples: what
+    /// `projection::at_horizons` projects from and beyond.
+    pub start_s: f64,
+    pub end_s: f64,
     /// The mean of the replicas' growth rates (per hour).
     pub growth: Growth,
     pub settling: Settling,
@@ -67,6 +71,8 @@ pub fn combine(replicas: &[InstanceSummary]) -> Option<ConfigSummary> {
         replicas: replicas.len(),
         level,
         level_at_s: mean(&|r| r.plateau_at_s),
+        start_s: mean(&|r| r.start_s),
+        end_s: mean(&|r| r.end_s),
         settling: settling(&growth, level.median),
         settles_after_s: time_to_settle(&growth, level.median, mean(&|r| r.end_s - r.start_s)),
         growth,

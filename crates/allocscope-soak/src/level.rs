@@ -11,7 +11,9 @@ use allocscope_core::analyze::stats::median;
 /// The median of the blocks' values with its 95% interval
 /// `[x_(k), x_(m+1-k)]`: the count of blocks below the median is about
 /// normal with standard deviation √m/2, scaled by `Blocks::quantile_scale`.
-/// `None` without blocks.
+/// With too few blocks for that (a window of a few samples) k is 1: the
+/// widest the data allow, which may fall short of 95%. `None` without
+/// blocks.
 pub fn plateau(blocks: &Blocks) -> Option<Estimate> {
     let mut values: Vec<f64> = blocks.points.iter().map(|p| p.1).collect();
     let centre = median(&values)?;

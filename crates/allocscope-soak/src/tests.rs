@@ -4,6 +4,7 @@
 use crate::config::{combine, separation};
 use crate::growth::{settling, Growth, Settling};
 use crate::instance::{summarize, InstanceSeries, InstanceSummary};
+use crate::projection::at_horizons;
 use crate::simulate::{series, Noise, Shape, LEVEL};
 use allocscope_core::analyze::figures::Estimate;
 use allocscope_core::analyze::interval::t975;
@@ -183,4 +184,22 @@ fn growth_rates_within_noise_say_when_they_would_separate() {
     assert!((at / HOUR - half.powf(2.0 / 3.0)).abs() < 1e-6, "{at}");
     let same = separation(&baseline, &baseline, HOUR).expect("separation");
     assert_eq!(same.growths_separate_at_s, None);
+}
+
+#[test]
+fn a_configuration_projects_from_its_combined_level_and_growth() {
+    let config = combine(&[replica(100.0, 1.0, 0.5), replica(100.0, 3.0, 0.5)]).expect("combined");
+    let [day, week] = at_horizons(
+        &config.level,
+        config.level_at_s,
+        &config.growth,
+        config.start_s,
+        config.end_s,
+    )[..] else {
+        panic!("two horizons");
+    };
+    // 100 at 3 hours, 2 an hour: 142 at 24 hours, 430 at a week.
+    assert_eq!((day.at_s, day.value), (24.0 * HOUR, 142.0));
+    assert_eq!((week.at_s, week.value), (168.0 * HOUR, 430.0));
+    assert!(day.ci_low < 142.0 && week.ci_high > 430.0);
 }
