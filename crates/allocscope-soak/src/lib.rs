@@ -28,6 +28,8 @@ mod config_coverage_tests;
 #[cfg(test)]
 mod coverage_tests;
 #[cfg(test)]
+mod settle_time_tests;
+#[cfg(test)]
 mod simulate;
 #[cfg(test)]
 mod tests;
