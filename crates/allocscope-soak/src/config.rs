@@ -123,9 +123,10 @@ pub fn separation(
     let growths_separate = difference.ci_low > 0.0 || difference.ci_high < 0.0;
     let replicas_needed = log_ratio.std_err.and_then(|se| {
         // The spread of one replica's log plateau, pooled; the smallest R a
-        // side with t(2R - 2) · spread · √(2/R) under the distance.
+        // side, beyond those run, with t(2R - 2) · spread · √(2/R) under
+        // the distance.
         let spread = se / (1.0 / ours.len() as f64 + 1.0 / theirs.len() as f64).sqrt();
-        (2..=MAX_REPLICAS)
+        (ours.len().max(theirs.len()) + 1..=MAX_REPLICAS)
             .find(|&r| t975(2 * r - 2) * spread * (2.0 / r as f64).sqrt() < log_ratio.centre.abs())
     });
     Some(Separation {
