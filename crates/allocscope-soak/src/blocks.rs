@@ -4,7 +4,8 @@
 //! assumes. Memory sampled every second is strongly autocorrelated: a
 //! fixed few hundred blocks of a few seconds each keep that correlation,
 //! and their interval covers far less than 95% (docs/statistics.md, "Growth
-//! over time").
+//! over time"). What dependence merging leaves is measured (`dependence`)
+//! and widens the intervals built on the blocks.
 
 use crate::theil_sen::{theil_sen, SenFit, Z975};
 use allocscope_core::analyze::interval::t975;
