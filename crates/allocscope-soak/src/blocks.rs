@@ -208,6 +208,26 @@ mod tests {
     }
 
     #[test]
+    fn correlation_the_blocks_show_beyond_the_samples_ar1_still_widens() {
+        // White samples (φ about 0) whose blocks were found correlated
+        // (r = 0.5, as a slow wave under the noise would make them): the
+        // blocks' own (1 + r)/(1 - r) = 3 is the inflation.
+        let mut rng = SplitMix64::new(9);
+        let window: Vec<(f64, f64)> = (0..1024)
+            .map(|i| (i as f64, (rng.next_u64() >> 11) as f64))
+            .collect();
+        let points = block_medians(&window, 16);
+        let fit = theil_sen(&points, Z975).expect("fit");
+        let blocks = dependence(&window, points.clone(), &fit, 0.5);
+        assert!(
+            (blocks.inflation - 3.0).abs() < 1e-12,
+            "{}",
+            blocks.inflation
+        );
+        assert!(dependence(&window, points, &fit, 0.0).inflation < 1.5);
+    }
+
+    #[test]
     fn the_bias_correction_raises_a_short_series_correlation() {
         assert_eq!(debiased(0.0, 16), 1.0 / 12.0);
         assert_eq!(debiased(-0.5, 16), 0.0);
