@@ -12,7 +12,8 @@
 //! interval), `blocks.rs` (thinning to independent block medians),
 //! `growth.rs` (growth rates, settled, time to settle), `level.rs` (the
 //! plateau), `projection.rs`,
-//! `instance.rs`, `config.rs`.
+//! `instance.rs`, `config.rs`, `verdict.rs` (the verdict as data) and
+//! `render.rs` (the verdict in sentences).
 
 pub mod blocks;
 pub mod config;
@@ -20,7 +21,9 @@ pub mod growth;
 pub mod instance;
 pub mod level;
 pub mod projection;
+pub mod render;
 pub mod theil_sen;
+pub mod verdict;
 pub mod window;
 
 #[cfg(test)]
@@ -33,3 +36,5 @@ mod settle_time_tests;
 mod simulate;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod verdict_tests;
