@@ -19,6 +19,7 @@ mod rounds;
 mod run_line;
 mod serving;
 mod session;
+pub mod soak;
 mod throughput;
 pub mod tune;
 mod tune_perf;

@@ -61,6 +61,10 @@ pub enum UsageError {
     /// A mistake in `record`'s arguments (pid, --metrics); the message says which.
     #[error("{0}")]
     Record(String),
+    /// A mistake in `soak`'s arguments (a `--pid LABEL=PID` malformed,
+    /// missing, unreadable, or contradicting the allocator it maps).
+    #[error("{0}")]
+    Soak(String),
     /// Exports that cannot be written as asked (two to one file, a format
     /// the command does not render).
     #[error("{0}")]

@@ -149,16 +149,30 @@ pub fn render(verdict: &Verdict) -> String {
             if let Some(r) = replicas {
                 would.push(format!("the plateaus with {r} replicas a side"));
             }
-            let when = if would.is_empty() {
-                "at the current noise and differences no soak length would separate them"
-                    .to_string()
-            } else {
-                format!("at the current noise {}", would.join(", and "))
-            };
             let mut parts = vec![format!(
                 "Inconclusive: the plateaus and growth rates do not separate from {baseline}'s \
-                 yet; {when}"
+                 yet"
             )];
+            let single = verdict.configs.iter().any(|c| {
+                c.separation
+                    .as_ref()
+                    .is_some_and(|s| !s.plateau_ratio.ci_low.is_finite())
+            });
+            if !would.is_empty() {
+                parts.push(format!("at the current noise {}", would.join(", and ")));
+            } else if !single {
+                parts.push(
+                    "at the current noise and differences no soak length would separate them"
+                        .to_string(),
+                );
+            }
+            if single {
+                parts.push(
+                    "one instance of a configuration has no spread to judge a plateau by: run \
+                     two or more of each"
+                        .to_string(),
+                );
+            }
             parts.extend(courses(None));
             format!("{}.", parts.join("; "))
         }

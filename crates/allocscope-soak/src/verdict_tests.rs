@@ -162,4 +162,8 @@ fn rates_and_levels_that_do_not_separate_yet_say_how_long_they_would_take() {
         text.starts_with("Inconclusive: the plateaus and growth rates do not separate from glibc's yet; at the current noise the growth rates would separate after about"),
         "{text}"
     );
+    assert!(
+        text.contains("one instance of a configuration has no spread to judge a plateau by"),
+        "{text}"
+    );
 }
