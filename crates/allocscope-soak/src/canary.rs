@@ -7,7 +7,7 @@
 use crate::growth::Settling;
 use crate::projection::at_horizons;
 use crate::render::{growth_text, render};
-use crate::verdict::Verdict;
+use crate::verdict::{ConfigVerdict, Verdict};
 use crate::watch::{ProcSplit, Watched};
 use allocscope_core::units::{format_bytes, format_seconds};
 use std::fmt::Write;
@@ -47,42 +47,7 @@ pub fn report(watched: &[Watched], verdict: Option<&Verdict>) -> String {
         let samples: usize = members.iter().map(|w| w.memory.len()).sum();
         let _ = writeln!(out, "{label} (pid {}, {samples} samples)", pids.join(", "));
         let judged = verdict.and_then(|v| v.configs.iter().find(|c| c.label == label));
-        match judged {
-            Some(c) => {
-                let s = &c.summary;
-                let state = match s.settling {
-                    Settling::Plateau => "settled: flat".to_string(),
-                    Settling::Grows => "settled: grows beyond noise".to_string(),
-                    Settling::Open => match s.settles_after_s {
-                        Some(at) => format!("not settled (would at about {})", format_seconds(at)),
-                        None => "not settled".to_string(),
-                    },
-                };
-                let _ = writeln!(
-                    out,
-                    "  level {} [{}, {}], growth {}, {state}",
-                    format_bytes(s.level.median),
-                    format_bytes(s.level.ci_low),
-                    format_bytes(s.level.ci_high),
-                    growth_text(&s.growth)
-                );
-                if let Some(p) =
-                    at_horizons(&s.level, s.level_at_s, &s.growth, s.start_s, s.end_s).first()
-                {
-                    let _ = writeln!(
-                        out,
-                        "  projection at {}: {} [{}, {}] (a projection of the current growth, not a measurement)",
-                        format_seconds(p.at_s - s.start_s),
-                        format_bytes(p.value),
-                        format_bytes(p.ci_low),
-                        format_bytes(p.ci_high)
-                    );
-                }
-            }
-            None => {
-                let _ = writeln!(out, "  too few samples for a level and a growth rate yet");
-            }
-        }
+        figures(&mut out, judged);
         for w in &members {
             let pid = w.attached.pid;
             let rss = w
@@ -111,4 +76,44 @@ pub fn report(watched: &[Watched], verdict: Option<&Verdict>) -> String {
         }
     }
     out
+}
+
+/// A configuration's figures: level, growth, settled, a day's projection.
+fn figures(out: &mut String, judged: Option<&ConfigVerdict>) {
+    match judged {
+        Some(c) => {
+            let s = &c.summary;
+            let state = match s.settling {
+                Settling::Plateau => "settled: flat".to_string(),
+                Settling::Grows => "settled: grows beyond noise".to_string(),
+                Settling::Open => match s.settles_after_s {
+                    Some(at) => format!("not settled (would at about {})", format_seconds(at)),
+                    None => "not settled".to_string(),
+                },
+            };
+            let _ = writeln!(
+                out,
+                "  level {} [{}, {}], growth {}, {state}",
+                format_bytes(s.level.median),
+                format_bytes(s.level.ci_low),
+                format_bytes(s.level.ci_high),
+                growth_text(&s.growth)
+            );
+            if let Some(p) =
+                at_horizons(&s.level, s.level_at_s, &s.growth, s.start_s, s.end_s).first()
+            {
+                let _ = writeln!(
+                    out,
+                    "  projection at {}: {} [{}, {}] (a projection of the current growth, not a measurement)",
+                    format_seconds(p.at_s - s.start_s),
+                    format_bytes(p.value),
+                    format_bytes(p.ci_low),
+                    format_bytes(p.ci_high)
+                );
+            }
+        }
+        None => {
+            let _ = writeln!(out, "  too few samples for a level and a growth rate yet");
+        }
+    }
 }

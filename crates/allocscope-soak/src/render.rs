@@ -138,43 +138,56 @@ pub fn render(verdict: &Verdict) -> String {
         Outcome::Inconclusive {
             separate_after_s,
             replicas,
-        } => {
-            let mut would = Vec::new();
-            if let Some(at) = separate_after_s {
-                would.push(format!(
-                    "the growth rates would separate after about {} of soak",
-                    format_seconds(*at)
-                ));
-            }
-            if let Some(r) = replicas {
-                would.push(format!("the plateaus with {r} replicas a side"));
-            }
-            let mut parts = vec![format!(
-                "Inconclusive: the plateaus and growth rates do not separate from {baseline}'s \
-                 yet"
-            )];
-            let single = verdict.configs.iter().any(|c| {
-                c.separation
-                    .as_ref()
-                    .is_some_and(|s| !s.plateau_ratio.ci_low.is_finite())
-            });
-            if !would.is_empty() {
-                parts.push(format!("at the current noise {}", would.join(", and ")));
-            } else if !single {
-                parts.push(
-                    "at the current noise and differences no soak length would separate them"
-                        .to_string(),
-                );
-            }
-            if single {
-                parts.push(
-                    "one instance of a configuration has no spread to judge a plateau by: run \
-                     two or more of each"
-                        .to_string(),
-                );
-            }
-            parts.extend(courses(None));
-            format!("{}.", parts.join("; "))
-        }
+        } => inconclusive(verdict, *separate_after_s, *replicas),
     }
+}
+
+/// Nothing separates yet: what would, at the current noise.
+fn inconclusive(
+    verdict: &Verdict,
+    separate_after_s: Option<f64>,
+    replicas: Option<usize>,
+) -> String {
+    let baseline = &verdict.baseline;
+    let courses: Vec<String> = verdict
+        .configs
+        .iter()
+        .filter(|c| c.summary.settling == Settling::Grows)
+        .map(course)
+        .collect();
+    let mut would = Vec::new();
+    if let Some(at) = separate_after_s {
+        would.push(format!(
+            "the growth rates would separate after about {} of soak",
+            format_seconds(at)
+        ));
+    }
+    if let Some(r) = replicas {
+        would.push(format!("the plateaus with {r} replicas a side"));
+    }
+    let mut parts = vec![format!(
+        "Inconclusive: the plateaus and growth rates do not separate from {baseline}'s \
+         yet"
+    )];
+    let single = verdict.configs.iter().any(|c| {
+        c.separation
+            .as_ref()
+            .is_some_and(|s| !s.plateau_ratio.ci_low.is_finite())
+    });
+    if !would.is_empty() {
+        parts.push(format!("at the current noise {}", would.join(", and ")));
+    } else if !single {
+        parts.push(
+            "at the current noise and differences no soak length would separate them".to_string(),
+        );
+    }
+    if single {
+        parts.push(
+            "one instance of a configuration has no spread to judge a plateau by: run \
+             two or more of each"
+                .to_string(),
+        );
+    }
+    parts.extend(courses);
+    format!("{}.", parts.join("; "))
 }

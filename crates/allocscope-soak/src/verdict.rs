@@ -97,7 +97,7 @@ pub fn verdict(configs: &[(String, Vec<InstanceSummary>)], elapsed_s: f64) -> Op
                 label: label.clone(),
                 cause: (summary.settling == Settling::Grows).then(|| cause(replicas, &summary)),
                 settled_by_s: (summary.settling == Settling::Plateau)
-                    .then(|| (summary.end_s - summary.start_s) * (1.0 - WINDOW_SHARE)),
+                    .then_some((summary.end_s - summary.start_s) * (1.0 - WINDOW_SHARE)),
                 separation,
                 summary,
             })

@@ -83,31 +83,7 @@ pub fn watch(
     settings: &Settings,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Soaked> {
-    let hostname = allocscope_core::host::capture().hostname;
-    let mut watched = Vec::with_capacity(instances.len());
-    for attached in instances {
-        let (recording, started_unix) = store.begin_recording(&NewRecording {
-            name: format!("soak {}={}", attached.label, attached.pid),
-            config: attached.label.clone(),
-            env: Vec::new(),
-            command: None,
-            target_pid: attached.pid,
-            target_start: attached.start_ticks,
-            interval_ms: settings.interval.as_millis() as u64,
-            hostname: hostname.clone(),
-        })?;
-        watched.push(Watched {
-            attached: attached.clone(),
-            recording,
-            memory: Vec::new(),
-            last: None,
-            exited: false,
-            split: None,
-            pending: Vec::new(),
-            sampling: SamplingLoop::new(attached.pid, settings.interval),
-            started_unix,
-        });
-    }
+    let mut watched = begin(store, instances, settings)?;
     let start = Instant::now();
     let (mut last_commit, mut last_look) = (start, start);
     let status = loop {
@@ -142,11 +118,60 @@ pub fn watch(
             .unwrap_or(MAX_NAP);
         std::thread::sleep(nap);
     };
-    commit(store, &mut watched)?;
+    finish(store, &mut watched, status)?;
+    Ok(Soaked {
+        elapsed_s: start.elapsed().as_secs_f64(),
+        sampler_cpu_s: watched
+            .iter()
+            .map(|w| w.sampling.sampler().cpu_seconds())
+            .sum(),
+        instances: watched,
+        status,
+    })
+}
+
+/// Each instance's recording begun, and its sampling loop.
+fn begin(
+    store: &mut Store,
+    instances: &[Attached],
+    settings: &Settings,
+) -> anyhow::Result<Vec<Watched>> {
+    let hostname = allocscope_core::host::capture().hostname;
+    let mut watched = Vec::with_capacity(instances.len());
+    for attached in instances {
+        let (recording, started_unix) = store.begin_recording(&NewRecording {
+            name: format!("soak {}={}", attached.label, attached.pid),
+            config: attached.label.clone(),
+            env: Vec::new(),
+            command: None,
+            target_pid: attached.pid,
+            target_start: attached.start_ticks,
+            interval_ms: settings.interval.as_millis() as u64,
+            hostname: hostname.clone(),
+        })?;
+        watched.push(Watched {
+            attached: attached.clone(),
+            recording,
+            memory: Vec::new(),
+            last: None,
+            exited: false,
+            split: None,
+            pending: Vec::new(),
+            sampling: SamplingLoop::new(attached.pid, settings.interval),
+            started_unix,
+        });
+    }
+    Ok(watched)
+}
+
+/// What is pending committed, each instance still running split from
+/// /proc, and each recording finished with how its soak ended.
+fn finish(store: &mut Store, watched: &mut [Watched], status: &'static str) -> anyhow::Result<()> {
+    commit(store, watched)?;
     for w in watched.iter_mut().filter(|w| !w.exited) {
         w.split = read_split(w);
     }
-    for w in &watched {
+    for w in watched.iter() {
         let status = if w.exited { "exited" } else { status };
         let ending = Ending {
             status: if status == "settled" {
@@ -160,15 +185,7 @@ pub fn watch(
         };
         store.finish_recording(w.recording, &ending)?;
     }
-    Ok(Soaked {
-        elapsed_s: start.elapsed().as_secs_f64(),
-        sampler_cpu_s: watched
-            .iter()
-            .map(|w| w.sampling.sampler().cpu_seconds())
-            .sum(),
-        instances: watched,
-        status,
-    })
+    Ok(())
 }
 
 /// The instance's tick, if due: a kept sample joins its series and its
