@@ -139,3 +139,41 @@ fn a_label_that_contradicts_the_mapped_allocator_exits_2_with_one_line() {
     );
     assert!(!scratch.db().exists(), "nothing stored for a refused label");
 }
+
+#[test]
+fn until_settled_stops_a_soak_of_a_flat_instance_before_its_duration() {
+    let scratch = Scratch::new();
+    let glibc = holder(None);
+    let pid = glibc.0.id();
+    let db = db_arg(&scratch);
+    let started = std::time::Instant::now();
+    let output = scratch.run(&[
+        "soak",
+        "--pid",
+        &format!("glibc={pid}"),
+        "--duration",
+        "50s",
+        "--interval",
+        "100ms",
+        "--until",
+        "settled",
+        "--db",
+        &db,
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        stderr(&output).contains("allocscope: soak settled after "),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        stdout(&output).contains(", settled: flat"),
+        "{}",
+        stdout(&output)
+    );
+}

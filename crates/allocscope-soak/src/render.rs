@@ -119,9 +119,15 @@ pub fn render(verdict: &Verdict) -> String {
             format!("{}.", parts.join("; "))
         }
         Outcome::KeepBaseline => {
-            let mut parts = vec![format!(
-                "Keep {baseline}: every other configuration grows faster or plateaus higher"
-            )];
+            let mut parts = vec![if verdict.configs.len() == 1 {
+                format!(
+                    "Only {baseline} was soaked: there is no other configuration to set against it"
+                )
+            } else {
+                format!(
+                    "Keep {baseline}: every other configuration grows faster or plateaus higher"
+                )
+            }];
             parts.extend(courses(None));
             format!("{}.", parts.join("; "))
         }

@@ -51,7 +51,7 @@ pub enum Outcome {
     /// plateau.
     Pick { label: String, plateau_ratio: Ratio },
     /// Keep the baseline: every other configuration grows faster or
-    /// plateaus higher.
+    /// plateaus higher (or there is no other).
     KeepBaseline,
     /// Every configuration grows with its live heap: a leak in the program,
     /// which no allocator fixes.
