@@ -9,7 +9,7 @@ use std::path::PathBuf;
 mod choices;
 mod rounds;
 pub mod values;
-pub use choices::{CgroupMode, DemoScenarioName, HeapMode, Pace};
+pub use choices::{CgroupMode, DemoScenarioName, HeapMode, Pace, Until};
 pub use rounds::{JudgeArgs, RoundArgs};
 use std::time::Duration;
 pub use values::{Indices, Runs};
@@ -43,6 +43,9 @@ pub enum Command {
     /// Record a running process (--pid) or a command under one configuration
     /// for hours or days, into the store.
     Record(Box<RecordArgs>),
+    /// Compare instances already running under different configurations in
+    /// place (a canary): their growth, plateaus and a verdict over time.
+    Soak(Box<SoakArgs>),
     /// Compare the default configurations on a built-in scenario (default: churn).
     Demo(DemoArgs),
     /// Run a built-in scenario as an ordinary process (any allocator can be preloaded into it).
@@ -389,6 +392,33 @@ pub struct RecordArgs {
     /// The program to start and record, and its arguments.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
+}
+
+#[derive(Debug, Args)]
+pub struct SoakArgs {
+    /// A running instance and the configuration it runs under, repeatable:
+    /// LABEL=PID, the label an allocator as -a takes it (glibc, jemalloc,
+    /// tcmalloc, mimalloc, glibc:arena_max=2); checked against the
+    /// allocator the process maps. A label given twice is one
+    /// configuration's replicas.
+    #[arg(long = "pid", value_name = "LABEL=PID", required = true)]
+    pub pids: Vec<String>,
+    /// Stop after this long (default: at Ctrl-C, or when every instance
+    /// has exited).
+    #[arg(long, value_name = "DUR", value_parser = values::parse_record_duration)]
+    pub duration: Option<Duration>,
+    /// Sampling interval, from 10ms to 1h.
+    #[arg(long, default_value = "1s", value_name = "DUR", value_parser = values::parse_interval)]
+    pub interval: Duration,
+    /// Stop at --duration, or earlier once every configuration has settled.
+    #[arg(long, value_enum, default_value = "duration")]
+    pub until: Until,
+    /// The SQLite store: each instance a recording of its own.
+    #[arg(long, default_value = "allocscope.db", value_name = "FILE")]
+    pub db: PathBuf,
+    /// No progress lines.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

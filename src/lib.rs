@@ -9,6 +9,7 @@ pub use allocscope_core::*;
 pub use allocscope_record as record;
 pub use allocscope_record::prometheus;
 pub use allocscope_scenarios as workload;
+pub use allocscope_soak as soak;
 pub use allocscope_tune as tune;
 
 pub mod cli;

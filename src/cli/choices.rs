@@ -33,6 +33,16 @@ pub enum HeapMode {
     Off,
 }
 
+/// `soak --until`: when a soak stops before Ctrl-C.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Until {
+    /// At --duration.
+    Duration,
+    /// Once every configuration has settled (flat, or growing beyond
+    /// noise), or at --duration if that comes first.
+    Settled,
+}
+
 /// `compare --pace`: how `--replay` paces the log's lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Pace {

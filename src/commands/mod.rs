@@ -8,4 +8,5 @@ pub mod listing;
 pub mod merge;
 pub mod record;
 pub mod report;
+pub mod soak;
 pub mod tune;

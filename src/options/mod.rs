@@ -13,6 +13,7 @@ pub mod record;
 pub mod report;
 pub mod rounds;
 pub mod service;
+pub mod soak;
 pub mod tune;
 pub mod variant;
 

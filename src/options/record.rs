@@ -69,7 +69,7 @@ impl RecordSettings {
 /// `--pid`: the process exists and allocscope may read its memory. Reading
 /// smaps_rollup needs the ptrace read right over the process (same user, or
 /// root), so that is what is tried; the owner is named when it fails.
-fn check_pid(pid: i32) -> Result<(i32, u64), UsageError> {
+pub(super) fn check_pid(pid: i32) -> Result<(i32, u64), UsageError> {
     if pid == std::process::id() as i32 {
         return Err(RecordError::PidIsSelf(pid).into());
     }

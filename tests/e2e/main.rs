@@ -30,6 +30,7 @@ mod scenarios;
 mod services;
 mod shim;
 mod slurm_cluster;
+mod soak;
 mod store;
 mod structure;
 mod thp;

@@ -1,0 +1,45 @@
+//! The user's mistakes with `soak`'s arguments, each message naming the
+//! fix; a `UsageError` (exit 2) through `FeatureError`.
+
+use allocscope_core::usage_error::{FeatureError, UsageError};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum SoakError {
+    #[error("--pid '{0}' is not LABEL=PID; give the configuration the process runs under and its pid, e.g. --pid jemalloc=4243")]
+    NotLabelPid(String),
+    #[error("--pid {given}: {problem}")]
+    Unreadable {
+        given: String,
+        problem: Box<UsageError>,
+    },
+    #[error("--pid {given}: process {pid} is already given as --pid {label}={pid}; give each instance once")]
+    PidTwice {
+        given: String,
+        pid: i32,
+        label: String,
+    },
+    #[error("--pid {label}={pid}: '{word}' is not an allocator allocscope knows; label the process with one of {known} (optionally with its settings, e.g. glibc:arena_max=2)")]
+    UnknownAllocator {
+        label: String,
+        pid: i32,
+        word: String,
+        known: String,
+    },
+    #[error("--pid {label}={pid}: process {pid} maps {file}, not {word}; label it {mapped}={pid}")]
+    MapsAnother {
+        label: String,
+        pid: i32,
+        file: String,
+        word: String,
+        mapped: &'static str,
+    },
+    #[error("--pid {label}={pid}: process {pid} maps no allocator library but the C library's, not {word}; label it glibc={pid}")]
+    MapsNone {
+        label: String,
+        pid: i32,
+        word: String,
+    },
+}
+
+impl FeatureError for SoakError {}

@@ -1,0 +1,218 @@
+//! The growth rate of a window with its 95% interval, whether it has
+//! settled, and how long the soak would have to run for an open one to
+//! settle at the current noise.
+
+use crate::blocks::Blocks;
+use crate::theil_sen::theil_sen;
+use allocscope_core::analyze::interval::t975;
+
+const HOUR_S: f64 = 3600.0;
+
+/// Growth under this share of the level per hour counts as none: 1% an
+/// hour is what a window of a few hours resolves when memory wanders by a
+/// percent or two, and what is left of it still shows in the projections,
+/// which carry the whole interval (docs/statistics.md, "Settled").
+pub const SETTLED_SHARE_PER_HOUR: f64 = 0.01;
+
+/// A growth rate in the series' unit per hour, with its 95% interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Growth {
+    pub per_hour: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// The standard error the interval stands for: its half-width over the
+    /// t quantile it was built with.
+    pub std_err: f64,
+    /// That quantile's degrees of freedom.
+    pub df: usize,
+}
+
+/// Degrees of freedom of the fitted line (slope and intercept).
+const LINE_PARAMETERS: usize = 2;
+
+/// The Theil–Sen growth of thinned blocks. Sen's interval is widened for
+/// the correlation left between them as Santer et al. (2000) widen a trend's
+/// under AR(1) errors: the variance by the blocks' inflation, and the
+/// normal quantile replaced by Student's t at the effective count less 2,
+/// since the correlation is itself estimated. `None` under 3 distinct
+/// times.
+pub fn growth(blocks: &Blocks) -> Option<Growth> {
+    let fit = theil_sen(&blocks.points, blocks.quantile_scale(LINE_PARAMETERS))?;
+    let df = blocks.effective_df(LINE_PARAMETERS);
+    Some(Growth {
+        per_hour: fit.slope * HOUR_S,
+        ci_low: fit.ci_low * HOUR_S,
+        ci_high: fit.ci_high * HOUR_S,
+        std_err: (fit.ci_high - fit.ci_low) * HOUR_S / (2.0 * t975(df)),
+        df,
+    })
+}
+
+/// `Σ wᵢ gᵢ` of independent rates (a mean of replicas, a difference of
+/// configurations): standard error √(Σ wᵢ² seᵢ²), degrees of freedom
+/// Welch–Satterthwaite's, and a Student t interval. `None` without terms.
+pub fn weighted_sum(terms: &[(f64, Growth)]) -> Option<Growth> {
+    if terms.is_empty() {
+        return None;
+    }
+    let per_hour = terms.iter().map(|(w, g)| w * g.per_hour).sum::<f64>();
+    let variances: Vec<(f64, usize)> = terms
+        .iter()
+        .map(|(w, g)| ((w * g.std_err).powi(2), g.df))
+        .collect();
+    let variance = variances.iter().map(|v| v.0).sum::<f64>();
+    let spread = variances
+        .iter()
+        .map(|&(v, df)| v * v / df as f64)
+        .sum::<f64>();
+    let df = if spread > 0.0 {
+        ((variance * variance / spread).floor() as usize).max(1)
+    } else {
+        variances.iter().map(|v| v.1).sum()
+    };
+    let half = t975(df) * variance.sqrt();
+    Some(Growth {
+        per_hour,
+        ci_low: per_hour - half,
+        ci_high: per_hour + half,
+        std_err: variance.sqrt(),
+        df,
+    })
+}
+
+/// Where a series stands: levelled off, growing, or not known yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settling {
+    /// The whole interval lies within ± the threshold: a plateau.
+    Plateau,
+    /// The whole interval lies above the threshold: growth beyond noise.
+    Grows,
+    /// Neither yet (or falling beyond the threshold, still on its way to a
+    /// level).
+    Open,
+}
+
+impl Settling {
+    /// Plateau or growth beyond noise: more time would not change it.
+    pub fn is_settled(self) -> bool {
+        self != Settling::Open
+    }
+}
+
+/// The threshold of `settling` for a series at `level`, per hour.
+pub fn settled_threshold(level: f64) -> f64 {
+    level.abs() * SETTLED_SHARE_PER_HOUR
+}
+
+/// Whether `growth` of a series at `level` has settled.
+pub fn settling(growth: &Growth, level: f64) -> Settling {
+    let threshold = settled_threshold(level);
+    if growth.ci_low > -threshold && growth.ci_high < threshold {
+        Settling::Plateau
+    } else if growth.ci_low > threshold {
+        Settling::Grows
+    } else {
+        Settling::Open
+    }
+}
+
+/// The elapsed time (seconds into the segment) at which an open `growth`
+/// measured at `elapsed_s` would settle, if its centre held and its noise
+/// stayed as it is: the window is a fixed share of the segment, and the
+/// interval of a slope over a window W of independent blocks narrows as
+/// W^(-3/2). `None` when it has settled, or when its centre sits on the
+/// threshold (no length of soak would settle it).
+pub fn time_to_settle(growth: &Growth, level: f64, elapsed_s: f64) -> Option<f64> {
+    if settling(growth, level).is_settled() {
+        return None;
+    }
+    let threshold = settled_threshold(level);
+    let half_width = (growth.ci_high - growth.ci_low) / 2.0;
+    let centre = (growth.ci_high + growth.ci_low) / 2.0;
+    let room = if centre.abs() < threshold {
+        threshold - centre.abs()
+    } else {
+        centre - threshold
+    };
+    time_to_narrow(half_width, room, elapsed_s)
+}
+
+/// When a half-width of `half_width` at `elapsed_s` shrinks under `room`,
+/// at W^(-3/2); `None` for no room.
+pub fn time_to_narrow(half_width: f64, room: f64, elapsed_s: f64) -> Option<f64> {
+    (room > 0.0).then(|| elapsed_s * (half_width / room).powf(2.0 / 3.0).max(1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rate(per_hour: f64, half: f64) -> Growth {
+        Growth {
+            per_hour,
+            ci_low: per_hour - half,
+            ci_high: per_hour + half,
+            std_err: half / t975(30),
+            df: 30,
+        }
+    }
+
+    #[test]
+    fn a_weighted_sum_adds_variances_and_takes_satterthwaites_df() {
+        // Two rates of standard error 1 and 4 degrees of freedom each:
+        // their mean has se √2/2 and df (0.5)² / (2 · 0.25² / 4) = 8.
+        let g = Growth {
+            per_hour: 3.0,
+            ci_low: 0.0,
+            ci_high: 0.0,
+            std_err: 1.0,
+            df: 4,
+        };
+        let mean = weighted_sum(&[(0.5, g), (0.5, Growth { per_hour: 5.0, ..g })]).expect("sum");
+        assert_eq!((mean.per_hour, mean.df), (4.0, 8));
+        assert!((mean.ci_high - 4.0 - t975(8) * 0.5f64.sqrt()).abs() < 1e-12);
+        assert_eq!(weighted_sum(&[]), None);
+    }
+
+    #[test]
+    fn settling_compares_the_interval_with_one_percent_of_the_level_an_hour() {
+        let level = 1000.0; // threshold 10 per hour
+        assert_eq!(settling(&rate(0.0, 9.0), level), Settling::Plateau);
+        assert_eq!(settling(&rate(0.0, 11.0), level), Settling::Open);
+        assert_eq!(settling(&rate(20.0, 9.0), level), Settling::Grows);
+        assert_eq!(settling(&rate(15.0, 9.0), level), Settling::Open);
+        assert_eq!(settling(&rate(-20.0, 9.0), level), Settling::Open);
+    }
+
+    #[test]
+    fn an_open_rate_settles_when_its_interval_has_narrowed_to_fit() {
+        // Half-width 16 with 8 of room: (16/8)^(2/3) = 1.587 times as long.
+        let at = time_to_settle(&rate(2.0, 16.0), 1000.0, 3600.0).expect("open");
+        assert!((at - 3600.0 * 2f64.powf(2.0 / 3.0)).abs() < 1e-6);
+        assert_eq!(time_to_settle(&rate(0.0, 5.0), 1000.0, 3600.0), None);
+        assert_eq!(time_to_settle(&rate(10.0, 5.0), 1000.0, 3600.0), None);
+    }
+
+    #[test]
+    fn fewer_effective_samples_widen_the_growth_interval() {
+        let points: Vec<(f64, f64)> = (0..40)
+            .map(|i| (i as f64 * 60.0, 1e6 + ((i * 7) % 11) as f64 * 1e3))
+            .collect();
+        let independent = growth(&Blocks {
+            points: points.clone(),
+            inflation: 1.0,
+            effective_count: 40.0,
+        })
+        .expect("fit");
+        let correlated = growth(&Blocks {
+            points,
+            inflation: 4.0,
+            effective_count: 10.0,
+        })
+        .expect("fit");
+        assert!(
+            correlated.ci_high - correlated.ci_low
+                > 1.5 * (independent.ci_high - independent.ci_low)
+        );
+    }
+}

@@ -1,0 +1,48 @@
+//! The statistics over time of `allocscope soak`, which runs allocator
+//! configurations side by side for hours, R replicas each: per instance the
+//! plateau, the growth rate with a robust 95% interval and whether it has
+//! settled, the live heap's and the allocator's free memory's growth apart;
+//! per configuration the replicas combined, the plateau's ratio to the
+//! baseline's, projections to a day and a week, and the verdict. The
+//! statistics are pure functions over `(t_s, value)` series in time order,
+//! with no I/O (docs/statistics.md, "Growth over time", has the methods and
+//! their coverage); only `watch.rs` reads /proc and writes the store.
+//!
+//! Files, each using only those before it: `window.rs` (the segment after a
+//! restart, the recent window), `theil_sen.rs` (the slope and Sen's
+//! interval), `blocks.rs` (thinning to independent block medians),
+//! `growth.rs` (growth rates, settled, time to settle), `level.rs` (the
+//! plateau), `projection.rs`,
+//! `instance.rs`, `config.rs`, `verdict.rs` (the verdict as data) and
+//! `render.rs` (the verdict in sentences). `soak --pid`, instances already
+//! running: `error.rs` (the user's mistakes with its arguments), `label.rs` (a label checked against the allocator the process
+//! maps), `watch.rs` (the loop that samples and stores them), `canary.rs`
+//! (its report).
+
+pub mod blocks;
+pub mod canary;
+pub mod config;
+pub mod error;
+pub mod growth;
+pub mod instance;
+pub mod label;
+pub mod level;
+pub mod projection;
+pub mod render;
+pub mod theil_sen;
+pub mod verdict;
+pub mod watch;
+pub mod window;
+
+#[cfg(test)]
+mod config_coverage_tests;
+#[cfg(test)]
+mod coverage_tests;
+#[cfg(test)]
+mod settle_time_tests;
+#[cfg(test)]
+mod simulate;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod verdict_tests;

@@ -1,0 +1,199 @@
+//! The soak's verdict in a few sentences: the pick and its plateau against
+//! the baseline's, each growing configuration's growth with why it grows,
+//! when the pick settled; or the leak no allocator fixes; or what it would
+//! take to decide.
+
+use crate::growth::{Growth, Settling};
+use crate::verdict::{Cause, ConfigVerdict, Outcome, Verdict};
+use allocscope_core::analyze::figures::Ratio;
+use allocscope_core::units::{format_seconds, ColumnUnit, Unit};
+
+/// `120 MiB/h [95.0, 150]`: the rate and its interval in one unit.
+pub fn growth_text(growth: &Growth) -> String {
+    let unit = ColumnUnit::for_values(
+        Unit::Bytes,
+        [
+            growth.per_hour.abs(),
+            growth.ci_low.abs(),
+            growth.ci_high.abs(),
+        ],
+    );
+    format!(
+        "{} {}/h [{}, {}]",
+        unit.number(growth.per_hour),
+        unit.name(),
+        unit.number(growth.ci_low),
+        unit.number(growth.ci_high)
+    )
+}
+
+/// `0.52x [0.49, 0.55]`, or without an interval with one replica a side.
+pub fn ratio_text(ratio: &Ratio) -> String {
+    if ratio.ci_low.is_finite() && ratio.ci_high.is_finite() {
+        format!(
+            "{:.2}x [{:.2}, {:.2}]",
+            ratio.value, ratio.ci_low, ratio.ci_high
+        )
+    } else {
+        format!(
+            "{:.2}x (no interval: one instance a side has no spread to judge a level by)",
+            ratio.value
+        )
+    }
+}
+
+/// What a configuration's memory does, after its label.
+fn course(config: &ConfigVerdict) -> String {
+    let label = &config.label;
+    match (config.summary.settling, config.cause) {
+        (Settling::Grows, cause) => {
+            let why = match cause {
+                Some(Cause::Leak) => " with its live heap: a leak in the program",
+                Some(Cause::AllocatorHolds) => {
+                    " while its live heap is flat: the allocator holds it (fragmentation), not a leak"
+                }
+                Some(Cause::Unclear) => {
+                    ", and its live heap does not tell yet whether the program or the allocator \
+                     holds it"
+                }
+                Some(Cause::Unmeasured) | None => {
+                    " (whether the program leaks or the allocator holds it is unknown without \
+                     its live heap)"
+                }
+            };
+            format!(
+                "{label} still grows {}{why}",
+                growth_text(&config.summary.growth)
+            )
+        }
+        (Settling::Plateau, _) => match config.settled_by_s {
+            Some(at) => format!(
+                "{label} stopped growing after {} at most",
+                format_seconds(at)
+            ),
+            None => format!("{label} is flat"),
+        },
+        (Settling::Open, _) => match config.summary.settles_after_s {
+            Some(at) => format!(
+                "{label} has not settled ({}), which would take about {} at the current noise",
+                growth_text(&config.summary.growth),
+                format_seconds(at)
+            ),
+            None => format!(
+                "{label} has not settled ({})",
+                growth_text(&config.summary.growth)
+            ),
+        },
+    }
+}
+
+/// The verdict as a paragraph of one or a few sentences.
+pub fn render(verdict: &Verdict) -> String {
+    let baseline = &verdict.baseline;
+    let courses = |skip: Option<&str>| -> Vec<String> {
+        verdict
+            .configs
+            .iter()
+            .filter(|c| Some(c.label.as_str()) != skip)
+            .filter(|c| c.summary.settling == Settling::Grows)
+            .map(course)
+            .collect()
+    };
+    match &verdict.outcome {
+        Outcome::Pick {
+            label,
+            plateau_ratio,
+        } => {
+            let mut parts = vec![format!(
+                "Use {label}: plateau {} of {baseline}'s",
+                ratio_text(plateau_ratio)
+            )];
+            parts.extend(courses(Some(label)));
+            parts.extend(
+                verdict
+                    .configs
+                    .iter()
+                    .filter(|c| &c.label == label)
+                    .map(course),
+            );
+            format!("{}.", parts.join("; "))
+        }
+        Outcome::KeepBaseline => {
+            let mut parts = vec![if verdict.configs.len() == 1 {
+                format!(
+                    "Only {baseline} was soaked: there is no other configuration to set against it"
+                )
+            } else {
+                format!(
+                    "Keep {baseline}: every other configuration grows faster or plateaus higher"
+                )
+            }];
+            parts.extend(courses(None));
+            format!("{}.", parts.join("; "))
+        }
+        Outcome::LeakEverywhere => format!(
+            "All configurations grow with their live heap: a leak in the program, which no \
+             allocator fixes ({}).",
+            verdict
+                .configs
+                .iter()
+                .map(|c| format!("{} {}", c.label, growth_text(&c.summary.growth)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        Outcome::Inconclusive {
+            separate_after_s,
+            replicas,
+        } => inconclusive(verdict, *separate_after_s, *replicas),
+    }
+}
+
+/// Nothing separates yet: what would, at the current noise.
+fn inconclusive(
+    verdict: &Verdict,
+    separate_after_s: Option<f64>,
+    replicas: Option<usize>,
+) -> String {
+    let baseline = &verdict.baseline;
+    let courses: Vec<String> = verdict
+        .configs
+        .iter()
+        .filter(|c| c.summary.settling == Settling::Grows)
+        .map(course)
+        .collect();
+    let mut would = Vec::new();
+    if let Some(at) = separate_after_s {
+        would.push(format!(
+            "the growth rates would separate after about {} of soak",
+            format_seconds(at)
+        ));
+    }
+    if let Some(r) = replicas {
+        would.push(format!("the plateaus with {r} replicas a side"));
+    }
+    let mut parts = vec![format!(
+        "Inconclusive: the plateaus and growth rates do not separate from {baseline}'s \
+         yet"
+    )];
+    let single = verdict.configs.iter().any(|c| {
+        c.separation
+            .as_ref()
+            .is_some_and(|s| !s.plateau_ratio.ci_low.is_finite())
+    });
+    if !would.is_empty() {
+        parts.push(format!("at the current noise {}", would.join(", and ")));
+    } else if !single {
+        parts.push(
+            "at the current noise and differences no soak length would separate them".to_string(),
+        );
+    }
+    if single {
+        parts.push(
+            "one instance of a configuration has no spread to judge a plateau by: run \
+             two or more of each"
+                .to_string(),
+        );
+    }
+    parts.extend(courses);
+    format!("{}.", parts.join("; "))
+}

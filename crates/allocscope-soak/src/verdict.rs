@@ -1,0 +1,174 @@
+//! The soak's verdict as data: which configuration to run, from each
+//! configuration's replicas set against the baseline's (`config.rs`), with
+//! the figures that justify it, why each growing configuration grows (its
+//! live heap, a leak; or only its allocator's free memory, fragmentation)
+//! and when each settled; or, when nothing separates yet, the time it would
+//! take at the current noise. `render.rs` says it in sentences.
+
+use crate::config::{combine, separation, ConfigSummary, Separation};
+use crate::growth::{settling, weighted_sum, Growth, Settling};
+use crate::instance::InstanceSummary;
+use crate::window::WINDOW_SHARE;
+use allocscope_core::analyze::figures::Ratio;
+
+/// The configuration the others are set against: the one labelled
+/// `glibc` (the allocator every program already has), else the first.
+pub const BASELINE_LABEL: &str = "glibc";
+
+/// Why a configuration's memory grows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// Its live heap grows as much: the program holds more, a leak.
+    Leak,
+    /// Its live heap is flat: the allocator holds the memory the program
+    /// freed (fragmentation).
+    AllocatorHolds,
+    /// Its live heap neither grows nor is flat yet.
+    Unclear,
+    /// No live heap was measured (no heap probe, as in a running process).
+    Unmeasured,
+}
+
+/// One configuration in the verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigVerdict {
+    pub label: String,
+    pub summary: ConfigSummary,
+    /// Against the baseline; `None` for the baseline itself.
+    pub separation: Option<Separation>,
+    /// Why it grows, when it grows beyond noise (`Settling::Grows`).
+    pub cause: Option<Cause>,
+    /// When it settled on its plateau: it has been flat at least since this
+    /// far into its segment (its recent window's start).
+    pub settled_by_s: Option<f64>,
+}
+
+/// What the soak concludes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Run this configuration: it grows slower than the baseline, or its
+    /// plateau is lower and it grows no faster; of several, the lowest
+    /// plateau.
+    Pick { label: String, plateau_ratio: Ratio },
+    /// Keep the baseline: every other configuration grows faster or
+    /// plateaus higher (or there is no other).
+    KeepBaseline,
+    /// Every configuration grows with its live heap: a leak in the program,
+    /// which no allocator fixes.
+    LeakEverywhere,
+    /// Nothing separates yet. At the current noise and differences the
+    /// growth rates would separate after `separate_after_s` of soak, the
+    /// plateaus with `replicas` a side (`None`: not at any time, or not
+    /// measurable with one replica a side).
+    Inconclusive {
+        separate_after_s: Option<f64>,
+        replicas: Option<usize>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub baseline: String,
+    /// In the order given, the baseline among them.
+    pub configs: Vec<ConfigVerdict>,
+    pub outcome: Outcome,
+}
+
+/// The verdict over `configs` (each a label and its replicas' summaries),
+/// `elapsed_s` into the soak; `None` without a configuration that has a
+/// replica, or when a plateau is not positive.
+pub fn verdict(configs: &[(String, Vec<InstanceSummary>)], elapsed_s: f64) -> Option<Verdict> {
+    let base = configs
+        .iter()
+        .position(|(label, _)| label == BASELINE_LABEL)
+        .unwrap_or(0);
+    let (baseline, base_replicas) = configs.get(base)?;
+    let judged = configs
+        .iter()
+        .enumerate()
+        .map(|(i, (label, replicas))| {
+            let summary = combine(replicas)?;
+            let separation = if i == base {
+                None
+            } else {
+                Some(separation(replicas, base_replicas, elapsed_s)?)
+            };
+            Some(ConfigVerdict {
+                label: label.clone(),
+                cause: (summary.settling == Settling::Grows).then(|| cause(replicas, &summary)),
+                settled_by_s: (summary.settling == Settling::Plateau)
+                    .then_some((summary.end_s - summary.start_s) * (1.0 - WINDOW_SHARE)),
+                separation,
+                summary,
+            })
+        })
+        .collect::<Option<Vec<ConfigVerdict>>>()?;
+    let outcome = outcome(&judged);
+    Some(Verdict {
+        baseline: baseline.clone(),
+        configs: judged,
+        outcome,
+    })
+}
+
+/// Why a growing configuration grows, from its replicas' live heaps.
+fn cause(replicas: &[InstanceSummary], summary: &ConfigSummary) -> Cause {
+    let share = 1.0 / replicas.len() as f64;
+    let live: Option<Vec<(f64, Growth)>> = replicas
+        .iter()
+        .map(|r| r.live_heap_growth.map(|g| (share, g)))
+        .collect();
+    match live.as_deref().and_then(weighted_sum) {
+        None => Cause::Unmeasured,
+        Some(live) => match settling(&live, summary.level.median) {
+            Settling::Grows => Cause::Leak,
+            Settling::Plateau => Cause::AllocatorHolds,
+            Settling::Open => Cause::Unclear,
+        },
+    }
+}
+
+fn outcome(configs: &[ConfigVerdict]) -> Outcome {
+    if configs.iter().all(|c| c.cause == Some(Cause::Leak)) {
+        return Outcome::LeakEverywhere;
+    }
+    let mut better: Vec<(&ConfigVerdict, Ratio)> = Vec::new();
+    let mut undecided = Vec::new();
+    for config in configs {
+        let Some(s) = &config.separation else {
+            continue;
+        };
+        let difference = s.growth_difference.per_hour;
+        let slower = s.growths_separate && difference < 0.0;
+        let faster = s.growths_separate && difference > 0.0;
+        let lower = s.levels_separate && s.plateau_ratio.value < 1.0;
+        let higher = s.levels_separate && s.plateau_ratio.value > 1.0;
+        if slower || (lower && !faster) {
+            better.push((config, s.plateau_ratio));
+        } else if !(faster || higher) {
+            undecided.push(s);
+        }
+    }
+    if let Some((pick, ratio)) = better
+        .into_iter()
+        .min_by(|a, b| a.1.value.total_cmp(&b.1.value))
+    {
+        return Outcome::Pick {
+            label: pick.label.clone(),
+            plateau_ratio: ratio,
+        };
+    }
+    if undecided.is_empty() {
+        return Outcome::KeepBaseline;
+    }
+    Outcome::Inconclusive {
+        separate_after_s: undecided
+            .iter()
+            .filter_map(|s| s.growths_separate_at_s)
+            .min_by(f64::total_cmp),
+        replicas: undecided
+            .iter()
+            .filter_map(|s| s.levels_separate_with_replicas)
+            .min(),
+    }
+}

@@ -1,0 +1,169 @@
+//! The verdict and its sentences over synthetic summaries of known truth.
+
+use crate::growth::{Growth, Settling};
+use crate::instance::InstanceSummary;
+use crate::render::render;
+use crate::verdict::{verdict, Cause, Outcome};
+use allocscope_core::analyze::figures::Estimate;
+use allocscope_core::analyze::interval::t975;
+
+const MIB: f64 = 1024.0 * 1024.0;
+const HOUR: f64 = 3600.0;
+
+/// A rate of `per_hour` MiB/h with a 95% interval `half` MiB/h either side.
+fn rate(per_hour: f64, half: f64) -> Growth {
+    Growth {
+        per_hour: per_hour * MIB,
+        ci_low: (per_hour - half) * MIB,
+        ci_high: (per_hour + half) * MIB,
+        std_err: half * MIB / t975(30),
+        df: 30,
+    }
+}
+
+/// A replica two hours long at `plateau_mib`, its memory growing at
+/// `memory`, its live heap at `live` (`None`: no heap probe).
+fn replica(plateau_mib: f64, memory: Growth, live: Option<Growth>) -> InstanceSummary {
+    let level = plateau_mib * MIB;
+    InstanceSummary {
+        start_s: 0.0,
+        end_s: 2.0 * HOUR,
+        plateau: Estimate {
+            median: level,
+            ci_low: level * 0.99,
+            ci_high: level * 1.01,
+        },
+        plateau_at_s: 1.5 * HOUR,
+        growth: memory,
+        settling: crate::growth::settling(&memory, level),
+        settles_after_s: None,
+        live_heap_growth: live,
+        allocator_free_growth: None,
+    }
+}
+
+#[test]
+fn fragmentation_under_the_baseline_and_a_settled_winner_pick_the_winner() {
+    let glibc = vec![
+        replica(1000.0, rate(120.0, 25.0), Some(rate(0.0, 1.0))),
+        replica(1040.0, rate(120.0, 25.0), Some(rate(0.0, 1.0))),
+    ];
+    let jemalloc = vec![
+        replica(520.0, rate(0.0, 2.0), Some(rate(0.0, 1.0))),
+        replica(530.0, rate(0.5, 2.0), Some(rate(0.0, 1.0))),
+    ];
+    let configs = vec![("jemalloc".to_string(), jemalloc), ("glibc".into(), glibc)];
+    let v = verdict(&configs, 2.0 * HOUR).expect("verdict");
+    assert_eq!(
+        v.baseline, "glibc",
+        "glibc is the baseline wherever it comes"
+    );
+    let Outcome::Pick {
+        label,
+        plateau_ratio,
+    } = &v.outcome
+    else {
+        panic!("{:?}", v.outcome)
+    };
+    assert_eq!(label, "jemalloc");
+    assert!(
+        (plateau_ratio.value - 0.515).abs() < 0.005 && plateau_ratio.ci_high < 1.0,
+        "{plateau_ratio:?}"
+    );
+    let glibc = &v.configs[1];
+    assert_eq!(glibc.summary.settling, Settling::Grows);
+    assert_eq!(glibc.cause, Some(Cause::AllocatorHolds));
+    assert_eq!(v.configs[0].settled_by_s, Some(HOUR));
+    let text = render(&v);
+    assert!(text.starts_with("Use jemalloc: plateau 0.51x ["), "{text}");
+    assert!(
+        text.contains("of glibc's; glibc still grows 120 MiB/h [103, 137]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the allocator holds it (fragmentation), not a leak"),
+        "{text}"
+    );
+    assert!(
+        text.contains("jemalloc stopped growing after 60.0 min at most"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_live_heap_growing_in_every_configuration_is_a_leak_no_allocator_fixes() {
+    let configs = vec![
+        (
+            "glibc".to_string(),
+            vec![replica(800.0, rate(60.0, 5.0), Some(rate(58.0, 3.0)))],
+        ),
+        (
+            "jemalloc".to_string(),
+            vec![replica(700.0, rate(55.0, 5.0), Some(rate(57.0, 3.0)))],
+        ),
+    ];
+    let v = verdict(&configs, 2.0 * HOUR).expect("verdict");
+    assert_eq!(v.outcome, Outcome::LeakEverywhere);
+    let text = render(&v);
+    assert!(
+        text.starts_with("All configurations grow with their live heap: a leak in the program, which no allocator fixes (glibc 60.0 MiB/h [55.0, 65.0]; jemalloc 55.0"),
+        "{text}"
+    );
+    // The same growth without a live heap names no cause and picks nothing.
+    let unmeasured: Vec<_> = configs
+        .iter()
+        .map(|(l, r)| {
+            let r = r.iter().map(|r| InstanceSummary {
+                live_heap_growth: None,
+                ..r.clone()
+            });
+            (l.clone(), r.collect::<Vec<_>>())
+        })
+        .collect();
+    let v = verdict(&unmeasured, 2.0 * HOUR).expect("verdict");
+    assert_eq!(v.configs[0].cause, Some(Cause::Unmeasured));
+    assert!(
+        matches!(v.outcome, Outcome::Inconclusive { .. }),
+        "{:?}",
+        v.outcome
+    );
+    assert!(
+        render(&v).contains("unknown without its live heap"),
+        "{}",
+        render(&v)
+    );
+}
+
+#[test]
+fn rates_and_levels_that_do_not_separate_yet_say_how_long_they_would_take() {
+    let configs = vec![
+        (
+            "glibc".to_string(),
+            vec![replica(1000.0, rate(5.0, 20.0), None)],
+        ),
+        (
+            "tcmalloc".to_string(),
+            vec![replica(990.0, rate(-5.0, 20.0), None)],
+        ),
+    ];
+    let v = verdict(&configs, HOUR).expect("verdict");
+    let Outcome::Inconclusive {
+        separate_after_s: Some(at),
+        replicas: None,
+    } = v.outcome
+    else {
+        panic!("{:?}", v.outcome)
+    };
+    // The difference's half-width (28.3 MiB/h) narrows as t^-3/2 to 10.
+    let expected = HOUR * (20.0 * 2f64.sqrt() * t975(60) / t975(30) / 10.0).powf(2.0 / 3.0);
+    assert!((at / expected - 1.0).abs() < 0.05, "{at} vs {expected}");
+    let text = render(&v);
+    assert!(
+        text.starts_with("Inconclusive: the plateaus and growth rates do not separate from glibc's yet; at the current noise the growth rates would separate after about"),
+        "{text}"
+    );
+    assert!(
+        text.contains("one instance of a configuration has no spread to judge a plateau by"),
+        "{text}"
+    );
+}
