@@ -23,13 +23,15 @@ pub struct Projection {
 /// growth's bounds times the remaining time, end to end rather than in
 /// quadrature: the two come from the same blocks, and the sum covers at
 /// least as often as either (the coverage table of docs/statistics.md
-/// measures it).
+/// measures it). Memory is never below zero, so neither is a projection or
+/// its lower bound (a growth interval reaching far below zero would
+/// otherwise project a negative heap).
 pub fn project(level: &Estimate, level_at_s: f64, growth: &Growth, at_s: f64) -> Projection {
     let hours = (at_s - level_at_s) / 3600.0;
     Projection {
         at_s,
-        value: level.median + growth.per_hour * hours,
-        ci_low: level.ci_low + growth.ci_low * hours,
+        value: (level.median + growth.per_hour * hours).max(0.0),
+        ci_low: (level.ci_low + growth.ci_low * hours).max(0.0),
         ci_high: level.ci_high + growth.ci_high * hours,
     }
 }
@@ -54,6 +56,26 @@ pub fn at_horizons(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_projection_never_falls_below_zero() {
+        let level = Estimate {
+            median: 100.0,
+            ci_low: 90.0,
+            ci_high: 110.0,
+        };
+        let growth = Growth {
+            per_hour: -1.0,
+            ci_low: -20.0,
+            ci_high: 5.0,
+            std_err: 0.0,
+            df: 1,
+        };
+        let p = project(&level, 0.0, &growth, 24.0 * 3600.0);
+        assert_eq!((p.value, p.ci_low, p.ci_high), (76.0, 0.0, 230.0));
+        let far = project(&level, 0.0, &growth, 7.0 * 24.0 * 3600.0);
+        assert_eq!((far.value, far.ci_low), (0.0, 0.0));
+    }
 
     #[test]
     fn a_projection_carries_the_level_and_the_growth_interval() {
