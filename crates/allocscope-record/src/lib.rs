@@ -13,10 +13,9 @@
 //! loop, each kept sample to the `--metrics` publisher and every
 //! tick to the writer); `writer.rs` the store writer (`COMMIT_EVERY`);
 //! `ending.rs` a launched tree killed and how the recording ended;
-//! `attach.rs` whether an attached pid is still the same process; `error.rs`
+//! `error.rs`
 //! the user's mistakes in its arguments and in `--metrics`.
 
-pub mod attach;
 mod begin;
 mod ending;
 pub mod error;

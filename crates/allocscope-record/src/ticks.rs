@@ -3,11 +3,11 @@
 //! to fails. Each kept sample goes to the `--metrics` publisher, if any, and, with every tick taken, to the sink; the
 //! loop itself never stores.
 
-use super::attach;
 use crate::prometheus::Publisher;
 use allocscope_core::model::Sample;
 use allocscope_core::run::sampling::{SamplingLoop, Tick};
 use allocscope_core::run::{Event, Interrupt, RunExtension};
+use allocscope_core::sample::proc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -118,7 +118,7 @@ fn tick(sampling: &mut SamplingLoop, watch: &Watch, now: Instant) -> Tick {
         now,
         |pids| {
             if let Some((pid, start_ticks)) = watch.root {
-                if attach::same_process(pid, start_ticks) {
+                if proc::same_process(pid, start_ticks) {
                     pids.push(pid);
                 }
             }

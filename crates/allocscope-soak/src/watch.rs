@@ -70,12 +70,6 @@ fn unix_now() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// True while `pid` is still the process that started at `start_ticks`.
-fn same_process(pid: i32, start_ticks: u64) -> bool {
-    proc::read_stat(pid)
-        .is_some_and(|s| s.start_ticks == start_ticks && !matches!(s.state, 'Z' | 'X'))
-}
-
 /// Soaks `instances` into `store` until one of the endings.
 pub fn watch(
     store: &mut Store,
@@ -195,7 +189,7 @@ fn tick(w: &mut Watched, now: Instant) {
     let tick = w.sampling.tick(
         now,
         |pids| {
-            if same_process(pid, start_ticks) {
+            if proc::same_process(pid, start_ticks) {
                 pids.push(pid);
             }
         },
@@ -203,7 +197,7 @@ fn tick(w: &mut Watched, now: Instant) {
     );
     match tick {
         Tick::NotDue => {}
-        Tick::Empty => w.exited = !same_process(pid, start_ticks),
+        Tick::Empty => w.exited = !proc::same_process(pid, start_ticks),
         // A zombie or a process gone since the walk has no memory: its 0
         // would read as freed memory.
         Tick::Sampled(sample) if sample.rss_bytes == 0 => {}
@@ -230,7 +224,7 @@ pub struct ProcSplit {
 /// splits no RSS (before Linux 4.5).
 fn read_split(w: &mut Watched) -> Option<ProcSplit> {
     let mut pids = w.sampling.walk();
-    if same_process(w.attached.pid, w.attached.start_ticks) {
+    if proc::same_process(w.attached.pid, w.attached.start_ticks) {
         pids.push(w.attached.pid);
     }
     let mut split = ProcSplit::default();

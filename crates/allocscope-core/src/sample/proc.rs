@@ -222,6 +222,12 @@ pub fn read_stat(pid: i32) -> Option<Stat> {
     parse_stat(&read(pid, "stat")?)
 }
 
+/// True while `pid` is still the process that started at `start_ticks`:
+/// neither gone, a zombie, nor the pid reused (`record --pid`, `soak --pid`).
+pub fn same_process(pid: i32, start_ticks: u64) -> bool {
+    read_stat(pid).is_some_and(|s| s.start_ticks == start_ticks && !matches!(s.state, 'Z' | 'X'))
+}
+
 /// The process's name (comm), without the trailing newline.
 pub fn read_comm(pid: i32) -> Option<String> {
     read(pid, "comm").map(|c| c.trim_end_matches('\n').to_string())
@@ -247,6 +253,15 @@ mod tests {
     use proptest::prelude::*;
 
     const KIB: u64 = 1024;
+
+    #[test]
+    fn a_process_is_the_same_only_with_its_own_start_time() {
+        // SAFETY: getppid has no preconditions.
+        let parent = unsafe { libc::getppid() };
+        let start = read_stat(parent).expect("our parent").start_ticks;
+        assert!(same_process(parent, start));
+        assert!(!same_process(parent, start + 1));
+    }
 
     #[test]
     fn stat_splits_at_last_paren_when_comm_has_spaces_and_parens() {
