@@ -113,7 +113,7 @@ fn live_heap_of_8k_blocks_matches_within_3_percent_in_default_mode() {
     let hold = program("hold");
     check_accuracy(
         "--heap",
-        &[hold.to_str().expect("utf-8"), "blocks", "100", "300"],
+        &[hold.to_str().expect("utf-8"), "blocks", "100", "1000"],
         false,
     );
 }
@@ -123,7 +123,7 @@ fn live_heap_of_100_mib_is_reported_within_3_percent_without_asking_for_the_prob
     let hold = program("hold");
     check_accuracy(
         "",
-        &[hold.to_str().expect("utf-8"), "blocks", "100", "300"],
+        &[hold.to_str().expect("utf-8"), "blocks", "100", "1000"],
         false,
     );
 }
@@ -133,7 +133,7 @@ fn live_heap_of_8k_blocks_matches_within_3_percent_in_count_mode() {
     let hold = program("hold");
     check_accuracy(
         "--heap=count",
-        &[hold.to_str().expect("utf-8"), "blocks", "100", "300"],
+        &[hold.to_str().expect("utf-8"), "blocks", "100", "1000"],
         false,
     );
 }

@@ -82,7 +82,7 @@ pub enum Note {
     DroppedByRace { dropped: Vec<Dropped> },
     /// The baseline itself was OOM-killed.
     BaselineOomKilled { baseline: String, oom: Oom },
-    /// Every median wall time within 1% of the others': a fixed-duration
+    /// Every median wall time within 2% (`verdict::FLAT_WALLS`) of the others': a fixed-duration
     /// program.
     FixedDuration,
     /// A configuration whose runs another allocator served.

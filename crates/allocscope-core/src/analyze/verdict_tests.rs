@@ -325,3 +325,14 @@ fn a_configuration_a_race_ruled_out_is_settled_out_and_never_recommended() {
         reason(&v)
     );
 }
+
+/// A fixed-duration program's walls: start-up noise of a percent or so is
+/// still flat; a 4% difference is a program that did its work faster.
+#[test]
+fn walls_within_two_percent_are_flat_and_four_percent_apart_are_not() {
+    let walls = |w: f64| [(100.0, w); 4];
+    let flat = experiment([&walls(1.5), &walls(1.52), &walls(1.5)]);
+    assert!(walls_flat(&flat));
+    let apart = experiment([&walls(1.5), &walls(1.56), &walls(1.5)]);
+    assert!(!walls_flat(&apart));
+}

@@ -212,6 +212,12 @@ fn free_note(w: &WhereWent, unit: ColumnUnit) -> String {
              another allocator is the remedy",
             unit.show(before.saturating_sub(returned) as f64)
         ),
+        (Some(_), Some(before), Some(returned)) if !w.stayed_notable() => format!(
+            "; only {} of the free memory stayed after the reclaim (under 1 MiB or {:.0}% of \
+             the RSS): too little to blame on fragmentation",
+            unit.show(before.saturating_sub(returned) as f64),
+            NOTABLE_FREE_SHARE * 100.0
+        ),
         (Some(_), Some(before), Some(returned)) => format!(
             "; {} of the free memory stayed after the reclaim, but the probe did not say \
              whether the reclaim reached every thread: nothing is concluded from it",

@@ -211,11 +211,13 @@ fn note(v: &Verdict, n: &Note, [mean, peak]: [ColumnUnit; 2]) -> String {
              fits under it.",
             oom_words(oom)
         ),
-        Note::FixedDuration => "Every configuration's median wall time is within 1% of the \
-             others': the program likely runs for a fixed time, so wall time measures nothing \
-             here. Judge by its own throughput instead, e.g. --metric 'ops=([0-9.]+) ops/sec' \
-             --higher-is-better ops --perf-metric ops."
-            .to_string(),
+        Note::FixedDuration => format!(
+            "Every configuration's median wall time is within {:.0}% of the others': the \
+             program likely runs for a fixed time, so wall time measures nothing here. Judge by \
+             its own throughput instead, e.g. --metric 'ops=([0-9.]+) ops/sec' \
+             --higher-is-better ops --perf-metric ops.",
+            100.0 * crate::analyze::verdict::FLAT_WALLS
+        ),
         Note::LeftOut {
             config,
             allocator,

@@ -1,4 +1,4 @@
-//! Fixed-duration programs: when every run's wall time is within 1% of the
+//! Fixed-duration programs: when every run's wall time is within 2% of the
 //! others, the throughput figures the program printed (`analyze::throughput`)
 //! are read from each ok run's stdout (stderr when stdout has none) and
 //! offered under the verdict as ready `--metric` flags; `--perf-metric auto`
@@ -46,11 +46,11 @@ pub fn advice(analysis: &Analysis) -> Vec<String> {
     if found.is_empty() {
         return Vec::new();
     }
-    let mut out = vec![
-        "the wall times barely move (within 1%), and the program prints throughput figures; \
-         judge by one of them (--perf-metric auto takes the first):"
-            .to_string(),
-    ];
+    let mut out = vec![format!(
+        "the wall times barely move (within {:.0}%), and the program prints throughput figures; \
+         judge by one of them (--perf-metric auto takes the first):",
+        100.0 * crate::analyze::verdict::FLAT_WALLS
+    )];
     for s in &found {
         let values: Vec<String> = e
             .configs
