@@ -91,9 +91,10 @@ pub fn watch(
             .unwrap_or(MAX_NAP);
         std::thread::sleep(nap);
     };
+    let elapsed_s = start.elapsed().as_secs_f64();
     finish(store, &mut watched, status)?;
     Ok(Soaked {
-        elapsed_s: start.elapsed().as_secs_f64(),
+        elapsed_s,
         sampler_cpu_s: watched.iter().map(Watched::sampler_cpu_s).sum(),
         instances: watched,
         status,
