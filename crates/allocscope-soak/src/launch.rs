@@ -115,6 +115,9 @@ pub fn start(
     )?;
     tap::spawn_tap(pipe, stdout, Vec::new(), events.clone()).context("starting the stdout tap")?;
     let mut sampling = SamplingLoop::new(pid, recipe.interval);
+    // One sampler's budget for all the instances together.
+    let instances = recipe.flavours.len() * recipe.replicas;
+    sampling.sampler_mut().share_budget(instances - 1);
     if let Some(reader) = containment.group().and_then(|g| g.reader().ok()) {
         sampling.sampler_mut().attach_cgroup(reader);
     }
