@@ -3,12 +3,14 @@
 //! sampling loop each interval, each stored as a recording of its own and
 //! appended at the store's cadence (`store::Appender`), until the duration,
 //! Ctrl-C, every instance ended, or with `until_settled` every
-//! configuration settled. At every ending what was sampled is committed,
+//! configuration settled with the verdict deciding the same at two looks
+//! in a row. At every ending what was sampled is committed,
 //! the launched instances stopped, each recording finished.
 
 use crate::config::combine;
 use crate::instance::InstanceSummary;
 use crate::launch::{self, Recipe};
+use crate::verdict::{verdict, Outcome};
 use crate::watched::{Attached, ProcSplit, Source, Watched, GRACE};
 use allocscope_core::run::sampling::SamplingLoop;
 use allocscope_core::run::{Event, Interrupt};
@@ -62,6 +64,7 @@ pub fn watch(
     let mut watched = begin(store, instances, settings, &events_tx)?;
     let start = Instant::now();
     let mut last_look = start;
+    let mut last_decision = None;
     let status = loop {
         let now = Instant::now();
         if interrupt.requested() {
@@ -77,11 +80,15 @@ pub fn watch(
         if watched.iter().all(|w| !w.running()) {
             break "exited";
         }
+        // Settled: every configuration settled and the verdict decided the
+        // same at two looks in a row.
         if settings.until_settled && now - last_look >= SETTLED_LOOK_EVERY {
             last_look = now;
-            if every_configuration_settled(&watched) {
+            let decision = settled_decision(&watched, (now - start).as_secs_f64());
+            if decision.is_some() && decision == last_decision {
                 break "settled";
             }
+            last_decision = decision;
         }
         let nap = watched
             .iter()
@@ -230,12 +237,20 @@ pub fn by_label(watched: &[Watched]) -> Option<Vec<(String, Vec<InstanceSummary>
     Some(groups)
 }
 
-fn every_configuration_settled(watched: &[Watched]) -> bool {
-    by_label(watched).is_some_and(|groups| {
-        groups
-            .iter()
-            .all(|(_, replicas)| combine(replicas).is_some_and(|c| c.settling.is_settled()))
-    })
+/// What the verdict decides now, when every configuration has settled and
+/// it decides something: the pick, keeping the baseline, or a leak
+/// everywhere. `None` while any configuration is open or it is
+/// inconclusive.
+fn settled_decision(watched: &[Watched], elapsed_s: f64) -> Option<String> {
+    let groups = by_label(watched)?;
+    let settled = (groups.iter())
+        .all(|(_, replicas)| combine(replicas).is_some_and(|c| c.settling.is_settled()));
+    match verdict(&groups, elapsed_s).filter(|_| settled)?.outcome {
+        Outcome::Pick { label, .. } => Some(format!("use {label}")),
+        Outcome::KeepBaseline => Some("keep the baseline".into()),
+        Outcome::LeakEverywhere => Some("a leak everywhere".into()),
+        Outcome::Inconclusive { .. } => None,
+    }
 }
 
 /// An instance in place's tree split now; `None` when it is gone or its
