@@ -45,7 +45,8 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
         until_settled: options.until_settled,
     };
     let soaked = watch(&mut store, &instances, &settings, &interrupt)?;
-    let judged = by_label(&soaked.instances).and_then(|configs| verdict(&configs, soaked.elapsed_s));
+    let judged =
+        by_label(&soaked.instances).and_then(|configs| verdict(&configs, soaked.elapsed_s));
     print!("{}", report(&soaked.instances, judged.as_ref()));
     if !options.quiet {
         let ids: Vec<String> = (soaked.instances.iter())

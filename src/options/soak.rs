@@ -95,7 +95,10 @@ fn recipe(args: &SoakArgs) -> Result<Recipe, UsageError> {
         dir: beside(&args.db).join(format!("soak-{started}")),
         cgroup: crate::cgroup::find().ok(),
         server: args.server.then(|| Server {
-            ready: args.ready.clone().unwrap_or_else(|| format!("127.0.0.1:{PORT}")),
+            ready: args
+                .ready
+                .clone()
+                .unwrap_or_else(|| format!("127.0.0.1:{PORT}")),
             ready_timeout: args.ready_timeout,
             load: args.load.clone(),
         }),

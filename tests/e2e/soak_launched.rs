@@ -30,9 +30,26 @@ fn soak_grow(scratch: &Scratch, mode: &str) -> String {
     let grow = program("grow");
     let db = db_arg(scratch);
     let output = scratch.run(&[
-        "soak", "-a", "glibc", "-a", "glibc:arena_max=1", "--replicas", "2", "--duration", "14s",
-        "--until", "duration", "--interval", "200ms", "--db", &db, "--",
-        grow.to_str().expect("utf-8"), mode, "1000", "4",
+        "soak",
+        "-a",
+        "glibc",
+        "-a",
+        "glibc:arena_max=1",
+        "--replicas",
+        "2",
+        "--duration",
+        "14s",
+        "--until",
+        "duration",
+        "--interval",
+        "200ms",
+        "--db",
+        &db,
+        "--",
+        grow.to_str().expect("utf-8"),
+        mode,
+        "1000",
+        "4",
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
@@ -58,7 +75,12 @@ fn soak_tells_the_allocators_fragmentation_from_the_programs_leak() {
         "{text}"
     );
     assert!(text.starts_with("glibc (2 instances, "), "{text}");
-    for name in ["glibc#1", "glibc#2", "glibc:arena_max=1#1", "glibc:arena_max=1#2"] {
+    for name in [
+        "glibc#1",
+        "glibc#2",
+        "glibc:arena_max=1#1",
+        "glibc:arena_max=1#2",
+    ] {
         assert!(
             text.contains(&format!("  {name} ran to the end: RSS ")),
             "{name}:\n{text}"
@@ -69,7 +91,10 @@ fn soak_tells_the_allocators_fragmentation_from_the_programs_leak() {
     for (name, status, samples, live) in &stored {
         assert_eq!(status, "complete", "{name}");
         // 14 s at 200 ms is 70 ticks; a loaded machine takes fewer.
-        assert!(*samples >= 35 && *live >= 35, "{name}: {samples} samples, {live} live");
+        assert!(
+            *samples >= 35 && *live >= 35,
+            "{name}: {samples} samples, {live} live"
+        );
     }
 
     let scratch = Scratch::new();
@@ -94,9 +119,32 @@ fn a_server_soak_gives_each_instance_its_own_port_and_load() {
         for i in range(20000): s.sendall(b\"set k%d 0 0 1000 noreply\\r\\n\" % i + b\"x\" * 1000 + b\"\\r\\n\")\n\
         time.sleep(3600)' {port}";
     let output = scratch.run(&[
-        "soak", "-a", "glibc", "--duration", "8s", "--interval", "200ms", "--until", "duration",
-        "--server", "--load", load, "--db", &db, "--",
-        "memcached", "-p", "{port}", "-l", "127.0.0.1", "-U", "0", "-u", "nobody", "-m", "64",
+        "soak",
+        "-a",
+        "glibc",
+        "--duration",
+        "8s",
+        "--interval",
+        "200ms",
+        "--until",
+        "duration",
+        "--server",
+        "--load",
+        load,
+        "--db",
+        &db,
+        "--",
+        "memcached",
+        "-p",
+        "{port}",
+        "-l",
+        "127.0.0.1",
+        "-U",
+        "0",
+        "-u",
+        "nobody",
+        "-m",
+        "64",
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
     let text = stdout(&output);
@@ -136,8 +184,17 @@ fn an_instance_that_crashes_is_recorded_and_the_others_go_on_or_it_restarts() {
     );
     let soak = |restart: bool| {
         let mut args = vec![
-            "soak", "-a", "glibc", "--duration", "5s", "--until", "duration", "--interval",
-            "200ms", "--db", &db,
+            "soak",
+            "-a",
+            "glibc",
+            "--duration",
+            "5s",
+            "--until",
+            "duration",
+            "--interval",
+            "200ms",
+            "--db",
+            &db,
         ];
         if restart {
             args.push("--restart");
@@ -159,9 +216,8 @@ fn an_instance_that_crashes_is_recorded_and_the_others_go_on_or_it_restarts() {
 
     let text = soak(true);
     assert!(
-        text.contains(
-            "  glibc#2: killed by signal 11 (SIGSEGV) after 1."
-        ) && text.contains("; restarted"),
+        text.contains("  glibc#2: killed by signal 11 (SIGSEGV) after 1.")
+            && text.contains("; restarted"),
         "{text}"
     );
     assert!(text.contains("  glibc#2 ran to the end: RSS "), "{text}");

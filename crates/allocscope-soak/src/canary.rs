@@ -45,10 +45,18 @@ pub fn report(watched: &[Watched], verdict: Option<&Verdict>) -> String {
         let members: Vec<&Watched> = watched.iter().filter(|w| w.label == label).collect();
         let samples: usize = members.iter().map(|w| w.series.memory.len()).sum();
         let _ = if in_place {
-            let pids: Vec<String> = members.iter().filter_map(|w| w.pid()).map(|p| p.to_string()).collect();
+            let pids: Vec<String> = members
+                .iter()
+                .filter_map(|w| w.pid())
+                .map(|p| p.to_string())
+                .collect();
             writeln!(out, "{label} (pid {}, {samples} samples)", pids.join(", "))
         } else {
-            writeln!(out, "{label} ({} instances, {samples} samples)", members.len())
+            writeln!(
+                out,
+                "{label} ({} instances, {samples} samples)",
+                members.len()
+            )
         };
         let judged = verdict.and_then(|v| v.configs.iter().find(|c| c.label == label));
         figures(&mut out, judged);
@@ -102,7 +110,11 @@ fn instance_lines(out: &mut String, w: &Watched) {
             "  {} ran to the end: RSS {rss}, live heap {}, allocator free {}",
             w.name,
             bytes(w.last.and_then(|l| l.live_heap_bytes)),
-            bytes(w.last.and_then(|l| l.breakdown).map(|b| b.allocator_free_bytes))
+            bytes(
+                w.last
+                    .and_then(|l| l.breakdown)
+                    .map(|b| b.allocator_free_bytes)
+            )
         ),
     };
     for restart in &w.restarts {

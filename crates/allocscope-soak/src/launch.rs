@@ -150,32 +150,25 @@ pub fn start(
 }
 
 impl Running {
-    /// A server's readiness looked at: `Ok(true)` once it accepts a
-    /// connection (its load started then), `Err` when its time ran out.
-    pub fn look_ready(&mut self, recipe: &Recipe, name: &str) -> Result<bool, ()> {
+    /// A server's readiness looked at, its load started once it accepts a
+    /// connection; `true` when its time to get ready ran out.
+    pub fn ready_too_late(&mut self, recipe: &Recipe, name: &str) -> bool {
         let Some((addr, deadline)) = self.awaiting else {
-            return Ok(true);
+            return false;
         };
         if TcpStream::connect_timeout(&addr, Duration::from_millis(20)).is_err() {
-            return if Instant::now() > deadline {
-                Err(())
-            } else {
-                Ok(false)
-            };
+            return Instant::now() > deadline;
         }
         self.awaiting = None;
         let load = recipe.server.as_ref().and_then(|s| s.load.as_deref());
         if let Some(load) = load {
             let dir = recipe.dir.join(name);
             let command = fill(load, self.port, &dir);
-            self.load_pid = process::spawn_load(
-                &command,
-                &dir.join("load.stdout"),
-                &dir.join("load.stderr"),
-            )
-            .ok();
+            self.load_pid =
+                process::spawn_load(&command, &dir.join("load.stdout"), &dir.join("load.stderr"))
+                    .ok();
         }
-        Ok(true)
+        false
     }
 
     /// Its load command, if one runs, killed and reaped.

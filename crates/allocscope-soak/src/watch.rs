@@ -151,7 +151,13 @@ fn begin(
                     hostname: hostname.clone(),
                 };
                 let sampling = SamplingLoop::new(a.pid, settings.interval);
-                add(store, new, a.label.clone(), Source::Attached(a.clone()), sampling)?;
+                add(
+                    store,
+                    new,
+                    a.label.clone(),
+                    Source::Attached(a.clone()),
+                    sampling,
+                )?;
             }
         }
         Instances::Launched(recipe) => {

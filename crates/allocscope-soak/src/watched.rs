@@ -109,12 +109,16 @@ impl Watched {
         events: &Sender<Event>,
     ) -> anyhow::Result<()> {
         let mut ended = None;
-        if let (Some(recipe), Source::Launched { running: Some(run), .. }) =
-            (recipe, &mut self.source)
+        if let (
+            Some(recipe),
+            Source::Launched {
+                running: Some(run), ..
+            },
+        ) = (recipe, &mut self.source)
         {
             if let Some(raw) = launch::wait(run.pid, libc::WNOHANG) {
                 ended = Some(ending_of(raw, run.containment.oom_kills() > 0));
-            } else if run.look_ready(recipe, &self.name).is_err() {
+            } else if run.ready_too_late(recipe, &self.name) {
                 launch::stop(run, &mut self.sampling, GRACE);
                 let message = "not ready in time: its address accepted no connection";
                 ended = Some(ending("failed", message.to_string()));
@@ -173,7 +177,8 @@ impl Watched {
         let series = &mut self.series;
         series.memory.extend(memory.map(|m| (t, m as f64)));
         (series.live_heap).extend(sample.live_heap_bytes.map(|b| (t, b as f64)));
-        (series.allocator_free).extend(sample.breakdown.map(|b| (t, b.allocator_free_bytes as f64)));
+        (series.allocator_free)
+            .extend(sample.breakdown.map(|b| (t, b.allocator_free_bytes as f64)));
         self.last = Some(sample);
         Some(sample)
     }
