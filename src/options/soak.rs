@@ -6,7 +6,7 @@
 //! configuration has settled.
 
 use super::parse::resolve_command;
-use super::record::check_pid;
+use super::record::{check_pid, logs_directory};
 use crate::cli::{SoakArgs, Until};
 use crate::sample::maps::mapped_paths_whole;
 use crate::soak::error::SoakError;
@@ -14,7 +14,7 @@ use crate::soak::label;
 use crate::soak::launch::{Flavour, Recipe, Server, PORT};
 use crate::soak::watched::Attached;
 use crate::usage_error::UsageError;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 pub struct SoakSettings {
@@ -92,7 +92,7 @@ fn recipe(args: &SoakArgs) -> Result<Recipe, UsageError> {
         replicas: args.replicas as usize,
         restart: args.restart,
         interval: args.interval,
-        dir: beside(&args.db).join(format!("soak-{started}")),
+        dir: logs_directory(&args.db).join(format!("soak-{started}")),
         cgroup: crate::cgroup::find().ok(),
         server: args.server.then(|| Server {
             ready: args
@@ -103,14 +103,6 @@ fn recipe(args: &SoakArgs) -> Result<Recipe, UsageError> {
             load: args.load.clone(),
         }),
     })
-}
-
-/// `allocscope-logs/` beside the store, as `compare`'s and `record`'s.
-fn beside(db: &Path) -> PathBuf {
-    match db.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.join("allocscope-logs"),
-        _ => PathBuf::from("allocscope-logs"),
-    }
 }
 
 /// One `--pid LABEL=PID`: well formed, a readable process, and mapping the

@@ -55,3 +55,55 @@ impl Appender {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::NewRecording;
+
+    fn stored(store: &Store) -> i64 {
+        store
+            .conn
+            .query_row("SELECT count(*) FROM recording_samples", [], |r| r.get(0))
+            .expect("count")
+    }
+
+    #[test]
+    fn samples_wait_for_a_second_between_commits_unless_ticks_are_a_second_apart(
+    ) -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let mut store = Store::open(&dir.path().join("a.db"))?;
+        let (id, _) = store.begin_recording(&NewRecording {
+            name: "soak glibc#1".into(),
+            config: "glibc".into(),
+            env: vec![],
+            command: None,
+            target_pid: 1,
+            target_start: 1,
+            interval_ms: 200,
+            hostname: "h".into(),
+        })?;
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let sample = |t_s: f64| Sample {
+            t_s,
+            rss_bytes: 1 << 20,
+            ..Sample::default()
+        };
+        let mut fast = Appender::new(id, Duration::from_millis(200), start);
+        fast.tick(&mut store, at(200), Some(&sample(0.2)))?;
+        fast.tick(&mut store, at(400), None)?;
+        fast.tick(&mut store, at(600), Some(&sample(0.6)))?;
+        assert_eq!(stored(&store), 0, "nothing committed within the second");
+        fast.tick(&mut store, at(1000), Some(&sample(1.0)))?;
+        assert_eq!(stored(&store), 3, "the second's samples, at once");
+        fast.tick(&mut store, at(1200), Some(&sample(1.2)))?;
+        fast.flush(&mut store)?;
+        assert_eq!(stored(&store), 4, "a flush commits what waits");
+
+        let mut slow = Appender::new(id, COMMIT_EVERY, start);
+        slow.tick(&mut store, at(100), Some(&sample(2.0)))?;
+        assert_eq!(stored(&store), 5, "ticks a second apart commit each");
+        Ok(())
+    }
+}
