@@ -401,8 +401,32 @@ pub struct SoakArgs {
     /// tcmalloc, mimalloc, glibc:arena_max=2); checked against the
     /// allocator the process maps. A label given twice is one
     /// configuration's replicas.
-    #[arg(long = "pid", value_name = "LABEL=PID", required = true)]
+    #[arg(long = "pid", value_name = "LABEL=PID", required_unless_present = "command", conflicts_with_all = ["alloc", "command"])]
     pub pids: Vec<String>,
+    /// With a COMMAND: a configuration to start it under, repeatable, as
+    /// compare's -a (default: glibc, glibc:arena_max=2, jemalloc, tcmalloc, mimalloc).
+    #[arg(short = 'a', long = "alloc", value_name = "CONFIG")]
+    pub alloc: Vec<String>,
+    /// Instances of each configuration started side by side.
+    #[arg(long, default_value = "2", value_name = "R", value_parser = |s: &str| values::parse_count("--replicas", s, 1))]
+    pub replicas: u32,
+    /// Start an instance again when it exits, crashes or is OOM-killed.
+    #[arg(long)]
+    pub restart: bool,
+    /// COMMAND is a server: each instance ready once --ready accepts a
+    /// connection, then driven by --load.
+    #[arg(long, requires = "command")]
+    pub server: bool,
+    /// A server's readiness address, HOST:PORT (default 127.0.0.1:{port}).
+    #[arg(long, value_name = "HOST:PORT", requires = "server")]
+    pub ready: Option<String>,
+    /// How long a server instance may take to become ready.
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = |s: &str| values::parse_positive_duration("--ready-timeout", s))]
+    pub ready_timeout: Duration,
+    /// A load command per server instance, run with `sh -c` once it is
+    /// ready, until it exits or the soak ends ({port}, {instance} filled).
+    #[arg(long, value_name = "COMMAND", requires = "server")]
+    pub load: Option<String>,
     /// Stop after this long (default: at Ctrl-C, or when every instance
     /// has exited).
     #[arg(long, value_name = "DUR", value_parser = values::parse_record_duration)]
@@ -410,15 +434,20 @@ pub struct SoakArgs {
     /// Sampling interval, from 10ms to 1h.
     #[arg(long, default_value = "1s", value_name = "DUR", value_parser = values::parse_interval)]
     pub interval: Duration,
-    /// Stop at --duration, or earlier once every configuration has settled.
-    #[arg(long, value_enum, default_value = "duration")]
-    pub until: Until,
+    /// Stop at --duration, or earlier once every configuration has settled
+    /// (default: settled with a COMMAND, duration with --pid).
+    #[arg(long, value_enum)]
+    pub until: Option<Until>,
     /// The SQLite store: each instance a recording of its own.
     #[arg(long, default_value = "allocscope.db", value_name = "FILE")]
     pub db: PathBuf,
     /// No progress lines.
     #[arg(short, long)]
     pub quiet: bool,
+    /// The program to start, each instance with `{port}` (a free loopback
+    /// port) and `{instance}` (its own directory) filled in.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]

@@ -169,7 +169,7 @@ impl CompareSettings {
 
 /// The `-a` configurations resolved against this machine's allocators (the
 /// defaults without any), with the warnings about the defaults left out.
-fn configs(
+pub(super) fn configs(
     specs: &[String],
     registry: &crate::alloc::Registry,
 ) -> Result<(Vec<crate::model::Config>, Vec<String>), UsageError> {

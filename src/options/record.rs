@@ -44,7 +44,7 @@ impl RecordSettings {
                     program,
                     args: args.command[1..].to_vec(),
                     config: Box::new(config),
-                    logs_dir: logs_directory(&args.db),
+                    logs_dir: logs_directory(&args.db).join("recordings"),
                 }
             }
             (None, None) => return Err(RecordError::NothingToRecord.into()),
@@ -100,13 +100,14 @@ pub(super) fn check_pid(pid: i32) -> Result<(i32, u64), UsageError> {
     Ok((pid, stat.start_ticks))
 }
 
-/// The command's stdout and stderr go beside the store, like `compare`'s.
-fn logs_directory(db: &Path) -> PathBuf {
+/// `allocscope-logs/` beside the store, like `compare`'s: where a launched
+/// command's stdout and stderr go (`record`'s, `soak`'s).
+pub(super) fn logs_directory(db: &Path) -> PathBuf {
     let parent = match db.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    parent.join("allocscope-logs").join("recordings")
+    parent.join("allocscope-logs")
 }
 
 #[cfg(test)]

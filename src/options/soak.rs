@@ -1,20 +1,27 @@
 //! `soak`'s arguments checked before anything is stored: each `--pid
 //! LABEL=PID` a running process allocscope may read (as `record --pid`
-//! checks it), mapping the allocator its label names; how often, for how
-//! long, and whether to stop once every configuration has settled.
+//! checks it), mapping the allocator its label names; or a COMMAND, its
+//! configurations resolved as `compare`'s and the recipe its instances are
+//! started with; how often, for how long, and whether to stop once every
+//! configuration has settled.
 
-use super::record::check_pid;
+use super::parse::resolve_command;
+use super::record::{check_pid, logs_directory};
 use crate::cli::{SoakArgs, Until};
 use crate::sample::maps::mapped_paths_whole;
 use crate::soak::error::SoakError;
 use crate::soak::label;
-use crate::soak::watch::Attached;
+use crate::soak::launch::{Flavour, Recipe, Server, PORT};
+use crate::soak::watched::Attached;
 use crate::usage_error::UsageError;
 use std::path::PathBuf;
 use std::time::Duration;
 
 pub struct SoakSettings {
+    /// `--pid`: running in place; empty with a COMMAND.
     pub instances: Vec<Attached>,
+    /// A COMMAND: how its instances are started.
+    pub recipe: Option<Recipe>,
     pub interval: Duration,
     pub duration: Option<Duration>,
     pub until_settled: bool,
@@ -24,6 +31,9 @@ pub struct SoakSettings {
 
 impl SoakSettings {
     pub fn from_args(args: &SoakArgs) -> Result<SoakSettings, UsageError> {
+        let recipe = (!args.command.is_empty())
+            .then(|| recipe(args))
+            .transpose()?;
         let mut instances: Vec<Attached> = Vec::with_capacity(args.pids.len());
         for given in &args.pids {
             let attached = attach(given)?;
@@ -37,15 +47,62 @@ impl SoakSettings {
             }
             instances.push(attached);
         }
+        let until = args.until.unwrap_or(match recipe {
+            Some(_) => Until::Settled,
+            None => Until::Duration,
+        });
         Ok(SoakSettings {
             instances,
+            recipe,
             interval: args.interval,
             duration: args.duration,
-            until_settled: args.until == Until::Settled,
+            until_settled: until == Until::Settled,
             quiet: args.quiet,
             db: args.db.clone(),
         })
     }
+}
+
+/// How a COMMAND's instances are started: each configuration with the
+/// heap probe, in a memory cgroup where one can be made, logs and
+/// `{instance}` directories beside the store.
+fn recipe(args: &SoakArgs) -> Result<Recipe, UsageError> {
+    let program = resolve_command(&args.command[0])?;
+    let registry = crate::alloc::Registry::discover();
+    let (configs, _) = super::compare::configs(&args.alloc, &registry)?;
+    let command: Vec<String> = (args.command.iter())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let instances = configs.len() * args.replicas as usize;
+    if args.server && instances > 1 && !command.iter().any(|a| a.contains(PORT)) {
+        return Err(SoakError::ServerWithoutPort { instances }.into());
+    }
+    let mut flavours = Vec::with_capacity(configs.len());
+    for config in configs {
+        let probe = crate::probe::plan(&config, Some(crate::probe::HeapOptions::DEFAULT))
+            .map_err(|e| SoakError::Probe(format!("{e:#}")))?;
+        flavours.push(Flavour { config, probe });
+    }
+    let started = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH))
+        .map_or(0, |d| d.as_secs());
+    Ok(Recipe {
+        program,
+        args: command[1..].to_vec(),
+        flavours,
+        replicas: args.replicas as usize,
+        restart: args.restart,
+        interval: args.interval,
+        dir: logs_directory(&args.db).join(format!("soak-{started}")),
+        cgroup: crate::cgroup::find().ok(),
+        server: args.server.then(|| Server {
+            ready: args
+                .ready
+                .clone()
+                .unwrap_or_else(|| format!("127.0.0.1:{PORT}")),
+            ready_timeout: args.ready_timeout,
+            load: args.load.clone(),
+        }),
+    })
 }
 
 /// One `--pid LABEL=PID`: well formed, a readable process, and mapping the

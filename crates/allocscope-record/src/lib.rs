@@ -11,7 +11,7 @@
 //! `record` only wires the parts: `begin.rs` the recording's row (new, or
 //! resumed) and a launched command; `ticks.rs` the loop (`run`'s sampling
 //! loop, each kept sample to the `--metrics` publisher and every
-//! tick to the writer); `writer.rs` the store writer (`COMMIT_EVERY`);
+//! tick to the core's `store::Appender`, appended at its cadence);
 //! `ending.rs` a launched tree killed and how the recording ended;
 //! `error.rs`
 //! the user's mistakes in its arguments and in `--metrics`.
@@ -22,15 +22,13 @@ pub mod error;
 pub mod prometheus;
 mod target;
 mod ticks;
-mod writer;
 
 use allocscope_core::model::Sample;
 use allocscope_core::run::sampling::SamplingLoop;
 use allocscope_core::run::{Event, Interrupt};
-use allocscope_core::store::{Ending, Store};
+use allocscope_core::store::{Appender, Ending, Store};
 use std::sync::mpsc;
 use ticks::{Stopped, Watch};
-use writer::StoreWriter;
 
 /// What to record: checked by `options::record`, so the two never differ.
 pub use target::Target;
@@ -80,7 +78,7 @@ pub fn record(
     started(begun.id, begun.resumed, target_pid);
 
     let mut sampling = SamplingLoop::new(walker_root, settings.interval);
-    let mut writer = StoreWriter::new(store, begun.id, settings.interval, sampling.start());
+    let mut appender = Appender::new(begun.id, settings.interval, sampling.start());
     let watch = Watch {
         root: begun.root,
         launched: begun.launched,
@@ -96,10 +94,10 @@ pub fn record(
         mut main_status,
         tally,
     } = ticks::run(&mut sampling, &watch, |now, sample| {
-        writer.tick(now, sample)
+        appender.tick(store, now, sample)
     });
     if failure.is_none() {
-        if let Err(error) = writer.flush() {
+        if let Err(error) = appender.flush(store) {
             failure = Some(error);
             status = "failed";
         }
@@ -108,7 +106,7 @@ pub fn record(
         main_status = ending::end_launched_tree(pid, &mut sampling, &events, main_status);
     }
     let ending = ending::ending(status, main_status, failure.as_ref());
-    let finished = writer.finish(&ending);
+    let finished = store.finish_recording(begun.id, &ending);
     if let Some(error) = failure {
         return Err(error.context(format!(
             "recording {} stopped; what was stored until then stays readable \

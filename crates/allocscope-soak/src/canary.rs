@@ -1,14 +1,14 @@
-//! The short report of `soak --pid`: per configuration its level, growth
-//! with its interval, whether it settled, its projection to a day, and
-//! where its memory is from `/proc` alone (the heap probe cannot be
-//! injected into a running process); then the verdict, whose growths carry
-//! no cause.
+//! The soak's short report: per configuration its level, growth with its
+//! interval, whether it settled, its projection to a day; per instance how
+//! it ended or where its memory was at the end (in place, from `/proc`
+//! alone: the heap probe cannot be injected into a running process, so
+//! those growths carry no cause); then the verdict.
 
 use crate::growth::Settling;
 use crate::projection::at_horizons;
 use crate::render::{growth_text, render};
 use crate::verdict::{ConfigVerdict, Verdict};
-use crate::watch::{ProcSplit, Watched};
+use crate::watched::{ProcSplit, Source, Watched};
 use allocscope_core::units::{format_bytes, format_seconds};
 use std::fmt::Write;
 
@@ -28,41 +28,45 @@ fn split_text(split: &ProcSplit) -> String {
     )
 }
 
-/// The report: one block per configuration (its instances' pids), then the
+/// The report: one block per configuration (its instances), then the
 /// verdict, or why there is none yet.
 pub fn report(watched: &[Watched], verdict: Option<&Verdict>) -> String {
     let mut out = String::new();
     let mut labels: Vec<&str> = Vec::new();
     for w in watched {
-        if !labels.contains(&w.attached.label.as_str()) {
-            labels.push(&w.attached.label);
+        if !labels.contains(&w.label.as_str()) {
+            labels.push(&w.label);
         }
     }
+    let in_place = watched
+        .iter()
+        .any(|w| matches!(w.source, Source::Attached(_)));
     for label in labels {
-        let members: Vec<&Watched> = watched
-            .iter()
-            .filter(|w| w.attached.label == label)
-            .collect();
-        let pids: Vec<String> = members.iter().map(|w| w.attached.pid.to_string()).collect();
-        let samples: usize = members.iter().map(|w| w.memory.len()).sum();
-        let _ = writeln!(out, "{label} (pid {}, {samples} samples)", pids.join(", "));
+        let members: Vec<&Watched> = watched.iter().filter(|w| w.label == label).collect();
+        let samples: usize = members.iter().map(|w| w.series.memory.len()).sum();
+        let _ = if in_place {
+            let pids: Vec<String> = members
+                .iter()
+                .filter_map(|w| w.pid())
+                .map(|p| p.to_string())
+                .collect();
+            writeln!(out, "{label} (pid {}, {samples} samples)", pids.join(", "))
+        } else {
+            writeln!(
+                out,
+                "{label} ({} instances, {samples} samples)",
+                members.len()
+            )
+        };
         let judged = verdict.and_then(|v| v.configs.iter().find(|c| c.label == label));
         figures(&mut out, judged);
         for w in &members {
-            let pid = w.attached.pid;
-            let rss = w
-                .last
-                .map_or("-".into(), |l| format_bytes(l.rss_bytes as f64));
-            let _ = match (&w.split, w.exited) {
-                (_, true) => writeln!(out, "  pid {pid} exited during the soak; last RSS {rss}"),
-                (Some(split), false) => {
-                    writeln!(out, "  pid {pid} at the end: {}", split_text(split))
-                }
-                (None, false) => writeln!(out, "  pid {pid}: RSS {rss}, not split by this kernel"),
-            };
+            instance_lines(&mut out, w);
         }
     }
-    let _ = writeln!(out, "{NO_PROBE_NOTE}");
+    if in_place {
+        let _ = writeln!(out, "{NO_PROBE_NOTE}");
+    }
     match verdict {
         Some(v) => {
             let _ = writeln!(out, "{}", render(v));
@@ -76,6 +80,46 @@ pub fn report(watched: &[Watched], verdict: Option<&Verdict>) -> String {
         }
     }
     out
+}
+
+/// How an instance ended, or where its memory was at the end; its restarts.
+fn instance_lines(out: &mut String, w: &Watched) {
+    let bytes = |b: Option<u64>| b.map_or("-".into(), |b| format_bytes(b as f64));
+    let rss = bytes(w.last.map(|l| l.rss_bytes));
+    let _ = match (&w.source, &w.ended, &w.split) {
+        (Source::Attached(a), Some(_), _) => writeln!(
+            out,
+            "  pid {} exited during the soak; last RSS {rss}",
+            a.pid
+        ),
+        (Source::Attached(a), None, Some(split)) => {
+            writeln!(out, "  pid {} at the end: {}", a.pid, split_text(split))
+        }
+        (Source::Attached(a), None, None) => {
+            writeln!(out, "  pid {}: RSS {rss}, not split by this kernel", a.pid)
+        }
+        (Source::Launched { .. }, Some(ended), _) => writeln!(
+            out,
+            "  {} {}: {}; last RSS {rss}",
+            w.name,
+            ended.status,
+            ended.message.as_deref().unwrap_or_default()
+        ),
+        (Source::Launched { .. }, None, _) => writeln!(
+            out,
+            "  {} ran to the end: RSS {rss}, live heap {}, allocator free {}",
+            w.name,
+            bytes(w.last.and_then(|l| l.live_heap_bytes)),
+            bytes(
+                w.last
+                    .and_then(|l| l.breakdown)
+                    .map(|b| b.allocator_free_bytes)
+            )
+        ),
+    };
+    for restart in &w.restarts {
+        let _ = writeln!(out, "  {}: {restart}", w.name);
+    }
 }
 
 /// A configuration's figures: level, growth, settled, a day's projection.

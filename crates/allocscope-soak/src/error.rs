@@ -40,6 +40,10 @@ pub enum SoakError {
         pid: i32,
         word: String,
     },
+    #[error("--server starts {instances} instances side by side, which cannot share a port: put {{port}} in the command where it takes its port (e.g. memcached -p {{port}}), and allocscope gives each instance a free one")]
+    ServerWithoutPort { instances: usize },
+    #[error("the heap probe cannot be installed: {0}; give the soak a writable cache directory (XDG_CACHE_HOME)")]
+    Probe(String),
 }
 
 impl FeatureError for SoakError {}

@@ -6,7 +6,8 @@
 //! baseline's, projections to a day and a week, and the verdict. The
 //! statistics are pure functions over `(t_s, value)` series in time order,
 //! with no I/O (docs/statistics.md, "Growth over time", has the methods and
-//! their coverage); only `watch.rs` reads /proc and writes the store.
+//! their coverage); only `launch.rs`, `watched.rs` and `watch.rs` start
+//! processes, read /proc and write the store.
 //!
 //! Files, each using only those before it: `window.rs` (the segment after a
 //! restart, the recent window), `theil_sen.rs` (the slope and Sen's
@@ -14,10 +15,12 @@
 //! `growth.rs` (growth rates, settled, time to settle), `level.rs` (the
 //! plateau), `projection.rs`,
 //! `instance.rs`, `config.rs`, `verdict.rs` (the verdict as data) and
-//! `render.rs` (the verdict in sentences). `soak --pid`, instances already
-//! running: `error.rs` (the user's mistakes with its arguments), `label.rs` (a label checked against the allocator the process
-//! maps), `watch.rs` (the loop that samples and stores them), `canary.rs`
-//! (its report).
+//! `render.rs` (the verdict in sentences). The command: `error.rs` (the
+//! user's mistakes with its arguments), `label.rs` (a `--pid` label checked
+//! against the allocator the process maps), `launch.rs` (an instance of
+//! `-- COMMAND` started), `watched.rs` (one instance followed: its tick,
+//! series, ending, restarts), `watch.rs` (the one loop that samples and
+//! stores them all), `canary.rs` (the report).
 
 pub mod blocks;
 pub mod canary;
@@ -26,12 +29,14 @@ pub mod error;
 pub mod growth;
 pub mod instance;
 pub mod label;
+pub mod launch;
 pub mod level;
 pub mod projection;
 pub mod render;
 pub mod theil_sen;
 pub mod verdict;
 pub mod watch;
+pub mod watched;
 pub mod window;
 
 #[cfg(test)]

@@ -49,6 +49,10 @@ fn course(config: &ConfigVerdict) -> String {
         (Settling::Grows, cause) => {
             let why = match cause {
                 Some(Cause::Leak) => " with its live heap: a leak in the program",
+                Some(Cause::LeakAndAllocator) => {
+                    " with its live heap and faster: a leak in the program, and the allocator \
+                     holds more besides"
+                }
                 Some(Cause::AllocatorHolds) => {
                     " while its live heap is flat: the allocator holds it (fragmentation), not a leak"
                 }

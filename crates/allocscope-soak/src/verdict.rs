@@ -18,8 +18,12 @@ pub const BASELINE_LABEL: &str = "glibc";
 /// Why a configuration's memory grows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cause {
-    /// Its live heap grows as much: the program holds more, a leak.
+    /// Its live heap grows, and accounts for the memory's growth: the
+    /// program holds more, a leak.
     Leak,
+    /// Its live heap grows, and the memory grows beyond it: a leak, and the
+    /// allocator holds more besides.
+    LeakAndAllocator,
     /// Its live heap is flat: the allocator holds the memory the program
     /// freed (fragmentation).
     AllocatorHolds,
@@ -111,19 +115,29 @@ pub fn verdict(configs: &[(String, Vec<InstanceSummary>)], elapsed_s: f64) -> Op
     })
 }
 
-/// Why a growing configuration grows, from its replicas' live heaps.
+/// Why a growing configuration grows: its replicas' live heap set against
+/// its memory. A flat live heap leaves the growth to the allocator; a
+/// growing one is a leak, and the allocator's too when what the live heap
+/// leaves of the memory's growth grows beyond noise. The two rates are
+/// taken as independent, though they rise together: that widens the rest's
+/// interval, so a growth is put on the allocator only when the live heap
+/// cannot account for it.
 fn cause(replicas: &[InstanceSummary], summary: &ConfigSummary) -> Cause {
     let share = 1.0 / replicas.len() as f64;
     let live: Option<Vec<(f64, Growth)>> = replicas
         .iter()
         .map(|r| r.live_heap_growth.map(|g| (share, g)))
         .collect();
-    match live.as_deref().and_then(weighted_sum) {
-        None => Cause::Unmeasured,
-        Some(live) => match settling(&live, summary.level.median) {
-            Settling::Grows => Cause::Leak,
-            Settling::Plateau => Cause::AllocatorHolds,
-            Settling::Open => Cause::Unclear,
+    let Some(live) = live.as_deref().and_then(weighted_sum) else {
+        return Cause::Unmeasured;
+    };
+    let level = summary.level.median;
+    match settling(&live, level) {
+        Settling::Plateau => Cause::AllocatorHolds,
+        Settling::Open => Cause::Unclear,
+        Settling::Grows => match weighted_sum(&[(1.0, summary.growth), (-1.0, live)]) {
+            Some(rest) if settling(&rest, level) == Settling::Grows => Cause::LeakAndAllocator,
+            _ => Cause::Leak,
         },
     }
 }

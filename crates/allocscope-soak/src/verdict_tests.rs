@@ -167,3 +167,29 @@ fn rates_and_levels_that_do_not_separate_yet_say_how_long_they_would_take() {
         "{text}"
     );
 }
+
+#[test]
+fn memory_growing_beyond_a_growing_live_heap_is_a_leak_and_the_allocators_too() {
+    // glibc's memory grows 120 MiB/h while its live heap grows 20: the
+    // leak accounts for a sixth. jemalloc's grows 22 with a live heap of
+    // 20: within noise of the leak alone.
+    let configs = vec![
+        (
+            "glibc".to_string(),
+            vec![replica(800.0, rate(120.0, 10.0), Some(rate(20.0, 3.0)))],
+        ),
+        (
+            "jemalloc".to_string(),
+            vec![replica(700.0, rate(22.0, 5.0), Some(rate(20.0, 3.0)))],
+        ),
+    ];
+    let v = verdict(&configs, 2.0 * HOUR).expect("verdict");
+    assert_eq!(v.configs[0].cause, Some(Cause::LeakAndAllocator));
+    assert_eq!(v.configs[1].cause, Some(Cause::Leak));
+    assert_ne!(v.outcome, Outcome::LeakEverywhere, "{:?}", v.outcome);
+    let text = render(&v);
+    assert!(
+        text.contains("glibc still grows 120 MiB/h [110, 130] with its live heap and faster: a leak in the program, and the allocator holds more besides"),
+        "{text}"
+    );
+}

@@ -1,58 +1,41 @@
-//! `soak --pid`: instances already running, sampled in place. One loop
-//! ticks the core's sampling loop of every instance (the process and its
-//! descendants, while it is still the process that was checked) each
-//! interval, stores each instance as a recording of its own under its label
-//! the way `record --pid` does (appended at least once a second), keeps the
-//! memory series the statistics read, and stops at the duration, at Ctrl-C,
-//! when every instance has exited, or with `until_settled` once every
-//! configuration has settled. Nothing is started or stopped.
+//! The soak's one loop: every instance (`watched.rs`), running in place
+//! (`--pid`) or started by the soak (`-- COMMAND`), ticked on the core's
+//! sampling loop each interval, each stored as a recording of its own and
+//! appended at the store's cadence (`store::Appender`), until the duration,
+//! Ctrl-C, every instance ended, or with `until_settled` every
+//! configuration settled with the verdict deciding the same at two looks
+//! in a row. At every ending what was sampled is committed,
+//! the launched instances stopped, each recording finished.
 
 use crate::config::combine;
-use crate::instance::{summarize, InstanceSeries, InstanceSummary};
-use allocscope_core::model::Sample;
-use allocscope_core::run::sampling::{SamplingLoop, Tick};
-use allocscope_core::run::Interrupt;
+use crate::instance::InstanceSummary;
+use crate::launch::{self, Recipe};
+use crate::verdict::{verdict, Outcome};
+use crate::watched::{Attached, ProcSplit, Source, Watched, GRACE};
+use allocscope_core::run::sampling::SamplingLoop;
+use allocscope_core::run::{Event, Interrupt};
 use allocscope_core::sample::proc;
-use allocscope_core::store::{Ending, NewRecording, Store};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use allocscope_core::store::{Appender, Ending, NewRecording, Store};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
-/// Samples are committed at least this often: what a crash can lose.
-const COMMIT_EVERY: Duration = Duration::from_secs(1);
 /// How often `until_settled` looks whether every configuration settled.
 const SETTLED_LOOK_EVERY: Duration = Duration::from_secs(5);
 /// The longest the loop sleeps before looking at Ctrl-C and the duration.
 const MAX_NAP: Duration = Duration::from_millis(100);
 
-/// A running instance, checked: its label, pid and start time (clock ticks
-/// after boot, which tell a reused pid apart).
-#[derive(Debug, Clone)]
-pub struct Attached {
-    pub label: String,
-    pub pid: i32,
-    pub start_ticks: u64,
+/// What the soak follows.
+pub enum Instances<'a> {
+    /// Running already, sampled in place; nothing started or stopped.
+    InPlace(&'a [Attached]),
+    /// Started by the soak: each configuration's replicas.
+    Launched(&'a Recipe),
 }
 
 pub struct Settings {
     pub interval: Duration,
     pub duration: Option<Duration>,
     pub until_settled: bool,
-}
-
-/// One instance as the soak saw it.
-pub struct Watched {
-    pub attached: Attached,
-    pub recording: i64,
-    /// `(t_s, RSS bytes)` of every kept sample, in time order.
-    pub memory: Vec<(f64, f64)>,
-    pub last: Option<Sample>,
-    /// It exited before the soak ended.
-    pub exited: bool,
-    /// Its tree's RSS split from /proc when the soak ended; `None` once it
-    /// exited.
-    pub split: Option<ProcSplit>,
-    pending: Vec<Sample>,
-    sampling: SamplingLoop,
-    started_unix: f64,
 }
 
 /// Why the soak stopped: `complete` (the duration), `settled`,
@@ -64,22 +47,24 @@ pub struct Soaked {
     pub sampler_cpu_s: f64,
 }
 
-fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
 /// Soaks `instances` into `store` until one of the endings.
 pub fn watch(
     store: &mut Store,
-    instances: &[Attached],
+    instances: &Instances,
     settings: &Settings,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Soaked> {
-    let mut watched = begin(store, instances, settings)?;
+    let recipe = match instances {
+        Instances::Launched(recipe) => Some(*recipe),
+        Instances::InPlace(_) => None,
+    };
+    // The taps' markers and ends do not matter here; the receiver is
+    // drained so the channel never fills.
+    let (events_tx, events) = mpsc::channel::<Event>();
+    let mut watched = begin(store, instances, settings, &events_tx)?;
     let start = Instant::now();
-    let (mut last_commit, mut last_look) = (start, start);
+    let mut last_look = start;
+    let mut last_decision = None;
     let status = loop {
         let now = Instant::now();
         if interrupt.requested() {
@@ -88,86 +73,138 @@ pub fn watch(
         if settings.duration.is_some_and(|d| now - start >= d) {
             break "complete";
         }
-        for w in watched.iter_mut().filter(|w| !w.exited) {
-            tick(w, now);
+        while events.try_recv().is_ok() {}
+        for w in watched.iter_mut().filter(|w| w.running()) {
+            w.turn(store, now, recipe, &events_tx)?;
         }
-        if watched.iter().all(|w| w.exited) {
+        if watched.iter().all(|w| !w.running()) {
             break "exited";
         }
-        if now - last_commit >= COMMIT_EVERY || settings.interval >= COMMIT_EVERY {
-            commit(store, &mut watched)?;
-            last_commit = now;
-        }
+        // Settled: every configuration settled and the verdict decided the
+        // same at two looks in a row.
         if settings.until_settled && now - last_look >= SETTLED_LOOK_EVERY {
             last_look = now;
-            if every_configuration_settled(&watched) {
+            let decision = settled_decision(&watched, (now - start).as_secs_f64());
+            if decision.is_some() && decision == last_decision {
                 break "settled";
             }
+            last_decision = decision;
         }
         let nap = watched
             .iter()
-            .filter(|w| !w.exited)
+            .filter(|w| w.running())
             .map(|w| w.sampling.nap(MAX_NAP))
             .min()
             .unwrap_or(MAX_NAP);
         std::thread::sleep(nap);
     };
+    let elapsed_s = start.elapsed().as_secs_f64();
     finish(store, &mut watched, status)?;
     Ok(Soaked {
-        elapsed_s: start.elapsed().as_secs_f64(),
-        sampler_cpu_s: watched
-            .iter()
-            .map(|w| w.sampling.sampler().cpu_seconds())
-            .sum(),
+        elapsed_s,
+        sampler_cpu_s: watched.iter().map(Watched::sampler_cpu_s).sum(),
         instances: watched,
         status,
     })
 }
 
-/// Each instance's recording begun, and its sampling loop.
+/// Each instance's recording begun, a launched one started first.
 fn begin(
     store: &mut Store,
-    instances: &[Attached],
+    instances: &Instances,
     settings: &Settings,
+    events: &mpsc::Sender<Event>,
 ) -> anyhow::Result<Vec<Watched>> {
     let hostname = allocscope_core::host::capture().hostname;
-    let mut watched = Vec::with_capacity(instances.len());
-    for attached in instances {
-        let (recording, started_unix) = store.begin_recording(&NewRecording {
-            name: format!("soak {}={}", attached.label, attached.pid),
-            config: attached.label.clone(),
-            env: Vec::new(),
-            command: None,
-            target_pid: attached.pid,
-            target_start: attached.start_ticks,
-            interval_ms: settings.interval.as_millis() as u64,
-            hostname: hostname.clone(),
-        })?;
+    let interval_ms = settings.interval.as_millis() as u64;
+    let mut watched = Vec::new();
+    let mut add = |store: &mut Store, new: NewRecording, label: String, source, sampling| {
+        let (id, started_unix) = store.begin_recording(&new)?;
         watched.push(Watched {
-            attached: attached.clone(),
-            recording,
-            memory: Vec::new(),
+            label,
+            name: new.name.trim_start_matches("soak ").to_string(),
+            source,
+            appender: Appender::new(id, settings.interval, Instant::now()),
+            series: Default::default(),
+            restart_s: None,
             last: None,
-            exited: false,
+            ended: None,
+            restarts: Vec::new(),
             split: None,
-            pending: Vec::new(),
-            sampling: SamplingLoop::new(attached.pid, settings.interval),
+            sampling,
+            earlier_cpu_s: 0.0,
             started_unix,
         });
+        anyhow::Ok(())
+    };
+    match instances {
+        Instances::InPlace(attached) => {
+            for a in attached.iter() {
+                let new = NewRecording {
+                    name: format!("soak {}={}", a.label, a.pid),
+                    config: a.label.clone(),
+                    env: Vec::new(),
+                    command: None,
+                    target_pid: a.pid,
+                    target_start: a.start_ticks,
+                    interval_ms,
+                    hostname: hostname.clone(),
+                };
+                let sampling = SamplingLoop::new(a.pid, settings.interval);
+                add(
+                    store,
+                    new,
+                    a.label.clone(),
+                    Source::Attached(a.clone()),
+                    sampling,
+                )?;
+            }
+        }
+        Instances::Launched(recipe) => {
+            for (i, flavour) in recipe.flavours.iter().enumerate() {
+                for replica in 1..=recipe.replicas {
+                    let name = format!("{}#{replica}", flavour.config.name);
+                    let (running, sampling) = launch::start(recipe, flavour, &name, 1, events)?;
+                    let new = NewRecording {
+                        name: format!("soak {name}"),
+                        config: flavour.config.name.clone(),
+                        env: flavour.config.env.clone(),
+                        command: Some(running.command.clone()),
+                        target_pid: running.pid,
+                        target_start: proc::read_stat(running.pid).map_or(0, |s| s.start_ticks),
+                        interval_ms,
+                        hostname: hostname.clone(),
+                    };
+                    let source = Source::Launched {
+                        flavour: i,
+                        running: Some(Box::new(running)),
+                    };
+                    add(store, new, flavour.config.name.clone(), source, sampling)?;
+                }
+            }
+        }
     }
     Ok(watched)
 }
 
-/// What is pending committed, each instance still running split from
-/// /proc, and each recording finished with how its soak ended.
+/// What is pending committed, each launched instance still running
+/// stopped, and each recording finished with how its soak ended.
 fn finish(store: &mut Store, watched: &mut [Watched], status: &'static str) -> anyhow::Result<()> {
-    commit(store, watched)?;
-    for w in watched.iter_mut().filter(|w| !w.exited) {
-        w.split = read_split(w);
+    for w in watched.iter_mut() {
+        w.appender.flush(store)?;
+        match &mut w.source {
+            Source::Launched {
+                running: Some(run), ..
+            } => launch::stop(run, &mut w.sampling, GRACE),
+            Source::Attached(a) if w.ended.is_none() => {
+                let a = a.clone();
+                w.split = read_split(w, &a);
+            }
+            _ => {}
+        }
     }
     for w in watched.iter() {
-        let status = if w.exited { "exited" } else { status };
-        let ending = Ending {
+        let ending = w.ended.clone().unwrap_or_else(|| Ending {
             status: if status == "settled" {
                 "complete"
             } else {
@@ -175,57 +212,59 @@ fn finish(store: &mut Store, watched: &mut [Watched], status: &'static str) -> a
             },
             exit_code: None,
             signal: None,
-            message: Some(format!("soak of {}={}", w.attached.label, w.attached.pid)),
-        };
-        store.finish_recording(w.recording, &ending)?;
+            message: Some(match w.restarts.len() {
+                0 => format!("soak of {}", w.name),
+                n => format!("soak of {}, restarted {n} times", w.name),
+            }),
+        });
+        store.finish_recording(w.appender.id, &ending)?;
     }
     Ok(())
 }
 
-/// The instance's tick, if due: a kept sample joins its series and its
-/// pending samples; an instance no longer there has exited.
-fn tick(w: &mut Watched, now: Instant) {
-    let (pid, start_ticks, started_unix) = (w.attached.pid, w.attached.start_ticks, w.started_unix);
-    let tick = w.sampling.tick(
-        now,
-        |pids| {
-            if proc::same_process(pid, start_ticks) {
-                pids.push(pid);
+/// The instances grouped by label in the order first given, each with its
+/// summary: a label given to several instances is one configuration of
+/// several replicas. `None` while an instance has no summary yet.
+pub fn by_label(watched: &[Watched]) -> Option<Vec<(String, Vec<InstanceSummary>)>> {
+    let mut groups: Vec<(String, Vec<InstanceSummary>)> = Vec::new();
+    for w in watched {
+        // An instance that ended too early for a summary is left out.
+        let Some(summary) = w.summary() else {
+            if w.running() {
+                return None;
             }
-        },
-        || unix_now() - started_unix,
-    );
-    match tick {
-        Tick::NotDue => {}
-        Tick::Empty => w.exited = !proc::same_process(pid, start_ticks),
-        // A zombie or a process gone since the walk has no memory: its 0
-        // would read as freed memory.
-        Tick::Sampled(sample) if sample.rss_bytes == 0 => {}
-        Tick::Sampled(sample) => {
-            w.memory.push((sample.t_s, sample.rss_bytes as f64));
-            w.last = Some(sample);
-            w.pending.push(sample);
+            continue;
+        };
+        match groups.iter_mut().find(|g| g.0 == w.label) {
+            Some(group) => group.1.push(summary),
+            None => groups.push((w.label.clone(), vec![summary])),
         }
+    }
+    Some(groups)
+}
+
+/// What the verdict decides now, when every configuration has settled and
+/// it decides something: the pick, keeping the baseline, or a leak
+/// everywhere. `None` while any configuration is open or it is
+/// inconclusive.
+fn settled_decision(watched: &[Watched], elapsed_s: f64) -> Option<String> {
+    let groups = by_label(watched)?;
+    let settled = (groups.iter())
+        .all(|(_, replicas)| combine(replicas).is_some_and(|c| c.settling.is_settled()));
+    match verdict(&groups, elapsed_s).filter(|_| settled)?.outcome {
+        Outcome::Pick { label, .. } => Some(format!("use {label}")),
+        Outcome::KeepBaseline => Some("keep the baseline".into()),
+        Outcome::LeakEverywhere => Some("a leak everywhere".into()),
+        Outcome::Inconclusive { .. } => None,
     }
 }
 
-/// A tree's resident memory by kind, from each process's status
-/// (`RssAnon`, `RssFile`, `RssShmem`) and smaps_rollup (`AnonHugePages`,
-/// part of the anonymous memory): what /proc says without the heap probe.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ProcSplit {
-    pub anon_bytes: u64,
-    pub file_bytes: u64,
-    pub shmem_bytes: u64,
-    pub huge_pages_bytes: u64,
-}
-
-/// The instance's tree split now; `None` when it is gone or its kernel
-/// splits no RSS (before Linux 4.5).
-fn read_split(w: &mut Watched) -> Option<ProcSplit> {
+/// An instance in place's tree split now; `None` when it is gone or its
+/// kernel splits no RSS (before Linux 4.5).
+fn read_split(w: &mut Watched, attached: &Attached) -> Option<ProcSplit> {
     let mut pids = w.sampling.walk();
-    if proc::same_process(w.attached.pid, w.attached.start_ticks) {
-        pids.push(w.attached.pid);
+    if proc::same_process(attached.pid, attached.start_ticks) {
+        pids.push(attached.pid);
     }
     let mut split = ProcSplit::default();
     let mut read = false;
@@ -242,55 +281,4 @@ fn read_split(w: &mut Watched) -> Option<ProcSplit> {
         }
     }
     read.then_some(split)
-}
-
-fn commit(store: &mut Store, watched: &mut [Watched]) -> anyhow::Result<()> {
-    for w in watched.iter_mut() {
-        store.append_samples(w.recording, &w.pending)?;
-        w.pending.clear();
-    }
-    Ok(())
-}
-
-/// Each instance's summary from its memory alone: the heap probe cannot be
-/// injected into a running process, so no live heap or allocator free
-/// memory is known. `None` for an instance with too few samples yet.
-pub fn summaries(watched: &[Watched]) -> Vec<Option<InstanceSummary>> {
-    watched
-        .iter()
-        .map(|w| {
-            summarize(&InstanceSeries {
-                memory: &w.memory,
-                live_heap: &[],
-                allocator_free: &[],
-                restart_s: None,
-            })
-        })
-        .collect()
-}
-
-/// The instances grouped by label in the order first given: a label given
-/// to several pids is one configuration of several replicas. `None` when
-/// an instance has no summary yet.
-pub fn by_label(
-    watched: &[Watched],
-    summaries: &[Option<InstanceSummary>],
-) -> Option<Vec<(String, Vec<InstanceSummary>)>> {
-    let mut groups: Vec<(String, Vec<InstanceSummary>)> = Vec::new();
-    for (w, summary) in watched.iter().zip(summaries) {
-        let summary = summary.clone()?;
-        match groups.iter_mut().find(|g| g.0 == w.attached.label) {
-            Some(group) => group.1.push(summary),
-            None => groups.push((w.attached.label.clone(), vec![summary])),
-        }
-    }
-    Some(groups)
-}
-
-fn every_configuration_settled(watched: &[Watched]) -> bool {
-    by_label(watched, &summaries(watched)).is_some_and(|groups| {
-        groups
-            .iter()
-            .all(|(_, replicas)| combine(replicas).is_some_and(|c| c.settling.is_settled()))
-    })
 }

@@ -42,8 +42,10 @@ mod supervise;
 pub mod tap;
 mod values;
 
+pub use containment::Containment;
 pub use event::Event;
 pub use extension::{ChildStep, RunExtension};
+pub use heap::HeapRun;
 pub use interrupt::Interrupt;
 pub use launch::{Launch, Outcome};
 pub use pin::CpuPin;
@@ -57,7 +59,6 @@ pub use values::extract_user_metrics;
 
 use crate::model::RunRecord;
 use conclude::{conclude, Ended};
-use containment::Containment;
 use ending::{Ender, Ending};
 use launch::Spawned;
 use loaded::LoadCheck;

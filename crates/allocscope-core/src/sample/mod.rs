@@ -123,6 +123,12 @@ pub struct Sampler {
 }
 
 impl Sampler {
+    /// Shares the budget with `others` samplers running beside it (a
+    /// soak's instances), so that together they spend what one would.
+    pub fn share_budget(&mut self, others: usize) {
+        self.budget_fraction /= (others + 1) as f64;
+    }
+
     /// `budget_fraction` is the share of one core the whole sampler may use,
     /// e.g. 0.01 for 1%.
     pub fn new(budget_fraction: f64) -> Sampler {

@@ -5,13 +5,14 @@
 //!
 //! `open.rs` holds the `Store` handle; `write.rs` writes experiments and
 //! runs as they happen, `load.rs` reads them back (`markers.rs` a run's markers), `recordings.rs` keeps
-//! long recordings, `shard.rs` what the cluster merge asks of a file;
+//! long recordings (`append.rs` the cadence their samples are appended at), `shard.rs` what the cluster merge asks of a file;
 //! `schema.rs` versions and migrations, `sample_rows.rs` the sample
 //! columns, `convert.rs` integers between the model and SQLite, `full.rs` whether a
 //! failed write means the store cannot grow. This file
 //! only declares and re-exports, and no file imports it: imports between
 //! the files go one way.
 
+mod append;
 mod convert;
 mod full;
 mod load;
@@ -27,6 +28,7 @@ mod shard;
 mod tests;
 mod write;
 
+pub use append::{Appender, COMMIT_EVERY};
 pub use full::{is_full, StoreFull};
 pub use load::ExperimentListing;
 pub use open::Store;

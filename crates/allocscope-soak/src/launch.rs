@@ -1,0 +1,205 @@
+//! `soak -- COMMAND`: one instance started the way a `compare` run is (its
+//! own process group with a parent-death signal, its own memory cgroup, the
+//! heap probe preloaded before the allocator, stdout through the tap into a
+//! log file), with a sampling loop of its own whose sampler reads its probe
+//! files and its cgroup. `{port}` (a free loopback port, fresh at each
+//! start) and `{instance}` (its directory under the soak's) are filled in
+//! the command, the readiness address and the load command.
+//!
+//! Several instances run at once, so the core's `run::execute` (one run per
+//! process: every descendant of allocscope is its tree, and its reaper
+//! waits for any child) cannot start them; the parts it is made of can.
+
+use allocscope_core::cgroup::Parent;
+use allocscope_core::model::Config;
+use allocscope_core::probe::ProbeLaunch;
+use allocscope_core::run::sampling::SamplingLoop;
+use allocscope_core::run::{process, tap, Containment, Event, HeapRun};
+use anyhow::Context;
+use std::ffi::OsString;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+pub const PORT: &str = "{port}";
+pub const INSTANCE: &str = "{instance}";
+
+/// A server instance is ready once its address accepts a connection.
+pub struct Server {
+    /// `HOST:PORT`, placeholders allowed.
+    pub ready: String,
+    pub ready_timeout: Duration,
+    /// `--load`, run with `sh -c` once the instance is ready.
+    pub load: Option<String>,
+}
+
+/// One configuration of the soak: what its instances preload.
+pub struct Flavour {
+    pub config: Config,
+    pub probe: Option<ProbeLaunch>,
+}
+
+/// What every instance of the soak is started with.
+pub struct Recipe {
+    pub program: PathBuf,
+    /// The command's arguments, placeholders unfilled.
+    pub args: Vec<String>,
+    pub flavours: Vec<Flavour>,
+    pub replicas: usize,
+    /// An instance that ends is started again.
+    pub restart: bool,
+    pub interval: Duration,
+    /// The soak's directory: each instance's is under it.
+    pub dir: PathBuf,
+    pub cgroup: Option<Parent>,
+    pub server: Option<Server>,
+}
+
+/// An instance while its process runs.
+pub struct Running {
+    pub pid: i32,
+    pub port: Option<u16>,
+    /// The command as started, placeholders filled.
+    pub command: Vec<String>,
+    pub heap: Option<HeapRun>,
+    pub containment: Containment,
+    /// A server not ready yet: where to connect, and until when.
+    pub awaiting: Option<(SocketAddr, Instant)>,
+    pub load_pid: Option<i32>,
+}
+
+/// A port nothing listens on now: bound on loopback and released.
+pub fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port())
+}
+
+fn fill(text: &str, port: Option<u16>, dir: &Path) -> String {
+    let text = text.replace(INSTANCE, &dir.to_string_lossy());
+    match port {
+        Some(port) => text.replace(PORT, &port.to_string()),
+        None => text,
+    }
+}
+
+/// Starts instance `name` of `flavour` (its `start`-th start); the tap
+/// sends into `events`. Returns it with its sampling loop.
+pub fn start(
+    recipe: &Recipe,
+    flavour: &Flavour,
+    name: &str,
+    start: u32,
+    events: &Sender<Event>,
+) -> anyhow::Result<(Running, SamplingLoop)> {
+    let dir = recipe.dir.join(name);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating '{}'", dir.display()))?;
+    let uses_port = recipe.args.iter().any(|a| a.contains(PORT)) || recipe.server.is_some();
+    let port = uses_port.then(free_port).transpose()?;
+    let args: Vec<String> = recipe.args.iter().map(|a| fill(a, port, &dir)).collect();
+    let containment = Containment::prepare(recipe.cgroup.as_ref(), None);
+    let heap = flavour.probe.as_ref().map(HeapRun::new).transpose()?;
+    let env = match &heap {
+        Some(h) => h.env(&flavour.config.env, recipe.interval, false),
+        None => flavour.config.env.clone(),
+    };
+    let stdout_path = dir.join(format!("stdout.{start}"));
+    let stdout = std::fs::File::create(&stdout_path)
+        .with_context(|| format!("creating '{}'", stdout_path.display()))?;
+    let os_args: Vec<OsString> = args.iter().map(OsString::from).collect();
+    let (pid, pipe) = process::spawn(
+        &recipe.program,
+        &os_args,
+        &env,
+        &dir.join(format!("stderr.{start}")),
+        containment.child_hook().into_iter().collect(),
+    )?;
+    tap::spawn_tap(pipe, stdout, Vec::new(), events.clone()).context("starting the stdout tap")?;
+    let mut sampling = SamplingLoop::new(pid, recipe.interval);
+    // One sampler's budget for all the instances together.
+    let instances = recipe.flavours.len() * recipe.replicas;
+    sampling.sampler_mut().share_budget(instances - 1);
+    if let Some(reader) = containment.group().and_then(|g| g.reader().ok()) {
+        sampling.sampler_mut().attach_cgroup(reader);
+    }
+    if let Some(reader) = heap.as_ref().and_then(|h| h.reader(recipe.interval)) {
+        sampling.sampler_mut().attach_probe(reader);
+    }
+    let awaiting = match &recipe.server {
+        Some(server) => {
+            let text = fill(&server.ready, port, &dir);
+            let addr = std::net::ToSocketAddrs::to_socket_addrs(&text)
+                .ok()
+                .and_then(|mut a| a.next())
+                .with_context(|| format!("the readiness address '{text}' does not resolve"))?;
+            Some((addr, Instant::now() + server.ready_timeout))
+        }
+        None => None,
+    };
+    let mut command = vec![recipe.program.to_string_lossy().into_owned()];
+    command.extend(args);
+    let running = Running {
+        pid,
+        port,
+        command,
+        heap,
+        containment,
+        awaiting,
+        load_pid: None,
+    };
+    Ok((running, sampling))
+}
+
+impl Running {
+    /// A server's readiness looked at, its load started once it accepts a
+    /// connection; `true` when its time to get ready ran out.
+    pub fn ready_too_late(&mut self, recipe: &Recipe, name: &str) -> bool {
+        let Some((addr, deadline)) = self.awaiting else {
+            return false;
+        };
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(20)).is_err() {
+            return Instant::now() > deadline;
+        }
+        self.awaiting = None;
+        let load = recipe.server.as_ref().and_then(|s| s.load.as_deref());
+        if let Some(load) = load {
+            let dir = recipe.dir.join(name);
+            let command = fill(load, self.port, &dir);
+            self.load_pid =
+                process::spawn_load(&command, &dir.join("load.stdout"), &dir.join("load.stderr"))
+                    .ok();
+        }
+        false
+    }
+
+    /// Its load command, if one runs, killed and reaped.
+    pub fn stop_load(&mut self) {
+        if let Some(pid) = self.load_pid.take() {
+            process::kill_tree(pid, &[]);
+            wait(pid, 0);
+        }
+    }
+}
+
+/// `wait4(pid)` with `flags`: the raw wait status once it has exited.
+pub fn wait(pid: i32, flags: i32) -> Option<i32> {
+    let mut status = 0;
+    // SAFETY: a valid pointer to a local; a null rusage is allowed.
+    let reaped = unsafe { libc::wait4(pid, &mut status, flags, std::ptr::null_mut()) };
+    (reaped == pid).then_some(status)
+}
+
+/// Stops a running instance: SIGTERM to its group and tree, SIGKILL after
+/// `grace`; reaped. Its load is killed too.
+pub fn stop(running: &mut Running, sampling: &mut SamplingLoop, grace: Duration) {
+    running.stop_load();
+    process::terminate_tree(running.pid, &sampling.walk());
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if wait(running.pid, libc::WNOHANG).is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    process::kill_tree(running.pid, &sampling.walk());
+    wait(running.pid, 0);
+}

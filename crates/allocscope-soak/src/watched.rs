@@ -1,0 +1,263 @@
+//! One instance as the soak follows it: running in place (`--pid`) or
+//! started by the soak (`-- COMMAND`, `launch.rs`); its tick, the series
+//! the statistics read, how it ended and each time it was restarted.
+
+use crate::instance::{summarize, InstanceSeries, InstanceSummary};
+use crate::launch::{self, Recipe, Running};
+use allocscope_core::model::{RunStatus, Sample};
+use allocscope_core::run::sampling::{SamplingLoop, Tick};
+use allocscope_core::run::{classify_wait_status, Event};
+use allocscope_core::sample::proc;
+use allocscope_core::store::{Appender, Ending, Store};
+use allocscope_core::units::format_seconds;
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// A running instance, checked: its label, pid and start time (clock ticks
+/// after boot, which tell a reused pid apart).
+#[derive(Debug, Clone)]
+pub struct Attached {
+    pub label: String,
+    pub pid: i32,
+    pub start_ticks: u64,
+}
+
+pub enum Source {
+    Attached(Attached),
+    /// Started by the soak: its configuration's index in the recipe, and
+    /// its process while one runs.
+    Launched {
+        flavour: usize,
+        running: Option<Box<Running>>,
+    },
+}
+
+/// The `(t_s, bytes)` series the statistics read, in time order.
+#[derive(Default)]
+pub struct Series {
+    /// What the soak judges by: the cgroup's working set where the instance
+    /// has a group, else PSS; RSS for an instance running in place.
+    pub memory: Vec<(f64, f64)>,
+    pub live_heap: Vec<(f64, f64)>,
+    pub allocator_free: Vec<(f64, f64)>,
+}
+
+pub struct Watched {
+    pub label: String,
+    /// `glibc#2` for a launched instance, `glibc=4243` for one in place.
+    pub name: String,
+    pub source: Source,
+    pub appender: Appender,
+    pub series: Series,
+    /// When it last restarted: the estimators read only what came after.
+    pub restart_s: Option<f64>,
+    pub last: Option<Sample>,
+    /// How it ended, when it did before the soak.
+    pub ended: Option<Ending>,
+    /// Each restart, said.
+    pub restarts: Vec<String>,
+    /// In place: its tree's RSS split from /proc when the soak ended, if
+    /// it still ran.
+    pub split: Option<ProcSplit>,
+    pub sampling: SamplingLoop,
+    /// The sampler CPU of the instance's earlier starts.
+    pub earlier_cpu_s: f64,
+    pub started_unix: f64,
+}
+
+/// A tree's resident memory by kind, from each process's status
+/// (`RssAnon`, `RssFile`, `RssShmem`) and smaps_rollup (`AnonHugePages`,
+/// part of the anonymous memory): what /proc says without the heap probe.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcSplit {
+    pub anon_bytes: u64,
+    pub file_bytes: u64,
+    pub shmem_bytes: u64,
+    pub huge_pages_bytes: u64,
+}
+
+pub fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+impl Watched {
+    pub fn running(&self) -> bool {
+        self.ended.is_none()
+    }
+
+    pub fn pid(&self) -> Option<i32> {
+        match &self.source {
+            Source::Attached(a) => Some(a.pid),
+            Source::Launched { running, .. } => running.as_ref().map(|r| r.pid),
+        }
+    }
+
+    pub fn sampler_cpu_s(&self) -> f64 {
+        self.earlier_cpu_s + self.sampling.sampler().cpu_seconds()
+    }
+
+    /// One turn of the loop at `now`: a launched instance's exit and
+    /// readiness looked at, then its tick if due, the sample appended at
+    /// the store's cadence.
+    pub fn turn(
+        &mut self,
+        store: &mut Store,
+        now: Instant,
+        recipe: Option<&Recipe>,
+        events: &Sender<Event>,
+    ) -> anyhow::Result<()> {
+        let mut ended = None;
+        if let (
+            Some(recipe),
+            Source::Launched {
+                running: Some(run), ..
+            },
+        ) = (recipe, &mut self.source)
+        {
+            if let Some(raw) = launch::wait(run.pid, libc::WNOHANG) {
+                ended = Some(ending_of(raw, run.containment.oom_kills() > 0));
+            } else if run.ready_too_late(recipe, &self.name) {
+                launch::stop(run, &mut self.sampling, GRACE);
+                let message = "not ready in time: its address accepted no connection";
+                ended = Some(ending("failed", message.to_string()));
+            }
+        }
+        if let (Some(recipe), Some(ended)) = (recipe, ended) {
+            self.exited(ended, recipe, events)?;
+        }
+        let sample = if self.running() { self.tick(now) } else { None };
+        self.appender.tick(store, now, sample.as_ref())
+    }
+
+    /// The tick, if due; the sample it kept joins the series.
+    fn tick(&mut self, now: Instant) -> Option<Sample> {
+        let started_unix = self.started_unix;
+        let Watched {
+            sampling, source, ..
+        } = self;
+        let tick = sampling.tick(
+            now,
+            |pids| match source {
+                Source::Attached(a) if proc::same_process(a.pid, a.start_ticks) => pids.push(a.pid),
+                Source::Attached(_) | Source::Launched { running: None, .. } => {}
+                Source::Launched {
+                    running: Some(run), ..
+                } => {
+                    pids.push(run.pid);
+                    if let Some(heap) = run.heap.as_mut() {
+                        heap.hand_out_files(pids);
+                    }
+                }
+            },
+            || unix_now() - started_unix,
+        );
+        let sample = match tick {
+            Tick::Sampled(sample) if sample.rss_bytes > 0 => sample,
+            Tick::Empty => {
+                if let Source::Attached(a) = &self.source {
+                    if !proc::same_process(a.pid, a.start_ticks) {
+                        self.ended = Some(ending("exited", "exited during the soak".into()));
+                    }
+                }
+                return None;
+            }
+            // A zombie or a process gone since the walk has no memory: its 0
+            // would read as freed memory.
+            _ => return None,
+        };
+        let in_place = matches!(self.source, Source::Attached(_));
+        let memory = match (in_place, sample.cgroup) {
+            (true, _) => Some(sample.rss_bytes),
+            (false, Some(group)) => Some(group.working_set_bytes),
+            (false, None) => sample.pss_bytes,
+        };
+        let t = sample.t_s;
+        let series = &mut self.series;
+        series.memory.extend(memory.map(|m| (t, m as f64)));
+        (series.live_heap).extend(sample.live_heap_bytes.map(|b| (t, b as f64)));
+        (series.allocator_free)
+            .extend(sample.breakdown.map(|b| (t, b.allocator_free_bytes as f64)));
+        self.last = Some(sample);
+        Some(sample)
+    }
+
+    /// A launched instance's process ended with `ended`: started again
+    /// with `--restart`, the plateau's estimators reset; else it stays
+    /// ended.
+    fn exited(
+        &mut self,
+        ended: Ending,
+        recipe: &Recipe,
+        events: &Sender<Event>,
+    ) -> anyhow::Result<()> {
+        let Source::Launched { flavour, running } = &mut self.source else {
+            return Ok(());
+        };
+        if let Some(run) = running.as_deref_mut() {
+            run.stop_load();
+        }
+        *running = None;
+        let at = format_seconds(unix_now() - self.started_unix);
+        let what = ended.message.clone().unwrap_or_default();
+        if !recipe.restart {
+            self.ended = Some(Ending {
+                message: Some(format!("{what} after {at}")),
+                ..ended
+            });
+            return Ok(());
+        }
+        let flavour = &recipe.flavours[*flavour];
+        let starts = self.restarts.len() as u32 + 2;
+        let (run, sampling) = launch::start(recipe, flavour, &self.name, starts, events)?;
+        *running = Some(Box::new(run));
+        self.earlier_cpu_s += self.sampling.sampler().cpu_seconds();
+        self.sampling = sampling;
+        self.restart_s = Some(unix_now() - self.started_unix);
+        self.restarts.push(format!("{what} after {at}; restarted"));
+        Ok(())
+    }
+
+    /// The instance's summary; `None` with too few samples yet.
+    pub fn summary(&self) -> Option<InstanceSummary> {
+        summarize(&InstanceSeries {
+            memory: &self.series.memory,
+            live_heap: &self.series.live_heap,
+            allocator_free: &self.series.allocator_free,
+            restart_s: self.restart_s,
+        })
+    }
+}
+
+/// How long a stopped instance may take to exit before SIGKILL.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+fn ending(status: &'static str, message: String) -> Ending {
+    Ending {
+        status,
+        exit_code: None,
+        signal: None,
+        message: Some(message),
+    }
+}
+
+/// A wait status in the recording's words: `exited` (status 0), `failed`,
+/// `crashed` or `oom` (the cgroup saw an OOM kill).
+fn ending_of(raw: i32, oom: bool) -> Ending {
+    let (status, exit_code, signal, message) = classify_wait_status(raw);
+    let (status, message) = match (oom, status) {
+        (true, _) => ("oom", "OOM-killed by the kernel".to_string()),
+        (false, RunStatus::Ok) => ("exited", "exited with status 0".to_string()),
+        (false, status) => (
+            status.as_str(),
+            message.unwrap_or_else(|| format!("exited with status {}", exit_code.unwrap_or(0))),
+        ),
+    };
+    Ending {
+        status,
+        exit_code,
+        signal,
+        message: Some(message),
+    }
+}

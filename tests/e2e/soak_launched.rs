@@ -1,0 +1,224 @@
+//! `allocscope soak -- COMMAND`: configurations started side by side, two
+//! instances each, with the heap probe. A program whose glibc arenas keep
+//! what it freed (its live heap flat) is told apart from one that leaks; a
+//! server gets a port of its own per instance and its load; an instance
+//! that crashes is recorded as such while the other goes on, and
+//! `--restart` starts it again.
+
+use crate::common::*;
+use crate::record::db_arg;
+
+/// The recordings' (name, status, samples, samples with a live heap).
+fn recordings(scratch: &Scratch) -> Vec<(String, String, i64, i64)> {
+    let conn = rusqlite::Connection::open(scratch.db()).expect("store opens");
+    conn.prepare(
+        "SELECT name, status,
+                (SELECT count(*) FROM recording_samples s WHERE s.recording_id = r.id),
+                (SELECT count(live_heap_bytes) FROM recording_samples s WHERE s.recording_id = r.id)
+         FROM recordings r ORDER BY id",
+    )
+    .and_then(|mut q| {
+        q.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            .collect()
+    })
+    .expect("recordings read")
+}
+
+/// `soak` of `grow MODE` (4 MiB a second for 15 s) under glibc and
+/// glibc:arena_max=1, two instances each, for 14 s.
+fn soak_grow(scratch: &Scratch, mode: &str) -> String {
+    let grow = program("grow");
+    let db = db_arg(scratch);
+    let output = scratch.run(&[
+        "soak",
+        "-a",
+        "glibc",
+        "-a",
+        "glibc:arena_max=1",
+        "--replicas",
+        "2",
+        "--duration",
+        "14s",
+        "--until",
+        "duration",
+        "--interval",
+        "200ms",
+        "--db",
+        &db,
+        "--",
+        grow.to_str().expect("utf-8"),
+        mode,
+        "1000",
+        "4",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("allocscope: soak complete after 14."),
+        "{}",
+        stderr(&output)
+    );
+    stdout(&output)
+}
+
+#[test]
+fn soak_tells_the_allocators_fragmentation_from_the_programs_leak() {
+    let _heavy = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let text = soak_grow(&scratch, "arenas");
+    // Each step a new arena keeps 4 MiB it was given back; with one arena
+    // the next step reuses it.
+    assert!(
+        text.contains("glibc still grows ")
+            && text.contains(
+                " while its live heap is flat: the allocator holds it (fragmentation), not a leak"
+            ),
+        "{text}"
+    );
+    assert!(text.starts_with("glibc (2 instances, "), "{text}");
+    for name in [
+        "glibc#1",
+        "glibc#2",
+        "glibc:arena_max=1#1",
+        "glibc:arena_max=1#2",
+    ] {
+        assert!(
+            text.contains(&format!("  {name} ran to the end: RSS ")),
+            "{name}:\n{text}"
+        );
+    }
+    let stored = recordings(&scratch);
+    assert_eq!(stored.len(), 4, "{stored:?}");
+    for (name, status, samples, live) in &stored {
+        assert_eq!(status, "complete", "{name}");
+        // 14 s at 200 ms is 70 ticks; a loaded machine takes fewer.
+        assert!(
+            *samples >= 35 && *live >= 35,
+            "{name}: {samples} samples, {live} live"
+        );
+    }
+
+    let scratch = Scratch::new();
+    let text = soak_grow(&scratch, "leak");
+    assert!(
+        text.contains(
+            "All configurations grow with their live heap: a leak in the program, which no \
+             allocator fixes (glibc "
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_server_soak_gives_each_instance_its_own_port_and_load() {
+    let _heavy = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let db = db_arg(&scratch);
+    // 20000 values of 1000 B set in each instance, then the load idles.
+    let load = "python3 -c 'import socket,sys,time\n\
+        s = socket.create_connection((\"127.0.0.1\", int(sys.argv[1])))\n\
+        for i in range(20000): s.sendall(b\"set k%d 0 0 1000 noreply\\r\\n\" % i + b\"x\" * 1000 + b\"\\r\\n\")\n\
+        time.sleep(3600)' {port}";
+    let output = scratch.run(&[
+        "soak",
+        "-a",
+        "glibc",
+        "--duration",
+        "8s",
+        "--interval",
+        "200ms",
+        "--until",
+        "duration",
+        "--server",
+        "--load",
+        load,
+        "--db",
+        &db,
+        "--",
+        "memcached",
+        "-p",
+        "{port}",
+        "-l",
+        "127.0.0.1",
+        "-U",
+        "0",
+        "-u",
+        "nobody",
+        "-m",
+        "64",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    // Each instance's live heap holds the ~19 MiB its own load set.
+    for name in ["glibc#1", "glibc#2"] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("  {name} ran to the end: ")))
+            .unwrap_or_else(|| panic!("{name}:\n{text}"));
+        let live: f64 = line
+            .split("live heap ")
+            .nth(1)
+            .and_then(|l| l.split(" MiB").next())
+            .and_then(|l| l.parse().ok())
+            .unwrap_or_else(|| panic!("a live heap in MiB: {line}"));
+        assert!(live > 19.0, "{line}");
+    }
+    let conn = rusqlite::Connection::open(scratch.db()).expect("store opens");
+    let commands: Vec<String> = conn
+        .prepare("SELECT command FROM recordings ORDER BY id")
+        .and_then(|mut q| q.query_map([], |r| r.get(0))?.collect())
+        .expect("commands read");
+    assert_eq!(commands.len(), 2);
+    assert!(!commands[0].contains("{port}"), "{commands:?}");
+    assert_ne!(commands[0], commands[1], "two instances, two ports");
+}
+
+#[test]
+fn an_instance_that_crashes_is_recorded_and_the_others_go_on_or_it_restarts() {
+    let scratch = Scratch::new();
+    let db = db_arg(&scratch);
+    let hold = program("hold");
+    // The second instance kills itself with SIGSEGV after a second.
+    let script = format!(
+        "case {{instance}} in *#2) sleep 1; kill -SEGV $$;; esac; exec {} blocks 16 60000",
+        hold.display()
+    );
+    let soak = |restart: bool| {
+        let mut args = vec![
+            "soak",
+            "-a",
+            "glibc",
+            "--duration",
+            "5s",
+            "--until",
+            "duration",
+            "--interval",
+            "200ms",
+            "--db",
+            &db,
+        ];
+        if restart {
+            args.push("--restart");
+        }
+        args.extend(["--", "sh", "-c", &script]);
+        let output = scratch.run(&args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    };
+    let text = soak(false);
+    assert!(
+        text.contains("  glibc#2 crashed: killed by signal 11 (SIGSEGV) after "),
+        "{text}"
+    );
+    assert!(text.contains("  glibc#1 ran to the end: RSS "), "{text}");
+    let stored = recordings(&scratch);
+    let statuses: Vec<&str> = stored.iter().map(|r| r.1.as_str()).collect();
+    assert_eq!(statuses, ["complete", "crashed"], "{stored:?}");
+
+    let text = soak(true);
+    assert!(
+        text.contains("  glibc#2: killed by signal 11 (SIGSEGV) after 1.")
+            && text.contains("; restarted"),
+        "{text}"
+    );
+    assert!(text.contains("  glibc#2 ran to the end: RSS "), "{text}");
+}
