@@ -56,6 +56,11 @@ fn course(config: &ConfigVerdict) -> String {
                 Some(Cause::AllocatorHolds) => {
                     " while its live heap is flat: the allocator holds it (fragmentation), not a leak"
                 }
+                Some(Cause::OutsideHeap) => {
+                    " while its live heap and its allocator's free memory are flat: it grows \
+                     outside the malloc heap (file cache, shared memory, memory the program maps \
+                     itself), which no allocator setting changes"
+                }
                 Some(Cause::Unclear) => {
                     ", and its live heap does not tell yet whether the program or the allocator \
                      holds it"

@@ -1,6 +1,6 @@
 //! The verdict and its sentences over synthetic summaries of known truth.
 
-use crate::growth::{Growth, Settling};
+use crate::growth::{weighted_sum, Growth, Settling};
 use crate::instance::InstanceSummary;
 use crate::render::render;
 use crate::verdict::{verdict, Cause, Outcome};
@@ -38,7 +38,8 @@ fn replica(plateau_mib: f64, memory: Growth, live: Option<Growth>) -> InstanceSu
         settling: crate::growth::settling(&memory, level),
         settles_after_s: None,
         live_heap_growth: live,
-        allocator_free_growth: None,
+        // The allocator holds what the live heap leaves of the growth.
+        allocator_free_growth: live.and_then(|l| weighted_sum(&[(1.0, memory), (-1.0, l)])),
     }
 }
 
@@ -190,6 +191,28 @@ fn memory_growing_beyond_a_growing_live_heap_is_a_leak_and_the_allocators_too() 
     let text = render(&v);
     assert!(
         text.contains("glibc still grows 120 MiB/h [110, 130] with its live heap and faster: a leak in the program, and the allocator holds more besides"),
+        "{text}"
+    );
+}
+
+/// A database under its benchmark: its memory grows with its file cache
+/// while its live heap and the free memory in its arenas stay flat.
+#[test]
+fn growth_with_a_flat_live_heap_and_flat_free_memory_is_outside_the_heap() {
+    let outside = |plateau| {
+        let mut r = replica(plateau, rate(16.0, 3.5), Some(rate(0.0, 0.5)));
+        r.allocator_free_growth = Some(rate(0.0, 0.1));
+        r
+    };
+    let configs = vec![
+        ("glibc".to_string(), vec![outside(170.0), outside(171.0)]),
+        ("jemalloc".to_string(), vec![outside(174.0), outside(175.0)]),
+    ];
+    let v = verdict(&configs, 0.5 * HOUR).expect("verdict");
+    assert_eq!(v.configs[0].cause, Some(Cause::OutsideHeap));
+    let text = render(&v);
+    assert!(
+        text.contains("while its live heap and its allocator's free memory are flat: it grows outside the malloc heap") && !text.contains("fragmentation"),
         "{text}"
     );
 }
