@@ -294,7 +294,10 @@ struct SummaryOut<'a> {
     /// One estimate per metric-table row, keyed by id.
     #[serde(flatten)]
     estimates: Keyed<'a, Option<Estimate>>,
-    ratio: RatioOut<'a>,
+    /// Ratios to the baseline, one per metric-table row that has a ratio
+    /// (a service's `p50_ms`, `p95_ms`, `rss_end_load_bytes`,
+    /// `pss_end_load_bytes` and `load_s` among them), keyed by id.
+    ratio: Keyed<'a, Option<Ratio>>,
     markers: Vec<MarkerSummaryOut<'a>>,
     /// The heap probe's medians, only when the experiment measured the heap.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -309,6 +312,8 @@ struct SummaryOut<'a> {
     service: Option<ServiceSummaryOut>,
 }
 
+/// The service's estimates, as they were before they became rows of the
+/// metric table (`summary.load_s` ... hold them too).
 #[derive(Serialize)]
 struct ServiceSummaryOut {
     load_s: Option<Estimate>,
@@ -320,41 +325,18 @@ struct ServiceSummaryOut {
     requests: u64,
 }
 
-/// Ratios to the baseline; the service keys only in service experiments.
-#[derive(Serialize)]
-struct RatioOut<'a> {
-    /// One per metric-table row that has a ratio, keyed by id.
-    #[serde(flatten)]
-    metrics: Keyed<'a, Option<Ratio>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    p50_ms: Option<Option<Ratio>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    p95_ms: Option<Option<Ratio>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    rss_end_load_bytes: Option<Option<Ratio>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pss_end_load_bytes: Option<Option<Ratio>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    load_s: Option<Option<Ratio>>,
-}
-
 impl SummaryOut<'_> {
-    fn add_service(&mut self, s: &ServiceSummary) {
+    fn add_service(&mut self, s: &ServiceSummary, summary: &ConfigSummary) {
         self.latency = Some(s.latency);
         self.service = Some(ServiceSummaryOut {
-            load_s: s.load_s,
-            rss_end_load_bytes: s.rss_end_load_bytes,
+            load_s: summary.estimate("load_s"),
+            rss_end_load_bytes: summary.estimate("rss_end_load_bytes"),
             rss_end_settle_bytes: s.rss_end_settle_bytes,
-            pss_end_load_bytes: s.pss_end_load_bytes,
+            pss_end_load_bytes: summary.estimate("pss_end_load_bytes"),
             pss_end_settle_bytes: s.pss_end_settle_bytes,
             errors: s.errors,
             requests: s.requests,
         });
-        self.ratio.p50_ms = Some(s.ratio_p50_ms);
-        self.ratio.p95_ms = Some(s.ratio_p95_ms);
-        self.ratio.rss_end_load_bytes = Some(s.ratio_rss_end_load_bytes);
-        self.ratio.pss_end_load_bytes = Some(s.ratio_pss_end_load_bytes);
-        self.ratio.load_s = Some(s.ratio_load_s);
     }
 }
 
@@ -491,21 +473,14 @@ fn config_out<'a>(
                     .map(|(id, m)| (id.as_str(), m.estimate))
                     .collect(),
             ),
-            ratio: RatioOut {
-                metrics: Keyed(
-                    table
-                        .iter()
-                        .zip(&s.metrics)
-                        .filter(|(def, _)| def.ratio)
-                        .map(|(_, (id, m))| (id.as_str(), m.ratio))
-                        .collect(),
-                ),
-                p50_ms: None,
-                p95_ms: None,
-                rss_end_load_bytes: None,
-                pss_end_load_bytes: None,
-                load_s: None,
-            },
+            ratio: Keyed(
+                table
+                    .iter()
+                    .zip(&s.metrics)
+                    .filter(|(def, _)| def.ratio)
+                    .map(|(_, (id, m))| (id.as_str(), m.ratio))
+                    .collect(),
+            ),
             markers,
             heap: None,
             latency: None,
@@ -555,7 +530,7 @@ impl Reporter for JsonReporter {
                     out.memory_limit = analysis.limits.get(i).and_then(Option::as_ref);
                     out.memory_limit_needed_bytes = out.memory_limit.map(|l| l.bytes);
                     if let Some(service) = analysis.service.get(i) {
-                        out.summary.add_service(service);
+                        out.summary.add_service(service, s);
                     }
                     out
                 })
