@@ -6,11 +6,10 @@ use super::parse::{parse_marks, resolve_command};
 use super::{export, judge, rounds, service, variant};
 use crate::cli::{Cli, Command, CompareArgs};
 use crate::cluster::executor::EngineArgs;
-use crate::rounds::session::ServeMetrics;
+use crate::rounds::session::{Measuring, ServeMetrics};
 use crate::usage_error::UsageError;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Everything `compare` needs, checked.
 #[derive(Debug)]
@@ -20,16 +19,7 @@ pub struct CompareSettings {
     pub warnings: Vec<String>,
     /// The most measured rounds: N of `--runs N`, or `--max-runs` with auto.
     pub runs: u32,
-    pub warmup: u32,
-    pub interval: Duration,
-    pub timeout: Option<Duration>,
-    /// `--memory-limit` in bytes.
-    pub memory_limit: Option<u64>,
-    /// `--cgroup auto` (the default): each run in a memory cgroup of its
-    /// own where the machine allows one; false for `--cgroup off`.
-    pub cgroup: bool,
-    /// `--cpus N`: measure as on a host of N CPUs.
-    pub cpus: Option<u32>,
+    pub measuring: Measuring,
     pub baseline: String,
     pub name: Option<String>,
     pub db: PathBuf,
@@ -37,14 +27,6 @@ pub struct CompareSettings {
     pub command: Vec<OsString>,
     /// Each `--variant`'s configuration name and what it runs (`line_of`).
     pub variants: Vec<(String, variant::ProgramLine)>,
-    /// Marker patterns: the built-in `allocscope:mark LABEL` first, then
-    /// each `--mark`.
-    pub marks: Vec<regex::Regex>,
-    /// The heap probe: on by default (`HeapOptions::DEFAULT`), None for
-    /// `--heap=off`.
-    pub heap: Option<crate::probe::HeapOptions>,
-    /// `--reclaim-at`: when the reclaim test runs (it needs the heap probe).
-    pub reclaim_at: crate::run::ReclaimAt,
     /// `--server`: COMMAND is a service driven by a load.
     pub service: Option<service::ServiceSettings>,
     /// `--metrics`: where to serve the current values for Prometheus.
@@ -88,26 +70,28 @@ impl CompareSettings {
             configs,
             warnings,
             runs,
-            warmup: args.warmup,
-            interval: args.interval,
-            timeout: args.timeout,
-            memory_limit: args.memory_limit,
-            cgroup: args.cgroup == crate::cli::CgroupMode::Auto,
-            cpus: args.cpus,
+            measuring: Measuring {
+                warmup: args.warmup,
+                interval: args.interval,
+                timeout: args.timeout,
+                memory_limit: args.memory_limit,
+                cgroup: args.cgroup == crate::cli::CgroupMode::Auto,
+                cpus: args.cpus,
+                marks,
+                heap: heap_options(args.heap),
+                reclaim_at: args.reclaim_at.clone().unwrap_or_default(),
+            },
             baseline,
             name: args.name.clone(),
             db: args.db.clone(),
             program,
             command: args.command.clone(),
             variants,
-            marks,
             metrics: args
                 .metrics
                 .as_deref()
                 .map(|a| crate::prometheus::parse_address(a, args.metrics_public))
                 .transpose()?,
-            heap: heap_options(args.heap),
-            reclaim_at: args.reclaim_at.clone().unwrap_or_default(),
             service,
             output,
             rounds: round_settings,
@@ -136,15 +120,7 @@ impl CompareSettings {
             baseline: self.baseline.clone(),
             runs: self.runs,
             schedule: self.rounds.schedule,
-            warmup: self.warmup,
-            interval: self.interval,
-            timeout: self.timeout,
-            memory_limit: self.memory_limit,
-            cgroup: self.cgroup,
-            cpus: self.cpus,
-            marks: &self.marks,
-            heap: self.heap,
-            reclaim_at: self.reclaim_at.clone(),
+            measuring: &self.measuring,
             service: self.service.as_ref(),
             user_metrics: &self.rounds.metrics,
             metrics: self

@@ -224,7 +224,7 @@ mod tests {
         let settings = DemoSettings::from_args(&demo_args(&["--quick", "--cpus", "4"]))?;
         let registry = crate::alloc::Registry::discover();
         let compare = settings.compare(settings.scenarios[0], Path::new("/bin/true"), &registry)?;
-        assert_eq!(compare.cpus, Some(4));
+        assert_eq!(compare.measuring.cpus, Some(4));
         let refused = crate::cli::Cli::try_parse_from(["allocscope", "demo", "--cpus", "0"]);
         let reason = refused.err().and_then(|e| {
             std::error::Error::source(&e)

@@ -71,22 +71,9 @@ pub struct TuneSummary {
     pub runs: usize,
 }
 
-/// Configuration `i`'s ratio to the baseline of the figure `id`: from its
-/// summary, else, for a service's figures (end-of-load memory, latency,
-/// load duration), from its service summary, where they are kept.
+/// Configuration `i`'s ratio to the baseline of the metric-table row `id`.
 pub fn ratio_of(a: &Analysis, i: usize, id: &str) -> Option<Ratio> {
-    let summary = a.summaries.get(i).and_then(|s| s.ratio(id));
-    summary.or_else(|| {
-        let s = a.service.get(i)?;
-        match id {
-            "rss_end_load_bytes" => s.ratio_rss_end_load_bytes,
-            "pss_end_load_bytes" => s.ratio_pss_end_load_bytes,
-            "load_s" => s.ratio_load_s,
-            "p50_ms" => s.ratio_p50_ms,
-            "p95_ms" => s.ratio_p95_ms,
-            _ => None,
-        }
-    })
+    a.summaries.get(i).and_then(|s| s.ratio(id))
 }
 
 /// Configuration `i`'s figures over its allocator's plain configuration

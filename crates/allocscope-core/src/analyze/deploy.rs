@@ -5,7 +5,8 @@
 //! what really turns huge pages off for a process tree there. Each target
 //! also gets the memory limit the configuration needs (`analyze::limit`):
 //! Kubernetes `resources.requests.memory` and `resources.limits.memory`,
-//! systemd `MemoryMax=`, Docker `--memory`.
+//! systemd `MemoryMax=`, Docker `--memory` (`LimitLines`; the reports add
+//! them, under a comment in words, `report::verdict_words::deploy_snippets`).
 
 use super::limit::LimitNeed;
 use crate::alloc::keys::THP_DISABLE_ENV;
@@ -13,13 +14,15 @@ use crate::alloc::{install_of, Install};
 use crate::model::Config;
 use serde::Serialize;
 
-/// How to deploy the winner, one snippet per target.
+/// How to deploy the winner, one snippet per target, and the memory limit
+/// it needs, when known, as data.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Deploy {
     pub shell: String,
     pub systemd: String,
     pub dockerfile: String,
     pub kubernetes: String,
+    pub memory_limit: Option<LimitNeed>,
 }
 
 pub fn sh_quote(word: &str) -> String {
@@ -49,7 +52,7 @@ const THP_WRAPPER: &str = "python3 -c 'import ctypes,os,sys; ctypes.CDLL(None).p
 const THP_HOST: &str =
     "or, host-wide as root: echo never > /sys/kernel/mm/transparent_hugepage/enabled";
 
-/// The snippets that give a process `config`'s environment, and `limit`,
+/// The snippets that give a process `config`'s environment, with `limit`,
 /// the memory limit it needs, when known.
 pub fn deploy(config: &Config, command: &[String], limit: Option<&LimitNeed>) -> Deploy {
     let thp_never = config.env.iter().any(|(k, _)| k == THP_DISABLE_ENV);
@@ -69,24 +72,12 @@ pub fn deploy(config: &Config, command: &[String], limit: Option<&LimitNeed>) ->
         }
         text
     };
-    let why = limit.map(|l| format!("# memory limit: {}\n", l.words()));
-    let why = why.as_deref().unwrap_or_default();
-    let lines = limit.map(LimitLines::of);
-    let with_limit = |text: String, line: Option<&String>| match line {
-        Some(line) => format!("{text}{why}{line}"),
-        None => text,
-    };
     Deploy {
         shell: shell(&env, thp_never, command),
-        systemd: with_limit(systemd(&env, thp_never), lines.as_ref().map(|l| &l.systemd)),
-        dockerfile: with_limit(
-            note(dockerfile(config, &env)),
-            lines.as_ref().map(|l| &l.docker),
-        ),
-        kubernetes: with_limit(
-            note(kubernetes(&env)),
-            lines.as_ref().map(|l| &l.kubernetes),
-        ),
+        systemd: systemd(&env, thp_never),
+        dockerfile: note(dockerfile(config, &env)),
+        kubernetes: note(kubernetes(&env)),
+        memory_limit: limit.cloned(),
     }
 }
 
@@ -109,40 +100,25 @@ impl LimitLines {
             ),
         }
     }
+
+    /// The targets and their lines, for the reports.
+    pub fn targets(&self) -> [(&'static str, &str); 3] {
+        [
+            ("systemd", &self.systemd),
+            ("Docker", &self.docker),
+            ("Kubernetes", &self.kubernetes),
+        ]
+    }
 }
 
 /// The memory limit of the configuration that stays, when nothing is
 /// recommended instead: the default the verdict keeps, or, while it is
 /// inconclusive, the baseline that runs now. It recommends nothing; it says
 /// what the configuration already in use needs under a limit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KeptLimit {
     pub config: String,
-    pub memory_limit_bytes: u64,
-    /// `if you keep glibc: memory limit 70 MiB (peak working set 57.6 MiB + 20%)`.
-    pub words: String,
-    #[serde(flatten)]
-    pub lines: LimitLines,
-}
-
-impl KeptLimit {
-    pub fn new(config: &str, limit: &LimitNeed) -> KeptLimit {
-        KeptLimit {
-            config: config.to_string(),
-            memory_limit_bytes: limit.bytes,
-            words: format!("if you keep {config}: memory limit {}", limit.words()),
-            lines: LimitLines::of(limit),
-        }
-    }
-
-    /// The targets and their lines, for the reports.
-    pub fn targets(&self) -> [(&'static str, &str); 3] {
-        [
-            ("systemd", &self.lines.systemd),
-            ("Docker", &self.lines.docker),
-            ("Kubernetes", &self.lines.kubernetes),
-        ]
-    }
+    pub memory_limit: LimitNeed,
 }
 
 fn shell(env: &[(String, String)], thp_never: bool, command: &[String]) -> String {
@@ -280,86 +256,5 @@ mod tests {
         assert_eq!(d.shell, "env app\n");
         assert_eq!(d.systemd, "");
         assert_eq!(d.kubernetes, "env: []\n");
-    }
-
-    #[test]
-    fn the_limit_the_configuration_needs_is_in_every_container_target() {
-        let limit = LimitNeed {
-            bytes: 123 << 20,
-            peak_bytes: 102 << 20,
-            basis: "peak_working_set_bytes".into(),
-            basis_label: "peak working set".into(),
-            headroom_pct: 20.0,
-            runs: 3,
-        };
-        let d = deploy(&config(&[]), &["app".into()], Some(&limit));
-        assert_eq!(
-            d.kubernetes,
-            "env: []\n# memory limit: 123 MiB (peak working set 102 MiB + 20%)\nresources:\n  \
-             requests:\n    memory: 123Mi\n  limits:\n    memory: 123Mi\n"
-        );
-        assert!(d.systemd.ends_with("\nMemoryMax=123M\n"), "{}", d.systemd);
-        assert!(
-            d.dockerfile.contains("docker run --memory=123m"),
-            "{}",
-            d.dockerfile
-        );
-        // The Kubernetes snippet is YAML whose resources say the same.
-        let yaml: serde_json::Value = serde_yaml_like(&d.kubernetes);
-        assert_eq!(yaml["resources"]["limits"]["memory"], "123Mi");
-    }
-
-    #[test]
-    fn a_kept_configuration_gets_its_limit_lines_and_no_recommendation() {
-        let limit = LimitNeed {
-            bytes: 70 << 20,
-            peak_bytes: 58 << 20,
-            basis: "peak_working_set_bytes".into(),
-            basis_label: "peak working set".into(),
-            headroom_pct: 20.0,
-            runs: 1,
-        };
-        let kept = KeptLimit::new("glibc", &limit);
-        assert_eq!(
-            kept.words,
-            "if you keep glibc: memory limit 70 MiB (peak working set 58.0 MiB + 20%)"
-        );
-        assert_eq!(kept.lines.systemd, "MemoryMax=70M\n");
-        assert!(kept.lines.docker.contains("docker run --memory=70m"));
-        let yaml = serde_yaml_like(&kept.lines.kubernetes);
-        assert_eq!(yaml["resources"]["requests"]["memory"], "70Mi");
-        // The same lines the recommendation's snippets end with.
-        let d = deploy(&config(&[]), &["app".into()], Some(&limit));
-        assert!(d.kubernetes.ends_with(&kept.lines.kubernetes));
-        assert!(d.systemd.ends_with(&kept.lines.systemd));
-    }
-
-    /// The snippet's two-level mappings read as JSON: enough YAML to check
-    /// the keys sit where Kubernetes looks for them.
-    fn serde_yaml_like(text: &str) -> serde_json::Value {
-        let mut root = serde_json::Map::new();
-        let mut path: Vec<String> = Vec::new();
-        for line in text.lines().filter(|l| !l.starts_with('#')) {
-            let depth = (line.len() - line.trim_start().len()) / 2;
-            let Some((key, value)) = line.trim().split_once(':') else {
-                continue;
-            };
-            path.truncate(depth);
-            let mut node = &mut root;
-            for p in &path {
-                node = node
-                    .entry(p.clone())
-                    .or_insert_with(|| serde_json::Value::Object(Default::default()))
-                    .as_object_mut()
-                    .expect("a mapping");
-            }
-            match value.trim() {
-                "" => path.push(key.to_string()),
-                v => {
-                    node.insert(key.to_string(), v.into());
-                }
-            }
-        }
-        serde_json::Value::Object(root)
     }
 }

@@ -27,7 +27,7 @@ pub struct LimitNeed {
     /// The metric-table row of that peak (`peak_working_set_bytes`,
     /// `peak_cgroup_bytes`, `peak_pss_bytes` or `peak_rss_bytes`).
     pub basis: String,
-    /// Its words, for the reports: `peak working set`.
+    /// Its label, for the reports: `peak working set`.
     #[serde(skip)]
     pub basis_label: String,
     pub headroom_pct: f64,
@@ -36,17 +36,6 @@ pub struct LimitNeed {
 }
 
 impl LimitNeed {
-    /// `112 MiB (peak working set 93.0 MiB + 20%)`.
-    pub fn words(&self) -> String {
-        format!(
-            "{} MiB ({} {} + {}%)",
-            self.mib(),
-            self.basis_label,
-            crate::units::format_bytes(self.peak_bytes as f64),
-            self.headroom_pct
-        )
-    }
-
     /// The limit in MiB, as the deploy lines write it.
     pub fn mib(&self) -> u64 {
         self.bytes / MIB
@@ -158,10 +147,6 @@ mod tests {
             ("peak_working_set_bytes", (50 + most) * MIB)
         );
         assert_eq!(glibc.bytes, with_headroom((50 + most) * MIB, 50.0));
-        assert!(
-            glibc.words().contains("peak working set"),
-            "{}",
-            glibc.words()
-        );
+        assert_eq!(glibc.basis_label, "peak working set");
     }
 }

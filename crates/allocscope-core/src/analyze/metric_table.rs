@@ -294,31 +294,31 @@ fn never(def: MetricDef) -> MetricDef {
 
 /// A service experiment's rows (`compare --server`): the memory at the end
 /// of the load and the load's latency and duration, what the verdict judges
-/// a service by. In JSON and CSV only: the service table shows them, with
-/// their ratios (`analyze::service`).
+/// a service by, with ratios to the baseline (but p99's). Not in the
+/// comparison table: the service table shows them (`report::columns`).
 pub fn service_rows() -> Vec<MetricDef> {
     let end_of_load = |id, label, pick: fn(&ServiceRecord) -> Option<u64>| {
-        never(row(id, label, Unit::Bytes, false, move |r| {
+        never(row(id, label, Unit::Bytes, true, move |r| {
             r.record.service.as_ref().and_then(pick).map(|b| b as f64)
         }))
     };
-    let latency = |id, label, pick: fn(&Latency) -> f64| {
-        never(row(id, label, Unit::Milliseconds, false, move |r| {
+    let latency = |id, label, ratio, pick: fn(&Latency) -> f64| {
+        never(row(id, label, Unit::Milliseconds, ratio, move |r| {
             let service = r.record.service.as_ref()?;
             service.latency.as_ref().map(pick)
         }))
     };
     vec![
-        end_of_load("rss_end_load_bytes", "RSS at the end of the load", |s| {
+        end_of_load("rss_end_load_bytes", "RSS at end of load", |s| {
             s.rss_end_load_bytes
         }),
-        end_of_load("pss_end_load_bytes", "PSS at the end of the load", |s| {
+        end_of_load("pss_end_load_bytes", "PSS at end of load", |s| {
             s.pss_end_load_bytes
         }),
-        latency("p50_ms", "median response time", |l| l.p50_ms),
-        latency("p95_ms", "p95 latency", |l| l.p95_ms),
-        latency("p99_ms", "p99 latency", |l| l.p99_ms),
-        never(row("load_s", "load duration", Unit::Seconds, false, |r| {
+        latency("p50_ms", "median response time", true, |l| l.p50_ms),
+        latency("p95_ms", "p95 response time", true, |l| l.p95_ms),
+        latency("p99_ms", "p99 response time", false, |l| l.p99_ms),
+        never(row("load_s", "load duration", Unit::Seconds, true, |r| {
             r.record.service.as_ref()?.load_duration_s()
         })),
     ]

@@ -34,7 +34,6 @@ pub mod fixture;
 use crate::judging::JudgeSettings;
 use crate::model::StoredExperiment;
 use anyhow::{bail, Result};
-use service::EndOfLoad;
 use types::Analysis;
 
 /// Summarises every configuration, with ratios to the configuration named
@@ -85,10 +84,11 @@ pub fn analyze_with(
     let base_index = baseline_index(&experiment, baseline)?;
     let table = metric_table::of_experiment(&experiment.info);
     let summaries = summary::summarize(&experiment, base_index, &table);
-    let service = service::summarize(&experiment, base_index);
+    let service = service::summarize(&experiment);
     let end_of_load = metric_table::tree_word("end-of-load")
         .and_then(|word| choice::tree_row(&experiment, base_index, &table, word))
-        .map_or(service::RSS_END_OF_LOAD, |row| EndOfLoad::of_row(&row.id));
+        .map_or(service::RSS_END_OF_LOAD, |row| row.id.as_str())
+        .to_string();
     let mut verdict = verdict::decide(&experiment, base_index, judging, &table);
     let heap = heap::summarize(&experiment);
     let limits = limit::summarize(&experiment, base_index, &table, judging.limit_headroom_pct);

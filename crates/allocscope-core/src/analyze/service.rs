@@ -1,10 +1,12 @@
 //! Service experiments (`compare --server`): per configuration, the median
-//! and 95% CI of each latency figure, of the load's duration and of the RSS
-//! at the end of the load and of the settle period, and the ratios to the
-//! baseline the Ruby report judged by: RSS, median and p95 response time.
+//! and 95% CI of each latency figure and of the RSS and PSS at the end of
+//! the settle period, and the errors among the requests. The memory at the
+//! end of the load, the median, p95 and p99 response times and the load's
+//! duration are rows of the metric table, with their ratios to the
+//! baseline (`metric_table::service_rows`).
 
-use super::figures::{Estimate, Ratio};
-use super::summary::{estimate, ratio_to_baseline};
+use super::figures::Estimate;
+use super::summary::estimate;
 use crate::model::{Latency, RunStatus, ServiceRecord, StoredConfig, StoredExperiment};
 use serde::Serialize;
 
@@ -25,16 +27,8 @@ pub struct LatencySummary {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServiceSummary {
     pub latency: Option<LatencySummary>,
-    pub load_s: Option<Estimate>,
-    pub rss_end_load_bytes: Option<Estimate>,
     pub rss_end_settle_bytes: Option<Estimate>,
-    pub pss_end_load_bytes: Option<Estimate>,
     pub pss_end_settle_bytes: Option<Estimate>,
-    pub ratio_p50_ms: Option<Ratio>,
-    pub ratio_p95_ms: Option<Ratio>,
-    pub ratio_load_s: Option<Ratio>,
-    pub ratio_rss_end_load_bytes: Option<Ratio>,
-    pub ratio_pss_end_load_bytes: Option<Ratio>,
     /// Errors over every ok run, and the requests they were among.
     pub errors: u64,
     pub requests: u64,
@@ -77,93 +71,29 @@ fn latency_summary(config: &StoredConfig) -> Option<LatencySummary> {
 
 /// One summary per configuration, in order; empty unless the experiment
 /// ran a service.
-pub fn summarize(experiment: &StoredExperiment, baseline: usize) -> Vec<ServiceSummary> {
+pub fn summarize(experiment: &StoredExperiment) -> Vec<ServiceSummary> {
     if experiment.info.service.is_none() {
         return Vec::new();
     }
-    let configs = &experiment.configs;
-    let Some(base) = configs.get(baseline) else {
-        return Vec::new();
-    };
-    let load_s = |s: &ServiceRecord| s.load_duration_s();
-    let end_load = |s: &ServiceRecord| s.rss_end_load_bytes.map(|b| b as f64);
-    let pss_end_load = |s: &ServiceRecord| s.pss_end_load_bytes.map(|b| b as f64);
-    configs
-        .iter()
-        .enumerate()
-        .map(|(i, config)| {
-            let ratio = |num: Vec<(u32, f64)>, den: Vec<(u32, f64)>| {
-                ratio_to_baseline(i == baseline, &num, &den)
-            };
-            let (errors, requests) = ok_services(config)
-                .filter_map(|(_, s)| s.latency.as_ref())
-                .fold((0, 0), |(e, r), l| (e + l.errors, r + l.requests));
-            ServiceSummary {
-                latency: latency_summary(config),
-                load_s: estimate(&values(config, load_s)),
-                rss_end_load_bytes: estimate(&values(config, end_load)),
-                rss_end_settle_bytes: estimate(&values(config, |s| {
-                    s.rss_end_settle_bytes.map(|b| b as f64)
-                })),
-                pss_end_load_bytes: estimate(&values(config, pss_end_load)),
-                pss_end_settle_bytes: estimate(&values(config, |s| {
-                    s.pss_end_settle_bytes.map(|b| b as f64)
-                })),
-                ratio_p50_ms: ratio(latency(config, |l| l.p50_ms), latency(base, |l| l.p50_ms)),
-                ratio_p95_ms: ratio(latency(config, |l| l.p95_ms), latency(base, |l| l.p95_ms)),
-                ratio_load_s: ratio(values(config, load_s), values(base, load_s)),
-                ratio_rss_end_load_bytes: ratio(values(config, end_load), values(base, end_load)),
-                ratio_pss_end_load_bytes: ratio(
-                    values(config, pss_end_load),
-                    values(base, pss_end_load),
-                ),
-                errors,
-                requests,
-            }
-        })
-        .collect()
-}
-
-/// The end-of-load memory the service tables show: the row the tree word
-/// `end-of-load` names (`choice::tree_row`), PSS for a tree of several
-/// processes that every configuration read PSS of, else RSS.
-#[derive(Debug, Clone, Copy)]
-pub struct EndOfLoad {
-    pub metric: &'static str,
-    pub estimate: fn(&ServiceSummary) -> Option<Estimate>,
-    pub ratio: fn(&ServiceSummary) -> Option<Ratio>,
-}
-
-/// Two choices are the same when they name the same metric.
-impl PartialEq for EndOfLoad {
-    fn eq(&self, other: &EndOfLoad) -> bool {
-        self.metric == other.metric
-    }
-}
-
-pub const RSS_END_OF_LOAD: EndOfLoad = EndOfLoad {
-    metric: "rss_end_load_bytes",
-    estimate: |s| s.rss_end_load_bytes,
-    ratio: |s| s.ratio_rss_end_load_bytes,
-};
-
-pub const PSS_END_OF_LOAD: EndOfLoad = EndOfLoad {
-    metric: "pss_end_load_bytes",
-    estimate: |s| s.pss_end_load_bytes,
-    ratio: |s| s.ratio_pss_end_load_bytes,
-};
-
-impl EndOfLoad {
-    /// The end-of-load memory of the metric-table row `id`: PSS for
-    /// `pss_end_load_bytes`, else RSS.
-    pub fn of_row(id: &str) -> EndOfLoad {
-        if id == PSS_END_OF_LOAD.metric {
-            PSS_END_OF_LOAD
-        } else {
-            RSS_END_OF_LOAD
+    let bytes = |b: Option<u64>| b.map(|b| b as f64);
+    let summary = |config: &StoredConfig| {
+        let (errors, requests) = ok_services(config)
+            .filter_map(|(_, s)| s.latency.as_ref())
+            .fold((0, 0), |(e, r), l| (e + l.errors, r + l.requests));
+        ServiceSummary {
+            latency: latency_summary(config),
+            rss_end_settle_bytes: estimate(&values(config, |s| bytes(s.rss_end_settle_bytes))),
+            pss_end_settle_bytes: estimate(&values(config, |s| bytes(s.pss_end_settle_bytes))),
+            errors,
+            requests,
         }
-    }
+    };
+    experiment.configs.iter().map(summary).collect()
 }
+
+/// The end-of-load memory the service tables show, when the tree word
+/// `end-of-load` names no row (`choice::tree_row`): RSS.
+pub const RSS_END_OF_LOAD: &str = "rss_end_load_bytes";
 
 /// Warnings about the load, once per distinct text: a saturated
 /// generator, a rate not reached, errors, rejected replay lines.
@@ -242,27 +172,32 @@ mod tests {
     #[test]
     fn ratios_follow_the_latency_and_memory_of_each_configuration() {
         let experiment = with_service(fixture::experiment());
-        let summaries = summarize(&experiment, 0);
-        assert_eq!(summaries.len(), experiment.configs.len());
+        let table = crate::analyze::metric_table::of_experiment(&experiment.info);
+        let summaries = crate::analyze::summary::summarize(&experiment, 0, &table);
         assert_eq!(
-            summaries[0].ratio_p95_ms,
+            summaries[0].ratio("p95_ms"),
             Some(crate::analyze::summary::BASELINE_RATIO)
         );
-        let second = &summaries[1];
-        let p95 = second.ratio_p95_ms.map(|r| r.value).unwrap_or_default();
-        assert!((p95 - 2.0).abs() < 0.01, "{p95}");
-        let rss = second
-            .ratio_rss_end_load_bytes
-            .map(|r| r.value)
-            .unwrap_or_default();
+        let second = |id| summaries[1].ratio(id).map(|r| r.value).unwrap_or_default();
+        assert!(
+            (second("p95_ms") - 2.0).abs() < 0.01,
+            "{}",
+            second("p95_ms")
+        );
+        let rss = second("rss_end_load_bytes");
         assert!((rss - 1.1).abs() < 0.01, "{rss}");
-        let load = second.ratio_load_s.map(|r| r.value).unwrap_or_default();
-        assert!((load - 2.0).abs() < 0.01, "{load}");
-        assert!(second.latency.is_some());
+        assert!(
+            (second("load_s") - 2.0).abs() < 0.01,
+            "{}",
+            second("load_s")
+        );
+        let services = summarize(&experiment);
+        assert_eq!(services.len(), experiment.configs.len());
+        assert!(services[1].latency.is_some());
     }
 
     #[test]
     fn ordinary_experiments_have_no_service_summary() {
-        assert!(summarize(&fixture::experiment(), 0).is_empty());
+        assert!(summarize(&fixture::experiment()).is_empty());
     }
 }

@@ -7,7 +7,7 @@ use super::heap::HeapSummary;
 use super::limit::LimitNeed;
 use super::markers::MarkerSummary;
 use super::metric_table::MetricDef;
-use super::service::{EndOfLoad, ServiceSummary};
+use super::service::ServiceSummary;
 use super::verdict::Verdict;
 use crate::model::StoredExperiment;
 
@@ -35,10 +35,11 @@ pub struct Analysis {
     /// The memory limit each configuration needs (`None` where no ok run
     /// measured a peak), one per configuration.
     pub limits: Vec<Option<LimitNeed>>,
-    /// Which end-of-load memory the service tables show: the row the tree
-    /// word `end-of-load` names (RSS, or PSS for a multi-process server),
-    /// what a service is judged by unless `--memory-metric` chose another.
-    pub end_of_load: EndOfLoad,
+    /// The id of the end-of-load memory row the service tables show: the
+    /// row the tree word `end-of-load` names (RSS, or PSS for a
+    /// multi-process server), what a service is judged by unless
+    /// `--memory-metric` chose another.
+    pub end_of_load: String,
     /// A race's figures (`allocscope tune`, `tune::render::TuneSummary`),
     /// set by the command that ran or re-renders it; the JSON export
     /// carries them as `tune`.

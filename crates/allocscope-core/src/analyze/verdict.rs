@@ -14,7 +14,7 @@
 use super::cause::{explain as explain_cause, Cause};
 use super::choice::{measures, Measures};
 use super::decide::{decide as decide_outcome, Decision, Side};
-pub use super::deploy::{deploy, sh_quote, Deploy, KeptLimit};
+pub use super::deploy::{deploy, sh_quote, Deploy, KeptLimit, LimitLines};
 use super::judge::{judge_all, shown, Judged};
 use super::metric_table::MetricDef;
 pub use super::verdict_reasons::{Dropped, Figures, Note, Oom, OpenSide, Place, Reason, Tie};
@@ -44,7 +44,8 @@ pub struct Unsettled {
 
 /// The verdict as data; `report/verdict_words.rs` puts it in words. The
 /// JSON export (`report/verdict_json.rs`) writes `outcome`, `config` and
-/// the sentences, then this, then the cause with its sentences.
+/// the sentences, then this, then the deploy lines, the limit kept and the
+/// cause, each with its sentences.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
     #[serde(skip)]
@@ -74,12 +75,13 @@ pub struct Verdict {
     /// The candidates still open (inconclusive outcome, or alongside a
     /// recommendation that another candidate might still beat).
     pub unsettled: Vec<Unsettled>,
-    /// Present only for `Recommend`.
+    /// Present only for `Recommend`; in JSON with the limit's lines and
+    /// their comment (`report::verdict_json`).
+    #[serde(skip)]
     pub deploy: Option<Deploy>,
     /// Without a recommendation, the memory limit of the configuration that
-    /// stays (the default kept, or the baseline while the verdict is open)
-    /// and its container lines.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// stays (the default kept, or the baseline while the verdict is open).
+    #[serde(skip)]
     pub kept_limit: Option<KeptLimit>,
     /// Where the memory went and what the recommendation (else the
     /// candidate that saved most) removed; absent without breakdowns.
@@ -315,8 +317,10 @@ impl Context<'_> {
 
     /// The baseline's limit, for a verdict that keeps it or is still open.
     fn kept_limit(&self) -> Option<KeptLimit> {
-        self.limit_of(self.baseline)
-            .map(|l| KeptLimit::new(&self.base_name(), &l))
+        self.limit_of(self.baseline).map(|memory_limit| KeptLimit {
+            config: self.base_name(),
+            memory_limit,
+        })
     }
 
     fn keep_default(&self, verdict: &mut Verdict) {

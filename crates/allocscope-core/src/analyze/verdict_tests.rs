@@ -4,7 +4,7 @@
 use super::*;
 use crate::analyze::{analyze_with, analyze_with_budget, fixture, types::Analysis};
 use crate::model::RunStatus;
-use crate::report::verdict_words::{explanation, reason};
+use crate::report::verdict_words::{deploy_snippets, explanation, kept_words, reason};
 
 const MIB: f64 = 1048576.0;
 
@@ -60,7 +60,7 @@ fn recommends_the_lowest_memory_within_budget_and_says_how_to_deploy_it() {
     );
     // A recommendation's deploy lines carry its limit; nothing is "kept".
     assert_eq!(v.kept_limit, None);
-    let d = v.deploy.expect("deploy lines");
+    let d = deploy_snippets(&v.deploy.expect("deploy lines"));
     assert!(
         d.shell
             .starts_with("env LD_PRELOAD=/usr/lib/libjemalloc.so.2 ./bench"),
@@ -128,21 +128,14 @@ fn keeps_the_default_when_every_candidate_is_over_budget() {
         .all(|l| l.contains("over the 5% budget")));
     // No deploy lines, but the limit the kept default needs, with its lines.
     let kept = v.kept_limit.expect("the kept default's limit");
+    let words = kept_words(&kept);
     assert!(
-        kept.words.starts_with("if you keep glibc: memory limit "),
-        "{}",
-        kept.words
+        words.starts_with("if you keep glibc: memory limit "),
+        "{words}"
     );
-    assert!(
-        kept.lines.systemd.starts_with("MemoryMax="),
-        "{:?}",
-        kept.lines
-    );
-    assert!(
-        kept.lines.kubernetes.contains("limits:"),
-        "{:?}",
-        kept.lines
-    );
+    let lines = LimitLines::of(&kept.memory_limit);
+    assert!(lines.systemd.starts_with("MemoryMax="), "{lines:?}");
+    assert!(lines.kubernetes.contains("limits:"), "{lines:?}");
 }
 
 #[test]

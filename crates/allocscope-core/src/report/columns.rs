@@ -6,9 +6,8 @@
 
 use super::format;
 use crate::analyze::metric_table::{Better, Shown};
-use crate::analyze::service::ServiceSummary;
-use crate::analyze::types::{Analysis, Estimate, Ratio};
-use crate::units::{ColumnUnit, Unit};
+use crate::analyze::types::{Analysis, Estimate, MetricSummary, Ratio};
+use crate::units::ColumnUnit;
 
 /// One cell of a comparison: a configuration's estimate, its ratio to the
 /// baseline, whether it is the baseline, and its column's unit.
@@ -20,34 +19,28 @@ pub struct Figure {
     pub unit: ColumnUnit,
 }
 
-/// A configuration's estimate and ratio to the baseline.
-type Pair = (Option<Estimate>, Option<Ratio>);
-
 /// A row of the comparison: the configuration's name, its runs ok, its
 /// figures.
 pub type Row<'a> = (&'a str, String, Vec<Figure>);
 
-/// A column of figures, one per configuration, sharing the unit chosen
-/// from every median and interval bound (docs/report.md, "Numbers").
-fn column(analysis: &Analysis, unit: Unit, figures: impl Iterator<Item = Pair>) -> Vec<Figure> {
-    let figures: Vec<_> = figures.collect();
-    let unit = format::estimates_unit(unit, figures.iter().filter_map(|f| f.0));
-    let cell = |(i, (estimate, ratio))| Figure {
-        estimate,
-        ratio,
+/// Metric-table row `k`'s column: a figure per configuration, sharing the
+/// unit chosen from every median and interval bound (docs/report.md,
+/// "Numbers").
+pub fn metric_figures(analysis: &Analysis, k: usize) -> Vec<Figure> {
+    let figures: Vec<Option<&MetricSummary>> = analysis
+        .summaries
+        .iter()
+        .map(|s| s.metrics.get(k).map(|(_, m)| m))
+        .collect();
+    let estimates = figures.iter().filter_map(|m| m.and_then(|m| m.estimate));
+    let unit = format::estimates_unit(analysis.metrics[k].unit, estimates);
+    let cell = |(i, m): (usize, Option<&MetricSummary>)| Figure {
+        estimate: m.and_then(|m| m.estimate),
+        ratio: m.and_then(|m| m.ratio),
         baseline: i == analysis.baseline,
         unit,
     };
     figures.into_iter().enumerate().map(cell).collect()
-}
-
-/// Metric-table row `k`'s column.
-pub fn metric_figures(analysis: &Analysis, k: usize) -> Vec<Figure> {
-    let pairs = analysis.summaries.iter().map(|s| {
-        let m = s.metrics.get(k).map(|(_, m)| m);
-        (m.and_then(|m| m.estimate), m.and_then(|m| m.ratio))
-    });
-    column(analysis, analysis.metrics[k].unit, pairs)
 }
 
 /// The Markdown and HTML comparison table: its metric columns' heads, and
@@ -71,45 +64,26 @@ pub fn comparison(analysis: &Analysis) -> (Vec<&str>, Vec<Row<'_>>) {
     (heads.collect(), rows.collect())
 }
 
-/// `RSS at end of load`, or `PSS ...` for a multi-process server.
-pub fn end_of_load_head(analysis: &Analysis) -> &'static str {
-    if analysis.end_of_load.metric == "pss_end_load_bytes" {
-        "PSS at end of load"
-    } else {
-        "RSS at end of load"
-    }
-}
-
-/// A service experiment's columns with their heads: the memory at the end
-/// of the load, then the median, p95 (and with `p99`, p99) response times;
-/// or the load's duration when no run measured latency.
-pub fn service_figures(analysis: &Analysis, p99: bool) -> Vec<(&'static str, Vec<Figure>)> {
-    type Pick = fn(&ServiceSummary) -> Pair;
-    let of = |unit, pick: &dyn Fn(&ServiceSummary) -> Pair| {
-        column(analysis, unit, analysis.service.iter().map(pick))
+/// A service experiment's columns with their heads (the rows' labels):
+/// the memory at the end of the load, then the median, p95 (and with
+/// `p99`, p99) response times; or the load's duration when no run
+/// measured latency.
+pub fn service_figures(analysis: &Analysis, p99: bool) -> Vec<(&str, Vec<Figure>)> {
+    let latency = analysis.service.iter().any(|s| s.latency.is_some());
+    let rows: &[&str] = match (latency, p99) {
+        (false, _) => &["load_s"],
+        (true, false) => &["p50_ms", "p95_ms"],
+        (true, true) => &["p50_ms", "p95_ms", "p99_ms"],
     };
-    let end = analysis.end_of_load;
-    let memory = of(Unit::Bytes, &|s| ((end.estimate)(s), (end.ratio)(s)));
-    let mut columns = vec![(end_of_load_head(analysis), memory)];
-    let latency: [(&str, Pick); 3] = [
-        ("median response time", |s| {
-            (s.latency.map(|l| l.p50_ms), s.ratio_p50_ms)
-        }),
-        ("p95 response time", |s| {
-            (s.latency.map(|l| l.p95_ms), s.ratio_p95_ms)
-        }),
-        ("p99", |s| (s.latency.map(|l| l.p99_ms), None)),
-    ];
-    if analysis.service.iter().any(|s| s.latency.is_some()) {
-        let shown = if p99 { 3 } else { 2 };
-        for (head, pick) in &latency[..shown] {
-            columns.push((*head, of(Unit::Milliseconds, pick)));
-        }
-    } else {
-        let load = of(Unit::Seconds, &|s| (s.load_s, s.ratio_load_s));
-        columns.push(("load duration", load));
-    }
-    columns
+    let ids = std::iter::once(analysis.end_of_load.as_str()).chain(rows.iter().copied());
+    ids.filter_map(|id| analysis.metrics.iter().position(|m| m.id == id))
+        .map(|k| {
+            (
+                analysis.metrics[k].label.as_str(),
+                metric_figures(analysis, k),
+            )
+        })
+        .collect()
 }
 
 /// The metric-table rows the Markdown and HTML comparison tables have a

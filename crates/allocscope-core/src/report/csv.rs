@@ -1,8 +1,8 @@
 //! One CSV row per configuration with its summary: medians and CI bounds per
 //! metric, then ratios to the baseline. Headers carry units so the file loads
 //! straight into pandas or a spreadsheet. A service experiment's table has
-//! its latency, load duration and end-of-load memory rows; it adds the
-//! other latency and throughput columns and the service's ratios. After
+//! its latency, load duration and end-of-load memory rows, with their
+//! ratios; it adds the other latency and throughput columns. After
 //! `baseline`, where the memory went: the breakdown of the configuration's
 //! median run (`cause::median_run`, the run the verdict's why quotes) at its mean and at its
 //! peak, `breakdown_mean_<part>` and `breakdown_peak_<part>`, empty
@@ -21,23 +21,15 @@ use anyhow::Result;
 pub struct CsvReporter;
 
 type ServiceEstimateOf = fn(&ServiceSummary) -> Option<Estimate>;
-type ServiceRatioOf = fn(&ServiceSummary) -> Option<Ratio>;
 
 /// The service's figures that are not rows of the metric table (its
-/// `p50_ms`, `p95_ms`, `p99_ms`, `load_s` and end-of-load memory are).
+/// `p50_ms`, `p95_ms`, `p99_ms`, `load_s` and end-of-load memory are, with
+/// their ratios).
 const SERVICE_ESTIMATES: [(&str, ServiceEstimateOf); 4] = [
     ("p90_ms", |s| s.latency.map(|l| l.p90_ms)),
     ("p999_ms", |s| s.latency.map(|l| l.p999_ms)),
     ("max_ms", |s| s.latency.map(|l| l.max_ms)),
     ("throughput_rps", |s| s.latency.map(|l| l.throughput_rps)),
-];
-
-const SERVICE_RATIOS: [(&str, ServiceRatioOf); 5] = [
-    ("ratio_p50", |s| s.ratio_p50_ms),
-    ("ratio_p95", |s| s.ratio_p95_ms),
-    ("ratio_rss_end_load", |s| s.ratio_rss_end_load_bytes),
-    ("ratio_pss_end_load", |s| s.ratio_pss_end_load_bytes),
-    ("ratio_load", |s| s.ratio_load_s),
 ];
 
 fn estimate_header(h: &mut Vec<String>, name: &str) {
@@ -89,9 +81,6 @@ pub fn header(table: &[MetricDef], service: bool) -> Vec<String> {
     if service {
         for (name, _) in SERVICE_ESTIMATES {
             estimate_header(&mut h, name);
-        }
-        for (name, _) in SERVICE_RATIOS {
-            ratio_header(&mut h, name);
         }
         h.push("errors".to_string());
         h.push("requests".to_string());
@@ -147,9 +136,6 @@ impl Reporter for CsvReporter {
             if let Some(svc) = analysis.service.get(i) {
                 for (_, get) in SERVICE_ESTIMATES {
                     estimate_cells(&mut row, get(svc));
-                }
-                for (_, get) in SERVICE_RATIOS {
-                    ratio_cells(&mut row, get(svc));
                 }
                 row.push(svc.errors.to_string());
                 row.push(svc.requests.to_string());

@@ -9,7 +9,7 @@ use super::format::ratio_bounds;
 use super::reporter::Reporter;
 use super::svg::{escape, plots};
 use crate::analyze::types::Analysis;
-use crate::analyze::verdict::Outcome;
+use crate::analyze::verdict::{LimitLines, Outcome};
 use crate::model::{RunStatus, StoredRun};
 use crate::units::{format_bytes, format_seconds, ColumnUnit};
 use anyhow::Result;
@@ -311,12 +311,14 @@ fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
     }
     writeln!(out, "</div>")?;
     if let Some(kept) = &v.kept_limit {
-        writeln!(out, "<h3>Memory limit</h3><p>{}:</p>", escape(&kept.words))?;
-        for (title, text) in kept.targets() {
+        let words = super::verdict_words::kept_words(kept);
+        writeln!(out, "<h3>Memory limit</h3><p>{}:</p>", escape(&words))?;
+        for (title, text) in LimitLines::of(&kept.memory_limit).targets() {
             writeln!(out, "<p>{title}:</p><pre>{}</pre>", escape(text.trim_end()))?;
         }
     }
-    if let (Some(d), Some(name)) = (&v.deploy, &v.config) {
+    let deploy = v.deploy.as_ref().map(super::verdict_words::deploy_snippets);
+    if let (Some(d), Some(name)) = (deploy, &v.config) {
         writeln!(out, "<h3>Deploy {}</h3>", escape(name))?;
         for (title, text) in [
             ("Shell", &d.shell),

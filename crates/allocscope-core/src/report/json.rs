@@ -9,7 +9,7 @@ use super::verdict_json::VerdictOut;
 use crate::analyze::heap::HeapSummary;
 use crate::analyze::limit::LimitNeed;
 use crate::analyze::markers::MarkerSummary;
-use crate::analyze::metric_table::MetricDef;
+use crate::analyze::metric_table::{MetricDef, Unit};
 use crate::analyze::service::{LatencySummary, ServiceSummary};
 use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
 use crate::model::{
@@ -100,15 +100,13 @@ struct RunOut<'a> {
     status: &'static str,
     exit_code: Option<i32>,
     signal: Option<i32>,
-    wall_s: f64,
+    /// The run's figure of each metric-table row but the `--metric`s
+    /// (`user_metrics` has those), keyed by id, null where it had none.
+    #[serde(flatten)]
+    figures: Keyed<'a, RunFigure>,
     user_s: f64,
     sys_s: f64,
     max_hwm_bytes: u64,
-    peak_rss_bytes: u64,
-    mean_rss_bytes: u64,
-    final_rss_bytes: u64,
-    peak_pss_bytes: Option<u64>,
-    mean_pss_bytes: Option<u64>,
     minor_faults: u64,
     major_faults: u64,
     /// How many samples were taken.
@@ -144,18 +142,8 @@ struct RunOut<'a> {
     /// `rss_after_bytes`, `processes`), when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     reclaim: Option<&'a crate::model::Reclaim>,
-    /// The run's memory cgroup (absent without one): the charge's peak
-    /// (never below the kernel's) and time-weighted mean, the working
-    /// set's, the kernel's own peak, and `memory.stat`'s parts. Named as
-    /// in the summary; `Aliases` repeats them under their old names.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    peak_cgroup_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    mean_cgroup_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    peak_working_set_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    mean_working_set_bytes: Option<u64>,
+    /// The cgroup rows of `figures` under their old names (absent without
+    /// a cgroup), the kernel's own peak, and `memory.stat`'s parts.
     #[serde(flatten)]
     aliases: Aliases,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -277,6 +265,18 @@ struct MarkerSummaryOut<'a> {
     pss_bytes_median: Option<f64>,
 }
 
+/// A run's figure of a metric-table row; bytes as whole numbers.
+struct RunFigure(Option<f64>, bool);
+
+impl Serialize for RunFigure {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            RunFigure(Some(bytes), true) => s.serialize_u64(bytes as u64),
+            RunFigure(value, _) => value.serialize(s),
+        }
+    }
+}
+
 /// `id: value` pairs serialised as an object in their order (the metric
 /// table's), so the keys stay where they always were.
 struct Keyed<'a, T>(Vec<(&'a str, T)>);
@@ -294,7 +294,10 @@ struct SummaryOut<'a> {
     /// One estimate per metric-table row, keyed by id.
     #[serde(flatten)]
     estimates: Keyed<'a, Option<Estimate>>,
-    ratio: RatioOut<'a>,
+    /// Ratios to the baseline, one per metric-table row that has a ratio
+    /// (a service's `p50_ms`, `p95_ms`, `rss_end_load_bytes`,
+    /// `pss_end_load_bytes` and `load_s` among them), keyed by id.
+    ratio: Keyed<'a, Option<Ratio>>,
     markers: Vec<MarkerSummaryOut<'a>>,
     /// The heap probe's medians, only when the experiment measured the heap.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -309,6 +312,8 @@ struct SummaryOut<'a> {
     service: Option<ServiceSummaryOut>,
 }
 
+/// The service's estimates, as they were before they became rows of the
+/// metric table (`summary.load_s` ... hold them too).
 #[derive(Serialize)]
 struct ServiceSummaryOut {
     load_s: Option<Estimate>,
@@ -320,41 +325,18 @@ struct ServiceSummaryOut {
     requests: u64,
 }
 
-/// Ratios to the baseline; the service keys only in service experiments.
-#[derive(Serialize)]
-struct RatioOut<'a> {
-    /// One per metric-table row that has a ratio, keyed by id.
-    #[serde(flatten)]
-    metrics: Keyed<'a, Option<Ratio>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    p50_ms: Option<Option<Ratio>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    p95_ms: Option<Option<Ratio>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    rss_end_load_bytes: Option<Option<Ratio>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pss_end_load_bytes: Option<Option<Ratio>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    load_s: Option<Option<Ratio>>,
-}
-
 impl SummaryOut<'_> {
-    fn add_service(&mut self, s: &ServiceSummary) {
+    fn add_service(&mut self, s: &ServiceSummary, summary: &ConfigSummary) {
         self.latency = Some(s.latency);
         self.service = Some(ServiceSummaryOut {
-            load_s: s.load_s,
-            rss_end_load_bytes: s.rss_end_load_bytes,
+            load_s: summary.estimate("load_s"),
+            rss_end_load_bytes: summary.estimate("rss_end_load_bytes"),
             rss_end_settle_bytes: s.rss_end_settle_bytes,
-            pss_end_load_bytes: s.pss_end_load_bytes,
+            pss_end_load_bytes: summary.estimate("pss_end_load_bytes"),
             pss_end_settle_bytes: s.pss_end_settle_bytes,
             errors: s.errors,
             requests: s.requests,
         });
-        self.ratio.p50_ms = Some(s.ratio_p50_ms);
-        self.ratio.p95_ms = Some(s.ratio_p95_ms);
-        self.ratio.rss_end_load_bytes = Some(s.ratio_rss_end_load_bytes);
-        self.ratio.pss_end_load_bytes = Some(s.ratio_pss_end_load_bytes);
-        self.ratio.load_s = Some(s.ratio_load_s);
     }
 }
 
@@ -363,24 +345,21 @@ fn env_object<S: Serializer>(env: &&[(String, String)], s: S) -> Result<S::Ok, S
     s.collect_map(env.iter().map(|(k, v)| (k, v)))
 }
 
-/// `user_metrics`: the experiment has `--metric`s, so each run lists its
-/// values (possibly none).
-fn run_out(run: &StoredRun, include_samples: bool, user_metrics: bool) -> RunOut<'_> {
+/// Run `run` of an experiment whose metric table is `table`: with
+/// `--metric`s, each run lists its values (possibly none).
+fn run_out<'a>(run: &'a StoredRun, table: &'a [MetricDef], include_samples: bool) -> RunOut<'a> {
     let (r, m) = (&run.record, crate::analyze::metrics::of(run));
+    let rows = table.iter().filter(|row| !row.is_user());
+    let figure = |row: &MetricDef| RunFigure((row.extract)(run), row.unit == Unit::Bytes);
     RunOut {
         index: r.index,
         status: r.status.as_str(),
         exit_code: r.exit_code,
         signal: r.signal,
-        wall_s: r.wall_s,
+        figures: Keyed(rows.map(|row| (row.id.as_str(), figure(row))).collect()),
         user_s: r.user_s,
         sys_s: r.sys_s,
         max_hwm_bytes: r.max_hwm_bytes,
-        peak_rss_bytes: m.peak_rss_bytes,
-        mean_rss_bytes: m.mean_rss_bytes,
-        final_rss_bytes: m.final_rss_bytes,
-        peak_pss_bytes: m.peak_pss_bytes,
-        mean_pss_bytes: m.mean_pss_bytes,
         minor_faults: r.minor_faults,
         major_faults: r.major_faults,
         samples: r.samples.len(),
@@ -407,10 +386,6 @@ fn run_out(run: &StoredRun, include_samples: bool, user_metrics: bool) -> RunOut
             _ => None,
         },
         reclaim: r.reclaim.as_ref(),
-        peak_cgroup_bytes: m.cgroup_peak_bytes,
-        mean_cgroup_bytes: m.cgroup_mean_bytes,
-        peak_working_set_bytes: m.working_set_peak_bytes,
-        mean_working_set_bytes: m.working_set_mean_bytes,
         aliases: Aliases {
             cgroup_peak_bytes: m.cgroup_peak_bytes,
             cgroup_mean_bytes: m.cgroup_mean_bytes,
@@ -425,7 +400,10 @@ fn run_out(run: &StoredRun, include_samples: bool, user_metrics: bool) -> RunOut
             (Some(mean), Some(peak)) => Some(CgroupOut { mean, peak }),
             _ => None,
         },
-        user_metrics: user_metrics.then_some(&r.user_metrics),
+        user_metrics: table
+            .iter()
+            .any(MetricDef::is_user)
+            .then_some(&r.user_metrics),
         markers: r
             .markers
             .iter()
@@ -459,7 +437,7 @@ fn marker_summary(markers: &MarkerSummary, position: usize) -> Vec<MarkerSummary
 }
 
 fn config_out<'a>(
-    table: &[MetricDef],
+    table: &'a [MetricDef],
     c: &'a StoredConfig,
     s: &'a ConfigSummary,
     markers: Vec<MarkerSummaryOut<'a>>,
@@ -477,11 +455,7 @@ fn config_out<'a>(
         served_by: crate::analyze::served::served_by(c),
         env: &c.config.env,
         command: c.config.command.as_deref(),
-        runs: c
-            .runs
-            .iter()
-            .map(|r| run_out(r, include, table.iter().any(MetricDef::is_user)))
-            .collect(),
+        runs: c.runs.iter().map(|r| run_out(r, table, include)).collect(),
         summary: SummaryOut {
             ok_runs: s.ok_runs,
             total_runs: s.total_runs,
@@ -491,21 +465,14 @@ fn config_out<'a>(
                     .map(|(id, m)| (id.as_str(), m.estimate))
                     .collect(),
             ),
-            ratio: RatioOut {
-                metrics: Keyed(
-                    table
-                        .iter()
-                        .zip(&s.metrics)
-                        .filter(|(def, _)| def.ratio)
-                        .map(|(_, (id, m))| (id.as_str(), m.ratio))
-                        .collect(),
-                ),
-                p50_ms: None,
-                p95_ms: None,
-                rss_end_load_bytes: None,
-                pss_end_load_bytes: None,
-                load_s: None,
-            },
+            ratio: Keyed(
+                table
+                    .iter()
+                    .zip(&s.metrics)
+                    .filter(|(def, _)| def.ratio)
+                    .map(|(_, (id, m))| (id.as_str(), m.ratio))
+                    .collect(),
+            ),
             markers,
             heap: None,
             latency: None,
@@ -555,7 +522,7 @@ impl Reporter for JsonReporter {
                     out.memory_limit = analysis.limits.get(i).and_then(Option::as_ref);
                     out.memory_limit_needed_bytes = out.memory_limit.map(|l| l.bytes);
                     if let Some(service) = analysis.service.get(i) {
-                        out.summary.add_service(service);
+                        out.summary.add_service(service, s);
                     }
                     out
                 })

@@ -7,7 +7,7 @@ use super::columns::Figure;
 use super::format::{estimate, ratio_bounds};
 use super::reporter::Reporter;
 use crate::analyze::types::Analysis;
-use crate::analyze::verdict::sh_quote;
+use crate::analyze::verdict::{sh_quote, LimitLines};
 use anyhow::Result;
 use std::fmt::Write as _;
 
@@ -198,12 +198,14 @@ impl Reporter for MarkdownReporter {
             }
         }
         if let Some(kept) = &v.kept_limit {
-            writeln!(out, "\n#### Memory limit\n\n{}:\n", escape(&kept.words))?;
-            for (title, text) in kept.targets() {
+            let words = super::verdict_words::kept_words(kept);
+            writeln!(out, "\n#### Memory limit\n\n{}:\n", escape(&words))?;
+            for (title, text) in LimitLines::of(&kept.memory_limit).targets() {
                 writeln!(out, "{title}:\n\n{}", fenced(text, ""))?;
             }
         }
-        if let (Some(d), Some(name)) = (&v.deploy, &v.config) {
+        let deploy = v.deploy.as_ref().map(super::verdict_words::deploy_snippets);
+        if let (Some(d), Some(name)) = (deploy, &v.config) {
             writeln!(out, "\n#### Deploy {}\n", escape(name))?;
             for (title, text, lang) in [
                 ("Shell", &d.shell, "sh"),

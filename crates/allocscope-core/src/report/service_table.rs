@@ -131,6 +131,8 @@ fn errors(s: &ServiceSummary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyze::service::RSS_END_OF_LOAD;
+    use crate::analyze::types::MetricSummary;
     use crate::analyze::{analyze, fixture};
 
     fn at(median: f64) -> Estimate {
@@ -141,8 +143,8 @@ mod tests {
         }
     }
 
-    /// A service summary with `p50` ms, a max of 50x that, and `rss` MiB.
-    fn summary(p50: f64, rss: f64) -> ServiceSummary {
+    /// A service summary with `p50` ms and a max of 50x that.
+    fn summary(p50: f64) -> ServiceSummary {
         let latency = LatencySummary {
             p50_ms: at(p50),
             p90_ms: at(2.0 * p50),
@@ -156,16 +158,8 @@ mod tests {
         };
         ServiceSummary {
             latency: Some(latency),
-            load_s: None,
-            rss_end_load_bytes: Some(at(rss * 1048576.0)),
             rss_end_settle_bytes: None,
-            pss_end_load_bytes: None,
             pss_end_settle_bytes: None,
-            ratio_p50_ms: None,
-            ratio_p95_ms: None,
-            ratio_load_s: None,
-            ratio_rss_end_load_bytes: None,
-            ratio_pss_end_load_bytes: None,
             errors: 0,
             requests: 1000,
         }
@@ -174,12 +168,18 @@ mod tests {
     #[test]
     fn each_latency_column_and_the_memory_have_one_unit() -> anyhow::Result<()> {
         let mut analysis = analyze(fixture::experiment(), "glibc")?;
-        analysis.service = vec![
-            summary(0.35, 1020.0),
-            summary(2.1, 64.0),
-            summary(0.9, 700.0),
-        ];
-        analysis.end_of_load = crate::analyze::service::RSS_END_OF_LOAD;
+        analysis.service = [0.35, 2.1, 0.9].map(summary).to_vec();
+        // The end of the load's RSS in MiB, the only service row measured.
+        let rows = crate::analyze::metric_table::service_rows();
+        for (s, rss) in analysis.summaries.iter_mut().zip([1020.0, 64.0, 700.0]) {
+            s.metrics.extend(rows.iter().map(|row| {
+                let estimate = (row.id == RSS_END_OF_LOAD).then(|| at(rss * 1048576.0));
+                let ratio = None;
+                (row.id.clone(), MetricSummary { estimate, ratio })
+            }));
+        }
+        analysis.metrics.extend(rows);
+        analysis.end_of_load = RSS_END_OF_LOAD.to_string();
         let mut out = String::new();
         service_blocks(&mut out, &analysis, 12)?;
         let line = |name: &str| {

@@ -486,7 +486,7 @@ fn a_column_has_one_unit_and_three_significant_digits_in_every_report() -> Resul
 /// measured none), or driven by a `--load` command (a load duration).
 fn service_analysis(latency: bool) -> Result<Analysis> {
     use crate::analyze::service::{LatencySummary, ServiceSummary};
-    use crate::analyze::types::{Estimate, Ratio};
+    use crate::analyze::types::{Estimate, MetricSummary, Ratio};
     let mut a = analysis()?;
     a.experiment.info.service = Some(crate::model::ServiceInfo {
         ready: "tcp:127.0.0.1:8080".into(),
@@ -521,22 +521,44 @@ fn service_analysis(latency: bool) -> Result<Analysis> {
                     errors: at(i as f64),
                     throughput_rps: at(900.0 / f),
                 }),
-                load_s: (!latency).then_some(at(2.0 * f)),
-                rss_end_load_bytes: Some(at(60e6 * f)),
                 rss_end_settle_bytes: Some(at(50e6 * f)),
-                pss_end_load_bytes: None,
                 pss_end_settle_bytes: None,
-                ratio_p50_ms: ratio(i, f),
-                ratio_p95_ms: ratio(i, 1.1 * f),
-                ratio_load_s: ratio(i, f),
-                ratio_rss_end_load_bytes: ratio(i, f),
-                ratio_pss_end_load_bytes: None,
                 errors: i as u64,
                 requests: 2000,
             }
         })
         .collect();
-    a.end_of_load = crate::analyze::service::RSS_END_OF_LOAD;
+    // The service's rows of the metric table, with their figures.
+    a.metrics
+        .extend(crate::analyze::metric_table::service_rows());
+    for (i, summary) in a.summaries.iter_mut().enumerate() {
+        let f = 1.0 + i as f64;
+        let timed = latency && i != 2;
+        let rows = [
+            ("rss_end_load_bytes", Some(at(60e6 * f)), ratio(i, f)),
+            ("pss_end_load_bytes", None, None),
+            (
+                "p50_ms",
+                timed.then(|| at(0.4 * f)),
+                ratio(i, f).filter(|_| timed),
+            ),
+            (
+                "p95_ms",
+                timed.then(|| at(1.2 * f)),
+                ratio(i, 1.1 * f).filter(|_| timed),
+            ),
+            ("p99_ms", timed.then(|| at(2.0 * f)), None),
+            (
+                "load_s",
+                (!latency).then(|| at(2.0 * f)),
+                ratio(i, f).filter(|_| !latency),
+            ),
+        ];
+        summary.metrics.extend(
+            rows.map(|(id, estimate, ratio)| (id.to_string(), MetricSummary { estimate, ratio })),
+        );
+    }
+    a.end_of_load = crate::analyze::service::RSS_END_OF_LOAD.to_string();
     Ok(a)
 }
 

@@ -5,7 +5,8 @@
 //! kept).
 
 use super::format::wrap;
-use super::verdict_words::{explanation, reason};
+use super::verdict_words::{deploy_snippets, explanation, kept_words, reason};
+use crate::analyze::verdict::LimitLines;
 use crate::analyze::verdict::Verdict;
 use anyhow::Result;
 use std::fmt::Write as _;
@@ -43,15 +44,15 @@ pub fn verdict(out: &mut String, v: &Verdict) -> Result<()> {
         }
     }
     if let Some(kept) = &v.kept_limit {
-        writeln!(out, "{}:", kept.words)?;
-        for (title, text) in kept.targets() {
+        writeln!(out, "{}:", kept_words(kept))?;
+        for (title, text) in LimitLines::of(&kept.memory_limit).targets() {
             for (i, line) in text.lines().enumerate() {
                 let head = if i == 0 { title } else { "" };
                 writeln!(out, "  {head:<11} {line}")?;
             }
         }
     }
-    let Some(d) = &v.deploy else {
+    let Some(d) = v.deploy.as_ref().map(deploy_snippets) else {
         return Ok(());
     };
     writeln!(out, "deploy {}:", v.config.as_deref().unwrap_or_default())?;

@@ -1,9 +1,12 @@
-//! The verdict in words, for every format: its reason as one paragraph and
+//! The verdict in words, for every format: its reason as one paragraph,
 //! one sentence per note (`analyze::verdict_reasons` holds them as data),
-//! with the judged rows' labels and the thresholds from the verdict.
+//! with the judged rows' labels and the thresholds from the verdict, and
+//! the memory limit of the configuration deployed or kept.
 
 use crate::analyze::decide::{more_rounds_words, Side};
 use crate::analyze::figures::Ratio;
+use crate::analyze::limit::LimitNeed;
+use crate::analyze::verdict::{Deploy, KeptLimit, LimitLines};
 use crate::analyze::verdict::{Note, Oom, OpenSide, Place, Reason, Tie, Verdict};
 use crate::units::{format_bytes, ColumnUnit, Unit};
 
@@ -286,4 +289,138 @@ fn place_words(v: &Verdict, place: &Place) -> String {
         .map(|n| format!(" ({} would settle it)", more_rounds_words(n)))
         .unwrap_or_default();
     format!("{verdict}: {}{more}", why.join(", "))
+}
+
+/// `112 MiB (peak working set 93.0 MiB + 20%)`.
+fn limit_words(limit: &LimitNeed) -> String {
+    format!(
+        "{} MiB ({} {} + {}%)",
+        limit.mib(),
+        limit.basis_label,
+        format_bytes(limit.peak_bytes as f64),
+        limit.headroom_pct
+    )
+}
+
+/// `if you keep glibc: memory limit 70 MiB (peak working set 57.6 MiB + 20%)`.
+pub fn kept_words(kept: &KeptLimit) -> String {
+    let limit = limit_words(&kept.memory_limit);
+    format!("if you keep {}: memory limit {limit}", kept.config)
+}
+
+/// The deploy snippets as they are pasted: each container target ends with
+/// the memory limit's lines, under a comment saying what it is.
+pub fn deploy_snippets(d: &Deploy) -> Deploy {
+    let Some(limit) = &d.memory_limit else {
+        return d.clone();
+    };
+    let lines = LimitLines::of(limit);
+    let why = format!("# memory limit: {}\n", limit_words(limit));
+    Deploy {
+        systemd: format!("{}{why}{}", d.systemd, lines.systemd),
+        dockerfile: format!("{}{why}{}", d.dockerfile, lines.docker),
+        kubernetes: format!("{}{why}{}", d.kubernetes, lines.kubernetes),
+        ..d.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::verdict::deploy;
+
+    fn config() -> crate::model::Config {
+        crate::model::Config {
+            name: "glibc".into(),
+            allocator: "glibc".into(),
+            library: None,
+            version: None,
+            env: Vec::new(),
+            command: None,
+        }
+    }
+
+    fn limit(mib: u64, peak_mib: u64) -> LimitNeed {
+        LimitNeed {
+            bytes: mib << 20,
+            peak_bytes: peak_mib << 20,
+            basis: "peak_working_set_bytes".into(),
+            basis_label: "peak working set".into(),
+            headroom_pct: 20.0,
+            runs: 3,
+        }
+    }
+
+    #[test]
+    fn the_limit_the_configuration_needs_is_in_every_container_target() {
+        let d = deploy_snippets(&deploy(&config(), &["app".into()], Some(&limit(123, 102))));
+        assert_eq!(
+            d.kubernetes,
+            "env: []\n# memory limit: 123 MiB (peak working set 102 MiB + 20%)\nresources:\n  \
+             requests:\n    memory: 123Mi\n  limits:\n    memory: 123Mi\n"
+        );
+        assert!(d.systemd.ends_with("\nMemoryMax=123M\n"), "{}", d.systemd);
+        assert!(
+            d.dockerfile.contains("docker run --memory=123m"),
+            "{}",
+            d.dockerfile
+        );
+        // The Kubernetes snippet is YAML whose resources say the same.
+        let yaml: serde_json::Value = serde_yaml_like(&d.kubernetes);
+        assert_eq!(yaml["resources"]["limits"]["memory"], "123Mi");
+        // Without a limit, no comment and no lines.
+        let plain = deploy(&config(), &["app".into()], None);
+        assert_eq!(deploy_snippets(&plain), plain);
+    }
+
+    #[test]
+    fn a_kept_configuration_gets_its_limit_lines_and_no_recommendation() {
+        let kept = KeptLimit {
+            config: "glibc".into(),
+            memory_limit: limit(70, 58),
+        };
+        assert_eq!(
+            kept_words(&kept),
+            "if you keep glibc: memory limit 70 MiB (peak working set 58.0 MiB + 20%)"
+        );
+        let lines = LimitLines::of(&kept.memory_limit);
+        assert_eq!(lines.systemd, "MemoryMax=70M\n");
+        assert!(lines.docker.contains("docker run --memory=70m"));
+        let yaml = serde_yaml_like(&lines.kubernetes);
+        assert_eq!(yaml["resources"]["requests"]["memory"], "70Mi");
+        // The same lines the recommendation's snippets end with.
+        let d = deploy(&config(), &["app".into()], Some(&kept.memory_limit));
+        let d = deploy_snippets(&d);
+        assert!(d.kubernetes.ends_with(&lines.kubernetes));
+        assert!(d.systemd.ends_with(&lines.systemd));
+    }
+
+    /// The snippet's two-level mappings read as JSON: enough YAML to check
+    /// the keys sit where Kubernetes looks for them.
+    fn serde_yaml_like(text: &str) -> serde_json::Value {
+        let mut root = serde_json::Map::new();
+        let mut path: Vec<String> = Vec::new();
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let depth = (line.len() - line.trim_start().len()) / 2;
+            let Some((key, value)) = line.trim().split_once(':') else {
+                continue;
+            };
+            path.truncate(depth);
+            let mut node = &mut root;
+            for p in &path {
+                node = node
+                    .entry(p.clone())
+                    .or_insert_with(|| serde_json::Value::Object(Default::default()))
+                    .as_object_mut()
+                    .expect("a mapping");
+            }
+            match value.trim() {
+                "" => path.push(key.to_string()),
+                v => {
+                    node.insert(key.to_string(), v.into());
+                }
+            }
+        }
+        serde_json::Value::Object(root)
+    }
 }

@@ -70,7 +70,7 @@ impl Engine for Local<'_> {
         let mut going = true;
         if let Some((started_at, environment)) = self.start.take() {
             let first: &[usize] = rounds.first().map_or(&[], |r| &r.configs);
-            let warmup = self.settings.warmup;
+            let warmup = self.settings.measuring.warmup;
             let mut session = Session::start(
                 self.settings,
                 self.quiet,

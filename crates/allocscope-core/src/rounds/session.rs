@@ -32,22 +32,36 @@ pub struct SessionSettings<'s> {
     /// The most measured rounds, as stored with the experiment.
     pub runs: u32,
     pub schedule: Schedule,
-    pub warmup: u32,
-    pub interval: Duration,
-    pub timeout: Option<Duration>,
-    pub memory_limit: Option<u64>,
-    /// A memory cgroup per run where the machine allows one.
-    pub cgroup: bool,
-    pub cpus: Option<u32>,
-    /// The built-in marker pattern first, then each `--mark`.
-    pub marks: &'s [regex::Regex],
-    pub heap: Option<crate::probe::HeapOptions>,
-    pub reclaim_at: ReclaimAt,
+    pub measuring: &'s Measuring,
     pub service: Option<&'s ServiceSettings>,
     /// `--metric`: what each run's output is searched for.
     pub user_metrics: &'s [UserMetric],
     /// `--metrics`: where to serve each run's samples, and how.
     pub metrics: Option<(SocketAddr, ServeMetrics)>,
+}
+
+/// How each run is measured: the same for every run of an experiment, as
+/// `compare` checked it.
+#[derive(Debug, Clone)]
+pub struct Measuring {
+    pub warmup: u32,
+    pub interval: Duration,
+    pub timeout: Option<Duration>,
+    /// `--memory-limit` in bytes.
+    pub memory_limit: Option<u64>,
+    /// `--cgroup auto` (the default): each run in a memory cgroup of its
+    /// own where the machine allows one; false for `--cgroup off`.
+    pub cgroup: bool,
+    /// `--cpus N`: measure as on a host of N CPUs.
+    pub cpus: Option<u32>,
+    /// The built-in marker pattern `allocscope:mark LABEL` first, then each
+    /// `--mark`.
+    pub marks: Vec<regex::Regex>,
+    /// The heap probe: on by default (`HeapOptions::DEFAULT`), None for
+    /// `--heap=off`.
+    pub heap: Option<crate::probe::HeapOptions>,
+    /// `--reclaim-at`: when the reclaim test runs (it needs the heap probe).
+    pub reclaim_at: ReclaimAt,
 }
 
 /// `--metrics`: each run's publishing extension, from the experiment's label and
@@ -155,11 +169,11 @@ impl<'s> Session<'s> {
         let metrics = settings.metrics.map(|(at, serve)| serve(at)).transpose()?;
         run::become_subreaper()?;
         let programs = ProgramFacts::inspect(settings, &settings.lines);
-        let (cgroup, run_cgroup) = run_cgroup(settings.cgroup);
+        let (cgroup, run_cgroup) = run_cgroup(settings.measuring.cgroup);
         let mut info = experiment_info(settings, started_at);
         info.host.run_cgroup = Some(run_cgroup);
-        info.host.run_memory_limit_bytes = settings.memory_limit;
-        let cpus = super::cpus::setup(settings.configs, settings.cpus)?;
+        info.host.run_memory_limit_bytes = settings.measuring.memory_limit;
+        let cpus = super::cpus::setup(settings.configs, settings.measuring.cpus)?;
         info.host.cpus_emulated = cpus.emulation.clone();
         let (experiment_id, config_ids) = store.begin_experiment(&info, settings.configs)?;
         for (key, value) in environment {
@@ -175,7 +189,7 @@ impl<'s> Session<'s> {
         let probes = settings
             .configs
             .iter()
-            .map(|c| crate::probe::plan(c, settings.heap))
+            .map(|c| crate::probe::plan(c, settings.measuring.heap))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let serving = super::serving::plan(&settings.lines, settings.configs)?;
         Ok(Session {
@@ -282,8 +296,8 @@ impl<'s> Session<'s> {
             slug(&config.name),
             planned.repetition
         );
-        let publisher = (self.metrics.as_ref())
-            .map(|publish| publish(&self.experiment_label, &config.name));
+        let publisher =
+            (self.metrics.as_ref()).map(|publish| publish(&self.experiment_label, &config.name));
         let launch = Launch {
             program: &settings.lines[planned.config].program,
             args: &settings.lines[planned.config].args,
@@ -291,19 +305,19 @@ impl<'s> Session<'s> {
             index: planned.repetition,
             stdout_path: self.log_dir.join(format!("{stem}.stdout")),
             stderr_path: self.log_dir.join(format!("{stem}.stderr")),
-            interval: settings.interval,
-            timeout: settings.timeout,
+            interval: settings.measuring.interval,
+            timeout: settings.measuring.timeout,
             preload_ignored: program.preload_ignored.clone(),
             own_allocator: program.own_allocator,
             linked_allocators: program.linked.clone(),
             glibc_shim: self.serving[planned.config].glibc_shim.as_deref(),
             served_by: self.serving[planned.config].served_by.clone(),
-            marks: settings.marks,
-            memory_limit: settings.memory_limit,
+            marks: &settings.measuring.marks,
+            memory_limit: settings.measuring.memory_limit,
             cgroup: self.cgroup.as_ref(),
             probe: self.probes[planned.config].as_ref(),
             service: settings.service,
-            reclaim: settings.reclaim_at.clone(),
+            reclaim: settings.measuring.reclaim_at.clone(),
             extensions: [
                 publisher.as_deref(),
                 self.cpus.pin.as_ref().map(|p| p as &dyn run::RunExtension),
@@ -343,10 +357,11 @@ fn experiment_info(settings: &SessionSettings<'_>, started_at: String) -> Experi
         started_at,
         host: crate::host::capture(),
         runs_per_config: settings.runs,
-        warmup: settings.warmup,
-        interval_ms: settings.interval.as_millis() as u64,
+        warmup: settings.measuring.warmup,
+        interval_ms: settings.measuring.interval.as_millis() as u64,
         baseline: settings.baseline.clone(),
         marks: settings
+            .measuring
             .marks
             .iter()
             .skip(1)
@@ -372,8 +387,8 @@ fn plan_line(settings: &SessionSettings<'_>, experiment_id: i64, command: &[Stri
     format!(
         "allocscope: experiment {experiment_id}: {} configurations x {rounds}{} of {}",
         settings.configs.len(),
-        if settings.warmup > 0 {
-            format!(" (+{} warm-up)", settings.warmup)
+        if settings.measuring.warmup > 0 {
+            format!(" (+{} warm-up)", settings.measuring.warmup)
         } else {
             String::new()
         },

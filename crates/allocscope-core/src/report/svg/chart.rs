@@ -171,7 +171,7 @@ impl Chart {
                 }
                 let px = self.px(i as f64);
                 self.svg.line(px, y0, px, y0 + 5.0, "#999999", 1.0);
-                let short: String = label.chars().take(18).collect();
+                let short: String = label.chars().take(20).collect();
                 self.svg.text(px, y0 + 16.0, 10.0, "end", -30.0, &short);
             }
             self.x.categories = labels;

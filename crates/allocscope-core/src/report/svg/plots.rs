@@ -10,11 +10,11 @@ use super::plot::names;
 pub use super::plot::Plot;
 use crate::analyze::choice::several_processes;
 use crate::analyze::interval::has_interval;
-use crate::analyze::metric_table::Unit;
+use crate::analyze::metric_table::{Shown, Unit};
 use crate::analyze::stats::median;
 use crate::analyze::types::{Analysis, Ratio};
 use crate::model::{RunStatus, Sample, StoredConfig};
-use crate::report::thin;
+use crate::report::{columns, thin};
 
 /// Points on the common time grid of the median line.
 const GRID: usize = 200;
@@ -235,53 +235,24 @@ fn markers(analysis: &Analysis) -> Plot {
     }
 }
 
-/// The ratio groups of the ratios plot: each metric-table row with a ratio
-/// that some configuration measured (no empty group for a cgroup charge
-/// an experiment without cgroups never read), and for a service, in place of the whole-run times (a server's lifetime
-/// says nothing), the end-of-load RSS and the median and p95 latency.
+/// The ratio groups of the ratios plot: each comparison-table row with a
+/// ratio that some configuration measured (no empty group for a cgroup
+/// charge an experiment without cgroups never read), and for a service, in
+/// place of the whole-run times (a server's lifetime says nothing), the
+/// service table's columns: the end-of-load memory and the median and p95
+/// response times (or the load's duration).
 fn ratio_groups(analysis: &Analysis) -> Vec<(&str, Vec<Option<Ratio>>)> {
-    let service = &analysis.service;
-    let mut groups: Vec<(&str, Vec<Option<Ratio>>)> = analysis
-        .metrics
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.ratio && (service.is_empty() || m.unit != Unit::Seconds))
-        .map(|(k, m)| {
-            let ratios = analysis
-                .summaries
-                .iter()
-                .map(|s| s.metrics.get(k).and_then(|(_, m)| m.ratio))
-                .collect();
-            (m.label.as_str(), ratios)
-        })
-        .filter(|(_, ratios): &(&str, Vec<Option<Ratio>>)| ratios.iter().any(Option::is_some))
-        .collect();
-    if service.is_empty() {
-        return groups;
-    }
-    let end = analysis.end_of_load;
-    let label = if end.metric == "pss_end_load_bytes" {
-        "PSS end of load"
-    } else {
-        "RSS end of load"
-    };
-    groups.push((label, service.iter().map(end.ratio).collect()));
-    if service.iter().any(|s| s.latency.is_some()) {
-        groups.push((
-            "p50 latency",
-            service.iter().map(|s| s.ratio_p50_ms).collect(),
-        ));
-        groups.push((
-            "p95 latency",
-            service.iter().map(|s| s.ratio_p95_ms).collect(),
-        ));
-    } else {
-        groups.push((
-            "load duration",
-            service.iter().map(|s| s.ratio_load_s).collect(),
-        ));
-    }
+    let service = !analysis.service.is_empty();
+    let rows = analysis.metrics.iter().enumerate().filter(|(_, m)| {
+        m.ratio && m.shown != Shown::Never && !(service && m.unit == Unit::Seconds)
+    });
+    let groups = rows.map(|(k, m)| (m.label.as_str(), columns::metric_figures(analysis, k)));
+    let service_groups = service.then(|| columns::service_figures(analysis, false));
     groups
+        .chain(service_groups.into_iter().flatten())
+        .map(|(label, figures)| (label, figures.iter().map(|f| f.ratio).collect()))
+        .filter(|(_, ratios): &(&str, Vec<Option<Ratio>>)| ratios.iter().any(Option::is_some))
+        .collect()
 }
 
 /// Ratios to the baseline: one group per metric, one point with its CI
