@@ -173,7 +173,7 @@ fn a_candidate_on_the_threshold_is_unresolvable_from_the_futility_look_and_stops
         unresolvable: true,
         ..s.clone()
     };
-    let plan = schedule(&[stopped.clone()], FUTILITY_FIRST_LOOK, 20);
+    let plan = schedule(std::slice::from_ref(&stopped), FUTILITY_FIRST_LOOK, 20);
     assert!(plan.keep.is_empty() && plan.stop, "{plan:?}");
     // Not settled either way: the verdict stays open, never keep the default.
     assert_eq!(decide(&[stopped], &[0.97]), Decision::Inconclusive(vec![0]));
