@@ -8,6 +8,7 @@
 //! questions after each round.
 
 use super::interval::{t_quantile, LogRatio};
+use crate::judging::DEFAULT_DECISION_ALPHA;
 
 /// Where one side of a candidate stands against its threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -45,8 +46,9 @@ pub struct Standing {
     /// covers the candidates it kept, not those).
     pub ruled_out: Option<String>,
     /// `more_rounds` were each open side's centre `FUTILITY_OPTIMISM`
-    /// standard errors further from its threshold than measured: the
-    /// futility rule's estimate (`unresolvable`).
+    /// standard errors further from its threshold than measured, at the 95%
+    /// the verdict settles at when the rounds end: the futility rule's
+    /// estimate (`unresolvable`).
     pub optimistic_more_rounds: Option<u32>,
     /// Open, and `--runs auto` stopped running it: no run count within its
     /// `--max-runs` could settle it (`unresolvable`). Set by the judge.
@@ -231,19 +233,22 @@ pub const FUTILITY_FIRST_LOOK: u32 = 6;
 
 /// How many standard errors further from its threshold than measured the
 /// futility rule supposes a side to be: with 1, simulated candidates that
-/// would have settled within the cap were stopped up to 5% of the time;
-/// with 1.5 under 1% (docs/statistics.md, "Futility").
+/// would have settled within the cap were stopped up to 5.7% of the time;
+/// with 1.5 at most 0.3% (docs/statistics.md, "Futility").
 const FUTILITY_OPTIMISM: f64 = 1.5;
 
 /// The futility rule of `--runs auto`: after `rounds_done` of at most
 /// `max_runs` rounds, an open candidate is unresolvable when, even were
 /// each open side `FUTILITY_OPTIMISM` standard errors further from its
 /// threshold than measured, settling it would take more rounds than the
-/// cap leaves. The optimism keeps a candidate whose effect lies beyond the
-/// threshold but was measured short of it early.
+/// cap leaves, counted at the 95% of the verdict at the end (the easiest
+/// look it would get). The optimism keeps a candidate whose effect lies
+/// beyond the threshold but was measured short of it early. At the cap
+/// nothing is left to save: a candidate open there is only open.
 pub fn unresolvable(s: &Standing, rounds_done: u32, max_runs: u32) -> bool {
     let left = max_runs.saturating_sub(rounds_done);
     rounds_done >= FUTILITY_FIRST_LOOK
+        && left > 0
         && s.is_open()
         && s.optimistic_more_rounds.is_some_and(|n| n > left)
 }
@@ -275,7 +280,11 @@ pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Threshold
             (perf, t.perf_max, performance),
         ];
         s.more_rounds = rounds_to_resolve(sides, t, 0.0);
-        s.optimistic_more_rounds = rounds_to_resolve(sides, t, FUTILITY_OPTIMISM);
+        let at_the_end = Thresholds {
+            alpha: DEFAULT_DECISION_ALPHA,
+            ..t
+        };
+        s.optimistic_more_rounds = rounds_to_resolve(sides, at_the_end, FUTILITY_OPTIMISM);
     }
     s
 }

@@ -166,26 +166,29 @@ fn a_candidate_on_the_threshold_is_unresolvable_from_the_futility_look_and_stops
     );
     assert!(s.is_open());
     assert_eq!(s.more_rounds, Some(MANY_MORE_ROUNDS));
-    assert!(!unresolvable(&s, FUTILITY_FIRST_LOOK - 1, 20), "too early");
-    assert!(unresolvable(&s, FUTILITY_FIRST_LOOK, 20));
+    // Under a cap of 10: 4 rounds left, too few for it.
+    assert!(!unresolvable(&s, FUTILITY_FIRST_LOOK - 1, 10), "too early");
+    assert!(unresolvable(&s, FUTILITY_FIRST_LOOK, 10));
     // The experiment then has nothing left to run it for.
     let stopped = Standing {
         unresolvable: true,
         ..s.clone()
     };
-    let plan = schedule(std::slice::from_ref(&stopped), FUTILITY_FIRST_LOOK, 20);
+    let plan = schedule(std::slice::from_ref(&stopped), FUTILITY_FIRST_LOOK, 10);
     assert!(plan.keep.is_empty() && plan.stop, "{plan:?}");
     // Not settled either way: the verdict stays open, never keep the default.
     assert_eq!(decide(&[stopped], &[0.97]), Decision::Inconclusive(vec![0]));
-    // With rounds enough left (a cap of 100), it keeps running.
-    assert!(!unresolvable(&s, FUTILITY_FIRST_LOOK, 100));
+    // With rounds enough left (a cap of 20), it keeps running; at the cap
+    // it is only open.
+    assert!(!unresolvable(&s, FUTILITY_FIRST_LOOK, 20));
+    assert!(!unresolvable(&s, 10, 10));
 }
 
 #[test]
 fn a_saving_measured_short_of_the_threshold_early_keeps_running() {
     // 0.955x after 6 rounds, its interval across 0.97: settling it at this
     // centre would take about 24 more rounds, more than the 14 left, but
-    // 1.5 standard errors further from the threshold it would take 4.
+    // 1.5 standard errors further from the threshold, at 95%, none.
     let s = standing(
         Some(&lr(&[0.93, 0.99, 0.94, 0.98, 0.92, 0.97])),
         Some(&same()),

@@ -145,13 +145,10 @@ fn unsettled(v: &Verdict) -> String {
 /// is settled, then what is not.
 fn inconclusive(v: &Verdict, rounds: usize) -> String {
     let parts: Vec<String> = v.unsettled.iter().map(|u| unsettled_words(v, u)).collect();
-    let advice = match v.unsettled.iter().all(|u| u.unresolvable_after.is_some()) {
-        true => "A difference this close to the thresholds is one this machine's noise hides",
-        false => "More rounds would settle what is open (--runs auto --max-runs N)",
-    };
     format!(
-        "Inconclusive after {rounds} round{} of the baseline. {}. {advice}; or re-judge with \
-         other thresholds (allocscope report --min-saving/--max-slowdown).",
+        "Inconclusive after {rounds} round{} of the baseline. {}. More rounds would settle it \
+         (--runs auto --max-runs N), or re-judge with other thresholds (allocscope report \
+         --min-saving/--max-slowdown).",
         if rounds == 1 { "" } else { "s" },
         parts.join(". ")
     )

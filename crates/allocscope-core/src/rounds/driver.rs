@@ -139,15 +139,7 @@ pub fn drive(
             continue;
         }
         let decision = judge(store.load_experiment(Some(id))?)?;
-        let stopped = stop_unresolvable(&decision, store, id, &plan.configs, &open, ended_rounds)?;
-        starting = look(
-            &decision,
-            engine,
-            &plan.configs,
-            &mut open,
-            &stopped,
-            ended_rounds,
-        );
+        starting = look(&decision, engine, store, id, &plan, &mut open, ended_rounds)?;
     }
     if let Some(id) = driven.experiment_id {
         for (round, state) in &driven.lost {
@@ -179,26 +171,30 @@ fn stop_unresolvable<'d>(
     Ok(stopped)
 }
 
-/// Takes the candidates the judge settled out or `stopped` out of `open`
-/// and says where the rounds stand; whether rounds go on.
+/// Takes the candidates the judge settled out or found unresolvable out of
+/// `open` (recording the latter) and says where the rounds stand; whether
+/// rounds go on.
 fn look(
     decision: &Decision,
     engine: &dyn Engine,
-    configs: &[String],
+    store: &mut Store,
+    id: i64,
+    plan: &RoundPlan,
     open: &mut Vec<usize>,
-    stopped: &[&(usize, String)],
     ended_rounds: usize,
-) -> bool {
+) -> anyhow::Result<bool> {
+    let configs = &plan.configs;
+    let stopped = stop_unresolvable(decision, store, id, configs, open, ended_rounds)?;
     let unresolvable = |c: &usize| decision.unresolvable.iter().any(|(u, _)| u == c);
     open.retain(|c| !decision.dropped.contains(c) && !unresolvable(c));
     engine.say(&progress_line(
         configs,
         ended_rounds,
         decision,
-        stopped,
+        &stopped,
         open,
     ));
-    !decision.stop
+    Ok(!decision.stop)
 }
 
 /// Records rounds that ended (in round order): their shards merged in one
