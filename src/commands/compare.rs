@@ -125,10 +125,11 @@ fn report(
         }
         super::merge::print_rounds(store, id)?;
     }
-    let judge = match settings.auto_perf {
+    let mut judge = match settings.auto_perf {
         true => crate::rounds::throughput::adopt(store, id, &settings.judge)?,
         false => settings.judge.clone(),
     };
+    judge.unresolvable = crate::judging::unresolvable_of(&store.load_environment(id)?);
     let experiment = store.load_experiment(Some(id))?;
     let analysis = analyze_with(experiment, &settings.baseline, &judge)?;
     crate::exports::print_table_and_export(&analysis, &settings.output.exports)

@@ -37,9 +37,11 @@ pub fn report(args: &ReportSettings) -> anyhow::Result<i32> {
     let experiment = store.load_experiment(args.experiment)?;
     // How compare judged stays the default when re-judging; the metric
     // words name rows of this experiment's table.
-    let stored = JudgeFlags::stored(&store.load_environment(experiment.id)?)?;
+    let environment = store.load_environment(experiment.id)?;
+    let stored = JudgeFlags::stored(&environment)?;
     let table = metric_table::of_experiment(&experiment.info);
-    let judge = args.judge.clone().or(stored).settle(&table)?;
+    let mut judge = args.judge.clone().or(stored).settle(&table)?;
+    judge.unresolvable = crate::judging::unresolvable_of(&environment);
     let baseline = args
         .baseline
         .clone()

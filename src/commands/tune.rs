@@ -316,6 +316,7 @@ fn race_judge<'a>(
                 .collect(),
             dropped: l.dropped.iter().map(|(i, _)| *i).collect(),
             stop: l.stop,
+            ..Decision::default()
         })
     })
 }

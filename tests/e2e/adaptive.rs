@@ -142,6 +142,82 @@ fn keeps_the_default_when_no_candidate_saves_memory() {
 }
 
 #[test]
+fn a_candidate_on_the_budget_is_stopped_as_unresolvable_and_the_rounds_end() {
+    // The candidate saves half the memory, settled at once; its cost, a
+    // figure it prints, alternates 1.05x (1 - 3%) and 1.05x (1 + 3%) of the
+    // baseline's: centred on the 5% budget, so no run count settles it.
+    let scratch = Scratch::new();
+    let mapped = program("mapped");
+    let mapped = mapped.to_str().expect("utf-8");
+    let count = scratch.path("count");
+    let count = count.to_str().expect("utf-8");
+    let base = script(
+        &scratch,
+        "base.sh",
+        &format!("{mapped} 48 300\necho cost=100"),
+    );
+    let cheap = script(
+        &scratch,
+        "cheap.sh",
+        &format!(
+            "n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n > {count}\n\
+             if [ $((n % 2)) -eq 0 ]; then v=108.15; else v=101.85; fi\n\
+             {mapped} 24 300\necho cost=$v"
+        ),
+    );
+    let variant = format!("cheap={cheap}");
+    let options = [
+        "-a",
+        "glibc",
+        "--variant",
+        &variant,
+        "--runs",
+        "auto",
+        "--max-runs",
+        "8",
+        "--metric",
+        "cost=([0-9.]+)",
+        "--perf-metric",
+        "cost",
+        "--memory-metric",
+        "peak",
+    ];
+    let (output, json) = scratch.compare(&options, &[&base]);
+    let log = stderr(&output);
+    assert!(output.status.success(), "{log}");
+    // Stopped at the first look the rule may take (round 6), with 2 of the
+    // 8 rounds left unrun.
+    assert!(
+        log.contains(
+            "allocscope: round 6: every candidate settled or unresolvable; stopped: cheap (no \
+             difference this experiment can resolve in the 2 rounds left: "
+        ),
+        "{log}"
+    );
+    assert_eq!(runs(config(&json, "glibc")).len(), 6, "{log}");
+    assert_eq!(runs(config(&json, "cheap")).len(), 6, "{log}");
+    let v = &json["verdict"];
+    assert_eq!(v["outcome"], "inconclusive", "{v}");
+    assert_eq!(v["unsettled"][0]["unresolvable_after"], 6, "{v}");
+    let reason = v["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("Inconclusive after 6 rounds of the baseline. cheap saves")
+            && reason.contains(
+                "; its cost, 1.05x [1.01, 1.09], is within this machine's noise: no difference \
+                 this experiment can resolve after 6 rounds"
+            ),
+        "{reason}"
+    );
+    // `report` says the same of the stored experiment.
+    let db = scratch.db();
+    let again = stdout(&scratch.run(&["report", "--db", db.to_str().expect("utf-8")]));
+    assert!(
+        again.contains("no difference this experiment can resolve on cost after 6 rounds"),
+        "{again}"
+    );
+}
+
+#[test]
 fn auto_never_runs_more_than_max_runs_rounds() {
     let scratch = Scratch::new();
     // The baseline fails every run (its environment lacks the tunable the

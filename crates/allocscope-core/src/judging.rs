@@ -53,6 +53,21 @@ pub const MIN_SAVING_KEY: &str = "judge.min_saving_pct";
 pub const MAX_SLOWDOWN_KEY: &str = "judge.max_slowdown_pct";
 pub const LIMIT_HEADROOM_KEY: &str = "judge.limit_headroom_pct";
 
+/// The prefix of the environment key, one per candidate, under which
+/// `--runs auto` records that it stopped the candidate as unresolvable
+/// (`analyze::decide::unresolvable`); the value is the round it stopped after.
+pub const UNRESOLVABLE_KEY_PREFIX: &str = "judge.unresolvable.";
+
+/// The candidates `--runs auto` stopped as unresolvable, by name, from an
+/// experiment's environment entries.
+pub fn unresolvable_of(environment: &[(String, Option<String>)]) -> Vec<String> {
+    environment
+        .iter()
+        .filter_map(|(key, _)| key.strip_prefix(UNRESOLVABLE_KEY_PREFIX))
+        .map(str::to_string)
+        .collect()
+}
+
 /// True for one of the keys above (a cluster's shard carries them to the
 /// experiment its merge creates).
 pub fn is_judging_key(key: &str) -> bool {
@@ -86,6 +101,10 @@ pub struct JudgeSettings {
     /// Configurations a race settled out before its end (`allocscope
     /// tune`): never recommended. Empty for `compare`.
     pub ruled_out: RuledOut,
+    /// Candidates `--runs auto` stopped as unresolvable (`unresolvable_of`):
+    /// one still open is said to differ by no more than the experiment can
+    /// resolve.
+    pub unresolvable: Vec<String>,
 }
 
 impl JudgeSettings {
@@ -131,6 +150,7 @@ impl Default for JudgeSettings {
             decision_alpha: DEFAULT_DECISION_ALPHA,
             limit_headroom_pct: DEFAULT_LIMIT_HEADROOM_PCT,
             ruled_out: RuledOut::default(),
+            unresolvable: Vec::new(),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! questions after each round.
 
 use super::interval::{t_quantile, LogRatio};
+use crate::judging::DEFAULT_DECISION_ALPHA;
 
 /// Where one side of a candidate stands against its threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -44,6 +45,14 @@ pub struct Standing {
     /// recommended, whatever its few runs show (the race's error level
     /// covers the candidates it kept, not those).
     pub ruled_out: Option<String>,
+    /// `more_rounds` were each open side's centre `FUTILITY_OPTIMISM`
+    /// standard errors further from its threshold than measured, at the 95%
+    /// the verdict settles at when the rounds end: the futility rule's
+    /// estimate (`unresolvable`).
+    pub optimistic_more_rounds: Option<u32>,
+    /// Open, and `--runs auto` stopped running it: no run count within its
+    /// `--max-runs` could settle it (`unresolvable`). Set by the judge.
+    pub unresolvable: bool,
 }
 
 impl Standing {
@@ -150,10 +159,11 @@ fn side(ratio: Option<&LogRatio>, max: f64, alpha: f64) -> Side {
 }
 
 /// Rounds in total for the t interval of `r` to clear `max`, assuming its
-/// centre and spread hold; capped at `cap`. `None` without a spread.
-fn rounds_to_settle(r: &LogRatio, max: f64, cap: u32, alpha: f64) -> Option<u32> {
+/// spread holds and its centre, moved `optimism` standard errors further
+/// from `max`, holds; capped at `cap`. `None` without a spread.
+fn rounds_to_settle(r: &LogRatio, max: f64, cap: u32, alpha: f64, optimism: f64) -> Option<u32> {
     let spread = r.spread()?;
-    let distance = (r.centre - max.ln()).abs();
+    let distance = (r.centre - max.ln()).abs() + optimism * r.std_err?;
     if spread == 0.0 {
         return Some(r.n as u32);
     }
@@ -190,6 +200,59 @@ pub const ROUNDS_CAP: u32 = 1000;
 /// The estimate's value when even `ROUNDS_CAP` rounds would not settle a side.
 pub const MANY_MORE_ROUNDS: u32 = u32::MAX;
 
+/// Further rounds until the open sides settle the candidate
+/// (`rounds_to_settle` each, `None` for a side without an estimate): the
+/// first side whose centre lies on the bad side settles it out; otherwise
+/// it qualifies once every open side has settled.
+fn rounds_to_resolve(
+    sides: [(Option<&LogRatio>, f64, Side); 2],
+    t: Thresholds,
+    optimism: f64,
+) -> Option<u32> {
+    let need = |r: &LogRatio, max: f64| {
+        rounds_to_settle(r, max, ROUNDS_CAP, t.alpha, optimism).map(|total| match total {
+            MANY_MORE_ROUNDS => MANY_MORE_ROUNDS,
+            total => total.saturating_sub(r.n as u32),
+        })
+    };
+    let open = sides
+        .into_iter()
+        .filter(|&(_, _, side)| side == Side::Open)
+        .filter_map(|(r, max, _)| r.map(|r| (r, max)));
+    let (bad, good): (Vec<_>, Vec<_>) = open.partition(|(r, max)| r.centre >= max.ln());
+    match bad.is_empty() {
+        true => good.into_iter().filter_map(|(r, max)| need(r, max)).max(),
+        false => bad.into_iter().filter_map(|(r, max)| need(r, max)).min(),
+    }
+}
+
+/// The first round after which `--runs auto` may stop a candidate as
+/// unresolvable: the spread of fewer pairs is too rough a guess to give up
+/// on (docs/statistics.md, "Futility").
+pub const FUTILITY_FIRST_LOOK: u32 = 6;
+
+/// How many standard errors further from its threshold than measured the
+/// futility rule supposes a side to be: with 1, simulated candidates that
+/// would have settled within the cap were stopped up to 5.7% of the time;
+/// with 1.5 at most 0.3% (docs/statistics.md, "Futility").
+const FUTILITY_OPTIMISM: f64 = 1.5;
+
+/// The futility rule of `--runs auto`: after `rounds_done` of at most
+/// `max_runs` rounds, an open candidate is unresolvable when, even were
+/// each open side `FUTILITY_OPTIMISM` standard errors further from its
+/// threshold than measured, settling it would take more rounds than the
+/// cap leaves, counted at the 95% of the verdict at the end (the easiest
+/// look it would get). The optimism keeps a candidate whose effect lies
+/// beyond the threshold but was measured short of it early. At the cap
+/// nothing is left to save: a candidate open there is only open.
+pub fn unresolvable(s: &Standing, rounds_done: u32, max_runs: u32) -> bool {
+    let left = max_runs.saturating_sub(rounds_done);
+    rounds_done >= FUTILITY_FIRST_LOOK
+        && left > 0
+        && s.is_open()
+        && s.optimistic_more_rounds.is_some_and(|n| n > left)
+}
+
 /// A candidate's standing from its memory and performance log ratios.
 /// Either ratio is `None` when the runs gave no figures for it: that side
 /// stays open.
@@ -208,22 +271,20 @@ pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Threshold
         outranked_by: None,
         oom_killed: None,
         ruled_out: None,
+        optimistic_more_rounds: None,
+        unresolvable: false,
     };
     if s.is_open() {
-        let need = |r: Option<&LogRatio>, max: f64| {
-            r.and_then(|r| rounds_to_settle(r, max, ROUNDS_CAP, t.alpha))
-                .map(|total| match total {
-                    MANY_MORE_ROUNDS => MANY_MORE_ROUNDS,
-                    total => total.saturating_sub(r.map_or(0, |r| r.n as u32)),
-                })
+        let sides = [
+            (memory, t.memory_max, memory_side),
+            (perf, t.perf_max, performance),
+        ];
+        s.more_rounds = rounds_to_resolve(sides, t, 0.0);
+        let at_the_end = Thresholds {
+            alpha: DEFAULT_DECISION_ALPHA,
+            ..t
         };
-        let memory_need = (memory_side == Side::Open)
-            .then(|| need(memory, t.memory_max))
-            .flatten();
-        let perf_need = (performance == Side::Open)
-            .then(|| need(perf, t.perf_max))
-            .flatten();
-        s.more_rounds = memory_need.into_iter().chain(perf_need).max();
+        s.optimistic_more_rounds = rounds_to_resolve(sides, at_the_end, FUTILITY_OPTIMISM);
     }
     s
 }
@@ -251,7 +312,7 @@ pub fn outrank(standings: &mut [Standing]) {
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .map(|&(i, _)| i);
         if s.outranked_by.is_some() {
-            s.more_rounds = None;
+            (s.more_rounds, s.optimistic_more_rounds) = (None, None);
         }
     }
 }
@@ -301,15 +362,15 @@ pub struct Schedule {
     pub stop: bool,
 }
 
-/// After `rounds_done` rounds: settled-out candidates stop running; the
-/// experiment stops when none is open, or at `max_runs` rounds. A candidate
-/// that qualifies keeps running while another is open, so the two can still
-/// be ranked against each other.
+/// After `rounds_done` rounds: settled-out and unresolvable candidates stop
+/// running; the experiment stops when none is open but those, or at
+/// `max_runs` rounds. A candidate that qualifies keeps running while another
+/// is open, so the two can still be ranked against each other.
 pub fn schedule(standings: &[Standing], rounds_done: u32, max_runs: u32) -> Schedule {
     let keep: Vec<usize> = (0..standings.len())
-        .filter(|&i| !standings[i].settled_out())
+        .filter(|&i| !standings[i].settled_out() && !standings[i].unresolvable)
         .collect();
-    let any_open = standings.iter().any(Standing::is_open);
+    let any_open = standings.iter().any(|s| s.is_open() && !s.unresolvable);
     Schedule {
         keep,
         stop: !any_open || rounds_done >= max_runs,
@@ -319,3 +380,7 @@ pub fn schedule(standings: &[Standing], rounds_done: u32, max_runs: u32) -> Sche
 #[cfg(test)]
 #[path = "decide_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "futility_tests.rs"]
+mod futility_tests;

@@ -148,6 +148,71 @@ fn an_open_candidate_stops_at_max_runs_and_not_before() {
     assert!(schedule(std::slice::from_ref(&open), 20, 20).stop);
 }
 
+/// `T` at `--runs auto`'s per-look level for `--max-runs 20`.
+fn looking() -> Thresholds {
+    Thresholds {
+        alpha: sequential_alpha(20),
+        ..T
+    }
+}
+
+#[test]
+fn a_candidate_on_the_threshold_is_unresolvable_from_the_futility_look_and_stops_running() {
+    // Mean memory ratio 0.97, the 3% threshold itself, after 6 rounds.
+    let s = standing(
+        Some(&lr(&[0.94, 1.00, 0.96, 0.99, 0.95, 0.98])),
+        Some(&same()),
+        looking(),
+    );
+    assert!(s.is_open());
+    assert_eq!(s.more_rounds, Some(MANY_MORE_ROUNDS));
+    // Under a cap of 10: 4 rounds left, too few for it.
+    assert!(!unresolvable(&s, FUTILITY_FIRST_LOOK - 1, 10), "too early");
+    assert!(unresolvable(&s, FUTILITY_FIRST_LOOK, 10));
+    // The experiment then has nothing left to run it for.
+    let stopped = Standing {
+        unresolvable: true,
+        ..s.clone()
+    };
+    let plan = schedule(std::slice::from_ref(&stopped), FUTILITY_FIRST_LOOK, 10);
+    assert!(plan.keep.is_empty() && plan.stop, "{plan:?}");
+    // Not settled either way: the verdict stays open, never keep the default.
+    assert_eq!(decide(&[stopped], &[0.97]), Decision::Inconclusive(vec![0]));
+    // With rounds enough left (a cap of 20), it keeps running; at the cap
+    // it is only open.
+    assert!(!unresolvable(&s, FUTILITY_FIRST_LOOK, 20));
+    assert!(!unresolvable(&s, 10, 10));
+}
+
+#[test]
+fn a_saving_measured_short_of_the_threshold_early_keeps_running() {
+    // 0.955x after 6 rounds, its interval across 0.97: settling it at this
+    // centre would take about 24 more rounds, more than the 14 left, but
+    // 1.5 standard errors further from the threshold, at 95%, none.
+    let s = standing(
+        Some(&lr(&[0.93, 0.99, 0.94, 0.98, 0.92, 0.97])),
+        Some(&same()),
+        looking(),
+    );
+    assert!(s.is_open());
+    assert!(s.more_rounds.is_some_and(|n| n > 14), "{s:?}");
+    assert!(s.optimistic_more_rounds.is_some_and(|n| n <= 14), "{s:?}");
+    assert!(!unresolvable(&s, 6, 20));
+}
+
+#[test]
+fn the_rounds_to_settle_a_candidate_are_those_of_the_side_that_settles_it_out_first() {
+    // Memory 0.967x, just on the good side, would take about 49 more
+    // rounds; performance 1.08x, over the budget, about 2: then it is out.
+    let s = standing(
+        Some(&lr(&[0.955, 0.975, 0.96, 0.97, 0.965, 0.98])),
+        Some(&lr(&[1.06, 1.10, 1.04, 1.12, 1.05, 1.09])),
+        T,
+    );
+    assert_eq!((s.memory, s.performance), (Side::Open, Side::Open));
+    assert_eq!(s.more_rounds, Some(2));
+}
+
 #[test]
 fn the_best_qualifying_candidate_wins() {
     let a = standing(Some(&lr(&[0.80, 0.81, 0.80])), Some(&same()), T);
@@ -212,12 +277,16 @@ fn simulate_with(
             };
             // The judge looks at the stricter per-look level; the verdict
             // when it stops is at 95%, as in compare.
-            let looking = standings_at(Thresholds {
+            let mut looking = standings_at(Thresholds {
                 alpha: sequential_alpha(max_runs),
                 ..T
             });
             if round < FIRST_LOOK && round < max_runs {
                 continue;
+            }
+            // The futility rule, as `compare`'s judge applies it.
+            for s in &mut looking {
+                s.unresolvable = unresolvable(s, round, max_runs);
             }
             let plan = schedule(&looking, round, max_runs);
             active = plan.keep;

@@ -119,7 +119,9 @@ pub fn judge_all(
         .collect();
     let mut standings: Vec<Standing> = judged.iter().map(|j| j.standing.clone()).collect();
     outrank(&mut standings);
-    for (j, s) in judged.iter_mut().zip(standings) {
+    for (j, mut s) in judged.iter_mut().zip(standings) {
+        let name = &experiment.configs[j.index].config.name;
+        s.unresolvable = s.is_open() && judging.unresolvable.contains(name);
         j.standing = s;
     }
     judged

@@ -33,13 +33,18 @@ pub enum Outcome {
     Inconclusive,
 }
 
-/// A candidate whose decision is not settled.
+/// A candidate whose decision is not settled; its other side, if one is
+/// not open, is settled in its favour.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Unsettled {
     pub config: String,
     pub side: OpenSide,
     /// Estimated further rounds that would settle it, when estimable.
     pub more_rounds: Option<u32>,
+    /// Its two ratios, when its runs gave both.
+    pub figures: Option<Figures>,
+    /// The rounds it ran before `--runs auto` stopped it as unresolvable.
+    pub unresolvable_after: Option<usize>,
 }
 
 /// The verdict as data; `report/verdict_words.rs` puts it in words. The
@@ -114,13 +119,25 @@ fn ties(judged: &[Judged], winner: usize, name: &dyn Fn(usize) -> String) -> Vec
         .collect()
 }
 
+/// The rounds `j` ran before `--runs auto` stopped it as unresolvable (its
+/// pairs with the baseline).
+fn unresolvable_after(j: &Judged) -> Option<usize> {
+    let pairs = j.memory.as_ref().or(j.perf.as_ref()).map_or(0, |r| r.n);
+    j.standing.unresolvable.then_some(pairs)
+}
+
 /// Where a candidate stands.
 fn place(j: &Judged, outranked_by: Option<String>) -> Place {
     let s = &j.standing;
-    match outranked_by {
+    match (outranked_by, unresolvable_after(j)) {
         _ if s.qualifies() => Place::Qualifies,
-        Some(by) => Place::Outranked { by },
-        None => Place::Judged {
+        (Some(by), _) => Place::Outranked { by },
+        (None, Some(rounds)) => Place::Unresolvable {
+            side: side_of(j),
+            rounds,
+            more_rounds: s.more_rounds,
+        },
+        (None, None) => Place::Judged {
             open: !s.settled_out(),
             memory: s.memory,
             performance: s.performance,
@@ -245,15 +262,9 @@ impl Context<'_> {
         candidates.chain(ruled).chain(self.baseline_oom()).collect()
     }
 
-    /// A candidate's ratios and where it stands.
-    fn explain(&self, j: &Judged) -> Note {
-        let config = self.name(j.index);
-        if let Some(killed) = j.standing.oom_killed {
-            let oom = self.oom(killed);
-            return Note::OomKilled { config, oom };
-        }
-        let figures = j
-            .memory
+    /// A candidate's two ratios, when its runs gave both.
+    fn figures(&self, j: &Judged) -> Option<Figures> {
+        j.memory
             .as_ref()
             .zip(j.perf.as_ref())
             .map(|(m, p)| Figures {
@@ -261,7 +272,17 @@ impl Context<'_> {
                 // A throughput reads as the tables show it (1.10x: 10% more).
                 performance: shown(&self.measures.perf, p),
                 better: p.ratio().value <= 1.0,
-            });
+            })
+    }
+
+    /// A candidate's ratios and where it stands.
+    fn explain(&self, j: &Judged) -> Note {
+        let config = self.name(j.index);
+        if let Some(killed) = j.standing.oom_killed {
+            let oom = self.oom(killed);
+            return Note::OomKilled { config, oom };
+        }
+        let figures = self.figures(j);
         let leader = j
             .standing
             .outranked_by
@@ -361,6 +382,8 @@ impl Context<'_> {
                     config: self.name(j.index),
                     side: side_of(j),
                     more_rounds: j.standing.more_rounds,
+                    figures: self.figures(j),
+                    unresolvable_after: unresolvable_after(j),
                 })
                 .collect(),
             deploy: None,

@@ -122,6 +122,14 @@ pub enum Place {
     Outranked {
         by: String,
     },
+    /// Open, and `--runs auto` stopped running it after `rounds` rounds:
+    /// its open `side` is within the machine's noise of its threshold, by
+    /// more rounds than the cap left (about `more_rounds`).
+    Unresolvable {
+        side: OpenSide,
+        rounds: usize,
+        more_rounds: Option<u32>,
+    },
     /// Settled out, or still `open`, by its sides against the thresholds.
     Judged {
         open: bool,

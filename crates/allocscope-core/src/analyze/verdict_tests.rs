@@ -144,7 +144,15 @@ fn a_memory_ratio_whose_interval_straddles_the_threshold_is_inconclusive() {
     let v = judge(experiment([GLIBC, noisy, noisy]), 5.0).verdict;
     // Too noisy to tell a saving from none: unsettled, never "keep the default".
     assert_eq!(v.outcome, Outcome::Inconclusive);
-    assert!(reason(&v).contains("jemalloc on memory"), "{}", reason(&v));
+    // What is settled of it comes first, then what is not.
+    assert!(
+        reason(&v).contains(
+            "jemalloc's wall time, 1.00x [0.99, 1.01], stays within the 5% budget; its mean RSS, \
+             0.99x [0.87, 1.13], is not settled yet (about"
+        ),
+        "{}",
+        reason(&v)
+    );
     // While it is open, the baseline runs on: its limit, no recommendation.
     assert_eq!(
         v.kept_limit.as_ref().map(|k| k.config.as_str()),
@@ -155,6 +163,44 @@ fn a_memory_ratio_whose_interval_straddles_the_threshold_is_inconclusive() {
         explanation(&v)[0].contains("mean RSS unsettled"),
         "{:?}",
         explanation(&v)
+    );
+}
+
+#[test]
+fn a_candidate_stopped_as_unresolvable_is_said_to_differ_by_no_more_than_the_experiment_resolves() {
+    let noisy: &[(f64, f64)] = &[(90.0, 1.0), (110.0, 1.0), (95.0, 1.0), (104.0, 1.0)];
+    let judging = JudgeSettings {
+        unresolvable: vec!["jemalloc".into()],
+        ..JudgeSettings::default()
+    };
+    let e = experiment([GLIBC, noisy, SMALL_SLOWER]);
+    let v = analyze_with(e, "glibc", &judging)
+        .expect("analysis")
+        .verdict;
+    // Neither settled for it nor against it: open, never "keep the default".
+    assert_eq!(v.outcome, Outcome::Inconclusive);
+    assert_eq!(v.unsettled.len(), 1);
+    assert_eq!(v.unsettled[0].unresolvable_after, Some(4));
+    assert!(v.unsettled[0].figures.is_some());
+    assert!(
+        reason(&v).contains(
+            "its mean RSS, 0.99x [0.87, 1.13], is within this machine's noise: no difference \
+             this experiment can resolve after 4 rounds; settling it would take about"
+        ),
+        "{}",
+        reason(&v)
+    );
+    assert!(
+        explanation(&v)[0]
+            .contains("no difference this experiment can resolve on mean RSS after 4 rounds"),
+        "{:?}",
+        explanation(&v)
+    );
+    let json = serde_json::to_value(crate::report::verdict_json::VerdictOut::of(&v)).expect("json");
+    assert_eq!(json["unsettled"][0]["unresolvable_after"], 4, "{json}");
+    assert_eq!(
+        json["explanation_data"][0]["place"]["standing"], "unresolvable",
+        "{json}"
     );
 }
 

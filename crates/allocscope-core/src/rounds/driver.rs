@@ -3,13 +3,15 @@
 //! job array), records each round as it ends (its runs already stored, its
 //! shard merged, or how it ended without one) in round order, and decides
 //! what runs next. With a judge (`--runs auto`), after each round from
-//! `FIRST_LOOK` on it drops the candidates settled out and stops when
-//! nothing is left to settle; `--max-time` starts no new round after it;
+//! `FIRST_LOOK` on it drops the candidates settled out and those it finds
+//! unresolvable (recording those under `judging::UNRESOLVABLE_KEY_PREFIX`),
+//! and stops when nothing is left to settle; `--max-time` starts no new round after it;
 //! Ctrl-C cancels the rounds still running and starts none.
 
 use super::engine::{Ended, Engine, Round, RoundEnd, Started};
 use super::merge::{merge_shards, record_missing_round};
 use super::shard::Shard;
+use crate::judging::UNRESOLVABLE_KEY_PREFIX;
 use crate::model::StoredExperiment;
 use crate::store::Store;
 use std::collections::BTreeSet;
@@ -23,6 +25,9 @@ pub struct Decision {
     pub open: Vec<(usize, String)>,
     /// Candidates settled out: they run no more rounds.
     pub dropped: Vec<usize>,
+    /// Candidates no run count within the cap could settle, and why: they
+    /// run no more rounds either.
+    pub unresolvable: Vec<(usize, String)>,
     /// Nothing is left to settle.
     pub stop: bool,
 }
@@ -134,7 +139,7 @@ pub fn drive(
             continue;
         }
         let decision = judge(store.load_experiment(Some(id))?)?;
-        starting = look(&decision, engine, &plan.configs, &mut open, ended_rounds);
+        starting = look(&decision, engine, store, id, &plan, &mut open, ended_rounds)?;
     }
     if let Some(id) = driven.experiment_id {
         for (round, state) in &driven.lost {
@@ -144,18 +149,52 @@ pub fn drive(
     Ok(driven)
 }
 
-/// Takes the candidates the judge settled out of `open` and says where
-/// the rounds stand; whether rounds go on.
+/// The candidates the judge finds unresolvable that still ran, each
+/// recorded with the round it stops after, so the verdict can say so.
+fn stop_unresolvable<'d>(
+    decision: &'d Decision,
+    store: &mut Store,
+    id: i64,
+    configs: &[String],
+    open: &[usize],
+    ended_rounds: usize,
+) -> anyhow::Result<Vec<&'d (usize, String)>> {
+    let stopped: Vec<_> = decision
+        .unresolvable
+        .iter()
+        .filter(|(c, _)| open.contains(c))
+        .collect();
+    for (c, _) in &stopped {
+        let key = format!("{UNRESOLVABLE_KEY_PREFIX}{}", configs[*c]);
+        store.set_environment(id, &key, &ended_rounds.to_string())?;
+    }
+    Ok(stopped)
+}
+
+/// Takes the candidates the judge settled out or found unresolvable out of
+/// `open` (recording the latter) and says where the rounds stand; whether
+/// rounds go on.
 fn look(
     decision: &Decision,
     engine: &dyn Engine,
-    configs: &[String],
+    store: &mut Store,
+    id: i64,
+    plan: &RoundPlan,
     open: &mut Vec<usize>,
     ended_rounds: usize,
-) -> bool {
-    open.retain(|c| !decision.dropped.contains(c));
-    engine.say(&progress_line(configs, ended_rounds, decision, open));
-    !decision.stop
+) -> anyhow::Result<bool> {
+    let configs = &plan.configs;
+    let stopped = stop_unresolvable(decision, store, id, configs, open, ended_rounds)?;
+    let unresolvable = |c: &usize| decision.unresolvable.iter().any(|(u, _)| u == c);
+    open.retain(|c| !decision.dropped.contains(c) && !unresolvable(c));
+    engine.say(&progress_line(
+        configs,
+        ended_rounds,
+        decision,
+        &stopped,
+        open,
+    ));
+    Ok(!decision.stop)
 }
 
 /// Records rounds that ended (in round order): their shards merged in one
@@ -178,22 +217,32 @@ fn record(store: &mut Store, ends: Vec<RoundEnd>, driven: &mut Driven) -> anyhow
 }
 
 /// `allocscope: round 3: open: jemalloc (memory 0.98x [0.95, 1.01]
-/// straddles 0.97x); dropped: tcmalloc` or `... every candidate settled`.
-fn progress_line(configs: &[String], round: usize, decision: &Decision, open: &[usize]) -> String {
+/// straddles 0.97x); stopped: mimalloc (no difference ...); dropped:
+/// tcmalloc` or `... every candidate settled`.
+fn progress_line(
+    configs: &[String],
+    round: usize,
+    decision: &Decision,
+    stopped: &[&(usize, String)],
+    open: &[usize],
+) -> String {
     let name = |c: usize| configs.get(c).map_or("?", |c| c.as_str());
+    let with_why = |(c, why): &(usize, String)| format!("{} ({why})", name(*c));
     let mut line = format!("allocscope: round {round}: ");
-    if decision.open.is_empty() {
+    if decision.open.is_empty() && decision.unresolvable.is_empty() {
         line.push_str("every candidate settled");
+    } else if decision.open.is_empty() {
+        line.push_str("every candidate settled or unresolvable");
     } else {
-        let open: Vec<String> = decision
-            .open
-            .iter()
-            .map(|(c, why)| format!("{} ({why})", name(*c)))
-            .collect();
+        let open: Vec<String> = decision.open.iter().map(with_why).collect();
         line.push_str(&format!("open: {}", open.join(", ")));
     }
+    if !stopped.is_empty() {
+        let stopped: Vec<String> = stopped.iter().map(|s| with_why(s)).collect();
+        line.push_str(&format!("; stopped: {}", stopped.join(", ")));
+    }
     let gone: Vec<&str> = (0..configs.len())
-        .filter(|c| !open.contains(c))
+        .filter(|c| !open.contains(c) && !stopped.iter().any(|(s, _)| s == c))
         .map(name)
         .collect();
     if !gone.is_empty() {

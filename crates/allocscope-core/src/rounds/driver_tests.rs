@@ -181,12 +181,12 @@ fn a_lost_round_is_recorded_and_the_other_rounds_are_merged_in_order() {
     assert_eq!(run_indices(&store, id), vec![vec![2, 3]; 3]);
 }
 
-#[test]
-fn the_judge_drops_settled_candidates_and_stops_the_rounds() {
-    let dir = tempfile::tempdir().expect("tempdir");
+/// Runs rounds "here" (their runs straight into the store) under `judge`
+/// for at most 20 rounds: the configurations each round ran, the lines
+/// said, the store and the experiment.
+fn judged_here(dir: &Path, judge: Judge) -> (Vec<Vec<usize>>, Vec<String>, Store, i64) {
     let experiment = fixture::experiment();
     let ids = RefCell::new(None);
-    // Rounds run "here": their runs go straight into the store.
     let mut engine = Double::new(
         1,
         Box::new(|store: &mut Store, round: &Round| {
@@ -210,6 +210,21 @@ fn the_judge_drops_settled_candidates_and_stops_the_rounds() {
             Ended::Stored { experiment_id: id }
         }),
     );
+    let mut store = Store::open(&dir.join("here.db")).expect("store");
+    let plan = RoundPlan {
+        judge: Some(judge),
+        ..plan(0..20)
+    };
+    let driven = drive(&mut engine, &mut store, plan, &|| false).expect("driven");
+    assert!(driven.lost.is_empty() && driven.merged.is_empty());
+    let configs = engine.started.iter().map(|r| r.configs.clone()).collect();
+    let said = engine.said.borrow().clone();
+    (configs, said, store, driven.experiment_id.expect("stored"))
+}
+
+#[test]
+fn the_judge_drops_settled_candidates_and_stops_the_rounds() {
+    let dir = tempfile::tempdir().expect("tempdir");
     let looks = Cell::new(0);
     let judge: Judge = Box::new(|stored| {
         looks.set(looks.get() + 1);
@@ -218,15 +233,10 @@ fn the_judge_drops_settled_candidates_and_stops_the_rounds() {
             open: vec![(1, "memory straddles".into())],
             dropped: if rounds >= 3 { vec![2] } else { vec![] },
             stop: rounds >= 5,
+            ..Decision::default()
         })
     });
-    let mut store = Store::open(&dir.path().join("here.db")).expect("store");
-    let plan = RoundPlan {
-        judge: Some(judge),
-        ..plan(0..20)
-    };
-    let driven = drive(&mut engine, &mut store, plan, &|| false).expect("driven");
-    let configs: Vec<Vec<usize>> = engine.started.iter().map(|r| r.configs.clone()).collect();
+    let (configs, said, ..) = judged_here(dir.path(), judge);
     let all = vec![0, 1, 2];
     assert_eq!(
         configs,
@@ -234,13 +244,43 @@ fn the_judge_drops_settled_candidates_and_stops_the_rounds() {
         "one round at a time, candidate 2 dropped after the first look, stopped at round 5"
     );
     assert_eq!(looks.get(), 3, "looks from round FIRST_LOOK (3) on");
-    assert!(driven.lost.is_empty() && driven.merged.is_empty());
-    let said = engine.said.borrow();
     assert!(
         said[0].starts_with("allocscope: round 3: open: jemalloc"),
         "{said:?}"
     );
     assert!(said[0].ends_with("; dropped: mimalloc,eager"), "{said:?}");
+}
+
+#[test]
+fn an_unresolvable_candidate_stops_running_is_said_once_and_is_recorded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let judge: Judge = Box::new(|stored| {
+        let rounds = stored.configs[0].runs.len();
+        let why = "no difference this experiment can resolve".to_string();
+        Ok(Decision {
+            open: vec![(1, "memory straddles".into())],
+            unresolvable: if rounds >= 3 { vec![(2, why)] } else { vec![] },
+            stop: rounds >= 5,
+            ..Decision::default()
+        })
+    });
+    let (configs, said, store, id) = judged_here(dir.path(), judge);
+    let all = vec![0, 1, 2];
+    assert_eq!(
+        configs,
+        [all.clone(), all.clone(), all, vec![0, 1], vec![0, 1]]
+    );
+    assert!(
+        said[0].ends_with("; stopped: mimalloc,eager (no difference this experiment can resolve)"),
+        "{said:?}"
+    );
+    assert!(said[1].ends_with("; dropped: mimalloc,eager"), "{said:?}");
+    let env = store.load_environment(id).expect("environment");
+    assert_eq!(
+        crate::judging::unresolvable_of(&env),
+        ["mimalloc,eager"],
+        "{env:?}"
+    );
 }
 
 #[test]
@@ -283,6 +323,7 @@ fn rounds_one_at_a_time_merge_shards_of_the_configurations_left_open() {
             open: vec![(1, "memory straddles".into())],
             dropped: vec![2],
             stop: false,
+            ..Decision::default()
         })
     });
     let mut store = Store::open(&dir.path().join("merged.db")).expect("store");

@@ -1,11 +1,13 @@
 //! The judge `--runs auto` asks after each round: the verdict's own measures
 //! and paired intervals (`analyze::judge`), and the adaptive schedule
 //! (`analyze::decide::schedule`): settled-out candidates run no more rounds,
-//! and the rounds stop when no candidate is open.
+//! nor do those the futility rule finds unresolvable
+//! (`analyze::decide::unresolvable`), and the rounds stop when no other
+//! candidate is open.
 
 use super::driver::{Decision, Judge};
 use crate::analyze::choice::{measures, Measures};
-use crate::analyze::decide::{schedule, Side, Standing};
+use crate::analyze::decide::{more_rounds_words, schedule, unresolvable, Side, Standing};
 use crate::analyze::interval::LogRatio;
 use crate::analyze::judge::{judge_all, shown_at, Judged};
 use crate::analyze::metric_table::{self, MetricDef};
@@ -31,22 +33,32 @@ pub fn adaptive(baseline: &str, judging: &JudgeSettings, max_runs: u32) -> Judge
         let table = metric_table::of_experiment(&experiment.info);
         let measures = measures(&experiment, base, &table, &judging);
         let judged = judge_all(&experiment, base, &measures, &judging);
-        let standings: Vec<Standing> = judged.iter().map(|j| j.standing.clone()).collect();
         let rounds_done = experiment.configs[base]
             .runs
             .iter()
             .map(|r| r.record.index)
             .max()
             .unwrap_or(0);
+        let mut standings: Vec<Standing> = judged.iter().map(|j| j.standing.clone()).collect();
+        for s in &mut standings {
+            s.unresolvable = unresolvable(s, rounds_done, max_runs);
+        }
         let plan = schedule(&standings, rounds_done, max_runs);
         let mut decision = Decision {
             stop: plan.stop,
             ..Decision::default()
         };
-        for j in &judged {
-            if j.standing.settled_out() {
+        for (j, s) in judged.iter().zip(&standings) {
+            if s.settled_out() {
                 decision.dropped.push(j.index);
-            } else if j.standing.is_open() {
+            } else if s.unresolvable {
+                let why = why_open(j, &measures, &judging);
+                let left = max_runs.saturating_sub(rounds_done);
+                decision.unresolvable.push((
+                    j.index,
+                    format!("no difference this experiment can resolve in the {left} rounds left: {why}"),
+                ));
+            } else if s.is_open() {
                 decision
                     .open
                     .push((j.index, why_open(j, &measures, &judging)));
@@ -90,7 +102,7 @@ pub fn why_open(j: &Judged, measures: &Measures, judging: &JudgeSettings) -> Str
     .flatten()
     .collect();
     if let Some(n) = j.standing.more_rounds {
-        parts.push(crate::analyze::decide::more_rounds_words(n));
+        parts.push(more_rounds_words(n));
     }
     parts.join(", ")
 }
