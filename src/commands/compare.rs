@@ -131,5 +131,5 @@ fn report(
     };
     let experiment = store.load_experiment(Some(id))?;
     let analysis = analyze_with(experiment, &settings.baseline, &judge)?;
-    crate::exports::print_table_and_export(&analysis, &settings.output.exports)
+    crate::exports::print_table_and_export(&analysis, &settings.output, &settings.db)
 }

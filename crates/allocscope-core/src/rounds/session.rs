@@ -282,8 +282,8 @@ impl<'s> Session<'s> {
             slug(&config.name),
             planned.repetition
         );
-        let publisher = (self.metrics.as_ref())
-            .map(|publish| publish(&self.experiment_label, &config.name));
+        let publisher =
+            (self.metrics.as_ref()).map(|publish| publish(&self.experiment_label, &config.name));
         let launch = Launch {
             program: &settings.lines[planned.config].program,
             args: &settings.lines[planned.config].args,
