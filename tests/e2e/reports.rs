@@ -138,7 +138,7 @@ fn report_rejudges_with_another_max_slowdown_and_rejects_a_bad_one() {
     assert!(output.status.success(), "{}", stderr(&output));
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
     assert_eq!(json["verdict"]["max_slowdown_pct"], 1000.0);
-    let table = scratch.run(&["report", "--db", db, "--max-slowdown", "10"]);
+    let table = scratch.run(&["report", "--full", "--db", db, "--max-slowdown", "10"]);
     assert!(
         stdout(&table).contains("verdict (budget: at most 10% slower; saving counts from 3%)"),
         "{}",

@@ -38,6 +38,8 @@ mod breakdown_export_tests;
 #[cfg(test)]
 mod breakdown_tests;
 #[cfg(test)]
+mod screen_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod user_metric_tests;

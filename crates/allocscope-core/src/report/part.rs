@@ -32,7 +32,8 @@ pub enum Section {
     Heap,
     /// The pick's deploy lines (or the kept default's limit).
     Deploy,
-    /// The configurations with their runs, failed runs, warnings, sampler.
+    /// The command, the host, the configurations with their runs, failed
+    /// runs, warnings and the sampler's overhead.
     Runs,
 }
 
@@ -75,7 +76,7 @@ impl Reporter for SectionReporter {
             Section::Heap => super::heap_table::heap_block(&mut out, analysis, width)?,
             Section::Deploy => super::verdict_text::deploy(&mut out, &analysis.verdict)?,
             Section::Runs => {
-                super::table::configurations(&mut out, analysis)?;
+                super::table::header(&mut out, analysis)?;
                 super::table::runs_notes(&mut out, analysis)?;
             }
         }

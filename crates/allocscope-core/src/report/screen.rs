@@ -53,7 +53,7 @@ impl Reporter for ScreenReporter {
             writeln!(out, "{}{line}", if i == 0 { "" } else { "  " })?;
         }
         writeln!(out)?;
-        let right = |k: usize| k == 1 || k == 3;
+        let right = |k: usize| k == 1 || k == 3 || k == 6;
         let width = s.rows.iter().map(|r| r[0].chars().count()).max();
         super::section::terminal(&mut out, width.unwrap_or(0), &s.heads, &s.rows, right)?;
         writeln!(out)?;
@@ -111,8 +111,8 @@ impl Screen {
     }
 }
 
-/// `experiment 7 "nightly": 3 configurations, 5 rounds, 14/15 runs ok in
-/// 23.9 s; host box: 2 CPUs, Linux 6.1.0, glibc 2.36`.
+/// `experiment 7 "nightly": 3 configurations x 5 rounds, 14/15 runs ok,
+/// 23.9 s on box (2 CPUs)`: the kernel and glibc are in `--section runs`.
 fn ran(a: &Analysis) -> String {
     let e = &a.experiment;
     let name = e
@@ -132,18 +132,15 @@ fn ran(a: &Analysis) -> String {
         "complete" => String::new(),
         other => format!(" ({other})"),
     };
-    let h = &e.info.host;
-    // The kernel's release without its build suffix: `6.1.0`.
-    let kernel = h.kernel.split(['-', '+']).next().unwrap_or(&h.kernel);
     format!(
-        "experiment {}{name}{status}: {ok}/{total} runs ok ({} configurations x {} rounds) in {} \
-         on {} ({} CPUs, Linux {kernel})",
+        "experiment {}{name}{status}: {} configurations x {} rounds, {ok}/{total} runs ok, {} \
+         on {} ({} CPUs)",
         e.id,
         e.configs.len(),
         super::columns::runs_each(a, e.info.runs_per_config),
         format_seconds(wall),
-        h.hostname,
-        h.cpus,
+        e.info.host.hostname,
+        e.info.host.cpus,
     )
 }
 
@@ -168,7 +165,8 @@ fn table(a: &Analysis) -> (Vec<String>, Vec<Vec<String>>) {
         format!("{} vs {baseline}", v.memory.label),
         unit(&performance),
         format!("{} vs {baseline}", v.performance.label),
-        why.0,
+        why.head,
+        why.arenas_head.to_string(),
     ];
     let cells = |figures: &Option<Vec<super::columns::Figure>>, i: usize| {
         let Some(f) = figures.as_ref().map(|f| f[i]) else {
@@ -192,20 +190,33 @@ fn table(a: &Analysis) -> (Vec<String>, Vec<Vec<String>>) {
             let mut row = vec![c.config.name.clone()];
             row.extend(cells(&memory, i));
             row.extend(cells(&performance, i));
-            row.push(why.1[i].clone());
+            row.extend([why.cells[i].clone(), why.arenas[i].clone()]);
             row
         })
         .collect();
     (heads, rows)
 }
 
-/// The "why" column's head and cells: each configuration's median run's
-/// live heap and allocator free memory with its arenas, or without heap
-/// figures its largest part, all in one unit.
-fn why_column(a: &Analysis) -> (String, Vec<String>) {
+/// The "why" columns: each configuration's median run's live heap and
+/// allocator free memory, or without heap figures its largest part, all in
+/// one unit; and its arenas where it had more than one.
+struct Why {
+    head: String,
+    cells: Vec<String>,
+    arenas_head: &'static str,
+    arenas: Vec<String>,
+}
+
+fn why_column(a: &Analysis) -> Why {
     let configs = &a.experiment.configs;
+    let none = vec![String::new(); configs.len()];
     let Some(cause) = &a.verdict.cause else {
-        return (String::new(), vec![String::new(); configs.len()]);
+        return Why {
+            head: String::new(),
+            cells: none.clone(),
+            arenas_head: "",
+            arenas: none,
+        };
     };
     let of = |name: &str| {
         cause
@@ -218,10 +229,25 @@ fn why_column(a: &Analysis) -> (String, Vec<String>) {
     let cells = shown
         .iter()
         .map(|w| w.as_ref().map_or("-".to_string(), |w| why_cell(w, unit)));
-    (format!("why ({})", unit.name()), cells.collect())
+    let arenas: Vec<String> = (shown.iter())
+        .map(|w| match w.as_ref().and_then(|w| w.arenas) {
+            Some(n) if n > 1 => n.to_string(),
+            _ => String::new(),
+        })
+        .collect();
+    Why {
+        head: format!("why ({})", unit.name()),
+        cells: cells.collect(),
+        arenas_head: if arenas.iter().any(|a| !a.is_empty()) {
+            "arenas"
+        } else {
+            ""
+        },
+        arenas,
+    }
 }
 
-/// `197 live, 210 free, 16 arenas`, or `410 other` without heap figures.
+/// `197 live, 210 free`, or `410 other` without heap figures.
 fn why_cell(w: &WhereWent, unit: ColumnUnit) -> String {
     use crate::analyze::cause::{Part, PARTS};
     let rss = w.mean.total_bytes() as f64;
@@ -231,13 +257,8 @@ fn why_cell(w: &WhereWent, unit: ColumnUnit) -> String {
         let part = largest.unwrap_or(Part::OtherAnon);
         return format!("{} {}", n(part.of(&w.mean)), part.word());
     }
-    let arenas = w
-        .arenas
-        .filter(|&a| a > 1)
-        .map(|a| format!(", {a} arenas"))
-        .unwrap_or_default();
     format!(
-        "{} live, {} free{arenas}",
+        "{} live, {} free",
         n(w.mean.live_heap_bytes),
         n(w.mean.allocator_free_bytes)
     )

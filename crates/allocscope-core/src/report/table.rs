@@ -53,7 +53,7 @@ pub(super) fn name_width(experiment: &StoredExperiment) -> usize {
         .max(12)
 }
 
-fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
+pub(super) fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
     let e = &analysis.experiment;
     let name = e
         .info
@@ -99,7 +99,7 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
 }
 
 /// Each configuration with its runs ok, allocator and version.
-pub(super) fn configurations(out: &mut String, analysis: &Analysis) -> Result<()> {
+fn configurations(out: &mut String, analysis: &Analysis) -> Result<()> {
     let e = &analysis.experiment;
     let width = name_width(e);
     writeln!(
