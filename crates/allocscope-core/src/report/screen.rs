@@ -430,3 +430,60 @@ fn place_words(v: &Verdict, place: &Place) -> String {
     let open = if *open { "open: " } else { "" };
     format!("{open}{}", why.join(", "))
 }
+
+/// The screen in Markdown, for the top of the Markdown report: what ran,
+/// the table, the verdict's lines in bold labels (the report adds the
+/// deploy line, fenced).
+pub fn markdown(out: &mut String, a: &Analysis, escape: fn(&str) -> String) -> std::fmt::Result {
+    let s = Screen::of(a);
+    writeln!(out, "{}\n", escape(&s.ran))?;
+    let mut heads = s.heads.clone();
+    heads[0] = "configuration".to_string();
+    // The columns the terminal leaves out (empty throughout) go here too.
+    let kept: Vec<usize> = (0..heads.len())
+        .filter(|&k| !heads[k].is_empty() || s.rows.iter().any(|r| !r[k].is_empty()))
+        .collect();
+    let heads: Vec<&String> = kept.iter().map(|&k| &heads[k]).collect();
+    let rows = (s.rows.iter()).map(|r| kept.iter().map(|&k| escape(&r[k])).collect());
+    super::section::markdown(out, &heads, rows)?;
+    writeln!(out)?;
+    for (label, text) in &s.verdict {
+        writeln!(out, "**{}:** {}  ", capital(label), escape(text))?;
+    }
+    for warning in &s.warnings {
+        writeln!(out, "> warning: {}", escape(warning))?;
+    }
+    writeln!(out)
+}
+
+/// The screen as the HTML report's opening card: what ran, the verdict's
+/// lines, the shell's deploy line with a link to the other targets.
+pub fn html_card(out: &mut String, a: &Analysis, escape: fn(&str) -> String) -> std::fmt::Result {
+    let s = Screen::of(a);
+    let class = match a.verdict.outcome {
+        crate::analyze::verdict::Outcome::Recommend => "verdict card",
+        _ => "verdict keep card",
+    };
+    writeln!(out, "<section id=\"answer\" class=\"{class}\">")?;
+    writeln!(out, "<p class=\"ratio\">{}</p>", escape(&s.ran))?;
+    for (label, text) in &s.verdict {
+        writeln!(out, "<p><b>{}:</b> {}</p>", capital(label), escape(text))?;
+    }
+    if let Some(line) = &s.deploy {
+        writeln!(
+            out,
+            "<p><b>Deploy</b> (systemd, Dockerfile, Kubernetes: <a href=\"#deploy\">below</a>):\
+             </p><pre>{}</pre>",
+            escape(line)
+        )?;
+    }
+    writeln!(out, "</section>")
+}
+
+/// `not chosen` -> `Not chosen`.
+fn capital(label: &str) -> String {
+    let mut chars = label.chars();
+    chars
+        .next()
+        .map_or(String::new(), |c| c.to_uppercase().chain(chars).collect())
+}

@@ -67,3 +67,46 @@ fn each_section_is_the_full_reports_own_part() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn markdown_puts_the_summary_above_the_fold_and_the_full_report_under_it() -> Result<()> {
+    let md = text(&MarkdownReporter)?;
+    let fold = md.find("<details><summary>Full report</summary>");
+    let summary = md.find("**Verdict:** use jemalloc");
+    let deploy = md.find("**Deploy:**\n\n```sh\nenv LD_PRELOAD=");
+    let full = md.find("### Verdict (budget");
+    assert!(
+        summary < deploy && deploy < fold && fold < full && summary.is_some(),
+        "{md}"
+    );
+    assert!(md.trim_end().ends_with("</details>"), "{md}");
+    Ok(())
+}
+
+#[test]
+fn html_opens_with_the_card_then_the_bars_then_the_table_and_plots_have_values_on_hover(
+) -> Result<()> {
+    let html = text(&HtmlReporter)?;
+    let at = |what: &str| html.find(what).unwrap_or(usize::MAX);
+    let order = [
+        at("<section id=\"answer\""),
+        at("<b>Verdict:</b> use jemalloc"),
+        at("<b>Why:</b>"),
+        at("<figure id=\"plot-breakdown\">"),
+        at("<h2>Comparison</h2>"),
+        at("<h2>Plots</h2>"),
+        at("<h2>Runs</h2>"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+    assert!(at("<h1>") < order[0], "{html}");
+    assert!(
+        html.contains("<g><title>live heap: "),
+        "bars without values"
+    );
+    assert!(html.contains("<g><title>jemalloc: median of its runs; highest "));
+    assert!(
+        html.contains("<h3 id=\"deploy\">"),
+        "the card's link has no target"
+    );
+    Ok(())
+}
