@@ -154,7 +154,7 @@ fn look(
     ended_rounds: usize,
 ) -> bool {
     open.retain(|c| !decision.dropped.contains(c));
-    engine.say(&progress_line(configs, ended_rounds, decision, open));
+    engine.round(&progress_line(configs, ended_rounds, decision, open));
     !decision.stop
 }
 
