@@ -9,7 +9,7 @@ use std::path::PathBuf;
 mod choices;
 mod rounds;
 pub mod values;
-pub use choices::{CgroupMode, DemoScenarioName, HeapMode, Pace, Until};
+pub use choices::{CgroupMode, DemoScenarioName, HeapMode, Pace, Section, Until};
 pub use rounds::{JudgeArgs, RoundArgs};
 use std::time::Duration;
 pub use values::{Indices, Runs};
@@ -135,6 +135,10 @@ pub struct ExportArgs {
     /// compare: no progress lines, only warnings and the final table.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Print the complete report (every table, the verdict per
+    /// configuration, every deploy target) instead of the one-screen summary.
+    #[arg(long)]
+    pub full: bool,
 }
 
 #[derive(Debug, Args)]
@@ -351,6 +355,9 @@ pub struct ReportArgs {
     /// IDs, list the stored recordings.
     #[arg(long, value_name = "ID", num_args = 0.., conflicts_with_all = ["experiment", "list", "baseline"])]
     pub recordings: Option<Vec<i64>>,
+    /// Print one part of the complete report.
+    #[arg(long, value_enum, value_name = "NAME", conflicts_with = "full")]
+    pub section: Option<choices::Section>,
     #[command(flatten)]
     pub export: ExportArgs,
     #[command(flatten)]
@@ -461,6 +468,9 @@ pub struct DemoArgs {
     /// Run every scenario.
     #[arg(long, conflicts_with = "scenario")]
     pub all: bool,
+    /// Print the complete report instead of the one-screen summary.
+    #[arg(long)]
+    pub full: bool,
     /// Measured rounds: `auto` (until every candidate's decision settles,
     /// at most 8 rounds with --quick, 12 without) or a fixed N.
     #[arg(

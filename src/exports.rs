@@ -5,25 +5,44 @@
 //! the table reads the runs' output files, which no reporter does.
 
 use crate::analyze::types::Analysis;
-use crate::options::export::{Export, ExportList, Format};
+use crate::analyze::verdict::sh_quote;
+use crate::options::export::{Export, Format, OutputSettings};
 use crate::report::csv::CsvReporter;
 use crate::report::html::HtmlReporter;
 use crate::report::json::JsonReporter;
 use crate::report::markdown::MarkdownReporter;
 use crate::report::markers_csv::MarkersCsvReporter;
+use crate::report::part::{SectionReporter, View};
 use crate::report::samples_csv::SamplesCsvReporter;
+use crate::report::screen::ScreenReporter;
 use crate::report::svg::plots;
 use crate::report::table::TableReporter;
 use crate::report::{png, write_output, Reporter};
 use anyhow::Context;
 use std::path::Path;
 
-pub fn print_table_and_export(analysis: &Analysis, exports: &ExportList) -> anyhow::Result<()> {
+/// The terminal's view of the experiment (the one screen, all of it, or one
+/// part) unless an export takes stdout, then the exports. `db` is the store
+/// it is in, for the screen's pointer to the rest.
+pub fn print_table_and_export(
+    analysis: &Analysis,
+    output: &OutputSettings,
+    db: &Path,
+) -> anyhow::Result<()> {
+    let exports = &output.exports;
     // Keep stdout machine-readable when an export goes there.
     if !exports.uses_stdout() {
-        write_output(Path::new("-"), &TableReporter.render(analysis)?)?;
+        let view = match output.view {
+            View::Screen => ScreenReporter {
+                report: report_command(analysis.experiment.id, db),
+            }
+            .render(analysis)?,
+            View::Full => TableReporter.render(analysis)?,
+            View::Section(section) => SectionReporter(section).render(analysis)?,
+        };
+        write_output(Path::new("-"), &view)?;
         let advice = crate::rounds::throughput::advice(analysis);
-        if !advice.is_empty() {
+        if !advice.is_empty() && !matches!(output.view, View::Section(_)) {
             println!("\n{}", advice.join("\n"));
         }
     }
@@ -31,6 +50,16 @@ pub fn print_table_and_export(analysis: &Analysis, exports: &ExportList) -> anyh
         write_export(analysis, export)?;
     }
     Ok(())
+}
+
+/// `allocscope report 7`, with `--db FILE` unless the store is the default
+/// (`--db`'s default in `cli.rs`).
+fn report_command(id: i64, db: &Path) -> String {
+    let mut words = vec!["allocscope".to_string(), "report".into(), id.to_string()];
+    if db != Path::new("allocscope.db") {
+        words.extend(["--db".to_string(), sh_quote(&db.to_string_lossy())]);
+    }
+    words.join(" ")
 }
 
 /// One export: its format's renderer, written to its destination.

@@ -43,6 +43,23 @@ pub enum Until {
     Settled,
 }
 
+/// `report --section`: one part of the complete report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Section {
+    /// The memory at each marker.
+    Markers,
+    /// Where the memory went.
+    Breakdown,
+    /// The memory limit each configuration needs.
+    Limits,
+    /// The heap probe's figures.
+    Heap,
+    /// The pick's deploy lines: shell, systemd, Dockerfile, Kubernetes.
+    Deploy,
+    /// The configurations with their runs, failed runs and warnings.
+    Runs,
+}
+
 /// `compare --pace`: how `--replay` paces the log's lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Pace {

@@ -132,5 +132,5 @@ fn report(
     judge.unresolvable = crate::judging::unresolvable_of(&store.load_environment(id)?);
     let experiment = store.load_experiment(Some(id))?;
     let analysis = analyze_with(experiment, &settings.baseline, &judge)?;
-    crate::exports::print_table_and_export(&analysis, &settings.output.exports)
+    crate::exports::print_table_and_export(&analysis, &settings.output, &settings.db)
 }

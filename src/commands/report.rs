@@ -50,11 +50,11 @@ pub fn report(args: &ReportSettings) -> anyhow::Result<i32> {
     if let Some((analysis, record, earlier)) =
         super::tune::stored_race(&store, experiment.id, &judge, &baseline)?
     {
-        super::tune::print_race(&analysis, &record, earlier.as_ref(), &output.exports)?;
+        super::tune::print_race(&analysis, &record, earlier.as_ref(), output, &args.db)?;
         return Ok(0);
     }
     let analysis = analyze_with(experiment, &baseline, &judge)?;
-    crate::exports::print_table_and_export(&analysis, &output.exports)?;
+    crate::exports::print_table_and_export(&analysis, output, &args.db)?;
     Ok(0)
 }
 

@@ -100,7 +100,8 @@ pub fn tune(mut settings: TuneSettings) -> anyhow::Result<i32> {
         &analysis,
         &last.record,
         earlier.as_ref(),
-        &settings.compare.output.exports,
+        &settings.compare.output,
+        &settings.compare.db,
     )?;
     if let Some(code) = interrupt_code(&interrupt) {
         eprintln!(
@@ -407,14 +408,16 @@ pub(crate) fn print_race(
     analysis: &Analysis,
     record: &TuneRecord,
     earlier: Option<&Judged>,
-    exports: &crate::options::export::ExportList,
+    output: &crate::options::export::OutputSettings,
+    db: &std::path::Path,
 ) -> anyhow::Result<()> {
+    let exports = &output.exports;
     let last = Phase { analysis, record };
     let first = earlier.map(|(analysis, record)| Phase { analysis, record });
     let summary = render::summarize(&last, first.as_ref());
     let mut analysis = analysis.clone();
     analysis.tune = Some(serde_json::to_value(&summary)?);
-    crate::exports::print_table_and_export(&analysis, exports)?;
+    crate::exports::print_table_and_export(&analysis, output, db)?;
     if !exports.uses_stdout() {
         print!("{}", render::text(&summary));
     }

@@ -72,7 +72,7 @@ const AUTO_MAX_RUNS: (u32, u32) = (8, 12);
 pub struct DemoSettings {
     pub scenarios: Vec<&'static DemoScenario>,
     pub quick: bool,
-    /// `--runs` as `compare` takes it.
+    /// `--runs` (and `--full`) as `compare` takes them.
     runs: Vec<String>,
     pub db: PathBuf,
     /// Where each scenario's JSON, CSV and HTML go.
@@ -100,12 +100,15 @@ impl DemoSettings {
         } else {
             AUTO_MAX_RUNS.1
         };
-        let runs = vec![
+        let mut runs = vec![
             "--runs".to_string(),
             args.runs.to_string(),
             "--max-runs".to_string(),
             max_runs.to_string(),
         ];
+        if args.full {
+            runs.push("--full".to_string());
+        }
         Ok(DemoSettings {
             scenarios,
             quick: args.quick,

@@ -6,6 +6,7 @@
 //! format is one variant here, its flag and its renderer.
 
 use crate::cli::ExportArgs;
+use crate::report::part::View;
 use crate::usage_error::UsageError;
 use std::path::{Path, PathBuf};
 
@@ -195,6 +196,9 @@ pub struct OutputSettings {
     pub exports: ExportList,
     /// No progress lines.
     pub quiet: bool,
+    /// What the terminal shows: the one screen, or with `--full` all of it
+    /// (`report --section` sets one part).
+    pub view: View,
 }
 
 impl OutputSettings {
@@ -202,6 +206,7 @@ impl OutputSettings {
         Ok(OutputSettings {
             exports: ExportList::parse(args)?,
             quiet: args.quiet,
+            view: if args.full { View::Full } else { View::Screen },
         })
     }
 }

@@ -4,7 +4,8 @@
 
 use super::export::OutputSettings;
 use super::judge::JudgeFlags;
-use crate::cli::ReportArgs;
+use crate::cli::{ReportArgs, Section as Choice};
+use crate::report::part::{Section, View};
 use crate::usage_error::UsageError;
 use std::path::PathBuf;
 
@@ -25,14 +26,32 @@ pub struct ReportSettings {
 
 impl ReportSettings {
     pub fn from_args(args: &ReportArgs) -> Result<ReportSettings, UsageError> {
+        let output = OutputSettings::parse(&args.export)?;
         Ok(ReportSettings {
             db: args.db.clone(),
             experiment: args.experiment,
             list: args.list,
             baseline: args.baseline.clone(),
             recordings: args.recordings.clone(),
-            output: OutputSettings::parse(&args.export)?,
+            output: OutputSettings {
+                view: args
+                    .section
+                    .map_or(output.view, |s| View::Section(section(s))),
+                ..output
+            },
             judge: JudgeFlags::parse(&args.judge)?,
         })
+    }
+}
+
+/// `--section`'s word as the part the report prints.
+fn section(choice: Choice) -> Section {
+    match choice {
+        Choice::Markers => Section::Markers,
+        Choice::Breakdown => Section::Breakdown,
+        Choice::Limits => Section::Limits,
+        Choice::Heap => Section::Heap,
+        Choice::Deploy => Section::Deploy,
+        Choice::Runs => Section::Runs,
     }
 }

@@ -1,6 +1,7 @@
 //! The demo's HTML report in a real browser: headless Chromium (Debian's
 //! `chromium`) loads it from disk, must log no console errors, must show
-//! every plot with drawn paths, and leaves a screenshot as the artifact.
+//! every plot with drawn paths and the verdict's card within the first
+//! 1280x800 screen, and leaves screenshots as the artifacts.
 
 use crate::common::*;
 use std::path::Path;
@@ -86,6 +87,72 @@ fn demo_html_report_opens_in_headless_chromium_without_errors() {
         assert!(drawn, "{plot}: nothing drawn");
     }
     println!("screenshot of the demo report: {}", shot.display());
+}
+
+/// The report in a 1280x800 frame of a page that measures where its card
+/// lands (the report itself runs no script): the verdict is seen without
+/// scrolling. The 1280x800 screenshot is left as the artifact.
+#[test]
+fn demo_html_report_shows_the_verdict_without_scrolling_at_1280x800() {
+    if !require(
+        Path::new(CHROMIUM).exists(),
+        CHROMIUM,
+        "apt-get install chromium",
+    ) {
+        return;
+    }
+    let scratch = Scratch::new();
+    let (_, out) = quick_kv_demo(&scratch);
+    let html = out.join("kv.html").canonicalize().expect("kv.html written");
+    let frame = out.join("frame.html");
+    std::fs::write(
+        &frame,
+        "<!DOCTYPE html><html><body style=\"margin:0\">\
+         <iframe id=\"r\" src=\"kv.html\" width=\"1280\" height=\"800\" style=\"border:0\"></iframe>\
+         <pre id=\"out\">not loaded</pre><script>\
+         document.getElementById('r').addEventListener('load', () => {\
+           const d = document.getElementById('r').contentDocument;\
+           const card = d && d.getElementById('answer');\
+           const b = card && card.getBoundingClientRect();\
+           document.getElementById('out').textContent = b\
+             ? 'card ' + Math.round(b.top) + ' ' + Math.round(b.bottom) + ' ' + card.innerText\
+             : 'no card';\
+         });</script></body></html>",
+    )
+    .expect("frame written");
+    let url = format!("file://{}", frame.display());
+    let dom = chromium(
+        &scratch.path("profile-frame"),
+        &[
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ],
+        &url,
+    );
+    assert!(dom.status.success(), "{}", stderr(&dom));
+    let dom = stdout(&dom);
+    let measured = dom
+        .split("<pre id=\"out\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</pre>").next())
+        .unwrap_or_default();
+    let mut words = measured.split_whitespace();
+    assert_eq!(words.next(), Some("card"), "{dom}");
+    let top: f64 = words.next().and_then(|w| w.parse().ok()).expect("top");
+    let bottom: f64 = words.next().and_then(|w| w.parse().ok()).expect("bottom");
+    assert!(0.0 <= top && top < bottom && bottom <= 800.0, "{measured}");
+    assert!(measured.contains("Verdict:"), "{measured}");
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-1280x800.png");
+    let shot_arg = format!("--screenshot={}", shot.display());
+    let url = format!("file://{}", html.display());
+    let run = chromium(
+        &scratch.path("profile-first-screen"),
+        &[&shot_arg, "--window-size=1280,800"],
+        &url,
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    println!("the report's first screen: {}", shot.display());
 }
 
 #[test]

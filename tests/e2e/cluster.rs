@@ -116,7 +116,14 @@ fn slurm_rounds_give_the_statuses_and_medians_of_a_local_run() {
     // budget compare was given.
     let db = scratch.db();
     let db = db.to_str().expect("utf-8");
-    let report = scratch.run(&["report", "--db", db, "--export-json", "again.json"]);
+    let report = scratch.run(&[
+        "report",
+        "--full",
+        "--db",
+        db,
+        "--export-json",
+        "again.json",
+    ]);
     assert_eq!(report.status.code(), Some(0), "{}", stderr(&report));
     assert!(
         stdout(&report).contains("4/4 runs ok"),

@@ -110,6 +110,7 @@ fn tune_on_slurm_drops_candidates_between_round_jobs_and_report_rerenders_the_ra
     let db = db.to_str().expect("utf-8");
     let mut args = vec![
         "tune",
+        "--full",
         "--executor",
         "slurm",
         "--db",

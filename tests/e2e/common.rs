@@ -93,13 +93,15 @@ impl Scratch {
         command
     }
 
-    /// `compare` with the store and a JSON export in the scratch directory;
-    /// returns the output and the parsed JSON.
+    /// `compare --full` (the complete report, whose parts the tests read)
+    /// with the store and a JSON export in the scratch directory; returns
+    /// the output and the parsed JSON.
     pub fn compare(&self, options: &[&str], workload: &[&str]) -> (Output, Value) {
         let json = self.path("out.json");
         let db = self.db();
         let mut args = vec![
             "compare",
+            "--full",
             "--db",
             db.to_str().expect("utf-8"),
             "--export-json",

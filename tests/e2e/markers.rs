@@ -134,6 +134,7 @@ fn a_mark_regex_that_never_matches_is_a_warning_not_a_failure() {
     let db = scratch.db();
     let output = scratch.run(&[
         "compare",
+        "--full",
         "--db",
         db.to_str().expect("utf-8"),
         "-a",

@@ -370,7 +370,7 @@ fn a_store_that_fills_up_mid_matrix_keeps_the_finished_runs_and_says_so() {
         .nth(1)
         .unwrap_or_else(|| panic!("no experiment in {list}"));
     assert!(line.contains("incomplete"), "{line}");
-    let report = scratch.run(&["report", "--db", db.to_str().expect("utf-8")]);
+    let report = scratch.run(&["report", "--full", "--db", db.to_str().expect("utf-8")]);
     assert!(report.status.success(), "{}", stderr(&report));
     // Each configuration's `OK/ALL runs ok`: every stored run is ok, and
     // together they are the runs the store kept, at least one.

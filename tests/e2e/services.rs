@@ -450,6 +450,7 @@ fn demo_server_drives_the_scenario_and_writes_the_service_report() {
         "demo",
         "server",
         "--quick",
+        "--full",
         "-r",
         "1",
         "--db",

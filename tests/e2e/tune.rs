@@ -46,6 +46,7 @@ fn tune_races_the_default_candidates_drops_some_and_recommends_one_that_ran() {
     // that maps every block (about 15x slower here) is over it.
     let mut args = vec![
         "tune",
+        "--full",
         "--db",
         db,
         "--export-json",
@@ -201,6 +202,7 @@ fn a_candidate_the_program_fails_under_goes_first_and_the_race_exits_1() {
     // the baseline and the trim candidates (the heap probe's thread) run.
     let output = scratch.run(&[
         "tune",
+        "--full",
         "--db",
         db,
         "--export-json",
@@ -298,6 +300,7 @@ fn tune_with_perf_metric_auto_races_a_fixed_duration_program_by_its_ops() {
     let db = db.to_str().expect("utf-8");
     let output = scratch.run(&[
         "tune",
+        "--full",
         "--db",
         db,
         "--export-json",

@@ -168,7 +168,7 @@ fn a_higher_is_better_metric_is_a_row_of_every_report() {
     // by it keeps the stored direction.
     let db = scratch.db();
     let db = db.to_str().expect("utf-8");
-    let again = scratch.run(&["report", "--db", db, "--perf-metric", "ops"]);
+    let again = scratch.run(&["report", "--full", "--db", db, "--perf-metric", "ops"]);
     assert!(again.status.success(), "{}", stderr(&again));
     let again = stdout(&again);
     assert!(

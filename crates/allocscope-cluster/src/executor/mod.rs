@@ -10,8 +10,8 @@ mod k8s;
 mod slurm;
 
 use super::batch::{BatchFlags, BatchPlan, JobRequest};
-use allocscope_core::rounds::engine::Engine;
 use crate::error::ClusterError;
+use allocscope_core::rounds::engine::Engine;
 use allocscope_core::usage_error::UsageError;
 use clap::{Args, ValueEnum};
 use k8s::{K8s, K8sFlags};

@@ -13,8 +13,8 @@
 //! Ctrl-C. Only the Slurm commands are spoken to, never the daemons.
 
 use crate::batch::BatchPlan;
-use allocscope_core::rounds::engine::{Ended, Engine, Round, RoundEnd, Started};
 use crate::error::ClusterError;
+use allocscope_core::rounds::engine::{Ended, Engine, Round, RoundEnd, Started};
 use allocscope_core::store::Store;
 use allocscope_core::usage_error::UsageError;
 use anyhow::Context;

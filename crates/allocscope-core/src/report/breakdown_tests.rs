@@ -65,7 +65,7 @@ pub(super) fn experiment() -> StoredExperiment {
     e
 }
 
-fn analysis() -> Result<Analysis> {
+pub(super) fn analysis() -> Result<Analysis> {
     analyze(experiment(), "glibc")
 }
 

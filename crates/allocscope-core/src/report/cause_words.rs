@@ -314,7 +314,12 @@ pub fn difference_line(d: &Difference, base: &WhereWent, cand: &WhereWent) -> St
 }
 
 /// The cause and its remedy, in one or two sentences.
-fn cause_sentence(d: &Difference, base: &WhereWent, cand: &WhereWent, unit: ColumnUnit) -> String {
+pub fn cause_sentence(
+    d: &Difference,
+    base: &WhereWent,
+    cand: &WhereWent,
+    unit: ColumnUnit,
+) -> String {
     match d.cause {
         CauseKind::Arenas => "Cause: free memory stranded in many arenas; the remedy is fewer \
              arenas (glibc arena_max, jemalloc narenas)."

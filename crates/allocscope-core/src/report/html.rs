@@ -1,8 +1,11 @@
-//! One self-contained HTML report: the experiment (command, host, allocator
-//! versions, THP, date), notes on anything suspect, the comparison table,
-//! the verdict with its deploy lines, every plot as inline SVG, and the
-//! per-run details with links to the kept stdout/stderr. Inline CSS only, no
-//! scripts, no external resources; every user or workload string escaped.
+//! One self-contained HTML report, the answer first: the one screen's card
+//! (`screen::html_card`), where the memory went as stacked bars, the
+//! comparison, service, breakdown and limit tables; then the experiment
+//! (command, host, allocator versions, THP, date), notes on anything
+//! suspect, the verdict with its deploy lines, every other plot as inline
+//! SVG, and the per-run details with links to the kept stdout/stderr.
+//! Inline CSS only, no scripts, no external resources; every user or
+//! workload string escaped.
 
 use super::columns::Figure;
 use super::format::ratio_bounds;
@@ -40,7 +43,7 @@ border-bottom:1px solid #ccc;margin-top:2em}table{border-collapse:collapse;margi
 td,th{border:1px solid #ccc;padding:4px 8px;text-align:right;vertical-align:top}\
 td:first-child,th:first-child{text-align:left}.ratio{color:#555;font-size:.9em}\
 .sig{font-weight:bold}.verdict{background:#eef6ee;border:1px solid #9c9;padding:.5em 1em}\
-.keep{background:#f6f3e8;border-color:#cb9}pre{background:#f4f4f4;padding:.6em;overflow:auto}\
+.keep{background:#f6f3e8;border-color:#cb9}.card{font-size:1.05em}.card p{margin:.4em 0}pre{background:#f4f4f4;padding:.6em;overflow:auto}\
 .note{color:#8a4b00}figure{margin:1em 0}svg{max-width:100%;height:auto}dt{font-weight:bold}";
 
 /// A link to a file on this machine, by its absolute path.
@@ -319,7 +322,7 @@ fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
     }
     let deploy = v.deploy.as_ref().map(super::verdict_words::deploy_snippets);
     if let (Some(d), Some(name)) = (deploy, &v.config) {
-        writeln!(out, "<h3>Deploy {}</h3>", escape(name))?;
+        writeln!(out, "<h3 id=\"deploy\">Deploy {}</h3>", escape(name))?;
         for (title, text) in [
             ("Shell", &d.shell),
             ("systemd unit, [Service] section", &d.systemd),
@@ -379,6 +382,18 @@ fn runs(out: &mut String, a: &Analysis) -> Result<()> {
     Ok(())
 }
 
+/// A plot with its caption.
+fn figure(out: &mut String, p: &super::svg::plot::Plot) -> Result<()> {
+    writeln!(
+        out,
+        "<figure id=\"plot-{}\">\n{}<figcaption>{}</figcaption></figure>",
+        p.name,
+        p.svg,
+        escape(&p.title)
+    )?;
+    Ok(())
+}
+
 impl Reporter for HtmlReporter {
     fn render(&self, a: &Analysis) -> Result<Vec<u8>> {
         let e = &a.experiment;
@@ -393,6 +408,20 @@ impl Reporter for HtmlReporter {
                 .unwrap_or_default()
         );
         out.push_str(&page_head(&title));
+        // The answer first: the card, where the memory went, the table.
+        super::screen::html_card(&mut out, a, escape)?;
+        let plots = plots::all(a);
+        let (bars, plots): (Vec<_>, Vec<_>) =
+            plots.into_iter().partition(|p| p.name == "breakdown");
+        for p in bars {
+            figure(&mut out, &p)?;
+        }
+        writeln!(out, "<h2>Comparison</h2>")?;
+        table(&mut out, a)?;
+        service_table(&mut out, a)?;
+        super::breakdown_table::breakdown_html(&mut out, a, escape)?;
+        limit_table(&mut out, a)?;
+        writeln!(out, "<h2>Experiment</h2>")?;
         experiment(&mut out, a)?;
         let notes = notes(a);
         if !notes.is_empty() {
@@ -402,21 +431,10 @@ impl Reporter for HtmlReporter {
             }
             writeln!(out, "</ul>")?;
         }
-        writeln!(out, "<h2>Comparison</h2>")?;
-        table(&mut out, a)?;
-        service_table(&mut out, a)?;
-        super::breakdown_table::breakdown_html(&mut out, a, escape)?;
-        limit_table(&mut out, a)?;
         verdict(&mut out, a)?;
         writeln!(out, "<h2>Plots</h2>")?;
-        for p in plots::all(a) {
-            writeln!(
-                out,
-                "<figure id=\"plot-{}\">\n{}<figcaption>{}</figcaption></figure>",
-                p.name,
-                p.svg,
-                escape(&p.title)
-            )?;
+        for p in plots {
+            figure(&mut out, &p)?;
         }
         writeln!(out, "<h2>Runs</h2>")?;
         runs(&mut out, a)?;

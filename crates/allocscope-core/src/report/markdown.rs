@@ -1,5 +1,6 @@
-//! Markdown for an issue or pull request: the experiment in one line, the
-//! comparison table (runs ok, peak RSS, mean RSS, mean PSS, wall time: each
+//! Markdown for an issue or pull request: the one screen's summary on top
+//! (`screen::markdown`), then under a `<details>` fold the experiment in one
+//! line, the comparison table (runs ok, peak RSS, mean RSS, mean PSS, wall time: each
 //! median \[95% CI\] and ratio \[CI\]) and the verdict with its deploy lines.
 //! Every string from the user or the workload is escaped.
 
@@ -116,11 +117,9 @@ fn limit_table(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
     writeln!(out)
 }
 
-/// The title, the command and host, and whether runs had a cgroup.
+/// The command and host, and whether runs had a cgroup.
 fn heading(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
     let e = &analysis.experiment;
-    let name = e.info.name.as_deref().map(escape).unwrap_or_default();
-    writeln!(out, "## allocscope experiment {} {name}\n", e.id)?;
     writeln!(
         out,
         "Command: {} on {} (Linux {}, glibc {}, {} CPUs, THP {}), {} runs per configuration, \
@@ -152,6 +151,16 @@ fn heading(out: &mut String, analysis: &Analysis) -> std::fmt::Result {
 impl Reporter for MarkdownReporter {
     fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
         let mut out = String::new();
+        let e = &analysis.experiment;
+        let name = e.info.name.as_deref().map(escape).unwrap_or_default();
+        writeln!(out, "## allocscope experiment {} {name}\n", e.id)?;
+        // The answer first; the complete report under a fold, so that it
+        // pastes into an issue without flooding it.
+        super::screen::markdown(&mut out, analysis, escape)?;
+        if let Some(d) = &analysis.verdict.deploy {
+            writeln!(out, "**Deploy:**\n\n{}", fenced(&d.shell, "sh"))?;
+        }
+        writeln!(out, "<details><summary>Full report</summary>\n")?;
         heading(&mut out, analysis)?;
         let (heads, rows) = super::columns::comparison(analysis);
         let head = [vec!["configuration", "runs ok"], heads].concat();
@@ -216,6 +225,7 @@ impl Reporter for MarkdownReporter {
                 writeln!(out, "{title}:\n\n{}", fenced(text, lang))?;
             }
         }
+        writeln!(out, "</details>")?;
         Ok(out.into_bytes())
     }
 }

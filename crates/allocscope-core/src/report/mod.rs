@@ -18,10 +18,12 @@ mod limits;
 pub mod markdown;
 pub mod markers_csv;
 mod markers_table;
+pub mod part;
 pub mod png;
 pub mod recordings;
 pub mod reporter;
 pub mod samples_csv;
+pub mod screen;
 mod section;
 mod service_table;
 pub mod svg;
@@ -35,6 +37,8 @@ pub mod verdict_words;
 mod breakdown_export_tests;
 #[cfg(test)]
 mod breakdown_tests;
+#[cfg(test)]
+mod screen_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -43,7 +43,7 @@ impl Reporter for TableReporter {
     }
 }
 
-fn name_width(experiment: &StoredExperiment) -> usize {
+pub(super) fn name_width(experiment: &StoredExperiment) -> usize {
     experiment
         .configs
         .iter()
@@ -53,7 +53,7 @@ fn name_width(experiment: &StoredExperiment) -> usize {
         .max(12)
 }
 
-fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
+pub(super) fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
     let e = &analysis.experiment;
     let name = e
         .info
@@ -95,6 +95,12 @@ fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
             "warning: the experiment is {other}; results cover only the runs it stored"
         )?,
     }
+    configurations(out, analysis)
+}
+
+/// Each configuration with its runs ok, allocator and version.
+fn configurations(out: &mut String, analysis: &Analysis) -> Result<()> {
+    let e = &analysis.experiment;
     let width = name_width(e);
     writeln!(
         out,
@@ -165,12 +171,18 @@ fn metric_block(out: &mut String, analysis: &Analysis, k: usize, width: usize) -
 }
 
 fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {
-    let e = &analysis.experiment;
     writeln!(out)?;
     writeln!(
         out,
         "{MARK} the ratio's 95% CI excludes 1.0: a difference beyond run-to-run noise."
     )?;
+    runs_notes(out, analysis)?;
+    super::verdict_text::verdict(out, &analysis.verdict)
+}
+
+/// The failed runs, the warnings and the sampler's overhead.
+pub(super) fn runs_notes(out: &mut String, analysis: &Analysis) -> Result<()> {
+    let e = &analysis.experiment;
     let failed: Vec<_> = e
         .configs
         .iter()
@@ -224,7 +236,7 @@ fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {
             format_seconds(wall_s)
         )?;
     }
-    super::verdict_text::verdict(out, &analysis.verdict)
+    Ok(())
 }
 
 fn signal_name(sig: i32) -> &'static str {

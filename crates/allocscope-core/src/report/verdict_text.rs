@@ -43,6 +43,12 @@ pub fn verdict(out: &mut String, v: &Verdict) -> Result<()> {
             }
         }
     }
+    deploy(out, v)
+}
+
+/// The winner's deploy lines, or without a winner the memory limit lines of
+/// the configuration kept (`report --section deploy`).
+pub fn deploy(out: &mut String, v: &Verdict) -> Result<()> {
     if let Some(kept) = &v.kept_limit {
         writeln!(out, "{}:", kept_words(kept))?;
         for (title, text) in LimitLines::of(&kept.memory_limit).targets() {

@@ -187,7 +187,7 @@ fn look(
     let stopped = stop_unresolvable(decision, store, id, configs, open, ended_rounds)?;
     let unresolvable = |c: &usize| decision.unresolvable.iter().any(|(u, _)| u == c);
     open.retain(|c| !decision.dropped.contains(c) && !unresolvable(c));
-    engine.say(&progress_line(
+    engine.round(&progress_line(
         configs,
         ended_rounds,
         decision,

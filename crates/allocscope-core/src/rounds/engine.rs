@@ -76,4 +76,10 @@ pub trait Engine {
     /// A line for the user (not with `--quiet`), through the engine's own
     /// progress display.
     fn say(&self, line: &str);
+
+    /// Where the rounds stand (the open candidates after a look): a line
+    /// like `say`'s, unless the engine's display has a place of its own.
+    fn round(&self, line: &str) {
+        self.say(line);
+    }
 }

@@ -125,4 +125,11 @@ impl Engine for Local<'_> {
             None => {}
         }
     }
+
+    fn round(&self, line: &str) {
+        match &self.session {
+            Some(session) => session.round(line),
+            None => self.say(line),
+        }
+    }
 }

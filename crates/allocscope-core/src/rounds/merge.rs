@@ -8,9 +8,9 @@
 
 use super::facts::{RoundFacts, MERGED};
 use super::shard::{Shard, PLAN_ID};
+use crate::shard_error::ShardError;
 use crate::store::Store;
 use crate::usage_error::UsageError;
-use crate::shard_error::ShardError;
 use anyhow::Context;
 
 #[derive(Debug, Default)]

@@ -1,8 +1,9 @@
-//! `compare`'s progress on stderr: on a terminal, a bar over the planned
-//! runs with the elapsed time and an ETA, the run going on as its message and
-//! each finished run's line printed above it; otherwise one plain line per
-//! run (CI logs, pipes); with `--quiet`, nothing (warnings and the final
-//! table still appear).
+//! `compare`'s progress on stderr: on a terminal, one live status area (a
+//! bar over the planned runs with the elapsed time and an ETA after the run
+//! going on, and below it where the rounds stand: the open candidates, in
+//! one line cut to the terminal's width); otherwise one plain line per run
+//! and per round (CI logs, pipes); with `--quiet`, nothing (warnings and the
+//! final screen still appear).
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -14,7 +15,8 @@ pub struct Progress {
     quiet: bool,
 }
 
-const STYLE: &str = "{msg} [{bar:30}] {pos}/{len} runs, elapsed {elapsed}, ETA {eta}";
+const STYLE: &str =
+    "{prefix} [{bar:30}] {pos}/{len} runs, elapsed {elapsed}, ETA {eta}\n{wide_msg}";
 
 impl Progress {
     pub fn new(quiet: bool, total: usize) -> Progress {
@@ -39,11 +41,28 @@ impl Progress {
         }
     }
 
+    /// A finished run's line: the log's outside a terminal; on one, the
+    /// bar's count says it.
+    pub fn ran(&self, line: &str) {
+        if self.bar.is_none() && !self.quiet {
+            eprintln!("{line}");
+        }
+    }
+
+    /// Where the rounds stand: the status area's second line on a terminal,
+    /// a line of the log elsewhere.
+    pub fn round(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.set_message(line.trim_start_matches("allocscope: ").to_string()),
+            None => self.say(line),
+        }
+    }
+
     /// Step `done` (0-based count of finished steps) is about to start.
     pub fn starting(&self, done: usize, what: &str) {
         if let Some(bar) = &self.bar {
             bar.set_position(done as u64);
-            bar.set_message(what.to_string());
+            bar.set_prefix(what.to_string());
         }
     }
 }

@@ -220,6 +220,11 @@ impl<'s> Session<'s> {
         self.progress.say(line);
     }
 
+    /// Where the rounds stand (not with `--quiet`).
+    pub(crate) fn round(&self, line: &str) {
+        self.progress.round(line);
+    }
+
     pub(crate) fn experiment_id(&self) -> i64 {
         self.experiment_id
     }
@@ -247,7 +252,7 @@ impl<'s> Session<'s> {
             repetition: planned.repetition,
         };
         let peak = run_metrics(&record).peak_rss_bytes;
-        self.progress.say(&run_line(&place, &record, peak));
+        self.progress.ran(&run_line(&place, &record, peak));
         if planned.warmup {
             return Ok(Step::Done);
         }

@@ -6,9 +6,9 @@
 
 use super::facts::RoundFacts;
 use crate::model::StoredExperiment;
+use crate::shard_error::ShardError;
 use crate::store::{schema_version_of, Store, SCHEMA_VERSION};
 use crate::usage_error::UsageError;
-use crate::shard_error::ShardError;
 use std::path::{Path, PathBuf};
 
 /// Environment keys of a shard's experiment (the plan id is also kept on

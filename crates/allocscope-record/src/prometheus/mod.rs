@@ -10,8 +10,8 @@ mod publisher;
 
 pub use publisher::{Current, Publisher, Shared};
 
-use allocscope_core::rounds::session::Publish;
 use crate::error::RecordError;
+use allocscope_core::rounds::session::Publish;
 use allocscope_core::usage_error::UsageError;
 use anyhow::Context;
 use std::fmt::Write;

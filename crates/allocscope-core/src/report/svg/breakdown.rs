@@ -63,14 +63,17 @@ fn bar(chart: &mut Chart, x: f64, half_width: f64, b: &Breakdown) {
             continue;
         }
         let (y0, y1) = (chart.py(base), chart.py(base + v));
-        chart.svg.rect(
-            left,
-            y1,
-            right - left,
-            y0 - y1,
-            part_colour(part),
-            "#ffffff",
-        );
+        let tip = format!("{}: {}", part.label(), chart.y.show(v));
+        chart.svg.titled(&tip, |svg| {
+            svg.rect(
+                left,
+                y1,
+                right - left,
+                y0 - y1,
+                part_colour(part),
+                "#ffffff",
+            )
+        });
         base += v;
     }
 }

@@ -53,6 +53,14 @@ impl Axis {
         axis
     }
 
+    /// `v` in the axis's unit with three significant digits: a point's
+    /// value on hover.
+    pub fn show(&self, v: f64) -> String {
+        let (div, unit) = self.unit();
+        let shown = crate::units::ColumnUnit::of(crate::units::Unit::Number, v / div).show(v / div);
+        format!("{shown} {unit}").trim_end().to_string()
+    }
+
     /// The divisor and unit name for this axis's range.
     pub fn unit(&self) -> (f64, &'static str) {
         let top = self.max.abs().max(self.min.abs());
@@ -110,8 +118,8 @@ fn tick_label(v: f64, step: f64) -> String {
 /// A chart being drawn: maps data to pixels inside the plot area.
 pub struct Chart {
     pub svg: Svg,
-    x: Axis,
-    y: Axis,
+    pub x: Axis,
+    pub y: Axis,
 }
 
 impl Chart {

@@ -131,6 +131,14 @@ impl Svg {
         );
     }
 
+    /// What `draw` adds, in a group whose `<title>` the browser shows on
+    /// hover: a point's or a line's value.
+    pub fn titled(&mut self, tip: &str, draw: impl FnOnce(&mut Svg)) {
+        let _ = writeln!(self.body, "<g><title>{}</title>", escape(tip));
+        draw(self);
+        let _ = writeln!(self.body, "</g>");
+    }
+
     /// Another drawing's elements, moved down by `dy`: panels of one figure.
     pub fn panel(&mut self, dy: f64, inner: Svg) {
         let _ = writeln!(

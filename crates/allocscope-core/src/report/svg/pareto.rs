@@ -133,7 +133,17 @@ fn pareto_chart(
             let (low, high) = (chart.py(m.ci_low), chart.py(m.ci_high));
             chart.svg.line(x, low, x, high, colour(*i), 2.0);
         }
-        chart.svg.circle(x, y, 5.0, colour(*i));
+        let tip = format!(
+            "{}: {} {}, {} {}",
+            analysis.experiment.configs[*i].config.name,
+            chart.y.title,
+            chart.y.show(m.median),
+            chart.x.title,
+            chart.x.show(w.median)
+        );
+        chart
+            .svg
+            .titled(&tip, |svg| svg.circle(x, y, 5.0, colour(*i)));
     }
     chart.legend(&names(analysis));
     chart.note(

@@ -152,7 +152,12 @@ fn over_time(
             chart.svg.polyline(&pts, colour(i), 1.0, 0.35);
         }
         let pts = median_line(&chart, runs);
-        chart.svg.polyline(&pts, colour(i), 2.5, 1.0);
+        let peak = runs.iter().flatten().map(|p| p.1).fold(0.0, f64::max);
+        let name = &analysis.experiment.configs[i].config.name;
+        let tip = format!("{name}: median of its runs; highest {}", chart.y.show(peak));
+        chart
+            .svg
+            .titled(&tip, |svg| svg.polyline(&pts, colour(i), 2.5, 1.0));
         if let Some(live_runs) = live.get(i).filter(|_| has_live) {
             let pts = median_line(&chart, live_runs);
             chart.svg.dashed(&pts, colour(i), 1.8);
@@ -209,17 +214,22 @@ fn markers(analysis: &Analysis) -> Plot {
         Axis::new(0.0, v_max * 1.05, "RSS", Kind::Bytes),
     );
     for i in 0..analysis.experiment.configs.len() {
-        let pts: Vec<(f64, f64)> = shown
+        let pts: Vec<(usize, f64, f64, f64)> = shown
             .iter()
             .enumerate()
             .filter_map(|(k, &row)| {
                 let v = markers.cells(row).get(i)?.rss_bytes_median?;
-                Some((chart.px(k as f64), chart.py(v)))
+                Some((k, chart.px(k as f64), chart.py(v), v))
             })
             .collect();
-        chart.svg.polyline(&pts, colour(i), 2.0, 1.0);
-        for (x, y) in pts {
-            chart.svg.circle(x, y, 3.0, colour(i));
+        let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.1, p.2)).collect();
+        chart.svg.polyline(&line, colour(i), 2.0, 1.0);
+        let name = &analysis.experiment.configs[i].config.name;
+        for (k, x, y, v) in pts {
+            let tip = format!("{name} at {}: {}", chart.x.categories[k], chart.y.show(v));
+            chart
+                .svg
+                .titled(&tip, |svg| svg.circle(x, y, 3.0, colour(i)));
         }
     }
     chart.legend(&names(analysis));
@@ -297,7 +307,12 @@ fn ratios(analysis: &Analysis) -> Plot {
             if has_interval(r) {
                 whisker(&mut chart, x, r, colour(i));
             }
-            chart.svg.circle(x, chart.py(r.value), 4.0, colour(i));
+            let name = &analysis.experiment.configs[i].config.name;
+            let tip = format!("{name}, {}: {:.2}x", groups[k].0, r.value);
+            let y = chart.py(r.value);
+            chart
+                .svg
+                .titled(&tip, |svg| svg.circle(x, y, 4.0, colour(i)));
         }
     }
     chart.legend(&names(analysis));
