@@ -208,9 +208,18 @@ fn a_candidate_on_the_budget_is_stopped_as_unresolvable_and_the_rounds_end() {
             ),
         "{reason}"
     );
-    // `report` says the same of the stored experiment.
+    // `report` says the same of the stored experiment, on its one screen
+    // and in the complete report.
     let db = scratch.db();
-    let again = stdout(&scratch.run(&["report", "--db", db.to_str().expect("utf-8")]));
+    let db = db.to_str().expect("utf-8");
+    let screen = stdout(&scratch.run(&["report", "--db", db]));
+    assert!(
+        screen.contains("open: cheap (cost: no difference this experiment can resolve after 6 rounds)")
+            && screen.contains("verdict: inconclusive after 6 rounds of the baseline. cheap saves")
+            && !screen.contains("More rounds would settle"),
+        "{screen}"
+    );
+    let again = stdout(&scratch.run(&["report", "--db", db, "--full"]));
     assert!(
         again.contains("no difference this experiment can resolve on cost after 6 rounds"),
         "{again}"

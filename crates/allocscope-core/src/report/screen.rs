@@ -310,6 +310,16 @@ fn verdict_line(a: &Analysis) -> String {
 /// 21), or ...`: the open candidates are on the line below.
 fn inconclusive(a: &Analysis, rounds: usize) -> String {
     let v = &a.verdict;
+    // A candidate the futility rule stopped: more rounds would not settle
+    // it, and the reason says what is settled before what is not.
+    if v.unsettled.iter().any(|u| u.unresolvable_after.is_some()) {
+        let reason = super::verdict_words::reason(v);
+        let mut chars = reason.chars();
+        return chars
+            .next()
+            .map(|c| c.to_lowercase().chain(chars).collect())
+            .unwrap_or_default();
+    }
     let open = v.unsettled.len();
     let most = v.unsettled.iter().filter_map(|u| u.more_rounds).max();
     let settle = match most {
@@ -347,6 +357,12 @@ fn open_line(v: &Verdict) -> Option<String> {
                 OpenSide::Performance => v.performance.label.clone(),
                 OpenSide::Both => format!("{} and {}", v.memory.label, v.performance.label),
             };
+            if let Some(rounds) = u.unresolvable_after {
+                return format!(
+                    "{} ({side}: no difference this experiment can resolve after {rounds} rounds)",
+                    u.config
+                );
+            }
             let more = u.more_rounds.map(|n| format!(", {}", more_rounds_words(n)));
             format!("{} ({side}{})", u.config, more.unwrap_or_default())
         })

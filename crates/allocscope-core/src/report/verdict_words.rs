@@ -148,10 +148,15 @@ fn unsettled(v: &Verdict) -> String {
 /// is settled, then what is not.
 fn inconclusive(v: &Verdict, rounds: usize) -> String {
     let parts: Vec<String> = v.unsettled.iter().map(|u| unsettled_words(v, u)).collect();
+    // Candidates the futility rule stopped are past what rounds can settle.
+    let more = if v.unsettled.iter().all(|u| u.unresolvable_after.is_some()) {
+        "Re-judge"
+    } else {
+        "More rounds would settle it (--runs auto --max-runs N), or re-judge"
+    };
     format!(
-        "Inconclusive after {rounds} round{} of the baseline. {}. More rounds would settle it \
-         (--runs auto --max-runs N), or re-judge with other thresholds (allocscope report \
-         --min-saving/--max-slowdown).",
+        "Inconclusive after {rounds} round{} of the baseline. {}. {more} with other thresholds \
+         (allocscope report --min-saving/--max-slowdown).",
         if rounds == 1 { "" } else { "s" },
         parts.join(". ")
     )
