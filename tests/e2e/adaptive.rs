@@ -214,8 +214,9 @@ fn a_candidate_on_the_budget_is_stopped_as_unresolvable_and_the_rounds_end() {
     let db = db.to_str().expect("utf-8");
     let screen = stdout(&scratch.run(&["report", "--db", db]));
     assert!(
-        screen.contains("open: cheap (cost: no difference this experiment can resolve after 6 rounds)")
-            && screen.contains("verdict: inconclusive after 6 rounds of the baseline. cheap saves")
+        screen.contains(
+            "open: cheap (cost: no difference this experiment can resolve after 6 rounds)"
+        ) && screen.contains("verdict: inconclusive after 6 rounds of the baseline. cheap saves")
             && !screen.contains("More rounds would settle"),
         "{screen}"
     );

@@ -144,8 +144,7 @@ fn cause(replicas: &[InstanceSummary], summary: &ConfigSummary) -> Cause {
         Settling::Open => Cause::Unclear,
         Settling::Grows => match weighted_sum(&[(1.0, summary.growth), (-1.0, live)]) {
             Some(rest)
-                if settling(&rest, level) == Settling::Grows
-                    && free == Some(Settling::Grows) =>
+                if settling(&rest, level) == Settling::Grows && free == Some(Settling::Grows) =>
             {
                 Cause::LeakAndAllocator
             }
