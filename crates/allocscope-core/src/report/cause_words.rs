@@ -6,8 +6,8 @@
 
 use crate::analyze::cause::Cause;
 use crate::analyze::cause_figures::{
-    at_reclaim, heap_measured, Basis, CauseKind, Difference, Part, WhereWent, COVERED, MOST,
-    NOTABLE_FREE_SHARE, PARTS, SMALL_SHARE,
+    at_reclaim, heap_measured, Basis, CauseKind, Difference, Part, WhereWent, COVERED,
+    KEPT_BY_DESIGN_BYTES, MOST, NOTABLE_FREE_SHARE, PARTS, SMALL_SHARE,
 };
 use crate::model::{Reclaim, ReclaimReach};
 use crate::units::{ColumnUnit, Unit};
@@ -197,31 +197,28 @@ fn free_note(w: &WhereWent, unit: ColumnUnit) -> String {
     if free < w.mean.total_bytes() as f64 * NOTABLE_FREE_SHARE {
         return String::new();
     }
-    match (
-        w.reclaimed_share(),
-        w.free_before_reclaim_bytes,
-        w.returned_bytes(),
-    ) {
-        (Some(share), _, _) if share >= MOST => format!(
+    match (w.reclaimed_share(), w.stayed_bytes()) {
+        (Some(share), _) if share >= MOST => format!(
             "; {:.0}% of the free memory came back when asked: a tuning (trim, decay times, \
              fewer arenas) recovers it",
             share * 100.0
         ),
-        (Some(_), Some(before), Some(returned)) if w.pinned() => format!(
+        (Some(_), Some(stayed)) if w.pinned() => format!(
             "; {} of the free memory stayed after the reclaim: fragmentation pins it, and \
              another allocator is the remedy",
-            unit.show(before.saturating_sub(returned) as f64)
+            unit.show(stayed as f64)
         ),
-        (Some(_), Some(before), Some(returned)) if !w.stayed_notable() => format!(
-            "; only {} of the free memory stayed after the reclaim (under 1 MiB or {:.0}% of \
+        (Some(_), Some(stayed)) if !w.stayed_notable() => format!(
+            "; only {} of the free memory stayed after the reclaim (under {} MiB or {:.0}% of \
              the RSS): too little to blame on fragmentation",
-            unit.show(before.saturating_sub(returned) as f64),
+            unit.show(stayed as f64),
+            KEPT_BY_DESIGN_BYTES >> 20,
             NOTABLE_FREE_SHARE * 100.0
         ),
-        (Some(_), Some(before), Some(returned)) => format!(
+        (Some(_), Some(stayed)) => format!(
             "; {} of the free memory stayed after the reclaim, but the probe did not say \
              whether the reclaim reached every thread: nothing is concluded from it",
-            unit.show(before.saturating_sub(returned) as f64)
+            unit.show(stayed as f64)
         ),
         _ => String::new(),
     }

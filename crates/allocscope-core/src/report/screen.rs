@@ -115,12 +115,7 @@ impl Screen {
 /// 23.9 s on box (2 CPUs)`: the kernel and glibc are in `--section runs`.
 fn ran(a: &Analysis) -> String {
     let e = &a.experiment;
-    let name = e
-        .info
-        .name
-        .as_deref()
-        .map(|n| format!(" \"{n}\""))
-        .unwrap_or_default();
+    let name = super::table::quoted_name(e);
     let runs = e.configs.iter().flat_map(|c| &c.runs);
     let total = runs.clone().count();
     let ok = runs

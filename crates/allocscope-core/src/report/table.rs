@@ -53,14 +53,19 @@ pub(super) fn name_width(experiment: &StoredExperiment) -> usize {
         .max(12)
 }
 
-pub(super) fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
-    let e = &analysis.experiment;
-    let name = e
-        .info
+/// ` "nightly"`: the experiment's name as its header line quotes it, or
+/// nothing when it has none.
+pub(super) fn quoted_name(e: &StoredExperiment) -> String {
+    e.info
         .name
         .as_deref()
         .map(|n| format!(" \"{n}\""))
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+pub(super) fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
+    let e = &analysis.experiment;
+    let name = quoted_name(e);
     writeln!(
         out,
         "experiment {}{name}: {}, started {}",
