@@ -51,6 +51,7 @@ fn run() -> anyhow::Result<()> {
         target_start: 1,
         interval_ms: 1000,
         hostname: "bench".into(),
+        soak_id: None,
     };
     let (id, _) = store.begin_recording(&new)?;
     let mut rng = 0x2545_f491_4f6c_dd1du64;

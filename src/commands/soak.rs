@@ -39,7 +39,10 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
             }
         );
     }
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let soak_id = store.begin_soak(&arguments)?;
     let settings = Settings {
+        soak_id,
         interval: options.interval,
         duration: options.duration,
         until_settled: options.until_settled,
@@ -53,8 +56,8 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
             .map(|w| w.appender.id.to_string())
             .collect();
         eprintln!(
-            "allocscope: soak {} after {}, sampler CPU {}; `allocscope report --recordings {}` \
-             shows the instances",
+            "allocscope: soak {} after {}, sampler CPU {}; stored as soak {soak_id}: \
+             `allocscope report --recordings {}` shows the instances",
             soaked.status,
             format_seconds(soaked.elapsed_s),
             format_seconds(soaked.sampler_cpu_s),

@@ -65,6 +65,7 @@ pub(super) fn begin(
         target_start: 0,
         interval_ms: interval.as_millis() as u64,
         hostname: allocscope_core::host::capture().hostname,
+        soak_id: None,
     };
     match target {
         Target::Attach { pid, start_ticks } => attach(store, new, *pid, *start_ticks),

@@ -33,6 +33,8 @@ pub enum Instances<'a> {
 }
 
 pub struct Settings {
+    /// The soak in the store its instances' recordings belong to.
+    pub soak_id: i64,
     pub interval: Duration,
     pub duration: Option<Duration>,
     pub until_settled: bool,
@@ -149,6 +151,7 @@ fn begin(
                     target_start: a.start_ticks,
                     interval_ms,
                     hostname: hostname.clone(),
+                    soak_id: Some(settings.soak_id),
                 };
                 let sampling = SamplingLoop::new(a.pid, settings.interval);
                 add(
@@ -174,6 +177,7 @@ fn begin(
                         target_start: proc::read_stat(running.pid).map_or(0, |s| s.start_ticks),
                         interval_ms,
                         hostname: hostname.clone(),
+                        soak_id: Some(settings.soak_id),
                     };
                     let source = Source::Launched {
                         flavour: i,

@@ -82,6 +82,7 @@ mod tests {
             target_start: 1,
             interval_ms: 200,
             hostname: "h".into(),
+            soak_id: None,
         })?;
         let start = Instant::now();
         let at = |ms: u64| start + Duration::from_millis(ms);

@@ -24,6 +24,7 @@ mod recordings_tests;
 mod sample_rows;
 mod schema;
 mod shard;
+mod soaks;
 #[cfg(test)]
 mod tests;
 mod write;

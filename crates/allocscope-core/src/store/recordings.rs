@@ -35,6 +35,8 @@ pub struct NewRecording {
     pub target_start: u64,
     pub interval_ms: u64,
     pub hostname: String,
+    /// The soak this recording is an instance of (`Store::begin_soak`).
+    pub soak_id: Option<i64>,
 }
 
 /// How the recorded tree ended.
@@ -65,8 +67,8 @@ impl Store {
         self.conn
             .execute(
                 "INSERT INTO recordings (name, config, env, command, target_pid, target_start,
-                     started_at, started_unix, interval_ms, status, pid, hostname)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'running', ?10, ?11)",
+                     started_at, started_unix, interval_ms, status, pid, hostname, soak_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'running', ?10, ?11, ?12)",
                 params![
                     new.name,
                     new.config,
@@ -82,6 +84,7 @@ impl Store {
                     to_i64(new.interval_ms, "interval_ms")?,
                     std::process::id(),
                     new.hostname,
+                    new.soak_id,
                 ],
             )
             .context("storing the new recording")?;

@@ -15,6 +15,7 @@ fn new_recording(pid: i32) -> NewRecording {
         target_start: 42,
         interval_ms: 1000,
         hostname: "h".into(),
+        soak_id: None,
     }
 }
 

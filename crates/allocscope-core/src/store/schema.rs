@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 14;
+pub const SCHEMA_VERSION: u32 = 15;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -319,6 +319,20 @@ ALTER TABLE samples ADD COLUMN breakdown_unknown_bytes INTEGER;
 ALTER TABLE recording_samples ADD COLUMN breakdown_unknown_bytes INTEGER;
 ";
 
+/// Version 15: soaks (`allocscope soak`): one row per soak with the
+/// arguments it was started with (so `soak --resume` can start it again),
+/// and each recording's soak, NULL for `record`'s.
+const V15: &str = "
+CREATE TABLE soaks (
+    id           INTEGER PRIMARY KEY,
+    started_at   TEXT NOT NULL,
+    started_unix REAL NOT NULL,
+    arguments    TEXT NOT NULL    -- JSON array: allocscope's arguments, `soak` first
+);
+ALTER TABLE recordings ADD COLUMN soak_id INTEGER REFERENCES soaks(id) ON DELETE CASCADE;
+CREATE INDEX recordings_soak ON recordings(soak_id);
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -391,6 +405,7 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
         13 => conn
             .execute_batch(V14)
             .context("adding the breakdown_unknown_bytes column")?,
+        14 => conn.execute_batch(V15).context("adding the soaks table")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())
