@@ -101,18 +101,28 @@ pub(super) fn check_pid(pid: i32) -> Result<(i32, u64), UsageError> {
 }
 
 /// `allocscope-logs/` beside the store, like `compare`'s: where a launched
-/// command's stdout and stderr go (`record`'s, `soak`'s).
+/// command's stdout and stderr go (`record`'s, `soak`'s). Absolute, since a
+/// soak's `{instance}` is a directory below it and a server that changes
+/// directory (PostgreSQL into its data directory) must still find it.
 pub(super) fn logs_directory(db: &Path) -> PathBuf {
     let parent = match db.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    parent.join("allocscope-logs")
+    let logs = parent.join("allocscope-logs");
+    std::path::absolute(&logs).unwrap_or(logs)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_logs_directory_is_absolute_beside_a_relative_store() {
+        let logs = logs_directory(Path::new("store.db"));
+        assert!(logs.is_absolute(), "{}", logs.display());
+        assert!(logs.ends_with("allocscope-logs"), "{}", logs.display());
+    }
 
     #[test]
     fn own_parent_is_attachable_and_nonsense_is_not() {
