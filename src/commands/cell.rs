@@ -99,12 +99,7 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
     let driven = drive(&mut local, &mut store, rounds, &|| interrupt.requested())?;
     drop(local);
     if let Some(id) = driven.experiment_id {
-        let status = if driven.interrupted {
-            "interrupted"
-        } else {
-            "complete"
-        };
-        store.finish_experiment(id, status)?;
+        store.finish_experiment(id, driven.final_status())?;
     }
     drop(store);
     if driven.interrupted {

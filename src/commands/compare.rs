@@ -66,14 +66,7 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
         eprintln!("error: no round left its runs");
         return Ok(exit_interrupted.unwrap_or(1));
     };
-    store.finish_experiment(
-        id,
-        if driven.interrupted {
-            "interrupted"
-        } else {
-            "complete"
-        },
-    )?;
+    store.finish_experiment(id, driven.final_status())?;
     report(&mut store, id, settings, &driven, rounds)?;
     if let Some(code) = exit_interrupted {
         eprintln!("allocscope: interrupted; the finished runs are stored in experiment {id}");

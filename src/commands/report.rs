@@ -65,11 +65,7 @@ enum Output<'a> {
     Plots(&'a Path),
 }
 
-/// The exports the recordings report renders; CSV and Markdown are refused.
-fn outputs(exports: &ExportList) -> Result<Vec<Output<'_>>, UsageError> {
-    exports.supported(output, |_| UsageError::RecordingsExport)
-}
-
+/// An export the recordings report renders; CSV and Markdown are refused.
 fn output(export: &Export) -> Option<Output<'_>> {
     match export.format {
         Format::Json { .. } => Some(Output::Json(&export.destination)),
@@ -82,7 +78,7 @@ fn output(export: &Export) -> Option<Output<'_>> {
 }
 
 fn recordings(store: &Store, ids: &[i64], exports: &ExportList) -> anyhow::Result<i32> {
-    let outputs = outputs(exports)?;
+    let outputs = exports.supported(output, |_| UsageError::RecordingsExport)?;
     if ids.is_empty() {
         print!("{}", listing(store)?);
         return Ok(0);

@@ -220,11 +220,7 @@ fn finish_phase(
     for (round, state) in &driven.lost {
         eprintln!("allocscope: phase {phase}: round {round}: {state} (no shard)");
     }
-    let status = match driven.interrupted {
-        true => "interrupted",
-        false => "complete",
-    };
-    store.finish_experiment(id, status)
+    store.finish_experiment(id, driven.final_status())
 }
 
 /// A phase's plan for a cluster (`--executor slurm`): its configurations,

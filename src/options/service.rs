@@ -118,31 +118,15 @@ fn command_load(command: &str) -> Result<ChosenLoad, UsageError> {
     })
 }
 
-/// `--concurrency` and `--request-timeout`, shared by `--http` and `--replay`.
-fn connections(args: &ServiceArgs) -> (u32, Duration) {
-    (args.concurrency, args.request_timeout)
-}
-
+/// `--http`'s generator: `--requests` from the URL's template over
+/// `--concurrency` connections, at `--rate` or as fast as they go.
 fn http_load(args: &ServiceArgs, url: &str) -> Result<ChosenLoad, UsageError> {
-    let connections = connections(args);
     let target = target("--http", url)?;
-    let requests = args.requests;
-    let schedule = match args.rate {
+    let (requests, concurrency) = (args.requests, args.concurrency);
+    let (schedule, rate_text) = match args.rate {
         Some(rate) => (load::Schedule::Rate(rate), format!(" at {rate}/s")),
         None => (load::Schedule::AsFastAsPossible, String::new()),
     };
-    generator_load(url, target, requests, connections, schedule)
-}
-
-/// `--http`'s generator: `requests` from the URL's template over
-/// `(concurrency, request timeout)`, on a schedule described in words.
-fn generator_load(
-    url: &str,
-    target: Target,
-    requests: u32,
-    (concurrency, request_timeout): (u32, Duration),
-    (schedule, rate_text): (load::Schedule, String),
-) -> Result<ChosenLoad, UsageError> {
     let plan = load::Plan {
         target_addr: resolve("--http", &target)?,
         host_header: target.host_header(),
@@ -152,7 +136,7 @@ fn generator_load(
         },
         concurrency,
         schedule,
-        request_timeout,
+        request_timeout: args.request_timeout,
         seed: 1,
     };
     plan.validate().map_err(|reason| ServiceError::HttpPlan {
@@ -168,7 +152,7 @@ fn generator_load(
 }
 
 fn replay_load(args: &ServiceArgs, file: &std::path::Path) -> Result<ChosenLoad, UsageError> {
-    let (concurrency, request_timeout) = connections(args);
+    let (concurrency, request_timeout) = (args.concurrency, args.request_timeout);
     let url = args
         .target
         .as_ref()

@@ -280,17 +280,10 @@ impl RunStatus {
         }
     }
 
+    /// The status `as_str` wrote, by serde's names of the variants.
     pub fn parse(text: &str) -> Option<RunStatus> {
-        [
-            RunStatus::Ok,
-            RunStatus::Failed,
-            RunStatus::Crashed,
-            RunStatus::Timeout,
-            RunStatus::NotLoaded,
-            RunStatus::Oom,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
+        use serde::de::{value::Error, IntoDeserializer};
+        RunStatus::deserialize(IntoDeserializer::<Error>::into_deserializer(text)).ok()
     }
 }
 

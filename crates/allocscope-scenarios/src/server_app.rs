@@ -11,6 +11,7 @@
 
 use super::server_http::{Request, Response};
 use super::Rng;
+use allocscope_core::report::svg::escape;
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
@@ -135,20 +136,6 @@ pub fn item_page(config: AppConfig, id: u64) -> String {
     // (the text is ASCII, so any byte index is a char boundary).
     page.truncate(target.max(header.len()));
     page
-}
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 /// A bounded map with clock (second-chance) eviction: an entry read since

@@ -202,7 +202,10 @@ pub(super) fn runs_notes(out: &mut String, analysis: &Analysis) -> Result<()> {
                 write!(line, ", exit code {code}")?;
             }
             if let Some(sig) = r.signal {
-                write!(line, ", signal {sig}{}", signal_name(sig))?;
+                write!(line, ", signal {sig}")?;
+                if let Some(name) = signal_hook::low_level::signal_name(sig) {
+                    write!(line, " ({name})")?;
+                }
             }
             if let Some(msg) = &r.message {
                 write!(line, ": {msg}")?;
@@ -242,22 +245,6 @@ pub(super) fn runs_notes(out: &mut String, analysis: &Analysis) -> Result<()> {
         )?;
     }
     Ok(())
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        1 => " (SIGHUP)",
-        2 => " (SIGINT)",
-        4 => " (SIGILL)",
-        6 => " (SIGABRT)",
-        7 => " (SIGBUS)",
-        8 => " (SIGFPE)",
-        9 => " (SIGKILL)",
-        11 => " (SIGSEGV)",
-        13 => " (SIGPIPE)",
-        15 => " (SIGTERM)",
-        _ => "",
-    }
 }
 
 /// The command as a shell would need it typed, quoting words that need it.

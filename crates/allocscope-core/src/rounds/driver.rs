@@ -68,6 +68,17 @@ pub struct Driven {
     pub handed_over: Option<bool>,
 }
 
+impl Driven {
+    /// The experiment's final status, as `Store::finish_experiment` takes it.
+    pub fn final_status(&self) -> &'static str {
+        if self.interrupted {
+            "interrupted"
+        } else {
+            "complete"
+        }
+    }
+}
+
 /// Runs `plan` on `engine` into `store`; `interrupted` tells whether Ctrl-C
 /// or SIGTERM came.
 pub fn drive(

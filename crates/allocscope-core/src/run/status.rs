@@ -27,26 +27,10 @@ pub fn classify_wait_status(raw: i32) -> Classified {
     }
 }
 
+/// The signal's name (`SIGSEGV`), from signal-hook's table of them; `signal`
+/// for a number it does not know.
 pub fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGTRAP => "SIGTRAP",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGXCPU => "SIGXCPU",
-        libc::SIGXFSZ => "SIGXFSZ",
-        libc::SIGSYS => "SIGSYS",
-        _ => "signal",
-    }
+    signal_hook::low_level::signal_name(signal).unwrap_or("signal")
 }
 
 #[cfg(test)]

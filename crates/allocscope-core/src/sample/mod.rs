@@ -170,13 +170,6 @@ impl Sampler {
         self.cgroup = Some(reader);
     }
 
-    /// Whether each tick reads the tree's total from a cgroup (every page
-    /// once, whatever the number of processes), so per-process reads are
-    /// needed only for shares.
-    pub fn cgroup_attached(&self) -> bool {
-        self.cgroup.is_some()
-    }
-
     /// The probes' CPU seconds and the mode that gave numbers, once the
     /// tree has ended; `None` without the probe.
     pub fn finish_probe(&mut self) -> Option<(f64, &'static str)> {

@@ -51,50 +51,46 @@ impl Store {
                  FROM experiments WHERE id = ?1",
                 params![id],
                 |r| {
-                    Ok((
-                        r.get::<_, Option<String>>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, Option<String>>(3)?,
-                        r.get::<_, String>(4)?,
-                        r.get::<_, i64>(5)?,
-                        r.get::<_, u32>(6)?,
-                        r.get::<_, u32>(7)?,
-                        u64_at(r, 8)?,
-                        r.get::<_, String>(9)?,
-                    ))
+                    // What is not a column of this row is filled in below.
+                    let info = ExperimentInfo {
+                        name: r.get(0)?,
+                        command: Vec::new(),
+                        started_at: r.get(2)?,
+                        host: Host::default(),
+                        runs_per_config: r.get(6)?,
+                        warmup: r.get(7)?,
+                        interval_ms: u64_at(r, 8)?,
+                        baseline: r.get(9)?,
+                        marks: Vec::new(),
+                        service: None,
+                        user_metrics: Vec::new(),
+                    };
+                    let experiment = StoredExperiment {
+                        id,
+                        info,
+                        status: effective_status(&r.get::<_, String>(4)?, r.get(5)?),
+                        finished_at: r.get(3)?,
+                        configs: Vec::new(),
+                    };
+                    Ok((experiment, r.get::<_, String>(1)?))
                 },
             )
             .optional()
             .with_context(|| format!("reading experiment {id}"))?;
-        let Some((name, command, started_at, finished_at, status, pid, rpc, warmup, iv, base)) =
-            row
-        else {
+        let Some((mut experiment, command)) = row else {
             bail!(
                 "no experiment {id} in '{}'; `allocscope report --list` shows the stored ones",
                 self.path.display()
             );
         };
-        let info = ExperimentInfo {
-            name,
-            command: parse_json(&command, "command")?,
-            started_at,
-            host: self.load_host(id)?,
-            runs_per_config: rpc,
-            warmup,
-            interval_ms: iv,
-            baseline: base,
-            marks: self.load_marks(id)?,
-            service: self.load_service_info(id)?,
-            user_metrics: self.load_user_metrics(id)?,
-        };
-        Ok(StoredExperiment {
-            id,
-            info,
-            status: effective_status(&status, pid),
-            finished_at,
-            configs: self.load_configs(id)?,
-        })
+        let info = &mut experiment.info;
+        info.command = parse_json(&command, "command")?;
+        info.host = self.load_host(id)?;
+        info.marks = self.load_marks(id)?;
+        info.service = self.load_service_info(id)?;
+        info.user_metrics = self.load_user_metrics(id)?;
+        experiment.configs = self.load_configs(id)?;
+        Ok(experiment)
     }
 
     /// Every environment entry of an experiment, host fields and extras alike.
@@ -199,30 +195,26 @@ impl Store {
             "SELECT id, name, allocator, library, version, env FROM configs
              WHERE experiment_id = ?1 ORDER BY position",
         )?;
+        // The env is JSON and the command a variant's, filled in after.
         let rows = stmt
             .query_map(params![experiment_id], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, Option<String>>(4)?,
-                    r.get::<_, String>(5)?,
-                ))
+                let config = Config {
+                    name: r.get(1)?,
+                    allocator: r.get(2)?,
+                    library: r.get::<_, Option<String>>(3)?.map(PathBuf::from),
+                    version: r.get(4)?,
+                    env: Vec::new(),
+                    command: None,
+                };
+                Ok((r.get::<_, i64>(0)?, config, r.get::<_, String>(5)?))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading configurations of experiment {experiment_id}"))?;
         let mut variants = self.load_variants(experiment_id)?;
         let mut configs = Vec::with_capacity(rows.len());
-        for (id, name, allocator, library, version, env) in rows {
-            let config = Config {
-                command: variants.remove(&name),
-                name,
-                allocator,
-                library: library.map(PathBuf::from),
-                version,
-                env: parse_json(&env, "configuration env")?,
-            };
+        for (id, mut config, env) in rows {
+            config.env = parse_json(&env, "configuration env")?;
+            config.command = variants.remove(&config.name);
             configs.push(StoredConfig {
                 id,
                 config,
@@ -323,38 +315,26 @@ impl Store {
                         WHERE c.experiment_id = e.id)
              FROM experiments e ORDER BY e.id",
         )?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, String>(5)?,
-                    u64_at(r, 6)? as usize,
-                    u64_at(r, 7)? as usize,
-                    u64_at(r, 8)? as usize,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .context("listing experiments")?;
-        rows.into_iter()
-            .map(
-                |(id, name, started_at, status, pid, command, configs, ok, total)| {
-                    Ok(ExperimentListing {
-                        id,
-                        name,
-                        started_at,
-                        status: effective_status(&status, pid),
-                        command: parse_json(&command, "command")?,
-                        configs,
-                        ok_runs: ok,
-                        total_runs: total,
-                    })
-                },
-            )
-            .collect()
+        // The command is JSON, parsed outside the row mapping for its own error.
+        let rows = stmt.query_map([], |r| {
+            let listing = ExperimentListing {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                started_at: r.get(2)?,
+                status: effective_status(&r.get::<_, String>(3)?, r.get(4)?),
+                command: Vec::new(),
+                configs: u64_at(r, 6)? as usize,
+                ok_runs: u64_at(r, 7)? as usize,
+                total_runs: u64_at(r, 8)? as usize,
+            };
+            Ok((listing, r.get::<_, String>(5)?))
+        })?;
+        rows.map(|row| {
+            let (listing, command) = row.context("listing experiments")?;
+            let command = parse_json(&command, "command")?;
+            Ok(ExperimentListing { command, ..listing })
+        })
+        .collect()
     }
 }
 

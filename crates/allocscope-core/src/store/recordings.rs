@@ -272,16 +272,18 @@ fn roll_up(tx: &Transaction, id: i64, last_t_s: f64, everything: bool) -> rusqli
             (last_t_s / step).floor() * step
         }
     };
+    // In a partial bucket rolled at the end, earlier raw samples may
+    // already be rolled: recompute from the bucket's start.
+    let from = |rolled: f64, step: f64| {
+        if everything {
+            (rolled - step).max(0.0)
+        } else {
+            rolled
+        }
+    };
     let minute_from = rolled_until(60)?;
     let minute_to = upto(MINUTE);
     if minute_to > minute_from || everything {
-        // In a partial bucket rolled at the end, earlier raw samples may
-        // already be rolled: recompute from the bucket's start.
-        let from = if everything {
-            (minute_from - MINUTE).max(0.0)
-        } else {
-            minute_from
-        };
         tx.prepare_cached(
             "INSERT OR REPLACE INTO recording_tiers (recording_id, tier_s, t_s, n, rss_min,
                  rss_mean, rss_max, pss_n, pss_min, pss_mean, pss_max, swap_mean, vsz_mean,
@@ -294,16 +296,11 @@ fn roll_up(tx: &Transaction, id: i64, last_t_s: f64, everything: bool) -> rusqli
              FROM recording_samples WHERE recording_id = ?1 AND t_s >= ?2 AND t_s < ?3
              GROUP BY b",
         )?
-        .execute(params![id, from, minute_to])?;
+        .execute(params![id, from(minute_from, MINUTE), minute_to])?;
     }
     let hour_from = rolled_until(3600)?;
     let hour_to = upto(HOUR);
     if hour_to > hour_from || everything {
-        let from = if everything {
-            (hour_from - HOUR).max(0.0)
-        } else {
-            hour_from
-        };
         tx.prepare_cached(
             "INSERT OR REPLACE INTO recording_tiers (recording_id, tier_s, t_s, n, rss_min,
                  rss_mean, rss_max, pss_n, pss_min, pss_mean, pss_max, swap_mean, vsz_mean,
@@ -318,7 +315,7 @@ fn roll_up(tx: &Transaction, id: i64, last_t_s: f64, everything: bool) -> rusqli
              WHERE recording_id = ?1 AND tier_s = 60 AND t_s >= ?2 AND t_s < ?3
              GROUP BY b",
         )?
-        .execute(params![id, from, hour_to])?;
+        .execute(params![id, from(hour_from, HOUR), hour_to])?;
     }
     if !everything {
         // Cut at bucket boundaries, so raw and rolled-up points never overlap.

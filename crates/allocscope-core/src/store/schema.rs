@@ -5,7 +5,7 @@
 use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
-/// The schema this build writes. Bump it and add a step to `migrate_step`.
+/// The schema this build writes. Bump it and add a step to `STEPS`.
 pub const SCHEMA_VERSION: u32 = 15;
 
 pub(super) const V1: &str = "
@@ -364,51 +364,32 @@ pub fn migrate(conn: &mut Connection) -> Result<()> {
     Ok(())
 }
 
+/// The migration steps: the i-th moves the schema from version i to i + 1,
+/// with what it does for the error's context.
+const STEPS: [(&str, &str); SCHEMA_VERSION as usize] = [
+    (V1, "creating the schema"),
+    (V2, "adding the markers table"),
+    (V3, "adding the heap probe's columns"),
+    (V4, "adding the services table"),
+    (V5, "adding the recordings tables"),
+    (V6, "moving the stored run metrics to legacy_run_metrics"),
+    (V7, "adding the estimated-PSS and arena-process columns"),
+    (V8, "adding the run_values table"),
+    (V9, "adding the breakdown columns"),
+    (V10, "adding the memory cgroup's columns"),
+    (V11, "adding the served_by column"),
+    (V12, "adding the reclaim column"),
+    (V13, "adding the heap_stale_processes column"),
+    (V14, "adding the breakdown_unknown_bytes column"),
+    (V15, "adding the soaks table"),
+];
+
 /// Moves the schema from `from` to `from + 1`.
 fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
-    match from {
-        0 => conn.execute_batch(V1).context("creating the schema")?,
-        1 => conn.execute_batch(V2).context("adding the markers table")?,
-        2 => conn
-            .execute_batch(V3)
-            .context("adding the heap probe's columns")?,
-        3 => conn
-            .execute_batch(V4)
-            .context("adding the services table")?,
-        4 => conn
-            .execute_batch(V5)
-            .context("adding the recordings tables")?,
-        5 => conn
-            .execute_batch(V6)
-            .context("moving the stored run metrics to legacy_run_metrics")?,
-        6 => conn
-            .execute_batch(V7)
-            .context("adding the estimated-PSS and arena-process columns")?,
-        7 => conn
-            .execute_batch(V8)
-            .context("adding the run_values table")?,
-        8 => conn
-            .execute_batch(V9)
-            .context("adding the breakdown columns")?,
-        9 => conn
-            .execute_batch(V10)
-            .context("adding the memory cgroup's columns")?,
-        10 => conn
-            .execute_batch(V11)
-            .context("adding the served_by column")?,
-        11 => conn
-            .execute_batch(V12)
-            .context("adding the reclaim column")?,
-        12 => conn
-            .execute_batch(V13)
-            .context("adding the heap_stale_processes column")?,
-        13 => conn
-            .execute_batch(V14)
-            .context("adding the breakdown_unknown_bytes column")?,
-        14 => conn.execute_batch(V15).context("adding the soaks table")?,
-        other => bail!("no migration from schema version {other}"),
-    }
-    Ok(())
+    let Some((sql, what)) = STEPS.get(from as usize) else {
+        bail!("no migration from schema version {from}");
+    };
+    conn.execute_batch(sql).context(*what)
 }
 
 #[cfg(test)]

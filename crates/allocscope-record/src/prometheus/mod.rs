@@ -96,89 +96,60 @@ struct Family {
     name: &'static str,
     help: &'static str,
     kind: &'static str,
-    value: fn(&Current) -> Option<f64>,
+    value: Read,
 }
 
+/// How a family reads its value from a series; `None` leaves it out.
+type Read = fn(&Current) -> Option<f64>;
+
+/// The families in the order they are served.
+#[rustfmt::skip]
 const FAMILIES: &[Family] = &[
-    Family {
-        name: "allocscope_rss_bytes",
-        help: "Resident set size of the recorded process tree.",
-        kind: "gauge",
-        value: |c| c.sample.map(|s| s.rss_bytes as f64),
-    },
-    Family {
-        name: "allocscope_pss_bytes",
-        help: "Proportional set size of the tree (read within the sampler's CPU budget).",
-        kind: "gauge",
-        value: |c| c.sample.and_then(|s| s.pss_bytes).map(|b| b as f64),
-    },
-    Family {
-        name: "allocscope_uss_bytes",
-        help: "Unique set size of the tree.",
-        kind: "gauge",
-        value: |c| c.sample.and_then(|s| s.uss_bytes).map(|b| b as f64),
-    },
-    Family {
-        name: "allocscope_swap_bytes",
-        help: "Swapped-out memory of the tree.",
-        kind: "gauge",
-        value: |c| c.sample.and_then(|s| s.swap_bytes).map(|b| b as f64),
-    },
-    Family {
-        name: "allocscope_vsz_bytes",
-        help: "Virtual size of the tree.",
-        kind: "gauge",
-        value: |c| c.sample.map(|s| s.vsz_bytes as f64),
-    },
-    Family {
-        name: "allocscope_live_heap_bytes",
-        help: "Live heap reported by the heap probe.",
-        kind: "gauge",
-        value: |c| c.sample.and_then(|s| s.live_heap_bytes).map(|b| b as f64),
-    },
-    Family {
-        name: "allocscope_processes",
-        help: "Live processes in the tree.",
-        kind: "gauge",
-        value: |c| c.sample.map(|s| f64::from(s.processes)),
-    },
-    Family {
-        name: "allocscope_threads",
-        help: "Threads in the tree.",
-        kind: "gauge",
-        value: |c| c.sample.map(|s| f64::from(s.threads)),
-    },
-    Family {
-        name: "allocscope_minor_faults",
-        help: "Minor page faults of the tree's live processes (drops when one exits).",
-        kind: "gauge",
-        value: |c| c.sample.map(|s| s.minor_faults as f64),
-    },
-    Family {
-        name: "allocscope_major_faults",
-        help: "Major page faults of the tree's live processes (drops when one exits).",
-        kind: "gauge",
-        value: |c| c.sample.map(|s| s.major_faults as f64),
-    },
-    Family {
-        name: "allocscope_elapsed_seconds",
-        help: "Seconds since the recording started.",
-        kind: "gauge",
-        value: |c| Some(c.elapsed_s),
-    },
-    Family {
-        name: "allocscope_samples_total",
-        help: "Samples taken by this allocscope process.",
-        kind: "counter",
-        value: |c| Some(c.samples_total as f64),
-    },
-    Family {
-        name: "allocscope_sampler_cpu_seconds_total",
-        help: "CPU time allocscope's sampler used.",
-        kind: "counter",
-        value: |c| Some(c.sampler_cpu_s),
-    },
+    gauge("allocscope_rss_bytes", "Resident set size of the recorded process tree.",
+        |c| c.sample.map(|s| s.rss_bytes as f64)),
+    gauge("allocscope_pss_bytes", "Proportional set size of the tree (read within the sampler's CPU budget).",
+        |c| c.sample.and_then(|s| s.pss_bytes).map(|b| b as f64)),
+    gauge("allocscope_uss_bytes", "Unique set size of the tree.",
+        |c| c.sample.and_then(|s| s.uss_bytes).map(|b| b as f64)),
+    gauge("allocscope_swap_bytes", "Swapped-out memory of the tree.",
+        |c| c.sample.and_then(|s| s.swap_bytes).map(|b| b as f64)),
+    gauge("allocscope_vsz_bytes", "Virtual size of the tree.",
+        |c| c.sample.map(|s| s.vsz_bytes as f64)),
+    gauge("allocscope_live_heap_bytes", "Live heap reported by the heap probe.",
+        |c| c.sample.and_then(|s| s.live_heap_bytes).map(|b| b as f64)),
+    gauge("allocscope_processes", "Live processes in the tree.",
+        |c| c.sample.map(|s| f64::from(s.processes))),
+    gauge("allocscope_threads", "Threads in the tree.",
+        |c| c.sample.map(|s| f64::from(s.threads))),
+    gauge("allocscope_minor_faults", "Minor page faults of the tree's live processes (drops when one exits).",
+        |c| c.sample.map(|s| s.minor_faults as f64)),
+    gauge("allocscope_major_faults", "Major page faults of the tree's live processes (drops when one exits).",
+        |c| c.sample.map(|s| s.major_faults as f64)),
+    gauge("allocscope_elapsed_seconds", "Seconds since the recording started.",
+        |c| Some(c.elapsed_s)),
+    counter("allocscope_samples_total", "Samples taken by this allocscope process.",
+        |c| Some(c.samples_total as f64)),
+    counter("allocscope_sampler_cpu_seconds_total", "CPU time allocscope's sampler used.",
+        |c| Some(c.sampler_cpu_s)),
 ];
+
+const fn gauge(name: &'static str, help: &'static str, value: Read) -> Family {
+    Family {
+        name,
+        help,
+        kind: "gauge",
+        value,
+    }
+}
+
+const fn counter(name: &'static str, help: &'static str, value: Read) -> Family {
+    Family {
+        name,
+        help,
+        kind: "counter",
+        value,
+    }
+}
 
 /// The text exposition of `values`: families with no value are left out.
 pub fn render(values: &[Current]) -> String {

@@ -50,6 +50,16 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// A path's `d` through `points`: `M x,y L x,y ...`.
+fn path_data(points: &[(f64, f64)]) -> String {
+    let mut d = String::new();
+    for (i, &(x, y)) in points.iter().enumerate() {
+        let step = if i == 0 { "M" } else { " L" };
+        let _ = write!(d, "{step}{},{}", num(x), num(y));
+    }
+    d
+}
+
 /// An SVG document being built.
 pub struct Svg {
     width: f64,
@@ -92,19 +102,10 @@ impl Svg {
         if points.len() < 2 {
             return;
         }
-        let mut d = String::new();
-        for (i, (x, y)) in points.iter().enumerate() {
-            let _ = write!(
-                d,
-                "{}{},{}",
-                if i == 0 { "M" } else { " L" },
-                num(*x),
-                num(*y)
-            );
-        }
         let _ = writeln!(
             self.body,
-            r#"<path d="{d}" fill="none" stroke="{stroke}" stroke-width="{}" stroke-opacity="{}" stroke-linejoin="round"{extra}/>"#,
+            r#"<path d="{}" fill="none" stroke="{stroke}" stroke-width="{}" stroke-opacity="{}" stroke-linejoin="round"{extra}/>"#,
+            path_data(points),
             num(width),
             num(opacity)
         );
@@ -115,19 +116,10 @@ impl Svg {
         if points.len() < 3 {
             return;
         }
-        let mut d = String::new();
-        for (i, (x, y)) in points.iter().enumerate() {
-            let _ = write!(
-                d,
-                "{}{},{}",
-                if i == 0 { "M" } else { " L" },
-                num(*x),
-                num(*y)
-            );
-        }
         let _ = writeln!(
             self.body,
-            r#"<path d="{d} Z" fill="{fill}" stroke="none"/>"#
+            r#"<path d="{} Z" fill="{fill}" stroke="none"/>"#,
+            path_data(points)
         );
     }
 
