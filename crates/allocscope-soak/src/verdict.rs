@@ -64,6 +64,10 @@ pub enum Outcome {
     /// Every configuration grows with its live heap: a leak in the program,
     /// which no allocator fixes.
     LeakEverywhere,
+    /// Every configuration grows outside the malloc heap (`Cause::OutsideHeap`)
+    /// and none is better than the baseline: no allocator setting changes
+    /// that growth, so the baseline stays.
+    OutsideHeapEverywhere,
     /// Nothing separates yet. At the current noise and differences the
     /// growth rates would separate after `separate_after_s` of soak, the
     /// plateaus with `replicas` a side (`None`: not at any time, or not
@@ -195,6 +199,9 @@ fn outcome(configs: &[ConfigVerdict]) -> Outcome {
             label: pick.label.clone(),
             plateau_ratio: ratio,
         };
+    }
+    if configs.iter().all(|c| c.cause == Some(Cause::OutsideHeap)) {
+        return Outcome::OutsideHeapEverywhere;
     }
     if undecided.is_empty() {
         return Outcome::KeepBaseline;

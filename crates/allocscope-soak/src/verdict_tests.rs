@@ -210,9 +210,27 @@ fn growth_with_a_flat_live_heap_and_flat_free_memory_is_outside_the_heap() {
     ];
     let v = verdict(&configs, 0.5 * HOUR).expect("verdict");
     assert_eq!(v.configs[0].cause, Some(Cause::OutsideHeap));
+    assert_eq!(v.outcome, Outcome::OutsideHeapEverywhere);
     let text = render(&v);
     assert!(
-        text.contains("while its live heap and its allocator's free memory are flat: it grows outside the malloc heap") && !text.contains("fragmentation"),
+        text.starts_with("Keep glibc: all configurations grow outside the malloc heap")
+            && !text.contains("fragmentation"),
         "{text}"
+    );
+    // One configuration whose allocator holds the growth instead: the
+    // growth is no longer out of every allocator's reach.
+    let mut holds = outside(174.0);
+    holds.allocator_free_growth = Some(rate(15.0, 3.0));
+    let configs = vec![
+        configs[0].clone(),
+        ("jemalloc".to_string(), vec![holds.clone(), holds]),
+    ];
+    let v = verdict(&configs, 0.5 * HOUR).expect("verdict");
+    assert_eq!(v.configs[1].cause, Some(Cause::AllocatorHolds));
+    assert_ne!(v.outcome, Outcome::OutsideHeapEverywhere);
+    assert!(
+        render(&v).contains("while its live heap and its allocator's free memory are flat: it grows outside the malloc heap"),
+        "{}",
+        render(&v)
     );
 }

@@ -259,6 +259,7 @@ fn settled_decision(watched: &[Watched], elapsed_s: f64) -> Option<String> {
         Outcome::Pick { label, .. } => Some(format!("use {label}")),
         Outcome::KeepBaseline => Some("keep the baseline".into()),
         Outcome::LeakEverywhere => Some("a leak everywhere".into()),
+        Outcome::OutsideHeapEverywhere => Some("growth outside the heap everywhere".into()),
         Outcome::Inconclusive { .. } => None,
     }
 }
