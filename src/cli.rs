@@ -43,8 +43,8 @@ pub enum Command {
     /// Record a running process (--pid) or a command under one configuration
     /// for hours or days, into the store.
     Record(Box<RecordArgs>),
-    /// Compare instances already running under different configurations in
-    /// place (a canary): their growth, plateaus and a verdict over time.
+    /// Run configurations side by side for hours or days (COMMAND's instances,
+    /// or running ones with --pid): their growth, plateaus and a verdict over time.
     Soak(Box<SoakArgs>),
     /// Compare the default configurations on a built-in scenario (default: churn).
     Demo(DemoArgs),
