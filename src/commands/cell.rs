@@ -53,6 +53,9 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
         })
         .into());
     }
+    if plan.command == "soak" {
+        return super::soak_jobs::instance(&plan, args);
+    }
     let settings = plan_settings(&args.plan, &plan.args, &crate::alloc::Registry::discover())?;
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
@@ -120,14 +123,14 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+pub(super) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)
 }
 
 /// A store file and its WAL companions (left by a cell killed earlier).
-fn remove_store_files(path: &Path) {
+pub(super) fn remove_store_files(path: &Path) {
     for suffix in ["", "-wal", "-shm"] {
         // Absent files are the usual case; anything else shows at Store::open.
         let _ = std::fs::remove_file(with_suffix(path, suffix));
