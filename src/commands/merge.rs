@@ -1,6 +1,7 @@
 //! `allocscope merge SHARD... [--db FILE]`: the shards of one plan into the
 //! store as one experiment, then where the rounds ran (and a warning when
-//! they ran on different hardware or software).
+//! they ran on different hardware or software); a soak's shards (its
+//! instances) merged and reported by `soak_jobs`.
 
 use crate::cluster::plan_file::ClusterPlan;
 use crate::rounds::facts::{where_rounds_ran, MERGED};
@@ -11,6 +12,9 @@ use std::path::{Path, PathBuf};
 
 /// `plan`: refuse shards of any other plan.
 pub fn merge(shards: &[PathBuf], db: &Path, plan: Option<&Path>) -> anyhow::Result<i32> {
+    if !shards.is_empty() && shards.iter().all(|s| super::soak_jobs::is_soak_shard(s)) {
+        return super::soak_jobs::merge_by_hand(shards, db);
+    }
     let expected = plan.map(ClusterPlan::read).transpose()?.map(|p| p.plan_id);
     let shards = shards
         .iter()

@@ -8,7 +8,7 @@ use crate::options::soak::SoakSettings;
 use crate::run::Interrupt;
 use crate::soak::canary::report;
 use crate::soak::verdict::verdict;
-use crate::soak::watch::{by_label, watch, Instances, Settings};
+use crate::soak::watch::{by_label, watch, Instances, Settings, Soaked};
 use crate::store::Store;
 use crate::units::format_seconds;
 
@@ -57,14 +57,20 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
     };
     let soaked = match (submitter, &options.recipe) {
         (Some(engine), Some(recipe)) => {
-            super::soak_jobs::follow(engine, &mut store, recipe, options.interval, &interrupt)?
+            super::soak_jobs::follow(engine, &mut store, recipe, &interrupt)?
         }
         _ => watch(&mut store, &instances, &settings, &interrupt)?,
     };
+    conclude(&soaked, options.quiet);
+    Ok(0)
+}
+
+/// The report and verdict of the soaked instances, and how the soak ended.
+pub(super) fn conclude(soaked: &Soaked, quiet: bool) {
     let judged =
         by_label(&soaked.instances).and_then(|configs| verdict(&configs, soaked.elapsed_s));
     print!("{}", report(&soaked.instances, judged.as_ref()));
-    if !options.quiet {
+    if !quiet {
         let ids: Vec<String> = (soaked.instances.iter())
             .map(|w| w.appender.id.to_string())
             .collect();
@@ -77,5 +83,4 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
             ids.join(" ")
         );
     }
-    Ok(0)
 }

@@ -17,11 +17,10 @@ use crate::run::Interrupt;
 use crate::soak::job::Sent;
 use crate::soak::launch::Recipe;
 use crate::soak::watch::{watch, Instances, Settings, Soaked};
-use crate::soak::watched::Watched;
+use crate::soak::watched::{Source, Watched};
 use crate::store::Store;
 use anyhow::Context;
-use std::path::Path;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
 
 /// The plan: one round per instance, round `i` configuration `i / R`'s
 /// replica `i % R + 1`.
@@ -46,7 +45,6 @@ pub fn follow(
     mut engine: Box<dyn Engine>,
     store: &mut Store,
     recipe: &Recipe,
-    interval: Duration,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Soaked> {
     let replicas = recipe.replicas.clone().count();
@@ -74,7 +72,7 @@ pub fn follow(
             ended += 1;
             match end.ended {
                 Ended::Shard(path) => {
-                    let (w, soaked_s) = merge(store, &path, interval)?;
+                    let (w, soaked_s) = merge(store, &path)?;
                     engine.say(&format!(
                         "allocscope: {}: merged as recording {}",
                         w.name, w.appender.id
@@ -99,9 +97,43 @@ pub fn follow(
     })
 }
 
+/// Whether `shard` is a soak instance's: what its node sent is beside it.
+pub fn is_soak_shard(shard: &Path) -> bool {
+    shard.with_extension("json").is_file()
+}
+
+/// `allocscope merge` of soak instances' shards (a dry run's jobs, run by
+/// hand): merged and reported as the soak that planned them would.
+pub fn merge_by_hand(shards: &[PathBuf], db: &Path) -> anyhow::Result<i32> {
+    let mut store = Store::open(db)?;
+    let mut instances = Vec::with_capacity(shards.len());
+    let mut elapsed_s = 0.0_f64;
+    for shard in shards {
+        let (w, soaked_s) = merge(&mut store, shard)?;
+        elapsed_s = elapsed_s.max(soaked_s);
+        instances.push(w);
+    }
+    // In the plan's order of configurations: the first is the baseline.
+    let flavour = |w: &Watched| match w.source {
+        Source::Launched { flavour, .. } => flavour,
+        Source::Attached(_) => 0,
+    };
+    instances.sort_by(|a, b| (flavour(a), &a.name).cmp(&(flavour(b), &b.name)));
+    super::soak::conclude(
+        &Soaked {
+            sampler_cpu_s: instances.iter().map(Watched::sampler_cpu_s).sum(),
+            instances,
+            status: "complete",
+            elapsed_s,
+        },
+        false,
+    );
+    Ok(0)
+}
+
 /// A shard's recording merged into the store, its instance rebuilt from
 /// what its node sent beside it; with how long the node soaked it.
-fn merge(store: &mut Store, shard: &Path, interval: Duration) -> anyhow::Result<(Watched, f64)> {
+fn merge(store: &mut Store, shard: &Path) -> anyhow::Result<(Watched, f64)> {
     let sent_path = shard.with_extension("json");
     let text = std::fs::read_to_string(&sent_path)
         .with_context(|| format!("reading '{}'", sent_path.display()))?;
@@ -116,7 +148,7 @@ fn merge(store: &mut Store, shard: &Path, interval: Duration) -> anyhow::Result<
         );
     };
     let soaked_s = sent.elapsed_s;
-    Ok((sent.received(id, interval), soaked_s))
+    Ok((sent.received(id), soaked_s))
 }
 
 /// `cell` of a soak's plan: instance `round` (configuration `round / R`,

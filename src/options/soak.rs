@@ -8,7 +8,7 @@
 use super::parse::resolve_command;
 use super::record::{check_pid, logs_directory};
 use crate::cli::{Cli, Command, SoakArgs, Until};
-use crate::cluster::executor::EngineArgs;
+use crate::cluster::executor::{EngineArgs, Executor};
 use crate::sample::maps::mapped_paths_whole;
 use crate::soak::error::SoakError;
 use crate::soak::label;
@@ -51,6 +51,9 @@ impl SoakSettings {
             instances.push(attached);
         }
         args.cluster.check(false)?;
+        if args.cluster.executor == Executor::K8s && !args.cluster.batch.dry_run {
+            return Err(SoakError::K8sWithoutDryRun.into());
+        }
         let until = args.until.unwrap_or(match recipe {
             Some(_) => Until::Settled,
             None => Until::Duration,

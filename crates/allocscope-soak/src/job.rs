@@ -50,8 +50,9 @@ impl Sent {
         }
     }
 
-    /// The instance again, its recording merged as `recording_id`.
-    pub fn received(self, recording_id: i64, interval: Duration) -> Watched {
+    /// The instance again, its recording merged as `recording_id`; its
+    /// appender and sampling loop are never ticked.
+    pub fn received(self, recording_id: i64) -> Watched {
         Watched {
             label: self.label,
             name: self.name,
@@ -59,7 +60,7 @@ impl Sent {
                 flavour: self.flavour,
                 running: None,
             },
-            appender: Appender::new(recording_id, interval, Instant::now()),
+            appender: Appender::new(recording_id, Duration::ZERO, Instant::now()),
             series: self.series,
             restart_s: self.restart_s,
             last: self.last,
@@ -72,7 +73,7 @@ impl Sent {
             restarts: self.restarts,
             split: None,
             // Its node's loop, gone: only its pid and sampler CPU remain.
-            sampling: SamplingLoop::new(self.pid, interval),
+            sampling: SamplingLoop::new(self.pid, Duration::ZERO),
             earlier_cpu_s: self.sampler_cpu_s,
             started_unix: self.started_unix,
         }
