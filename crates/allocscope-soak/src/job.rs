@@ -21,14 +21,23 @@ pub struct Sent {
     pub series: Series,
     pub restart_s: Option<f64>,
     pub last: Option<Sample>,
-    /// `(status, exit code, signal, message)` when it ended before the soak.
-    pub ended: Option<(String, Option<i32>, Option<i32>, Option<String>)>,
+    /// How it ended, when it did before the soak.
+    pub ended: Option<SentEnding>,
     pub restarts: Vec<String>,
     pub pid: i32,
     pub sampler_cpu_s: f64,
     pub started_unix: f64,
     /// How long the node soaked it.
     pub elapsed_s: f64,
+}
+
+/// A store `Ending`, its status as text.
+#[derive(Serialize, Deserialize)]
+pub struct SentEnding {
+    pub status: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub message: Option<String>,
 }
 
 impl Sent {
@@ -43,7 +52,12 @@ impl Sent {
             series: w.series,
             restart_s: w.restart_s,
             last: w.last,
-            ended: (w.ended).map(|e| (e.status.to_string(), e.exit_code, e.signal, e.message)),
+            ended: (w.ended).map(|e| SentEnding {
+                status: e.status.to_string(),
+                exit_code: e.exit_code,
+                signal: e.signal,
+                message: e.message,
+            }),
             restarts: w.restarts,
             started_unix: w.started_unix,
             elapsed_s,
@@ -64,11 +78,11 @@ impl Sent {
             series: self.series,
             restart_s: self.restart_s,
             last: self.last,
-            ended: (self.ended).map(|(status, exit_code, signal, message)| Ending {
-                status: status_word(&status),
-                exit_code,
-                signal,
-                message,
+            ended: (self.ended).map(|e| Ending {
+                status: status_word(&e.status),
+                exit_code: e.exit_code,
+                signal: e.signal,
+                message: e.message,
             }),
             restarts: self.restarts,
             split: None,
