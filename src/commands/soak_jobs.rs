@@ -6,21 +6,21 @@
 //! the store as it comes in and its instance rebuilt, for the same
 //! statistics and verdict as a soak run here.
 
-use super::cell::{remove_store_files, with_suffix};
 use crate::cluster::batch::JobRequest;
 use crate::cluster::executor::node_arguments;
 use crate::cluster::plan_file::ClusterPlan;
 use crate::options::cell::{round_configs, CellSettings};
 use crate::options::soak::{soak_args, SoakSettings};
 use crate::rounds::engine::{Ended, Engine, Round, Started};
+use crate::rounds::shard::{remove_store_files, with_suffix};
 use crate::run::Interrupt;
 use crate::soak::job::Sent;
 use crate::soak::launch::Recipe;
 use crate::soak::watch::{watch, Instances, Settings, Soaked};
-use crate::soak::watched::{Source, Watched};
+use crate::soak::watched::Watched;
 use crate::store::Store;
 use anyhow::Context;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The plan: one round per instance, round `i` configuration `i / R`'s
 /// replica `i % R + 1`.
@@ -102,38 +102,9 @@ pub fn is_soak_shard(shard: &Path) -> bool {
     shard.with_extension("json").is_file()
 }
 
-/// `allocscope merge` of soak instances' shards (a dry run's jobs, run by
-/// hand): merged and reported as the soak that planned them would.
-pub fn merge_by_hand(shards: &[PathBuf], db: &Path) -> anyhow::Result<i32> {
-    let mut store = Store::open(db)?;
-    let mut instances = Vec::with_capacity(shards.len());
-    let mut elapsed_s = 0.0_f64;
-    for shard in shards {
-        let (w, soaked_s) = merge(&mut store, shard)?;
-        elapsed_s = elapsed_s.max(soaked_s);
-        instances.push(w);
-    }
-    // In the plan's order of configurations: the first is the baseline.
-    let flavour = |w: &Watched| match w.source {
-        Source::Launched { flavour, .. } => flavour,
-        Source::Attached(_) => 0,
-    };
-    instances.sort_by(|a, b| (flavour(a), &a.name).cmp(&(flavour(b), &b.name)));
-    super::soak::conclude(
-        &Soaked {
-            sampler_cpu_s: instances.iter().map(Watched::sampler_cpu_s).sum(),
-            instances,
-            status: "complete",
-            elapsed_s,
-        },
-        false,
-    );
-    Ok(0)
-}
-
 /// A shard's recording merged into the store, its instance rebuilt from
 /// what its node sent beside it; with how long the node soaked it.
-fn merge(store: &mut Store, shard: &Path) -> anyhow::Result<(Watched, f64)> {
+pub fn merge(store: &mut Store, shard: &Path) -> anyhow::Result<(Watched, f64)> {
     let sent_path = shard.with_extension("json");
     let text = std::fs::read_to_string(&sent_path)
         .with_context(|| format!("reading '{}'", sent_path.display()))?;
