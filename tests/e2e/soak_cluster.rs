@@ -60,7 +60,7 @@ fn a_soak_of_four_slurm_jobs_merges_into_the_verdict_of_a_local_soak() {
     let scratch = Scratch::new();
     let (report, said) = soak_grow(&scratch, &cluster, &["--executor", "slurm"]);
     assert!(
-        said.contains("4 rounds x 2 configurations as Slurm job array"),
+        said.contains("4 instances of 2 configurations as Slurm job array"),
         "{said}"
     );
     for name in [
