@@ -408,7 +408,7 @@ pub struct SoakArgs {
     /// tcmalloc, mimalloc, glibc:arena_max=2); checked against the
     /// allocator the process maps. A label given twice is one
     /// configuration's replicas.
-    #[arg(long = "pid", value_name = "LABEL=PID", required_unless_present = "command", conflicts_with_all = ["alloc", "command"])]
+    #[arg(long = "pid", value_name = "LABEL=PID", required_unless_present = "command", conflicts_with_all = ["alloc", "command", "executor"])]
     pub pids: Vec<String>,
     /// With a COMMAND: a configuration to start it under, repeatable, as
     /// compare's -a (default: glibc, glibc:arena_max=2, jemalloc, tcmalloc, mimalloc).
@@ -451,6 +451,10 @@ pub struct SoakArgs {
     /// No progress lines.
     #[arg(short, long)]
     pub quiet: bool,
+    /// `--executor` and every engine's flags: with slurm, each instance a
+    /// job of its own.
+    #[command(flatten)]
+    pub cluster: crate::cluster::executor::EngineArgs,
     /// The program to start, each instance with `{port}` (a free loopback
     /// port) and `{instance}` (its own directory) filled in.
     #[arg(last = true, value_name = "COMMAND")]

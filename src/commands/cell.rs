@@ -14,12 +14,11 @@ use crate::options::cell::{plan_settings, round_configs, CellSettings};
 use crate::rounds::driver::{drive, RoundPlan};
 use crate::rounds::facts;
 use crate::rounds::local::Local;
-use crate::rounds::shard::{CPU_MODEL, PLAN_ID, ROUND};
+use crate::rounds::shard::{remove_store_files, with_suffix, CPU_MODEL, PLAN_ID, ROUND};
 use crate::run::Interrupt;
 use crate::store::Store;
 use crate::usage_error::UsageError;
 use anyhow::Context;
-use std::path::{Path, PathBuf};
 
 /// What a shard's experiment records besides its runs: its plan and round,
 /// the node's CPU, and the judge's settings, which travel with the shard so
@@ -52,6 +51,9 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
             rounds: plan.rounds,
         })
         .into());
+    }
+    if plan.command == "soak" {
+        return super::soak_jobs::instance(&plan, args);
     }
     let settings = plan_settings(&args.plan, &plan.args, &crate::alloc::Registry::discover())?;
     for warning in &settings.warnings {
@@ -113,18 +115,4 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
         eprintln!("allocscope: round {round}: shard {}", args.out.display());
     }
     Ok(0)
-}
-
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
-/// A store file and its WAL companions (left by a cell killed earlier).
-fn remove_store_files(path: &Path) {
-    for suffix in ["", "-wal", "-shm"] {
-        // Absent files are the usual case; anything else shows at Store::open.
-        let _ = std::fs::remove_file(with_suffix(path, suffix));
-    }
 }

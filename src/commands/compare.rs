@@ -94,6 +94,7 @@ fn job_request(
         node_arguments: node_arguments(&argv, "compare", &[])?,
         quiet: settings.output.quiet,
         adaptive,
+        command: "compare",
     })
 }
 

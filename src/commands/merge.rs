@@ -1,16 +1,22 @@
 //! `allocscope merge SHARD... [--db FILE]`: the shards of one plan into the
 //! store as one experiment, then where the rounds ran (and a warning when
-//! they ran on different hardware or software).
+//! they ran on different hardware or software); a soak's shards (its
+//! instances) each merged by `soak_jobs`, then reported as `soak` reports.
 
 use crate::cluster::plan_file::ClusterPlan;
 use crate::rounds::facts::{where_rounds_ran, MERGED};
 use crate::rounds::merge::{check_one_plan, merge_shards, rounds_of};
 use crate::rounds::shard::Shard;
+use crate::soak::watch::Soaked;
+use crate::soak::watched::{Source, Watched};
 use crate::store::Store;
 use std::path::{Path, PathBuf};
 
 /// `plan`: refuse shards of any other plan.
 pub fn merge(shards: &[PathBuf], db: &Path, plan: Option<&Path>) -> anyhow::Result<i32> {
+    if !shards.is_empty() && shards.iter().all(|s| super::soak_jobs::is_soak_shard(s)) {
+        return merge_soak(shards, db);
+    }
     let expected = plan.map(ClusterPlan::read).transpose()?.map(|p| p.plan_id);
     let shards = shards
         .iter()
@@ -73,4 +79,33 @@ pub fn print_rounds(store: &Store, experiment_id: i64) -> anyhow::Result<()> {
         println!("  round {}: {} (no shard)", missing.round, missing.state);
     }
     Ok(())
+}
+
+/// `allocscope merge` of soak instances' shards (a dry run's jobs, run by
+/// hand): merged and reported as the soak that planned them would.
+fn merge_soak(shards: &[PathBuf], db: &Path) -> anyhow::Result<i32> {
+    let mut store = Store::open(db)?;
+    let mut instances = Vec::with_capacity(shards.len());
+    let mut elapsed_s = 0.0_f64;
+    for shard in shards {
+        let (w, soaked_s) = super::soak_jobs::merge(&mut store, shard)?;
+        elapsed_s = elapsed_s.max(soaked_s);
+        instances.push(w);
+    }
+    // In the plan's order of configurations: the first is the baseline.
+    let flavour = |w: &Watched| match w.source {
+        Source::Launched { flavour, .. } => flavour,
+        Source::Attached(_) => 0,
+    };
+    instances.sort_by(|a, b| (flavour(a), &a.name).cmp(&(flavour(b), &b.name)));
+    super::soak::conclude(
+        &Soaked {
+            sampler_cpu_s: instances.iter().map(Watched::sampler_cpu_s).sum(),
+            instances,
+            status: "complete",
+            elapsed_s,
+        },
+        false,
+    );
+    Ok(0)
 }

@@ -9,4 +9,5 @@ pub mod merge;
 pub mod record;
 pub mod report;
 pub mod soak;
+mod soak_jobs;
 pub mod tune;

@@ -1,17 +1,28 @@
 //! `allocscope soak`: the instances `options::soak` checked (running in
 //! place with `--pid`, or a COMMAND's instances started side by side),
-//! soaked by `soak::watch`, then the report and verdict of `soak::canary`
+//! soaked by `soak::watch` (or with `--executor`, each a job of its own
+//! followed by `soak_jobs`), then the report and verdict of `soak::canary`
 //! printed.
 
 use crate::options::soak::SoakSettings;
 use crate::run::Interrupt;
 use crate::soak::canary::report;
 use crate::soak::verdict::verdict;
-use crate::soak::watch::{by_label, watch, Instances, Settings};
+use crate::soak::watch::{by_label, watch, Instances, Settings, Soaked};
 use crate::store::Store;
 use crate::units::format_seconds;
 
 pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
+    let submitter = match &options.recipe {
+        Some(recipe) => {
+            (options.engine).submitter(|| super::soak_jobs::job_request(&options, recipe))?
+        }
+        None => None,
+    };
+    if let Some(engine) = submitter.as_ref().filter(|_| options.engine.batch.dry_run) {
+        engine.dry_run()?;
+        return Ok(0);
+    }
     let interrupt = Interrupt::install()?;
     let mut store = Store::open(&options.db)?;
     let instances = match &options.recipe {
@@ -21,7 +32,7 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
     if !options.quiet {
         let given: Vec<String> = match &options.recipe {
             Some(recipe) => (recipe.flavours.iter())
-                .map(|f| format!("{} x{}", f.config.name, recipe.replicas))
+                .map(|f| format!("{} x{}", f.config.name, recipe.replicas.end()))
                 .collect(),
             None => (options.instances.iter())
                 .map(|a| format!("{}={}", a.label, a.pid))
@@ -47,11 +58,22 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
         duration: options.duration,
         until_settled: options.until_settled,
     };
-    let soaked = watch(&mut store, &instances, &settings, &interrupt)?;
+    let soaked = match (submitter, &options.recipe) {
+        (Some(engine), Some(recipe)) => {
+            super::soak_jobs::follow(engine, &mut store, recipe, &interrupt)?
+        }
+        _ => watch(&mut store, &instances, &settings, &interrupt)?,
+    };
+    conclude(&soaked, options.quiet);
+    Ok(0)
+}
+
+/// The report and verdict of the soaked instances, and how the soak ended.
+pub(super) fn conclude(soaked: &Soaked, quiet: bool) {
     let judged =
         by_label(&soaked.instances).and_then(|configs| verdict(&configs, soaked.elapsed_s));
     print!("{}", report(&soaked.instances, judged.as_ref()));
-    if !options.quiet {
+    if !quiet {
         let ids: Vec<String> = (soaked.instances.iter())
             .map(|w| w.appender.id.to_string())
             .collect();
@@ -64,5 +86,4 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
             ids.join(" ")
         );
     }
-    Ok(0)
 }

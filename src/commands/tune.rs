@@ -234,6 +234,7 @@ fn phase_job(compare: &crate::options::CompareSettings, rounds: u32) -> anyhow::
         node_arguments: crate::options::tune::node_arguments(&argv, &compare.configs)?,
         quiet: compare.output.quiet,
         adaptive: true,
+        command: "compare",
     })
 }
 

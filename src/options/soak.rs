@@ -7,7 +7,8 @@
 
 use super::parse::resolve_command;
 use super::record::{check_pid, logs_directory};
-use crate::cli::{SoakArgs, Until};
+use crate::cli::{Cli, Command, SoakArgs, Until};
+use crate::cluster::executor::{EngineArgs, Executor};
 use crate::sample::maps::mapped_paths_whole;
 use crate::soak::error::SoakError;
 use crate::soak::label;
@@ -27,6 +28,8 @@ pub struct SoakSettings {
     pub until_settled: bool,
     pub quiet: bool,
     pub db: PathBuf,
+    /// `--executor` and the engine's flags, checked.
+    pub engine: EngineArgs,
 }
 
 impl SoakSettings {
@@ -47,6 +50,10 @@ impl SoakSettings {
             }
             instances.push(attached);
         }
+        args.cluster.check(false)?;
+        if args.cluster.executor == Executor::K8s && !args.cluster.batch.dry_run {
+            return Err(SoakError::K8sWithoutDryRun.into());
+        }
         let until = args.until.unwrap_or(match recipe {
             Some(_) => Until::Settled,
             None => Until::Duration,
@@ -59,7 +66,18 @@ impl SoakSettings {
             until_settled: until == Until::Settled,
             quiet: args.quiet,
             db: args.db.clone(),
+            engine: args.cluster.clone(),
         })
+    }
+}
+
+/// `soak`'s arguments `words` (a cluster plan's) parsed as typed.
+pub fn soak_args(words: &[String]) -> Result<SoakArgs, clap::Error> {
+    use clap::Parser;
+    let line = ["allocscope", "soak"].iter().map(|w| w.to_string());
+    match Cli::try_parse_from(line.chain(words.iter().cloned()))?.command {
+        Command::Soak(args) => Ok(*args),
+        _ => Err(clap::Error::new(clap::error::ErrorKind::InvalidSubcommand)),
     }
 }
 
@@ -89,7 +107,7 @@ fn recipe(args: &SoakArgs) -> Result<Recipe, UsageError> {
         program,
         args: command[1..].to_vec(),
         flavours,
-        replicas: args.replicas as usize,
+        replicas: 1..=args.replicas as usize,
         restart: args.restart,
         interval: args.interval,
         dir: logs_directory(&args.db).join(format!("soak-{started}")),

@@ -31,6 +31,7 @@ mod services;
 mod shim;
 mod slurm_cluster;
 mod soak;
+mod soak_cluster;
 mod soak_launched;
 mod store;
 mod structure;

@@ -9,7 +9,7 @@ use crate::common::*;
 use crate::record::db_arg;
 
 /// The recordings' (name, status, samples, samples with a live heap).
-fn recordings(scratch: &Scratch) -> Vec<(String, String, i64, i64)> {
+pub fn recordings(scratch: &Scratch) -> Vec<(String, String, i64, i64)> {
     let conn = rusqlite::Connection::open(scratch.db()).expect("store opens");
     conn.prepare(
         "SELECT name, status,

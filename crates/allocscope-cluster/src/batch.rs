@@ -33,6 +33,9 @@ pub struct JobRequest {
     /// The `compare` arguments the nodes re-run (the engine flags removed).
     pub node_arguments: Vec<String>,
     pub quiet: bool,
+    /// What the nodes run `node_arguments` as: `compare`, or `soak` (each
+    /// round one instance).
+    pub command: &'static str,
     /// The rounds are adaptive (`--runs auto`, tune's race): each round's
     /// configurations depend on the rounds before, so they run one at a time.
     pub adaptive: bool,
@@ -58,6 +61,7 @@ impl BatchPlan {
             job.rounds,
             job.configs.clone(),
             job.node_arguments.clone(),
+            job.command,
         );
         let base = match &flags.shards {
             Some(dir) => dir.clone(),

@@ -27,6 +27,14 @@ pub struct ClusterPlan {
     pub configs: Vec<String>,
     /// The `compare` arguments (everything after `compare`), cluster flags removed.
     pub args: Vec<String>,
+    /// What `args` are arguments of: `compare` (a task runs a round) or
+    /// `soak` (a task runs one instance); plans before soak's are compare's.
+    #[serde(default = "compare")]
+    pub command: String,
+}
+
+fn compare() -> String {
+    "compare".into()
 }
 
 impl ClusterPlan {
@@ -35,6 +43,7 @@ impl ClusterPlan {
         rounds: u32,
         configs: Vec<String>,
         args: Vec<String>,
+        command: &str,
     ) -> ClusterPlan {
         ClusterPlan {
             format: PLAN_FORMAT,
@@ -43,6 +52,7 @@ impl ClusterPlan {
             rounds,
             configs,
             args,
+            command: command.to_string(),
         }
     }
 
@@ -227,7 +237,13 @@ mod tests {
     fn plans_round_trip_and_newer_formats_are_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("plan.json");
-        let plan = ClusterPlan::new("now".into(), 4, vec!["glibc".into()], vec!["--".into()]);
+        let plan = ClusterPlan::new(
+            "now".into(),
+            4,
+            vec!["glibc".into()],
+            vec!["--".into()],
+            "compare",
+        );
         plan.write(&path).expect("written");
         assert_eq!(ClusterPlan::read(&path).expect("read"), plan);
         assert_eq!(plan.plan_id.len(), 16);

@@ -42,6 +42,8 @@ pub enum SoakError {
     },
     #[error("--server starts {instances} instances side by side, which cannot share a port: put {{port}} in the command where it takes its port (e.g. memcached -p {{port}}), and allocscope gives each instance a free one")]
     ServerWithoutPort { instances: usize },
+    #[error("soak --executor k8s only writes the manifest (--dry-run): its pods' shards are on a volume this process cannot follow; apply it, then `allocscope merge` the shards, or use --executor slurm")]
+    K8sWithoutDryRun,
     #[error("the heap probe cannot be installed: {0}; give the soak a writable cache directory (XDG_CACHE_HOME)")]
     Probe(String),
 }

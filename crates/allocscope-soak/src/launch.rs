@@ -46,7 +46,9 @@ pub struct Recipe {
     /// The command's arguments, placeholders unfilled.
     pub args: Vec<String>,
     pub flavours: Vec<Flavour>,
-    pub replicas: usize,
+    /// Each configuration's replicas, numbered from 1 (a cluster job runs
+    /// one, `r..=r`).
+    pub replicas: std::ops::RangeInclusive<usize>,
     /// An instance that ends is started again.
     pub restart: bool,
     pub interval: Duration,
@@ -116,7 +118,7 @@ pub fn start(
     tap::spawn_tap(pipe, stdout, Vec::new(), events.clone()).context("starting the stdout tap")?;
     let mut sampling = SamplingLoop::new(pid, recipe.interval);
     // One sampler's budget for all the instances together.
-    let instances = recipe.flavours.len() * recipe.replicas;
+    let instances = recipe.flavours.len() * recipe.replicas.clone().count();
     sampling.sampler_mut().share_budget(instances - 1);
     if let Some(reader) = containment.group().and_then(|g| g.reader().ok()) {
         sampling.sampler_mut().attach_cgroup(reader);

@@ -20,7 +20,8 @@
 //! against the allocator the process maps), `launch.rs` (an instance of
 //! `-- COMMAND` started), `watched.rs` (one instance followed: its tick,
 //! series, ending, restarts), `watch.rs` (the one loop that samples and
-//! stores them all), `canary.rs` (the report).
+//! stores them all), `job.rs` (an instance run as a cluster job: what its
+//! node sends back), `canary.rs` (the report).
 
 pub mod blocks;
 pub mod canary;
@@ -28,6 +29,7 @@ pub mod config;
 pub mod error;
 pub mod growth;
 pub mod instance;
+pub mod job;
 pub mod label;
 pub mod launch;
 pub mod level;

@@ -165,7 +165,7 @@ fn begin(
         }
         Instances::Launched(recipe) => {
             for (i, flavour) in recipe.flavours.iter().enumerate() {
-                for replica in 1..=recipe.replicas {
+                for replica in recipe.replicas.clone() {
                     let name = format!("{}#{replica}", flavour.config.name);
                     let (running, sampling) = launch::start(recipe, flavour, &name, 1, events)?;
                     let new = NewRecording {

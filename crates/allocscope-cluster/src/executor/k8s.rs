@@ -261,7 +261,7 @@ mod tests {
 
     #[test]
     fn the_job_is_indexed_with_one_completion_per_round() {
-        let plan = ClusterPlan::new("now".into(), 4, vec!["glibc".into()], vec![]);
+        let plan = ClusterPlan::new("now".into(), 4, vec!["glibc".into()], vec![], "compare");
         let job = IndexedJob {
             plan: &plan,
             image: "registry/allocscope:1",

@@ -107,15 +107,28 @@ impl EngineArgs {
         local: Box<dyn Engine + 'a>,
         job: impl FnOnce() -> anyhow::Result<JobRequest>,
     ) -> anyhow::Result<Box<dyn Engine + 'a>> {
+        Ok(self.submitter(job)?.unwrap_or(local))
+    }
+
+    /// The engine that submits jobs, having written the plan `job`
+    /// describes; `None` to run here.
+    pub fn submitter(
+        &self,
+        job: impl FnOnce() -> anyhow::Result<JobRequest>,
+    ) -> anyhow::Result<Option<Box<dyn Engine>>> {
         // Every engine named: a new one does not compile until it has its arm.
         let submitted = |job: &JobRequest| BatchPlan::write(&self.batch, job);
         Ok(match self.executor {
-            Executor::Local => local,
+            Executor::Local => None,
             Executor::Slurm => {
                 let job = job()?;
-                Box::new(Slurm::new(&self.slurm, submitted(&job)?, job.adaptive)?)
+                Some(Box::new(Slurm::new(
+                    &self.slurm,
+                    submitted(&job)?,
+                    job.adaptive,
+                )?))
             }
-            Executor::K8s => Box::new(K8s::new(&self.k8s, submitted(&job()?)?)?),
+            Executor::K8s => Some(Box::new(K8s::new(&self.k8s, submitted(&job()?)?)?)),
         })
     }
 }

@@ -83,6 +83,7 @@ impl Slurm {
             workdir: &std::env::current_dir()?,
             rounds: (!per_round).then_some(plan.plan.rounds),
             exclusive: !flags.shared_node,
+            soak: plan.plan.command == "soak",
         });
         let script_path = plan.dir.join("job.sh");
         std::fs::write(&script_path, &script)
@@ -185,10 +186,14 @@ impl Engine for Slurm {
             (false, _) => {
                 let job = submit(&self.script_path, &self.sbatch_args, &[])?;
                 let line = format!(
-                    "allocscope: plan {}: {} rounds x {} configurations as Slurm job array {job} \
+                    "allocscope: plan {}: {} {} {} configurations as Slurm job array {job} \
                      (shards in {})",
                     plan.plan_id,
                     plan.rounds,
+                    match plan.command.as_str() {
+                        "soak" => "instances of",
+                        _ => "rounds x",
+                    },
                     plan.configs.len(),
                     self.plan.dir.display()
                 );
@@ -345,6 +350,8 @@ struct ArrayJob<'a> {
     /// gives `--array=K`.
     rounds: Option<u32>,
     exclusive: bool,
+    /// Each task is one instance of a soak, not a round.
+    soak: bool,
 }
 
 /// The shard a round writes.
@@ -372,6 +379,9 @@ fn batch_script(job: &ArrayJob) -> String {
         job.dir.join("round-%a.out").display()
     ));
     script.push_str(match job.rounds {
+        Some(_) if job.soak => {
+            "# One soak instance per task: its configuration's replica, on this node.\n"
+        }
         Some(_) => "# One round per task: every configuration once, interleaved, on this node.\n",
         None => {
             "# One round per job (sbatch --array=K job.sh [--configs I,J,...]): the\n\
@@ -507,6 +517,7 @@ mod tests {
             workdir: Path::new("/home/u"),
             rounds: Some(4),
             exclusive: true,
+            soak: false,
         };
         let script = batch_script(&job);
         assert!(script.contains("#SBATCH --array=0-3\n"), "{script}");

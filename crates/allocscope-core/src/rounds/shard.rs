@@ -2,7 +2,9 @@
 //! the plan id, the round and the node's CPU model in its experiment's
 //! environment beside the usual host facts. Opening one checks it before
 //! anything is merged: a file of a newer allocscope, a store that is not a
-//! shard, or a round that did not finish are refused with the fix.
+//! shard, or a round that did not finish are refused with the fix. A cell
+//! writes its shard under a temporary name (`with_suffix`), cleared first
+//! of what a cell killed earlier left (`remove_store_files`).
 
 use super::facts::RoundFacts;
 use crate::model::StoredExperiment;
@@ -81,5 +83,19 @@ impl Shard {
             facts,
             judging,
         })
+    }
+}
+
+pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// A store file and its WAL companions (left by a cell killed earlier).
+pub fn remove_store_files(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        // Absent files are the usual case; anything else shows at Store::open.
+        let _ = std::fs::remove_file(with_suffix(path, suffix));
     }
 }

@@ -176,3 +176,35 @@ fn a_full_disk_stops_appends_with_a_clear_error_and_keeps_what_was_written() -> 
     assert!(kept >= 100, "{kept}");
     Ok(())
 }
+
+#[test]
+fn a_shards_recordings_are_copied_with_their_samples_and_roll_ups() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut shard = Store::open(&dir.path().join("shard.db"))?;
+    let (id, _) = shard.begin_recording(&new_recording(7))?;
+    feed(&mut shard, id, 0, 2 * 3600, |t| 1000 + t)?;
+    shard.finish_recording(
+        id,
+        &Ending {
+            status: "complete",
+            exit_code: None,
+            signal: None,
+            message: Some("soak of glibc#2".into()),
+        },
+    )?;
+    drop(shard);
+    let mut store = Store::open(&dir.path().join("main.db"))?;
+    let (earlier, _) = store.begin_recording(&new_recording(8))?;
+    let copied = store.copy_recordings_from(&dir.path().join("shard.db"))?;
+    assert_eq!(copied.len(), 1);
+    assert_ne!(copied[0], earlier);
+    let original = Store::open(&dir.path().join("shard.db"))?.load_recording(id)?;
+    let copy = store.load_recording(copied[0])?;
+    assert_eq!(copy.points, original.points);
+    assert_eq!(
+        (copy.info.status.as_str(), copy.info.message.as_deref()),
+        ("complete", Some("soak of glibc#2"))
+    );
+    assert!(copy.points.iter().any(|p| p.span_s == 60.0));
+    Ok(())
+}

@@ -1,12 +1,12 @@
 //! What the cluster merge needs from a store file besides the record-level
 //! API: the schema version of a shard read without migrating it (a shard
-//! from a newer allocscope is refused, never rewritten), and the experiment
-//! a plan id was merged into.
+//! from a newer allocscope is refused, never rewritten), the experiment
+//! a plan id was merged into, and the recordings of a soak's shard copied in.
 
 use super::open::Store;
 use super::schema;
-use anyhow::{Context, Result};
-use rusqlite::{Connection, OpenFlags};
+use anyhow::{bail, Context, Result};
+use rusqlite::{params, Connection, OpenFlags};
 use std::path::Path;
 
 /// The schema version of the store file at `path`, opened read-only.
@@ -32,4 +32,73 @@ impl Store {
         }
         Ok(found)
     }
+
+    /// Copies every recording of the store file `shard` (a soak instance's
+    /// job wrote it, with this schema version) with its samples and
+    /// roll-ups; returns their ids here, in the shard's order.
+    pub fn copy_recordings_from(&mut self, shard: &Path) -> Result<Vec<i64>> {
+        let (theirs, ours) = (schema_version_of(shard)?, schema::version(&self.conn)?);
+        if theirs != ours {
+            bail!(
+                "shard '{}' has store schema {theirs}, this store {ours}; run the same \
+                 allocscope version on every node",
+                shard.display()
+            );
+        }
+        let context = || format!("copying the recordings of '{}'", shard.display());
+        (self.conn)
+            .execute(
+                "ATTACH DATABASE ?1 AS shard",
+                params![shard.to_string_lossy()],
+            )
+            .with_context(context)?;
+        let copied = copy_attached(&mut self.conn).with_context(context);
+        self.conn.execute("DETACH DATABASE shard", [])?;
+        copied
+    }
+}
+
+/// A table's columns but `left_out`, quoted and joined for a column list.
+fn columns(conn: &Connection, table: &str, left_out: &str) -> Result<String> {
+    let mut query = conn.prepare(&format!("PRAGMA main.table_info({table})"))?;
+    let names = query.query_map([], |r| r.get::<_, String>(1))?;
+    let kept: Vec<String> = (names.collect::<rusqlite::Result<Vec<_>>>()?.into_iter())
+        .filter(|n| n != left_out)
+        .map(|n| format!("\"{n}\""))
+        .collect();
+    Ok(kept.join(", "))
+}
+
+/// The attached `shard`'s recordings inserted here under new ids, their
+/// samples and roll-ups pointed at those, in one transaction.
+fn copy_attached(conn: &mut Connection) -> Result<Vec<i64>> {
+    let tx = conn.transaction()?;
+    let recording = columns(&tx, "recordings", "id")?;
+    let ids = (tx.prepare("SELECT id FROM shard.recordings ORDER BY id")?)
+        .query_map([], |r| r.get::<_, i64>(0))?
+        .collect::<rusqlite::Result<Vec<i64>>>()?;
+    let mut copied = Vec::with_capacity(ids.len());
+    for old in ids {
+        tx.execute(
+            &format!(
+                "INSERT INTO main.recordings ({recording})
+                 SELECT {recording} FROM shard.recordings WHERE id = ?1"
+            ),
+            params![old],
+        )?;
+        let new = tx.last_insert_rowid();
+        for table in ["recording_samples", "recording_tiers"] {
+            let kept = columns(&tx, table, "recording_id")?;
+            tx.execute(
+                &format!(
+                    "INSERT INTO main.{table} (recording_id, {kept})
+                     SELECT ?1, {kept} FROM shard.{table} WHERE recording_id = ?2"
+                ),
+                params![new, old],
+            )?;
+        }
+        copied.push(new);
+    }
+    tx.commit()?;
+    Ok(copied)
 }
