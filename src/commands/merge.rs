@@ -85,10 +85,12 @@ pub fn print_rounds(store: &Store, experiment_id: i64) -> anyhow::Result<()> {
 /// hand): merged and reported as the soak that planned them would.
 fn merge_soak(shards: &[PathBuf], db: &Path) -> anyhow::Result<i32> {
     let mut store = Store::open(db)?;
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let soak_id = store.begin_soak(&arguments)?;
     let mut instances = Vec::with_capacity(shards.len());
     let mut elapsed_s = 0.0_f64;
     for shard in shards {
-        let (w, soaked_s) = super::soak_jobs::merge(&mut store, shard)?;
+        let (w, soaked_s) = super::soak_jobs::merge(&mut store, shard, soak_id)?;
         elapsed_s = elapsed_s.max(soaked_s);
         instances.push(w);
     }
@@ -105,6 +107,7 @@ fn merge_soak(shards: &[PathBuf], db: &Path) -> anyhow::Result<i32> {
             status: "complete",
             elapsed_s,
         },
+        soak_id,
         false,
     );
     Ok(0)

@@ -60,16 +60,16 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
     };
     let soaked = match (submitter, &options.recipe) {
         (Some(engine), Some(recipe)) => {
-            super::soak_jobs::follow(engine, &mut store, recipe, &interrupt)?
+            super::soak_jobs::follow(engine, &mut store, recipe, soak_id, &interrupt)?
         }
         _ => watch(&mut store, &instances, &settings, &interrupt)?,
     };
-    conclude(&soaked, options.quiet);
+    conclude(&soaked, soak_id, options.quiet);
     Ok(0)
 }
 
 /// The report and verdict of the soaked instances, and how the soak ended.
-pub(super) fn conclude(soaked: &Soaked, quiet: bool) {
+pub(super) fn conclude(soaked: &Soaked, soak_id: i64, quiet: bool) {
     let judged =
         by_label(&soaked.instances).and_then(|configs| verdict(&configs, soaked.elapsed_s));
     print!("{}", report(&soaked.instances, judged.as_ref()));

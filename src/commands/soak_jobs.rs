@@ -45,6 +45,7 @@ pub fn follow(
     mut engine: Box<dyn Engine>,
     store: &mut Store,
     recipe: &Recipe,
+    soak_id: i64,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Soaked> {
     let replicas = recipe.replicas.clone().count();
@@ -72,7 +73,7 @@ pub fn follow(
             ended += 1;
             match end.ended {
                 Ended::Shard(path) => {
-                    let (w, soaked_s) = merge(store, &path)?;
+                    let (w, soaked_s) = merge(store, &path, soak_id)?;
                     engine.say(&format!(
                         "allocscope: {}: merged as recording {}",
                         w.name, w.appender.id
@@ -102,15 +103,16 @@ pub fn is_soak_shard(shard: &Path) -> bool {
     shard.with_extension("json").is_file()
 }
 
-/// A shard's recording merged into the store, its instance rebuilt from
-/// what its node sent beside it; with how long the node soaked it.
-pub fn merge(store: &mut Store, shard: &Path) -> anyhow::Result<(Watched, f64)> {
+/// A shard's recording merged into the store as an instance of `soak_id`,
+/// rebuilt from what its node sent beside it; with how long the node
+/// soaked it.
+pub fn merge(store: &mut Store, shard: &Path, soak_id: i64) -> anyhow::Result<(Watched, f64)> {
     let sent_path = shard.with_extension("json");
     let text = std::fs::read_to_string(&sent_path)
         .with_context(|| format!("reading '{}'", sent_path.display()))?;
     let sent: Sent = serde_json::from_str(&text)
         .with_context(|| format!("reading '{}'", sent_path.display()))?;
-    let copied = store.copy_recordings_from(shard)?;
+    let copied = store.copy_recordings_from(shard, Some(soak_id))?;
     let [id] = copied[..] else {
         anyhow::bail!(
             "shard '{}' holds {} recordings, not one instance's",
@@ -162,7 +164,9 @@ pub fn instance(plan: &ClusterPlan, cell: &CellSettings) -> anyhow::Result<i32> 
             crate::host::capture().hostname
         );
     }
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
     let settings = Settings {
+        soak_id: store.begin_soak(&arguments)?,
         interval: options.interval,
         duration: options.duration,
         until_settled: false,

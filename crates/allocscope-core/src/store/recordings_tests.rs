@@ -195,8 +195,10 @@ fn a_shards_recordings_are_copied_with_their_samples_and_roll_ups() -> Result<()
     drop(shard);
     let mut store = Store::open(&dir.path().join("main.db"))?;
     let (earlier, _) = store.begin_recording(&new_recording(8))?;
-    let copied = store.copy_recordings_from(&dir.path().join("shard.db"))?;
+    let soak = store.begin_soak(&["soak".to_string()])?;
+    let copied = store.copy_recordings_from(&dir.path().join("shard.db"), Some(soak))?;
     assert_eq!(copied.len(), 1);
+    assert_eq!(store.soak_recordings(soak)?, copied);
     assert_ne!(copied[0], earlier);
     let original = Store::open(&dir.path().join("shard.db"))?.load_recording(id)?;
     let copy = store.load_recording(copied[0])?;

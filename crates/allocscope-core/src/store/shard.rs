@@ -35,8 +35,9 @@ impl Store {
 
     /// Copies every recording of the store file `shard` (a soak instance's
     /// job wrote it, with this schema version) with its samples and
-    /// roll-ups; returns their ids here, in the shard's order.
-    pub fn copy_recordings_from(&mut self, shard: &Path) -> Result<Vec<i64>> {
+    /// roll-ups, each made an instance of `soak_id` here; returns their ids
+    /// here, in the shard's order.
+    pub fn copy_recordings_from(&mut self, shard: &Path, soak_id: Option<i64>) -> Result<Vec<i64>> {
         let (theirs, ours) = (schema_version_of(shard)?, schema::version(&self.conn)?);
         if theirs != ours {
             bail!(
@@ -52,28 +53,29 @@ impl Store {
                 params![shard.to_string_lossy()],
             )
             .with_context(context)?;
-        let copied = copy_attached(&mut self.conn).with_context(context);
+        let copied = copy_attached(&mut self.conn, soak_id).with_context(context);
         self.conn.execute("DETACH DATABASE shard", [])?;
         copied
     }
 }
 
-/// A table's columns but `left_out`, quoted and joined for a column list.
-fn columns(conn: &Connection, table: &str, left_out: &str) -> Result<String> {
+/// A table's columns but those `left_out`, quoted and joined for a column list.
+fn columns(conn: &Connection, table: &str, left_out: &[&str]) -> Result<String> {
     let mut query = conn.prepare(&format!("PRAGMA main.table_info({table})"))?;
     let names = query.query_map([], |r| r.get::<_, String>(1))?;
     let kept: Vec<String> = (names.collect::<rusqlite::Result<Vec<_>>>()?.into_iter())
-        .filter(|n| n != left_out)
+        .filter(|n| !left_out.contains(&n.as_str()))
         .map(|n| format!("\"{n}\""))
         .collect();
     Ok(kept.join(", "))
 }
 
-/// The attached `shard`'s recordings inserted here under new ids, their
+/// The attached `shard`'s recordings inserted here under new ids as
+/// instances of `soak_id` (the shard's own soak is not this store's), their
 /// samples and roll-ups pointed at those, in one transaction.
-fn copy_attached(conn: &mut Connection) -> Result<Vec<i64>> {
+fn copy_attached(conn: &mut Connection, soak_id: Option<i64>) -> Result<Vec<i64>> {
     let tx = conn.transaction()?;
-    let recording = columns(&tx, "recordings", "id")?;
+    let recording = columns(&tx, "recordings", &["id", "soak_id"])?;
     let ids = (tx.prepare("SELECT id FROM shard.recordings ORDER BY id")?)
         .query_map([], |r| r.get::<_, i64>(0))?
         .collect::<rusqlite::Result<Vec<i64>>>()?;
@@ -81,14 +83,14 @@ fn copy_attached(conn: &mut Connection) -> Result<Vec<i64>> {
     for old in ids {
         tx.execute(
             &format!(
-                "INSERT INTO main.recordings ({recording})
-                 SELECT {recording} FROM shard.recordings WHERE id = ?1"
+                "INSERT INTO main.recordings ({recording}, soak_id)
+                 SELECT {recording}, ?2 FROM shard.recordings WHERE id = ?1"
             ),
-            params![old],
+            params![old, soak_id],
         )?;
         let new = tx.last_insert_rowid();
         for table in ["recording_samples", "recording_tiers"] {
-            let kept = columns(&tx, table, "recording_id")?;
+            let kept = columns(&tx, table, &["recording_id"])?;
             tx.execute(
                 &format!(
                     "INSERT INTO main.{table} (recording_id, {kept})
