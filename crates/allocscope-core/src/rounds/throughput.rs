@@ -10,6 +10,7 @@ use crate::analyze::throughput::{self, Figure, Suggestion};
 use crate::analyze::types::Analysis;
 use crate::judging::JudgeSettings;
 use crate::model::{RunStatus, StoredExperiment};
+use crate::report::format::hanging;
 use crate::units::{format_seconds, ColumnUnit, Unit};
 use crate::user_metric::{outputs, Extracted, UserMetric};
 
@@ -61,7 +62,11 @@ pub fn advice(analysis: &Analysis) -> Vec<String> {
              figures; judge by one of them"
         ),
     };
-    let mut out = hanging(&format!("{head} (--perf-metric auto takes the first):"), "");
+    let mut out = hanging(
+        &format!("{head} (--perf-metric auto takes the first):"),
+        WIDTH,
+        "",
+    );
     for s in found.iter().take(OFFERED) {
         let values: Vec<String> = e
             .configs
@@ -86,7 +91,7 @@ pub fn advice(analysis: &Analysis) -> Vec<String> {
             values.join(", "),
             100.0 * s.spread
         );
-        out.extend(hanging(&line, "  "));
+        out.extend(hanging(&line, WIDTH, "  "));
         // Past 100 columns, the flags go on two lines of one shell command.
         let flags = s.flags();
         match flags.split_once("' --") {
@@ -103,7 +108,7 @@ pub fn advice(analysis: &Analysis) -> Vec<String> {
         .map(|s| s.name.as_str())
         .collect();
     if !rest.is_empty() {
-        out.extend(hanging(&format!("and {}", rest.join(", ")), "  "));
+        out.extend(hanging(&format!("and {}", rest.join(", ")), WIDTH, "  "));
     }
     out
 }
@@ -113,14 +118,6 @@ const OFFERED: usize = 3;
 
 /// The advice stays within 100 columns.
 const WIDTH: usize = 98;
-
-/// `text` wrapped to `WIDTH` after `indent`, its later lines two further in.
-fn hanging(text: &str, indent: &str) -> Vec<String> {
-    let lines = crate::report::format::wrap(text, WIDTH - indent.len());
-    (lines.iter().enumerate())
-        .map(|(i, line)| format!("{indent}{}{line}", if i == 0 { "" } else { "  " }))
-        .collect()
-}
 
 /// `--perf-metric auto`'s figure in `experiment`: the most informative one
 /// present in every ok run of the configurations that have one (a
