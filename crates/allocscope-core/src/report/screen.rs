@@ -55,14 +55,19 @@ impl Reporter for ScreenReporter {
         writeln!(out)?;
         let right = |k: usize| k == 1 || k == 3 || k == 6;
         let width = s.rows.iter().map(|r| r[0].chars().count()).max();
-        let mut heads = s.heads.clone();
-        // Past 100 columns (a service's long measures), the baseline row's
-        // `baseline` alone says what the ratios are to.
-        if columns(&heads, &s.rows) > 100 {
+        let (mut heads, mut rows) = (s.heads.clone(), s.rows.clone());
+        // Past 100 columns (a service's long measures, wide intervals), the
+        // baseline row's `baseline` alone says what the ratios are to; then
+        // the arenas go (`--section heap` has them).
+        if columns(&heads, &rows) > 100 {
             heads[2] = analysis.verdict.memory.label.clone();
             heads[4] = analysis.verdict.performance.label.clone();
         }
-        super::section::terminal(&mut out, width.unwrap_or(0), &heads, &s.rows, right)?;
+        if columns(&heads, &rows) > 100 {
+            heads[6].clear();
+            rows.iter_mut().for_each(|r| r[6].clear());
+        }
+        super::section::terminal(&mut out, width.unwrap_or(0), &heads, &rows, right)?;
         writeln!(out)?;
         for (label, text) in &s.verdict {
             labelled(&mut out, label, text)?;
