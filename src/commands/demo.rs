@@ -19,13 +19,13 @@ pub fn demo(settings: &DemoSettings) -> anyhow::Result<i32> {
         );
         let code = super::compare::compare(&compare)?;
         let files = settings.files(scenario);
-        println!("\nscenario '{}' models {}", scenario.name, scenario.models);
-        println!(
-            "store: {}   exports: {}, {}",
-            shown(&settings.db),
-            shown(&files.json),
-            shown(&files.csv)
-        );
+        let models = format!("scenario '{}' models {}", scenario.name, scenario.models);
+        println!();
+        for line in crate::report::format::hanging(&models, 98, "") {
+            println!("{line}");
+        }
+        println!("store: {}", shown(&settings.db));
+        println!("exports: {}, {}", shown(&files.json), shown(&files.csv));
         println!("HTML report: {}", shown(&files.html));
         println!("re-render: allocscope report --db {}", shown(&settings.db));
         if code >= 128 {

@@ -171,6 +171,21 @@ fn demo_writes_the_html_report_and_prints_its_path() {
     );
 }
 
+/// The demo's final screen, its scenario sentence and where its files are
+/// included, fits 40 lines of 100 columns.
+#[test]
+fn demo_final_output_fits_one_screen() {
+    let scratch = Scratch::new();
+    let (output, _) = quick_kv_demo(&scratch);
+    let screen = stdout(&output);
+    crate::common::fits_one_screen(&screen);
+    assert!(screen.contains("scenario 'kv' models"), "{screen}");
+    assert!(
+        screen.lines().next().is_some_and(|l| l.ends_with("CPUs)")),
+        "{screen}"
+    );
+}
+
 /// `allocscope demo kv --quick -r 2` in the scratch directory; its output and
 /// its --out directory.
 fn quick_kv_demo(scratch: &Scratch) -> (std::process::Output, std::path::PathBuf) {

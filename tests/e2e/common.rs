@@ -119,6 +119,15 @@ impl Scratch {
         });
         (output, serde_json::from_str(&text).expect("valid JSON"))
     }
+
+    /// The one screen (`report`'s default) of the store's last experiment:
+    /// what `compare` without `--full` ends with.
+    pub fn screen(&self) -> String {
+        let db = self.db();
+        let output = self.run(&["report", "--db", db.to_str().expect("utf-8")]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    }
 }
 
 pub fn stderr(output: &Output) -> String {
@@ -276,4 +285,14 @@ pub fn wait_until(limit: std::time::Duration, mut done: impl FnMut() -> bool) ->
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     done()
+}
+
+/// The final screen (stdout, the progress being on stderr) fits one
+/// screen: at most 40 lines, none over 100 columns.
+pub fn fits_one_screen(screen: &str) {
+    assert!(screen.lines().count() <= 40, "over 40 lines:\n{screen}");
+    let wide: Vec<&str> = (screen.lines())
+        .filter(|l| l.chars().count() > 100)
+        .collect();
+    assert!(wide.is_empty(), "over 100 columns: {wide:#?}\n{screen}");
 }

@@ -13,6 +13,7 @@ mod common;
 mod compare;
 mod cpus;
 mod fixed_duration;
+mod fixed_load;
 mod heap;
 mod hostile;
 mod impossible_figures;

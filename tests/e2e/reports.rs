@@ -358,6 +358,58 @@ fn markdown_export_has_the_table_and_the_verdict() {
     }
 }
 
+/// The Markdown export on a real GitHub-flavoured Markdown renderer
+/// (cmark-gfm with GitHub's extensions; raw HTML kept, as GitHub keeps
+/// `<details>`): the summary table is a table, the full report's tables
+/// sit folded under `<details>` with its `<summary>`, and no row leaks as
+/// raw pipes.
+#[test]
+fn markdown_renders_on_a_gfm_renderer_with_the_full_report_folded() {
+    if !require_program("cmark-gfm", "cmark-gfm") {
+        return;
+    }
+    let scratch = Scratch::new();
+    let md = scratch.path("report.md");
+    small_experiment(
+        &scratch,
+        &["--export-markdown", md.to_str().expect("utf-8")],
+    );
+    let rendered = std::process::Command::new("cmark-gfm")
+        .args([
+            "--unsafe",
+            "-e",
+            "table",
+            "-e",
+            "strikethrough",
+            "-e",
+            "autolink",
+        ])
+        .args(["-e", "tagfilter"])
+        .arg(&md)
+        .output()
+        .expect("cmark-gfm runs");
+    assert!(rendered.status.success(), "{}", stderr(&rendered));
+    let html = stdout(&rendered);
+    let (summary, fold) = html.split_once("<details>").expect("a <details> fold");
+    assert!(
+        summary.contains("<table>"),
+        "the summary is no table: {html}"
+    );
+    let (folded, _) = fold.split_once("</details>").expect("the fold closes");
+    assert!(folded.trim_start().starts_with("<summary>"), "{folded}");
+    assert!(folded.matches("<table>").count() >= 2, "{folded}");
+    // Pipes may appear in code only: strip <pre> blocks, then none is left.
+    let mut text = html.clone();
+    while let Some(start) = text.find("<pre") {
+        let end = text[start..]
+            .find("</pre>")
+            .map_or(text.len(), |e| start + e + 6);
+        text.replace_range(start..end, "");
+    }
+    let leaked: Vec<&str> = text.lines().filter(|l| l.contains('|')).collect();
+    assert!(leaked.is_empty(), "raw pipes: {leaked:#?}");
+}
+
 #[test]
 fn plots_are_written_as_svg_and_png() {
     let scratch = Scratch::new();

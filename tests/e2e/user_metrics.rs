@@ -184,3 +184,40 @@ fn a_higher_is_better_metric_is_a_row_of_every_report() {
         *ratio
     );
 }
+
+/// A RocksDB-style compare judged by the program's own `ops` (`--metric`),
+/// of five configurations: its final screen fits 40 lines of 100 columns.
+#[test]
+fn a_metric_compare_of_five_configurations_fits_one_screen() {
+    let scratch = Scratch::new();
+    let workload = program("throughput");
+    let mut options = vec!["--runs", "3"];
+    let configs = ["glibc", "glibc:arena_max=1", "glibc:arena_max=2"];
+    let others = crate::common::installed_allocators();
+    for config in configs
+        .iter()
+        .chain(others.iter().filter(|a| **a != "glibc"))
+        .take(5)
+    {
+        options.extend(["-a", config]);
+    }
+    options.extend([
+        "--metric",
+        "ops=([0-9.]+) ops/sec",
+        "--higher-is-better",
+        "ops",
+        "--perf-metric",
+        "ops",
+    ]);
+    let (output, json) = scratch.compare(
+        &options,
+        &[workload.to_str().expect("utf-8"), "2", "200000"],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(json["verdict"]["performance_metric"], "ops");
+    let screen = scratch.screen();
+    crate::common::fits_one_screen(&screen);
+    // The table's head names the figure judged by.
+    let head = screen.lines().nth(2).unwrap_or_default();
+    assert!(head.contains("ops"), "{screen}");
+}

@@ -73,18 +73,51 @@ pub fn extract(pattern: &Regex, text: &str) -> Extracted {
     }
 }
 
-/// A finite decimal number; thousands separators (`1,234,567`) are accepted.
-fn parse_number(text: &str) -> Option<f64> {
+/// A finite decimal number; thousands separators (`1,234,567`) are accepted,
+/// and a time unit (`ns`, `us`, `µs`, `ms`, `s`) makes it milliseconds.
+pub fn parse_number(text: &str) -> Option<f64> {
     let cleaned: String = text.trim().chars().filter(|&c| c != ',').collect();
-    cleaned.parse::<f64>().ok().filter(|v| v.is_finite())
+    let (number, per_ms) = [
+        ("ns", 1e-6),
+        ("us", 1e-3),
+        ("µs", 1e-3),
+        ("ms", 1.0),
+        ("s", 1e3),
+    ]
+    .iter()
+    .find_map(|&(unit, ms)| Some((cleaned.strip_suffix(unit)?.trim_end(), ms)))
+    .unwrap_or((&cleaned, 1.0));
+    number
+        .parse::<f64>()
+        .ok()
+        .map(|v| v * per_ms)
+        .filter(|v| v.is_finite())
 }
 
-/// Extracts from stdout first, then stderr when stdout has no match.
-pub fn extract_from(pattern: &Regex, stdout: &str, stderr: &str) -> Extracted {
-    match extract(pattern, stdout) {
-        Extracted::NoMatch => extract(pattern, stderr),
-        found => found,
-    }
+/// Extracts from the first of `texts` that has a match.
+pub fn extract_from(pattern: &Regex, texts: &[String]) -> Extracted {
+    texts
+        .iter()
+        .map(|text| extract(pattern, text))
+        .find(|found| *found != Extracted::NoMatch)
+        .unwrap_or(Extracted::NoMatch)
+}
+
+/// The output a run's figures are read from, in order: a server's `--load`
+/// command's stdout and stderr (what measured the server), then the run's
+/// own stdout and stderr. A file never written reads as empty.
+pub fn outputs(record: &crate::model::RunRecord) -> Vec<String> {
+    let load = record.service.as_ref().map(|s| {
+        let (out, err) = (&s.load_stdout_path, &s.load_stderr_path);
+        [out.clone(), err.clone()]
+    });
+    let own = [
+        Some(record.stdout_path.clone()),
+        Some(record.stderr_path.clone()),
+    ];
+    (load.into_iter().flatten().chain(own).flatten())
+        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+        .collect()
 }
 
 /// The environment entry that keeps an experiment's `--metric` specs
@@ -123,10 +156,25 @@ mod tests {
             extract(&re, "latency: fast"),
             Extracted::NotANumber("fast".into())
         );
-        assert_eq!(
-            extract_from(&re, "no", "latency: 2.5e-3"),
-            Extracted::Value(0.0025)
-        );
+        let texts = ["no".to_string(), "latency: 2.5e-3".to_string()];
+        assert_eq!(extract_from(&re, &texts), Extracted::Value(0.0025));
+    }
+
+    /// wrk prints `378.00us` in one run and `2.43ms` in the next.
+    #[test]
+    fn a_time_with_its_unit_is_read_in_milliseconds() {
+        let (_, re) = parse_spec(r"p50=50%\s+(\S+)").expect("valid");
+        for (line, ms) in [
+            ("50%  378.00us", 0.378),
+            ("50%  2.43ms", 2.43),
+            ("50%  1.5s", 1500.0),
+            ("50%  7", 7.0),
+        ] {
+            let Extracted::Value(v) = extract(&re, line) else {
+                panic!("{line}: no value");
+            };
+            assert!((v - ms).abs() < 1e-9, "{line}: {v}");
+        }
     }
 
     #[test]

@@ -1,16 +1,18 @@
-//! `tune --perf-metric auto`: the race judges performance by a throughput
-//! figure the program prints (`ops/sec`, `req/s`, `MB/s`, ...), chosen once,
+//! `tune --perf-metric auto`: the race judges performance by a throughput or
+//! latency figure the program prints (`ops/sec`, `req/s`, `99% 3.1ms`, ...), chosen once,
 //! at the race's first look, from round 1's runs (one of the baseline and
-//! one of each candidate): the most-varying figure present in every ok run,
+//! one of each candidate): the most informative figure present in every ok run,
 //! as `compare --perf-metric auto` chooses it once its runs are over. The
 //! choice holds for the rest of the race, both phases: each look reads every
 //! run's value of it from its output, and each phase's experiment stores it
-//! as a higher-is-better `--metric`, so `report` re-judges the race the same
+//! as a `--metric` (a throughput higher-is-better), so `report` re-judges the race the same
 //! way. Without such a figure in round 1, wall time judges, as without auto.
 
 use allocscope_core::judging::JudgeSettings;
 use allocscope_core::model::StoredExperiment;
-use allocscope_core::rounds::throughput::{apply, choose, flags, row, store_metric, NONE_FOUND};
+use allocscope_core::rounds::throughput::{
+    apply, choose, direction, flags, row, store_metric, NONE_FOUND,
+};
 use allocscope_core::store::Store;
 use allocscope_core::user_metric::UserMetric;
 
@@ -52,9 +54,10 @@ impl AutoPerf {
             };
             match &self.metric {
                 Some(m) => eprintln!(
-                    "allocscope: --perf-metric auto: the race judges performance by {} (higher \
-                     is better), the most-varying throughput figure in every run of {rounds}: {}",
+                    "allocscope: --perf-metric auto: the race judges performance by {} ({}), \
+                     the most informative figure in every run of {rounds}: {}",
                     m.name,
+                    direction(m),
                     flags(m)
                 ),
                 None => eprintln!("{NONE_FOUND}"),

@@ -1,8 +1,11 @@
 //! Throughput-like figures a program prints (`218964 ops/sec`, `tps =
-//! 1234.56`, `123456.78 requests per second`, `24.2 MB/s`): found in a run's
+//! 1234.56`, `123456.78 requests per second`, `24.2 MB/s`, sysbench's
+//! `(617.12 per sec.)`) and latency lines (wrk's `Latency  1.60ms` and
+//! `99%  8.23ms`, sysbench's `95th percentile:  4.91`): found in a run's
 //! output text, named, and given the `--metric` pattern that reads each one
-//! back. A fixed-duration benchmark holds its wall time constant, so these
-//! figures are what tells its configurations apart (`suggest`).
+//! back. A fixed-duration benchmark (or a server's fixed-duration load)
+//! holds its duration constant, so these figures are what tells its
+//! configurations apart (`suggest`).
 
 use regex::Regex;
 use std::sync::LazyLock;
@@ -10,8 +13,9 @@ use std::sync::LazyLock;
 /// The units read as throughput, longest first so `ops/sec` wins over
 /// `ops/s`. Matched case-insensitively after a number (or before `=`/`:`
 /// and a number, as pgbench's `tps = 1234.56`).
-const UNITS: [&str; 13] = [
+const UNITS: [&str; 14] = [
     "requests per second",
+    "per sec",
     "requests/sec",
     "ops/sec",
     "req/sec",
@@ -44,22 +48,52 @@ static BEFORE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 
+/// Latency lines, read in milliseconds (a time's unit, as wrk prints it, is
+/// read by `user_metric`): (what finds one, its `--metric` name, the pattern
+/// that reads it back), `{k}` the line's key (the percentile). wrk's average
+/// (`Latency  1.60ms  2.11ms ...`), its `--latency` percentiles
+/// (`99%  8.23ms`), sysbench's `95th percentile:  4.91` (under `Latency
+/// (ms):`).
+const LATENCY: [(&str, &str, &str); 3] = [
+    (
+        r"^\s*Latency\s+()([0-9.]+(?:us|ms|s))\s",
+        "latency_avg_ms",
+        r"^\s*Latency\s+([0-9.]+(?:us|ms|s))\s",
+    ),
+    (
+        r"^\s*([0-9]+(?:\.[0-9]+)?)%\s+([0-9.]+(?:us|ms|s))\s*$",
+        "latency_p{k}_ms",
+        r"^\s*{k}%\s+([0-9.]+(?:us|ms|s))\s*$",
+    ),
+    (
+        r"^\s*([0-9]+)th percentile:\s*([0-9.]+)\s*$",
+        "latency_p{k}_ms",
+        r"^\s*{k}th percentile:\s*([0-9.]+)\s*$",
+    ),
+];
+
+static LATENCY_LINES: LazyLock<Vec<Option<Regex>>> =
+    LazyLock::new(|| LATENCY.iter().map(|(r, _, _)| Regex::new(r).ok()).collect());
+
 /// One figure of one run's output.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
     /// A `--metric` name: the line's label, if any, and the unit
-    /// (`fillrandom_ops_sec`, `tps`, `throughput_summary_requests_per_second`).
+    /// (`fillrandom_ops_sec`, `tps`, `throughput_summary_requests_per_second`),
+    /// or the latency's (`latency_p99_ms`).
     pub name: String,
     /// A `--metric` regex whose first group reads it back.
     pub pattern: String,
     pub value: f64,
+    /// A throughput; a latency is lower-is-better.
+    pub higher_is_better: bool,
 }
 
 /// Every throughput figure in `text`, the last line's value for each name.
 pub fn find(text: &str) -> Vec<Figure> {
     let mut out: Vec<Figure> = Vec::new();
     for line in text.lines() {
-        for figure in in_line(line) {
+        for figure in in_line(line).into_iter().chain(latency_in(line)) {
             match out.iter_mut().find(|f| f.name == figure.name) {
                 Some(known) => *known = figure,
                 None => out.push(figure),
@@ -97,6 +131,7 @@ fn in_line(line: &str) -> Vec<Figure> {
                 regex::escape(unit.as_str())
             ),
             value,
+            higher_is_better: true,
         });
     }
     for c in BEFORE.iter().flat_map(|r| r.captures_iter(line)) {
@@ -113,9 +148,24 @@ fn in_line(line: &str) -> Vec<Figure> {
                 regex::escape(unit.as_str())
             ),
             value,
+            higher_is_better: true,
         });
     }
     out
+}
+
+/// A latency line's figure (`LATENCY`), in milliseconds.
+fn latency_in(line: &str) -> Option<Figure> {
+    let (k, c) = (LATENCY_LINES.iter().enumerate())
+        .find_map(|(k, r)| Some((k, r.as_ref()?.captures(line)?)))?;
+    let (key, number) = (c.get(1)?.as_str(), c.get(2)?.as_str());
+    let (_, name, pattern) = LATENCY[k];
+    Some(Figure {
+        name: name.replace("{k}", &slug(key)),
+        pattern: pattern.replace("{k}", &regex::escape(key)),
+        value: number_of(number)?,
+        higher_is_better: false,
+    })
 }
 
 /// The words before a line's first `:` (db_bench's `fillrandom   :`,
@@ -145,8 +195,9 @@ fn slug(text: &str) -> String {
     out.trim_end_matches('_').to_string()
 }
 
+/// A number as `--metric` reads it (`1,234`, `8.33ms` in milliseconds).
 fn number_of(text: &str) -> Option<f64> {
-    text.replace(',', "").parse().ok()
+    crate::user_metric::parse_number(text)
 }
 
 /// One figure across an experiment's runs.
@@ -161,20 +212,29 @@ pub struct Suggestion {
     /// The spread is beyond the largest within-configuration spread and
     /// above 1%.
     pub differs: bool,
+    pub higher_is_better: bool,
 }
 
 impl Suggestion {
     /// The flags that judge the experiment by this figure.
     pub fn flags(&self) -> String {
-        format!(
-            "--metric '{}={}' --higher-is-better {} --perf-metric {}",
-            self.name, self.pattern, self.name, self.name
-        )
+        flags(&self.name, &self.pattern, self.higher_is_better)
     }
 }
 
+/// The flags that judge an experiment by figure `name` read by `pattern`.
+pub fn flags(name: &str, pattern: &str, higher_is_better: bool) -> String {
+    let better = match higher_is_better {
+        true => format!(" --higher-is-better {name}"),
+        false => String::new(),
+    };
+    format!("--metric '{name}={pattern}'{better} --perf-metric {name}")
+}
+
 /// The figures present in every run (`runs[config]` holds each of that
-/// configuration's runs' figures), most-varying first.
+/// configuration's runs' figures), not zero throughout, the most
+/// informative first: those that differ between configurations beyond the
+/// runs' own noise, then the most-varying.
 pub fn suggest(runs: &[Vec<Vec<Figure>>]) -> Vec<Suggestion> {
     let Some(first) = runs.iter().flatten().next() else {
         return Vec::new();
@@ -183,7 +243,7 @@ pub fn suggest(runs: &[Vec<Vec<Figure>>]) -> Vec<Suggestion> {
         .iter()
         .filter_map(|figure| across(runs, figure))
         .collect();
-    out.sort_by(|a, b| b.spread.total_cmp(&a.spread));
+    out.sort_by(|a, b| (b.differs.cmp(&a.differs)).then(b.spread.total_cmp(&a.spread)));
     out
 }
 
@@ -204,6 +264,9 @@ fn across(runs: &[Vec<Vec<Figure>>], figure: &Figure) -> Option<Suggestion> {
     }
     let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = medians.iter().copied().fold(0.0f64, f64::max);
+    if hi <= 0.0 {
+        return None;
+    }
     let spread = if lo > 0.0 { (hi - lo) / lo } else { 0.0 };
     Some(Suggestion {
         name: figure.name.clone(),
@@ -211,6 +274,7 @@ fn across(runs: &[Vec<Vec<Figure>>], figure: &Figure) -> Option<Suggestion> {
         medians,
         spread,
         differs: spread > 0.01 && spread > within,
+        higher_is_better: figure.higher_is_better,
     })
 }
 

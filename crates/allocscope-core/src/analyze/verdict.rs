@@ -157,42 +157,48 @@ fn side_of(j: &Judged) -> OpenSide {
     }
 }
 
-/// The note when wall time is flat across the configurations:
-/// a fixed-duration benchmark, whose wall time measures nothing.
+/// The note when wall time (a server's load duration) is flat across the
+/// configurations: a fixed-duration benchmark (load), whose duration
+/// measures nothing.
 fn fixed_duration_note(experiment: &StoredExperiment, perf: &MetricDef) -> Option<Note> {
-    (perf.id == "wall_s" && walls_flat(experiment)).then_some(Note::FixedDuration)
+    fixed_duration(experiment, perf).map(|seconds| Note::FixedDuration {
+        measure: perf.label.clone(),
+        seconds,
+    })
 }
 
-/// How far apart the configurations' median wall times may be for a
-/// fixed-duration program: its start-up and exit still vary with the
-/// allocator and the machine's load (jemalloc's start of a 1.5 s run took
-/// up to 30 ms longer on a busy 2-core machine; db_bench's single runs
-/// jittered by 2-3%).
+/// How far apart the configurations' median wall times (load durations)
+/// may be for a fixed-duration program: its start-up and exit still vary
+/// with the allocator and the machine's load (jemalloc's start of a 1.5 s
+/// run took up to 30 ms longer on a busy 2-core machine; db_bench's single
+/// runs jittered by 2-3%).
 pub const FLAT_WALLS: f64 = 0.02;
 
-/// Every configuration's median wall time within `FLAT_WALLS` of the
-/// others' (at least 4 ok runs): a fixed-duration program.
-pub fn walls_flat(experiment: &StoredExperiment) -> bool {
-    let mut runs = 0;
+/// When `perf` is wall time or a server's load duration, and every
+/// configuration's median of it is within `FLAT_WALLS` of the others' (at
+/// least 4 ok runs): a fixed-duration program or load, and the median of
+/// all its runs.
+pub fn fixed_duration(experiment: &StoredExperiment, perf: &MetricDef) -> Option<f64> {
+    if perf.id != "wall_s" && perf.id != "load_s" {
+        return None;
+    }
+    let mut all: Vec<f64> = Vec::new();
     let mut medians: Vec<f64> = Vec::new();
     for config in &experiment.configs {
-        let walls: Vec<f64> = config
-            .runs
-            .iter()
+        let values: Vec<f64> = (config.runs.iter())
             .filter(|r| r.record.status == RunStatus::Ok)
-            .map(|r| r.record.wall_s)
+            .filter_map(|r| (perf.extract)(r))
             .collect();
-        runs += walls.len();
-        if let Some(median) = super::stats::median(&walls) {
-            medians.push(median);
-        }
+        all.extend(&values);
+        medians.extend(super::stats::median(&values));
     }
     let (lo, hi) = medians
         .iter()
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), &w| {
             (lo.min(w), hi.max(w))
         });
-    runs >= 4 && medians.len() >= 2 && lo > 0.0 && hi / lo <= 1.0 + FLAT_WALLS
+    let flat = all.len() >= 4 && medians.len() >= 2 && lo > 0.0 && hi / lo <= 1.0 + FLAT_WALLS;
+    flat.then(|| super::stats::median(&all)).flatten()
 }
 
 /// What every sentence of the verdict is written from: the experiment, its

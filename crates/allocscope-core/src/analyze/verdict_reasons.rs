@@ -82,9 +82,10 @@ pub enum Note {
     DroppedByRace { dropped: Vec<Dropped> },
     /// The baseline itself was OOM-killed.
     BaselineOomKilled { baseline: String, oom: Oom },
-    /// Every median wall time within 2% (`verdict::FLAT_WALLS`) of the others': a fixed-duration
-    /// program.
-    FixedDuration,
+    /// Every median wall time (a server's load duration) within 2% (`verdict::FLAT_WALLS`) of the
+    /// others': a fixed-duration program (load); `measure` is the judged row's label, `seconds`
+    /// the median run's.
+    FixedDuration { measure: String, seconds: f64 },
     /// A configuration whose runs another allocator served.
     LeftOut {
         config: String,

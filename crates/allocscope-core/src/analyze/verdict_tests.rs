@@ -370,8 +370,10 @@ fn a_configuration_a_race_ruled_out_is_settled_out_and_never_recommended() {
 #[test]
 fn walls_within_two_percent_are_flat_and_four_percent_apart_are_not() {
     let walls = |w: f64| [(100.0, w); 4];
+    let table = crate::analyze::metric_table::of_parts(false, &[]);
+    let wall = crate::analyze::metric_table::find(&table, "wall_s").expect("wall time");
     let flat = experiment([&walls(1.5), &walls(1.52), &walls(1.5)]);
-    assert!(walls_flat(&flat));
+    assert_eq!(fixed_duration(&flat, wall), Some(1.5));
     let apart = experiment([&walls(1.5), &walls(1.56), &walls(1.5)]);
-    assert!(!walls_flat(&apart));
+    assert_eq!(fixed_duration(&apart, wall), None);
 }

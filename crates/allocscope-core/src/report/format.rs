@@ -60,6 +60,14 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// `text` wrapped to `width` columns after `indent`, its later lines two
+/// further in.
+pub fn hanging(text: &str, width: usize, indent: &str) -> Vec<String> {
+    (wrap(text, width - indent.len()).iter().enumerate())
+        .map(|(i, line)| format!("{indent}{}{line}", if i == 0 { "" } else { "  " }))
+        .collect()
+}
+
 /// One CSV field, quoted when it holds a comma, quote or line break.
 pub fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n', '\r']) {

@@ -7,7 +7,7 @@
 //! A rendering of the verdict's data, never new judging: the Markdown
 //! summary and the HTML card lay out the same `Screen`.
 
-use super::format::{ratio, ratio_bounds, wrap};
+use super::format::{hanging, ratio, ratio_bounds};
 use super::reporter::Reporter;
 use super::verdict_words::reason;
 use crate::analyze::cause::{Cause, WhereWent};
@@ -49,45 +49,61 @@ impl Reporter for ScreenReporter {
     fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
         let s = Screen::of(analysis);
         let mut out = String::new();
-        for (i, line) in wrap(&s.ran, WIDTH).iter().enumerate() {
-            writeln!(out, "{}{line}", if i == 0 { "" } else { "  " })?;
+        for line in hanging(&s.ran, WIDTH, "") {
+            writeln!(out, "{line}")?;
         }
         writeln!(out)?;
         let right = |k: usize| k == 1 || k == 3 || k == 6;
         let width = s.rows.iter().map(|r| r[0].chars().count()).max();
-        super::section::terminal(&mut out, width.unwrap_or(0), &s.heads, &s.rows, right)?;
+        let (mut heads, mut rows) = (s.heads.clone(), s.rows.clone());
+        // Past 100 columns (a service's long measures, wide intervals), the
+        // baseline row's `baseline` alone says what the ratios are to; then
+        // the arenas go (`--section heap` has them).
+        if columns(&heads, &rows) > 100 {
+            heads[2] = analysis.verdict.memory.label.clone();
+            heads[4] = analysis.verdict.performance.label.clone();
+        }
+        if columns(&heads, &rows) > 100 {
+            heads[6].clear();
+            rows.iter_mut().for_each(|r| r[6].clear());
+        }
+        super::section::terminal(&mut out, width.unwrap_or(0), &heads, &rows, right)?;
         writeln!(out)?;
         for (label, text) in &s.verdict {
-            hanging(&mut out, label, text)?;
+            labelled(&mut out, label, text)?;
         }
         if let Some(line) = &s.deploy {
             writeln!(out, "deploy: {line}")?;
-            writeln!(
-                out,
-                "  (systemd, Dockerfile, Kubernetes, memory limit: {} --section deploy)",
+            let rest = format!(
+                "(systemd, Dockerfile, Kubernetes, memory limit: {} --section deploy)",
                 self.report
-            )?;
+            );
+            for line in hanging(&rest, WIDTH, "  ") {
+                writeln!(out, "{line}")?;
+            }
         }
         for warning in &s.warnings {
-            hanging(&mut out, "warning", warning)?;
+            labelled(&mut out, "warning", warning)?;
         }
         writeln!(out, "full report: {} --full", self.report)?;
         let parts = super::part::Section::ALL.map(super::part::Section::name);
-        writeln!(
-            out,
-            "one part:    {} --section {}",
-            self.report,
-            parts.join("|")
-        )?;
+        let (one_part, parts) = (
+            format!("one part:    {} --section", self.report),
+            parts.join("|"),
+        );
+        // A long --db path puts the parts on a line of their own.
+        match one_part.chars().count() + 1 + parts.len() > 100 {
+            true => writeln!(out, "{one_part}\n  {parts}")?,
+            false => writeln!(out, "{one_part} {parts}")?,
+        }
         Ok(out.into_bytes())
     }
 }
 
 /// `label: text`, wrapped with its later lines indented by two.
-fn hanging(out: &mut String, label: &str, text: &str) -> std::fmt::Result {
-    let text = format!("{label}: {text}");
-    for (i, line) in wrap(&text, WIDTH).iter().enumerate() {
-        writeln!(out, "{}{line}", if i == 0 { "" } else { "  " })?;
+fn labelled(out: &mut String, label: &str, text: &str) -> std::fmt::Result {
+    for line in hanging(&format!("{label}: {text}"), WIDTH, "") {
+        writeln!(out, "{line}")?;
     }
     Ok(())
 }
@@ -111,8 +127,8 @@ impl Screen {
     }
 }
 
-/// `experiment 7 "nightly": 3 configurations x 5 rounds, 14/15 runs ok,
-/// 23.9 s on box (2 CPUs)`: the kernel and glibc are in `--section runs`.
+/// `experiment 7 "nightly": 3 configs x 5 rounds, 14/15 runs ok, 23.9 s on
+/// box (2 CPUs)`: the kernel and glibc are in `--section runs`.
 fn ran(a: &Analysis) -> String {
     let e = &a.experiment;
     let name = super::table::quoted_name(e);
@@ -127,14 +143,15 @@ fn ran(a: &Analysis) -> String {
         "complete" => String::new(),
         other => format!(" ({other})"),
     };
+    // The host's first label: a cloud host's full name alone would wrap it.
+    let host = e.info.host.hostname.split('.').next().unwrap_or_default();
     format!(
-        "experiment {}{name}{status}: {} configurations x {} rounds, {ok}/{total} runs ok, {} \
-         on {} ({} CPUs)",
+        "experiment {}{name}{status}: {} configs x {} rounds, {ok}/{total} runs ok, {} on {host} \
+         ({} CPUs)",
         e.id,
         e.configs.len(),
         super::columns::runs_each(a, e.info.runs_per_config),
         format_seconds(wall),
-        e.info.host.hostname,
         e.info.host.cpus,
     )
 }
@@ -180,7 +197,7 @@ fn table(a: &Analysis) -> (Vec<String>, Vec<Vec<String>>) {
         };
         [value, vs]
     };
-    let rows = (a.experiment.configs.iter().enumerate())
+    let rows: Vec<Vec<String>> = (a.experiment.configs.iter().enumerate())
         .map(|(i, c)| {
             let mut row = vec![c.config.name.clone()];
             row.extend(cells(&memory, i));
@@ -190,6 +207,13 @@ fn table(a: &Analysis) -> (Vec<String>, Vec<Vec<String>>) {
         })
         .collect();
     (heads, rows)
+}
+
+/// How wide `section::terminal` lays the table out.
+fn columns(heads: &[String], rows: &[Vec<String>]) -> usize {
+    let widths = super::section::widths(heads, rows);
+    let cells = widths.iter().skip(1).filter(|&&w| w > 0).map(|w| w + 2);
+    2 + widths[0] + cells.sum::<usize>()
 }
 
 /// The "why" columns: each configuration's median run's live heap and

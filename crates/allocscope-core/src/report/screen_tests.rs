@@ -24,6 +24,22 @@ fn the_screen_matches_its_snapshot() -> Result<()> {
     super::tests::snapshot("screen_breakdown", &screen(), &a, &[])
 }
 
+/// A service's measures (`PSS at end of load`, `load duration`) make the
+/// heads too long for `vs glibc`: the table drops it to stay within 100
+/// columns, the baseline row still saying what the ratios are to.
+#[test]
+fn a_table_too_wide_for_its_vs_heads_drops_them() -> Result<()> {
+    let mut a = super::breakdown_tests::analysis()?;
+    a.verdict.memory.label = "PSS at end of load".into();
+    a.verdict.performance.label = "load duration".into();
+    let text = String::from_utf8(screen().render(&a)?)?;
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    let head = text.lines().nth(2).unwrap_or_default();
+    assert!(head.contains("PSS at end of load     "), "{text}");
+    assert!(!head.contains(" vs glibc"), "{text}");
+    Ok(())
+}
+
 #[test]
 fn the_screen_fits_100_columns_and_says_the_cause_once() -> Result<()> {
     let short = text(&screen())?;

@@ -39,6 +39,16 @@ pub fn html(
     Ok(())
 }
 
+/// Each column's width: its widest cell or head.
+pub fn widths(heads: &[impl AsRef<str>], rows: &[Vec<String>]) -> Vec<usize> {
+    (0..heads.len())
+        .map(|k| {
+            let cells = rows.iter().map(|r| r[k].chars().count());
+            cells.fold(heads[k].as_ref().chars().count(), usize::max)
+        })
+        .collect()
+}
+
 /// The terminal's layout of a block: the head line (its first head, the
 /// block's title or nothing, over the indent and the name column `width`
 /// wide), then one line per row, its name indented by two. Every other
@@ -52,12 +62,7 @@ pub fn terminal(
     right: impl Fn(usize) -> bool,
 ) -> Result {
     let heads: Vec<&str> = heads.iter().map(AsRef::as_ref).collect();
-    let widths: Vec<usize> = (0..heads.len())
-        .map(|k| {
-            let cells = rows.iter().map(|r| r[k].chars().count());
-            cells.fold(heads[k].chars().count(), usize::max)
-        })
-        .collect();
+    let widths = widths(&heads, rows);
     let line = |mut line: String, cells: &[&str]| {
         for (k, cell) in cells.iter().enumerate().skip(1) {
             match widths[k] {

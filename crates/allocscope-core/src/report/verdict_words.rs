@@ -284,12 +284,18 @@ fn note(v: &Verdict, n: &Note, [mean, peak]: [ColumnUnit; 2]) -> String {
              fits under it.",
             oom_words(oom)
         ),
-        Note::FixedDuration => format!(
-            "Every configuration's median wall time is within {:.0}% of the others': the \
-             program likely runs for a fixed time, so wall time measures nothing here. Judge by \
-             its own throughput instead, e.g. --metric 'ops=([0-9.]+) ops/sec' \
+        Note::FixedDuration { measure, seconds } => format!(
+            "Every configuration's median {measure} is within {:.0}% of the others' ({} every \
+             run): the {} likely runs for a fixed time, so {measure} measures nothing here. Judge \
+             by its own throughput instead, e.g. --metric 'ops=([0-9.]+) ops/sec' \
              --higher-is-better ops --perf-metric ops.",
-            100.0 * crate::analyze::verdict::FLAT_WALLS
+            100.0 * crate::analyze::verdict::FLAT_WALLS,
+            crate::units::format_seconds(*seconds),
+            if measure == "load duration" {
+                "load"
+            } else {
+                "program"
+            }
         ),
         Note::LeftOut {
             config,

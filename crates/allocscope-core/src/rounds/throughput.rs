@@ -1,16 +1,21 @@
-//! Fixed-duration programs: when every run's wall time is within 2% of the
-//! others, the throughput figures the program printed (`analyze::throughput`)
-//! are read from each ok run's stdout (stderr when stdout has none) and
-//! offered under the verdict as ready `--metric` flags; `--perf-metric auto`
-//! judges by the most-varying one present in every run.
+//! Fixed-duration programs and loads: when every configuration's wall time
+//! (or a server's load duration) is within 2% of the others, the throughput
+//! and latency figures the program (or the `--load` command) printed
+//! (`analyze::throughput`) are read from each ok run's output
+//! (`user_metric::outputs`: the first text that has any) and offered under
+//! the verdict as ready `--metric` flags; `--perf-metric auto` judges by the
+//! most informative one present in every run.
 
 use crate::analyze::throughput::{self, Figure, Suggestion};
 use crate::analyze::types::Analysis;
 use crate::judging::JudgeSettings;
 use crate::model::{RunStatus, StoredExperiment};
-use crate::user_metric::{Extracted, UserMetric};
+use crate::report::format::hanging;
+use crate::units::{format_seconds, ColumnUnit, Unit};
+use crate::user_metric::{outputs, Extracted, UserMetric};
 
-/// The figures of every ok run, per configuration, most-varying first.
+/// The figures of every ok run, per configuration, the most informative
+/// first.
 pub fn suggestions(experiment: &StoredExperiment) -> Vec<Suggestion> {
     let runs: Vec<Vec<Vec<Figure>>> = experiment
         .configs
@@ -20,13 +25,10 @@ pub fn suggestions(experiment: &StoredExperiment) -> Vec<Suggestion> {
                 .iter()
                 .filter(|r| r.record.status == RunStatus::Ok)
                 .map(|r| {
-                    let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
-                    let found = throughput::find(&read(&r.record.stdout_path));
-                    if found.is_empty() {
-                        throughput::find(&read(&r.record.stderr_path))
-                    } else {
-                        found
-                    }
+                    (outputs(&r.record).iter())
+                        .map(|text| throughput::find(text))
+                        .find(|found| !found.is_empty())
+                        .unwrap_or_default()
                 })
                 .collect()
         })
@@ -36,45 +38,88 @@ pub fn suggestions(experiment: &StoredExperiment) -> Vec<Suggestion> {
 
 /// The lines under the verdict: which figures differ between
 /// configurations, each with the flags that judge by it; none unless wall
-/// time judged a fixed-duration program that printed such figures.
+/// time (a server's load duration) judged a fixed-duration program (load)
+/// that printed such figures.
 pub fn advice(analysis: &Analysis) -> Vec<String> {
     let e = &analysis.experiment;
-    if analysis.verdict.performance.id != "wall_s" || !crate::analyze::verdict::walls_flat(e) {
+    let performance = &analysis.verdict.performance;
+    let Some(seconds) = crate::analyze::verdict::fixed_duration(e, performance) else {
         return Vec::new();
-    }
+    };
     let found = suggestions(e);
     if found.is_empty() {
         return Vec::new();
     }
-    let mut out = vec![format!(
-        "the wall times barely move (within {:.0}%), and the program prints throughput figures; \
-         judge by one of them (--perf-metric auto takes the first):",
-        100.0 * crate::analyze::verdict::FLAT_WALLS
-    )];
-    for s in &found {
+    let within = 100.0 * crate::analyze::verdict::FLAT_WALLS;
+    let head = match performance.id.as_str() {
+        "load_s" => format!(
+            "the load duration is fixed (within {within:.0}%: {} every run), and the load prints \
+             throughput or latency figures; judge by one of them",
+            format_seconds(seconds)
+        ),
+        _ => format!(
+            "the wall times barely move (within {within:.0}%), and the program prints throughput \
+             figures; judge by one of them"
+        ),
+    };
+    let mut out = hanging(
+        &format!("{head} (--perf-metric auto takes the first):"),
+        WIDTH,
+        "",
+    );
+    for s in found.iter().take(OFFERED) {
         let values: Vec<String> = e
             .configs
             .iter()
             .zip(&s.medians)
-            .map(|(c, m)| format!("{} {m}", c.config.name))
+            .map(|(c, &m)| {
+                format!(
+                    "{} {}",
+                    c.config.name,
+                    ColumnUnit::of(Unit::Number, m).number(m)
+                )
+            })
             .collect();
         let differs = if s.differs {
             "differs between configurations"
         } else {
             "within the runs' own noise"
         };
-        out.push(format!(
-            "  {}: {} ({differs}, spread {:.1}%)",
+        let line = format!(
+            "{}: {} ({differs}, spread {:.1}%)",
             s.name,
             values.join(", "),
             100.0 * s.spread
-        ));
-        out.push(format!("    {}", s.flags()));
+        );
+        out.extend(hanging(&line, WIDTH, "  "));
+        // Past 100 columns, the flags go on two lines of one shell command.
+        let flags = s.flags();
+        match flags.split_once("' --") {
+            Some((metric, rest)) if flags.len() + 4 > WIDTH => {
+                out.push(format!("    {metric}' \\"));
+                out.push(format!("      --{rest}"));
+            }
+            _ => out.push(format!("    {flags}")),
+        }
+    }
+    let rest: Vec<&str> = found
+        .iter()
+        .skip(OFFERED)
+        .map(|s| s.name.as_str())
+        .collect();
+    if !rest.is_empty() {
+        out.extend(hanging(&format!("and {}", rest.join(", ")), WIDTH, "  "));
     }
     out
 }
 
-/// `--perf-metric auto`'s figure in `experiment`: the most-varying one
+/// How many figures the advice offers with their flags; the rest are named.
+const OFFERED: usize = 3;
+
+/// The advice stays within 100 columns.
+const WIDTH: usize = 98;
+
+/// `--perf-metric auto`'s figure in `experiment`: the most informative one
 /// present in every ok run of the configurations that have one (a
 /// configuration whose runs all failed does not hide it).
 pub fn choose(experiment: &StoredExperiment) -> Option<UserMetric> {
@@ -85,19 +130,25 @@ pub fn choose(experiment: &StoredExperiment) -> Option<UserMetric> {
     Some(UserMetric {
         pattern: regex::Regex::new(&chosen.pattern).ok()?,
         name: chosen.name,
-        higher_is_better: true,
+        higher_is_better: chosen.higher_is_better,
     })
 }
 
 /// The `--metric` flags that judge by `metric`, as the user would type them.
 pub fn flags(metric: &UserMetric) -> String {
-    format!(
-        "--metric '{}={}' --higher-is-better {} --perf-metric {}",
-        metric.name,
+    throughput::flags(
+        &metric.name,
         metric.pattern.as_str(),
-        metric.name,
-        metric.name
+        metric.higher_is_better,
     )
+}
+
+/// `higher is better` or `lower is better`: which way `metric` is judged.
+pub fn direction(metric: &UserMetric) -> &'static str {
+    match metric.higher_is_better {
+        true => "higher is better",
+        false => "lower is better",
+    }
 }
 
 /// The metric-table row `--perf-metric` names for `metric`.
@@ -124,9 +175,7 @@ pub fn apply(experiment: &mut StoredExperiment, metric: &UserMetric) {
 }
 
 fn extract(pattern: &regex::Regex, record: &crate::model::RunRecord) -> Extracted {
-    let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap_or_default();
-    let (out, err) = (read(&record.stdout_path), read(&record.stderr_path));
-    crate::user_metric::extract_from(pattern, &out, &err)
+    crate::user_metric::extract_from(pattern, &outputs(record))
 }
 
 /// `metric` made one of stored experiment `id`'s `--metric`s (its spec and
@@ -157,8 +206,9 @@ pub fn store_metric(
 }
 
 /// `--perf-metric auto`, once the runs are over: the figure `choose` finds
-/// becomes a higher-is-better `--metric` of the stored experiment
-/// (`store_metric`). Without one, wall time stays.
+/// becomes a `--metric` of the stored experiment (`store_metric`), a
+/// throughput higher-is-better, a latency lower. Without one, the
+/// performance row stays as without auto.
 pub fn adopt(
     store: &mut crate::store::Store,
     id: i64,
@@ -171,9 +221,10 @@ pub fn adopt(
     };
     store_metric(store, id, &chosen)?;
     eprintln!(
-        "allocscope: --perf-metric auto judges by {} (higher is better), the most-varying \
-         throughput figure in every run: {}",
+        "allocscope: --perf-metric auto judges by {} ({}), the most informative figure in \
+         every run's output: {}",
         chosen.name,
+        direction(&chosen),
         flags(&chosen)
     );
     Ok(JudgeSettings {
@@ -182,6 +233,8 @@ pub fn adopt(
     })
 }
 
-/// The note when no figure was found: wall time judges.
-pub const NONE_FOUND: &str = "note: --perf-metric auto: no throughput figure (ops/sec, \
-     req/s, tps, MB/s, ...) in every run's output; judged by wall time";
+/// The note when no figure was found: the performance row stays as
+/// without auto.
+pub const NONE_FOUND: &str = "note: --perf-metric auto: no throughput or latency figure \
+     (ops/sec, req/s, tps, MB/s, 99% 3.1ms, ...) in every run's output; judged by wall time (a \
+     server's latency or load duration)";

@@ -1,10 +1,10 @@
 //! The user's own metrics of a finished run: each `--metric` read from the
-//! run's stdout and stderr files into `RunRecord::user_metrics`. A miss is a
+//! run's output (`user_metric::outputs`) into `RunRecord::user_metrics`. A miss is a
 //! note in the run's message, never a failed run: the memory figures of the
 //! run are as good as ever.
 
 use crate::model::RunRecord;
-use crate::user_metric::{extract_from, Extracted, UserMetric};
+use crate::user_metric::{extract_from, outputs, Extracted, UserMetric};
 
 /// Fills `record.user_metrics`; returns the notes for the metrics that gave
 /// no value (also appended to `record.message`).
@@ -12,12 +12,10 @@ pub fn extract_user_metrics(record: &mut RunRecord, metrics: &[UserMetric]) -> V
     if metrics.is_empty() {
         return Vec::new();
     }
-    // A file the run never wrote reads as empty: its metrics simply miss.
-    let stdout = std::fs::read_to_string(&record.stdout_path).unwrap_or_default();
-    let stderr = std::fs::read_to_string(&record.stderr_path).unwrap_or_default();
+    let texts = outputs(record);
     let mut notes = Vec::new();
     for metric in metrics {
-        match extract_from(&metric.pattern, &stdout, &stderr) {
+        match extract_from(&metric.pattern, &texts) {
             Extracted::Value(v) => {
                 record.user_metrics.insert(metric.name.clone(), v);
             }
