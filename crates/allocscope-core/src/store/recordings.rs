@@ -49,7 +49,7 @@ pub struct Ending {
     pub message: Option<String>,
 }
 
-const INFO_COLUMNS: &str = "id, name, config, command, target_pid, started_at, interval_ms,
+pub(super) const INFO_COLUMNS: &str = "id, name, config, command, target_pid, started_at, interval_ms,
     status, pid, finished_at, exit_code, signal, message, hostname,
     coalesce((SELECT max(t_s) FROM recording_samples s WHERE s.recording_id = recordings.id),
              (SELECT max(t_s) + tier_s FROM recording_tiers t WHERE t.recording_id = recordings.id),
@@ -336,7 +336,7 @@ fn roll_up(tx: &Transaction, id: i64, last_t_s: f64, everything: bool) -> rusqli
     Ok(())
 }
 
-fn info_from_row(r: &Row<'_>) -> rusqlite::Result<RecordingInfo> {
+pub(super) fn info_from_row(r: &Row<'_>) -> rusqlite::Result<RecordingInfo> {
     let command: Option<String> = r.get(3)?;
     let status: String = r.get(7)?;
     let pid: i64 = r.get(8)?;

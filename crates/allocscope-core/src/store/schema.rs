@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `migrate_step`.
-pub const SCHEMA_VERSION: u32 = 15;
+pub const SCHEMA_VERSION: u32 = 16;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -333,6 +333,18 @@ ALTER TABLE recordings ADD COLUMN soak_id INTEGER REFERENCES soaks(id) ON DELETE
 CREATE INDEX recordings_soak ON recordings(soak_id);
 ";
 
+/// Version 16: each restart of a soak's instance (`--restart`, or the soak
+/// resumed after its allocscope died), marked at the recording's `t_s`: the
+/// statistics after it start a new plateau.
+const V16: &str = "
+CREATE TABLE recording_restarts (
+    recording_id INTEGER NOT NULL REFERENCES recordings(id) ON DELETE CASCADE,
+    t_s          REAL NOT NULL,
+    why          TEXT NOT NULL,
+    PRIMARY KEY (recording_id, t_s)
+);
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -406,6 +418,7 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
             .execute_batch(V14)
             .context("adding the breakdown_unknown_bytes column")?,
         14 => conn.execute_batch(V15).context("adding the soaks table")?,
+        15 => (conn.execute_batch(V16)).context("adding the recording_restarts table")?,
         other => bail!("no migration from schema version {other}"),
     }
     Ok(())
