@@ -3,17 +3,45 @@
 //! soaked by `soak::watch`, then the report and verdict of `soak::canary`
 //! printed.
 
-use crate::options::soak::SoakSettings;
+use crate::cli::SoakArgs;
+use crate::options::soak::{resumed, SoakSettings};
 use crate::run::Interrupt;
 use crate::soak::canary::report;
 use crate::soak::verdict::verdict;
 use crate::soak::watch::{by_label, watch, Instances, Settings};
+use crate::soak::watched::unix_now;
 use crate::store::Store;
 use crate::units::format_seconds;
 
-pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
+pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
     let interrupt = Interrupt::install()?;
-    let mut store = Store::open(&options.db)?;
+    let (mut options, mut store, resumed) = match args.resume {
+        Some(id) => {
+            let store = Store::open(&args.db)?;
+            let (original, began_unix) = resumed(id, args, &store)?;
+            (
+                SoakSettings::from_args(&original)?,
+                store,
+                Some((id, began_unix)),
+            )
+        }
+        None => {
+            let options = SoakSettings::from_args(args)?;
+            let store = Store::open(&options.db)?;
+            (options, store, None)
+        }
+    };
+    let (soak_id, began_unix) = match resumed {
+        Some(resumed) => resumed,
+        None => {
+            let arguments: Vec<String> = std::env::args().skip(1).collect();
+            (store.begin_soak(&arguments)?, unix_now())
+        }
+    };
+    // The instances' directories are the soak's, across a resume.
+    if let Some(recipe) = options.recipe.as_mut() {
+        recipe.dir = recipe.dir.join(format!("soak-{soak_id}"));
+    }
     let instances = match &options.recipe {
         Some(recipe) => Instances::Launched(recipe),
         None => Instances::InPlace(&options.instances),
@@ -28,7 +56,11 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
                 .collect(),
         };
         eprintln!(
-            "allocscope: soaking {} every {} into {}{}; Ctrl-C stops and keeps everything",
+            "allocscope: {} {} every {} into {}{}; Ctrl-C stops and keeps everything",
+            match resumed {
+                Some((id, _)) => format!("resuming soak {id}:"),
+                None => "soaking".into(),
+            },
             given.join(", "),
             format_seconds(options.interval.as_secs_f64()),
             options.db.display(),
@@ -39,10 +71,10 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
             }
         );
     }
-    let arguments: Vec<String> = std::env::args().skip(1).collect();
-    let soak_id = store.begin_soak(&arguments)?;
     let settings = Settings {
         soak_id,
+        began_unix,
+        resumed: resumed.is_some(),
         interval: options.interval,
         duration: options.duration,
         until_settled: options.until_settled,
@@ -64,5 +96,14 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
             ids.join(" ")
         );
     }
-    Ok(0)
+    match soaked.failure {
+        Some(error) => {
+            eprintln!(
+                "allocscope: the soak failed: {error:#}; every instance was stopped, \
+                 and what was committed before stays readable"
+            );
+            Ok(1)
+        }
+        None => Ok(0),
+    }
 }

@@ -32,6 +32,7 @@ mod shim;
 mod slurm_cluster;
 mod soak;
 mod soak_launched;
+mod soak_resume;
 mod store;
 mod structure;
 mod thp;

@@ -42,6 +42,10 @@ pub enum SoakError {
     },
     #[error("--server starts {instances} instances side by side, which cannot share a port: put {{port}} in the command where it takes its port (e.g. memcached -p {{port}}), and allocscope gives each instance a free one")]
     ServerWithoutPort { instances: usize },
+    #[error("--resume {id}: no soak {id} in '{db}'")]
+    NoSuchSoak { id: i64, db: String },
+    #[error("--resume {id}: {why}; start a new soak instead")]
+    NotResumable { id: i64, why: String },
     #[error("the heap probe cannot be installed: {0}; give the soak a writable cache directory (XDG_CACHE_HOME)")]
     Probe(String),
 }

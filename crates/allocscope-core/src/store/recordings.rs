@@ -49,7 +49,8 @@ pub struct Ending {
     pub message: Option<String>,
 }
 
-pub(super) const INFO_COLUMNS: &str = "id, name, config, command, target_pid, started_at, interval_ms,
+pub(super) const INFO_COLUMNS: &str =
+    "id, name, config, command, target_pid, started_at, interval_ms,
     status, pid, finished_at, exit_code, signal, message, hostname,
     coalesce((SELECT max(t_s) FROM recording_samples s WHERE s.recording_id = recordings.id),
              (SELECT max(t_s) + tier_s FROM recording_tiers t WHERE t.recording_id = recordings.id),

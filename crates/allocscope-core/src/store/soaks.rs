@@ -141,7 +141,10 @@ mod tests {
         store.mark_restart(second, 3.0, "exited; restarted")?;
         assert_eq!(
             store.recording_restarts(second)?,
-            vec![(3.0, "exited; restarted".to_string()), (12.5, "resumed".into())]
+            vec![
+                (3.0, "exited; restarted".to_string()),
+                (12.5, "resumed".into())
+            ]
         );
         assert!(store.recording_restarts(first)?.is_empty());
         let sample = |t_s| crate::model::Sample {
