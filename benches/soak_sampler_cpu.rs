@@ -28,7 +28,15 @@ fn run() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("soak.db");
     let child = Command::new(env!("CARGO_BIN_EXE_allocscope"))
-        .args(["soak", "-a", "glibc", "--replicas", "10", "--interval", "1s"])
+        .args([
+            "soak",
+            "-a",
+            "glibc",
+            "--replicas",
+            "10",
+            "--interval",
+            "1s",
+        ])
         .args(["--until", "duration", "--duration", &format!("{seconds}s")])
         .arg("--db")
         .arg(&db)
@@ -40,7 +48,9 @@ fn run() -> anyhow::Result<()> {
     let start = Instant::now();
     std::thread::sleep(WARM_UP);
     let (t0, cpu0) = (start.elapsed(), cpu_seconds(child.id())?);
-    std::thread::sleep(Duration::from_secs(seconds).saturating_sub(WARM_UP + Duration::from_secs(5)));
+    std::thread::sleep(
+        Duration::from_secs(seconds).saturating_sub(WARM_UP + Duration::from_secs(5)),
+    );
     let (t1, cpu1) = (start.elapsed(), cpu_seconds(child.id())?);
     let output = child.wait_with_output()?;
     let said = String::from_utf8_lossy(&output.stderr);

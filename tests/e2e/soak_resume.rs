@@ -8,27 +8,28 @@ use crate::record::db_arg;
 use std::process::Child;
 use std::time::Duration;
 
-/// Each recording's id, instance pid and sample times, in order.
+/// Each recording's id, instance pid and sample times, in order; none
+/// before allocscope has made the store.
 fn stored(scratch: &Scratch) -> Vec<(i64, i32, Vec<f64>)> {
-    let conn = rusqlite::Connection::open(scratch.db()).expect("store opens");
-    let mut query = conn
-        .prepare("SELECT id, target_pid FROM recordings ORDER BY id")
-        .expect("query");
-    let ids: Vec<(i64, i32)> = query
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .and_then(|rows| rows.collect())
-        .expect("recordings read");
-    let mut times = conn
-        .prepare("SELECT t_s FROM recording_samples WHERE recording_id = ?1 ORDER BY t_s")
-        .expect("query");
-    (ids.into_iter())
-        .map(|(id, pid)| {
-            let t: Vec<f64> = (times.query_map([id], |r| r.get(0)))
-                .and_then(|rows| rows.collect())
-                .expect("samples read");
-            (id, pid, t)
-        })
-        .collect()
+    let read_only = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+    let read = || -> rusqlite::Result<Vec<(i64, i32, Vec<f64>)>> {
+        let conn = rusqlite::Connection::open_with_flags(scratch.db(), read_only)?;
+        let mut query = conn.prepare("SELECT id, target_pid FROM recordings ORDER BY id")?;
+        let ids: Vec<(i64, i32)> = query
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut times =
+            conn.prepare("SELECT t_s FROM recording_samples WHERE recording_id = ?1 ORDER BY t_s")?;
+        (ids.into_iter())
+            .map(|(id, pid)| {
+                let t = times
+                    .query_map([id], |r| r.get(0))?
+                    .collect::<rusqlite::Result<_>>()?;
+                Ok((id, pid, t))
+            })
+            .collect()
+    };
+    read().unwrap_or_default()
 }
 
 /// Whether `pid` is gone (or a zombie, dead and not reaped yet).

@@ -226,7 +226,7 @@ fn resume(
     sampling: SamplingLoop,
     settings: &Settings,
 ) -> anyhow::Result<Watched> {
-    let started_unix = store.resume_recording(id)?;
+    let started_unix = store.resume_recording(id, new.target_pid, new.target_start)?;
     let mut w = Watched::new(id, started_unix, new, source, sampling, settings.interval);
     let earlier = store.raw_samples(id)?;
     for sample in &earlier {

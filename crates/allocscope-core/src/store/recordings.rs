@@ -112,13 +112,21 @@ impl Store {
         Ok(None)
     }
 
-    /// Takes over a cut-off recording: this process writes it from now on.
+    /// Takes over a cut-off recording: this process writes it from now on,
+    /// following the process `target_pid` started at `target_start` (the
+    /// same for `record --pid`, a new instance for `soak --resume`).
     /// Returns the Unix time its `t_s` counts from.
-    pub fn resume_recording(&mut self, id: i64) -> Result<f64> {
+    pub fn resume_recording(&mut self, id: i64, target_pid: i32, target_start: u64) -> Result<f64> {
         self.conn
             .execute(
-                "UPDATE recordings SET pid = ?1, status = 'running' WHERE id = ?2",
-                params![std::process::id(), id],
+                "UPDATE recordings SET pid = ?1, status = 'running', target_pid = ?2,
+                     target_start = ?3 WHERE id = ?4",
+                params![
+                    std::process::id(),
+                    target_pid,
+                    to_i64(target_start, "target_start")?,
+                    id
+                ],
             )
             .with_context(|| format!("resuming recording {id}"))?;
         self.conn

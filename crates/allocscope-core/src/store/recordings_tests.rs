@@ -144,8 +144,9 @@ fn a_cut_off_recording_is_incomplete_and_found_again() -> Result<()> {
     assert_eq!(store.load_recording(id)?.info.status, "incomplete");
     assert_eq!(store.cut_off_recording(7, 42)?, Some(id));
     assert_eq!(store.cut_off_recording(7, 43)?, None, "another process");
-    assert_eq!(store.resume_recording(id)?, started);
-    assert_eq!(store.load_recording(id)?.info.status, "running");
+    assert_eq!(store.resume_recording(id, 9, 44)?, started);
+    let info = store.load_recording(id)?.info;
+    assert_eq!((info.status.as_str(), info.target_pid), ("running", 9));
     assert_eq!(store.cut_off_recording(7, 42)?, None, "running again");
     Ok(())
 }
