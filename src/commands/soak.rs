@@ -13,17 +13,16 @@ use crate::soak::watched::unix_now;
 use crate::store::Store;
 use crate::units::format_seconds;
 
-pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
-    let interrupt = Interrupt::install()?;
+/// The soak's settings and store: a new soak begun, or (`--resume ID`)
+/// soak ID's stored arguments; with whether it is resumed, its id and the
+/// Unix time it began.
+fn begun(args: &SoakArgs) -> anyhow::Result<(SoakSettings, Store, bool, i64, f64)> {
     let (mut options, mut store, resumed) = match args.resume {
         Some(id) => {
             let store = Store::open(&args.db)?;
             let (original, began_unix) = resumed(id, args, &store)?;
-            (
-                SoakSettings::from_args(&original)?,
-                store,
-                Some((id, began_unix)),
-            )
+            let options = SoakSettings::from_args(&original)?;
+            (options, store, Some((id, began_unix)))
         }
         None => {
             let options = SoakSettings::from_args(args)?;
@@ -42,6 +41,12 @@ pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
     if let Some(recipe) = options.recipe.as_mut() {
         recipe.dir = recipe.dir.join(format!("soak-{soak_id}"));
     }
+    Ok((options, store, resumed.is_some(), soak_id, began_unix))
+}
+
+pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
+    let interrupt = Interrupt::install()?;
+    let (options, mut store, resumed, soak_id, began_unix) = begun(args)?;
     let instances = match &options.recipe {
         Some(recipe) => Instances::Launched(recipe),
         None => Instances::InPlace(&options.instances),
@@ -58,8 +63,8 @@ pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
         eprintln!(
             "allocscope: {} {} every {} into {}{}; Ctrl-C stops and keeps everything",
             match resumed {
-                Some((id, _)) => format!("resuming soak {id}:"),
-                None => "soaking".into(),
+                true => format!("resuming soak {soak_id}:"),
+                false => "soaking".into(),
             },
             given.join(", "),
             format_seconds(options.interval.as_secs_f64()),
@@ -74,7 +79,7 @@ pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
     let settings = Settings {
         soak_id,
         began_unix,
-        resumed: resumed.is_some(),
+        resumed,
         interval: options.interval,
         duration: options.duration,
         until_settled: options.until_settled,

@@ -144,22 +144,7 @@ fn begin(
     match instances {
         Instances::InPlace(attached) => {
             for a in attached.iter() {
-                let new = NewRecording {
-                    name: format!("soak {}={}", a.label, a.pid),
-                    config: a.label.clone(),
-                    env: Vec::new(),
-                    command: None,
-                    target_pid: a.pid,
-                    target_start: a.start_ticks,
-                    interval_ms,
-                    hostname: hostname.clone(),
-                    soak_id: Some(settings.soak_id),
-                };
-                let sampling = SamplingLoop::new(a.pid, settings.interval);
-                let (id, started_unix) = store.begin_recording(&new)?;
-                let source = Source::Attached(a.clone());
-                let w = Watched::new(id, started_unix, &new, source, sampling, settings.interval);
-                watched.push(w);
+                watched.push(in_place(store, a, settings, &hostname)?);
             }
         }
         Instances::Launched(recipe) => {
@@ -213,6 +198,37 @@ fn begin(
         }
     }
     Ok(watched)
+}
+
+/// An instance running in place, its recording begun.
+fn in_place(
+    store: &mut Store,
+    a: &Attached,
+    settings: &Settings,
+    hostname: &str,
+) -> anyhow::Result<Watched> {
+    let new = NewRecording {
+        name: format!("soak {}={}", a.label, a.pid),
+        config: a.label.clone(),
+        env: Vec::new(),
+        command: None,
+        target_pid: a.pid,
+        target_start: a.start_ticks,
+        interval_ms: settings.interval.as_millis() as u64,
+        hostname: hostname.to_string(),
+        soak_id: Some(settings.soak_id),
+    };
+    let sampling = SamplingLoop::new(a.pid, settings.interval);
+    let (id, started_unix) = store.begin_recording(&new)?;
+    let source = Source::Attached(a.clone());
+    Ok(Watched::new(
+        id,
+        started_unix,
+        &new,
+        source,
+        sampling,
+        settings.interval,
+    ))
 }
 
 /// A resumed instance's recording `id` taken over: its raw samples so far
