@@ -14,15 +14,16 @@
 //! `report --recordings` text, SVG and PNG plots. `DAYS=N` shortens the month.
 
 use allocscope::analyze::recordings::analyze_recordings;
-use allocscope::model::Sample;
 use allocscope::report::png;
 use allocscope::report::recordings::render_text;
 use allocscope::report::svg::recordings as plots;
 use allocscope::store::{Ending, NewRecording, Store};
+use simulated::{own_memory_kib, simulated};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+#[path = "common/simulated.rs"]
+mod simulated;
 
 fn main() {
     if let Err(e) = run() {
@@ -81,30 +82,6 @@ fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The tree at second `t`: 10 processes, RSS climbing for ten days then
-/// level, a few MiB of noise.
-fn simulated(t: u64, rng: &mut u64) -> Sample {
-    *rng ^= *rng << 13;
-    *rng ^= *rng >> 7;
-    *rng ^= *rng << 17;
-    let noise = (*rng % (64 << 20)) as f64;
-    let days = t as f64 / 86400.0;
-    let rss = (1.0 + 3.8 * (days / 10.0).min(1.0)) * GIB + noise;
-    Sample {
-        t_s: t as f64,
-        rss_bytes: rss as u64,
-        pss_bytes: t.is_multiple_of(5).then_some((rss * 0.9) as u64),
-        uss_bytes: t.is_multiple_of(5).then_some((rss * 0.85) as u64),
-        swap_bytes: t.is_multiple_of(5).then_some(0),
-        vsz_bytes: (rss * 2.5) as u64,
-        processes: 10,
-        threads: 250,
-        minor_faults: t * 100,
-        major_faults: t / 1000,
-        ..Sample::default()
-    }
-}
-
 fn report(store: &Store, path: &Path, id: i64, name: &str, start: Instant) -> anyhow::Result<()> {
     let fed_s = start.elapsed().as_secs_f64();
     let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
@@ -134,17 +111,4 @@ fn report(store: &Store, path: &Path, id: i64, name: &str, start: Instant) -> an
         anyhow::bail!("the report is empty");
     }
     Ok(())
-}
-
-/// (VmRSS, VmHWM) of this process, in KiB.
-fn own_memory_kib() -> (f64, f64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |key: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0.0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
 }

@@ -408,8 +408,13 @@ pub struct SoakArgs {
     /// tcmalloc, mimalloc, glibc:arena_max=2); checked against the
     /// allocator the process maps. A label given twice is one
     /// configuration's replicas.
-    #[arg(long = "pid", value_name = "LABEL=PID", required_unless_present = "command", conflicts_with_all = ["alloc", "command", "executor"])]
+    #[arg(long = "pid", value_name = "LABEL=PID", required_unless_present_any = ["command", "resume"], conflicts_with_all = ["alloc", "command", "executor"])]
     pub pids: Vec<String>,
+    /// Continue soak ID (of a COMMAND) whose allocscope was killed, as it
+    /// was started: new instances, its samples and elapsed time kept, the
+    /// restart marked.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["pids", "alloc", "replicas", "restart", "server", "duration", "interval", "until", "command"])]
+    pub resume: Option<i64>,
     /// With a COMMAND: a configuration to start it under, repeatable, as
     /// compare's -a (default: glibc, glibc:arena_max=2, jemalloc, tcmalloc, mimalloc).
     #[arg(short = 'a', long = "alloc", value_name = "CONFIG")]

@@ -6,7 +6,6 @@ use allocscope::options::cell::CellSettings;
 use allocscope::options::demo::DemoSettings;
 use allocscope::options::record::RecordSettings;
 use allocscope::options::report::ReportSettings;
-use allocscope::options::soak::SoakSettings;
 use allocscope::options::tune::TuneSettings;
 use allocscope::options::CompareSettings;
 use allocscope::usage_error::UsageError;
@@ -56,7 +55,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Report(args) => commands::report::report(&ReportSettings::from_args(&args)?),
         Command::Record(args) => commands::record::record(RecordSettings::from_args(&args)?),
-        Command::Soak(args) => commands::soak::soak(SoakSettings::from_args(&args)?),
+        Command::Soak(args) => commands::soak::soak(&args),
         Command::Demo(args) => commands::demo::demo(&DemoSettings::from_args(&args)?),
         Command::Workload { scenario } => scenario.run(),
         Command::Cell(args) => commands::cell::cell(&CellSettings::from_args(&args)?),

@@ -106,6 +106,7 @@ fn merge_soak(shards: &[PathBuf], db: &Path) -> anyhow::Result<i32> {
             instances,
             status: "complete",
             elapsed_s,
+            failure: None,
         },
         soak_id,
         false,

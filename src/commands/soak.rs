@@ -4,15 +4,50 @@
 //! followed by `soak_jobs`), then the report and verdict of `soak::canary`
 //! printed.
 
-use crate::options::soak::SoakSettings;
+use crate::cli::SoakArgs;
+use crate::options::soak::{resumed, SoakSettings};
 use crate::run::Interrupt;
 use crate::soak::canary::report;
 use crate::soak::verdict::verdict;
 use crate::soak::watch::{by_label, watch, Instances, Settings, Soaked};
+use crate::soak::watched::unix_now;
 use crate::store::Store;
 use crate::units::format_seconds;
 
-pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
+/// The soak's settings and store: a new soak begun, or (`--resume ID`)
+/// soak ID's stored arguments; with whether it is resumed, its id and the
+/// Unix time it began.
+fn begun(args: &SoakArgs) -> anyhow::Result<(SoakSettings, Store, bool, i64, f64)> {
+    let (mut options, mut store, resumed) = match args.resume {
+        Some(id) => {
+            let store = Store::open(&args.db)?;
+            let (original, began_unix) = resumed(id, args, &store)?;
+            let options = SoakSettings::from_args(&original)?;
+            (options, store, Some((id, began_unix)))
+        }
+        None => {
+            let options = SoakSettings::from_args(args)?;
+            let store = Store::open(&options.db)?;
+            (options, store, None)
+        }
+    };
+    let (soak_id, began_unix) = match resumed {
+        Some(resumed) => resumed,
+        None => {
+            let arguments: Vec<String> = std::env::args().skip(1).collect();
+            (store.begin_soak(&arguments)?, unix_now())
+        }
+    };
+    // The instances' directories are the soak's, across a resume.
+    if let Some(recipe) = options.recipe.as_mut() {
+        recipe.dir = recipe.dir.join(format!("soak-{soak_id}"));
+    }
+    Ok((options, store, resumed.is_some(), soak_id, began_unix))
+}
+
+pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
+    let interrupt = Interrupt::install()?;
+    let (options, mut store, resumed, soak_id, began_unix) = begun(args)?;
     let submitter = match &options.recipe {
         Some(recipe) => {
             (options.engine).submitter(|| super::soak_jobs::job_request(&options, recipe))?
@@ -23,8 +58,6 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
         engine.dry_run()?;
         return Ok(0);
     }
-    let interrupt = Interrupt::install()?;
-    let mut store = Store::open(&options.db)?;
     let instances = match &options.recipe {
         Some(recipe) => Instances::Launched(recipe),
         None => Instances::InPlace(&options.instances),
@@ -39,7 +72,11 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
                 .collect(),
         };
         eprintln!(
-            "allocscope: soaking {} every {} into {}{}; Ctrl-C stops and keeps everything",
+            "allocscope: {} {} every {} into {}{}; Ctrl-C stops and keeps everything",
+            match resumed {
+                true => format!("resuming soak {soak_id}:"),
+                false => "soaking".into(),
+            },
             given.join(", "),
             format_seconds(options.interval.as_secs_f64()),
             options.db.display(),
@@ -50,10 +87,10 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
             }
         );
     }
-    let arguments: Vec<String> = std::env::args().skip(1).collect();
-    let soak_id = store.begin_soak(&arguments)?;
     let settings = Settings {
         soak_id,
+        began_unix,
+        resumed,
         interval: options.interval,
         duration: options.duration,
         until_settled: options.until_settled,
@@ -64,12 +101,12 @@ pub fn soak(options: SoakSettings) -> anyhow::Result<i32> {
         }
         _ => watch(&mut store, &instances, &settings, &interrupt)?,
     };
-    conclude(&soaked, soak_id, options.quiet);
-    Ok(0)
+    Ok(conclude(&soaked, soak_id, options.quiet))
 }
 
-/// The report and verdict of the soaked instances, and how the soak ended.
-pub(super) fn conclude(soaked: &Soaked, soak_id: i64, quiet: bool) {
+/// The report and verdict of the soaked instances, and how the soak ended;
+/// the exit code, 1 when the store failed.
+pub(super) fn conclude(soaked: &Soaked, soak_id: i64, quiet: bool) -> i32 {
     let judged =
         by_label(&soaked.instances).and_then(|configs| verdict(&configs, soaked.elapsed_s));
     print!("{}", report(&soaked.instances, judged.as_ref()));
@@ -85,5 +122,15 @@ pub(super) fn conclude(soaked: &Soaked, soak_id: i64, quiet: bool) {
             format_seconds(soaked.sampler_cpu_s),
             ids.join(" ")
         );
+    }
+    match &soaked.failure {
+        Some(error) => {
+            eprintln!(
+                "allocscope: the soak failed: {error:#}; every instance was stopped, \
+                 and what was committed before stays readable"
+            );
+            1
+        }
+        None => 0,
     }
 }

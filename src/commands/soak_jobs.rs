@@ -95,6 +95,7 @@ pub fn follow(
         instances,
         status: if cancelled { "interrupted" } else { "complete" },
         elapsed_s,
+        failure: None,
     })
 }
 
@@ -167,6 +168,8 @@ pub fn instance(plan: &ClusterPlan, cell: &CellSettings) -> anyhow::Result<i32> 
     let arguments: Vec<String> = std::env::args().skip(1).collect();
     let settings = Settings {
         soak_id: store.begin_soak(&arguments)?,
+        began_unix: crate::soak::watched::unix_now(),
+        resumed: false,
         interval: options.interval,
         duration: options.duration,
         until_settled: false,

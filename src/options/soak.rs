@@ -3,7 +3,8 @@
 //! checks it), mapping the allocator its label names; or a COMMAND, its
 //! configurations resolved as `compare`'s and the recipe its instances are
 //! started with; how often, for how long, and whether to stop once every
-//! configuration has settled.
+//! configuration has settled. `--resume ID`: the arguments soak ID was
+//! started with, parsed again.
 
 use super::parse::resolve_command;
 use super::record::{check_pid, logs_directory};
@@ -14,7 +15,9 @@ use crate::soak::error::SoakError;
 use crate::soak::label;
 use crate::soak::launch::{Flavour, Recipe, Server, PORT};
 use crate::soak::watched::Attached;
+use crate::store::Store;
 use crate::usage_error::UsageError;
+use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -101,8 +104,6 @@ fn recipe(args: &SoakArgs) -> Result<Recipe, UsageError> {
             .map_err(|e| SoakError::Probe(format!("{e:#}")))?;
         flavours.push(Flavour { config, probe });
     }
-    let started = (std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH))
-        .map_or(0, |d| d.as_secs());
     Ok(Recipe {
         program,
         args: command[1..].to_vec(),
@@ -110,7 +111,8 @@ fn recipe(args: &SoakArgs) -> Result<Recipe, UsageError> {
         replicas: 1..=args.replicas as usize,
         restart: args.restart,
         interval: args.interval,
-        dir: logs_directory(&args.db).join(format!("soak-{started}")),
+        // `soak-ID` is joined once the soak has its id.
+        dir: logs_directory(&args.db),
         cgroup: crate::cgroup::find().ok(),
         server: args.server.then(|| Server {
             ready: args
@@ -143,6 +145,39 @@ fn attach(given: &str) -> Result<Attached, UsageError> {
         pid,
         start_ticks,
     })
+}
+
+/// `--resume ID`: the arguments soak ID was started with, parsed again
+/// (its `--db` and `--quiet` this command's), and when it began. Refused
+/// when it was not of a COMMAND, or no instance of it was cut off (it
+/// ended, or its allocscope still runs).
+pub fn resumed(id: i64, args: &SoakArgs, store: &Store) -> anyhow::Result<(SoakArgs, f64)> {
+    let refuse = |why: String| SoakError::NotResumable { id, why };
+    let Some(stored) = store.soak(id)? else {
+        let db = args.db.display().to_string();
+        return Err(UsageError::from(SoakError::NoSuchSoak { id, db }).into());
+    };
+    let parsed =
+        Cli::try_parse_from(std::iter::once("allocscope".to_string()).chain(stored.arguments));
+    let Ok(Cli {
+        command: Command::Soak(original),
+    }) = parsed
+    else {
+        return Err(UsageError::from(refuse("its stored arguments do not parse".into())).into());
+    };
+    if original.command.is_empty() {
+        let why = "it followed running processes (--pid), which it does not start".into();
+        return Err(UsageError::from(refuse(why)).into());
+    }
+    let recordings = store.soak_recordings(id)?;
+    if let Some(r) = recordings.iter().find(|r| r.status != "incomplete") {
+        let why = format!("its instance {} is {}, not cut off", r.name, r.status);
+        return Err(UsageError::from(refuse(why)).into());
+    }
+    let mut original = *original;
+    original.db = args.db.clone();
+    original.quiet = args.quiet;
+    Ok((original, stored.started_unix))
 }
 
 #[cfg(test)]

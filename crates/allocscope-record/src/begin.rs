@@ -93,7 +93,7 @@ fn attach(
     start_ticks: u64,
 ) -> anyhow::Result<Begun> {
     let (id, resumed, started_unix) = match store.cut_off_recording(pid, start_ticks)? {
-        Some(id) => (id, true, store.resume_recording(id)?),
+        Some(id) => (id, true, store.resume_recording(id, pid, start_ticks)?),
         None => {
             let new = NewRecording {
                 target_pid: pid,

@@ -44,6 +44,10 @@ pub enum SoakError {
     ServerWithoutPort { instances: usize },
     #[error("soak --executor k8s only writes the manifest (--dry-run): its pods' shards are on a volume this process cannot follow; apply it, then `allocscope merge` the shards, or use --executor slurm")]
     K8sWithoutDryRun,
+    #[error("--resume {id}: no soak {id} in '{db}'")]
+    NoSuchSoak { id: i64, db: String },
+    #[error("--resume {id}: {why}; start a new soak instead")]
+    NotResumable { id: i64, why: String },
     #[error("the heap probe cannot be installed: {0}; give the soak a writable cache directory (XDG_CACHE_HOME)")]
     Probe(String),
 }

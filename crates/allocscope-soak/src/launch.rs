@@ -52,7 +52,8 @@ pub struct Recipe {
     /// An instance that ends is started again.
     pub restart: bool,
     pub interval: Duration,
-    /// The soak's directory: each instance's is under it.
+    /// The soak's directory (`soak-ID` beside the store): each instance's
+    /// is under it.
     pub dir: PathBuf,
     pub cgroup: Option<Parent>,
     pub server: Option<Server>,

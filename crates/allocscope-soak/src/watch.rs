@@ -11,11 +11,12 @@ use crate::config::combine;
 use crate::instance::InstanceSummary;
 use crate::launch::{self, Recipe};
 use crate::verdict::{verdict, Outcome};
-use crate::watched::{Attached, ProcSplit, Source, Watched, GRACE};
+use crate::watched::{unix_now, Attached, ProcSplit, Source, Watched, GRACE};
 use allocscope_core::run::sampling::SamplingLoop;
 use allocscope_core::run::{Event, Interrupt};
 use allocscope_core::sample::proc;
-use allocscope_core::store::{Appender, Ending, NewRecording, Store};
+use allocscope_core::store::{Ending, NewRecording, Store};
+use allocscope_core::units::format_seconds;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -35,16 +36,24 @@ pub enum Instances<'a> {
 pub struct Settings {
     /// The soak in the store its instances' recordings belong to.
     pub soak_id: i64,
+    /// The Unix time the soak began: its elapsed time and `duration` count
+    /// from here, across a resume.
+    pub began_unix: f64,
+    /// `--resume`: each instance continues its recording, with its samples
+    /// so far and a restart marked; new instances are started.
+    pub resumed: bool,
     pub interval: Duration,
     pub duration: Option<Duration>,
     pub until_settled: bool,
 }
 
 /// Why the soak stopped: `complete` (the duration), `settled`,
-/// `interrupted` or `exited` (every instance).
+/// `interrupted`, `exited` (every instance) or `failed` (the store, or an
+/// instance that could not be restarted, with the error).
 pub struct Soaked {
     pub instances: Vec<Watched>,
     pub status: &'static str,
+    pub failure: Option<anyhow::Error>,
     pub elapsed_s: f64,
     pub sampler_cpu_s: f64,
 }
@@ -64,20 +73,28 @@ pub fn watch(
     // drained so the channel never fills.
     let (events_tx, events) = mpsc::channel::<Event>();
     let mut watched = begin(store, instances, settings, &events_tx)?;
+    let elapsed = || unix_now() - settings.began_unix;
     let start = Instant::now();
     let mut last_look = start;
     let mut last_decision = None;
+    let mut failure = None;
     let status = loop {
         let now = Instant::now();
         if interrupt.requested() {
             break "interrupted";
         }
-        if settings.duration.is_some_and(|d| now - start >= d) {
+        if (settings.duration).is_some_and(|d| elapsed() >= d.as_secs_f64()) {
             break "complete";
         }
         while events.try_recv().is_ok() {}
         for w in watched.iter_mut().filter(|w| w.running()) {
-            w.turn(store, now, recipe, &events_tx)?;
+            if let Err(error) = w.turn(store, now, recipe, &events_tx) {
+                failure = Some(error);
+                break;
+            }
+        }
+        if failure.is_some() {
+            break "failed";
         }
         if watched.iter().all(|w| !w.running()) {
             break "exited";
@@ -86,7 +103,7 @@ pub fn watch(
         // same at two looks in a row.
         if settings.until_settled && now - last_look >= SETTLED_LOOK_EVERY {
             last_look = now;
-            let decision = settled_decision(&watched, (now - start).as_secs_f64());
+            let decision = settled_decision(&watched, elapsed());
             if decision.is_some() && decision == last_decision {
                 break "settled";
             }
@@ -100,17 +117,21 @@ pub fn watch(
             .unwrap_or(MAX_NAP);
         std::thread::sleep(nap);
     };
-    let elapsed_s = start.elapsed().as_secs_f64();
-    finish(store, &mut watched, status)?;
+    let elapsed_s = elapsed();
+    // A store that failed while finishing fails the soak too.
+    let finished = finish(store, &mut watched, status);
+    let failure = failure.or(finished.err());
     Ok(Soaked {
         elapsed_s,
         sampler_cpu_s: watched.iter().map(Watched::sampler_cpu_s).sum(),
         instances: watched,
-        status,
+        status: if failure.is_some() { "failed" } else { status },
+        failure,
     })
 }
 
-/// Each instance's recording begun, a launched one started first.
+/// Each instance's recording begun (or, resumed, continued), a launched
+/// one started first.
 fn begin(
     store: &mut Store,
     instances: &Instances,
@@ -120,54 +141,28 @@ fn begin(
     let hostname = allocscope_core::host::capture().hostname;
     let interval_ms = settings.interval.as_millis() as u64;
     let mut watched = Vec::new();
-    let mut add = |store: &mut Store, new: NewRecording, label: String, source, sampling| {
-        let (id, started_unix) = store.begin_recording(&new)?;
-        watched.push(Watched {
-            label,
-            name: new.name.trim_start_matches("soak ").to_string(),
-            source,
-            appender: Appender::new(id, settings.interval, Instant::now()),
-            series: Default::default(),
-            restart_s: None,
-            last: None,
-            ended: None,
-            restarts: Vec::new(),
-            split: None,
-            sampling,
-            earlier_cpu_s: 0.0,
-            started_unix,
-        });
-        anyhow::Ok(())
-    };
     match instances {
         Instances::InPlace(attached) => {
             for a in attached.iter() {
-                let new = NewRecording {
-                    name: format!("soak {}={}", a.label, a.pid),
-                    config: a.label.clone(),
-                    env: Vec::new(),
-                    command: None,
-                    target_pid: a.pid,
-                    target_start: a.start_ticks,
-                    interval_ms,
-                    hostname: hostname.clone(),
-                    soak_id: Some(settings.soak_id),
-                };
-                let sampling = SamplingLoop::new(a.pid, settings.interval);
-                add(
-                    store,
-                    new,
-                    a.label.clone(),
-                    Source::Attached(a.clone()),
-                    sampling,
-                )?;
+                watched.push(in_place(store, a, settings, &hostname)?);
             }
         }
         Instances::Launched(recipe) => {
+            let earlier = match settings.resumed {
+                true => store.soak_recordings(settings.soak_id)?,
+                false => Vec::new(),
+            };
             for (i, flavour) in recipe.flavours.iter().enumerate() {
                 for replica in recipe.replicas.clone() {
                     let name = format!("{}#{replica}", flavour.config.name);
-                    let (running, sampling) = launch::start(recipe, flavour, &name, 1, events)?;
+                    let before = earlier.iter().find(|r| r.name == format!("soak {name}"));
+                    let restarts = match before {
+                        Some(r) => store.recording_restarts(r.id)?,
+                        None => Vec::new(),
+                    };
+                    let starts = restarts.len() as u32 + 1 + u32::from(before.is_some());
+                    let (running, sampling) =
+                        launch::start(recipe, flavour, &name, starts, events)?;
                     let new = NewRecording {
                         name: format!("soak {name}"),
                         config: flavour.config.name.clone(),
@@ -183,7 +178,21 @@ fn begin(
                         flavour: i,
                         running: Some(Box::new(running)),
                     };
-                    add(store, new, flavour.config.name.clone(), source, sampling)?;
+                    let w = match before {
+                        Some(r) => resume(store, r.id, &new, source, sampling, settings)?,
+                        None => {
+                            let (id, started_unix) = store.begin_recording(&new)?;
+                            Watched::new(
+                                id,
+                                started_unix,
+                                &new,
+                                source,
+                                sampling,
+                                settings.interval,
+                            )
+                        }
+                    };
+                    watched.push(w);
                 }
             }
         }
@@ -191,11 +200,76 @@ fn begin(
     Ok(watched)
 }
 
+/// An instance running in place, its recording begun.
+fn in_place(
+    store: &mut Store,
+    a: &Attached,
+    settings: &Settings,
+    hostname: &str,
+) -> anyhow::Result<Watched> {
+    let new = NewRecording {
+        name: format!("soak {}={}", a.label, a.pid),
+        config: a.label.clone(),
+        env: Vec::new(),
+        command: None,
+        target_pid: a.pid,
+        target_start: a.start_ticks,
+        interval_ms: settings.interval.as_millis() as u64,
+        hostname: hostname.to_string(),
+        soak_id: Some(settings.soak_id),
+    };
+    let sampling = SamplingLoop::new(a.pid, settings.interval);
+    let (id, started_unix) = store.begin_recording(&new)?;
+    let source = Source::Attached(a.clone());
+    Ok(Watched::new(
+        id,
+        started_unix,
+        &new,
+        source,
+        sampling,
+        settings.interval,
+    ))
+}
+
+/// A resumed instance's recording `id` taken over: its raw samples so far
+/// back in its series, the resume marked as a restart (its plateau and
+/// growth are estimated from here on; the history stays stored).
+fn resume(
+    store: &mut Store,
+    id: i64,
+    new: &NewRecording,
+    source: Source,
+    sampling: SamplingLoop,
+    settings: &Settings,
+) -> anyhow::Result<Watched> {
+    let started_unix = store.resume_recording(id, new.target_pid, new.target_start)?;
+    let mut w = Watched::new(id, started_unix, new, source, sampling, settings.interval);
+    let earlier = store.raw_samples(id)?;
+    for sample in &earlier {
+        w.series.push(sample, false);
+    }
+    w.last = earlier.last().copied();
+    w.restarts = (store.recording_restarts(id)?.into_iter())
+        .map(|(_, why)| why)
+        .collect();
+    let restart_s = unix_now() - started_unix;
+    let stopped_at = format_seconds(earlier.last().map_or(0.0, |s| s.t_s));
+    let why = format!("allocscope stopped after {stopped_at}; resumed");
+    store.mark_restart(id, restart_s, &why)?;
+    w.restarts.push(why);
+    w.restart_s = Some(restart_s);
+    Ok(w)
+}
+
 /// What is pending committed, each launched instance still running
-/// stopped, and each recording finished with how its soak ended.
+/// stopped, and each recording finished with how its soak ended. Every
+/// instance is stopped and every recording tried even when the store
+/// fails; the first error is returned.
 fn finish(store: &mut Store, watched: &mut [Watched], status: &'static str) -> anyhow::Result<()> {
+    let mut first_error = Ok(());
     for w in watched.iter_mut() {
-        w.appender.flush(store)?;
+        let flushed = w.appender.flush(store);
+        first_error = first_error.and(flushed);
         match &mut w.source {
             Source::Launched {
                 running: Some(run), ..
@@ -221,9 +295,10 @@ fn finish(store: &mut Store, watched: &mut [Watched], status: &'static str) -> a
                 n => format!("soak of {}, restarted {n} times", w.name),
             }),
         });
-        store.finish_recording(w.appender.id, &ending)?;
+        let finished = store.finish_recording(w.appender.id, &ending);
+        first_error = first_error.and(finished);
     }
-    Ok(())
+    first_error
 }
 
 /// The instances grouped by label in the order first given, each with its

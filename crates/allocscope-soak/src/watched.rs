@@ -8,7 +8,7 @@ use allocscope_core::model::{RunStatus, Sample};
 use allocscope_core::run::sampling::{SamplingLoop, Tick};
 use allocscope_core::run::{classify_wait_status, Event};
 use allocscope_core::sample::proc;
-use allocscope_core::store::{Appender, Ending, Store};
+use allocscope_core::store::{Appender, Ending, NewRecording, Store};
 use allocscope_core::units::format_seconds;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -40,6 +40,22 @@ pub struct Series {
     pub memory: Vec<(f64, f64)>,
     pub live_heap: Vec<(f64, f64)>,
     pub allocator_free: Vec<(f64, f64)>,
+}
+
+impl Series {
+    /// A sample's figures appended: the memory judged is RSS for an
+    /// instance running in place, else the cgroup's working set, else PSS.
+    pub fn push(&mut self, sample: &Sample, in_place: bool) {
+        let memory = match (in_place, sample.cgroup) {
+            (true, _) => Some(sample.rss_bytes),
+            (false, Some(group)) => Some(group.working_set_bytes),
+            (false, None) => sample.pss_bytes,
+        };
+        let t = sample.t_s;
+        self.memory.extend(memory.map(|m| (t, m as f64)));
+        (self.live_heap).extend(sample.live_heap_bytes.map(|b| (t, b as f64)));
+        (self.allocator_free).extend(sample.breakdown.map(|b| (t, b.allocator_free_bytes as f64)));
+    }
 }
 
 pub struct Watched {
@@ -83,6 +99,33 @@ pub fn unix_now() -> f64 {
 }
 
 impl Watched {
+    /// Follows recording `id` (its `t_s` counting from `started_unix`),
+    /// begun as `new`, with nothing sampled yet.
+    pub fn new(
+        id: i64,
+        started_unix: f64,
+        new: &NewRecording,
+        source: Source,
+        sampling: SamplingLoop,
+        interval: Duration,
+    ) -> Watched {
+        Watched {
+            label: new.config.clone(),
+            name: new.name.trim_start_matches("soak ").to_string(),
+            source,
+            appender: Appender::new(id, interval, Instant::now()),
+            series: Series::default(),
+            restart_s: None,
+            last: None,
+            ended: None,
+            restarts: Vec::new(),
+            split: None,
+            sampling,
+            earlier_cpu_s: 0.0,
+            started_unix,
+        }
+    }
+
     pub fn running(&self) -> bool {
         self.ended.is_none()
     }
@@ -125,7 +168,7 @@ impl Watched {
             }
         }
         if let (Some(recipe), Some(ended)) = (recipe, ended) {
-            self.exited(ended, recipe, events)?;
+            self.exited(ended, recipe, store, events)?;
         }
         let sample = if self.running() { self.tick(now) } else { None };
         self.appender.tick(store, now, sample.as_ref())
@@ -168,17 +211,7 @@ impl Watched {
             _ => return None,
         };
         let in_place = matches!(self.source, Source::Attached(_));
-        let memory = match (in_place, sample.cgroup) {
-            (true, _) => Some(sample.rss_bytes),
-            (false, Some(group)) => Some(group.working_set_bytes),
-            (false, None) => sample.pss_bytes,
-        };
-        let t = sample.t_s;
-        let series = &mut self.series;
-        series.memory.extend(memory.map(|m| (t, m as f64)));
-        (series.live_heap).extend(sample.live_heap_bytes.map(|b| (t, b as f64)));
-        (series.allocator_free)
-            .extend(sample.breakdown.map(|b| (t, b.allocator_free_bytes as f64)));
+        self.series.push(&sample, in_place);
         self.last = Some(sample);
         Some(sample)
     }
@@ -190,6 +223,7 @@ impl Watched {
         &mut self,
         ended: Ending,
         recipe: &Recipe,
+        store: &mut Store,
         events: &Sender<Event>,
     ) -> anyhow::Result<()> {
         let Source::Launched { flavour, running } = &mut self.source else {
@@ -214,8 +248,11 @@ impl Watched {
         *running = Some(Box::new(run));
         self.earlier_cpu_s += self.sampling.sampler().cpu_seconds();
         self.sampling = sampling;
-        self.restart_s = Some(unix_now() - self.started_unix);
-        self.restarts.push(format!("{what} after {at}; restarted"));
+        let restart_s = unix_now() - self.started_unix;
+        self.restart_s = Some(restart_s);
+        let why = format!("{what} after {at}; restarted");
+        store.mark_restart(self.appender.id, restart_s, &why)?;
+        self.restarts.push(why);
         Ok(())
     }
 

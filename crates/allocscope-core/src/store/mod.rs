@@ -36,4 +36,5 @@ pub use open::Store;
 pub use recordings::{Ending, NewRecording, MINUTE_WINDOW_S, RAW_WINDOW_S};
 pub use schema::SCHEMA_VERSION;
 pub use shard::schema_version_of;
+pub use soaks::StoredSoak;
 pub use write::StoredRunId;

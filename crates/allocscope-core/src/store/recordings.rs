@@ -49,7 +49,8 @@ pub struct Ending {
     pub message: Option<String>,
 }
 
-const INFO_COLUMNS: &str = "id, name, config, command, target_pid, started_at, interval_ms,
+pub(super) const INFO_COLUMNS: &str =
+    "id, name, config, command, target_pid, started_at, interval_ms,
     status, pid, finished_at, exit_code, signal, message, hostname,
     coalesce((SELECT max(t_s) FROM recording_samples s WHERE s.recording_id = recordings.id),
              (SELECT max(t_s) + tier_s FROM recording_tiers t WHERE t.recording_id = recordings.id),
@@ -111,13 +112,21 @@ impl Store {
         Ok(None)
     }
 
-    /// Takes over a cut-off recording: this process writes it from now on.
+    /// Takes over a cut-off recording: this process writes it from now on,
+    /// following the process `target_pid` started at `target_start` (the
+    /// same for `record --pid`, a new instance for `soak --resume`).
     /// Returns the Unix time its `t_s` counts from.
-    pub fn resume_recording(&mut self, id: i64) -> Result<f64> {
+    pub fn resume_recording(&mut self, id: i64, target_pid: i32, target_start: u64) -> Result<f64> {
         self.conn
             .execute(
-                "UPDATE recordings SET pid = ?1, status = 'running' WHERE id = ?2",
-                params![std::process::id(), id],
+                "UPDATE recordings SET pid = ?1, status = 'running', target_pid = ?2,
+                     target_start = ?3 WHERE id = ?4",
+                params![
+                    std::process::id(),
+                    target_pid,
+                    to_i64(target_start, "target_start")?,
+                    id
+                ],
             )
             .with_context(|| format!("resuming recording {id}"))?;
         self.conn
@@ -333,7 +342,7 @@ fn roll_up(tx: &Transaction, id: i64, last_t_s: f64, everything: bool) -> rusqli
     Ok(())
 }
 
-fn info_from_row(r: &Row<'_>) -> rusqlite::Result<RecordingInfo> {
+pub(super) fn info_from_row(r: &Row<'_>) -> rusqlite::Result<RecordingInfo> {
     let command: Option<String> = r.get(3)?;
     let status: String = r.get(7)?;
     let pid: i64 = r.get(8)?;

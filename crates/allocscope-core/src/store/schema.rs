@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `STEPS`.
-pub const SCHEMA_VERSION: u32 = 15;
+pub const SCHEMA_VERSION: u32 = 16;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -333,6 +333,18 @@ ALTER TABLE recordings ADD COLUMN soak_id INTEGER REFERENCES soaks(id) ON DELETE
 CREATE INDEX recordings_soak ON recordings(soak_id);
 ";
 
+/// Version 16: each restart of a soak's instance (`--restart`, or the soak
+/// resumed after its allocscope died), marked at the recording's `t_s`: the
+/// statistics after it start a new plateau.
+const V16: &str = "
+CREATE TABLE recording_restarts (
+    recording_id INTEGER NOT NULL REFERENCES recordings(id) ON DELETE CASCADE,
+    t_s          REAL NOT NULL,
+    why          TEXT NOT NULL,
+    PRIMARY KEY (recording_id, t_s)
+);
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -382,6 +394,7 @@ const STEPS: [(&str, &str); SCHEMA_VERSION as usize] = [
     (V13, "adding the heap_stale_processes column"),
     (V14, "adding the breakdown_unknown_bytes column"),
     (V15, "adding the soaks table"),
+    (V16, "adding the recording_restarts table"),
 ];
 
 /// Moves the schema from `from` to `from + 1`.

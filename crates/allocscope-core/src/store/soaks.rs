@@ -3,8 +3,21 @@
 //! (`recordings.soak_id`), so a soak can be reported or resumed as one.
 
 use super::open::Store;
+use super::recordings::{info_from_row, INFO_COLUMNS};
+use super::sample_rows;
+use crate::model::Sample;
+use crate::recorded::RecordingInfo;
 use anyhow::{Context, Result};
 use rusqlite::{params, OptionalExtension};
+
+/// A soak as it was begun.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredSoak {
+    /// allocscope's arguments after the program's name, `soak` first.
+    pub arguments: Vec<String>,
+    /// The Unix time it began: its elapsed time counts from here.
+    pub started_unix: f64,
+}
 
 impl Store {
     /// Stores a new soak started with `arguments` (allocscope's command line
@@ -28,26 +41,68 @@ impl Store {
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// The arguments soak `id` was started with; None if there is no such soak.
-    pub fn soak_arguments(&self, id: i64) -> Result<Option<Vec<String>>> {
-        let text: Option<String> = self
+    /// Soak `id` as it was begun; None if there is no such soak.
+    pub fn soak(&self, id: i64) -> Result<Option<StoredSoak>> {
+        let row: Option<(String, f64)> = self
             .conn
-            .query_row("SELECT arguments FROM soaks WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT arguments, started_unix FROM soaks WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
             .optional()
             .with_context(|| format!("reading soak {id}"))?;
-        text.map(|t| serde_json::from_str(&t).context("reading a soak's arguments"))
-            .transpose()
+        row.map(|(arguments, started_unix)| {
+            Ok(StoredSoak {
+                arguments: serde_json::from_str(&arguments)
+                    .context("reading a soak's arguments")?,
+                started_unix,
+            })
+        })
+        .transpose()
+    }
+
+    /// Marks a restart of recording `id`'s instance at its `t_s`.
+    pub fn mark_restart(&mut self, id: i64, t_s: f64, why: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO recording_restarts (recording_id, t_s, why)
+                 VALUES (?1, ?2, ?3)",
+                params![id, t_s, why],
+            )
+            .with_context(|| format!("marking a restart of recording {id}"))?;
+        Ok(())
+    }
+
+    /// The restarts of recording `id`'s instance, `(t_s, why)` in time order.
+    pub fn recording_restarts(&self, id: i64) -> Result<Vec<(f64, String)>> {
+        let mut query = self.conn.prepare(
+            "SELECT t_s, why FROM recording_restarts WHERE recording_id = ?1 ORDER BY t_s",
+        )?;
+        let rows = query.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .with_context(|| format!("reading the restarts of recording {id}"))
+    }
+
+    /// Recording `id`'s raw samples (those of its last `RAW_WINDOW_S`; older
+    /// ones are in minute and hour buckets), in time order.
+    pub fn raw_samples(&self, id: i64) -> Result<Vec<Sample>> {
+        let mut query = self.conn.prepare(&format!(
+            "SELECT {} FROM recording_samples WHERE recording_id = ?1 ORDER BY t_s",
+            sample_rows::COLUMNS
+        ))?;
+        let rows = query.query_map([id], sample_rows::from_row)?;
+        rows.collect::<rusqlite::Result<_>>()
+            .with_context(|| format!("reading the samples of recording {id}"))
     }
 
     /// The recordings of soak `id`, in the order they began.
-    pub fn soak_recordings(&self, id: i64) -> Result<Vec<i64>> {
-        let mut query = self
-            .conn
-            .prepare("SELECT id FROM recordings WHERE soak_id = ?1 ORDER BY id")?;
-        let ids = query.query_map([id], |r| r.get(0))?;
-        ids.collect::<rusqlite::Result<_>>()
+    pub fn soak_recordings(&self, id: i64) -> Result<Vec<RecordingInfo>> {
+        let mut query = self.conn.prepare(&format!(
+            "SELECT {INFO_COLUMNS} FROM recordings WHERE soak_id = ?1 ORDER BY id"
+        ))?;
+        let rows = query.query_map([id], info_from_row)?;
+        rows.collect::<rusqlite::Result<_>>()
             .with_context(|| format!("reading the recordings of soak {id}"))
     }
 }
@@ -76,9 +131,31 @@ mod tests {
         let (first, _) = store.begin_recording(&new(Some(soak)))?;
         store.begin_recording(&new(None))?;
         let (second, _) = store.begin_recording(&new(Some(soak)))?;
-        assert_eq!(store.soak_arguments(soak)?, Some(arguments));
-        assert_eq!(store.soak_arguments(soak + 1)?, None);
-        assert_eq!(store.soak_recordings(soak)?, vec![first, second]);
+        let stored = store.soak(soak)?.expect("stored");
+        assert_eq!(stored.arguments, arguments);
+        assert!(stored.started_unix > 1.6e9, "{}", stored.started_unix);
+        assert_eq!(store.soak(soak + 1)?, None);
+        let ids: Vec<i64> = store.soak_recordings(soak)?.iter().map(|r| r.id).collect();
+        assert_eq!(ids, vec![first, second]);
+        store.mark_restart(second, 12.5, "resumed")?;
+        store.mark_restart(second, 3.0, "exited; restarted")?;
+        assert_eq!(
+            store.recording_restarts(second)?,
+            vec![
+                (3.0, "exited; restarted".to_string()),
+                (12.5, "resumed".into())
+            ]
+        );
+        assert!(store.recording_restarts(first)?.is_empty());
+        let sample = |t_s| crate::model::Sample {
+            t_s,
+            rss_bytes: 1 << 20,
+            ..Default::default()
+        };
+        store.append_samples(second, &[sample(1.0), sample(2.0)])?;
+        let times: Vec<f64> = store.raw_samples(second)?.iter().map(|s| s.t_s).collect();
+        assert_eq!(times, vec![1.0, 2.0]);
+        assert!(store.raw_samples(first)?.is_empty());
         Ok(())
     }
 }
