@@ -9,4 +9,5 @@ pub mod merge;
 pub mod record;
 pub mod report;
 pub mod soak;
+pub mod soak_report;
 pub mod tune;

@@ -42,6 +42,8 @@ pub enum SoakError {
     },
     #[error("--server starts {instances} instances side by side, which cannot share a port: put {{port}} in the command where it takes its port (e.g. memcached -p {{port}}), and allocscope gives each instance a free one")]
     ServerWithoutPort { instances: usize },
+    #[error("report --soak renders text, --export-json, --export-csv, --export-markdown and --html; {0} is for experiments")]
+    ReportExport(&'static str),
     #[error("the heap probe cannot be installed: {0}; give the soak a writable cache directory (XDG_CACHE_HOME)")]
     Probe(String),
 }

@@ -42,6 +42,32 @@ pub struct Series {
     pub allocator_free: Vec<(f64, f64)>,
 }
 
+impl Series {
+    /// A sample joins the series (`in_place`: an instance running in place,
+    /// judged by its RSS).
+    pub fn push(&mut self, sample: &Sample, in_place: bool) {
+        let memory = match (in_place, sample.cgroup) {
+            (true, _) => Some(sample.rss_bytes),
+            (false, Some(group)) => Some(group.working_set_bytes),
+            (false, None) => sample.pss_bytes,
+        };
+        let t = sample.t_s;
+        self.memory.extend(memory.map(|m| (t, m as f64)));
+        (self.live_heap).extend(sample.live_heap_bytes.map(|b| (t, b as f64)));
+        (self.allocator_free).extend(sample.breakdown.map(|b| (t, b.allocator_free_bytes as f64)));
+    }
+
+    /// The instance's summary since `restart_s`; `None` with too few samples.
+    pub fn summary(&self, restart_s: Option<f64>) -> Option<InstanceSummary> {
+        summarize(&InstanceSeries {
+            memory: &self.memory,
+            live_heap: &self.live_heap,
+            allocator_free: &self.allocator_free,
+            restart_s,
+        })
+    }
+}
+
 pub struct Watched {
     pub label: String,
     /// `glibc#2` for a launched instance, `glibc=4243` for one in place.
@@ -168,17 +194,7 @@ impl Watched {
             _ => return None,
         };
         let in_place = matches!(self.source, Source::Attached(_));
-        let memory = match (in_place, sample.cgroup) {
-            (true, _) => Some(sample.rss_bytes),
-            (false, Some(group)) => Some(group.working_set_bytes),
-            (false, None) => sample.pss_bytes,
-        };
-        let t = sample.t_s;
-        let series = &mut self.series;
-        series.memory.extend(memory.map(|m| (t, m as f64)));
-        (series.live_heap).extend(sample.live_heap_bytes.map(|b| (t, b as f64)));
-        (series.allocator_free)
-            .extend(sample.breakdown.map(|b| (t, b.allocator_free_bytes as f64)));
+        self.series.push(&sample, in_place);
         self.last = Some(sample);
         Some(sample)
     }
@@ -221,12 +237,7 @@ impl Watched {
 
     /// The instance's summary; `None` with too few samples yet.
     pub fn summary(&self) -> Option<InstanceSummary> {
-        summarize(&InstanceSeries {
-            memory: &self.series.memory,
-            live_heap: &self.series.live_heap,
-            allocator_free: &self.series.allocator_free,
-            restart_s: self.restart_s,
-        })
+        self.series.summary(self.restart_s)
     }
 }
 

@@ -3,6 +3,8 @@
 //! (`recordings.soak_id`), so a soak can be reported or resumed as one.
 
 use super::open::Store;
+use super::sample_rows;
+use crate::model::Sample;
 use anyhow::{Context, Result};
 use rusqlite::{params, OptionalExtension};
 
@@ -50,14 +52,28 @@ impl Store {
         ids.collect::<rusqlite::Result<_>>()
             .with_context(|| format!("reading the recordings of soak {id}"))
     }
+
+    /// The raw samples recording `id` still keeps (the last hour's, at full
+    /// detail: its rolled-up buckets keep RSS and PSS only), in time order.
+    pub fn recording_raw_samples(&self, id: i64) -> Result<Vec<Sample>> {
+        let mut query = self.conn.prepare(&format!(
+            "SELECT {} FROM recording_samples WHERE recording_id = ?1 ORDER BY t_s",
+            sample_rows::COLUMNS
+        ))?;
+        let rows = query.query_map([id], sample_rows::from_row)?;
+        rows.collect::<rusqlite::Result<_>>()
+            .with_context(|| format!("reading the samples of recording {id}"))
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::model::Sample;
     use crate::store::{NewRecording, Store};
 
     #[test]
-    fn a_soak_keeps_its_arguments_and_knows_its_recordings() -> anyhow::Result<()> {
+    fn a_soak_keeps_its_arguments_knows_its_recordings_and_reads_their_samples(
+    ) -> anyhow::Result<()> {
         let dir = tempfile::tempdir()?;
         let mut store = Store::open(&dir.path().join("a.db"))?;
         let arguments = vec!["-a".to_string(), "glibc".into(), "--".into(), "grow".into()];
@@ -79,6 +95,16 @@ mod tests {
         assert_eq!(store.soak_arguments(soak)?, Some(arguments));
         assert_eq!(store.soak_arguments(soak + 1)?, None);
         assert_eq!(store.soak_recordings(soak)?, vec![first, second]);
+        let sample = |t_s| Sample {
+            t_s,
+            rss_bytes: 1 << 20,
+            live_heap_bytes: Some(1 << 19),
+            ..Sample::default()
+        };
+        store.append_samples(second, &[sample(2.0), sample(1.0)])?;
+        let stored = store.recording_raw_samples(second)?;
+        assert_eq!(stored, vec![sample(1.0), sample(2.0)]);
+        assert!(store.recording_raw_samples(first)?.is_empty());
         Ok(())
     }
 }
