@@ -10,6 +10,7 @@ use crate::soak::export::{csv, figures, json, markdown};
 use crate::soak::page::html;
 use crate::soak::stored::load;
 use crate::store::Store;
+use crate::usage_error::UsageError;
 use std::path::Path;
 
 /// What an export of a soak renders; `None` for the marker CSV written
@@ -27,7 +28,7 @@ fn rendered(export: &Export) -> Result<Option<Format>, SoakError> {
 pub fn report(store: &Store, id: i64, exports: &ExportList) -> anyhow::Result<i32> {
     let mut chosen = Vec::new();
     for export in exports.iter() {
-        if let Some(format) = rendered(export)? {
+        if let Some(format) = rendered(export).map_err(UsageError::from)? {
             chosen.push((format, export.destination.as_path()));
         }
     }

@@ -48,6 +48,8 @@ mod config_coverage_tests;
 #[cfg(test)]
 mod coverage_tests;
 #[cfg(test)]
+mod export_tests;
+#[cfg(test)]
 mod settle_time_tests;
 #[cfg(test)]
 mod simulate;
