@@ -20,7 +20,9 @@
 //! against the allocator the process maps), `launch.rs` (an instance of
 //! `-- COMMAND` started), `watched.rs` (one instance followed: its tick,
 //! series, ending, restarts), `watch.rs` (the one loop that samples and
-//! stores them all), `canary.rs` (the report).
+//! stores them all), `canary.rs` (the report). `report --soak`:
+//! `stored.rs` (a soak read back from the store), `figures.rs` (its rows),
+//! `export.rs` (Markdown, JSON, CSV) and `page.rs` (HTML).
 
 pub mod blocks;
 pub mod canary;
