@@ -355,6 +355,10 @@ pub struct ReportArgs {
     /// IDs, list the stored recordings.
     #[arg(long, value_name = "ID", num_args = 0.., conflicts_with_all = ["experiment", "list", "baseline"])]
     pub recordings: Option<Vec<i64>>,
+    /// A stored soak (its id ends what `soak` prints), judged again from
+    /// the samples the store keeps.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["experiment", "list", "baseline", "recordings", "section"])]
+    pub soak: Option<i64>,
     /// Print one part of the complete report.
     #[arg(long, value_enum, value_name = "NAME", conflicts_with = "full")]
     pub section: Option<choices::Section>,

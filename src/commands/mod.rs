@@ -10,4 +10,5 @@ pub mod record;
 pub mod report;
 pub mod soak;
 mod soak_jobs;
+pub mod soak_report;
 pub mod tune;

@@ -29,6 +29,9 @@ pub fn report(args: &ReportSettings) -> anyhow::Result<i32> {
     if let Some(ids) = &args.recordings {
         return recordings(&store, ids, &output.exports);
     }
+    if let Some(id) = args.soak {
+        return super::soak_report::report(&store, id, &output.exports);
+    }
     if args.list {
         let listing = super::listing::render(&store.list()?, &store.list_recordings()?);
         print!("{listing}");

@@ -19,6 +19,8 @@ pub struct ReportSettings {
     pub baseline: Option<String>,
     /// `--recordings [ID...]`.
     pub recordings: Option<Vec<i64>>,
+    /// `--soak ID`.
+    pub soak: Option<i64>,
     pub output: OutputSettings,
     /// The judging flags given (the others: what `compare` stored).
     pub judge: JudgeFlags,
@@ -33,6 +35,7 @@ impl ReportSettings {
             list: args.list,
             baseline: args.baseline.clone(),
             recordings: args.recordings.clone(),
+            soak: args.soak,
             output: OutputSettings {
                 view: args
                     .section

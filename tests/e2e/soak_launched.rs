@@ -60,6 +60,35 @@ fn soak_grow(scratch: &Scratch, mode: &str) -> String {
     stdout(&output)
 }
 
+/// `report --soak 1` judges the stored soak as the soak did (its verdict's
+/// sentence), and writes its JSON (four instances) and HTML (the projection
+/// dashed).
+fn reported_again(scratch: &Scratch, soaked: &str) {
+    let (json, html) = (scratch.path("soak.json"), scratch.path("soak.html"));
+    let db = db_arg(scratch);
+    let paths = [json.to_str().expect("utf-8"), html.to_str().expect("utf-8")];
+    let output = scratch.run(&[
+        "report",
+        "--db",
+        &db,
+        "--soak",
+        "1",
+        "--export-json",
+        paths[0],
+        "--html",
+        paths[1],
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let verdict = soaked.lines().last().expect("a verdict");
+    assert!(text.contains(verdict), "{verdict}\n{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).expect("JSON");
+    assert_eq!(json["soak"]["instances"].as_array().map(Vec::len), Some(4));
+    let html = std::fs::read_to_string(&html).expect("HTML written");
+    assert!(html.contains("stroke-dasharray"), "no projection drawn");
+}
+
 #[test]
 fn soak_tells_the_allocators_fragmentation_from_the_programs_leak() {
     let _heavy = one_heavy_test_at_a_time();
@@ -96,6 +125,7 @@ fn soak_tells_the_allocators_fragmentation_from_the_programs_leak() {
             "{name}: {samples} samples, {live} live"
         );
     }
+    reported_again(&scratch, &text);
 
     let scratch = Scratch::new();
     let text = soak_grow(&scratch, "leak");

@@ -79,6 +79,30 @@ pub fn combine(replicas: &[InstanceSummary]) -> Option<ConfigSummary> {
     })
 }
 
+/// Instances (label, summary, still running) grouped by label in the order
+/// first given, each with its summary (or what carries it): a label given to
+/// several instances is one configuration of several replicas. An instance
+/// that ended too early for a summary is left out; `None` while a running
+/// one has none yet.
+pub fn by_label<'a, T>(
+    instances: impl IntoIterator<Item = (&'a str, Option<T>, bool)>,
+) -> Option<Vec<(String, Vec<T>)>> {
+    let mut groups: Vec<(String, Vec<T>)> = Vec::new();
+    for (label, summary, running) in instances {
+        let Some(summary) = summary else {
+            if running {
+                return None;
+            }
+            continue;
+        };
+        match groups.iter_mut().find(|g| g.0 == label) {
+            Some(group) => group.1.push(summary),
+            None => groups.push((label.to_string(), vec![summary])),
+        }
+    }
+    Some(groups)
+}
+
 /// A configuration against the baseline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Separation {

@@ -48,6 +48,8 @@ pub enum SoakError {
     NoSuchSoak { id: i64, db: String },
     #[error("--resume {id}: {why}; start a new soak instead")]
     NotResumable { id: i64, why: String },
+    #[error("report --soak renders text, --export-json, --export-csv, --export-markdown and --html; {0} is for experiments")]
+    ReportExport(&'static str),
     #[error("the heap probe cannot be installed: {0}; give the soak a writable cache directory (XDG_CACHE_HOME)")]
     Probe(String),
 }

@@ -21,20 +21,26 @@
 //! `-- COMMAND` started), `watched.rs` (one instance followed: its tick,
 //! series, ending, restarts), `watch.rs` (the one loop that samples and
 //! stores them all), `job.rs` (an instance run as a cluster job: what its
-//! node sends back), `canary.rs` (the report).
+//! node sends back), `canary.rs` (the report). `report --soak`:
+//! `stored.rs` (a soak read back from the store), `figures.rs` (its rows),
+//! `export.rs` (Markdown, JSON, CSV) and `page.rs` (HTML).
 
 pub mod blocks;
 pub mod canary;
 pub mod config;
 pub mod error;
+pub mod export;
+pub mod figures;
 pub mod growth;
 pub mod instance;
 pub mod job;
 pub mod label;
 pub mod launch;
 pub mod level;
+pub mod page;
 pub mod projection;
 pub mod render;
+pub mod stored;
 pub mod theil_sen;
 pub mod verdict;
 pub mod watch;
@@ -45,6 +51,8 @@ pub mod window;
 mod config_coverage_tests;
 #[cfg(test)]
 mod coverage_tests;
+#[cfg(test)]
+mod export_tests;
 #[cfg(test)]
 mod settle_time_tests;
 #[cfg(test)]

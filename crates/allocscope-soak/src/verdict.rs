@@ -158,7 +158,7 @@ fn cause(replicas: &[InstanceSummary], summary: &ConfigSummary) -> Cause {
 }
 
 /// The replicas' mean growth of one series, `None` when one lacks it.
-fn combined(
+pub fn combined(
     replicas: &[InstanceSummary],
     series: impl Fn(&InstanceSummary) -> Option<Growth>,
 ) -> Option<Growth> {

@@ -7,7 +7,7 @@
 //! in a row. At every ending what was sampled is committed,
 //! the launched instances stopped, each recording finished.
 
-use crate::config::combine;
+use crate::config::{self, combine};
 use crate::instance::InstanceSummary;
 use crate::launch::{self, Recipe};
 use crate::verdict::{verdict, Outcome};
@@ -301,25 +301,14 @@ fn finish(store: &mut Store, watched: &mut [Watched], status: &'static str) -> a
     first_error
 }
 
-/// The instances grouped by label in the order first given, each with its
-/// summary: a label given to several instances is one configuration of
-/// several replicas. `None` while an instance has no summary yet.
+/// The instances grouped by label (`config::by_label`); `None` while a
+/// running instance has no summary yet.
 pub fn by_label(watched: &[Watched]) -> Option<Vec<(String, Vec<InstanceSummary>)>> {
-    let mut groups: Vec<(String, Vec<InstanceSummary>)> = Vec::new();
-    for w in watched {
-        // An instance that ended too early for a summary is left out.
-        let Some(summary) = w.summary() else {
-            if w.running() {
-                return None;
-            }
-            continue;
-        };
-        match groups.iter_mut().find(|g| g.0 == w.label) {
-            Some(group) => group.1.push(summary),
-            None => groups.push((w.label.clone(), vec![summary])),
-        }
-    }
-    Some(groups)
+    config::by_label(
+        watched
+            .iter()
+            .map(|w| (w.label.as_str(), w.summary(), w.running())),
+    )
 }
 
 /// What the verdict decides now, when every configuration has settled and

@@ -56,6 +56,16 @@ impl Series {
         (self.live_heap).extend(sample.live_heap_bytes.map(|b| (t, b as f64)));
         (self.allocator_free).extend(sample.breakdown.map(|b| (t, b.allocator_free_bytes as f64)));
     }
+
+    /// The instance's summary since `restart_s`; `None` with too few samples.
+    pub fn summary(&self, restart_s: Option<f64>) -> Option<InstanceSummary> {
+        summarize(&InstanceSeries {
+            memory: &self.memory,
+            live_heap: &self.live_heap,
+            allocator_free: &self.allocator_free,
+            restart_s,
+        })
+    }
 }
 
 pub struct Watched {
@@ -258,12 +268,7 @@ impl Watched {
 
     /// The instance's summary; `None` with too few samples yet.
     pub fn summary(&self) -> Option<InstanceSummary> {
-        summarize(&InstanceSeries {
-            memory: &self.series.memory,
-            live_heap: &self.series.live_heap,
-            allocator_free: &self.series.allocator_free,
-            restart_s: self.restart_s,
-        })
+        self.series.summary(self.restart_s)
     }
 }
 

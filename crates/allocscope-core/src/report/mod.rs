@@ -28,7 +28,7 @@ mod section;
 mod service_table;
 pub mod svg;
 pub mod table;
-mod thin;
+pub mod thin;
 pub mod verdict_json;
 pub mod verdict_text;
 pub mod verdict_words;

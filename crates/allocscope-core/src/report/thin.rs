@@ -4,7 +4,7 @@
 
 /// The indices of `count` rows to show, at most `max` (at least 2): all of
 /// them, or every k-th and the last; and k (1 when nothing was left out).
-pub(crate) fn every_kth(count: usize, max: usize) -> (Vec<usize>, usize) {
+pub fn every_kth(count: usize, max: usize) -> (Vec<usize>, usize) {
     if count <= max {
         return ((0..count).collect(), 1);
     }

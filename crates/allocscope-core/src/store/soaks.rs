@@ -109,10 +109,12 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use crate::model::Sample;
     use crate::store::{NewRecording, Store};
 
     #[test]
-    fn a_soak_keeps_its_arguments_and_knows_its_recordings() -> anyhow::Result<()> {
+    fn a_soak_keeps_its_arguments_knows_its_recordings_and_reads_their_samples(
+    ) -> anyhow::Result<()> {
         let dir = tempfile::tempdir()?;
         let mut store = Store::open(&dir.path().join("a.db"))?;
         let arguments = vec!["-a".to_string(), "glibc".into(), "--".into(), "grow".into()];

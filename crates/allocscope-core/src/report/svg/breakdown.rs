@@ -160,13 +160,28 @@ fn areas(chart: &mut Chart, points: &[(f64, &Breakdown)]) {
 }
 
 fn over_time(analysis: &Analysis, cause: &Cause) -> Plot {
-    let panels: Vec<(&WhereWent, Vec<(f64, &Breakdown)>)> = analysis
+    let panels: Vec<(String, Vec<(f64, &Breakdown)>)> = analysis
         .experiment
         .configs
         .iter()
         .filter_map(|c| cause.of(&c.config.name))
-        .map(|w| (w, series(analysis, w)))
+        .map(|w| {
+            let heading = format!("{}: where the memory went, run {}", w.config, w.run);
+            (heading, series(analysis, w))
+        })
         .collect();
+    let title = "Where the memory went over time (each configuration's median run)";
+    stacked_panels(&panels, "breakdown_over_time", title)
+}
+
+/// The breakdown over time as stacked areas, one panel per `(heading,
+/// ticks)` on shared scales (`soak`'s report draws one instance per
+/// configuration with it).
+pub fn stacked_panels(
+    panels: &[(String, Vec<(f64, &Breakdown)>)],
+    name: &'static str,
+    title: &str,
+) -> Plot {
     let all: Vec<Breakdown> = panels
         .iter()
         .flat_map(|(_, s)| s.iter().map(|(_, b)| **b))
@@ -177,9 +192,9 @@ fn over_time(analysis: &Analysis, cause: &Cause) -> Plot {
         .fold(0.0, f64::max);
     let top = all.iter().map(total).fold(0.0, f64::max);
     let mut figure = Svg::new(WIDTH, HEIGHT * panels.len().max(1) as f64);
-    for (k, (w, points)) in panels.iter().enumerate() {
+    for (k, (heading, points)) in panels.iter().enumerate() {
         let mut chart = Chart::new(
-            &format!("{}: where the memory went, run {}", w.config, w.run),
+            heading,
             Axis::new(0.0, t_max, "time since start", Kind::Seconds),
             Axis::new(0.0, top * 1.05, "memory", Kind::Bytes),
         );
@@ -188,8 +203,8 @@ fn over_time(analysis: &Analysis, cause: &Cause) -> Plot {
         figure.panel(HEIGHT * k as f64, chart.svg);
     }
     Plot {
-        name: "breakdown_over_time",
-        title: "Where the memory went over time (each configuration's median run)".to_string(),
+        name,
+        title: title.to_string(),
         svg: figure.finish(),
     }
 }

@@ -1,0 +1,111 @@
+//! `report --soak`'s formats on a fixed soak stored the way `soak` stores
+//! one: glibc's two replicas growing while their live heap is flat (the
+//! allocator holds it), `glibc:arena_max=2`'s flat, ten minutes at 1 s.
+
+use crate::export::{csv, figures, json, markdown};
+use crate::page::html;
+use crate::stored::{load, SoakRecord};
+use allocscope_core::model::{Breakdown, Sample};
+use allocscope_core::store::{NewRecording, Store};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// A tick of replica `replica` at `t` s: 100 MiB live, free memory growing
+/// `free_per_s` with a little deterministic noise.
+fn sample(t: u32, replica: u32, free_per_s: f64) -> Sample {
+    let noise = (((t * 7919 + replica * 104_729) % 97) as f64 / 97.0 - 0.5) * MIB;
+    let live = 100.0 * MIB + f64::from(replica) * MIB;
+    let free = 8.0 * MIB + free_per_s * f64::from(t) + noise;
+    let breakdown = Breakdown {
+        live_heap_bytes: live as u64,
+        allocator_free_bytes: free as u64,
+        file_bytes: 4 << 20,
+        ..Breakdown::default()
+    };
+    Sample {
+        t_s: f64::from(t),
+        rss_bytes: breakdown.total_bytes(),
+        pss_bytes: Some(breakdown.total_bytes()),
+        live_heap_bytes: Some(live as u64),
+        breakdown: Some(breakdown),
+        processes: 1,
+        threads: 1,
+        ..Sample::default()
+    }
+}
+
+fn stored(dir: &std::path::Path) -> anyhow::Result<(Store, SoakRecord)> {
+    let mut store = Store::open(&dir.join("soak.db"))?;
+    let arguments: Vec<String> = "soak -a glibc -a glibc:arena_max=2 --duration 10m -- grow"
+        .split(' ')
+        .map(String::from)
+        .collect();
+    let soak = store.begin_soak(&arguments)?;
+    for (config, free_per_s) in [("glibc", 0.1 * MIB), ("glibc:arena_max=2", 0.0)] {
+        for replica in 1..=2 {
+            let (id, _) = store.begin_recording(&NewRecording {
+                name: format!("soak {config}#{replica}"),
+                config: config.into(),
+                env: vec![],
+                command: Some(vec!["grow".into()]),
+                target_pid: 1,
+                target_start: 0,
+                interval_ms: 1000,
+                hostname: "h".into(),
+                soak_id: Some(soak),
+            })?;
+            let samples: Vec<Sample> = (0..600).map(|t| sample(t, replica, free_per_s)).collect();
+            store.append_samples(id, &samples)?;
+        }
+    }
+    let record = load(&store, soak)?;
+    Ok((store, record))
+}
+
+fn snapshot(name: &str, text: &str) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_snapshot!(name, text));
+}
+
+#[test]
+fn a_stored_soak_renders_in_every_format() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let (_store, record) = stored(dir.path())?;
+    let rendered = figures(&record);
+    snapshot("soak_md", &markdown(&record, &rendered));
+    snapshot("soak_json", &json(&record, &rendered)?);
+    snapshot("soak_csv", &csv(&rendered));
+    snapshot("soak_html", &html(&record, &rendered));
+    Ok(())
+}
+
+#[test]
+fn the_report_picks_the_configuration_that_levels_off_with_its_projection() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let (_store, record) = stored(dir.path())?;
+    let rendered = figures(&record);
+    let text = markdown(&record, &rendered);
+    assert!(text.contains("Use glibc:arena_max=2"), "{text}");
+    assert!(
+        text.contains("the allocator holds it (fragmentation)"),
+        "{text}"
+    );
+    let html = html(&record, &rendered);
+    assert!(
+        html.contains("stroke-dasharray"),
+        "the projection is dashed"
+    );
+    assert!(
+        html.contains("<title>glibc: projected"),
+        "the projection has a hover"
+    );
+    assert!(html.contains("id=\"plot-soak_breakdown\""));
+    let json: serde_json::Value = serde_json::from_str(&json(&record, &rendered)?)?;
+    assert_eq!(json["soak"]["instances"].as_array().map(Vec::len), Some(4));
+    let glibc = &json["soak"]["configurations"][0];
+    assert!(glibc["slope_ci_low_bytes_per_h"].as_f64() > Some(0.0));
+    assert!(glibc["projection_24h_bytes"].as_f64() > glibc["level_bytes"].as_f64());
+    Ok(())
+}

@@ -1,0 +1,206 @@
+//! The figures a soak's exports show, one row per instance and one per
+//! configuration (its replicas combined): level, growth (slope) with its
+//! interval, settled or when it would, projections to a day and a week, the
+//! live heap's and the allocator's free memory's growth, and for a
+//! configuration its plateau against the baseline's. One list of named
+//! columns, which the CSV and the JSON both read.
+
+use crate::config::combine;
+use crate::growth::{Growth, Settling};
+use crate::instance::InstanceSummary;
+use crate::projection::{at_horizons, Projection, HORIZONS_S};
+use crate::verdict::{combined, Verdict};
+use crate::window::WINDOW_SHARE;
+use allocscope_core::analyze::figures::{Estimate, Ratio};
+
+/// A column's value: a number (absent when unknown) or a word.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    Number(Option<f64>),
+    Text(String),
+}
+
+/// One row: the configuration, the instance (`None` for the configuration's
+/// row) and its figures.
+pub struct Row {
+    pub config: String,
+    pub instance: Option<String>,
+    pub figures: Figures,
+}
+
+/// One instance's or configuration's figures.
+pub struct Figures {
+    pub replicas: usize,
+    pub level: Estimate,
+    pub level_at_s: f64,
+    /// Its segment's first and last sample times (a configuration: the
+    /// replicas' means).
+    pub start_s: f64,
+    pub end_s: f64,
+    pub growth: Growth,
+    pub settling: Settling,
+    pub settles_after_s: Option<f64>,
+    pub live_heap: Option<Growth>,
+    pub allocator_free: Option<Growth>,
+    /// A configuration's plateau over the baseline's.
+    pub ratio: Option<Ratio>,
+}
+
+impl Figures {
+    /// Flat at least since its recent window began, when on a plateau.
+    pub fn settled_at_s(&self) -> Option<f64> {
+        (self.settling == Settling::Plateau)
+            .then_some((self.end_s - self.start_s) * (1.0 - WINDOW_SHARE))
+    }
+
+    /// The projections to a day and a week, each `None` once reached.
+    pub fn projections(&self) -> [Option<Projection>; 2] {
+        let at = at_horizons(
+            &self.level,
+            self.level_at_s,
+            &self.growth,
+            self.start_s,
+            self.end_s,
+        );
+        HORIZONS_S.map(|h| at.iter().find(|p| p.at_s == self.start_s + h).copied())
+    }
+}
+
+/// The rows of `groups` (each configuration's instances, named, with their
+/// summaries): per configuration its row, then its instances'.
+pub fn rows(
+    groups: &[(String, Vec<(String, InstanceSummary)>)],
+    verdict: Option<&Verdict>,
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (label, instances) in groups {
+        let summaries: Vec<InstanceSummary> = instances.iter().map(|i| i.1.clone()).collect();
+        if let Some(c) = combine(&summaries) {
+            let judged = verdict.and_then(|v| v.configs.iter().find(|c| &c.label == label));
+            rows.push(Row {
+                config: label.clone(),
+                instance: None,
+                figures: Figures {
+                    replicas: c.replicas,
+                    level: c.level,
+                    level_at_s: c.level_at_s,
+                    start_s: c.start_s,
+                    end_s: c.end_s,
+                    growth: c.growth,
+                    settling: c.settling,
+                    settles_after_s: c.settles_after_s,
+                    live_heap: combined(&summaries, |r| r.live_heap_growth),
+                    allocator_free: combined(&summaries, |r| r.allocator_free_growth),
+                    ratio: judged
+                        .and_then(|j| j.separation.as_ref())
+                        .map(|s| s.plateau_ratio),
+                },
+            });
+        }
+        for (name, s) in instances {
+            rows.push(Row {
+                config: label.clone(),
+                instance: Some(name.clone()),
+                figures: Figures {
+                    replicas: 1,
+                    level: s.plateau,
+                    level_at_s: s.plateau_at_s,
+                    start_s: s.start_s,
+                    end_s: s.end_s,
+                    growth: s.growth,
+                    settling: s.settling,
+                    settles_after_s: s.settles_after_s,
+                    live_heap: s.live_heap_growth,
+                    allocator_free: s.allocator_free_growth,
+                    ratio: None,
+                },
+            });
+        }
+    }
+    rows
+}
+
+/// `plateau`, `grows` or `open`.
+pub fn settling_word(settling: Settling) -> &'static str {
+    match settling {
+        Settling::Plateau => "plateau",
+        Settling::Grows => "grows",
+        Settling::Open => "open",
+    }
+}
+
+impl Row {
+    /// Its named columns, in order: what the CSV and the JSON show.
+    pub fn columns(&self) -> Vec<(&'static str, Cell)> {
+        let of = &self.figures;
+        let n = |v: f64| Cell::Number(Some(v));
+        let opt = Cell::Number;
+        let mut out = vec![
+            ("replicas", n(of.replicas as f64)),
+            ("level_bytes", n(of.level.median)),
+            ("level_ci_low_bytes", n(of.level.ci_low)),
+            ("level_ci_high_bytes", n(of.level.ci_high)),
+            ("slope_bytes_per_h", n(of.growth.per_hour)),
+            ("slope_ci_low_bytes_per_h", n(of.growth.ci_low)),
+            ("slope_ci_high_bytes_per_h", n(of.growth.ci_high)),
+            ("settling", Cell::Text(settling_word(of.settling).into())),
+            ("settled_at_s", opt(of.settled_at_s())),
+            ("settles_after_s", opt(of.settles_after_s)),
+        ];
+        let projections = of.projections();
+        for (p, names) in projections.iter().zip([PROJECTION_24H, PROJECTION_7D]) {
+            let values = [
+                p.map(|p| p.value),
+                p.map(|p| p.ci_low),
+                p.map(|p| p.ci_high),
+            ];
+            out.extend(names.into_iter().zip(values.map(opt)));
+        }
+        for (names, g) in [
+            (LIVE_HEAP, of.live_heap),
+            (ALLOCATOR_FREE, of.allocator_free),
+        ] {
+            let values = [
+                g.map(|g| g.per_hour),
+                g.map(|g| g.ci_low),
+                g.map(|g| g.ci_high),
+            ];
+            out.extend(names.into_iter().zip(values.map(opt)));
+        }
+        let finite = |v: f64| Some(v).filter(|v| v.is_finite());
+        let r = of.ratio;
+        out.extend([
+            ("plateau_ratio", opt(r.map(|r| r.value))),
+            (
+                "plateau_ratio_ci_low",
+                opt(r.and_then(|r| finite(r.ci_low))),
+            ),
+            (
+                "plateau_ratio_ci_high",
+                opt(r.and_then(|r| finite(r.ci_high))),
+            ),
+        ]);
+        out
+    }
+}
+
+const PROJECTION_24H: [&str; 3] = [
+    "projection_24h_bytes",
+    "projection_24h_ci_low_bytes",
+    "projection_24h_ci_high_bytes",
+];
+const PROJECTION_7D: [&str; 3] = [
+    "projection_7d_bytes",
+    "projection_7d_ci_low_bytes",
+    "projection_7d_ci_high_bytes",
+];
+const LIVE_HEAP: [&str; 3] = [
+    "live_heap_slope_bytes_per_h",
+    "live_heap_slope_ci_low_bytes_per_h",
+    "live_heap_slope_ci_high_bytes_per_h",
+];
+const ALLOCATOR_FREE: [&str; 3] = [
+    "allocator_free_slope_bytes_per_h",
+    "allocator_free_slope_ci_low_bytes_per_h",
+    "allocator_free_slope_ci_high_bytes_per_h",
+];

@@ -1,0 +1,170 @@
+//! A stored soak as one self-contained HTML page (the core's `page_head`,
+//! no script, no network): its Markdown report as text, memory over time
+//! per configuration (each replica thin, their median bold) with each
+//! configuration's projection drawn on as a dashed line in its band, and the
+//! breakdown over time of one instance per configuration (the core's
+//! stacked panels). Every line's value shows on hover (SVG `<title>`).
+
+use crate::export::{markdown, Rendered};
+use crate::figures::Row;
+use crate::projection::project;
+use crate::stored::{SoakRecord, StoredInstance};
+use allocscope_core::analyze::stats::median;
+use allocscope_core::model::Breakdown;
+use allocscope_core::report::html::page_head;
+use allocscope_core::report::svg::breakdown::stacked_panels;
+use allocscope_core::report::svg::chart::{Axis, Chart, Kind};
+use allocscope_core::report::svg::plot::Plot;
+use allocscope_core::report::svg::{colour, escape};
+use allocscope_core::report::thin::every_kth;
+use allocscope_core::units::format_bytes;
+
+/// Points per line at most.
+const MAX_POINTS: usize = 600;
+/// How far past the last sample the projection is drawn, as a share of the
+/// soak's length: far enough to see where it heads, near enough to keep
+/// the measured part readable (the table gives the day and the week).
+const PROJECTED_SHARE: f64 = 0.5;
+
+pub fn html(record: &SoakRecord, rendered: &Rendered) -> String {
+    let mut out = page_head(&format!("allocscope soak {}", record.id));
+    out.push_str("<pre>");
+    out.push_str(&escape(&markdown(record, rendered)));
+    out.push_str("</pre>\n");
+    let mut plots = vec![memory(record, rendered)];
+    let panels: Vec<(String, Vec<(f64, &Breakdown)>)> = first_of_each(record)
+        .into_iter()
+        .map(|i| {
+            (
+                format!("{}: where the memory went", i.name()),
+                breakdowns(i),
+            )
+        })
+        .filter(|p| !p.1.is_empty())
+        .collect();
+    if !panels.is_empty() {
+        let title = "Where the memory went over time (one instance per configuration)";
+        plots.push(stacked_panels(&panels, "soak_breakdown", title));
+    }
+    for plot in plots {
+        out.push_str(&format!(
+            "<figure id=\"plot-{}\">\n{}<figcaption>{}</figcaption></figure>\n",
+            plot.name,
+            plot.svg,
+            escape(&plot.title)
+        ));
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// Each configuration's first instance, in the order given.
+fn first_of_each(record: &SoakRecord) -> Vec<&StoredInstance> {
+    let mut firsts: Vec<&StoredInstance> = Vec::new();
+    for i in &record.instances {
+        if !firsts.iter().any(|f| f.label() == i.label()) {
+            firsts.push(i);
+        }
+    }
+    firsts
+}
+
+fn breakdowns(instance: &StoredInstance) -> Vec<(f64, &Breakdown)> {
+    (instance.samples.iter())
+        .filter_map(|s| Some((s.t_s, s.breakdown.as_ref()?)))
+        .collect()
+}
+
+/// A series thinned to at most `MAX_POINTS`.
+fn thinned(series: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let (keep, _) = every_kth(series.len(), MAX_POINTS);
+    keep.into_iter().map(|k| series[k]).collect()
+}
+
+/// The replicas' median at each sample index (their samples are taken on
+/// one loop at one interval, so the k-th of each are close in time).
+fn median_line(replicas: &[&[(f64, f64)]]) -> Vec<(f64, f64)> {
+    let shortest = replicas.iter().map(|r| r.len()).min().unwrap_or(0);
+    (0..shortest)
+        .map(|k| {
+            let at = |f: fn(&(f64, f64)) -> f64| {
+                let values: Vec<f64> = replicas.iter().map(|r| f(&r[k])).collect();
+                median(&values).unwrap_or(f64::NAN)
+            };
+            (at(|p| p.0), at(|p| p.1))
+        })
+        .collect()
+}
+
+fn memory(record: &SoakRecord, rendered: &Rendered) -> Plot {
+    let configs: Vec<&Row> = (rendered.rows.iter())
+        .filter(|r| r.instance.is_none())
+        .collect();
+    let t_end = record.elapsed_s.max(1.0);
+    let t_max = t_end * (1.0 + PROJECTED_SHARE);
+    let projected = |row: &Row, t: f64| {
+        let f = &row.figures;
+        project(&f.level, f.level_at_s, &f.growth, t)
+    };
+    let top = (record.instances.iter())
+        .flat_map(|i| i.series.memory.iter().map(|p| p.1))
+        .chain(configs.iter().map(|r| projected(r, t_max).ci_high))
+        .fold(1.0, f64::max);
+    let title = "Memory over time per configuration (projection dashed, in its band)";
+    let mut chart = Chart::new(
+        title,
+        Axis::new(0.0, t_max, "time since start", Kind::Seconds),
+        Axis::new(0.0, top * 1.05, "memory", Kind::Bytes),
+    );
+    let mut legend = Vec::new();
+    for (c, row) in configs.iter().enumerate() {
+        let members: Vec<&[(f64, f64)]> = (record.instances.iter())
+            .filter(|i| i.label() == row.config)
+            .map(|i| i.series.memory.as_slice())
+            .collect();
+        let at = |chart: &Chart, line: &[(f64, f64)]| -> Vec<(f64, f64)> {
+            line.iter()
+                .map(|p| (chart.px(p.0), chart.py(p.1)))
+                .collect()
+        };
+        for replica in &members {
+            let line = at(&chart, &thinned(replica));
+            chart.svg.polyline(&line, colour(c), 0.8, 0.5);
+        }
+        let bold = at(&chart, &thinned(&median_line(&members)));
+        let tip = format!("{}: median of {} replicas", row.config, members.len());
+        chart
+            .svg
+            .titled(&tip, |svg| svg.polyline(&bold, colour(c), 2.5, 1.0));
+        let from = row.figures.level_at_s;
+        let ends = [projected(row, from), projected(row, t_max)];
+        let band: Vec<(f64, f64)> = (ends.iter().map(|p| (p.at_s, p.ci_high)))
+            .chain(ends.iter().rev().map(|p| (p.at_s, p.ci_low)))
+            .map(|(t, v)| (chart.px(t), chart.py(v)))
+            .collect();
+        let [a, b] = ends;
+        let tip = format!(
+            "{}: projected {} [{}, {}] at the plot's end (a projection, not a measurement)",
+            row.config,
+            format_bytes(b.value),
+            format_bytes(b.ci_low),
+            format_bytes(b.ci_high)
+        );
+        let line = [(a.at_s, a.value), (b.at_s, b.value)].map(|(t, v)| (chart.px(t), chart.py(v)));
+        chart.svg.titled(&tip, |svg| {
+            svg.area(&band, &format!("{}33", colour(c)));
+            svg.dashed(&line, colour(c), 2.0);
+        });
+        legend.push((row.config.clone(), colour(c)));
+    }
+    chart.legend(&legend);
+    chart.note(
+        0,
+        "thin: each replica; bold: their median; dashed: projection",
+    );
+    Plot {
+        name: "soak_memory",
+        title: title.to_string(),
+        svg: chart.finish(),
+    }
+}

@@ -1,0 +1,51 @@
+//! `allocscope report --soak ID`: a stored soak judged again from its
+//! instances' samples (`soak::stored`) and rendered by the soak crate: the
+//! Markdown report as text, `--export-json`, `--export-csv`,
+//! `--export-markdown` and `--html`.
+
+use crate::options::export::{Export, ExportList, Format};
+use crate::report::write_output;
+use crate::soak::error::SoakError;
+use crate::soak::export::{csv, figures, json, markdown};
+use crate::soak::page::html;
+use crate::soak::stored::load;
+use crate::store::Store;
+use crate::usage_error::UsageError;
+use std::path::Path;
+
+/// What an export of a soak renders; `None` for the marker CSV written
+/// beside `--export-csv`, which a soak has no markers for.
+fn rendered(export: &Export) -> Result<Option<Format>, SoakError> {
+    match export.format {
+        Format::Json { .. } | Format::Csv | Format::Markdown | Format::Html => {
+            Ok(Some(export.format))
+        }
+        Format::MarkersCsv => Ok(None),
+        Format::SamplesCsv | Format::Plots => Err(SoakError::ReportExport(export.format.flag())),
+    }
+}
+
+pub fn report(store: &Store, id: i64, exports: &ExportList) -> anyhow::Result<i32> {
+    let mut chosen = Vec::new();
+    for export in exports.iter() {
+        if let Some(format) = rendered(export).map_err(UsageError::from)? {
+            chosen.push((format, export.destination.as_path()));
+        }
+    }
+    let record = load(store, id)?;
+    let rendered = figures(&record);
+    // Keep stdout machine-readable when an export goes there.
+    if !exports.uses_stdout() {
+        write_output(Path::new("-"), markdown(&record, &rendered).as_bytes())?;
+    }
+    for (format, to) in chosen {
+        let bytes = match format {
+            Format::Json { .. } => json(&record, &rendered)?,
+            Format::Csv => csv(&rendered),
+            Format::Markdown => markdown(&record, &rendered),
+            _ => html(&record, &rendered),
+        };
+        write_output(to, bytes.as_bytes())?;
+    }
+    Ok(0)
+}
