@@ -109,7 +109,6 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::model::Sample;
     use crate::store::{NewRecording, Store};
 
     #[test]
