@@ -38,7 +38,7 @@ fn run() -> anyhow::Result<()> {
     let dir = tempfile::tempdir_in(base)?;
     let path = dir.path().join("soak.db");
     let mut store = Store::open(&path)?;
-    let soak = store.begin_soak(&["soak".into(), "--".into(), "./service".into()])?;
+    let (soak, _) = store.begin_soak(&["soak".into(), "--".into(), "./service".into()])?;
     let mut ids = Vec::with_capacity(INSTANCES);
     for i in 1..=INSTANCES {
         let new = NewRecording {

@@ -86,7 +86,7 @@ pub fn print_rounds(store: &Store, experiment_id: i64) -> anyhow::Result<()> {
 fn merge_soak(shards: &[PathBuf], db: &Path) -> anyhow::Result<i32> {
     let mut store = Store::open(db)?;
     let arguments: Vec<String> = std::env::args().skip(1).collect();
-    let soak_id = store.begin_soak(&arguments)?;
+    let (soak_id, _) = store.begin_soak(&arguments)?;
     let mut instances = Vec::with_capacity(shards.len());
     let mut elapsed_s = 0.0_f64;
     for shard in shards {

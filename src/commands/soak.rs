@@ -10,7 +10,6 @@ use crate::run::Interrupt;
 use crate::soak::canary::report;
 use crate::soak::verdict::verdict;
 use crate::soak::watch::{by_label, watch, Instances, Settings, Soaked};
-use crate::soak::watched::unix_now;
 use crate::store::Store;
 use crate::units::format_seconds;
 
@@ -35,7 +34,7 @@ fn begun(args: &SoakArgs) -> anyhow::Result<(SoakSettings, Store, bool, i64, f64
         Some(resumed) => resumed,
         None => {
             let arguments: Vec<String> = std::env::args().skip(1).collect();
-            (store.begin_soak(&arguments)?, unix_now())
+            store.begin_soak(&arguments)?
         }
     };
     // The instances' directories are the soak's, across a resume.

@@ -166,9 +166,10 @@ pub fn instance(plan: &ClusterPlan, cell: &CellSettings) -> anyhow::Result<i32> 
         );
     }
     let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let (soak_id, began_unix) = store.begin_soak(&arguments)?;
     let settings = Settings {
-        soak_id: store.begin_soak(&arguments)?,
-        began_unix: crate::soak::watched::unix_now(),
+        soak_id,
+        began_unix,
         resumed: false,
         interval: options.interval,
         duration: options.duration,

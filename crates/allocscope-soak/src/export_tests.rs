@@ -40,7 +40,7 @@ fn stored(dir: &std::path::Path) -> anyhow::Result<(Store, SoakRecord)> {
         .split(' ')
         .map(String::from)
         .collect();
-    let soak = store.begin_soak(&arguments)?;
+    let (soak, _) = store.begin_soak(&arguments)?;
     for (config, free_per_s) in [("glibc", 0.1 * MIB), ("glibc:arena_max=2", 0.0)] {
         for replica in 1..=2 {
             let (id, _) = store.begin_recording(&NewRecording {

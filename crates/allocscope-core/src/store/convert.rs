@@ -13,6 +13,17 @@ use anyhow::{Context, Result};
 use rusqlite::{Row, RowIndex};
 use std::collections::BTreeMap;
 
+/// Now, as the store keeps a start: RFC 3339 seconds for people, and the
+/// Unix time in seconds that sample times count from.
+pub fn now_stamp() -> Result<(String, f64)> {
+    let now = std::time::SystemTime::now();
+    let unix = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .context("the clock is before 1970")?
+        .as_secs_f64();
+    Ok((humantime::format_rfc3339_seconds(now).to_string(), unix))
+}
+
 pub(super) fn to_i64(value: u64, what: &str) -> Result<i64> {
     i64::try_from(value).with_context(|| format!("{what} = {value} is too large to store"))
 }

@@ -7,7 +7,7 @@
 //! recomputed from the finer tier with `INSERT OR REPLACE`, so a recording
 //! resumed after a crash rolls up the same way.
 
-use super::convert::{opt_u64_at, to_i64, u64_at, with_note, Unstorable};
+use super::convert::{now_stamp, opt_u64_at, to_i64, u64_at, with_note, Unstorable};
 use super::load::effective_status;
 use super::open::Store;
 use super::sample_rows;
@@ -60,11 +60,7 @@ impl Store {
     /// Stores a new `running` recording owned by this process; returns its
     /// id and the Unix time its `t_s` counts from (now).
     pub fn begin_recording(&mut self, new: &NewRecording) -> Result<(i64, f64)> {
-        let now = std::time::SystemTime::now();
-        let started_unix = now
-            .duration_since(std::time::UNIX_EPOCH)
-            .context("the clock is before 1970")?
-            .as_secs_f64();
+        let (started_at, started_unix) = now_stamp()?;
         self.conn
             .execute(
                 "INSERT INTO recordings (name, config, env, command, target_pid, target_start,
@@ -80,7 +76,7 @@ impl Store {
                         .transpose()?,
                     new.target_pid,
                     to_i64(new.target_start, "target_start")?,
-                    humantime::format_rfc3339_seconds(now).to_string(),
+                    started_at,
                     started_unix,
                     to_i64(new.interval_ms, "interval_ms")?,
                     std::process::id(),

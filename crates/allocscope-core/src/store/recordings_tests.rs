@@ -196,7 +196,7 @@ fn a_shards_recordings_are_copied_with_their_samples_and_roll_ups() -> Result<()
     drop(shard);
     let mut store = Store::open(&dir.path().join("main.db"))?;
     let (earlier, _) = store.begin_recording(&new_recording(8))?;
-    let soak = store.begin_soak(&["soak".to_string()])?;
+    let (soak, _) = store.begin_soak(&["soak".to_string()])?;
     let copied = store.copy_recordings_from(&dir.path().join("shard.db"), Some(soak))?;
     assert_eq!(copied.len(), 1);
     let ids: Vec<i64> = (store.soak_recordings(soak)?.iter())

@@ -2,6 +2,7 @@
 //! it was started with; each of its instances is a recording that names it
 //! (`recordings.soak_id`), so a soak can be reported or resumed as one.
 
+use super::convert::now_stamp;
 use super::open::Store;
 use super::recordings::{info_from_row, INFO_COLUMNS};
 use super::sample_rows;
@@ -21,24 +22,16 @@ pub struct StoredSoak {
 
 impl Store {
     /// Stores a new soak started with `arguments` (allocscope's command line
-    /// after the program's name); returns its id.
-    pub fn begin_soak(&mut self, arguments: &[String]) -> Result<i64> {
-        let now = std::time::SystemTime::now();
-        let started_unix = now
-            .duration_since(std::time::UNIX_EPOCH)
-            .context("the clock is before 1970")?
-            .as_secs_f64();
+    /// after the program's name); returns its id and the Unix time it began.
+    pub fn begin_soak(&mut self, arguments: &[String]) -> Result<(i64, f64)> {
+        let (started_at, started_unix) = now_stamp()?;
         self.conn
             .execute(
                 "INSERT INTO soaks (started_at, started_unix, arguments) VALUES (?1, ?2, ?3)",
-                params![
-                    humantime::format_rfc3339_seconds(now).to_string(),
-                    started_unix,
-                    serde_json::to_string(arguments)?,
-                ],
+                params![started_at, started_unix, serde_json::to_string(arguments)?,],
             )
             .context("storing the new soak")?;
-        Ok(self.conn.last_insert_rowid())
+        Ok((self.conn.last_insert_rowid(), started_unix))
     }
 
     /// Soak `id` as it was begun; None if there is no such soak.
@@ -117,7 +110,7 @@ mod tests {
         let dir = tempfile::tempdir()?;
         let mut store = Store::open(&dir.path().join("a.db"))?;
         let arguments = vec!["-a".to_string(), "glibc".into(), "--".into(), "grow".into()];
-        let soak = store.begin_soak(&arguments)?;
+        let (soak, _) = store.begin_soak(&arguments)?;
         let new = |soak_id| NewRecording {
             name: "soak glibc#1".into(),
             config: "glibc".into(),
