@@ -181,6 +181,11 @@ impl ColumnUnit {
     fn decimals(&self, value: f64) -> usize {
         let a = (value / self.scale).abs();
         match self.unit {
+            // Three significant digits from 10x up: an interval of a few
+            // noisy rounds can reach [0.00, 294947.91], which is no
+            // narrower for its decimals.
+            Unit::Ratio if a >= 99.95 => 0,
+            Unit::Ratio if a >= 9.995 => 1,
             Unit::Ratio => 2,
             Unit::Count => 0,
             Unit::Bytes if self.name == "B" => 0,
@@ -437,8 +442,9 @@ mod tests {
     }
 
     #[test]
-    fn ratios_keep_two_decimals_and_counts_none() {
-        assert_eq!(column(Unit::Ratio, &[0.523, 12.0]), ["0.52", "12.00"]);
+    fn ratios_keep_two_decimals_below_10x_then_three_digits_and_counts_none() {
+        assert_eq!(column(Unit::Ratio, &[0.523, 12.0]), ["0.52", "12.0"]);
+        assert_eq!(column(Unit::Ratio, &[9.99, 294947.91]), ["9.99", "294948"]);
         assert_eq!(column(Unit::Count, &[16.0, 2.4]), ["16", "2"]);
     }
 

@@ -19,8 +19,9 @@ pub struct Measures {
 }
 
 /// The tree words tried in turn without `--memory-metric`: the first whose
-/// RSS row the baseline measured (a service's end of load), else the mean.
-const DEFAULT_MEMORY: [&str; 2] = ["end-of-load", "mean"];
+/// row every run of the baseline measured (a service's end of load, the
+/// mean, or the peak for runs too short for a mean), else the mean.
+const DEFAULT_MEMORY: [&str; 3] = ["end-of-load", "mean", "peak"];
 
 /// The rows tried in turn without `--perf-metric`: the first that some run
 /// measured (a service's latency, else its load's duration), else wall time.
@@ -36,6 +37,42 @@ fn ok_runs(config: &StoredConfig) -> impl Iterator<Item = &StoredRun> {
 /// True when some ok run of `config` has a value of `row`.
 fn measured(config: &StoredConfig, row: &MetricDef) -> bool {
     ok_runs(config).any(|r| (row.extract)(r).is_some())
+}
+
+/// True when `config` has ok runs and each has a value of `row`.
+fn measured_by_all(config: &StoredConfig, row: &MetricDef) -> bool {
+    measured(config, row) && ok_runs(config).all(|r| (row.extract)(r).is_some())
+}
+
+/// The warning when, without `--memory-metric`, the judge fell back to the
+/// peak because runs were too short for a mean: how many, and the
+/// interval that would give one.
+pub fn short_runs_warning(
+    experiment: &StoredExperiment,
+    baseline: usize,
+    table: &[MetricDef],
+    judging: &JudgeSettings,
+) -> Option<String> {
+    let peak = metric_table::tree_word("peak")?;
+    let memory = measures(experiment, baseline, table, judging).memory;
+    let judged_peak = judging.memory_metric.is_none()
+        && (memory.id == peak.rss || Some(memory.id.as_str()) == peak.pss);
+    let short = experiment
+        .configs
+        .iter()
+        .flat_map(ok_runs)
+        .filter(|r| !metric_table::sampled_through(r))
+        .count();
+    (judged_peak && short > 0).then(|| {
+        let interval = experiment.info.interval_ms;
+        format!(
+            "{short} runs were sampled fewer than {} times at --interval {interval}ms, too few \
+             for a time-weighted mean: judged by the peak (the kernel's high-water mark); \
+             --interval {}ms gives a mean",
+            metric_table::MEAN_MIN_SAMPLES,
+            (interval / 10).max(10)
+        )
+    })
 }
 
 /// True when an ok run's tree had several processes: RSS then counts their
@@ -93,7 +130,7 @@ fn memory_row(
                 experiment
                     .configs
                     .get(baseline)
-                    .is_some_and(|c| measured(c, row))
+                    .is_some_and(|c| measured_by_all(c, row))
             })
             .or_else(|| tree("mean")),
     };

@@ -155,3 +155,26 @@ fn pss_needs_the_baselines_reading_too() {
     }
     assert_eq!(chosen(&e, tree("mean"), None).0, "mean_rss_bytes");
 }
+
+#[test]
+fn runs_too_short_for_a_mean_are_judged_by_their_peak_and_say_so() {
+    let mut e = single_process();
+    let table = metric_table::of_experiment(&e.info);
+    let judging = JudgeSettings::default();
+    assert_eq!(chosen(&e, None, None).0, "mean_rss_bytes");
+    assert_eq!(short_runs_warning(&e, 0, &table, &judging), None);
+    // One baseline run read twice only: its mean is its start-up's.
+    e.configs[0].runs[0].record.samples.truncate(2);
+    assert_eq!(chosen(&e, None, None).0, "peak_rss_bytes");
+    let warning = short_runs_warning(&e, 0, &table, &judging).expect("a warning");
+    assert!(
+        warning.starts_with("1 runs were sampled fewer than 3 times"),
+        "{warning}"
+    );
+    // A peak asked for is no fallback: nothing to warn of.
+    let asked = JudgeSettings {
+        memory_metric: tree("peak"),
+        ..JudgeSettings::default()
+    };
+    assert_eq!(short_runs_warning(&e, 0, &table, &asked), None);
+}

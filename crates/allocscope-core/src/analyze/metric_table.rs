@@ -159,10 +159,26 @@ fn row(
     }
 }
 
-/// A time-weighted mean over the run's samples.
+/// The fewest samples a run's time-weighted mean is taken from. A run that
+/// ended before its third tick (shorter than two sampling intervals) was
+/// read once or twice, at its start-up: that is not its mean memory, so
+/// the run has none and the judge falls back to the peak (`choice`).
+pub const MEAN_MIN_SAMPLES: usize = 3;
+
+/// True when `run` was sampled often enough for a time-weighted mean; a
+/// run kept from before schema 6 without samples has the mean it stored.
+pub fn sampled_through(run: &StoredRun) -> bool {
+    let samples = run.record.samples.len();
+    samples >= MEAN_MIN_SAMPLES || (samples == 0 && run.legacy_metrics.is_some())
+}
+
+/// A time-weighted mean over the run's samples, absent from a run with
+/// too few of them.
 fn time_weighted(def: MetricDef) -> MetricDef {
+    let extract = Arc::clone(&def.extract);
     MetricDef {
         detail: Some("time-weighted".to_string()),
+        extract: Arc::new(move |r| sampled_through(r).then(|| extract(r)).flatten()),
         ..def
     }
 }

@@ -26,7 +26,8 @@ pub fn of(run: &StoredRun) -> RunMetrics {
 
 /// Derives a run's metrics from its record.
 ///
-/// The peak RSS is the larger of the sampled maximum and the kernel's VmHWM
+/// The peak RSS is the largest of the sampled maximum, a single process's
+/// RSS at its reclaim test, and the kernel's VmHWM
 /// (the workload's own process's as its ticks read it, wait4's for the
 /// others: `run/reaper.rs`): for a single process VmHWM is exact (sampling
 /// can miss a short spike); for
@@ -37,8 +38,14 @@ pub fn run_metrics(record: &RunRecord) -> RunMetrics {
     let rss: Vec<(f64, u64)> = samples.iter().map(|s| (s.t_s, s.rss_bytes)).collect();
     let pss = estimated(samples, |s| s.pss_bytes);
     let sampled_peak = rss.iter().map(|&(_, v)| v).max().unwrap_or(0);
+    // One process's RSS at its reclaim test (at exit, after the last tick
+    // read its high-water mark) is a moment of its life the peak covers;
+    // the sum over several processes is not (they are read at different times).
+    let reclaim_read = (record.reclaim.as_ref())
+        .filter(|r| r.processes == 1)
+        .map_or(0, |r| r.rss_before_bytes);
     RunMetrics {
-        peak_rss_bytes: sampled_peak.max(record.max_hwm_bytes),
+        peak_rss_bytes: sampled_peak.max(record.max_hwm_bytes).max(reclaim_read),
         mean_rss_bytes: time_weighted_mean(&rss).unwrap_or(0),
         final_rss_bytes: samples.last().map(|s: &Sample| s.rss_bytes).unwrap_or(0),
         peak_pss_bytes: pss.iter().map(|&(_, v)| v).max(),
@@ -559,6 +566,34 @@ mod tests {
         assert_eq!(run_metrics(&r).peak_rss_bytes, 90);
         let r = record(vec![sample(0.0, 50, None), sample(1.0, 170, None)], 90);
         assert_eq!(run_metrics(&r).peak_rss_bytes, 170);
+    }
+
+    #[test]
+    fn peak_covers_one_process_at_its_reclaim_test_not_a_sum_of_several() {
+        // The last tick read 60 (and a high-water mark of 90); at exit,
+        // after it, the one process held 120.
+        let reclaim = |processes| crate::model::Reclaim {
+            t_s: 1.0,
+            trigger: "exit".into(),
+            rss_before_bytes: 120,
+            rss_after_bytes: 100,
+            processes,
+            free_before_bytes: None,
+            live_before_bytes: None,
+            free_counted_bytes: None,
+            reach: Default::default(),
+            unavailable_processes: 0,
+        };
+        let one = RunRecord {
+            reclaim: Some(reclaim(1)),
+            ..record(vec![sample(0.0, 60, None)], 90)
+        };
+        assert_eq!(run_metrics(&one).peak_rss_bytes, 120);
+        let several = RunRecord {
+            reclaim: Some(reclaim(2)),
+            ..record(vec![sample(0.0, 60, None)], 90)
+        };
+        assert_eq!(run_metrics(&several).peak_rss_bytes, 90);
     }
 
     #[test]

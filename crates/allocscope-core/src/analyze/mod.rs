@@ -103,6 +103,12 @@ pub fn analyze_with(
             .into_iter()
             .chain(linked::warnings(&experiment))
             .chain(service::warnings(&experiment, &service))
+            .chain(choice::short_runs_warning(
+                &experiment,
+                base_index,
+                &table,
+                judging,
+            ))
             .collect(),
         service,
         limits,

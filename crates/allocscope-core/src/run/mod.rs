@@ -71,7 +71,7 @@ use supervise::Supervisor;
 pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome> {
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     // A subreaper: the tree is every descendant of allocscope.
-    let mut sampling = SamplingLoop::new(std::process::id() as i32, launch.interval);
+    let mut sampling = SamplingLoop::new(std::process::id() as i32, launch.interval).ramped();
     let start = sampling.start();
     let Spawned {
         pid,

@@ -27,7 +27,11 @@ pub struct SamplingLoop {
     interval: Duration,
     start: Instant,
     next_tick: Instant,
+    ramp: bool,
 }
+
+/// The first step of a ramped schedule (`SamplingLoop::ramped`).
+const RAMP_FIRST: Duration = Duration::from_millis(10);
 
 impl SamplingLoop {
     /// Samples the descendants of `root` every `interval` from now on, the
@@ -42,7 +46,16 @@ impl SamplingLoop {
             interval,
             start,
             next_tick: start,
+            ramp: false,
         }
+    }
+
+    /// Ticks at 0, 10, 20, 40, 80 ms... (each step the time elapsed, from
+    /// 10 ms up to the interval), then every interval: a run shorter than a
+    /// few intervals is still read through its life (its peak, a mean),
+    /// not only at its start-up.
+    pub fn ramped(self) -> SamplingLoop {
+        SamplingLoop { ramp: true, ..self }
     }
 
     /// When sampling started: time zero of the samples the loop times.
@@ -92,9 +105,13 @@ impl SamplingLoop {
         } else {
             Tick::Sampled(self.sampler.sample(&pids, t_s()))
         };
-        self.next_tick += self.interval;
+        let step = match self.ramp {
+            true => (now - self.start).clamp(RAMP_FIRST, self.interval.max(RAMP_FIRST)),
+            false => self.interval,
+        };
+        self.next_tick += step;
         if self.next_tick <= now {
-            self.next_tick = now + self.interval;
+            self.next_tick = now + step;
         }
         tick
     }
@@ -149,6 +166,23 @@ impl SamplingLoop {
 mod tests {
     use super::*;
     use std::process::{Command, Stdio};
+
+    /// A ramped schedule ticks at 0, 10, 20, 40 ms... up to the interval.
+    #[test]
+    fn a_ramped_schedule_doubles_its_step_up_to_the_interval() -> anyhow::Result<()> {
+        let mut sleeper = Command::new("sleep").arg("30").spawn()?;
+        let mut sampling =
+            SamplingLoop::new(sleeper.id() as i32, Duration::from_millis(30)).ramped();
+        let start = sampling.start();
+        let at = |ms| start + Duration::from_millis(ms);
+        let due: Vec<u64> = (0..=120)
+            .filter(|&ms| !matches!(sampling.tick(at(ms), |_| {}, || 0.0), Tick::NotDue))
+            .collect();
+        sleeper.kill()?;
+        sleeper.wait()?;
+        assert_eq!(due, [0, 10, 20, 40, 70, 100]);
+        Ok(())
+    }
 
     /// A real tree: `sh` (the root) with one `sleep` descendant.
     #[test]
