@@ -43,7 +43,7 @@ pub fn print_table_and_export(
         write_output(Path::new("-"), &view)?;
         let advice = crate::rounds::throughput::advice(analysis);
         if !advice.is_empty() && !matches!(output.view, View::Section(_)) {
-            println!("\n{}", advice.join("\n"));
+            crate::report::reporter::print(&format!("\n{}\n", advice.join("\n")))?;
         }
     }
     for export in exports.iter() {

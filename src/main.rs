@@ -47,10 +47,9 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             commands::tune::tune(TuneSettings::from_args(&args, &registry)?)
         }
         Command::Allocators => {
-            print!(
-                "{}",
-                commands::allocators::render(&alloc::Registry::discover())
-            );
+            allocscope::report::reporter::print(&commands::allocators::render(
+                &alloc::Registry::discover(),
+            ))?;
             Ok(0)
         }
         Command::Report(args) => commands::report::report(&ReportSettings::from_args(&args)?),

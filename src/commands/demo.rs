@@ -20,14 +20,20 @@ pub fn demo(settings: &DemoSettings) -> anyhow::Result<i32> {
         let code = super::compare::compare(&compare)?;
         let files = settings.files(scenario);
         let models = format!("scenario '{}' models {}", scenario.name, scenario.models);
-        println!();
-        for line in crate::report::format::hanging(&models, 98, "") {
-            println!("{line}");
-        }
-        println!("store: {}", shown(&settings.db));
-        println!("exports: {}, {}", shown(&files.json), shown(&files.csv));
-        println!("HTML report: {}", shown(&files.html));
-        println!("re-render: allocscope report --db {}", shown(&settings.db));
+        let mut lines = vec![String::new()];
+        lines.extend(crate::report::format::hanging(&models, 98, ""));
+        lines.push(format!("store: {}", shown(&settings.db)));
+        lines.push(format!(
+            "exports: {}, {}",
+            shown(&files.json),
+            shown(&files.csv)
+        ));
+        lines.push(format!("HTML report: {}", shown(&files.html)));
+        lines.push(format!(
+            "re-render: allocscope report --db {}",
+            shown(&settings.db)
+        ));
+        crate::report::reporter::print(&(lines.join("\n") + "\n"))?;
         if code >= 128 {
             return Ok(code);
         }

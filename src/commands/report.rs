@@ -34,7 +34,7 @@ pub fn report(args: &ReportSettings) -> anyhow::Result<i32> {
     }
     if args.list {
         let listing = super::listing::render(&store.list()?, &store.list_recordings()?);
-        print!("{listing}");
+        crate::report::reporter::print(&listing)?;
         return Ok(0);
     }
     let experiment = store.load_experiment(args.experiment)?;
@@ -83,7 +83,7 @@ fn output(export: &Export) -> Option<Output<'_>> {
 fn recordings(store: &Store, ids: &[i64], exports: &ExportList) -> anyhow::Result<i32> {
     let outputs = exports.supported(output, |_| UsageError::RecordingsExport)?;
     if ids.is_empty() {
-        print!("{}", listing(store)?);
+        crate::report::reporter::print(&listing(store)?)?;
         return Ok(0);
     }
     let mut recordings = Vec::with_capacity(ids.len());

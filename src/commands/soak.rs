@@ -108,7 +108,11 @@ pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
 pub(super) fn conclude(soaked: &Soaked, soak_id: i64, quiet: bool) -> i32 {
     let judged =
         by_label(&soaked.instances).and_then(|configs| verdict(&configs, soaked.elapsed_s));
-    print!("{}", report(&soaked.instances, judged.as_ref()));
+    if let Err(error) = crate::report::reporter::print(&report(&soaked.instances, judged.as_ref()))
+    {
+        eprintln!("error: {error:#}");
+        return 1;
+    }
     if !quiet {
         let ids: Vec<String> = (soaked.instances.iter())
             .map(|w| w.appender.id.to_string())

@@ -416,7 +416,7 @@ pub(crate) fn print_race(
     analysis.tune = Some(serde_json::to_value(&summary)?);
     crate::exports::print_table_and_export(&analysis, output, db)?;
     if !exports.uses_stdout() {
-        print!("{}", render::text(&summary));
+        crate::report::reporter::print(&render::text(&summary))?;
     }
     Ok(())
 }

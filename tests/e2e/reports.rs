@@ -521,3 +521,39 @@ fn progress_bar_over_the_runs_with_an_eta_on_a_terminal() {
     assert!(!text.contains("[1/2] glibc "), "{text:?}");
     assert!(text.contains("verdict"), "{text:?}");
 }
+
+/// `allocscope report | head`: a reader that stops early ends the output
+/// quietly, with exit 0 and no error, in every text the report prints.
+#[test]
+fn a_reader_that_stops_early_ends_the_report_quietly() {
+    let scratch = Scratch::new();
+    small_experiment(&scratch, &[]);
+    let db = scratch.db();
+    let db = db.to_str().expect("utf-8");
+    for args in [
+        &["report", "--export-json", "-"][..],
+        &["report", "--full"],
+        &["report", "--list"],
+    ] {
+        let mut child = scratch
+            .command(&[args, &["--db", db]].concat())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("allocscope runs");
+        // Read nothing: close the pipe at once, as `head -c 0` would.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().expect("allocscope ends");
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            !stderr(&output).contains("Broken pipe") && !stderr(&output).contains("panicked"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}
