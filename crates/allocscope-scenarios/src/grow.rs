@@ -1,0 +1,162 @@
+//! `grow` scenario: models the long-running services whose memory grew for
+//! days under glibc's default while their heap did not (the Besu node and
+//! the RocksDB service of docs/scenarios.md): a workload for `soak`. A step
+//! every `--step-ms`, `--steps` times, then it holds until killed.
+//!
+//! `arenas`: each step wakes a thread of its own (all started at the
+//! beginning, each with an arena of its own under glibc, up to 8 per core);
+//! it mallocs `--step-mib` MiB in 2 KiB blocks (beyond glibc's tcache, whose
+//! cached blocks its counters count as in use) and frees all but the last,
+//! which pins the arena's heap, then frees a block of the same size that the
+//! main thread reserved for it: the live heap stays flat while each new
+//! arena keeps what it was given back. With fewer arenas (`arena_max`) the
+//! next step reuses it.
+//! `leak`: each step mallocs and touches `--step-mib` MiB, never freed.
+//!
+//! Markers: `allocscope:mark step-N` as step N begins.
+
+use super::marker::mark;
+use crate::knob::{in_ranges, KnobError};
+use allocscope_core::usage_error::UsageError;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::{park, sleep, Thread};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Memory freed into new glibc arenas, the live heap flat.
+    Arenas,
+    /// Memory never freed: the live heap grows with it.
+    Leak,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GrowArgs {
+    #[arg(long, value_enum, default_value_t = Mode::Arenas)]
+    pub mode: Mode,
+    /// Time before each step, in milliseconds (1..=86400000).
+    #[arg(long, default_value_t = 40_000)]
+    pub step_ms: u64,
+    /// MiB each step allocates (1..=4096).
+    #[arg(long, default_value_t = 8)]
+    pub step_mib: u64,
+    /// Steps (1..=1024). glibc makes at most 8 arenas per core: in arenas
+    /// mode the steps past 8 x cores - 1 share one and grow no more.
+    #[arg(long, default_value_t = 15)]
+    pub steps: u64,
+}
+
+impl GrowArgs {
+    fn validate(&self) -> Result<(), KnobError> {
+        in_ranges(&[
+            ("--step-ms", self.step_ms, 1, 86_400_000),
+            ("--step-mib", self.step_mib, 1, 4096),
+            ("--steps", self.steps, 1, 1024),
+        ])
+    }
+}
+
+const BLOCK: u64 = 2048;
+/// Steps released so far: step thread `k` runs once it exceeds `k`.
+static RELEASED: AtomicU64 = AtomicU64::new(0);
+
+pub fn run(args: &GrowArgs) -> anyhow::Result<i32> {
+    args.validate().map_err(UsageError::from)?;
+    let threads = match args.mode {
+        Mode::Arenas => (0..args.steps)
+            .map(|k| step_thread(k, args.step_mib))
+            .collect::<std::io::Result<Vec<_>>>()?,
+        Mode::Leak => Vec::new(),
+    };
+    for k in 0..args.steps {
+        sleep(Duration::from_millis(args.step_ms));
+        mark(&format!("step-{}", k + 1));
+        match threads.get(k as usize) {
+            Some(thread) => {
+                RELEASED.store(k + 1, Ordering::Release);
+                thread.unpark();
+            }
+            None => {
+                touched(args.step_mib << 20); // never freed: the leak
+            }
+        }
+    }
+    loop {
+        park();
+    }
+}
+
+/// A thread that waits for step `k`, then runs it and waits for ever (its
+/// arena stays its own while it lives).
+fn step_thread(k: u64, mib: u64) -> std::io::Result<Thread> {
+    let reserve = touched(BLOCK) as usize;
+    let handle = std::thread::Builder::new().spawn(move || {
+        // A first malloc attaches the thread to its arena (and gives it its
+        // tcache) now, so that a step adds only the block it keeps.
+        // SAFETY: a block from malloc, freed once.
+        unsafe { libc::free(touched(1).cast()) };
+        while RELEASED.load(Ordering::Acquire) <= k {
+            park();
+        }
+        let blocks: Vec<*mut u8> = (0..(mib << 20) / BLOCK)
+            .map(|_| touched(BLOCK))
+            .collect();
+        for &block in &blocks[..blocks.len() - 1] {
+            // SAFETY: each block came from malloc and is freed once.
+            unsafe { libc::free(block.cast()) };
+        }
+        drop(blocks);
+        // SAFETY: the reserve came from malloc and only this thread frees it.
+        unsafe { libc::free(reserve as *mut libc::c_void) };
+        loop {
+            park();
+        }
+    })?;
+    Ok(handle.thread().clone())
+}
+
+/// `bytes` from malloc, every byte written (so every page is resident).
+fn touched(bytes: u64) -> *mut u8 {
+    // SAFETY: malloc of a positive size; the block is written only when
+    // malloc returned one.
+    unsafe {
+        let block = libc::malloc(bytes as usize).cast::<u8>();
+        if !block.is_null() {
+            std::ptr::write_bytes(block, 7, bytes as usize);
+        }
+        block
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(extra: &[&str]) -> GrowArgs {
+        crate::parse_knobs("grow", extra)
+    }
+
+    #[test]
+    fn defaults_are_a_ten_minute_soak_of_arenas() {
+        let args = parse(&[]);
+        assert!(args.validate().is_ok());
+        assert_eq!(args.mode, Mode::Arenas);
+        assert_eq!(args.step_ms * args.steps, 600_000);
+        let leak = parse(&["--mode", "leak", "--step-ms", "500", "--step-mib", "2"]);
+        assert_eq!((leak.mode, leak.step_ms, leak.step_mib), (Mode::Leak, 500, 2));
+    }
+
+    #[test]
+    fn rejects_bad_knobs_naming_the_knob() {
+        for (argv, knob) in [
+            (&["--step-ms", "0"][..], "--step-ms"),
+            (&["--step-mib", "0"], "--step-mib"),
+            (&["--step-mib", "4097"], "--step-mib"),
+            (&["--steps", "0"], "--steps"),
+            (&["--steps", "1025"], "--steps"),
+        ] {
+            let err = parse(argv).validate().expect_err(knob).to_string();
+            assert!(err.starts_with(knob), "{err}");
+        }
+    }
+}
