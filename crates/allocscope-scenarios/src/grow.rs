@@ -18,6 +18,7 @@
 use super::marker::mark;
 use crate::knob::{in_ranges, KnobError};
 use allocscope_core::usage_error::UsageError;
+use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::{park, sleep, Thread};
 use std::time::Duration;
@@ -56,15 +57,16 @@ impl GrowArgs {
     }
 }
 
-const BLOCK: u64 = 2048;
+const BLOCK: usize = 2048;
 /// Steps released so far: step thread `k` runs once it exceeds `k`.
 static RELEASED: AtomicU64 = AtomicU64::new(0);
 
 pub fn run(args: &GrowArgs) -> anyhow::Result<i32> {
     args.validate().map_err(UsageError::from)?;
+    let mib = args.step_mib as usize;
     let threads = match args.mode {
         Mode::Arenas => (0..args.steps)
-            .map(|k| step_thread(k, args.step_mib))
+            .map(|k| step_thread(k, mib))
             .collect::<std::io::Result<Vec<_>>>()?,
         Mode::Leak => Vec::new(),
     };
@@ -76,9 +78,7 @@ pub fn run(args: &GrowArgs) -> anyhow::Result<i32> {
                 RELEASED.store(k + 1, Ordering::Release);
                 thread.unpark();
             }
-            None => {
-                touched(args.step_mib << 20); // never freed: the leak
-            }
+            None => std::mem::forget(black_box(vec![7u8; mib << 20])),
         }
     }
     loop {
@@ -87,45 +87,28 @@ pub fn run(args: &GrowArgs) -> anyhow::Result<i32> {
 }
 
 /// A thread that waits for step `k`, then runs it and waits for ever (its
-/// arena stays its own while it lives).
-fn step_thread(k: u64, mib: u64) -> std::io::Result<Thread> {
-    let reserve = touched(BLOCK) as usize;
+/// arena stays its own while it lives). Every block is a malloc that is
+/// written (the global allocator is the C one), kept from being optimised
+/// away by `black_box`.
+fn step_thread(k: u64, mib: usize) -> std::io::Result<Thread> {
+    let reserve = vec![7u8; BLOCK];
     let handle = std::thread::Builder::new().spawn(move || {
         // A first malloc attaches the thread to its arena (and gives it its
         // tcache) now, so that a step adds only the block it keeps.
-        // SAFETY: a block from malloc, freed once.
-        unsafe { libc::free(touched(1).cast()) };
+        drop(black_box(vec![7u8; BLOCK]));
         while RELEASED.load(Ordering::Acquire) <= k {
             park();
         }
-        let blocks: Vec<*mut u8> = (0..(mib << 20) / BLOCK)
-            .map(|_| touched(BLOCK))
-            .collect();
-        for &block in &blocks[..blocks.len() - 1] {
-            // SAFETY: each block came from malloc and is freed once.
-            unsafe { libc::free(block.cast()) };
-        }
-        drop(blocks);
-        // SAFETY: the reserve came from malloc and only this thread frees it.
-        unsafe { libc::free(reserve as *mut libc::c_void) };
+        let mut blocks: Vec<Vec<u8>> = (0..(mib << 20) / BLOCK).map(|_| vec![7; BLOCK]).collect();
+        let last = blocks.pop();
+        drop(black_box(blocks));
+        std::mem::forget(black_box(last));
+        drop(reserve);
         loop {
             park();
         }
     })?;
     Ok(handle.thread().clone())
-}
-
-/// `bytes` from malloc, every byte written (so every page is resident).
-fn touched(bytes: u64) -> *mut u8 {
-    // SAFETY: malloc of a positive size; the block is written only when
-    // malloc returned one.
-    unsafe {
-        let block = libc::malloc(bytes as usize).cast::<u8>();
-        if !block.is_null() {
-            std::ptr::write_bytes(block, 7, bytes as usize);
-        }
-        block
-    }
 }
 
 #[cfg(test)]
@@ -143,7 +126,10 @@ mod tests {
         assert_eq!(args.mode, Mode::Arenas);
         assert_eq!(args.step_ms * args.steps, 600_000);
         let leak = parse(&["--mode", "leak", "--step-ms", "500", "--step-mib", "2"]);
-        assert_eq!((leak.mode, leak.step_ms, leak.step_mib), (Mode::Leak, 500, 2));
+        assert_eq!(
+            (leak.mode, leak.step_ms, leak.step_mib),
+            (Mode::Leak, 500, 2)
+        );
     }
 
     #[test]
