@@ -52,9 +52,7 @@ fn soaked_grow_scenario_picks_two_arenas_and_calls_its_leak_a_leak() {
     let verdict = text.lines().last().expect("a verdict");
     assert!(
         verdict.starts_with("Use glibc:arena_max=2: plateau ")
-            && verdict.contains(
-                "glibc still grows ",
-            )
+            && verdict.contains("glibc still grows ")
             && verdict.contains(
                 " while its live heap is flat: the allocator holds it (fragmentation), not a leak"
             ),
