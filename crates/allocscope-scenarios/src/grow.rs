@@ -16,8 +16,6 @@
 //! Markers: `allocscope:mark step-N` as step N begins.
 
 use super::marker::mark;
-use crate::knob::{in_ranges, KnobError};
-use allocscope_core::usage_error::UsageError;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::{park, sleep, Thread};
@@ -35,26 +33,16 @@ pub enum Mode {
 pub struct GrowArgs {
     #[arg(long, value_enum, default_value_t = Mode::Arenas)]
     pub mode: Mode,
-    /// Time before each step, in milliseconds (1..=86400000).
-    #[arg(long, default_value_t = 40_000)]
+    /// Time before each step, in milliseconds.
+    #[arg(long, default_value_t = 40_000, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     pub step_ms: u64,
-    /// MiB each step allocates (1..=4096).
-    #[arg(long, default_value_t = 8)]
+    /// MiB each step allocates.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub step_mib: u64,
-    /// Steps (1..=1024). glibc makes at most 8 arenas per core: in arenas
-    /// mode the steps past 8 x cores - 1 share one and grow no more.
-    #[arg(long, default_value_t = 15)]
+    /// Steps. glibc makes at most 8 arenas per core: in arenas mode the
+    /// steps past 8 x cores - 1 share one and grow no more.
+    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub steps: u64,
-}
-
-impl GrowArgs {
-    fn validate(&self) -> Result<(), KnobError> {
-        in_ranges(&[
-            ("--step-ms", self.step_ms, 1, 86_400_000),
-            ("--step-mib", self.step_mib, 1, 4096),
-            ("--steps", self.steps, 1, 1024),
-        ])
-    }
 }
 
 const BLOCK: usize = 2048;
@@ -62,7 +50,6 @@ const BLOCK: usize = 2048;
 static RELEASED: AtomicU64 = AtomicU64::new(0);
 
 pub fn run(args: &GrowArgs) -> anyhow::Result<i32> {
-    args.validate().map_err(UsageError::from)?;
     let mib = args.step_mib as usize;
     let threads = match args.mode {
         Mode::Arenas => (0..args.steps)
@@ -114,18 +101,22 @@ fn step_thread(k: u64, mib: usize) -> std::io::Result<Thread> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::{Args, Command};
 
-    fn parse(extra: &[&str]) -> GrowArgs {
-        crate::parse_knobs("grow", extra)
+    fn parse(extra: &[&str]) -> Result<GrowArgs, String> {
+        let command = GrowArgs::augment_args(Command::new("grow"));
+        let matches = command
+            .try_get_matches_from(std::iter::once("grow").chain(extra.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        Ok(<GrowArgs as clap::FromArgMatches>::from_arg_matches(&matches).expect("args"))
     }
 
     #[test]
     fn defaults_are_a_ten_minute_soak_of_arenas() {
-        let args = parse(&[]);
-        assert!(args.validate().is_ok());
+        let args = parse(&[]).expect("defaults parse");
         assert_eq!(args.mode, Mode::Arenas);
         assert_eq!(args.step_ms * args.steps, 600_000);
-        let leak = parse(&["--mode", "leak", "--step-ms", "500", "--step-mib", "2"]);
+        let leak = parse(&["--mode", "leak", "--step-ms", "500", "--step-mib", "2"]).expect("leak");
         assert_eq!(
             (leak.mode, leak.step_ms, leak.step_mib),
             (Mode::Leak, 500, 2)
@@ -136,13 +127,15 @@ mod tests {
     fn rejects_bad_knobs_naming_the_knob() {
         for (argv, knob) in [
             (&["--step-ms", "0"][..], "--step-ms"),
+            (&["--step-ms", "86400001"], "--step-ms"),
             (&["--step-mib", "0"], "--step-mib"),
             (&["--step-mib", "4097"], "--step-mib"),
             (&["--steps", "0"], "--steps"),
             (&["--steps", "1025"], "--steps"),
+            (&["--mode", "fragment"], "--mode"),
         ] {
-            let err = parse(argv).validate().expect_err(knob).to_string();
-            assert!(err.starts_with(knob), "{err}");
+            let err = parse(argv).expect_err(knob);
+            assert!(err.contains(knob), "{err}");
         }
     }
 }
