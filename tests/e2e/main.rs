@@ -35,6 +35,7 @@ mod soak;
 mod soak_cluster;
 mod soak_launched;
 mod soak_resume;
+mod soak_scenario;
 mod store;
 mod structure;
 mod thp;

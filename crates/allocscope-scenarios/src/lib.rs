@@ -7,6 +7,7 @@
 
 mod churn;
 mod events;
+mod grow;
 mod knob;
 mod kv;
 mod marker;
@@ -26,6 +27,8 @@ pub enum Scenario {
     Churn(churn::ChurnArgs),
     /// The physics reconstruction job: events of widely varying memory need.
     Events(events::EventsArgs),
+    /// The long-running service: memory grows a step at a time, into new glibc arenas or a leak.
+    Grow(grow::GrowArgs),
     /// The key-value server: items inserted into a hash table, memory per item count.
     Kv(kv::KvArgs),
     /// The threaded web app: an HTTP/1.1 server on 127.0.0.1 allocating per request.
@@ -37,6 +40,7 @@ impl Scenario {
         match self {
             Scenario::Churn(args) => churn::run(args),
             Scenario::Events(args) => events::run(args),
+            Scenario::Grow(args) => grow::run(args),
             Scenario::Kv(args) => kv::run(args),
             Scenario::Server(args) => server::run(args),
         }
