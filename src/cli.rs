@@ -460,6 +460,9 @@ pub struct SoakArgs {
     /// No progress lines.
     #[arg(short, long)]
     pub quiet: bool,
+    /// How often the progress block is shown while the soak runs.
+    #[arg(long, default_value = "1m", value_name = "DUR", value_parser = |s: &str| values::parse_positive_duration("--report-every", s))]
+    pub report_every: Duration,
     /// `--executor` and every engine's flags: with slurm, each instance a
     /// job of its own.
     #[command(flatten)]

@@ -1,13 +1,14 @@
 //! `allocscope soak`: the instances `options::soak` checked (running in
 //! place with `--pid`, or a COMMAND's instances started side by side),
 //! soaked by `soak::watch` (or with `--executor`, each a job of its own
-//! followed by `soak_jobs`), then the report and verdict of `soak::canary`
-//! printed.
+//! followed by `soak_jobs`), shown as it goes by `soak::live`, then the
+//! report and verdict of `soak::canary` printed.
 
 use crate::cli::SoakArgs;
 use crate::options::soak::{resumed, SoakSettings};
 use crate::run::Interrupt;
 use crate::soak::canary::report;
+use crate::soak::live::Live;
 use crate::soak::verdict::verdict;
 use crate::soak::watch::{by_label, watch, Instances, Settings, Soaked};
 use crate::store::Store;
@@ -93,6 +94,9 @@ pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
         interval: options.interval,
         duration: options.duration,
         until_settled: options.until_settled,
+        live: (!options.quiet).then_some(Live {
+            every: options.report_every,
+        }),
     };
     let soaked = match (submitter, &options.recipe) {
         (Some(engine), Some(recipe)) => {

@@ -30,6 +30,8 @@ pub struct SoakSettings {
     pub duration: Option<Duration>,
     pub until_settled: bool,
     pub quiet: bool,
+    /// How often the progress block is shown while it runs.
+    pub report_every: Duration,
     pub db: PathBuf,
     /// `--executor` and the engine's flags, checked.
     pub engine: EngineArgs,
@@ -68,6 +70,7 @@ impl SoakSettings {
             duration: args.duration,
             until_settled: until == Until::Settled,
             quiet: args.quiet,
+            report_every: args.report_every,
             db: args.db.clone(),
             engine: args.cluster.clone(),
         })
@@ -148,7 +151,8 @@ fn attach(given: &str) -> Result<Attached, UsageError> {
 }
 
 /// `--resume ID`: the arguments soak ID was started with, parsed again
-/// (its `--db` and `--quiet` this command's), and when it began. Refused
+/// (its `--db`, `--quiet` and `--report-every` this command's),
+/// and when it began. Refused
 /// when it was not of a COMMAND, or no instance of it was cut off (it
 /// ended, or its allocscope still runs).
 pub fn resumed(id: i64, args: &SoakArgs, store: &Store) -> anyhow::Result<(SoakArgs, f64)> {
@@ -177,6 +181,7 @@ pub fn resumed(id: i64, args: &SoakArgs, store: &Store) -> anyhow::Result<(SoakA
     let mut original = *original;
     original.db = args.db.clone();
     original.quiet = args.quiet;
+    original.report_every = args.report_every;
     Ok((original, stored.started_unix))
 }
 
