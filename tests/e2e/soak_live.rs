@@ -1,10 +1,13 @@
 //! `allocscope soak` watched while it runs: every `--report-every` the
 //! progress block on stderr (plain lines outside a terminal) with each
-//! configuration's level, growth, settled or not, and the time left.
-//! `--quiet` shows no block.
+//! configuration's level, growth, settled or not, and the time left; with
+//! `--html FILE` the soak's page rewritten, reloading itself, until the
+//! final page, which does not. `--quiet` shows no block.
 
 use crate::common::*;
 use crate::record::db_arg;
+use std::process::Stdio;
+use std::time::Duration;
 
 /// `soak` of `grow leak` (1 MiB every 200 ms) under glibc and
 /// glibc:arena_max=1 for `duration`, one instance each, shown every 2 s.
@@ -43,12 +46,20 @@ fn live_soak(scratch: &Scratch, duration: &str, extra: &[&str]) -> std::process:
 }
 
 #[test]
-fn a_soak_shows_its_progress_while_it_runs() {
+fn a_soak_shows_its_progress_and_rewrites_its_page_while_it_runs() {
     let _heavy = one_heavy_test_at_a_time();
     let scratch = Scratch::new();
-    let output = live_soak(&scratch, "11s", &[]).output();
-    let output = output.expect("allocscope runs");
+    let page = scratch.path("live.html");
+    let mut soak = live_soak(&scratch, "11s", &["--html", page.to_str().expect("utf-8")]);
+    let child = soak.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = child.spawn().expect("allocscope starts");
+    let refreshing = "<meta http-equiv=\"refresh\" content=\"2\">";
+    let live = wait_until(Duration::from_secs(9), || {
+        std::fs::read_to_string(&page).is_ok_and(|p| p.contains(refreshing))
+    });
+    let output = child.wait_with_output().expect("allocscope ends");
     assert!(output.status.success(), "{}", stderr(&output));
+    assert!(live, "no page reloading itself during the soak");
     let text = stderr(&output);
     let blocks: Vec<&str> = text.split("allocscope: soak at ").skip(1).collect();
     // Looks at 2, 4, 6, 8 and 10 s; a loaded machine may miss the last.
@@ -80,6 +91,13 @@ fn a_soak_shows_its_progress_while_it_runs() {
         shown.into_iter().all(|l| l.chars().count() <= 100),
         "{text}"
     );
+    let page = std::fs::read_to_string(&page).expect("the final page");
+    assert!(page.contains("allocscope soak 1") && page.contains("id=\"plot-soak_memory\""));
+    assert!(
+        !page.contains("http-equiv=\"refresh\""),
+        "the final page reloads"
+    );
+    assert!(!scratch.path("live.html.partial").exists());
 
     let quiet = live_soak(&Scratch::new(), "5s", &["--quiet"]).output();
     let quiet = quiet.expect("allocscope runs");

@@ -21,7 +21,7 @@
 //! `-- COMMAND` started), `watched.rs` (one instance followed: its tick,
 //! series, ending, restarts), `watch.rs` (the one loop that samples and
 //! stores them all), `progress.rs` (the block shown while it runs) and
-//! `live.rs` (that block drawn), `job.rs` (an
+//! `live.rs` (that block and `--html`'s page renewed), `job.rs` (an
 //! instance run as a cluster job: what its node sends back), `canary.rs`
 //! (the report). `report --soak`:
 //! `stored.rs` (a soak read back from the store), `figures.rs` (its rows),

@@ -4,6 +4,7 @@
 //! configuration's projection drawn on as a dashed line in its band, and the
 //! breakdown over time of one instance per configuration (the core's
 //! stacked panels). Every line's value shows on hover (SVG `<title>`).
+//! While the soak runs (`live.rs`) the page reloads itself.
 
 use crate::export::{markdown, Rendered};
 use crate::figures::Row;
@@ -18,6 +19,7 @@ use allocscope_core::report::svg::plot::Plot;
 use allocscope_core::report::svg::{colour, escape};
 use allocscope_core::report::thin::every_kth;
 use allocscope_core::units::format_bytes;
+use std::time::Duration;
 
 /// Points per line at most.
 const MAX_POINTS: usize = 600;
@@ -26,8 +28,16 @@ const MAX_POINTS: usize = 600;
 /// the measured part readable (the table gives the day and the week).
 const PROJECTED_SHARE: f64 = 0.5;
 
-pub fn html(record: &SoakRecord, rendered: &Rendered) -> String {
+/// The page; with `refresh`, one that reloads itself that often.
+pub fn html(record: &SoakRecord, rendered: &Rendered, refresh: Option<Duration>) -> String {
     let mut out = page_head(&format!("allocscope soak {}", record.id));
+    if let Some(every) = refresh {
+        let meta = format!(
+            "<meta http-equiv=\"refresh\" content=\"{}\">\n<title>",
+            every.as_secs().max(1)
+        );
+        out = out.replacen("<title>", &meta, 1);
+    }
     out.push_str("<pre>");
     out.push_str(&escape(&markdown(record, rendered)));
     out.push_str("</pre>\n");

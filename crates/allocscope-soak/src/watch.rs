@@ -82,8 +82,10 @@ pub fn watch(
     let mut last_look = start;
     let mut last_decision = None;
     let mut failure = None;
-    let mut showing = (settings.live.as_ref())
-        .map(|live| Showing::new(live, settings.duration, settings.until_settled, start));
+    let mut showing = (settings.live.as_ref()).map(|live| {
+        let (id, until) = (settings.soak_id, settings.until_settled);
+        Showing::new(live, id, settings.duration, until, start)
+    });
     let status = loop {
         let now = Instant::now();
         if interrupt.requested() {
@@ -99,8 +101,8 @@ pub fn watch(
                 break;
             }
         }
-        if let Some(showing) = showing.as_mut() {
-            showing.look(now, elapsed(), &watched);
+        if let Some(showing) = showing.as_mut().filter(|_| failure.is_none()) {
+            failure = showing.look(now, elapsed(), &mut watched, store).err();
         }
         if failure.is_some() {
             break "failed";
