@@ -88,14 +88,13 @@ pub fn block(configs: &[ConfigNow], pace: &Pace) -> Vec<String> {
 /// slowest configuration needs (within the cap), when every one can say.
 fn left(configs: &[ConfigNow], pace: &Pace) -> String {
     let cap = pace.duration_s.map(|d| (d - pace.elapsed_s).max(0.0));
-    let needs = configs.iter().map(ConfigNow::settles_in_s);
-    let settles = needs.fold(Some(0.0_f64), |m, s| Some(m?.max(s?)));
+    let settles = (configs.iter()).try_fold(0.0_f64, |m, c| Some(m.max(c.settles_in_s()?)));
     let at_most = cap.map_or(String::new(), |c| {
         format!(", at most {} left", format_seconds(c))
     });
     match (pace.until_settled, settles, cap) {
         // The soak stops at the next looks that find the verdict decided.
-        (true, Some(s), _) if s == 0.0 => format!("every configuration settled{at_most}"),
+        (true, Some(0.0), _) => format!("every configuration settled{at_most}"),
         (true, Some(s), cap) => {
             format!("about {} left", format_seconds(cap.map_or(s, |c| s.min(c))))
         }
