@@ -4,7 +4,7 @@
 //! (`page.rs`, as `report --soak ID` writes it) rewritten from the store
 //! with a refresh, then once more at the end without one.
 
-use crate::config::combine;
+use crate::config::{by_label, combine};
 use crate::export::figures;
 use crate::page::html;
 use crate::progress::{block, ConfigNow, Pace};
@@ -98,23 +98,18 @@ impl<'a> Showing<'a> {
     /// Each configuration's replicas combined, in the order given, and
     /// since which look it has settled.
     fn configs(&mut self, watched: &[Watched], elapsed_s: f64) -> Vec<ConfigNow> {
-        let mut groups: Vec<(String, Vec<&Watched>)> = Vec::new();
-        for w in watched {
-            match groups.iter_mut().find(|g| g.0 == w.label) {
-                Some(g) => g.1.push(w),
-                None => groups.push((w.label.clone(), vec![w])),
-            }
-        }
+        let groups = by_label(watched.iter().map(|w| (w.label.as_str(), Some(w), false)));
+        let groups = groups.unwrap_or_default();
         // The instances' order is fixed, so is their configurations'.
         self.settled_by.resize(groups.len(), None);
         let by = self.settled_by.iter_mut();
         (groups.into_iter().zip(by))
             .map(|((label, members), by)| {
-                let summaries: Vec<_> =
-                    members.iter().map(|w| (w.summary(), w.running())).collect();
-                let waiting = summaries.iter().any(|(s, running)| s.is_none() && *running);
-                let known: Vec<_> = summaries.into_iter().filter_map(|s| s.0).collect();
-                let summary = combine(&known).filter(|_| !waiting);
+                // `None` while a running replica has no summary yet.
+                let summaries = members
+                    .iter()
+                    .map(|w| (w.label.as_str(), w.summary(), w.running()));
+                let summary = by_label(summaries).and_then(|g| combine(&g.first()?.1));
                 let settled = summary.as_ref().is_some_and(|s| s.settling.is_settled());
                 *by = settled.then(|| by.unwrap_or(elapsed_s));
                 ConfigNow {

@@ -9,6 +9,7 @@
 use crate::export::{markdown, Rendered};
 use crate::figures::Row;
 use crate::projection::project;
+use crate::render::bytes_text;
 use crate::stored::{SoakRecord, StoredInstance};
 use allocscope_core::analyze::stats::median;
 use allocscope_core::model::Breakdown;
@@ -18,7 +19,6 @@ use allocscope_core::report::svg::chart::{Axis, Chart, Kind};
 use allocscope_core::report::svg::plot::Plot;
 use allocscope_core::report::svg::{colour, escape};
 use allocscope_core::report::thin::every_kth;
-use allocscope_core::units::format_bytes;
 use std::time::Duration;
 
 /// Points per line at most.
@@ -154,11 +154,9 @@ fn memory(record: &SoakRecord, rendered: &Rendered) -> Plot {
             .collect();
         let [a, b] = ends;
         let tip = format!(
-            "{}: projected {} [{}, {}] at the plot's end (a projection, not a measurement)",
+            "{}: projected {} at the plot's end (a projection, not a measurement)",
             row.config,
-            format_bytes(b.value),
-            format_bytes(b.ci_low),
-            format_bytes(b.ci_high)
+            bytes_text(b.value, b.ci_low, b.ci_high)
         );
         let line = [(a.at_s, a.value), (b.at_s, b.value)].map(|(t, v)| (chart.px(t), chart.py(v)));
         chart.svg.titled(&tip, |svg| {

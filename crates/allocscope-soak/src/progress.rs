@@ -6,8 +6,8 @@
 
 use crate::config::ConfigSummary;
 use crate::growth::Settling;
-use crate::render::growth_text;
-use allocscope_core::units::{format_bytes, format_seconds};
+use crate::render::{bytes_text, growth_text};
+use allocscope_core::units::format_seconds;
 
 /// Where the soak stands.
 pub struct Pace {
@@ -61,12 +61,10 @@ pub fn block(configs: &[ConfigNow], pace: &Pace) -> Vec<String> {
             continue;
         };
         lines.push(format!(
-            "  {} x{}: level {} [{}, {}]",
+            "  {} x{}: level {}",
             c.label,
             c.replicas,
-            format_bytes(s.level.median),
-            format_bytes(s.level.ci_low),
-            format_bytes(s.level.ci_high)
+            bytes_text(s.level.median, s.level.ci_low, s.level.ci_high)
         ));
         let by = c
             .settled_by_s
