@@ -460,6 +460,14 @@ pub struct SoakArgs {
     /// No progress lines.
     #[arg(short, long)]
     pub quiet: bool,
+    /// How often the progress block is shown (and --html rewritten) while
+    /// the soak runs.
+    #[arg(long, default_value = "1m", value_name = "DUR", value_parser = |s: &str| values::parse_positive_duration("--report-every", s))]
+    pub report_every: Duration,
+    /// The soak's HTML page (as `report --soak ID --html` writes it),
+    /// rewritten every --report-every while it runs, reloading itself.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// `--executor` and every engine's flags: with slurm, each instance a
     /// job of its own.
     #[command(flatten)]

@@ -1,13 +1,15 @@
 //! `allocscope soak`: the instances `options::soak` checked (running in
 //! place with `--pid`, or a COMMAND's instances started side by side),
 //! soaked by `soak::watch` (or with `--executor`, each a job of its own
-//! followed by `soak_jobs`), then the report and verdict of `soak::canary`
-//! printed.
+//! followed by `soak_jobs`), shown as it goes by `soak::live`, then the
+//! report and verdict of `soak::canary` printed and `--html`'s final page
+//! written.
 
 use crate::cli::SoakArgs;
 use crate::options::soak::{resumed, SoakSettings};
 use crate::run::Interrupt;
 use crate::soak::canary::report;
+use crate::soak::live::{write_page, Live};
 use crate::soak::verdict::verdict;
 use crate::soak::watch::{by_label, watch, Instances, Settings, Soaked};
 use crate::store::Store;
@@ -93,6 +95,11 @@ pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
         interval: options.interval,
         duration: options.duration,
         until_settled: options.until_settled,
+        live: (!options.quiet || options.html.is_some()).then(|| Live {
+            every: options.report_every,
+            progress: !options.quiet,
+            page: options.html.clone(),
+        }),
     };
     let soaked = match (submitter, &options.recipe) {
         (Some(engine), Some(recipe)) => {
@@ -100,7 +107,11 @@ pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
         }
         _ => watch(&mut store, &instances, &settings, &interrupt)?,
     };
-    Ok(conclude(&soaked, soak_id, options.quiet))
+    let code = conclude(&soaked, soak_id, options.quiet);
+    if let Some(path) = &options.html {
+        write_page(&store, soak_id, path, None)?;
+    }
+    Ok(code)
 }
 
 /// The report and verdict of the soaked instances, and how the soak ended;

@@ -174,6 +174,7 @@ pub fn instance(plan: &ClusterPlan, cell: &CellSettings) -> anyhow::Result<i32> 
         interval: options.interval,
         duration: options.duration,
         until_settled: false,
+        live: None,
     };
     let interrupt = Interrupt::install()?;
     let soaked = watch(

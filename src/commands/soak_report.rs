@@ -43,7 +43,7 @@ pub fn report(store: &Store, id: i64, exports: &ExportList) -> anyhow::Result<i3
             Format::Json { .. } => json(&record, &rendered)?,
             Format::Csv => csv(&rendered),
             Format::Markdown => markdown(&record, &rendered),
-            _ => html(&record, &rendered),
+            _ => html(&record, &rendered, None),
         };
         write_output(to, bytes.as_bytes())?;
     }

@@ -30,6 +30,9 @@ pub struct SoakSettings {
     pub duration: Option<Duration>,
     pub until_settled: bool,
     pub quiet: bool,
+    /// How often the progress block and `--html` are renewed while it runs.
+    pub report_every: Duration,
+    pub html: Option<PathBuf>,
     pub db: PathBuf,
     /// `--executor` and the engine's flags, checked.
     pub engine: EngineArgs,
@@ -68,6 +71,8 @@ impl SoakSettings {
             duration: args.duration,
             until_settled: until == Until::Settled,
             quiet: args.quiet,
+            report_every: args.report_every,
+            html: args.html.clone(),
             db: args.db.clone(),
             engine: args.cluster.clone(),
         })
@@ -148,7 +153,8 @@ fn attach(given: &str) -> Result<Attached, UsageError> {
 }
 
 /// `--resume ID`: the arguments soak ID was started with, parsed again
-/// (its `--db` and `--quiet` this command's), and when it began. Refused
+/// (its `--db`, `--quiet`, `--report-every` and `--html` this command's),
+/// and when it began. Refused
 /// when it was not of a COMMAND, or no instance of it was cut off (it
 /// ended, or its allocscope still runs).
 pub fn resumed(id: i64, args: &SoakArgs, store: &Store) -> anyhow::Result<(SoakArgs, f64)> {
@@ -177,6 +183,8 @@ pub fn resumed(id: i64, args: &SoakArgs, store: &Store) -> anyhow::Result<(SoakA
     let mut original = *original;
     original.db = args.db.clone();
     original.quiet = args.quiet;
+    original.report_every = args.report_every;
+    original.html = args.html.clone();
     Ok((original, stored.started_unix))
 }
 

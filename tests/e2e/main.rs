@@ -34,6 +34,7 @@ mod slurm_cluster;
 mod soak;
 mod soak_cluster;
 mod soak_launched;
+mod soak_live;
 mod soak_resume;
 mod soak_scenario;
 mod store;

@@ -6,7 +6,7 @@
 
 use crate::growth::Settling;
 use crate::projection::at_horizons;
-use crate::render::{growth_text, render};
+use crate::render::{bytes_text, growth_text, render};
 use crate::verdict::{ConfigVerdict, Verdict};
 use crate::watched::{ProcSplit, Source, Watched};
 use allocscope_core::units::{format_bytes, format_seconds};
@@ -137,10 +137,8 @@ fn figures(out: &mut String, judged: Option<&ConfigVerdict>) {
             };
             let _ = writeln!(
                 out,
-                "  level {} [{}, {}], growth {}, {state}",
-                format_bytes(s.level.median),
-                format_bytes(s.level.ci_low),
-                format_bytes(s.level.ci_high),
+                "  level {}, growth {}, {state}",
+                bytes_text(s.level.median, s.level.ci_low, s.level.ci_high),
                 growth_text(&s.growth)
             );
             if let Some(p) =
@@ -148,11 +146,9 @@ fn figures(out: &mut String, judged: Option<&ConfigVerdict>) {
             {
                 let _ = writeln!(
                     out,
-                    "  projection at {}: {} [{}, {}] (a projection of the current growth, not a measurement)",
+                    "  projection at {}: {} (a projection of the current growth, not a measurement)",
                     format_seconds(p.at_s - s.start_s),
-                    format_bytes(p.value),
-                    format_bytes(p.ci_low),
-                    format_bytes(p.ci_high)
+                    bytes_text(p.value, p.ci_low, p.ci_high)
                 );
             }
         }

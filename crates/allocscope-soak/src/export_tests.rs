@@ -77,7 +77,7 @@ fn a_stored_soak_renders_in_every_format() -> anyhow::Result<()> {
     snapshot("soak_md", &markdown(&record, &rendered));
     snapshot("soak_json", &json(&record, &rendered)?);
     snapshot("soak_csv", &csv(&rendered));
-    snapshot("soak_html", &html(&record, &rendered));
+    snapshot("soak_html", &html(&record, &rendered, None));
     Ok(())
 }
 
@@ -92,7 +92,7 @@ fn the_report_picks_the_configuration_that_levels_off_with_its_projection() -> a
         text.contains("the allocator holds it (fragmentation)"),
         "{text}"
     );
-    let html = html(&record, &rendered);
+    let html = html(&record, &rendered, None);
     assert!(
         html.contains("stroke-dasharray"),
         "the projection is dashed"
@@ -107,5 +107,20 @@ fn the_report_picks_the_configuration_that_levels_off_with_its_projection() -> a
     let glibc = &json["soak"]["configurations"][0];
     assert!(glibc["slope_ci_low_bytes_per_h"].as_f64() > Some(0.0));
     assert!(glibc["projection_24h_bytes"].as_f64() > glibc["level_bytes"].as_f64());
+    Ok(())
+}
+
+#[test]
+fn a_live_page_reloads_itself_and_the_final_one_does_not() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let (_store, record) = stored(dir.path())?;
+    let rendered = figures(&record);
+    let live = html(&record, &rendered, Some(std::time::Duration::from_secs(60)));
+    let head = live.split("</head>").next().unwrap_or_default();
+    assert!(
+        head.contains("<meta http-equiv=\"refresh\" content=\"60\">"),
+        "{head}"
+    );
+    assert!(!html(&record, &rendered, None).contains("http-equiv=\"refresh\""));
     Ok(())
 }

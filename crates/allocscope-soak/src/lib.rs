@@ -20,8 +20,10 @@
 //! against the allocator the process maps), `launch.rs` (an instance of
 //! `-- COMMAND` started), `watched.rs` (one instance followed: its tick,
 //! series, ending, restarts), `watch.rs` (the one loop that samples and
-//! stores them all), `job.rs` (an instance run as a cluster job: what its
-//! node sends back), `canary.rs` (the report). `report --soak`:
+//! stores them all), `progress.rs` (the block shown while it runs) and
+//! `live.rs` (that block and `--html`'s page renewed), `job.rs` (an
+//! instance run as a cluster job: what its node sends back), `canary.rs`
+//! (the report). `report --soak`:
 //! `stored.rs` (a soak read back from the store), `figures.rs` (its rows),
 //! `export.rs` (Markdown, JSON, CSV) and `page.rs` (HTML).
 
@@ -37,7 +39,9 @@ pub mod job;
 pub mod label;
 pub mod launch;
 pub mod level;
+pub mod live;
 pub mod page;
+pub mod progress;
 pub mod projection;
 pub mod render;
 pub mod stored;

@@ -4,10 +4,12 @@
 //! configuration's projection drawn on as a dashed line in its band, and the
 //! breakdown over time of one instance per configuration (the core's
 //! stacked panels). Every line's value shows on hover (SVG `<title>`).
+//! While the soak runs (`live.rs`) the page reloads itself.
 
 use crate::export::{markdown, Rendered};
 use crate::figures::Row;
 use crate::projection::project;
+use crate::render::bytes_text;
 use crate::stored::{SoakRecord, StoredInstance};
 use allocscope_core::analyze::stats::median;
 use allocscope_core::model::Breakdown;
@@ -17,7 +19,7 @@ use allocscope_core::report::svg::chart::{Axis, Chart, Kind};
 use allocscope_core::report::svg::plot::Plot;
 use allocscope_core::report::svg::{colour, escape};
 use allocscope_core::report::thin::every_kth;
-use allocscope_core::units::format_bytes;
+use std::time::Duration;
 
 /// Points per line at most.
 const MAX_POINTS: usize = 600;
@@ -26,8 +28,16 @@ const MAX_POINTS: usize = 600;
 /// the measured part readable (the table gives the day and the week).
 const PROJECTED_SHARE: f64 = 0.5;
 
-pub fn html(record: &SoakRecord, rendered: &Rendered) -> String {
+/// The page; with `refresh`, one that reloads itself that often.
+pub fn html(record: &SoakRecord, rendered: &Rendered, refresh: Option<Duration>) -> String {
     let mut out = page_head(&format!("allocscope soak {}", record.id));
+    if let Some(every) = refresh {
+        let meta = format!(
+            "<meta http-equiv=\"refresh\" content=\"{}\">\n<title>",
+            every.as_secs().max(1)
+        );
+        out = out.replacen("<title>", &meta, 1);
+    }
     out.push_str("<pre>");
     out.push_str(&escape(&markdown(record, rendered)));
     out.push_str("</pre>\n");
@@ -144,11 +154,9 @@ fn memory(record: &SoakRecord, rendered: &Rendered) -> Plot {
             .collect();
         let [a, b] = ends;
         let tip = format!(
-            "{}: projected {} [{}, {}] at the plot's end (a projection, not a measurement)",
+            "{}: projected {} at the plot's end (a projection, not a measurement)",
             row.config,
-            format_bytes(b.value),
-            format_bytes(b.ci_low),
-            format_bytes(b.ci_high)
+            bytes_text(b.value, b.ci_low, b.ci_high)
         );
         let line = [(a.at_s, a.value), (b.at_s, b.value)].map(|(t, v)| (chart.px(t), chart.py(v)));
         chart.svg.titled(&tip, |svg| {

@@ -6,7 +6,13 @@
 use crate::growth::{Growth, Settling};
 use crate::verdict::{Cause, ConfigVerdict, Outcome, Verdict};
 use allocscope_core::analyze::figures::Ratio;
-use allocscope_core::units::{format_seconds, ColumnUnit, Unit};
+use allocscope_core::units::{format_bytes, format_seconds, ColumnUnit, Unit};
+
+/// `12.3 MiB [12.1 MiB, 12.5 MiB]`: a size and its interval.
+pub fn bytes_text(value: f64, low: f64, high: f64) -> String {
+    let [value, low, high] = [value, low, high].map(format_bytes);
+    format!("{value} [{low}, {high}]")
+}
 
 /// `120 MiB/h [95.0, 150]`: the rate and its interval in one unit.
 pub fn growth_text(growth: &Growth) -> String {

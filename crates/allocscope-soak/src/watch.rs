@@ -5,11 +5,13 @@
 //! Ctrl-C, every instance ended, or with `until_settled` every
 //! configuration settled with the verdict deciding the same at two looks
 //! in a row. At every ending what was sampled is committed,
-//! the launched instances stopped, each recording finished.
+//! the launched instances stopped, each recording finished. While it runs,
+//! `live.rs` shows it every `Live::every`.
 
 use crate::config::{self, combine};
 use crate::instance::InstanceSummary;
 use crate::launch::{self, Recipe};
+use crate::live::{Live, Showing};
 use crate::verdict::{verdict, Outcome};
 use crate::watched::{unix_now, Attached, ProcSplit, Source, Watched, GRACE};
 use allocscope_core::run::sampling::SamplingLoop;
@@ -45,6 +47,8 @@ pub struct Settings {
     pub interval: Duration,
     pub duration: Option<Duration>,
     pub until_settled: bool,
+    /// What it shows while it runs; `None` for nothing (a cluster job's).
+    pub live: Option<Live>,
 }
 
 /// Why the soak stopped: `complete` (the duration), `settled`,
@@ -78,6 +82,10 @@ pub fn watch(
     let mut last_look = start;
     let mut last_decision = None;
     let mut failure = None;
+    let mut showing = (settings.live.as_ref()).map(|live| {
+        let (id, until) = (settings.soak_id, settings.until_settled);
+        Showing::new(live, id, settings.duration, until, start)
+    });
     let status = loop {
         let now = Instant::now();
         if interrupt.requested() {
@@ -92,6 +100,9 @@ pub fn watch(
                 failure = Some(error);
                 break;
             }
+        }
+        if let Some(showing) = showing.as_mut().filter(|_| failure.is_none()) {
+            failure = showing.look(now, elapsed(), &mut watched, store).err();
         }
         if failure.is_some() {
             break "failed";
