@@ -167,37 +167,39 @@ fn fixed_duration_note(experiment: &StoredExperiment, perf: &MetricDef) -> Optio
     })
 }
 
-/// How far apart the configurations' median wall times (load durations)
+/// How far apart the configurations' fastest wall times (load durations)
 /// may be for a fixed-duration program: its start-up and exit still vary
-/// with the allocator and the machine's load (jemalloc's start of a 1.5 s
-/// run took up to 30 ms longer on a busy 2-core machine; db_bench's single
-/// runs jittered by 2-3%).
+/// with the allocator (jemalloc's start of a 1.5 s run took up to 30 ms
+/// longer on a busy 2-core machine).
 pub const FLAT_WALLS: f64 = 0.02;
 
 /// When `perf` is wall time or a server's load duration, and every
-/// configuration's median of it is within `FLAT_WALLS` of the others' (at
-/// least 4 ok runs): a fixed-duration program or load, and the median of
-/// all its runs.
+/// configuration's fastest run of it is within `FLAT_WALLS` of the others'
+/// (at least 4 ok runs): a fixed-duration program or load, and the median
+/// of all its runs. The fastest, not the median: a busy machine only ever
+/// lengthens a run (wrk -d 3s took 3.02-3.13 s, db_bench's single runs
+/// jittered by 2-3%), so the medians of 3 runs drift apart by more than
+/// the program does.
 pub fn fixed_duration(experiment: &StoredExperiment, perf: &MetricDef) -> Option<f64> {
     if perf.id != "wall_s" && perf.id != "load_s" {
         return None;
     }
     let mut all: Vec<f64> = Vec::new();
-    let mut medians: Vec<f64> = Vec::new();
+    let mut fastest: Vec<f64> = Vec::new();
     for config in &experiment.configs {
         let values: Vec<f64> = (config.runs.iter())
             .filter(|r| r.record.status == RunStatus::Ok)
             .filter_map(|r| (perf.extract)(r))
             .collect();
         all.extend(&values);
-        medians.extend(super::stats::median(&values));
+        fastest.extend(values.iter().copied().reduce(f64::min));
     }
-    let (lo, hi) = medians
+    let (lo, hi) = fastest
         .iter()
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), &w| {
             (lo.min(w), hi.max(w))
         });
-    let flat = all.len() >= 4 && medians.len() >= 2 && lo > 0.0 && hi / lo <= 1.0 + FLAT_WALLS;
+    let flat = all.len() >= 4 && fastest.len() >= 2 && lo > 0.0 && hi / lo <= 1.0 + FLAT_WALLS;
     flat.then(|| super::stats::median(&all)).flatten()
 }
 

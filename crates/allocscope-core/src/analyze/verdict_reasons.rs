@@ -82,9 +82,9 @@ pub enum Note {
     DroppedByRace { dropped: Vec<Dropped> },
     /// The baseline itself was OOM-killed.
     BaselineOomKilled { baseline: String, oom: Oom },
-    /// Every median wall time (a server's load duration) within 2% (`verdict::FLAT_WALLS`) of the
-    /// others': a fixed-duration program (load); `measure` is the judged row's label, `seconds`
-    /// the median run's.
+    /// Every configuration's fastest wall time (a server's load duration) within 2%
+    /// (`verdict::FLAT_WALLS`) of the others': a fixed-duration program (load); `measure` is the
+    /// judged row's label, `seconds` the median run's.
     FixedDuration { measure: String, seconds: f64 },
     /// A configuration whose runs another allocator served.
     LeftOut {

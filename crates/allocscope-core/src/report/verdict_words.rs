@@ -285,7 +285,7 @@ fn note(v: &Verdict, n: &Note, [mean, peak]: [ColumnUnit; 2]) -> String {
             oom_words(oom)
         ),
         Note::FixedDuration { measure, seconds } => format!(
-            "Every configuration's median {measure} is within {:.0}% of the others' ({} every \
+            "Every configuration's fastest {measure} is within {:.0}% of the others' ({} a \
              run): the {} likely runs for a fixed time, so {measure} measures nothing here. Judge \
              by its own throughput instead, e.g. --metric 'ops=([0-9.]+) ops/sec' \
              --higher-is-better ops --perf-metric ops.",

@@ -1,5 +1,5 @@
 //! Fixed-duration programs and loads: when every configuration's wall time
-//! (or a server's load duration) is within 2% of the others, the throughput
+//! (or a server's load duration), at its fastest, is within 2% of the others, the throughput
 //! and latency figures the program (or the `--load` command) printed
 //! (`analyze::throughput`) are read from each ok run's output
 //! (`user_metric::outputs`: the first text that has any) and offered under
