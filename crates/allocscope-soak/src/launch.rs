@@ -121,6 +121,7 @@ pub fn start(
     // One sampler's budget for all the instances together.
     let instances = recipe.flavours.len() * recipe.replicas.clone().count();
     sampling.sampler_mut().share_budget(instances - 1);
+    sampling.share_listing();
     if let Some(reader) = containment.group().and_then(|g| g.reader().ok()) {
         sampling.sampler_mut().attach_cgroup(reader);
     }

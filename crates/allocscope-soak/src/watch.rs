@@ -1,7 +1,8 @@
 //! The soak's one loop: every instance (`watched.rs`), running in place
 //! (`--pid`) or started by the soak (`-- COMMAND`), ticked on the core's
 //! sampling loop each interval, each stored as a recording of its own and
-//! appended at the store's cadence (`store::Appender`), until the duration,
+//! appended at the store's cadence (`store::Appender`), all instances'
+//! samples of a tick in one commit, until the duration,
 //! Ctrl-C, every instance ended, or with `until_settled` every
 //! configuration settled with the verdict deciding the same at two looks
 //! in a row. At every ending what was sampled is committed,
@@ -15,7 +16,7 @@ use crate::watched::{unix_now, Attached, ProcSplit, Source, Watched, GRACE};
 use allocscope_core::run::sampling::SamplingLoop;
 use allocscope_core::run::{Event, Interrupt};
 use allocscope_core::sample::proc;
-use allocscope_core::store::{Ending, NewRecording, Store};
+use allocscope_core::store::{commit_together, Ending, NewRecording, Store};
 use allocscope_core::units::format_seconds;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -75,6 +76,11 @@ pub fn watch(
     let mut watched = begin(store, instances, settings, &events_tx)?;
     let elapsed = || unix_now() - settings.began_unix;
     let start = Instant::now();
+    // One schedule for all: their ticks fall in one pass, which lists /proc
+    // and commits once for them all.
+    for w in watched.iter_mut() {
+        w.sampling.tick_from(start);
+    }
     let mut last_look = start;
     let mut last_decision = None;
     let mut failure = None;
@@ -92,6 +98,12 @@ pub fn watch(
                 failure = Some(error);
                 break;
             }
+        }
+        // Every instance's samples in one commit: one sync of the journal
+        // a tick, not one an instance.
+        if failure.is_none() && watched.iter().any(|w| w.appender.due(now)) {
+            let appenders = watched.iter_mut().map(|w| &mut w.appender);
+            failure = commit_together(store, now, appenders).err();
         }
         if failure.is_some() {
             break "failed";
@@ -218,7 +230,8 @@ fn in_place(
         hostname: hostname.to_string(),
         soak_id: Some(settings.soak_id),
     };
-    let sampling = SamplingLoop::new(a.pid, settings.interval);
+    let mut sampling = SamplingLoop::new(a.pid, settings.interval);
+    sampling.share_listing();
     let (id, started_unix) = store.begin_recording(&new)?;
     let source = Source::Attached(a.clone());
     Ok(Watched::new(
