@@ -156,7 +156,7 @@ fn begin(
     match instances {
         Instances::InPlace(attached) => {
             for a in attached.iter() {
-                watched.push(in_place(store, a, settings, &hostname)?);
+                watched.push(in_place(store, a, attached.len(), settings, &hostname)?);
             }
         }
         Instances::Launched(recipe) => {
@@ -212,10 +212,11 @@ fn begin(
     Ok(watched)
 }
 
-/// An instance running in place, its recording begun.
+/// An instance running in place, one of `instances`, its recording begun.
 fn in_place(
     store: &mut Store,
     a: &Attached,
+    instances: usize,
     settings: &Settings,
     hostname: &str,
 ) -> anyhow::Result<Watched> {
@@ -232,6 +233,7 @@ fn in_place(
     };
     let mut sampling = SamplingLoop::new(a.pid, settings.interval);
     sampling.share_listing();
+    sampling.sampler_mut().share_budget(launch::SOAK_BUDGET, instances);
     let (id, started_unix) = store.begin_recording(&new)?;
     let source = Source::Attached(a.clone());
     Ok(Watched::new(

@@ -277,12 +277,11 @@ impl Store {
 /// minute buckets that have aged out of their windows and been rolled up.
 fn roll_up(tx: &Transaction, id: i64, last_t_s: f64, everything: bool) -> rusqlite::Result<()> {
     let rolled_until = |tier_s: i64| -> rusqlite::Result<f64> {
-        tx.query_row(
+        tx.prepare_cached(
             "SELECT coalesce(max(t_s) + tier_s, 0) FROM recording_tiers
              WHERE recording_id = ?1 AND tier_s = ?2",
-            params![id, tier_s],
-            |r| r.get(0),
-        )
+        )?
+        .query_row(params![id, tier_s], |r| r.get(0))
     };
     let upto = |step: f64| {
         if everything {
