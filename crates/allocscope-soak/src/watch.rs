@@ -76,11 +76,6 @@ pub fn watch(
     let mut watched = begin(store, instances, settings, &events_tx)?;
     let elapsed = || unix_now() - settings.began_unix;
     let start = Instant::now();
-    // One schedule for all: their ticks fall in one pass, which lists /proc
-    // and commits once for them all.
-    for w in watched.iter_mut() {
-        w.sampling.tick_from(start);
-    }
     let mut last_look = start;
     let mut last_decision = None;
     let mut failure = None;
@@ -143,7 +138,7 @@ pub fn watch(
 }
 
 /// Each instance's recording begun (or, resumed, continued), a launched
-/// one started first.
+/// one started first, all ticking on one schedule.
 fn begin(
     store: &mut Store,
     instances: &Instances,
@@ -208,6 +203,12 @@ fn begin(
                 }
             }
         }
+    }
+    // One schedule for all: their ticks fall in one pass of the loop, which
+    // lists /proc and commits once for them all.
+    let now = Instant::now();
+    for w in watched.iter_mut() {
+        w.sampling.tick_from(now);
     }
     Ok(watched)
 }

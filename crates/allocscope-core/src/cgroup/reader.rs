@@ -7,6 +7,7 @@ use super::stat::{parse_number, parse_v1_stat, parse_v2_stat, sample_of};
 use super::version::Version;
 use crate::model::CgroupSample;
 use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 #[derive(Debug)]
@@ -47,10 +48,19 @@ impl Reader {
     }
 }
 
-/// The file's text from offset 0 (`None` when empty), the buffer grown if
-/// it is longer.
+/// The file's text from offset 0, the buffer grown if it is longer.
 fn read_whole<'b>(file: &File, buffer: &'b mut Vec<u8>) -> Option<&'b str> {
-    let len = crate::sample::read_from_start(file, buffer)?;
+    let mut len = 0;
+    loop {
+        if len == buffer.len() {
+            buffer.resize(buffer.len() * 2, 0);
+        }
+        match file.read_at(&mut buffer[len..], len as u64) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(_) => return None,
+        }
+    }
     std::str::from_utf8(&buffer[..len]).ok()
 }
 

@@ -71,9 +71,8 @@ impl KeptOpen {
     }
 }
 
-/// Reads from offset 0 until EOF, growing the buffer if the text is longer:
-/// its length, `None` when empty or unreadable.
-pub(crate) fn read_whole(file: &File, buffer: &mut Vec<u8>) -> Option<usize> {
+/// Reads from offset 0 until EOF, growing the buffer if the text is longer.
+fn read_whole(file: &File, buffer: &mut Vec<u8>) -> Option<usize> {
     let mut len = 0;
     loop {
         if len == buffer.len() {

@@ -45,7 +45,6 @@ use crate::model::Sample;
 use breakdown::Splitter;
 use counters::Counters;
 pub use cpu_time::thread_cpu_seconds;
-pub(crate) use kept_open::read_whole as read_from_start;
 use probe_shm::ProbeReading;
 use proc::{Rollup, RssParts};
 pub use process_pss::ProcessPss;
