@@ -5,13 +5,16 @@
 //! `SECONDS` (default 70), and allocscope's own CPU time (utime + stime of
 //! its /proc/PID/stat: every thread of it, none of the instances) is read
 //! 10 s in, once the instances have started, and 5 s before the end. The
-//! difference over that span, as a share of one core, must stay under 1%.
+//! difference over that span, as a share of one core, must stay under 1%;
+//! divided by the ticks of that span (one a second an instance), it is what
+//! a tick of one instance costs.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const WARM_UP: Duration = Duration::from_secs(10);
 const BUDGET_PERCENT: f64 = 1.0;
+const INSTANCES: u32 = 10;
 
 fn main() {
     if let Err(e) = run() {
@@ -33,7 +36,7 @@ fn run() -> anyhow::Result<()> {
             "-a",
             "glibc",
             "--replicas",
-            "10",
+            &INSTANCES.to_string(),
             "--interval",
             "1s",
         ])
@@ -62,9 +65,11 @@ fn run() -> anyhow::Result<()> {
         .nth(1)
         .and_then(|rest| rest.split(';').next())
         .unwrap_or("?");
+    let tick_us = 1e6 * (cpu1 - cpu0) / (span_s * f64::from(INSTANCES));
     println!(
         "soak_cpu_10x1s allocscope_cpu_s={:.2} span_s={span_s:.1} core_percent={percent:.2} \
-         budget_percent={BUDGET_PERCENT} within_budget={} sampler_cpu_said={}",
+         per_instance_tick_us={tick_us:.0} budget_percent={BUDGET_PERCENT} within_budget={} \
+         sampler_cpu_said={}",
         cpu1 - cpu0,
         percent < BUDGET_PERCENT,
         sampler.replace(' ', "")

@@ -1,7 +1,8 @@
 //! The soak's one loop: every instance (`watched.rs`), running in place
 //! (`--pid`) or started by the soak (`-- COMMAND`), ticked on the core's
 //! sampling loop each interval, each stored as a recording of its own and
-//! appended at the store's cadence (`store::Appender`), until the duration,
+//! appended at the store's cadence (`store::Appender`), all instances'
+//! samples of a tick in one commit, until the duration,
 //! Ctrl-C, every instance ended, or with `until_settled` every
 //! configuration settled with the verdict deciding the same at two looks
 //! in a row. At every ending what was sampled is committed,
@@ -17,7 +18,7 @@ use crate::watched::{unix_now, Attached, ProcSplit, Source, Watched, GRACE};
 use allocscope_core::run::sampling::SamplingLoop;
 use allocscope_core::run::{Event, Interrupt};
 use allocscope_core::sample::proc;
-use allocscope_core::store::{Ending, NewRecording, Store};
+use allocscope_core::store::{commit_together, Ending, NewRecording, Store};
 use allocscope_core::units::format_seconds;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -101,6 +102,12 @@ pub fn watch(
                 break;
             }
         }
+        // Every instance's samples in one commit: one sync of the journal
+        // a tick, not one an instance.
+        if failure.is_none() && watched.iter().any(|w| w.appender.due(now)) {
+            let appenders = watched.iter_mut().map(|w| &mut w.appender);
+            failure = commit_together(store, now, appenders).err();
+        }
         if let Some(showing) = showing.as_mut().filter(|_| failure.is_none()) {
             failure = showing.look(now, elapsed(), &mut watched, store).err();
         }
@@ -142,7 +149,7 @@ pub fn watch(
 }
 
 /// Each instance's recording begun (or, resumed, continued), a launched
-/// one started first.
+/// one started first, all ticking on one schedule.
 fn begin(
     store: &mut Store,
     instances: &Instances,
@@ -155,7 +162,7 @@ fn begin(
     match instances {
         Instances::InPlace(attached) => {
             for a in attached.iter() {
-                watched.push(in_place(store, a, settings, &hostname)?);
+                watched.push(in_place(store, a, attached.len(), settings, &hostname)?);
             }
         }
         Instances::Launched(recipe) => {
@@ -208,13 +215,20 @@ fn begin(
             }
         }
     }
+    // One schedule for all: their ticks fall in one pass of the loop, which
+    // lists /proc and commits once for them all.
+    let now = Instant::now();
+    for w in watched.iter_mut() {
+        w.sampling.tick_from(now);
+    }
     Ok(watched)
 }
 
-/// An instance running in place, its recording begun.
+/// An instance running in place, one of `instances`, its recording begun.
 fn in_place(
     store: &mut Store,
     a: &Attached,
+    instances: usize,
     settings: &Settings,
     hostname: &str,
 ) -> anyhow::Result<Watched> {
@@ -229,7 +243,9 @@ fn in_place(
         hostname: hostname.to_string(),
         soak_id: Some(settings.soak_id),
     };
-    let sampling = SamplingLoop::new(a.pid, settings.interval);
+    let mut sampling = SamplingLoop::new(a.pid, settings.interval);
+    sampling.share_listing();
+    sampling.sampler_mut().share_budget(launch::SOAK_BUDGET, instances);
     let (id, started_unix) = store.begin_recording(&new)?;
     let source = Source::Attached(a.clone());
     Ok(Watched::new(

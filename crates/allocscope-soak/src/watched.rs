@@ -152,8 +152,8 @@ impl Watched {
     }
 
     /// One turn of the loop at `now`: a launched instance's exit and
-    /// readiness looked at, then its tick if due, the sample appended at
-    /// the store's cadence.
+    /// readiness looked at, then its tick if due, the sample held for the
+    /// loop's next commit (`store::commit_together`).
     pub fn turn(
         &mut self,
         store: &mut Store,
@@ -181,7 +181,8 @@ impl Watched {
             self.exited(ended, recipe, store, events)?;
         }
         let sample = if self.running() { self.tick(now) } else { None };
-        self.appender.tick(store, now, sample.as_ref())
+        self.appender.hold(sample.as_ref());
+        Ok(())
     }
 
     /// The tick, if due; the sample it kept joins the series.

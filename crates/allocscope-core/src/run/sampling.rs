@@ -81,6 +81,18 @@ impl SamplingLoop {
         self.walker.walk()
     }
 
+    /// Walks on a listing of /proc shared with the other loops that share
+    /// theirs (`TreeWalker::share_listing`): a soak's instances.
+    pub fn share_listing(&mut self) {
+        self.walker.share_listing();
+    }
+
+    /// The next tick due at `at`, and every interval after it: loops given
+    /// the same `at` tick in the same pass of their caller's loop.
+    pub fn tick_from(&mut self, at: Instant) {
+        self.next_tick = at;
+    }
+
     /// Leaves `pid` and its descendants out of every later walk.
     pub fn exclude(&mut self, pid: i32) {
         self.walker.exclude(pid);

@@ -123,10 +123,10 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Shares the budget with `others` samplers running beside it (a
-    /// soak's instances), so that together they spend what one would.
-    pub fn share_budget(&mut self, others: usize) {
-        self.budget_fraction /= (others + 1) as f64;
+    /// Its share of `total` (of one core), spent by `samplers` samplers
+    /// running side by side (a soak's instances) together.
+    pub fn share_budget(&mut self, total: f64, samplers: usize) {
+        self.budget_fraction = total.max(0.0) / samplers.max(1) as f64;
     }
 
     /// `budget_fraction` is the share of one core the whole sampler may use,

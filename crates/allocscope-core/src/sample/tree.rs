@@ -10,6 +10,8 @@
 //! Its walk still lists all of /proc (about 1 µs a process of the machine:
 //! 1.3 ms, 1.3% of a core at 100 ms, with a tree of 1,001), so on a big
 //! tree `walk_rationed` walks only as often as `WALK_CORE_SHARE` pays for.
+//! Walkers that share listings (a soak's instances, ticked in one pass of
+//! its loop) list /proc once between them (`share_listing`).
 
 use super::counters::MIN_THINNED_PROCESSES;
 use super::cpu_time::thread_cpu_seconds;
@@ -19,12 +21,21 @@ use std::fs;
 use std::io::Read;
 use std::os::unix::fs::DirEntryExt;
 use std::path::Path;
-use std::sync::OnceLock;
-use std::time::Instant;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 /// The share of a core that walks of a big tree may use: a quarter of the
 /// sampler's default budget (`DEFAULT_BUDGET`).
 const WALK_CORE_SHARE: f64 = 0.002;
+
+/// How long a listing of /proc taken by a walker that shares listings may
+/// serve the others: a pass of the soak's loop ticks them one after
+/// another within a few milliseconds.
+const SHARED_LISTING_FOR: Duration = Duration::from_millis(50);
+
+/// The last listing of /proc a walker that shares listings took, and when.
+type Listing = Arc<Vec<(i32, u64)>>;
+static SHARED_LISTING: Mutex<Option<(Instant, Listing)>> = Mutex::new(None);
 
 /// All descendants of `root`, not `root` itself, parents before children.
 /// Processes that exit during the walk are simply missing.
@@ -123,6 +134,9 @@ pub struct TreeWalker {
     /// command): they and their descendants are never members.
     excluded: HashSet<i32>,
     last: Option<LastWalk>,
+    /// `Some` once it shares listings: when the listing of its last walk
+    /// was taken (`None` before one).
+    shared_listing: Option<Option<Instant>>,
     /// Calls of `walk_rationed` that walked, and that gave the last walk's
     /// members again.
     pub walks: u64,
@@ -136,6 +150,7 @@ impl TreeWalker {
             known: HashMap::new(),
             excluded: HashSet::new(),
             last: None,
+            shared_listing: None,
             walks: 0,
             reused: 0,
         }
@@ -181,12 +196,40 @@ impl TreeWalker {
         }
     }
 
+    /// Walks from now on on a listing of /proc another walker that shares
+    /// listings took within `SHARED_LISTING_FOR`, when it is newer than the
+    /// one of its own last walk; else on one of its own, which the others
+    /// may then use. A process that started since is found a walk later.
+    pub fn share_listing(&mut self) {
+        self.shared_listing.get_or_insert(None);
+    }
+
+    /// A listing of /proc for a walk: shared (`share_listing`) or its own.
+    fn listing(&mut self) -> Listing {
+        let Some(mine) = &mut self.shared_listing else {
+            return Arc::new(list_proc());
+        };
+        let mut shared = SHARED_LISTING.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((taken, listing)) = shared.as_ref() {
+            let newer = mine.is_none_or(|mine| *taken > mine);
+            if newer && taken.elapsed() < SHARED_LISTING_FOR {
+                *mine = Some(*taken);
+                return listing.clone();
+            }
+        }
+        let listing = Arc::new(list_proc());
+        let taken = Instant::now();
+        *shared = Some((taken, listing.clone()));
+        *mine = Some(taken);
+        listing
+    }
+
     /// All live descendants of the root, not the root itself, ascending.
     pub fn walk(&mut self) -> Vec<i32> {
         let mut seen = HashMap::new();
         let mut new = Vec::new();
         let mut text = String::with_capacity(512);
-        for (pid, ino) in list_proc() {
+        for &(pid, ino) in self.listing().iter() {
             match self.known.get(&pid) {
                 Some(&(known_ino, member)) if known_ino == ino => {
                     seen.insert(pid, (ino, member));
@@ -374,6 +417,36 @@ mod tests {
             assert!(walk.contains(&sh), "{walk:?}");
             assert!(grandchild.is_some_and(|g| walk.contains(&g)), "{walk:?}");
         }
+    }
+
+    /// A walker that shares listings walks on another's listing taken just
+    /// before, which a child started since is not in yet; its next walk
+    /// lists /proc again and finds it.
+    #[test]
+    fn a_shared_listing_serves_the_next_walker_once() -> std::io::Result<()> {
+        let me = std::process::id() as i32;
+        let (mut first, mut second) = (TreeWalker::new(me), TreeWalker::new(me));
+        first.share_listing();
+        second.share_listing();
+        // Retried while a loaded machine takes longer than the listing
+        // serves between the two walks.
+        for _ in 0..20 {
+            first.walk();
+            let listed = Instant::now();
+            let mut child = Command::new("sleep").arg("30").spawn()?;
+            let pid = child.id() as i32;
+            let on_shared = second.walk();
+            let in_time = listed.elapsed() < SHARED_LISTING_FOR;
+            let own = second.walk();
+            child.kill()?;
+            child.wait()?;
+            if in_time {
+                assert!(!on_shared.contains(&pid), "{pid} in {on_shared:?}");
+                assert!(own.contains(&pid), "{pid} not in {own:?}");
+                return Ok(());
+            }
+        }
+        panic!("no two walks came within {SHARED_LISTING_FOR:?}");
     }
 
     #[test]

@@ -40,12 +40,21 @@ impl Appender {
         now: Instant,
         sample: Option<&Sample>,
     ) -> anyhow::Result<()> {
-        self.pending.extend(sample);
-        if self.every_tick || now - self.last_commit >= COMMIT_EVERY {
-            self.flush(store)?;
-            self.last_commit = now;
+        self.hold(sample);
+        if self.due(now) {
+            commit_together(store, now, [self])?;
         }
         Ok(())
+    }
+
+    /// Keeps `sample`, if any, for the next commit.
+    pub fn hold(&mut self, sample: Option<&Sample>) {
+        self.pending.extend(sample);
+    }
+
+    /// Whether what it holds is due for a commit at `now`.
+    pub fn due(&self, now: Instant) -> bool {
+        self.every_tick || now - self.last_commit >= COMMIT_EVERY
     }
 
     /// Commits what is pending.
@@ -54,6 +63,26 @@ impl Appender {
         self.pending.clear();
         Ok(())
     }
+}
+
+/// Commits at `now` what each of `appenders` holds, in one transaction: a
+/// soak's instances pay one commit (one sync of the journal) a tick, not
+/// one each. An error leaves every one's samples uncommitted.
+pub fn commit_together<'a>(
+    store: &mut Store,
+    now: Instant,
+    appenders: impl IntoIterator<Item = &'a mut Appender>,
+) -> anyhow::Result<()> {
+    let mut appenders: Vec<&mut Appender> = appenders.into_iter().collect();
+    let batches: Vec<(i64, &[Sample])> = (appenders.iter())
+        .map(|a| (a.id, a.pending.as_slice()))
+        .collect();
+    store.append_batches(&batches)?;
+    for a in &mut appenders {
+        a.pending.clear();
+        a.last_commit = now;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -105,6 +134,52 @@ mod tests {
         let mut slow = Appender::new(id, COMMIT_EVERY, start);
         slow.tick(&mut store, at(100), Some(&sample(2.0)))?;
         assert_eq!(stored(&store), 5, "ticks a second apart commit each");
+        Ok(())
+    }
+
+    /// Two recordings' held samples reach the store in one commit, each
+    /// under its own recording, and are held no longer.
+    #[test]
+    fn appenders_committed_together_store_each_recordings_samples() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let mut store = Store::open(&dir.path().join("a.db"))?;
+        let mut begin = |name: &str| {
+            store.begin_recording(&NewRecording {
+                name: name.into(),
+                config: "glibc".into(),
+                env: vec![],
+                command: None,
+                target_pid: 1,
+                target_start: 1,
+                interval_ms: 1000,
+                hostname: "h".into(),
+                soak_id: None,
+            })
+        };
+        let ((one, _), (two, _)) = (begin("soak glibc#1")?, begin("soak glibc#2")?);
+        let start = Instant::now();
+        let sample = |t_s: f64| Sample {
+            t_s,
+            rss_bytes: 1 << 20,
+            ..Sample::default()
+        };
+        let mut a = Appender::new(one, COMMIT_EVERY, start);
+        let mut b = Appender::new(two, COMMIT_EVERY, start);
+        a.hold(Some(&sample(1.0)));
+        b.hold(Some(&sample(1.0)));
+        b.hold(Some(&sample(2.0)));
+        assert_eq!(stored(&store), 0, "held, not committed");
+        commit_together(&mut store, start, [&mut a, &mut b])?;
+        commit_together(&mut store, start, [&mut a, &mut b])?;
+        let per_recording = |id: i64| -> rusqlite::Result<i64> {
+            store.conn.query_row(
+                "SELECT count(*) FROM recording_samples WHERE recording_id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+        };
+        assert_eq!((per_recording(one)?, per_recording(two)?), (1, 2));
+        assert!(a.pending.is_empty() && b.pending.is_empty());
         Ok(())
     }
 }

@@ -29,7 +29,7 @@ mod soaks;
 mod tests;
 mod write;
 
-pub use append::{Appender, COMMIT_EVERY};
+pub use append::{commit_together, Appender, COMMIT_EVERY};
 pub use full::{is_full, StoreFull};
 pub use load::ExperimentListing;
 pub use open::Store;

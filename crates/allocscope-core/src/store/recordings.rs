@@ -136,10 +136,18 @@ impl Store {
 
     /// Appends samples in one transaction, then rolls up what has aged.
     pub fn append_samples(&mut self, id: i64, samples: &[Sample]) -> Result<()> {
-        let Some(last_t_s) = samples.last().map(|s| s.t_s) else {
+        self.append_batches(&[(id, samples)])
+    }
+
+    /// Appends each recording's samples of `batches` (recording id, its
+    /// samples), all in one transaction, rolling up what has aged: a
+    /// soak's instances share one commit (one sync of the journal) a tick.
+    pub fn append_batches(&mut self, batches: &[(i64, &[Sample])]) -> Result<()> {
+        if batches.iter().all(|(_, samples)| samples.is_empty()) {
             return Ok(());
-        };
-        let context = || format!("storing samples of recording {id}");
+        }
+        let ids: Vec<String> = batches.iter().map(|(id, _)| id.to_string()).collect();
+        let context = || format!("storing samples of recording {}", ids.join(", "));
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -153,19 +161,25 @@ impl Store {
                 ))
                 .with_context(context)?;
             let mut unstorable = Unstorable::default();
-            for s in samples {
-                insert
-                    .execute(rusqlite::params_from_iter(sample_rows::values(
-                        id,
-                        s,
-                        &mut unstorable,
-                    )))
-                    .with_context(context)?;
+            for &(id, samples) in batches {
+                for s in samples {
+                    insert
+                        .execute(rusqlite::params_from_iter(sample_rows::values(
+                            id,
+                            s,
+                            &mut unstorable,
+                        )))
+                        .with_context(context)?;
+                }
             }
             // Said once, in the message `finish_recording` stores.
             self.unstorable.absorb(&unstorable);
         }
-        roll_up(&tx, id, last_t_s, false).with_context(context)?;
+        for &(id, samples) in batches {
+            if let Some(last) = samples.last() {
+                roll_up(&tx, id, last.t_s, false).with_context(context)?;
+            }
+        }
         tx.commit().with_context(context)
     }
 
@@ -263,12 +277,11 @@ impl Store {
 /// minute buckets that have aged out of their windows and been rolled up.
 fn roll_up(tx: &Transaction, id: i64, last_t_s: f64, everything: bool) -> rusqlite::Result<()> {
     let rolled_until = |tier_s: i64| -> rusqlite::Result<f64> {
-        tx.query_row(
+        tx.prepare_cached(
             "SELECT coalesce(max(t_s) + tier_s, 0) FROM recording_tiers
              WHERE recording_id = ?1 AND tier_s = ?2",
-            params![id, tier_s],
-            |r| r.get(0),
-        )
+        )?
+        .query_row(params![id, tier_s], |r| r.get(0))
     };
     let upto = |step: f64| {
         if everything {
