@@ -96,18 +96,7 @@ pub fn watch(
             break "complete";
         }
         while events.try_recv().is_ok() {}
-        for w in watched.iter_mut().filter(|w| w.running()) {
-            if let Err(error) = w.turn(store, now, recipe, &events_tx) {
-                failure = Some(error);
-                break;
-            }
-        }
-        // Every instance's samples in one commit: one sync of the journal
-        // a tick, not one an instance.
-        if failure.is_none() && watched.iter().any(|w| w.appender.due(now)) {
-            let appenders = watched.iter_mut().map(|w| &mut w.appender);
-            failure = commit_together(store, now, appenders).err();
-        }
+        failure = turn_all(store, now, &mut watched, recipe, &events_tx).err();
         if let Some(showing) = showing.as_mut().filter(|_| failure.is_none()) {
             failure = showing.look(now, elapsed(), &mut watched, store).err();
         }
@@ -146,6 +135,25 @@ pub fn watch(
         status: if failure.is_some() { "failed" } else { status },
         failure,
     })
+}
+
+/// One pass over the instances: each running one turned (ticked, ended or
+/// restarted), then every instance's samples in one commit: one sync of
+/// the journal a tick, not one an instance.
+fn turn_all(
+    store: &mut Store,
+    now: Instant,
+    watched: &mut [Watched],
+    recipe: Option<&Recipe>,
+    events: &mpsc::Sender<Event>,
+) -> anyhow::Result<()> {
+    for w in watched.iter_mut().filter(|w| w.running()) {
+        w.turn(store, now, recipe, events)?;
+    }
+    if watched.iter().any(|w| w.appender.due(now)) {
+        commit_together(store, now, watched.iter_mut().map(|w| &mut w.appender))?;
+    }
+    Ok(())
 }
 
 /// Each instance's recording begun (or, resumed, continued), a launched
@@ -245,7 +253,9 @@ fn in_place(
     };
     let mut sampling = SamplingLoop::new(a.pid, settings.interval);
     sampling.share_listing();
-    sampling.sampler_mut().share_budget(launch::SOAK_BUDGET, instances);
+    sampling
+        .sampler_mut()
+        .share_budget(launch::SOAK_BUDGET, instances);
     let (id, started_unix) = store.begin_recording(&new)?;
     let source = Source::Attached(a.clone());
     Ok(Watched::new(

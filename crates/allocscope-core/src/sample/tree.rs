@@ -209,7 +209,9 @@ impl TreeWalker {
         let Some(mine) = &mut self.shared_listing else {
             return Arc::new(list_proc());
         };
-        let mut shared = SHARED_LISTING.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut shared = SHARED_LISTING
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some((taken, listing)) = shared.as_ref() {
             let newer = mine.is_none_or(|mine| *taken > mine);
             if newer && taken.elapsed() < SHARED_LISTING_FOR {
