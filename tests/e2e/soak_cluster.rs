@@ -7,7 +7,7 @@
 use crate::common::{one_heavy_test_at_a_time, program, stderr, stdout, Scratch};
 use crate::record::db_arg;
 use crate::slurm_cluster::SlurmCluster;
-use crate::soak_launched::recordings;
+use crate::soak_launched::{glibc_soak_args, recordings};
 use serde_json::Value;
 
 /// `soak` of `grow arenas` (4 MiB a second for 15 s) under glibc and
@@ -15,23 +15,7 @@ use serde_json::Value;
 fn soak_grow(scratch: &Scratch, cluster: &SlurmCluster, executor: &[&str]) -> (String, String) {
     let grow = program("grow");
     let db = db_arg(scratch);
-    let mut args = vec![
-        "soak",
-        "-a",
-        "glibc",
-        "-a",
-        "glibc:arena_max=1",
-        "--replicas",
-        "2",
-        "--duration",
-        "14s",
-        "--until",
-        "duration",
-        "--interval",
-        "200ms",
-        "--db",
-        &db,
-    ];
+    let mut args = glibc_soak_args(&db, "2", "14s");
     args.extend_from_slice(executor);
     args.extend(["--", grow.to_str().expect("utf-8"), "arenas", "1000", "4"]);
     let output = (scratch.command(&args))

@@ -24,33 +24,37 @@ pub fn recordings(scratch: &Scratch) -> Vec<(String, String, i64, i64)> {
     .expect("recordings read")
 }
 
-/// `soak` of `grow MODE` (4 MiB a second for 15 s) under glibc and
-/// glibc:arena_max=1, two instances each, for 14 s.
-fn soak_grow(scratch: &Scratch, mode: &str) -> String {
-    let grow = program("grow");
-    let db = db_arg(scratch);
-    let output = scratch.run(&[
+/// A soak's arguments before its command: glibc and glibc:arena_max=1,
+/// `replicas` instances each, for `duration` (not until settled), sampled
+/// every 200 ms into `db`.
+pub fn glibc_soak_args<'a>(db: &'a str, replicas: &'a str, duration: &'a str) -> Vec<&'a str> {
+    vec![
         "soak",
         "-a",
         "glibc",
         "-a",
         "glibc:arena_max=1",
         "--replicas",
-        "2",
+        replicas,
         "--duration",
-        "14s",
+        duration,
         "--until",
         "duration",
         "--interval",
         "200ms",
         "--db",
-        &db,
-        "--",
-        grow.to_str().expect("utf-8"),
-        mode,
-        "1000",
-        "4",
-    ]);
+        db,
+    ]
+}
+
+/// `soak` of `grow MODE` (4 MiB a second for 15 s) under glibc and
+/// glibc:arena_max=1, two instances each, for 14 s.
+fn soak_grow(scratch: &Scratch, mode: &str) -> String {
+    let grow = program("grow");
+    let db = db_arg(scratch);
+    let mut args = glibc_soak_args(&db, "2", "14s");
+    args.extend(["--", grow.to_str().expect("utf-8"), mode, "1000", "4"]);
+    let output = scratch.run(&args);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("allocscope: soak complete after 14."),

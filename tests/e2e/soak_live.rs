@@ -14,25 +14,8 @@ use std::time::Duration;
 fn live_soak(scratch: &Scratch, duration: &str, extra: &[&str]) -> std::process::Command {
     let grow = program("grow");
     let db = db_arg(scratch);
-    let mut args = vec![
-        "soak",
-        "-a",
-        "glibc",
-        "-a",
-        "glibc:arena_max=1",
-        "--replicas",
-        "1",
-        "--duration",
-        duration,
-        "--until",
-        "duration",
-        "--interval",
-        "200ms",
-        "--report-every",
-        "2s",
-        "--db",
-        &db,
-    ];
+    let mut args = crate::soak_launched::glibc_soak_args(&db, "1", duration);
+    args.extend(["--report-every", "2s"]);
     args.extend(extra);
     args.extend([
         "--",
