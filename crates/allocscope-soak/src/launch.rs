@@ -29,6 +29,15 @@ use std::time::{Duration, Instant};
 /// estimated between reads; the cgroup's figures are read every tick.
 pub const SOAK_BUDGET: f64 = 0.005;
 
+/// One instance's sampling loop, one of `instances`: its share of
+/// `SOAK_BUDGET`, and its walks sharing the others' listing of /proc.
+pub fn soak_sampling(pid: i32, interval: Duration, instances: usize) -> SamplingLoop {
+    let mut sampling = SamplingLoop::new(pid, interval);
+    sampling.sampler_mut().share_budget(SOAK_BUDGET, instances);
+    sampling.share_listing();
+    sampling
+}
+
 pub const PORT: &str = "{port}";
 pub const INSTANCE: &str = "{instance}";
 
@@ -124,10 +133,8 @@ pub fn start(
         containment.child_hook().into_iter().collect(),
     )?;
     tap::spawn_tap(pipe, stdout, Vec::new(), events.clone()).context("starting the stdout tap")?;
-    let mut sampling = SamplingLoop::new(pid, recipe.interval);
     let instances = recipe.flavours.len() * recipe.replicas.clone().count();
-    sampling.sampler_mut().share_budget(SOAK_BUDGET, instances);
-    sampling.share_listing();
+    let mut sampling = soak_sampling(pid, recipe.interval, instances);
     if let Some(reader) = containment.group().and_then(|g| g.reader().ok()) {
         sampling.sampler_mut().attach_cgroup(reader);
     }

@@ -206,17 +206,7 @@ fn begin(
                     };
                     let w = match before {
                         Some(r) => resume(store, r.id, &new, source, sampling, settings)?,
-                        None => {
-                            let (id, started_unix) = store.begin_recording(&new)?;
-                            Watched::new(
-                                id,
-                                started_unix,
-                                &new,
-                                source,
-                                sampling,
-                                settings.interval,
-                            )
-                        }
+                        None => begin_watched(store, &new, source, sampling, settings)?,
                     };
                     watched.push(w);
                 }
@@ -251,17 +241,23 @@ fn in_place(
         hostname: hostname.to_string(),
         soak_id: Some(settings.soak_id),
     };
-    let mut sampling = SamplingLoop::new(a.pid, settings.interval);
-    sampling.share_listing();
-    sampling
-        .sampler_mut()
-        .share_budget(launch::SOAK_BUDGET, instances);
-    let (id, started_unix) = store.begin_recording(&new)?;
-    let source = Source::Attached(a.clone());
+    let sampling = launch::soak_sampling(a.pid, settings.interval, instances);
+    begin_watched(store, &new, Source::Attached(a.clone()), sampling, settings)
+}
+
+/// A new instance's recording begun, and the instance watched into it.
+fn begin_watched(
+    store: &mut Store,
+    new: &NewRecording,
+    source: Source,
+    sampling: SamplingLoop,
+    settings: &Settings,
+) -> anyhow::Result<Watched> {
+    let (id, started_unix) = store.begin_recording(new)?;
     Ok(Watched::new(
         id,
         started_unix,
-        &new,
+        new,
         source,
         sampling,
         settings.interval,
