@@ -19,7 +19,7 @@ pub struct Measures {
 }
 
 /// The tree words tried in turn without `--memory-metric`: the first whose
-/// row every run of the baseline measured (a service's end of load, the
+/// row every ok run of the baseline and of each other configuration measured (a service's end of load, the
 /// mean, or the peak for runs too short for a mean), else the mean.
 const DEFAULT_MEMORY: [&str; 3] = ["end-of-load", "mean", "peak"];
 
@@ -42,6 +42,25 @@ fn measured(config: &StoredConfig, row: &MetricDef) -> bool {
 /// True when `config` has ok runs and each has a value of `row`.
 fn measured_by_all(config: &StoredConfig, row: &MetricDef) -> bool {
     measured(config, row) && ok_runs(config).all(|r| (row.extract)(r).is_some())
+}
+
+/// True when the baseline's ok runs and those of every other configuration
+/// that has any each have a value of `row`: a row some candidate's runs
+/// lack (runs too short for a mean under a slower allocator) would leave
+/// that candidate without a figure, ranked with the ones that failed.
+fn measured_by_every_config(
+    experiment: &StoredExperiment,
+    baseline: usize,
+    row: &MetricDef,
+) -> bool {
+    let configs = &experiment.configs;
+    configs
+        .get(baseline)
+        .is_some_and(|c| measured_by_all(c, row))
+        && configs
+            .iter()
+            .filter(|c| ok_runs(c).next().is_some())
+            .all(|c| measured_by_all(c, row))
 }
 
 /// The warning when, without `--memory-metric`, the judge fell back to the
@@ -126,12 +145,7 @@ fn memory_row(
         None => DEFAULT_MEMORY
             .iter()
             .filter_map(|word| tree(word))
-            .find(|row| {
-                experiment
-                    .configs
-                    .get(baseline)
-                    .is_some_and(|c| measured_by_all(c, row))
-            })
+            .find(|row| measured_by_every_config(experiment, baseline, row))
             .or_else(|| tree("mean")),
     };
     match row {

@@ -178,3 +178,19 @@ fn runs_too_short_for_a_mean_are_judged_by_their_peak_and_say_so() {
     };
     assert_eq!(short_runs_warning(&e, 0, &table, &asked), None);
 }
+
+#[test]
+fn a_candidate_run_too_short_for_a_mean_moves_everyone_to_the_peak() {
+    let mut e = single_process();
+    assert_eq!(chosen(&e, None, None).0, "mean_rss_bytes");
+    // The baseline's runs all have a mean; one candidate's run does not.
+    let last = e.configs.len() - 1;
+    assert_ne!(last, 0, "the fixture has a candidate");
+    e.configs[last].runs[0].record.samples.truncate(2);
+    assert_eq!(chosen(&e, None, None).0, "peak_rss_bytes");
+    // A candidate whose every run failed has no runs to ask.
+    for run in &mut e.configs[last].runs {
+        run.record.status = RunStatus::Failed;
+    }
+    assert_eq!(chosen(&e, None, None).0, "mean_rss_bytes");
+}
