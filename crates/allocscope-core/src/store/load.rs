@@ -5,8 +5,8 @@
 use super::convert::{opt_u64_at, u64_at};
 use super::open::Store;
 use crate::model::{
-    Config, ExperimentInfo, Host, RunMetrics, RunRecord, RunStatus, Sample, ServiceInfo,
-    ServiceRecord, StoredConfig, StoredExperiment, StoredRun, UserMetricInfo,
+    Config, ExperimentInfo, Host, RunMetrics, RunRecord, RunStatus, Sample, ServiceRecord,
+    StoredConfig, StoredExperiment, StoredRun,
 };
 use anyhow::{anyhow, bail, Context, Result};
 use rusqlite::{params, OptionalExtension, Row};
@@ -86,9 +86,14 @@ impl Store {
         let info = &mut experiment.info;
         info.command = parse_json(&command, "command")?;
         info.host = self.load_host(id)?;
-        info.marks = self.load_marks(id)?;
-        info.service = self.load_service_info(id)?;
-        info.user_metrics = self.load_user_metrics(id)?;
+        info.marks = self
+            .environment_json(id, "marks", "marks")?
+            .unwrap_or_default();
+        info.service = self.environment_json(id, "service", "service")?;
+        let metrics = crate::user_metric::ENVIRONMENT_KEY;
+        info.user_metrics = self
+            .environment_json(id, metrics, "--metric specs")?
+            .unwrap_or_default();
         experiment.configs = self.load_configs(id)?;
         Ok(experiment)
     }
@@ -103,40 +108,21 @@ impl Store {
             .with_context(|| format!("reading the environment of experiment {experiment_id}"))
     }
 
-    /// The experiment's `--metric` specs; none for files written before
-    /// they existed or experiments without them.
-    fn load_user_metrics(&self, id: i64) -> Result<Vec<UserMetricInfo>> {
+    /// The JSON an experiment stored under environment `key`, parsed;
+    /// `None` for files written before the key existed or experiments
+    /// without it (`what` names it in the error).
+    fn environment_json<T: serde::de::DeserializeOwned>(
+        &self,
+        id: i64,
+        key: &str,
+        what: &str,
+    ) -> Result<Option<T>> {
         match self
             .load_environment(id)?
             .into_iter()
-            .find(|(key, _)| key == crate::user_metric::ENVIRONMENT_KEY)
+            .find(|(k, _)| k == key)
         {
-            Some((_, Some(json))) => parse_json(&json, "--metric specs"),
-            _ => Ok(Vec::new()),
-        }
-    }
-
-    /// The experiment's `--mark` patterns; none for files written before
-    /// markers existed.
-    fn load_marks(&self, id: i64) -> Result<Vec<String>> {
-        match self
-            .load_environment(id)?
-            .into_iter()
-            .find(|(key, _)| key == "marks")
-        {
-            Some((_, Some(json))) => parse_json(&json, "marks"),
-            _ => Ok(Vec::new()),
-        }
-    }
-
-    /// The experiment's service settings; `None` unless it ran `--server`.
-    fn load_service_info(&self, id: i64) -> Result<Option<ServiceInfo>> {
-        match self
-            .load_environment(id)?
-            .into_iter()
-            .find(|(key, _)| key == "service")
-        {
-            Some((_, Some(json))) => parse_json(&json, "service").map(Some),
+            Some((_, Some(json))) => parse_json(&json, what).map(Some),
             _ => Ok(None),
         }
     }
@@ -177,19 +163,6 @@ impl Store {
         Ok(host)
     }
 
-    /// The `--variant` configurations' command lines by name; none for
-    /// experiments without variants.
-    fn load_variants(&self, id: i64) -> Result<std::collections::HashMap<String, Vec<String>>> {
-        match self
-            .load_environment(id)?
-            .into_iter()
-            .find(|(key, _)| key == super::write::VARIANTS_KEY)
-        {
-            Some((_, Some(json))) => parse_json(&json, "--variant command lines"),
-            _ => Ok(Default::default()),
-        }
-    }
-
     fn load_configs(&self, experiment_id: i64) -> Result<Vec<StoredConfig>> {
         let mut stmt = self.conn.prepare(
             "SELECT id, name, allocator, library, version, env FROM configs
@@ -210,7 +183,14 @@ impl Store {
             })?
             .collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading configurations of experiment {experiment_id}"))?;
-        let mut variants = self.load_variants(experiment_id)?;
+        // The `--variant` configurations' command lines by name.
+        let mut variants: std::collections::HashMap<String, Vec<String>> = self
+            .environment_json(
+                experiment_id,
+                super::write::VARIANTS_KEY,
+                "--variant command lines",
+            )?
+            .unwrap_or_default();
         let mut configs = Vec::with_capacity(rows.len());
         for (id, mut config, env) in rows {
             config.env = parse_json(&env, "configuration env")?;
