@@ -82,7 +82,13 @@ pub fn analyze_with(
     judging: &JudgeSettings,
 ) -> Result<Analysis> {
     let base_index = baseline_index(&experiment, baseline)?;
-    let table = metric_table::of_experiment(&experiment.info);
+    let mut table = metric_table::of_experiment(&experiment.info);
+    // The rows the verdict judges by have ratios, whichever they are (a
+    // tree's peak PSS, which short runs fall back to, has none otherwise).
+    let judged = choice::measures(&experiment, base_index, &table, judging);
+    for row in table.iter_mut() {
+        row.ratio |= row.id == judged.memory.id || row.id == judged.perf.id;
+    }
     let summaries = summary::summarize(&experiment, base_index, &table);
     let service = service::summarize(&experiment);
     let end_of_load = metric_table::tree_word("end-of-load")

@@ -39,6 +39,23 @@ fn baseline_ratios_are_exactly_one() -> Result<()> {
 }
 
 #[test]
+fn the_rows_the_verdict_judges_by_have_ratios_whichever_they_are() -> Result<()> {
+    let judging = JudgeSettings {
+        memory_metric: Some(crate::judging::MemoryChoice::Row("peak_uss_bytes".into())),
+        perf_metric: Some("cpu_s".into()),
+        ..JudgeSettings::default()
+    };
+    let a = analyze_with(fixture::experiment(), "glibc", &judging)?;
+    assert_eq!(a.verdict.memory.id, "peak_uss_bytes");
+    assert_eq!(a.summaries[0].ratio("cpu_s"), Some(BASELINE_RATIO));
+    assert!(a.summaries[1].ratio("peak_uss_bytes").is_some());
+    assert!(a.summaries[1].ratio("cpu_s").is_some());
+    // Rows not judged by keep the table's choice.
+    assert_eq!(a.summaries[1].ratio("peak_pss_bytes"), None);
+    Ok(())
+}
+
+#[test]
 fn smaller_allocator_has_ratio_below_one_excluding_one() -> Result<()> {
     let a = analyze(fixture::experiment(), "glibc")?;
     let jemalloc = a.summaries[1]
