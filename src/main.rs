@@ -1,7 +1,7 @@
 //! Entry point: parse, dispatch, and turn errors into one line and an exit
 //! code (2 for a usage mistake, 1 for anything else).
 
-use allocscope::cli::{Cli, Command, CompareArgs};
+use allocscope::cli::{Cli, Command};
 use allocscope::options::cell::CellSettings;
 use allocscope::options::demo::DemoSettings;
 use allocscope::options::record::RecordSettings;
@@ -41,7 +41,10 @@ fn main() {
 
 fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Compare(args) => compare(&args),
+        Command::Compare(args) => {
+            let registry = alloc::Registry::discover();
+            commands::compare::compare(&CompareSettings::from_args(&args, &registry)?)
+        }
         Command::Tune(args) => {
             let registry = alloc::Registry::discover();
             commands::tune::tune(TuneSettings::from_args(&args, &registry)?)
@@ -62,12 +65,6 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             commands::merge::merge(&args.shards, &args.db, args.plan.as_deref())
         }
     }
-}
-
-fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
-    let registry = alloc::Registry::discover();
-    let settings = CompareSettings::from_args(args, &registry)?;
-    commands::compare::compare(&settings)
 }
 
 /// anyhow's chain on one line: `reading 'x': permission denied`.
