@@ -217,7 +217,10 @@ fn heap_options(mode: Option<crate::cli::HeapMode>) -> Option<crate::probe::Heap
 }
 
 /// `--baseline`, one of the configurations; the first without it.
-fn baseline(given: Option<&str>, configs: &[crate::model::Config]) -> Result<String, UsageError> {
+pub(super) fn baseline(
+    given: Option<&str>,
+    configs: &[crate::model::Config],
+) -> Result<String, UsageError> {
     match given {
         None => Ok(configs.first().map(|c| c.name.clone()).unwrap_or_default()),
         Some(given) if configs.iter().any(|c| c.name == given) => Ok(given.to_string()),
