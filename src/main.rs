@@ -2,7 +2,6 @@
 //! code (2 for a usage mistake, 1 for anything else).
 
 use allocscope::cli::{Cli, Command};
-use allocscope::options::cell::CellSettings;
 use allocscope::options::demo::DemoSettings;
 use allocscope::options::record::RecordSettings;
 use allocscope::options::report::ReportSettings;
@@ -60,7 +59,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Soak(args) => commands::soak::soak(&args),
         Command::Demo(args) => commands::demo::demo(&DemoSettings::from_args(&args)?),
         Command::Workload { scenario } => scenario.run(),
-        Command::Cell(args) => commands::cell::cell(&CellSettings::from_args(&args)?),
+        Command::Cell(args) => commands::cell::cell(&args),
         Command::Merge(args) => {
             commands::merge::merge(&args.shards, &args.db, args.plan.as_deref())
         }
