@@ -228,7 +228,7 @@ pub struct CompareArgs {
         num_args = 0..=1,
         require_equals = true,
         default_missing_value = "auto",
-        value_parser = choices::heap_mode()
+        value_parser = choices::HeapModeParser
     )]
     pub heap: Option<HeapMode>,
     /// When the reclaim test asks the allocator to return what it holds

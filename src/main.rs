@@ -1,8 +1,7 @@
 //! Entry point: parse, dispatch, and turn errors into one line and an exit
 //! code (2 for a usage mistake, 1 for anything else).
 
-use allocscope::cli::{Cli, Command, CompareArgs};
-use allocscope::options::cell::CellSettings;
+use allocscope::cli::{Cli, Command};
 use allocscope::options::demo::DemoSettings;
 use allocscope::options::record::RecordSettings;
 use allocscope::options::report::ReportSettings;
@@ -41,7 +40,10 @@ fn main() {
 
 fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Compare(args) => compare(&args),
+        Command::Compare(args) => {
+            let registry = alloc::Registry::discover();
+            commands::compare::compare(&CompareSettings::from_args(&args, &registry)?)
+        }
         Command::Tune(args) => {
             let registry = alloc::Registry::discover();
             commands::tune::tune(TuneSettings::from_args(&args, &registry)?)
@@ -57,17 +59,11 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Soak(args) => commands::soak::soak(&args),
         Command::Demo(args) => commands::demo::demo(&DemoSettings::from_args(&args)?),
         Command::Workload { scenario } => scenario.run(),
-        Command::Cell(args) => commands::cell::cell(&CellSettings::from_args(&args)?),
+        Command::Cell(args) => commands::cell::cell(&args),
         Command::Merge(args) => {
             commands::merge::merge(&args.shards, &args.db, args.plan.as_deref())
         }
     }
-}
-
-fn compare(args: &CompareArgs) -> anyhow::Result<i32> {
-    let registry = alloc::Registry::discover();
-    let settings = CompareSettings::from_args(args, &registry)?;
-    commands::compare::compare(&settings)
 }
 
 /// anyhow's chain on one line: `reading 'x': permission denied`.

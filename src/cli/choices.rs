@@ -1,6 +1,6 @@
 //! The flags that take one of a fixed set of words, as `clap::ValueEnum`s:
-//! clap accepts exactly these words and `--help` lists them. `Choice` is
-//! the value parser of a choice whose wrong word keeps a message of its own.
+//! clap accepts exactly these words and `--help` lists them. `--heap`'s
+//! wrong word keeps a message of its own (`HeapModeParser`).
 
 use crate::usage_error::UsageError;
 use clap::builder::{PossibleValue, TypedValueParser};
@@ -90,35 +90,27 @@ impl DemoScenarioName {
     }
 }
 
-/// A `ValueEnum` flag whose wrong word is reported by `error` (a message of
-/// its own, e.g. `--heap=fast`'s) rather than by clap; `--help` still lists
-/// the words. Surrounding blanks are ignored and an empty value is `empty`.
+/// `--heap`'s value parser: a wrong mode is reported with the probe's own
+/// message (e.g. `--heap=fast`'s) rather than by clap; `--help` still lists
+/// the words. Surrounding blanks are ignored and an empty value is `auto`.
 #[derive(Clone)]
-pub struct Choice<E: 'static> {
-    empty: Option<E>,
-    error: fn(&str) -> UsageError,
-}
+pub struct HeapModeParser;
 
-impl<E: ValueEnum + Clone + Send + Sync + 'static> Choice<E> {
-    pub fn new(empty: Option<E>, error: fn(&str) -> UsageError) -> Choice<E> {
-        Choice { empty, error }
-    }
-}
-
-impl<E: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for Choice<E> {
-    type Value = E;
+impl TypedValueParser for HeapModeParser {
+    type Value = HeapMode;
 
     fn parse_ref(
         &self,
         cmd: &clap::Command,
         arg: Option<&clap::Arg>,
         value: &OsStr,
-    ) -> Result<E, clap::Error> {
-        let (empty, error) = (self.empty.clone(), self.error);
-        let parse = move |text: &str| -> Result<E, UsageError> {
-            match (text.trim(), empty.clone()) {
-                ("", Some(empty)) => Ok(empty),
-                (word, _) => E::from_str(word, false).map_err(|_| error(word)),
+    ) -> Result<HeapMode, clap::Error> {
+        let parse = |text: &str| -> Result<HeapMode, UsageError> {
+            match text.trim() {
+                "" => Ok(HeapMode::Auto),
+                word => HeapMode::from_str(word, false).map_err(|_| {
+                    UsageError::HeapMode(crate::probe::HeapModeError(word.to_string()))
+                }),
             }
         };
         parse.parse_ref(cmd, arg, value)
@@ -126,16 +118,9 @@ impl<E: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for Choice<E
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
         Some(Box::new(
-            E::value_variants()
+            HeapMode::value_variants()
                 .iter()
                 .filter_map(ValueEnum::to_possible_value),
         ))
     }
-}
-
-/// `--heap`'s parser: the probe's own message for a wrong mode.
-pub fn heap_mode() -> Choice<HeapMode> {
-    Choice::new(Some(HeapMode::Auto), |word| {
-        UsageError::HeapMode(crate::probe::HeapModeError(word.to_string()))
-    })
 }

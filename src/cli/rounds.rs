@@ -32,9 +32,8 @@ pub struct RoundArgs {
     pub higher_is_better: Vec<String>,
 }
 
-/// What `compare` and `report` judge by (besides `--max-slowdown`); the
-/// default is what clap gives when none of these flags is given.
-#[derive(Debug, Args, Clone, Default)]
+/// What `compare` and `report` judge by (besides `--max-slowdown`).
+#[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Judging")]
 pub struct JudgeArgs {
     /// The verdict's performance budget: recommend only configurations at
@@ -62,40 +61,4 @@ pub struct JudgeArgs {
     /// `compare` was given]
     #[arg(long, value_name = "PCT", value_parser = values::parse_limit_headroom)]
     pub limit_headroom: Option<f64>,
-}
-
-/// What clap gives when none of these flags is on the command line (the demo
-/// builds its arguments by hand).
-impl Default for RoundArgs {
-    fn default() -> RoundArgs {
-        RoundArgs {
-            max_runs: 20,
-            max_time: None,
-            metric: Vec::new(),
-            higher_is_better: Vec::new(),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::cli::{Cli, Command};
-    use clap::Parser;
-
-    #[test]
-    fn defaults_match_clap() {
-        let cli = Cli::parse_from(["allocscope", "compare", "--", "true"]);
-        let Command::Compare(args) = cli.command else {
-            panic!("not compare");
-        };
-        assert_eq!(
-            format!("{:?}", args.rounds),
-            format!("{:?}", super::RoundArgs::default())
-        );
-        assert_eq!(
-            format!("{:?}", args.judge),
-            format!("{:?}", super::JudgeArgs::default())
-        );
-        assert_eq!(args.runs, super::super::Runs::Auto);
-    }
 }

@@ -24,23 +24,16 @@ pub fn render(registry: &Registry) -> String {
             ],
         });
     }
-    let mut widths = [0usize; 4];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
+    let widths = [0, 1, 2, 3].map(|k| rows.iter().map(|r| r[k].chars().count()).max());
+    let widths = widths.map(Option::unwrap_or_default);
     let mut out = String::new();
     for row in &rows {
-        let mut line = String::new();
-        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<w$}  "));
-            }
-        }
-        out.push_str(line.trim_end());
+        // Padded to the widths; the last column's padding is trimmed.
+        let padded = row
+            .iter()
+            .zip(widths)
+            .map(|(cell, w)| format!("{cell:<w$}"));
+        out.push_str(padded.collect::<Vec<_>>().join("  ").trim_end());
         out.push('\n');
     }
     out

@@ -8,9 +8,10 @@
 //! temporary name and renamed only when the round ends uninterrupted, so a
 //! shard that exists is a finished round.
 
+use crate::cli::CellArgs;
 use crate::cluster::error::ClusterError;
 use crate::cluster::plan_file::ClusterPlan;
-use crate::options::cell::{plan_settings, round_configs, CellSettings};
+use crate::options::cell::{plan_settings, round_configs};
 use crate::rounds::driver::{drive, RoundPlan};
 use crate::rounds::facts;
 use crate::rounds::local::Local;
@@ -41,7 +42,7 @@ fn shard_environment(
 /// Exit code 0 when the shard was written (the runs' own statuses are in
 /// it: a round whose runs failed is still a round to merge), 128+signal
 /// when interrupted, with no shard.
-pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
+pub fn cell(args: &CellArgs) -> anyhow::Result<i32> {
     let plan = ClusterPlan::read(&args.plan)?;
     let round = args.round;
     if round >= plan.rounds {
@@ -60,7 +61,11 @@ pub fn cell(args: &CellSettings) -> anyhow::Result<i32> {
         eprintln!("warning: {warning}");
     }
     let names: Vec<String> = settings.configs.iter().map(|c| c.name.clone()).collect();
-    let open = round_configs(args.configs.as_deref(), &plan.configs, &names)?;
+    let open = round_configs(
+        args.configs.as_ref().map(|c| c.0.as_slice()),
+        &plan.configs,
+        &names,
+    )?;
     if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
     }

@@ -18,17 +18,13 @@ pub fn demo(settings: &DemoSettings) -> anyhow::Result<i32> {
             scenario.name, scenario.models
         );
         let code = super::compare::compare(&compare)?;
-        let files = settings.files(scenario);
+        let file = |ext| shown(&settings.file(scenario, ext));
         let models = format!("scenario '{}' models {}", scenario.name, scenario.models);
         let mut lines = vec![String::new()];
         lines.extend(crate::report::format::hanging(&models, 98, ""));
         lines.push(format!("store: {}", shown(&settings.db)));
-        lines.push(format!(
-            "exports: {}, {}",
-            shown(&files.json),
-            shown(&files.csv)
-        ));
-        lines.push(format!("HTML report: {}", shown(&files.html)));
+        lines.push(format!("exports: {}, {}", file("json"), file("csv")));
+        lines.push(format!("HTML report: {}", file("html")));
         lines.push(format!(
             "re-render: allocscope report --db {}",
             shown(&settings.db)

@@ -61,27 +61,15 @@ pub fn report(args: &ReportSettings) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// What the recordings report renders besides its text.
-enum Output<'a> {
-    Json(&'a Destination),
-    Html(&'a Destination),
-    Plots(&'a Path),
-}
-
-/// An export the recordings report renders; CSV and Markdown are refused.
-fn output(export: &Export) -> Option<Output<'_>> {
-    match export.format {
-        Format::Json { .. } => Some(Output::Json(&export.destination)),
-        Format::Html => Some(Output::Html(&export.destination)),
-        Format::Plots => Some(Output::Plots(export.destination.as_path())),
-        // The per-configuration formats (CSV, Markdown and any new one) are
-        // for experiments.
-        _ => None,
-    }
-}
-
 fn recordings(store: &Store, ids: &[i64], exports: &ExportList) -> anyhow::Result<i32> {
-    let outputs = exports.supported(output, |_| UsageError::RecordingsExport)?;
+    // The per-configuration formats (CSV, Markdown and any new one) are for
+    // experiments.
+    let renders =
+        |e: &Export| matches!(e.format, Format::Json { .. } | Format::Html | Format::Plots);
+    let outputs = exports.supported(
+        |e| renders(e).then_some(e),
+        |_| UsageError::RecordingsExport,
+    )?;
     if ids.is_empty() {
         crate::report::reporter::print(&listing(store)?)?;
         return Ok(0);
@@ -95,17 +83,19 @@ fn recordings(store: &Store, ids: &[i64], exports: &ExportList) -> anyhow::Resul
     if !exports.uses_stdout() {
         write_output(Path::new("-"), render_text(&analysis).as_bytes())?;
     }
-    for output in outputs {
-        match output {
-            Output::Json(to) => write_output(to.as_path(), render_json(&analysis)?.as_bytes())?,
-            Output::Html(to) => {
-                write_output(to.as_path(), render_html(&analysis).as_bytes())?;
-                if let Destination::Path(path) = to {
+    for export in outputs {
+        let to = export.destination.as_path();
+        match export.format {
+            Format::Json { .. } => write_output(to, render_json(&analysis)?.as_bytes())?,
+            Format::Html => {
+                write_output(to, render_html(&analysis).as_bytes())?;
+                if let Destination::Path(path) = &export.destination {
                     eprintln!("allocscope: HTML report in {}", path.display());
                 }
             }
-            Output::Plots(dir) => crate::exports::write_plots(
-                dir,
+            // `--plots`, the one other format `renders` lets through.
+            _ => crate::exports::write_plots(
+                to,
                 plots::all(&analysis).into_iter().map(|p| (p.name, p.svg)),
             )?,
         }

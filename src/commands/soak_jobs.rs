@@ -6,10 +6,11 @@
 //! the store as it comes in and its instance rebuilt, for the same
 //! statistics and verdict as a soak run here.
 
+use crate::cli::CellArgs;
 use crate::cluster::batch::JobRequest;
 use crate::cluster::executor::node_arguments;
 use crate::cluster::plan_file::ClusterPlan;
-use crate::options::cell::{round_configs, CellSettings};
+use crate::options::cell::round_configs;
 use crate::options::soak::{soak_args, SoakSettings};
 use crate::rounds::engine::{Ended, Engine, Round, Started};
 use crate::rounds::shard::{remove_store_files, with_suffix};
@@ -131,7 +132,7 @@ pub fn merge(store: &mut Store, shard: &Path, soak_id: i64) -> anyhow::Result<(W
 /// into the shard, with what `soak::job` sends written beside it
 /// (`round-N.json`) before the shard is renamed into place; an interrupted
 /// instance sends what it soaked too.
-pub fn instance(plan: &ClusterPlan, cell: &CellSettings) -> anyhow::Result<i32> {
+pub fn instance(plan: &ClusterPlan, cell: &CellArgs) -> anyhow::Result<i32> {
     let args = soak_args(&plan.args).map_err(|e| {
         crate::usage_error::UsageError::from(crate::cluster::error::ClusterError::PlanArguments {
             path: cell.plan.clone(),

@@ -153,10 +153,7 @@ fn race(
         .iter()
         .position(|n| *n == compare.baseline)
         .unwrap_or(0);
-    let mut state = RaceState {
-        dropped: Vec::new(),
-        survivors: None,
-    };
+    let mut state = RaceState::default();
     let judge = race_judge(&names, base, &compare.judge, rounds, &mut state, auto);
     let plan = RoundPlan {
         rounds: 0..rounds,
@@ -239,6 +236,7 @@ fn phase_job(compare: &crate::options::CompareSettings, rounds: u32) -> anyhow::
 }
 
 /// What a phase's judge keeps between looks.
+#[derive(Default)]
 struct RaceState {
     /// In the order they were dropped, halving's first.
     dropped: Vec<Dropped>,

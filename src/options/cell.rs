@@ -1,40 +1,13 @@
-//! `cell`'s arguments checked, and the `compare` settings of a cluster
-//! plan: its arguments parsed and checked on this node exactly as a local
-//! `compare` would check them, against this node's allocators; and the
-//! plan's configurations a round runs (`--configs`, for a round of an
+//! `cell`'s checks (its own flags are clap's, `cli::CellArgs`): the
+//! `compare` settings of a cluster plan, its arguments parsed and checked on
+//! this node exactly as a local `compare` would check them, against this
+//! node's allocators; and the plan's configurations a round runs (`--configs`, for a round of an
 //! adaptive plan after the rounds before dropped some).
 
 use super::compare::{compare_args, CompareSettings};
-use crate::cli::CellArgs;
 use crate::cluster::error::ClusterError;
 use crate::usage_error::UsageError;
-use std::path::{Path, PathBuf};
-
-/// `cell`, checked.
-pub struct CellSettings {
-    /// The plan file `compare --executor` wrote.
-    pub plan: PathBuf,
-    /// Which round, from 0.
-    pub round: u32,
-    /// The shard to write.
-    pub out: PathBuf,
-    /// `--configs`: the indices of the plan's configurations the round
-    /// runs, ascending; `None` for every one.
-    pub configs: Option<Vec<usize>>,
-    pub quiet: bool,
-}
-
-impl CellSettings {
-    pub fn from_args(args: &CellArgs) -> Result<CellSettings, UsageError> {
-        Ok(CellSettings {
-            plan: args.plan.clone(),
-            round: args.round,
-            out: args.out.clone(),
-            configs: args.configs.clone().map(|indices| indices.0),
-            quiet: args.quiet,
-        })
-    }
-}
+use std::path::Path;
 
 /// The round's configurations: `--configs` checked against the plan (each
 /// index one of its configurations, which this node must resolve to the

@@ -100,11 +100,7 @@ impl CompareSettings {
             engine: args.cluster.clone(),
         })
     }
-}
 
-impl CompareSettings {
-    /// What `config` runs: a `--variant`'s own command line, else the
-    /// command after `--`.
     /// What the session running this experiment's rounds here is given.
     pub fn session(&self) -> crate::rounds::session::SessionSettings<'_> {
         crate::rounds::session::SessionSettings {
@@ -129,6 +125,8 @@ impl CompareSettings {
         }
     }
 
+    /// What `config` runs: a `--variant`'s own command line, else the
+    /// command after `--`.
     pub fn line_of(&self, config: &crate::model::Config) -> variant::ProgramLine {
         let own = config.command.as_ref().and_then(|_| {
             self.variants
@@ -219,7 +217,10 @@ fn heap_options(mode: Option<crate::cli::HeapMode>) -> Option<crate::probe::Heap
 }
 
 /// `--baseline`, one of the configurations; the first without it.
-fn baseline(given: Option<&str>, configs: &[crate::model::Config]) -> Result<String, UsageError> {
+pub(super) fn baseline(
+    given: Option<&str>,
+    configs: &[crate::model::Config],
+) -> Result<String, UsageError> {
     match given {
         None => Ok(configs.first().map(|c| c.name.clone()).unwrap_or_default()),
         Some(given) if configs.iter().any(|c| c.name == given) => Ok(given.to_string()),

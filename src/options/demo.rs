@@ -81,13 +81,6 @@ pub struct DemoSettings {
     cpus: Option<String>,
 }
 
-/// A scenario's exports.
-pub struct DemoFiles {
-    pub json: PathBuf,
-    pub csv: PathBuf,
-    pub html: PathBuf,
-}
-
 impl DemoSettings {
     pub fn from_args(args: &DemoArgs) -> Result<DemoSettings, UsageError> {
         let scenarios: Vec<&DemoScenario> = match (&args.scenario, args.all) {
@@ -119,13 +112,9 @@ impl DemoSettings {
         })
     }
 
-    pub fn files(&self, scenario: &DemoScenario) -> DemoFiles {
-        let file = |ext: &str| self.out.join(format!("{}.{ext}", scenario.name));
-        DemoFiles {
-            json: file("json"),
-            csv: file("csv"),
-            html: file("html"),
-        }
+    /// Where `scenario`'s export `ext` (json, csv, html) goes.
+    pub fn file(&self, scenario: &DemoScenario, ext: &str) -> PathBuf {
+        self.out.join(format!("{}.{ext}", scenario.name))
     }
 
     /// `compare` with the default configurations on `scenario`, run by
@@ -137,7 +126,6 @@ impl DemoSettings {
         allocscope: &Path,
         registry: &crate::alloc::Registry,
     ) -> anyhow::Result<CompareSettings> {
-        let files = self.files(scenario);
         let mut words: Vec<OsString> = Vec::new();
         let name = format!(
             "demo: {}{}",
@@ -153,9 +141,12 @@ impl DemoSettings {
             ("--timeout", "600s".into()),
             ("--name", name.as_str().into()),
             ("--db", self.db.as_os_str().to_owned()),
-            ("--export-json", files.json.into_os_string()),
-            ("--html", files.html.into_os_string()),
-            ("--export-csv", files.csv.into_os_string()),
+            (
+                "--export-json",
+                self.file(scenario, "json").into_os_string(),
+            ),
+            ("--html", self.file(scenario, "html").into_os_string()),
+            ("--export-csv", self.file(scenario, "csv").into_os_string()),
         ] {
             words.extend([flag.into(), value]);
         }
@@ -171,7 +162,7 @@ impl DemoSettings {
         ];
         workload.extend(knobs.iter().map(OsString::from));
         if let Some((quick, full)) = scenario.requests {
-            let port = free_port()?.to_string();
+            let port = crate::soak::launch::free_port()?.to_string();
             let requests = if self.quick { quick } else { full };
             for (flag, value) in [
                 (
@@ -193,12 +184,6 @@ impl DemoSettings {
         let args = compare_args(words).map_err(|e| anyhow::anyhow!("demo arguments: {e}"))?;
         Ok(CompareSettings::from_args(&args, registry)?)
     }
-}
-
-/// A port on 127.0.0.1 that nothing listens on now (the OS picks it).
-fn free_port() -> anyhow::Result<u16> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    Ok(listener.local_addr()?.port())
 }
 
 #[cfg(test)]

@@ -163,15 +163,16 @@ impl ExportList {
     }
 }
 
-/// The sample (with `--samples`) and marker CSVs beside `--export-csv FILE`;
-/// none beside stdout.
-pub fn beside_the_csv(csv: &Path, samples: bool) -> Vec<Export> {
+/// The sample (with `--samples`) and marker CSVs beside `--export-csv FILE`
+/// (`results.csv` -> `results.samples.csv`); none beside stdout.
+fn beside_the_csv(csv: &Path, samples: bool) -> Vec<Export> {
     if csv == Path::new("-") {
         return Vec::new();
     }
+    let stem = csv.file_stem().unwrap_or_default().to_string_lossy();
     let beside = |format, kind| Export {
         format,
-        destination: Destination::Path(beside_csv(csv, kind)),
+        destination: Destination::Path(csv.with_file_name(format!("{stem}.{kind}.csv"))),
     };
     let mut exports = Vec::new();
     if samples {
@@ -179,15 +180,6 @@ pub fn beside_the_csv(csv: &Path, samples: bool) -> Vec<Export> {
     }
     exports.push(beside(Format::MarkersCsv, "markers"));
     exports
-}
-
-/// `results.csv` -> `results.KIND.csv`.
-pub fn beside_csv(csv: &Path, kind: &str) -> PathBuf {
-    let stem = csv
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    csv.with_file_name(format!("{stem}.{kind}.csv"))
 }
 
 /// What to write after the analysis.

@@ -17,5 +17,4 @@ pub mod soak;
 pub mod tune;
 pub mod variant;
 
-pub use crate::run::BUILTIN_MARK;
 pub use compare::CompareSettings;

@@ -15,15 +15,10 @@ pub fn resolve_command(program: &OsString) -> Result<PathBuf, UsageError> {
     let found = if shown.contains('/') {
         candidate.exists().then(|| candidate.to_path_buf())
     } else {
-        std::env::var_os("PATH")
-            .map(|path| {
-                std::env::split_paths(&path)
-                    .map(|dir| dir.join(candidate))
-                    .collect::<Vec<_>>()
-            })
-            .unwrap_or_default()
-            .into_iter()
-            .find(|p| p.is_file() && is_executable(p))
+        std::env::var_os("PATH").and_then(|path| {
+            (std::env::split_paths(&path).map(|dir| dir.join(candidate)))
+                .find(|p| p.is_file() && is_executable(p))
+        })
     };
     let path = found.ok_or_else(|| UsageError::CommandNotFound(shown.clone()))?;
     if path.is_dir() {
@@ -51,7 +46,7 @@ pub fn parse_marks(marks: &[String]) -> Result<Vec<regex::Regex>, UsageError> {
 
 /// The regex crate's error as one line: its syntax errors span several
 /// lines (the pattern, a caret, then `error: WHAT`); keep the WHAT.
-fn regex_reason(error: &regex::Error) -> String {
+pub(super) fn regex_reason(error: &regex::Error) -> String {
     let text = error.to_string();
     text.lines()
         .rev()

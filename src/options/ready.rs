@@ -20,9 +20,7 @@ pub(super) fn readiness(
         }
         let regex = regex::Regex::new(pattern).map_err(|e| ServiceError::ReadyLogRegex {
             pattern: pattern.to_string(),
-            reason: (e.to_string().lines().last().unwrap_or_default())
-                .trim_start_matches("error: ")
-                .to_string(),
+            reason: super::parse::regex_reason(&e),
         })?;
         return Ok((Readiness::Log(regex), format!("log:{pattern}")));
     }

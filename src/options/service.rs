@@ -12,7 +12,6 @@ use crate::service_error::ServiceError;
 use crate::usage_error::UsageError;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// The flags that only mean something with `--server`.
 fn service_flags_given(args: &ServiceArgs) -> Option<&'static str> {
@@ -47,54 +46,27 @@ pub fn parse(args: &ServiceArgs) -> Result<Option<ServiceSettings>, UsageError> 
         (None, None, Some(file)) => replay_load(args, file)?,
         _ => return Err(ServiceError::LoadsTogether.into()),
     };
-    let ready = readiness(
+    let (ready, ready_text) = readiness(
         args.ready.as_deref(),
         args.ready_log.as_deref(),
         chosen.target.as_ref(),
     )?;
-    refuse_ports_in_use(&ready.0, generator_address(&chosen.load))?;
-    Ok(Some(assemble(
-        chosen,
-        ready,
-        args.ready_timeout,
-        args.settle,
-        args.grace,
-    )))
-}
-
-/// The defaults of `--request-timeout`, `--ready-timeout` and `--grace`.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(30);
-pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
-
-fn assemble(
-    chosen: ChosenLoad,
-    (ready, ready_text): (Readiness, String),
-    ready_timeout: Duration,
-    settle: Duration,
-    grace: Duration,
-) -> ServiceSettings {
-    let ChosenLoad {
-        load,
-        text: load_text,
-        rejected_lines,
-        ..
-    } = chosen;
+    refuse_ports_in_use(&ready, generator_address(&chosen.load))?;
     let info = ServiceInfo {
         ready: ready_text,
-        load: load_text,
-        settle_s: settle.as_secs_f64(),
-        grace_s: grace.as_secs_f64(),
+        load: chosen.text,
+        settle_s: args.settle.as_secs_f64(),
+        grace_s: args.grace.as_secs_f64(),
     };
-    ServiceSettings {
+    Ok(Some(ServiceSettings {
         ready,
-        ready_timeout,
-        load,
-        settle,
-        grace,
-        rejected_lines,
+        ready_timeout: args.ready_timeout,
+        load: chosen.load,
+        settle: args.settle,
+        grace: args.grace,
+        rejected_lines: chosen.rejected_lines,
         info,
-    }
+    }))
 }
 
 /// The load of a service run, described, with the address a readiness
@@ -217,23 +189,5 @@ fn generator_address(load: &LoadSpec) -> Option<SocketAddr> {
     match load {
         LoadSpec::Generator(plan) => Some(plan.target_addr),
         LoadSpec::Command(_) => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn flag_defaults_are_the_default_constants() {
-        use clap::Parser;
-        let cli = crate::cli::Cli::parse_from(["allocscope", "compare", "--", "true"]);
-        let crate::cli::Command::Compare(args) = cli.command else {
-            panic!("not compare");
-        };
-        let defaults = &args.service;
-        assert_eq!(defaults.request_timeout, DEFAULT_REQUEST_TIMEOUT);
-        assert_eq!(defaults.ready_timeout, DEFAULT_READY_TIMEOUT);
-        assert_eq!(defaults.grace, DEFAULT_GRACE);
     }
 }

@@ -17,7 +17,6 @@ use crate::soak::launch::{Flavour, Recipe, Server, PORT};
 use crate::soak::watched::Attached;
 use crate::store::Store;
 use crate::usage_error::UsageError;
-use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -163,12 +162,8 @@ pub fn resumed(id: i64, args: &SoakArgs, store: &Store) -> anyhow::Result<(SoakA
         let db = args.db.display().to_string();
         return Err(UsageError::from(SoakError::NoSuchSoak { id, db }).into());
     };
-    let parsed =
-        Cli::try_parse_from(std::iter::once("allocscope".to_string()).chain(stored.arguments));
-    let Ok(Cli {
-        command: Command::Soak(original),
-    }) = parsed
-    else {
+    // The arguments stored begin with `soak`.
+    let Ok(mut original) = soak_args(stored.arguments.get(1..).unwrap_or_default()) else {
         return Err(UsageError::from(refuse("its stored arguments do not parse".into())).into());
     };
     if original.command.is_empty() {
@@ -180,7 +175,6 @@ pub fn resumed(id: i64, args: &SoakArgs, store: &Store) -> anyhow::Result<(SoakA
         let why = format!("its instance {} is {}, not cut off", r.name, r.status);
         return Err(UsageError::from(refuse(why)).into());
     }
-    let mut original = *original;
     original.db = args.db.clone();
     original.quiet = args.quiet;
     original.report_every = args.report_every;

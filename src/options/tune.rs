@@ -5,8 +5,9 @@
 //! this machine before anything runs; and the `compare` arguments a
 //! cluster node runs for one phase (`node_arguments`).
 
-use super::compare::CompareSettings;
+use super::compare::{baseline, CompareSettings};
 use crate::cli::{CompareArgs, TuneArgs};
+use crate::cluster::executor::long_flags;
 use crate::model::Config;
 use crate::tune::candidates::{allocators, candidates, parse_try, Candidate};
 use crate::tune::error::TuneError;
@@ -47,6 +48,8 @@ impl TuneSettings {
         let mut compare = CompareSettings::from_args(c, registry)?;
         compare.configs = resolve(&candidates, registry)?;
         compare.warnings = missing(&c.alloc, registry);
+        // Without --baseline, the first: glibc's default, the host's own
+        // allocator, when glibc is raced.
         compare.baseline = baseline(c.baseline.as_deref(), &compare.configs)?;
         Ok(TuneSettings {
             compare,
@@ -86,20 +89,6 @@ fn missing(named: &[String], registry: &crate::alloc::Registry) -> Vec<String> {
         .collect()
 }
 
-/// `--baseline`, one of the candidates; without it the first (glibc's
-/// default, the host's own allocator, when glibc is raced).
-fn baseline(given: Option<&str>, configs: &[Config]) -> Result<String, UsageError> {
-    let names: Vec<&str> = configs.iter().map(|c| c.name.as_str()).collect();
-    match given {
-        None => Ok(names.first().map(|n| n.to_string()).unwrap_or_default()),
-        Some(g) if names.contains(&g) => Ok(g.to_string()),
-        Some(g) => Err(UsageError::UnknownBaseline {
-            given: g.to_string(),
-            known: names.join(", "),
-        }),
-    }
-}
-
 /// The `compare` arguments a cluster node runs for one phase of the race:
 /// `-a` with each of the phase's configurations in order (the baseline
 /// first unless `--baseline` names another, which is kept), so the node
@@ -107,18 +96,9 @@ fn baseline(given: Option<&str>, configs: &[Config]) -> Result<String, UsageErro
 /// `argv` less the engine flags, the flags only tune has (`--try`,
 /// `--no-combine`) and its `-a`, which named allocators to search.
 pub fn node_arguments(argv: &[OsString], configs: &[Config]) -> anyhow::Result<Vec<String>> {
-    let flags = |command: clap::Command| -> Vec<(String, bool)> {
-        command
-            .get_arguments()
-            .filter_map(|a| {
-                let long = a.get_long()?;
-                Some((format!("--{long}"), a.get_action().takes_values()))
-            })
-            .collect()
-    };
-    let compare = flags(CompareArgs::augment_args(clap::Command::new("compare")));
+    let compare = long_flags(&CompareArgs::augment_args(clap::Command::new("compare")));
     let mut dropped: Vec<(String, bool)> =
-        flags(TuneArgs::augment_args(clap::Command::new("tune")))
+        long_flags(&TuneArgs::augment_args(clap::Command::new("tune")))
             .into_iter()
             .filter(|flag| !compare.contains(flag))
             .collect();

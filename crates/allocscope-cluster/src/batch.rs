@@ -49,7 +49,6 @@ pub struct BatchPlan {
     /// The plan's directory: shards `round-N.db`, the job files.
     pub dir: PathBuf,
     pub db: PathBuf,
-    pub dry_run: bool,
     pub quiet: bool,
 }
 
@@ -77,7 +76,6 @@ impl BatchPlan {
             path,
             dir,
             db: job.db.clone(),
-            dry_run: flags.dry_run,
             quiet: job.quiet,
         })
     }

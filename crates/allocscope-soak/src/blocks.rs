@@ -9,6 +9,7 @@
 
 use crate::theil_sen::{theil_sen, SenFit, Z975};
 use allocscope_core::analyze::interval::t975;
+use allocscope_core::analyze::stats::median;
 
 /// The most blocks a window is cut into (32,640 pairwise slopes).
 pub const MAX_BLOCKS: usize = 256;
@@ -75,18 +76,11 @@ pub(crate) fn block_medians(points: &[(f64, f64)], count: usize) -> Vec<(f64, f6
         .map(|b| &points[b * n / count..(b + 1) * n / count])
         .filter(|block| !block.is_empty())
         .map(|block| {
-            let mut values: Vec<f64> = block.iter().map(|p| p.1).collect();
-            values.sort_by(f64::total_cmp);
-            let mid = block.len() / 2;
-            let median = |v: &[f64]| {
-                if v.len() % 2 == 1 {
-                    v[mid]
-                } else {
-                    (v[mid - 1] + v[mid]) / 2.0
-                }
+            let of = |f: fn(&(f64, f64)) -> f64| {
+                let values: Vec<f64> = block.iter().map(f).collect();
+                median(&values).unwrap_or(f64::NAN)
             };
-            let times: Vec<f64> = block.iter().map(|p| p.0).collect();
-            (median(&times), median(&values))
+            (of(|p| p.0), of(|p| p.1))
         })
         .collect()
 }

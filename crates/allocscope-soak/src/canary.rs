@@ -4,6 +4,7 @@
 //! alone: the heap probe cannot be injected into a running process, so
 //! those growths carry no cause); then the verdict.
 
+use crate::config::by_label;
 use crate::growth::Settling;
 use crate::projection::at_horizons;
 use crate::render::{bytes_text, growth_text, render};
@@ -32,17 +33,11 @@ fn split_text(split: &ProcSplit) -> String {
 /// verdict, or why there is none yet.
 pub fn report(watched: &[Watched], verdict: Option<&Verdict>) -> String {
     let mut out = String::new();
-    let mut labels: Vec<&str> = Vec::new();
-    for w in watched {
-        if !labels.contains(&w.label.as_str()) {
-            labels.push(&w.label);
-        }
-    }
     let in_place = watched
         .iter()
         .any(|w| matches!(w.source, Source::Attached(_)));
-    for label in labels {
-        let members: Vec<&Watched> = watched.iter().filter(|w| w.label == label).collect();
+    let configs = by_label(watched.iter().map(|w| (w.label.as_str(), Some(w), false)));
+    for (label, members) in configs.unwrap_or_default() {
         let samples: usize = members.iter().map(|w| w.series.memory.len()).sum();
         let _ = if in_place {
             let pids: Vec<String> = members

@@ -6,12 +6,11 @@
 
 use crate::figures::{rows, settling_word, Cell, Row};
 use crate::growth::Growth;
-use crate::render::{growth_text, ratio_text, render};
+use crate::render::{bytes_text, growth_text, ratio_text, render};
 use crate::stored::SoakRecord;
 use crate::verdict::Verdict;
-use allocscope_core::analyze::figures::Estimate;
 use allocscope_core::report::format::{csv_line, num};
-use allocscope_core::units::{format_bytes, format_seconds};
+use allocscope_core::units::format_seconds;
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
 
@@ -136,10 +135,6 @@ pub fn markdown(record: &SoakRecord, rendered: &Rendered) -> String {
 
 fn markdown_cells(row: &Row) -> Vec<String> {
     let f = &row.figures;
-    let estimate = |e: Estimate| {
-        let [m, lo, hi] = [e.median, e.ci_low, e.ci_high].map(format_bytes);
-        format!("{m} [{lo}, {hi}]")
-    };
     let growth = |g: Option<Growth>| g.map_or("-".into(), |g| growth_text(&g));
     let settled = match (f.settled_at_s(), f.settles_after_s) {
         (Some(at), _) => format!("flat since {}", format_seconds(at)),
@@ -147,15 +142,11 @@ fn markdown_cells(row: &Row) -> Vec<String> {
         (None, None) => settling_word(f.settling).to_string(),
     };
     let day = f.projections()[0].map_or("reached".into(), |p| {
-        estimate(Estimate {
-            median: p.value,
-            ci_low: p.ci_low,
-            ci_high: p.ci_high,
-        })
+        bytes_text(p.value, p.ci_low, p.ci_high)
     });
     vec![
         row.instance.clone().unwrap_or_else(|| row.config.clone()),
-        estimate(f.level),
+        bytes_text(f.level.median, f.level.ci_low, f.level.ci_high),
         growth(Some(f.growth)),
         settled,
         day,

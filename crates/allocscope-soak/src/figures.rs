@@ -147,24 +147,18 @@ impl Row {
             ("settled_at_s", opt(of.settled_at_s())),
             ("settles_after_s", opt(of.settles_after_s)),
         ];
-        let projections = of.projections();
-        for (p, names) in projections.iter().zip([PROJECTION_24H, PROJECTION_7D]) {
-            let values = [
-                p.map(|p| p.value),
-                p.map(|p| p.ci_low),
-                p.map(|p| p.ci_high),
-            ];
-            out.extend(names.into_iter().zip(values.map(opt)));
-        }
-        for (names, g) in [
-            (LIVE_HEAP, of.live_heap),
-            (ALLOCATOR_FREE, of.allocator_free),
+        // Each a value with its interval, or three blanks.
+        let [day, week] = of
+            .projections()
+            .map(|p| p.map(|p| [p.value, p.ci_low, p.ci_high]));
+        let slope = |g: Option<Growth>| g.map(|g| [g.per_hour, g.ci_low, g.ci_high]);
+        for (names, values) in [
+            (PROJECTION_24H, day),
+            (PROJECTION_7D, week),
+            (LIVE_HEAP, slope(of.live_heap)),
+            (ALLOCATOR_FREE, slope(of.allocator_free)),
         ] {
-            let values = [
-                g.map(|g| g.per_hour),
-                g.map(|g| g.ci_low),
-                g.map(|g| g.ci_high),
-            ];
+            let values = values.map_or([None; 3], |v| v.map(Some));
             out.extend(names.into_iter().zip(values.map(opt)));
         }
         let finite = |v: f64| Some(v).filter(|v| v.is_finite());

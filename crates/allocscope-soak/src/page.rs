@@ -6,6 +6,7 @@
 //! stacked panels). Every line's value shows on hover (SVG `<title>`).
 //! While the soak runs (`live.rs`) the page reloads itself.
 
+use crate::config::by_label;
 use crate::export::{markdown, Rendered};
 use crate::figures::Row;
 use crate::projection::project;
@@ -70,13 +71,10 @@ pub fn html(record: &SoakRecord, rendered: &Rendered, refresh: Option<Duration>)
 
 /// Each configuration's first instance, in the order given.
 fn first_of_each(record: &SoakRecord) -> Vec<&StoredInstance> {
-    let mut firsts: Vec<&StoredInstance> = Vec::new();
-    for i in &record.instances {
-        if !firsts.iter().any(|f| f.label() == i.label()) {
-            firsts.push(i);
-        }
-    }
-    firsts
+    let configs = by_label(record.instances.iter().map(|i| (i.label(), Some(i), false)));
+    (configs.unwrap_or_default().into_iter())
+        .filter_map(|(_, members)| members.first().copied())
+        .collect()
 }
 
 fn breakdowns(instance: &StoredInstance) -> Vec<(f64, &Breakdown)> {

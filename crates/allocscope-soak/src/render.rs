@@ -105,15 +105,6 @@ fn course(config: &ConfigVerdict) -> String {
 /// The verdict as a paragraph of one or a few sentences.
 pub fn render(verdict: &Verdict) -> String {
     let baseline = &verdict.baseline;
-    let courses = |skip: Option<&str>| -> Vec<String> {
-        verdict
-            .configs
-            .iter()
-            .filter(|c| Some(c.label.as_str()) != skip)
-            .filter(|c| c.summary.settling == Settling::Grows)
-            .map(course)
-            .collect()
-    };
     match &verdict.outcome {
         Outcome::Pick {
             label,
@@ -123,7 +114,7 @@ pub fn render(verdict: &Verdict) -> String {
                 "Use {label}: plateau {} of {baseline}'s",
                 ratio_text(plateau_ratio)
             )];
-            parts.extend(courses(Some(label)));
+            parts.extend(growing(verdict, Some(label)));
             parts.extend(
                 verdict
                     .configs
@@ -143,7 +134,7 @@ pub fn render(verdict: &Verdict) -> String {
                     "Keep {baseline}: every other configuration grows faster or plateaus higher"
                 )
             }];
-            parts.extend(courses(None));
+            parts.extend(growing(verdict, None));
             format!("{}.", parts.join("; "))
         }
         Outcome::LeakEverywhere => format!(
@@ -174,12 +165,6 @@ fn inconclusive(
     replicas: Option<usize>,
 ) -> String {
     let baseline = &verdict.baseline;
-    let courses: Vec<String> = verdict
-        .configs
-        .iter()
-        .filter(|c| c.summary.settling == Settling::Grows)
-        .map(course)
-        .collect();
     let mut would = Vec::new();
     if let Some(at) = separate_after_s {
         would.push(format!(
@@ -213,8 +198,16 @@ fn inconclusive(
                 .to_string(),
         );
     }
-    parts.extend(courses);
+    parts.extend(growing(verdict, None));
     format!("{}.", parts.join("; "))
+}
+
+/// The course of each configuration that grows beyond noise, but `skip`.
+fn growing(verdict: &Verdict, skip: Option<&str>) -> Vec<String> {
+    (verdict.configs.iter())
+        .filter(|c| Some(c.label.as_str()) != skip && c.summary.settling == Settling::Grows)
+        .map(course)
+        .collect()
 }
 
 /// Each configuration's growth rate: `glibc 60.0 MiB/h [55.0, 65.0]; ...`.

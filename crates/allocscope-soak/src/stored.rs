@@ -39,11 +39,6 @@ impl StoredInstance {
         self.info.name.trim_start_matches("soak ")
     }
 
-    /// Running in place (`--pid`), judged by its RSS, without the probe.
-    pub fn in_place(&self) -> bool {
-        self.info.command.is_none()
-    }
-
     pub fn summary(&self) -> Option<InstanceSummary> {
         self.series.summary(self.restart_s)
     }
@@ -87,17 +82,12 @@ impl SoakRecord {
         by_label(instances).unwrap_or_default()
     }
 
-    /// The instances' summaries grouped by configuration, in the order given.
-    pub fn groups(&self) -> Vec<(String, Vec<InstanceSummary>)> {
-        let named = self.named_groups().into_iter();
-        named
-            .map(|(label, members)| (label, members.into_iter().map(|m| m.1).collect()))
-            .collect()
-    }
-
     /// The verdict; `None` with too few samples for one.
     pub fn verdict(&self) -> Option<Verdict> {
-        verdict(&self.groups(), self.elapsed_s)
+        let groups: Vec<(String, Vec<InstanceSummary>)> = (self.named_groups().into_iter())
+            .map(|(label, members)| (label, members.into_iter().map(|m| m.1).collect()))
+            .collect();
+        verdict(&groups, self.elapsed_s)
     }
 }
 

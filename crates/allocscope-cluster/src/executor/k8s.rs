@@ -40,7 +40,8 @@ impl K8sFlags {
 /// A plan's rounds as one Indexed Job.
 pub struct K8s {
     plan: BatchPlan,
-    image: String,
+    /// The Job's name (`IndexedJob::name`).
+    name: String,
     volume_claim: String,
     manifest: String,
     path: std::path::PathBuf,
@@ -50,32 +51,24 @@ impl K8s {
     /// Writes the manifest beside the plan.
     pub fn new(flags: &K8sFlags, plan: BatchPlan) -> anyhow::Result<K8s> {
         flags.check()?;
-        let image = flags.image.clone().unwrap_or_default();
         let volume_claim = flags.k8s_volume_claim.clone().unwrap_or_default();
         let job = IndexedJob {
             plan: &plan.plan,
-            image: &image,
+            image: flags.image.as_deref().unwrap_or_default(),
             volume_claim: &volume_claim,
         };
         let manifest = serde_json::to_string_pretty(&job.manifest()?)?;
+        let name = job.name();
         let path = plan.dir.join("job.json");
         std::fs::write(&path, format!("{manifest}\n"))
             .with_context(|| format!("writing '{}'", path.display()))?;
         Ok(K8s {
             plan,
-            image,
+            name,
             volume_claim,
             manifest,
             path,
         })
-    }
-
-    fn job(&self) -> IndexedJob<'_> {
-        IndexedJob {
-            plan: &self.plan.plan,
-            image: &self.image,
-            volume_claim: &self.volume_claim,
-        }
     }
 
     fn merge_step(&self) -> String {
@@ -106,7 +99,7 @@ impl Engine for K8s {
     /// Applies the Job when kubectl reaches a cluster and waits for it; the
     /// shards stay on the volume, so the merge is handed over.
     fn start(&mut self, _: &mut Store, _: &[Round]) -> anyhow::Result<Started> {
-        let name = self.job().name();
+        let name = &self.name;
         let path = self.path.display();
         if !reaches_a_cluster() {
             eprintln!(

@@ -155,17 +155,22 @@ fn name(executor: Executor) -> String {
         .unwrap_or_default()
 }
 
-/// Every flag of `EngineArgs` as typed (`--image`), and whether it takes a
-/// value.
-fn flag_words() -> Vec<(String, bool)> {
-    EngineArgs::augment_args(clap::Command::new("compare"))
-        .get_arguments()
+/// Every long flag of `command` as typed (`--image`), and whether it takes
+/// a value.
+pub fn long_flags(command: &clap::Command) -> Vec<(String, bool)> {
+    (command.get_arguments())
         .filter_map(|arg| {
-            let takes_value = arg.get_action().takes_values();
-            arg.get_long()
-                .map(|long| (format!("--{long}"), takes_value))
+            Some((
+                format!("--{}", arg.get_long()?),
+                arg.get_action().takes_values(),
+            ))
         })
         .collect()
+}
+
+/// Every flag of `EngineArgs`, as `long_flags` gives them.
+fn flag_words() -> Vec<(String, bool)> {
+    long_flags(&EngineArgs::augment_args(clap::Command::new("compare")))
 }
 
 /// The flags of one engine's `flags` that differ from their defaults, as

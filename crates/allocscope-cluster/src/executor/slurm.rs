@@ -295,7 +295,7 @@ impl Engine for Slurm {
             "allocscope: interrupted: cancelling {what} {} (scancel)",
             self.job
         );
-        cancel(&self.job)?;
+        slurm("scancel", std::slice::from_ref(&self.job))?;
         self.cancelled_at = Some(Instant::now());
         Ok(())
     }
@@ -476,10 +476,7 @@ fn final_states(job: &str) -> anyhow::Result<BTreeMap<u32, String>> {
             return Ok(states);
         }
     }
-    let text = slurm(
-        "scontrol",
-        &["-o".into(), "show".into(), "job".into(), job.into()],
-    )?;
+    let text = slurm("scontrol", &["-o", "show", "job", job].map(String::from))?;
     Ok(parse_scontrol(&text))
 }
 
@@ -496,11 +493,6 @@ fn parse_scontrol(text: &str) -> BTreeMap<u32, String> {
             Some((round, field(line, "JobState=")?))
         })
         .collect()
-}
-
-/// Cancels every task of the array that has not ended.
-fn cancel(job: &str) -> anyhow::Result<()> {
-    slurm("scancel", &[job.to_string()]).map(|_| ())
 }
 
 #[cfg(test)]
