@@ -14,7 +14,7 @@ use super::svg::{escape, plots};
 use crate::analyze::types::Analysis;
 use crate::analyze::verdict::{LimitLines, Outcome};
 use crate::model::{RunStatus, StoredRun};
-use crate::units::{format_bytes, format_seconds, ColumnUnit};
+use crate::units::{format_seconds, ColumnUnit};
 use anyhow::Result;
 use std::fmt::Write as _;
 
@@ -133,27 +133,14 @@ fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
     let e = &a.experiment;
     let h = &e.info.host;
     writeln!(out, "<dl>")?;
-    let command = super::markdown::shell_line(&e.info.command);
+    let command = super::format::shell_line(&e.info.command);
     for (k, v) in [
         ("command", command),
         (
             "date",
             format!("{} (status: {})", e.info.started_at, e.status),
         ),
-        (
-            "host",
-            format!(
-                "{}, Linux {}, glibc {}, {} CPUs, THP {}, cgroup memory limit {}",
-                h.hostname,
-                h.kernel,
-                h.glibc,
-                h.cpus,
-                h.thp,
-                h.cgroup_memory_limit_bytes
-                    .map(|b| format_bytes(b as f64))
-                    .unwrap_or_else(|| "none".into())
-            ),
-        ),
+        ("host", super::limits::host_line(h)),
     ]
     .into_iter()
     .chain(super::limits::runs_line(h).map(|line| ("cgroup", line)))
@@ -383,15 +370,14 @@ fn runs(out: &mut String, a: &Analysis) -> Result<()> {
 }
 
 /// A plot with its caption.
-fn figure(out: &mut String, p: &super::svg::plot::Plot) -> Result<()> {
+pub(super) fn figure(out: &mut String, p: &super::svg::plot::Plot) -> std::fmt::Result {
     writeln!(
         out,
         "<figure id=\"plot-{}\">\n{}<figcaption>{}</figcaption></figure>",
         p.name,
         p.svg,
         escape(&p.title)
-    )?;
-    Ok(())
+    )
 }
 
 impl Reporter for HtmlReporter {

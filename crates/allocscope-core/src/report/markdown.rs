@@ -5,10 +5,10 @@
 //! Every string from the user or the workload is escaped.
 
 use super::columns::Figure;
-use super::format::{estimate, ratio_bounds};
+use super::format::{estimate, ratio_bounds, shell_line};
 use super::reporter::Reporter;
 use crate::analyze::types::Analysis;
-use crate::analyze::verdict::{sh_quote, LimitLines};
+use crate::analyze::verdict::LimitLines;
 use anyhow::Result;
 use std::fmt::Write as _;
 
@@ -34,15 +34,6 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
-}
-
-/// The command as a shell would need it typed.
-pub fn shell_line(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| sh_quote(w))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// A fenced code block that no backtick run in `text` can close early.
