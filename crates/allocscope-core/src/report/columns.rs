@@ -90,19 +90,19 @@ pub fn service_figures(analysis: &Analysis, p99: bool) -> Vec<(&str, Vec<Figure>
 /// column for: those shown always, and those shown when measured that some
 /// configuration measured.
 pub fn metric_columns(analysis: &Analysis) -> Vec<usize> {
-    let measured = |k: usize| {
-        analysis
-            .summaries
-            .iter()
-            .any(|s| s.metrics.get(k).is_some_and(|(_, m)| m.estimate.is_some()))
-    };
     (0..analysis.metrics.len())
         .filter(|&k| match analysis.metrics[k].shown {
             Shown::Always => true,
-            Shown::WhenMeasured => measured(k),
+            Shown::WhenMeasured => measured(analysis, k),
             Shown::Never => false,
         })
         .collect()
+}
+
+/// Whether some configuration has an estimate of metric-table row `k`.
+pub fn measured(analysis: &Analysis, k: usize) -> bool {
+    let mut summaries = analysis.summaries.iter();
+    summaries.any(|s| s.metrics.get(k).is_some_and(|(_, m)| m.estimate.is_some()))
 }
 
 /// How many runs each configuration had: `5` for a fixed schedule, `3 to

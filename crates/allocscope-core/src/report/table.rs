@@ -23,11 +23,7 @@ impl Reporter for TableReporter {
         let width = name_width(&analysis.experiment);
         // One block per shown metric some configuration measured.
         for (k, metric) in analysis.metrics.iter().enumerate() {
-            let measured = analysis
-                .summaries
-                .iter()
-                .any(|s| s.metrics.get(k).is_some_and(|(_, m)| m.estimate.is_some()));
-            if metric.shown != Shown::Never && measured {
+            if metric.shown != Shown::Never && super::columns::measured(analysis, k) {
                 metric_block(&mut out, analysis, k, width)?;
             }
         }
