@@ -216,11 +216,9 @@ fn service_table(out: &mut String, a: &Analysis) -> Result<()> {
     let columns = super::columns::service_figures(a, true);
     let mut heads = vec!["configuration"];
     heads.extend(columns.iter().map(|(head, _)| *head));
-    heads.extend(if latency {
-        &["throughput", "errors"][..]
-    } else {
-        &[]
-    });
+    if latency {
+        heads.extend(["throughput", "errors"]);
+    }
     write!(out, "<table>")?;
     super::section::html(out, &heads, [])?;
     // The rows by hand: one without latency spans the latency columns.

@@ -6,6 +6,7 @@
 
 use super::reporter::Reporter;
 use super::verdict_json::VerdictOut;
+use crate::analyze::figures::MarkerStat;
 use crate::analyze::heap::HeapSummary;
 use crate::analyze::limit::LimitNeed;
 use crate::analyze::markers::MarkerSummary;
@@ -251,12 +252,12 @@ struct MarkerOut<'a> {
     vsz_bytes: u64,
 }
 
+/// A marker label's `runs`, `rss_bytes_median`, `pss_bytes_median`.
 #[derive(Serialize)]
 struct MarkerSummaryOut<'a> {
     label: &'a str,
-    runs: usize,
-    rss_bytes_median: Option<f64>,
-    pss_bytes_median: Option<f64>,
+    #[serde(flatten)]
+    stat: &'a MarkerStat,
 }
 
 /// A run's figure of a metric-table row; bytes as whole numbers.
@@ -403,12 +404,8 @@ fn marker_summary(markers: &MarkerSummary, position: usize) -> Vec<MarkerSummary
     (0..markers.len())
         .filter_map(|row| {
             let stat = markers.cells(row).get(position)?;
-            Some(MarkerSummaryOut {
-                label: markers.label(row),
-                runs: stat.runs,
-                rss_bytes_median: stat.rss_bytes_median,
-                pss_bytes_median: stat.pss_bytes_median,
-            })
+            let label = markers.label(row);
+            Some(MarkerSummaryOut { label, stat })
         })
         .collect()
 }
