@@ -11,6 +11,7 @@ use crate::analyze::heap::HeapSummary;
 use crate::analyze::limit::LimitNeed;
 use crate::analyze::markers::MarkerSummary;
 use crate::analyze::metric_table::{MetricDef, Unit};
+use crate::analyze::metrics;
 use crate::analyze::service::LatencySummary;
 use crate::analyze::types::{Analysis, Estimate, Ratio};
 use crate::model::{
@@ -328,7 +329,7 @@ fn env_object<S: Serializer>(env: &&[(String, String)], s: S) -> Result<S::Ok, S
 /// Run `run` of an experiment whose metric table is `table`: with
 /// `--metric`s, each run lists its values (possibly none).
 fn run_out<'a>(run: &'a StoredRun, table: &'a [MetricDef], include_samples: bool) -> RunOut<'a> {
-    let (r, m) = (&run.record, crate::analyze::metrics::of(run));
+    let (r, m) = (&run.record, metrics::of(run));
     let rows = table.iter().filter(|row| !row.is_user());
     let figure = |row: &MetricDef| RunFigure((row.extract)(run), row.unit == Unit::Bytes);
     RunOut {
@@ -356,28 +357,20 @@ fn run_out<'a>(run: &'a StoredRun, table: &'a [MetricDef], include_samples: bool
         mean_live_heap_bytes: m.mean_live_heap_bytes,
         mean_overhead_ratio: m.mean_overhead_ratio,
         arenas_max: m.arenas_max,
-        breakdown: match (m.breakdown_mean, m.breakdown_peak) {
-            (Some(mean), Some(peak)) => Some(BreakdownOut {
-                mean,
-                peak,
-                heapless_processes: m.heapless_processes_max.unwrap_or(0),
-                coverage: m.breakdown_coverage.unwrap_or(1.0),
-            }),
-            _ => None,
-        },
+        breakdown: (m.breakdown_mean.zip(m.breakdown_peak)).map(|(mean, peak)| BreakdownOut {
+            mean,
+            peak,
+            heapless_processes: m.heapless_processes_max.unwrap_or(0),
+            coverage: m.breakdown_coverage.unwrap_or(1.0),
+        }),
         reclaim: r.reclaim.as_ref(),
         cgroup_peak_bytes: m.cgroup_peak_bytes,
         cgroup_mean_bytes: m.cgroup_mean_bytes,
         working_set_peak_bytes: m.working_set_peak_bytes,
         working_set_mean_bytes: m.working_set_mean_bytes,
         cgroup_peak_kernel_bytes: r.cgroup_peak_kernel_bytes,
-        cgroup: match (
-            crate::analyze::metrics::cgroup_mean(r),
-            crate::analyze::metrics::cgroup_at_peak(r),
-        ) {
-            (Some(mean), Some(peak)) => Some(CgroupOut { mean, peak }),
-            _ => None,
-        },
+        cgroup: (metrics::cgroup_mean(r).zip(metrics::cgroup_at_peak(r)))
+            .map(|(mean, peak)| CgroupOut { mean, peak }),
         user_metrics: table
             .iter()
             .any(MetricDef::is_user)

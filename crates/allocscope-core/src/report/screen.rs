@@ -49,10 +49,7 @@ impl Reporter for ScreenReporter {
     fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
         let s = Screen::of(analysis);
         let mut out = String::new();
-        for line in hanging(&s.ran, WIDTH, "") {
-            writeln!(out, "{line}")?;
-        }
-        writeln!(out)?;
+        writeln!(out, "{}\n", hanging(&s.ran, WIDTH, "").join("\n"))?;
         let right = |k: usize| k == 1 || k == 3 || k == 6;
         let width = s.rows.iter().map(|r| r[0].chars().count()).max();
         let (mut heads, mut rows) = (s.heads.clone(), s.rows.clone());
@@ -78,9 +75,7 @@ impl Reporter for ScreenReporter {
                 "(systemd, Dockerfile, Kubernetes, memory limit: {} --section deploy)",
                 self.report
             );
-            for line in hanging(&rest, WIDTH, "  ") {
-                writeln!(out, "{line}")?;
-            }
+            writeln!(out, "{}", hanging(&rest, WIDTH, "  ").join("\n"))?;
         }
         for warning in &s.warnings {
             labelled(&mut out, "warning", warning)?;
@@ -102,10 +97,8 @@ impl Reporter for ScreenReporter {
 
 /// `label: text`, wrapped with its later lines indented by two.
 fn labelled(out: &mut String, label: &str, text: &str) -> std::fmt::Result {
-    for line in hanging(&format!("{label}: {text}"), WIDTH, "") {
-        writeln!(out, "{line}")?;
-    }
-    Ok(())
+    let lines = hanging(&format!("{label}: {text}"), WIDTH, "");
+    writeln!(out, "{}", lines.join("\n"))
 }
 
 impl Screen {
