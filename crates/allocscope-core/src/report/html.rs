@@ -174,16 +174,8 @@ fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
 }
 
 fn table(out: &mut String, a: &Analysis) -> Result<()> {
-    let (labels, rows) = super::columns::comparison(a);
-    let mut heads = vec!["configuration".to_string(), "runs ok".to_string()];
-    heads.extend(labels.into_iter().map(escape));
-    let rows = rows.into_iter().map(|(name, runs, figures)| {
-        [
-            vec![escape(name), runs],
-            figures.into_iter().map(cell).collect(),
-        ]
-        .concat()
-    });
+    let (heads, rows) = super::columns::comparison(a, escape, cell);
+    let heads: Vec<String> = heads.into_iter().map(escape).collect();
     out.push_str("<table>");
     super::section::html(out, &heads, rows)?;
     writeln!(

@@ -153,15 +153,7 @@ impl Reporter for MarkdownReporter {
         }
         writeln!(out, "<details><summary>Full report</summary>\n")?;
         heading(&mut out, analysis)?;
-        let (heads, rows) = super::columns::comparison(analysis);
-        let head = [vec!["configuration", "runs ok"], heads].concat();
-        let rows = rows.into_iter().map(|(name, runs, figures)| {
-            [
-                vec![escape(name), runs],
-                figures.into_iter().map(cell).collect(),
-            ]
-            .concat()
-        });
+        let (head, rows) = super::columns::comparison(analysis, escape, cell);
         super::section::markdown(&mut out, &head, rows)?;
         writeln!(
             out,
