@@ -70,8 +70,10 @@ fn multipliers(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt:
     super::section::terminal(out, width, &heads, &rows, |_| false)
 }
 
+type Percentile = fn(&LatencySummary) -> Estimate;
+
 /// The percentile columns: each head and its figure.
-const PERCENTILES: [(&str, fn(&LatencySummary) -> Estimate); 6] = [
+const PERCENTILES: [(&str, Percentile); 6] = [
     ("p50", |l| l.p50_ms),
     ("p90", |l| l.p90_ms),
     ("p95", |l| l.p95_ms),
