@@ -20,15 +20,9 @@ pub struct Grid {
     pub heads: Vec<&'static str>,
     /// The same in one word each, for the terminal.
     pub short_heads: Vec<&'static str>,
-    pub rows: Vec<Row>,
-}
-
-pub struct Row {
-    /// The configuration's name on its first row, empty on its second.
-    pub config: String,
-    /// `mean` or `peak`.
-    pub at: &'static str,
-    pub cells: Vec<String>,
+    /// The configuration's name on its first row (empty on its second),
+    /// the moment (`mean` or `peak`), then a cell per head.
+    pub rows: Vec<Vec<String>>,
 }
 
 /// The grid, or `None` when no configuration had a breakdown.
@@ -79,15 +73,9 @@ impl Grid {
         [vec!["configuration", "at"], self.heads.clone()].concat()
     }
 
-    /// Each row's cells as `line_heads` orders them, escaped.
+    /// The rows, each cell escaped.
     fn lines(&self, escape: fn(&str) -> String) -> impl Iterator<Item = Vec<String>> + '_ {
-        self.rows.iter().map(move |row| {
-            [row.config.as_str(), row.at]
-                .into_iter()
-                .chain(row.cells.iter().map(String::as_str))
-                .map(escape)
-                .collect()
-        })
+        (self.rows.iter()).map(move |row| row.iter().map(|c| escape(c)).collect())
     }
 }
 
@@ -109,29 +97,23 @@ fn short(part: Part) -> &'static str {
 
 /// A configuration's mean row (or its row at the reclaim test), with its
 /// arenas and reclaim, and its peak row.
-fn rows_of(w: &WhereWent, at: &'static str, parts: &[Part], unit: ColumnUnit) -> Vec<Row> {
+fn rows_of(w: &WhereWent, at: &str, parts: &[Part], unit: ColumnUnit) -> Vec<Vec<String>> {
     let sizes = |b: &Breakdown| {
         std::iter::once(b.total_bytes())
             .chain(parts.iter().map(|p| p.of(b)))
             .map(|v| unit.number(v as f64))
             .collect::<Vec<_>>()
     };
-    let mut mean = sizes(&w.mean);
+    let mut mean = vec![w.config.clone(), at.to_string()];
+    mean.extend(sizes(&w.mean));
     mean.push(w.arenas.map_or("-".to_string(), |a| a.to_string()));
     mean.push(reclaim_cell(w, unit));
-    let mut rows = vec![Row {
-        config: w.config.clone(),
-        at,
-        cells: mean,
-    }];
+    let mut rows = vec![mean];
     if let Some(peak) = &w.peak {
-        let mut cells = sizes(peak);
+        let mut cells = vec![String::new(), "peak".to_string()];
+        cells.extend(sizes(peak));
         cells.extend([String::new(), String::new()]);
-        rows.push(Row {
-            config: String::new(),
-            at: "peak",
-            cells,
-        });
+        rows.push(cells);
     }
     rows
 }
@@ -158,8 +140,7 @@ pub fn breakdown_block(out: &mut String, analysis: &Analysis, width: usize) -> s
         grid.unit
     )?;
     let heads = [vec!["", ""], grid.short_heads.clone()].concat();
-    let rows: Vec<Vec<String>> = grid.lines(str::to_string).collect();
-    super::section::terminal(out, width, &heads, &rows, |k| k >= 2)
+    super::section::terminal(out, width, &heads, &grid.rows, |k| k >= 2)
 }
 
 /// The Markdown table under its own heading.

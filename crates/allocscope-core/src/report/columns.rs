@@ -19,10 +19,6 @@ pub struct Figure {
     pub unit: ColumnUnit,
 }
 
-/// A row of the comparison: the configuration's name, its runs ok, its
-/// figures.
-pub type Row<'a> = (&'a str, String, Vec<Figure>);
-
 /// Metric-table row `k`'s column: a figure per configuration, sharing the
 /// unit chosen from every median and interval bound (docs/report.md,
 /// "Numbers").
@@ -43,11 +39,17 @@ pub fn metric_figures(analysis: &Analysis, k: usize) -> Vec<Figure> {
     figures.into_iter().enumerate().map(cell).collect()
 }
 
-/// The Markdown and HTML comparison table: its metric columns' heads, and
-/// per configuration its name, runs ok (`4/5`) and figures.
-pub fn comparison(analysis: &Analysis) -> (Vec<&str>, Vec<Row<'_>>) {
+/// The Markdown and HTML comparison table: its heads (the configuration,
+/// its runs ok, the metric columns' labels), and per configuration its
+/// name (escaped), runs ok (`4/5`) and each figure as `cell` shows it.
+pub fn comparison(
+    analysis: &Analysis,
+    escape: fn(&str) -> String,
+    cell: fn(Figure) -> String,
+) -> (Vec<&str>, Vec<Vec<String>>) {
     let columns = metric_columns(analysis);
-    let heads = columns.iter().map(|&k| analysis.metrics[k].label.as_str());
+    let labels = columns.iter().map(|&k| analysis.metrics[k].label.as_str());
+    let heads = ["configuration", "runs ok"].into_iter().chain(labels);
     let figures: Vec<Vec<Figure>> = columns
         .iter()
         .map(|&k| metric_figures(analysis, k))
@@ -55,11 +57,11 @@ pub fn comparison(analysis: &Analysis) -> (Vec<&str>, Vec<Row<'_>>) {
     let configs = analysis.experiment.configs.iter().zip(&analysis.summaries);
     let rows = configs.enumerate().map(|(i, (c, s))| {
         let runs = format!("{}/{}", s.ok_runs, s.total_runs);
-        (
-            c.config.name.as_str(),
-            runs,
-            figures.iter().map(|f| f[i]).collect(),
-        )
+        let cells = figures.iter().map(|f| cell(f[i]));
+        [escape(&c.config.name), runs]
+            .into_iter()
+            .chain(cells)
+            .collect()
     });
     (heads.collect(), rows.collect())
 }
@@ -90,19 +92,19 @@ pub fn service_figures(analysis: &Analysis, p99: bool) -> Vec<(&str, Vec<Figure>
 /// column for: those shown always, and those shown when measured that some
 /// configuration measured.
 pub fn metric_columns(analysis: &Analysis) -> Vec<usize> {
-    let measured = |k: usize| {
-        analysis
-            .summaries
-            .iter()
-            .any(|s| s.metrics.get(k).is_some_and(|(_, m)| m.estimate.is_some()))
-    };
     (0..analysis.metrics.len())
         .filter(|&k| match analysis.metrics[k].shown {
             Shown::Always => true,
-            Shown::WhenMeasured => measured(k),
+            Shown::WhenMeasured => measured(analysis, k),
             Shown::Never => false,
         })
         .collect()
+}
+
+/// Whether some configuration has an estimate of metric-table row `k`.
+pub fn measured(analysis: &Analysis, k: usize) -> bool {
+    let mut summaries = analysis.summaries.iter();
+    summaries.any(|s| s.metrics.get(k).is_some_and(|(_, m)| m.estimate.is_some()))
 }
 
 /// How many runs each configuration had: `5` for a fixed schedule, `3 to

@@ -68,10 +68,8 @@ fn ratio_cells(row: &mut Vec<String>, r: Option<Ratio>) {
 /// every metric-table row, then the ratio columns of those with a ratio;
 /// `service` adds the service columns before `baseline`.
 pub fn header(table: &[MetricDef], service: bool) -> Vec<String> {
-    let mut h: Vec<String> = ["config", "allocator", "served_by", "ok_runs", "total_runs"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let first = ["config", "allocator", "served_by", "ok_runs", "total_runs"];
+    let mut h: Vec<String> = first.map(String::from).into();
     for m in table {
         estimate_header(&mut h, &m.id);
     }

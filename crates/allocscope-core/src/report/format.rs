@@ -3,6 +3,7 @@
 //! and the beyond-noise mark in a table cell), and CSV field quoting.
 
 use crate::analyze::types::{Estimate, Ratio};
+use crate::analyze::verdict::sh_quote;
 use crate::units::{ColumnUnit, Unit};
 
 /// The unit of a column of estimates in `unit`: from their medians and
@@ -66,6 +67,12 @@ pub fn hanging(text: &str, width: usize, indent: &str) -> Vec<String> {
     (wrap(text, width - indent.len()).iter().enumerate())
         .map(|(i, line)| format!("{indent}{}{line}", if i == 0 { "" } else { "  " }))
         .collect()
+}
+
+/// The command as a shell would need it typed, quoting words that need it.
+pub fn shell_line(words: &[String]) -> String {
+    let words: Vec<String> = words.iter().map(|w| sh_quote(w)).collect();
+    words.join(" ")
 }
 
 /// One CSV field, quoted when it holds a comma, quote or line break.

@@ -14,7 +14,7 @@ use super::svg::{escape, plots};
 use crate::analyze::types::Analysis;
 use crate::analyze::verdict::{LimitLines, Outcome};
 use crate::model::{RunStatus, StoredRun};
-use crate::units::{format_bytes, format_seconds, ColumnUnit};
+use crate::units::{format_seconds, ColumnUnit};
 use anyhow::Result;
 use std::fmt::Write as _;
 
@@ -133,27 +133,14 @@ fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
     let e = &a.experiment;
     let h = &e.info.host;
     writeln!(out, "<dl>")?;
-    let command = super::markdown::shell_line(&e.info.command);
+    let command = super::format::shell_line(&e.info.command);
     for (k, v) in [
         ("command", command),
         (
             "date",
             format!("{} (status: {})", e.info.started_at, e.status),
         ),
-        (
-            "host",
-            format!(
-                "{}, Linux {}, glibc {}, {} CPUs, THP {}, cgroup memory limit {}",
-                h.hostname,
-                h.kernel,
-                h.glibc,
-                h.cpus,
-                h.thp,
-                h.cgroup_memory_limit_bytes
-                    .map(|b| format_bytes(b as f64))
-                    .unwrap_or_else(|| "none".into())
-            ),
-        ),
+        ("host", super::limits::host_line(h)),
     ]
     .into_iter()
     .chain(super::limits::runs_line(h).map(|line| ("cgroup", line)))
@@ -187,16 +174,8 @@ fn experiment(out: &mut String, a: &Analysis) -> Result<()> {
 }
 
 fn table(out: &mut String, a: &Analysis) -> Result<()> {
-    let (labels, rows) = super::columns::comparison(a);
-    let mut heads = vec!["configuration".to_string(), "runs ok".to_string()];
-    heads.extend(labels.into_iter().map(escape));
-    let rows = rows.into_iter().map(|(name, runs, figures)| {
-        [
-            vec![escape(name), runs],
-            figures.into_iter().map(cell).collect(),
-        ]
-        .concat()
-    });
+    let (heads, rows) = super::columns::comparison(a, escape, cell);
+    let heads: Vec<String> = heads.into_iter().map(escape).collect();
     out.push_str("<table>");
     super::section::html(out, &heads, rows)?;
     writeln!(
@@ -229,11 +208,9 @@ fn service_table(out: &mut String, a: &Analysis) -> Result<()> {
     let columns = super::columns::service_figures(a, true);
     let mut heads = vec!["configuration"];
     heads.extend(columns.iter().map(|(head, _)| *head));
-    heads.extend(if latency {
-        &["throughput", "errors"][..]
-    } else {
-        &[]
-    });
+    if latency {
+        heads.extend(["throughput", "errors"]);
+    }
     write!(out, "<table>")?;
     super::section::html(out, &heads, [])?;
     // The rows by hand: one without latency spans the latency columns.
@@ -383,15 +360,14 @@ fn runs(out: &mut String, a: &Analysis) -> Result<()> {
 }
 
 /// A plot with its caption.
-fn figure(out: &mut String, p: &super::svg::plot::Plot) -> Result<()> {
+pub(super) fn figure(out: &mut String, p: &super::svg::plot::Plot) -> std::fmt::Result {
     writeln!(
         out,
         "<figure id=\"plot-{}\">\n{}<figcaption>{}</figcaption></figure>",
         p.name,
         p.svg,
         escape(&p.title)
-    )?;
-    Ok(())
+    )
 }
 
 impl Reporter for HtmlReporter {

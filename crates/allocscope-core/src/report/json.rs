@@ -6,15 +6,17 @@
 
 use super::reporter::Reporter;
 use super::verdict_json::VerdictOut;
+use crate::analyze::figures::MarkerStat;
 use crate::analyze::heap::HeapSummary;
 use crate::analyze::limit::LimitNeed;
 use crate::analyze::markers::MarkerSummary;
 use crate::analyze::metric_table::{MetricDef, Unit};
-use crate::analyze::service::{LatencySummary, ServiceSummary};
-use crate::analyze::types::{Analysis, ConfigSummary, Estimate, Ratio};
+use crate::analyze::metrics;
+use crate::analyze::service::LatencySummary;
+use crate::analyze::types::{Analysis, Estimate, Ratio};
 use crate::model::{
-    Breakdown, CgroupSample, Host, Latency, Sample, ServiceInfo, ServiceRecord, StoredConfig,
-    StoredRun, UserMetricInfo,
+    Breakdown, CgroupSample, Host, Latency, Sample, ServiceInfo, ServiceRecord, StoredRun,
+    UserMetricInfo,
 };
 use anyhow::{Context, Result};
 use serde::{Serialize, Serializer};
@@ -142,10 +144,19 @@ struct RunOut<'a> {
     /// `rss_after_bytes`, `processes`), when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     reclaim: Option<&'a crate::model::Reclaim>,
-    /// The cgroup rows of `figures` under their old names (absent without
-    /// a cgroup), the kernel's own peak, and `memory.stat`'s parts.
-    #[serde(flatten)]
-    aliases: Aliases,
+    /// The cgroup rows of `figures` under the names they had before they
+    /// took the summary's (`peak_cgroup_bytes` was `cgroup_peak_bytes`,
+    /// ...), absent without a cgroup: kept for one version, then dropped
+    /// (docs/usage.md, "JSON"); then the kernel's own peak, and
+    /// `memory.stat`'s parts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cgroup_peak_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cgroup_mean_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    working_set_peak_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    working_set_mean_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     cgroup_peak_kernel_bytes: Option<u64>,
     /// `charge_bytes`, `working_set_bytes`, `anon_bytes`, `file_bytes`,
@@ -172,21 +183,6 @@ struct RunOut<'a> {
 struct CgroupOut {
     mean: CgroupSample,
     peak: CgroupSample,
-}
-
-/// The run's cgroup figures under the names they had before they took
-/// the summary's (`peak_cgroup_bytes` was `cgroup_peak_bytes`, ...): kept
-/// for one version, then dropped (docs/usage.md, "JSON").
-#[derive(Serialize)]
-struct Aliases {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cgroup_peak_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cgroup_mean_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    working_set_peak_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    working_set_mean_bytes: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -257,12 +253,12 @@ struct MarkerOut<'a> {
     vsz_bytes: u64,
 }
 
+/// A marker label's `runs`, `rss_bytes_median`, `pss_bytes_median`.
 #[derive(Serialize)]
 struct MarkerSummaryOut<'a> {
     label: &'a str,
-    runs: usize,
-    rss_bytes_median: Option<f64>,
-    pss_bytes_median: Option<f64>,
+    #[serde(flatten)]
+    stat: &'a MarkerStat,
 }
 
 /// A run's figure of a metric-table row; bytes as whole numbers.
@@ -325,21 +321,6 @@ struct ServiceSummaryOut {
     requests: u64,
 }
 
-impl SummaryOut<'_> {
-    fn add_service(&mut self, s: &ServiceSummary, summary: &ConfigSummary) {
-        self.latency = Some(s.latency);
-        self.service = Some(ServiceSummaryOut {
-            load_s: summary.estimate("load_s"),
-            rss_end_load_bytes: summary.estimate("rss_end_load_bytes"),
-            rss_end_settle_bytes: s.rss_end_settle_bytes,
-            pss_end_load_bytes: summary.estimate("pss_end_load_bytes"),
-            pss_end_settle_bytes: s.pss_end_settle_bytes,
-            errors: s.errors,
-            requests: s.requests,
-        });
-    }
-}
-
 /// The environment as a JSON object, keeping the order it is applied in.
 fn env_object<S: Serializer>(env: &&[(String, String)], s: S) -> Result<S::Ok, S::Error> {
     s.collect_map(env.iter().map(|(k, v)| (k, v)))
@@ -348,7 +329,7 @@ fn env_object<S: Serializer>(env: &&[(String, String)], s: S) -> Result<S::Ok, S
 /// Run `run` of an experiment whose metric table is `table`: with
 /// `--metric`s, each run lists its values (possibly none).
 fn run_out<'a>(run: &'a StoredRun, table: &'a [MetricDef], include_samples: bool) -> RunOut<'a> {
-    let (r, m) = (&run.record, crate::analyze::metrics::of(run));
+    let (r, m) = (&run.record, metrics::of(run));
     let rows = table.iter().filter(|row| !row.is_user());
     let figure = |row: &MetricDef| RunFigure((row.extract)(run), row.unit == Unit::Bytes);
     RunOut {
@@ -376,30 +357,20 @@ fn run_out<'a>(run: &'a StoredRun, table: &'a [MetricDef], include_samples: bool
         mean_live_heap_bytes: m.mean_live_heap_bytes,
         mean_overhead_ratio: m.mean_overhead_ratio,
         arenas_max: m.arenas_max,
-        breakdown: match (m.breakdown_mean, m.breakdown_peak) {
-            (Some(mean), Some(peak)) => Some(BreakdownOut {
-                mean,
-                peak,
-                heapless_processes: m.heapless_processes_max.unwrap_or(0),
-                coverage: m.breakdown_coverage.unwrap_or(1.0),
-            }),
-            _ => None,
-        },
+        breakdown: (m.breakdown_mean.zip(m.breakdown_peak)).map(|(mean, peak)| BreakdownOut {
+            mean,
+            peak,
+            heapless_processes: m.heapless_processes_max.unwrap_or(0),
+            coverage: m.breakdown_coverage.unwrap_or(1.0),
+        }),
         reclaim: r.reclaim.as_ref(),
-        aliases: Aliases {
-            cgroup_peak_bytes: m.cgroup_peak_bytes,
-            cgroup_mean_bytes: m.cgroup_mean_bytes,
-            working_set_peak_bytes: m.working_set_peak_bytes,
-            working_set_mean_bytes: m.working_set_mean_bytes,
-        },
+        cgroup_peak_bytes: m.cgroup_peak_bytes,
+        cgroup_mean_bytes: m.cgroup_mean_bytes,
+        working_set_peak_bytes: m.working_set_peak_bytes,
+        working_set_mean_bytes: m.working_set_mean_bytes,
         cgroup_peak_kernel_bytes: r.cgroup_peak_kernel_bytes,
-        cgroup: match (
-            crate::analyze::metrics::cgroup_mean(r),
-            crate::analyze::metrics::cgroup_at_peak(r),
-        ) {
-            (Some(mean), Some(peak)) => Some(CgroupOut { mean, peak }),
-            _ => None,
-        },
+        cgroup: (metrics::cgroup_mean(r).zip(metrics::cgroup_at_peak(r)))
+            .map(|(mean, peak)| CgroupOut { mean, peak }),
         user_metrics: table
             .iter()
             .any(MetricDef::is_user)
@@ -426,23 +397,21 @@ fn marker_summary(markers: &MarkerSummary, position: usize) -> Vec<MarkerSummary
     (0..markers.len())
         .filter_map(|row| {
             let stat = markers.cells(row).get(position)?;
-            Some(MarkerSummaryOut {
-                label: markers.label(row),
-                runs: stat.runs,
-                rss_bytes_median: stat.rss_bytes_median,
-                pss_bytes_median: stat.pss_bytes_median,
-            })
+            let label = markers.label(row);
+            Some(MarkerSummaryOut { label, stat })
         })
         .collect()
 }
 
-fn config_out<'a>(
-    table: &'a [MetricDef],
-    c: &'a StoredConfig,
-    s: &'a ConfigSummary,
-    markers: Vec<MarkerSummaryOut<'a>>,
-    include: bool,
-) -> ConfigOut<'a> {
+/// Configuration `i` with its runs, its summary and the limit it needs.
+fn config_out(analysis: &Analysis, i: usize, include: bool) -> ConfigOut<'_> {
+    let (c, s, table) = (
+        &analysis.experiment.configs[i],
+        &analysis.summaries[i],
+        &analysis.metrics,
+    );
+    let service = analysis.service.get(i);
+    let memory_limit = analysis.limits.get(i).and_then(Option::as_ref);
     ConfigOut {
         name: &c.config.name,
         allocator: &c.config.allocator,
@@ -473,13 +442,21 @@ fn config_out<'a>(
                     .map(|(_, (id, m))| (id.as_str(), m.ratio))
                     .collect(),
             ),
-            markers,
-            heap: None,
-            latency: None,
-            service: None,
+            markers: marker_summary(&analysis.markers, i),
+            heap: analysis.heap.get(i),
+            latency: service.map(|svc| svc.latency),
+            service: service.map(|svc| ServiceSummaryOut {
+                load_s: s.estimate("load_s"),
+                rss_end_load_bytes: s.estimate("rss_end_load_bytes"),
+                rss_end_settle_bytes: svc.rss_end_settle_bytes,
+                pss_end_load_bytes: s.estimate("pss_end_load_bytes"),
+                pss_end_settle_bytes: svc.pss_end_settle_bytes,
+                errors: svc.errors,
+                requests: svc.requests,
+            }),
         },
-        memory_limit_needed_bytes: None,
-        memory_limit: None,
+        memory_limit_needed_bytes: memory_limit.map(|l| l.bytes),
+        memory_limit,
     }
 }
 
@@ -509,23 +486,8 @@ impl Reporter for JsonReporter {
                 service: e.info.service.as_ref(),
                 user_metrics: &e.info.user_metrics,
             },
-            configs: e
-                .configs
-                .iter()
-                .zip(&analysis.summaries)
-                .enumerate()
-                .map(|(i, (c, s))| {
-                    let markers = marker_summary(&analysis.markers, i);
-                    let mut out =
-                        config_out(&analysis.metrics, c, s, markers, self.include_samples);
-                    out.summary.heap = analysis.heap.get(i);
-                    out.memory_limit = analysis.limits.get(i).and_then(Option::as_ref);
-                    out.memory_limit_needed_bytes = out.memory_limit.map(|l| l.bytes);
-                    if let Some(service) = analysis.service.get(i) {
-                        out.summary.add_service(service, s);
-                    }
-                    out
-                })
+            configs: (0..e.configs.len())
+                .map(|i| config_out(analysis, i, self.include_samples))
                 .collect(),
             warnings: &analysis.warnings,
             verdict: VerdictOut::of(&analysis.verdict),

@@ -1,14 +1,30 @@
 //! What the terminal, Markdown and HTML reports share about where the runs
-//! ran and what a container needs: the line saying whether each run had a
-//! memory cgroup of its own (and why not, with how to get one) and under
-//! which `--memory-limit`; and per configuration the memory limit it needs
-//! (`analyze::limit`) and, where the runs had a cgroup and PSS was read,
-//! the cgroup's charge (every page of the tree once, the figure a platform
-//! limits on) against the tree's PSS, and their difference.
+//! ran and what a container needs: the host in one line, the line saying
+//! whether each run had a memory cgroup of its own (and why not, with how
+//! to get one) and under which `--memory-limit`; and per configuration the
+//! memory limit it needs (`analyze::limit`) and, where the runs had a
+//! cgroup and PSS was read, the cgroup's charge (every page of the tree
+//! once, the figure a platform limits on) against the tree's PSS, and their
+//! difference.
 
 use crate::analyze::types::Analysis;
 use crate::model::Host;
 use crate::units::{format_bytes, ColumnUnit, Unit};
+
+/// `box, Linux 6.8.0, glibc 2.39, 2 CPUs, THP madvise, cgroup memory limit
+/// none`.
+pub fn host_line(h: &Host) -> String {
+    let limit = h.cgroup_memory_limit_bytes.map(|b| format_bytes(b as f64));
+    format!(
+        "{}, Linux {}, glibc {}, {} CPUs, THP {}, cgroup memory limit {}",
+        h.hostname,
+        h.kernel,
+        h.glibc,
+        h.cpus,
+        h.thp,
+        limit.as_deref().unwrap_or("none")
+    )
+}
 
 /// `runs: each in a memory cgroup of its own (v1), limit 64 MiB`, or why
 /// not and how to get one; `None` for an experiment that did not record it.

@@ -5,10 +5,10 @@
 //! Every string from the user or the workload is escaped.
 
 use super::columns::Figure;
-use super::format::{estimate, ratio_bounds};
+use super::format::{estimate, ratio_bounds, shell_line};
 use super::reporter::Reporter;
 use crate::analyze::types::Analysis;
-use crate::analyze::verdict::{sh_quote, LimitLines};
+use crate::analyze::verdict::LimitLines;
 use anyhow::Result;
 use std::fmt::Write as _;
 
@@ -34,15 +34,6 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
-}
-
-/// The command as a shell would need it typed.
-pub fn shell_line(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| sh_quote(w))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// A fenced code block that no backtick run in `text` can close early.
@@ -162,15 +153,7 @@ impl Reporter for MarkdownReporter {
         }
         writeln!(out, "<details><summary>Full report</summary>\n")?;
         heading(&mut out, analysis)?;
-        let (heads, rows) = super::columns::comparison(analysis);
-        let head = [vec!["configuration", "runs ok"], heads].concat();
-        let rows = rows.into_iter().map(|(name, runs, figures)| {
-            [
-                vec![escape(name), runs],
-                figures.into_iter().map(cell).collect(),
-            ]
-            .concat()
-        });
+        let (head, rows) = super::columns::comparison(analysis, escape, cell);
         super::section::markdown(&mut out, &head, rows)?;
         writeln!(
             out,

@@ -19,21 +19,17 @@ pub(super) fn markers_block(out: &mut String, analysis: &Analysis) -> Result<()>
     if analysis.markers.is_empty() {
         return Ok(());
     }
-    let names: Vec<&str> = analysis
-        .experiment
-        .configs
-        .iter()
-        .map(|c| c.config.name.as_str())
-        .collect();
     let (rows, step) = thin::every_kth(analysis.markers.len(), MAX_MARKER_ROWS);
-    let labels: Vec<String> = rows
-        .iter()
-        .map(|&i| cut(analysis.markers.label(i)))
+    // The head `marker` stands over the labels, past their indent.
+    let configs = analysis.experiment.configs.iter();
+    let heads: Vec<&str> = std::iter::once("  marker")
+        .chain(configs.map(|c| c.config.name.as_str()))
         .collect();
-    let cells = cells(analysis, &rows);
+    let rows = lines(analysis, &rows);
+    let label_w = rows.iter().map(|r| r[0].chars().count()).max();
     writeln!(out)?;
     writeln!(out, "memory at markers (median RSS over the ok runs)")?;
-    grid(out, &labels, &names, &cells)?;
+    super::section::terminal(out, label_w.unwrap_or(0).max(6), &heads, &rows, |_| true)?;
     if step > 1 {
         writeln!(
             out,
@@ -54,9 +50,9 @@ fn cut(label: &str) -> String {
     }
 }
 
-/// The shown rows' cells, one per configuration: the median RSS, `-` where
-/// no ok run recorded the label.
-fn cells(analysis: &Analysis, rows: &[usize]) -> Vec<Vec<String>> {
+/// The shown rows: each its label, then one cell per configuration, the
+/// median RSS, `-` where no ok run recorded the label.
+fn lines(analysis: &Analysis, rows: &[usize]) -> Vec<Vec<String>> {
     let column = ColumnUnit::for_values(
         Unit::Bytes,
         rows.iter()
@@ -65,51 +61,13 @@ fn cells(analysis: &Analysis, rows: &[usize]) -> Vec<Vec<String>> {
     );
     rows.iter()
         .map(|&i| {
-            analysis
-                .markers
-                .cells(i)
-                .iter()
-                .map(|c| {
-                    c.rss_bytes_median
-                        .map_or_else(|| "-".into(), |b| column.show(b))
-                })
+            let cells = analysis.markers.cells(i).iter().map(|c| {
+                c.rss_bytes_median
+                    .map_or_else(|| "-".into(), |b| column.show(b))
+            });
+            std::iter::once(cut(analysis.markers.label(i)))
+                .chain(cells)
                 .collect()
         })
         .collect()
-}
-
-/// The head line and one line per row, labels left-aligned and cells
-/// right-aligned under their configuration's name.
-fn grid(out: &mut String, labels: &[String], names: &[&str], cells: &[Vec<String>]) -> Result<()> {
-    let label_w = labels
-        .iter()
-        .map(|l| l.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(6);
-    let widths: Vec<usize> = names
-        .iter()
-        .enumerate()
-        .map(|(j, name)| {
-            cells
-                .iter()
-                .filter_map(|row| row.get(j).map(|cell| cell.chars().count()))
-                .max()
-                .unwrap_or(0)
-                .max(name.chars().count())
-        })
-        .collect();
-    let mut head = format!("  {:<label_w$}", "marker");
-    for (name, w) in names.iter().zip(&widths) {
-        write!(head, "  {name:>w$}")?;
-    }
-    writeln!(out, "{}", head.trim_end())?;
-    for (label, row) in labels.iter().zip(cells) {
-        let mut line = format!("  {label:<label_w$}");
-        for (cell, w) in row.iter().zip(&widths) {
-            write!(line, "  {cell:>w$}")?;
-        }
-        writeln!(out, "{}", line.trim_end())?;
-    }
-    Ok(())
 }

@@ -39,28 +39,33 @@ fn side_by_side(out: &mut String, summaries: &[RecordingSummary]) {
     let column = |unit: Unit, pick: fn(&RecordingSummary) -> Option<f64>| {
         ColumnUnit::for_values(unit, summaries.iter().filter_map(pick))
     };
-    let units = RowUnits {
-        elapsed: column(Unit::Seconds, |s| Some(s.info.elapsed_s)),
-        peak: column(Unit::Bytes, |s| Some(s.peak_rss_bytes as f64)),
-        last: column(Unit::Bytes, |s| s.last_rss_bytes.map(|b| b as f64)),
+    let elapsed = column(Unit::Seconds, |s| Some(s.info.elapsed_s));
+    let peak = column(Unit::Bytes, |s| Some(s.peak_rss_bytes as f64));
+    let last = column(Unit::Bytes, |s| s.last_rss_bytes.map(|b| b as f64));
+    let row = |s: &RecordingSummary| {
+        vec![
+            s.info.id.to_string(),
+            s.info.name.clone(),
+            s.info.config.clone(),
+            s.info.status.clone(),
+            elapsed.show(s.info.elapsed_s),
+            s.samples.to_string(),
+            peak.show(s.peak_rss_bytes as f64),
+            s.last_rss_bytes.map_or("-".into(), |b| last.show(b as f64)),
+        ]
     };
-    let rows: Vec<[String; 8]> = summaries.iter().map(|s| row(s, &units)).collect();
-    let header = [
+    let rows: Vec<Vec<String>> = summaries.iter().map(row).collect();
+    let heads = [
         "id", "name", "config", "status", "elapsed", "samples", "peak RSS", "last RSS",
-    ]
-    .map(String::from);
-    let mut widths = header.clone().map(|h| h.len());
-    for r in &rows {
-        for (w, cell) in widths.iter_mut().zip(r) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
+    ];
+    let widths = super::section::widths(&heads, &rows);
+    let header = heads.map(String::from).to_vec();
     for r in std::iter::once(&header).chain(&rows) {
         let cells: Vec<String> = r
             .iter()
-            .zip(widths)
+            .zip(&widths)
             .enumerate()
-            .map(|(i, (cell, w))| {
+            .map(|(i, (cell, &w))| {
                 if i >= 4 {
                     format!("{cell:>w$}")
                 } else {
@@ -105,27 +110,6 @@ fn same_time(out: &mut String, analysis: &RecordingsAnalysis) {
             );
         }
     }
-}
-
-/// The units of the side-by-side table's figure columns.
-struct RowUnits {
-    elapsed: ColumnUnit,
-    peak: ColumnUnit,
-    last: ColumnUnit,
-}
-
-fn row(s: &RecordingSummary, units: &RowUnits) -> [String; 8] {
-    [
-        s.info.id.to_string(),
-        s.info.name.clone(),
-        s.info.config.clone(),
-        s.info.status.clone(),
-        units.elapsed.show(s.info.elapsed_s),
-        s.samples.to_string(),
-        units.peak.show(s.peak_rss_bytes as f64),
-        s.last_rss_bytes
-            .map_or("-".into(), |b| units.last.show(b as f64)),
-    ]
 }
 
 /// The units of the steady-state lines: the times, the levels and the
@@ -210,12 +194,7 @@ pub fn render_html(analysis: &RecordingsAnalysis) -> String {
     out.push_str(&super::svg::escape(&render_text(analysis)));
     out.push_str("</pre>\n<h2>Plots</h2>\n");
     for plot in super::svg::recordings::all(analysis) {
-        out.push_str(&format!(
-            "<figure id=\"plot-{}\">\n{}<figcaption>{}</figcaption></figure>\n",
-            plot.name,
-            plot.svg,
-            super::svg::escape(&plot.title)
-        ));
+        let _ = super::html::figure(&mut out, &plot);
     }
     out.push_str("</body></html>\n");
     out

@@ -9,12 +9,12 @@
 
 use super::format::{hanging, ratio, ratio_bounds};
 use super::reporter::Reporter;
-use super::verdict_words::reason;
+use super::verdict_words::{pct, reason, side_words_of};
 use crate::analyze::cause::{Cause, WhereWent};
 use crate::analyze::cause_figures::heap_measured;
 use crate::analyze::decide::{more_rounds_words, Side, MANY_MORE_ROUNDS};
 use crate::analyze::types::Analysis;
-use crate::analyze::verdict::{Note, OpenSide, Place, Reason, Verdict};
+use crate::analyze::verdict::{Note, Place, Reason, Verdict};
 use crate::model::RunStatus;
 use crate::units::{format_seconds, ColumnUnit, Unit};
 use anyhow::Result;
@@ -49,10 +49,7 @@ impl Reporter for ScreenReporter {
     fn render(&self, analysis: &Analysis) -> Result<Vec<u8>> {
         let s = Screen::of(analysis);
         let mut out = String::new();
-        for line in hanging(&s.ran, WIDTH, "") {
-            writeln!(out, "{line}")?;
-        }
-        writeln!(out)?;
+        writeln!(out, "{}\n", hanging(&s.ran, WIDTH, "").join("\n"))?;
         let right = |k: usize| k == 1 || k == 3 || k == 6;
         let width = s.rows.iter().map(|r| r[0].chars().count()).max();
         let (mut heads, mut rows) = (s.heads.clone(), s.rows.clone());
@@ -78,9 +75,7 @@ impl Reporter for ScreenReporter {
                 "(systemd, Dockerfile, Kubernetes, memory limit: {} --section deploy)",
                 self.report
             );
-            for line in hanging(&rest, WIDTH, "  ") {
-                writeln!(out, "{line}")?;
-            }
+            writeln!(out, "{}", hanging(&rest, WIDTH, "  ").join("\n"))?;
         }
         for warning in &s.warnings {
             labelled(&mut out, "warning", warning)?;
@@ -102,10 +97,8 @@ impl Reporter for ScreenReporter {
 
 /// `label: text`, wrapped with its later lines indented by two.
 fn labelled(out: &mut String, label: &str, text: &str) -> std::fmt::Result {
-    for line in hanging(&format!("{label}: {text}"), WIDTH, "") {
-        writeln!(out, "{line}")?;
-    }
-    Ok(())
+    let lines = hanging(&format!("{label}: {text}"), WIDTH, "");
+    writeln!(out, "{}", lines.join("\n"))
 }
 
 impl Screen {
@@ -189,10 +182,7 @@ fn table(a: &Analysis) -> (Vec<String>, Vec<Vec<String>>) {
             .map_or("-".to_string(), |e| f.unit.number(e.median));
         let vs = match f.ratio {
             _ if f.baseline => "baseline".to_string(),
-            Some(r) => match ratio_bounds(&r) {
-                Some(ci) => format!("{} {ci}", ratio(r.value)),
-                None => ratio(r.value),
-            },
+            Some(r) => ratio_words(&r),
             None => String::new(),
         };
         [value, vs]
@@ -307,7 +297,6 @@ fn verdict_line(a: &Analysis) -> String {
     else {
         return reason(v);
     };
-    let pct = |r: f64| format!("{:.0}%", (r - 1.0).abs() * 100.0);
     let cost = match p.value {
         x if x <= 1.0 => format!("better by {}", pct(x)),
         x => format!("costs {}", pct(x)),
@@ -332,7 +321,7 @@ fn inconclusive(a: &Analysis, rounds: usize) -> String {
     // A candidate the futility rule stopped: more rounds would not settle
     // it, and the reason says what is settled before what is not.
     if v.unsettled.iter().any(|u| u.unresolvable_after.is_some()) {
-        let reason = super::verdict_words::reason(v);
+        let reason = reason(v);
         let mut chars = reason.chars();
         return chars
             .next()
@@ -371,11 +360,7 @@ fn open_line(v: &Verdict) -> Option<String> {
         .unsettled
         .iter()
         .map(|u| {
-            let side = match u.side {
-                OpenSide::Memory => v.memory.label.clone(),
-                OpenSide::Performance => v.performance.label.clone(),
-                OpenSide::Both => format!("{} and {}", v.memory.label, v.performance.label),
-            };
+            let side = side_words_of(v, u.side);
             if let Some(rounds) = u.unresolvable_after {
                 return format!(
                     "{} ({side}: no difference this experiment can resolve after {rounds} rounds)",

@@ -70,33 +70,28 @@ fn multipliers(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt:
     super::section::terminal(out, width, &heads, &rows, |_| false)
 }
 
+type Percentile = fn(&LatencySummary) -> Estimate;
+
+/// The percentile columns: each head and its figure.
+const PERCENTILES: [(&str, Percentile); 6] = [
+    ("p50", |l| l.p50_ms),
+    ("p90", |l| l.p90_ms),
+    ("p95", |l| l.p95_ms),
+    ("p99", |l| l.p99_ms),
+    ("p99.9", |l| l.p999_ms),
+    ("max", |l| l.max_ms),
+];
+
 fn percentiles(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt::Result {
     const HEAD: &str = "latency (medians over runs)";
     let width = width.max(HEAD.len().saturating_sub(2));
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{HEAD:<w$}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>9}  {:>7}",
-        "p50",
-        "p90",
-        "p95",
-        "p99",
-        "p99.9",
-        "max",
-        "req/s",
-        "errors",
-        w = width + 2
-    )?;
+    let mut head = format!("\n{HEAD:<w$}", w = width + 2);
+    for (name, _) in PERCENTILES {
+        write!(head, "  {name:>9}")?;
+    }
+    writeln!(out, "{head}  {:>9}  {:>7}", "req/s", "errors")?;
     // One unit per percentile column, from its medians.
-    let percentiles: [fn(&LatencySummary) -> Estimate; 6] = [
-        |l| l.p50_ms,
-        |l| l.p90_ms,
-        |l| l.p95_ms,
-        |l| l.p99_ms,
-        |l| l.p999_ms,
-        |l| l.max_ms,
-    ];
-    let columns = percentiles.map(|pick| {
+    let columns = PERCENTILES.map(|(_, pick)| {
         let medians = analysis.service.iter().filter_map(|s| s.latency.as_ref());
         crate::units::ColumnUnit::for_values(Unit::Milliseconds, medians.map(|l| pick(l).median))
     });
@@ -106,7 +101,7 @@ fn percentiles(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt:
             continue;
         };
         let mut line = format!("  {:<width$}", config.config.name);
-        for (pick, column) in percentiles.iter().zip(&columns) {
+        for ((_, pick), column) in PERCENTILES.iter().zip(&columns) {
             write!(line, "  {:>9}", column.show(pick(l).median))?;
         }
         writeln!(

@@ -9,11 +9,9 @@ use super::reporter::Reporter;
 use crate::analyze::metric_table::Shown;
 use crate::analyze::types::Analysis;
 use crate::model::{RunStatus, StoredExperiment};
-use crate::units::{format_bytes, format_seconds};
+use crate::units::format_seconds;
 use anyhow::Result;
 use std::fmt::Write as _;
-
-/// Marks a ratio whose CI excludes 1.0.
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TableReporter;
@@ -25,11 +23,7 @@ impl Reporter for TableReporter {
         let width = name_width(&analysis.experiment);
         // One block per shown metric some configuration measured.
         for (k, metric) in analysis.metrics.iter().enumerate() {
-            let measured = analysis
-                .summaries
-                .iter()
-                .any(|s| s.metrics.get(k).is_some_and(|(_, m)| m.estimate.is_some()));
-            if metric.shown != Shown::Never && measured {
+            if metric.shown != Shown::Never && super::columns::measured(analysis, k) {
                 metric_block(&mut out, analysis, k, width)?;
             }
         }
@@ -71,17 +65,13 @@ pub(super) fn header(out: &mut String, analysis: &Analysis) -> Result<()> {
         "experiment {}{name}: {}, started {}",
         e.id, e.status, e.info.started_at
     )?;
-    writeln!(out, "command: {}", shell_words(&e.info.command))?;
-    let h = &e.info.host;
-    let limit = h
-        .cgroup_memory_limit_bytes
-        .map(|b| format_bytes(b as f64))
-        .unwrap_or_else(|| "none".to_string());
     writeln!(
         out,
-        "host: {}, Linux {}, glibc {}, {} CPUs, THP {}, cgroup memory limit {limit}",
-        h.hostname, h.kernel, h.glibc, h.cpus, h.thp
+        "command: {}",
+        super::format::shell_line(&e.info.command)
     )?;
+    let h = &e.info.host;
+    writeln!(out, "host: {}", super::limits::host_line(h))?;
     if let Some(line) = super::limits::runs_line(h) {
         writeln!(out, "{line}")?;
     }
@@ -215,19 +205,8 @@ pub(super) fn runs_notes(out: &mut String, analysis: &Analysis) -> Result<()> {
     }
     // Warnings are long sentences: one clause per line, wrapped, keeps the width.
     for warning in &analysis.warnings {
-        let clauses: Vec<&str> = warning.split("; ").collect();
-        let last = clauses.len().saturating_sub(1);
-        let lines: Vec<String> = clauses
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if i < last {
-                    format!("{c};")
-                } else {
-                    c.to_string()
-                }
-            })
-            .flat_map(|clause| super::format::wrap(&clause, 88))
+        let lines: Vec<String> = (warning.split_inclusive("; "))
+            .flat_map(|clause| super::format::wrap(clause, 88))
             .collect();
         writeln!(out, "warning: {}", lines.join("\n         "))?;
     }
@@ -245,22 +224,4 @@ pub(super) fn runs_notes(out: &mut String, analysis: &Analysis) -> Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// The command as a shell would need it typed, quoting words that need it.
-fn shell_words(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| {
-            let plain = !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-            if plain {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', "'\\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }

@@ -19,7 +19,8 @@ fn ratio_words(r: &Ratio) -> String {
     }
 }
 
-fn pct(ratio: f64) -> String {
+/// How far a ratio is from 1.0: `0.61` is `39%`.
+pub fn pct(ratio: f64) -> String {
     format!("{:.0}%", (ratio - 1.0).abs() * 100.0)
 }
 
@@ -168,16 +169,13 @@ fn inconclusive(v: &Verdict, rounds: usize) -> String {
 /// take about 414 more rounds`. Without figures, the side and the rounds.
 fn unsettled_words(v: &Verdict, u: &Unsettled) -> String {
     let (mw, pw) = (&v.memory.label, &v.performance.label);
+    let more = u
+        .more_rounds
+        .map(|n| format!(" ({})", more_rounds_words(n)));
+    let more = more.unwrap_or_default();
     let Some(f) = &u.figures else {
-        let more = u
-            .more_rounds
-            .map(|n| format!(" ({})", more_rounds_words(n)));
         let side = side_words_of(v, u.side);
-        return format!(
-            "{} is not settled on {side}{}",
-            u.config,
-            more.unwrap_or_default()
-        );
+        return format!("{} is not settled on {side}{more}", u.config);
     };
     let (memory, perf) = (ratio_words(&f.memory), ratio_words(&f.performance));
     let (settled, open) = match u.side {
@@ -202,19 +200,14 @@ fn unsettled_words(v: &Verdict, u: &Unsettled) -> String {
             "within this machine's noise: no difference this experiment can resolve {}",
             unresolvable_words(rounds, u.more_rounds)
         ),
-        None => {
-            let more = u
-                .more_rounds
-                .map(|n| format!(" ({})", more_rounds_words(n)));
-            format!("not settled yet{}", more.unwrap_or_default())
-        }
+        None => format!("not settled yet{more}"),
     };
     let join = if u.side == OpenSide::Both { ": " } else { "; " };
     format!("{settled}{join}{open} {state}")
 }
 
 /// The open side by the judged rows' labels: `mean PSS`, `p95 latency`.
-fn side_words_of(v: &Verdict, side: OpenSide) -> String {
+pub fn side_words_of(v: &Verdict, side: OpenSide) -> String {
     let (mw, pw) = (&v.memory.label, &v.performance.label);
     match side {
         OpenSide::Memory => mw.to_string(),

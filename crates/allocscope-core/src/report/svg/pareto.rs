@@ -53,7 +53,8 @@ fn points(analysis: &Analysis) -> Vec<(usize, Estimate, Estimate)> {
         .collect()
 }
 
-/// The memory-against-performance plot of the rows the verdict judged by.
+/// The memory-against-performance plot of the rows the verdict judged by:
+/// one point with its CI cross per configuration, and the Pareto frontier.
 pub fn pareto(analysis: &Analysis) -> Plot {
     let (memory, perf) = (&analysis.verdict.memory, &analysis.verdict.performance);
     let points = points(analysis);
@@ -61,35 +62,7 @@ pub fn pareto(analysis: &Analysis) -> Plot {
         Unit::Seconds | Unit::Milliseconds => Kind::Seconds,
         _ => Kind::Plain,
     };
-    let x = Perf {
-        what: &perf.label,
-        kind,
-        higher_is_better: perf.better == Better::Higher,
-    };
-    let name = if analysis.service.is_empty() {
-        "memory_vs_time"
-    } else {
-        "memory_vs_latency"
-    };
-    pareto_chart(analysis, points, x, &memory.label, name)
-}
-
-/// The performance axis: its words, kind, and direction.
-struct Perf<'a> {
-    what: &'a str,
-    kind: Kind,
-    higher_is_better: bool,
-}
-
-/// Memory against performance, one point with CI cross per configuration
-/// and the Pareto frontier.
-fn pareto_chart(
-    analysis: &Analysis,
-    points: Vec<(usize, Estimate, Estimate)>,
-    x: Perf,
-    what: &str,
-    name: &'static str,
-) -> Plot {
+    let higher_is_better = perf.better == Better::Higher;
     // f64::max skips the NaN bound of an estimate without an interval.
     let x_max = points
         .iter()
@@ -100,16 +73,16 @@ fn pareto_chart(
         .map(|p| p.2.ci_high.max(p.2.median))
         .fold(0.0, f64::max);
     let title = format!(
-        "{what} against {} (median, 95% CI; line: Pareto frontier)",
-        x.what
+        "{} against {} (median, 95% CI; line: Pareto frontier)",
+        memory.label, perf.label
     );
     let mut chart = Chart::new(
         &title,
-        Axis::new(0.0, x_max * 1.08, x.what, x.kind),
-        Axis::new(0.0, y_max * 1.08, what, Kind::Bytes),
+        Axis::new(0.0, x_max * 1.08, &perf.label, kind),
+        Axis::new(0.0, y_max * 1.08, &memory.label, Kind::Bytes),
     );
     // A throughput's cost falls as it rises.
-    let sign = if x.higher_is_better { -1.0 } else { 1.0 };
+    let sign = if higher_is_better { -1.0 } else { 1.0 };
     let front = frontier(
         &points
             .iter()
@@ -122,43 +95,58 @@ fn pareto_chart(
         .map(|(_, w, m)| (chart.px(w.median), chart.py(m.median)))
         .collect();
     chart.svg.polyline(&line, "#777777", 1.5, 0.8);
-    for (i, w, m) in &points {
-        let (x, y) = (chart.px(w.median), chart.py(m.median));
-        // The cross's arms are the intervals; below 6 runs there are none.
-        if w.ci_low.is_finite() && w.ci_high.is_finite() {
-            let (low, high) = (chart.px(w.ci_low), chart.px(w.ci_high));
-            chart.svg.line(low, y, high, y, colour(*i), 2.0);
-        }
-        if m.ci_low.is_finite() && m.ci_high.is_finite() {
-            let (low, high) = (chart.py(m.ci_low), chart.py(m.ci_high));
-            chart.svg.line(x, low, x, high, colour(*i), 2.0);
-        }
-        let tip = format!(
-            "{}: {} {}, {} {}",
-            analysis.experiment.configs[*i].config.name,
-            chart.y.title,
-            chart.y.show(m.median),
-            chart.x.title,
-            chart.x.show(w.median)
+    for &(i, w, m) in &points {
+        cross(
+            &mut chart,
+            &analysis.experiment.configs[i].config.name,
+            i,
+            w,
+            m,
         );
-        chart
-            .svg
-            .titled(&tip, |svg| svg.circle(x, y, 5.0, colour(*i)));
     }
     chart.legend(&names(analysis));
     chart.note(
         0,
-        if x.higher_is_better {
+        if higher_is_better {
             "lower right is better"
         } else {
             "lower left is better"
         },
     );
+    let name = if analysis.service.is_empty() {
+        "memory_vs_time"
+    } else {
+        "memory_vs_latency"
+    };
     Plot {
         name,
         title,
         svg: chart.finish(),
     }
+}
+
+/// Configuration `i`'s point at its medians, its arms the intervals.
+fn cross(chart: &mut Chart, name: &str, i: usize, w: Estimate, m: Estimate) {
+    let (x, y) = (chart.px(w.median), chart.py(m.median));
+    // Below 6 runs there are no intervals.
+    if w.ci_low.is_finite() && w.ci_high.is_finite() {
+        let (low, high) = (chart.px(w.ci_low), chart.px(w.ci_high));
+        chart.svg.line(low, y, high, y, colour(i), 2.0);
+    }
+    if m.ci_low.is_finite() && m.ci_high.is_finite() {
+        let (low, high) = (chart.py(m.ci_low), chart.py(m.ci_high));
+        chart.svg.line(x, low, x, high, colour(i), 2.0);
+    }
+    let tip = format!(
+        "{name}: {} {}, {} {}",
+        chart.y.title,
+        chart.y.show(m.median),
+        chart.x.title,
+        chart.x.show(w.median)
+    );
+    chart
+        .svg
+        .titled(&tip, |svg| svg.circle(x, y, 5.0, colour(i)));
 }
 
 #[cfg(test)]

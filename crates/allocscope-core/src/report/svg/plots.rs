@@ -48,7 +48,14 @@ pub fn all(analysis: &Analysis) -> Vec<Plot> {
     }
     plots.push(ratios(analysis));
     plots.push(super::pareto::pareto(analysis));
-    plots.push(faults(analysis));
+    plots.push(over_time(
+        analysis,
+        "faults_over_time",
+        "Page faults over time (minor + major, cumulative)",
+        "page faults",
+        |s| Some((s.minor_faults + s.major_faults) as f64),
+        false,
+    ));
     plots.extend(super::breakdown::plots(analysis));
     plots
 }
@@ -177,17 +184,6 @@ fn over_time(
         title: title.to_string(),
         svg: chart.finish(),
     }
-}
-
-fn faults(analysis: &Analysis) -> Plot {
-    over_time(
-        analysis,
-        "faults_over_time",
-        "Page faults over time (minor + major, cumulative)",
-        "page faults",
-        |s| Some((s.minor_faults + s.major_faults) as f64),
-        false,
-    )
 }
 
 /// More marker labels than this are thinned to every k-th and the last: a
