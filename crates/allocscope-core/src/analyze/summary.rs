@@ -5,7 +5,7 @@
 use super::figures::{ConfigSummary, Estimate, MetricSummary, Ratio};
 use super::interval;
 use super::metric_table::MetricDef;
-use crate::model::{RunStatus, StoredConfig, StoredExperiment};
+use crate::model::{StoredConfig, StoredExperiment};
 
 /// The baseline's ratios to itself: exactly 1 with a degenerate interval
 /// (not `None`, so JSON/CSV consumers always find a number for it; the table
@@ -26,11 +26,7 @@ struct Series {
 
 impl Series {
     fn of(config: &StoredConfig, table: &[MetricDef]) -> Series {
-        let ok: Vec<_> = config
-            .runs
-            .iter()
-            .filter(|r| r.record.status == RunStatus::Ok)
-            .collect();
+        let ok: Vec<_> = super::ok_runs(config).collect();
         Series {
             values: table
                 .iter()

@@ -19,7 +19,7 @@ use super::judge::{judge_all, shown, Judged};
 use super::metric_table::MetricDef;
 pub use super::verdict_reasons::{Dropped, Figures, Note, Oom, OpenSide, Place, Reason, Tie};
 use crate::judging::JudgeSettings;
-use crate::model::{RunStatus, StoredExperiment};
+use crate::model::StoredExperiment;
 use serde::{Serialize, Serializer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -187,8 +187,7 @@ pub fn fixed_duration(experiment: &StoredExperiment, perf: &MetricDef) -> Option
     let mut all: Vec<f64> = Vec::new();
     let mut fastest: Vec<f64> = Vec::new();
     for config in &experiment.configs {
-        let values: Vec<f64> = (config.runs.iter())
-            .filter(|r| r.record.status == RunStatus::Ok)
+        let values: Vec<f64> = super::ok_runs(config)
             .filter_map(|r| (perf.extract)(r))
             .collect();
         all.extend(&values);
@@ -406,12 +405,8 @@ impl Context<'_> {
         if self.judged.is_empty() {
             return Reason::NothingToCompare;
         }
-        let baseline_rounds = self.experiment.configs.get(self.baseline).map_or(0, |c| {
-            c.runs
-                .iter()
-                .filter(|r| r.record.status == RunStatus::Ok)
-                .count()
-        });
+        let baseline_rounds =
+            (self.experiment.configs.get(self.baseline)).map_or(0, |c| super::ok_runs(c).count());
         Reason::Inconclusive { baseline_rounds }
     }
 }
