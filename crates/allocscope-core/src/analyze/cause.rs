@@ -116,7 +116,7 @@ fn where_went(config: &StoredConfig) -> Option<WhereWent> {
 /// The lower median of the ok runs that had a breakdown, ordered by the
 /// breakdown's mean total (their mean RSS), then by index.
 pub fn median_run(config: &StoredConfig) -> Option<(&StoredRun, RunMetrics)> {
-    let mut runs: Vec<(&StoredRun, RunMetrics)> = super::ok_runs(config)
+    let mut runs: Vec<(&StoredRun, RunMetrics)> = super::metrics::ok_runs(config)
         .map(|r| (r, metrics::of(r)))
         .filter(|(_, m)| m.breakdown_mean.is_some())
         .collect();

@@ -8,7 +8,7 @@
 //! here and nothing else.
 
 use super::metric_table::{self, MetricDef, TreeWord, Unit};
-use super::ok_runs;
+use super::metrics::ok_runs;
 use crate::judging::{JudgeSettings, MemoryChoice};
 use crate::model::{StoredConfig, StoredExperiment};
 

@@ -52,7 +52,7 @@ fn summary_of(config: &StoredConfig) -> HeapSummary {
         [one] => Some((*one).to_string()),
         _ => Some("mixed".to_string()),
     };
-    let ok: Vec<_> = super::ok_runs(config)
+    let ok: Vec<_> = super::metrics::ok_runs(config)
         .map(|r| (r, super::metrics::of(r)))
         .filter(|(_, m)| m.mean_live_heap_bytes.is_some())
         .collect();

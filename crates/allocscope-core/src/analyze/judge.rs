@@ -11,7 +11,7 @@ use super::decide::{outrank, standing, Standing, Thresholds};
 use super::figures::Ratio;
 use super::interval::{log_ratio, LogRatio};
 use super::metric_table::{Better, MetricDef};
-use super::ok_runs;
+use super::metrics::ok_runs;
 use crate::judging::{JudgeSettings, DEFAULT_DECISION_ALPHA};
 use crate::model::{RunStatus, StoredConfig, StoredExperiment};
 

@@ -144,7 +144,7 @@ pub fn summarize(experiment: &StoredExperiment) -> MarkerSummary {
     let mut several: Vec<Reading> = Vec::new();
     let mut run_number = 0u32;
     for (config, c) in experiment.configs.iter().enumerate() {
-        for run in super::ok_runs(c) {
+        for run in super::metrics::ok_runs(c) {
             run_number += 1;
             let markers = &run.record.markers;
             rows.slots

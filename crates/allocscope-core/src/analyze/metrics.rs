@@ -13,7 +13,17 @@
 //! ticks it is exactly the PSS read; between them it follows RSS. Averaging
 //! only the sparse reads would miss what happened in between.
 
-use crate::model::{Breakdown, CgroupSample, RunMetrics, RunRecord, Sample, StoredRun};
+use crate::model::{
+    Breakdown, CgroupSample, RunMetrics, RunRecord, RunStatus, Sample, StoredConfig, StoredRun,
+};
+
+/// The runs of `config` that ended `ok`: the only ones analysed.
+pub fn ok_runs(config: &StoredConfig) -> impl Iterator<Item = &StoredRun> {
+    config
+        .runs
+        .iter()
+        .filter(|r| r.record.status == RunStatus::Ok)
+}
 
 /// A stored run's metrics: computed from its samples, or, for a run a file
 /// older than schema version 6 kept without samples, the values it stored.
@@ -186,7 +196,7 @@ fn scaled_to(parts: [u64; Breakdown::COUNT], total: u64) -> [u64; Breakdown::COU
 /// RSS over the time-weighted mean live heap, both over the ticks that read
 /// the live heap (so ticks before the probe started do not count).
 fn heap_metrics(samples: &[Sample]) -> RunMetrics {
-    let (live, rss): (Vec<(f64, u64)>, Vec<(f64, u64)>) = samples
+    let (live, rss): (Vec<_>, Vec<_>) = samples
         .iter()
         .filter_map(|s| Some(((s.t_s, s.live_heap_bytes?), (s.t_s, s.rss_bytes))))
         .unzip();

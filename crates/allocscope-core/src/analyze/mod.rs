@@ -32,7 +32,7 @@ pub mod verdict_reasons;
 pub mod fixture;
 
 use crate::judging::JudgeSettings;
-use crate::model::{RunStatus, StoredConfig, StoredExperiment, StoredRun};
+use crate::model::StoredExperiment;
 use anyhow::{bail, Result};
 use types::Analysis;
 
@@ -55,14 +55,6 @@ pub fn analyze_with_budget(
         ..Default::default()
     };
     analyze_with(experiment, baseline, &judging)
-}
-
-/// The runs of `config` that ended `ok`: the only ones analysed.
-pub fn ok_runs(config: &StoredConfig) -> impl Iterator<Item = &StoredRun> {
-    config
-        .runs
-        .iter()
-        .filter(|r| r.record.status == RunStatus::Ok)
 }
 
 /// The index of the configuration named `baseline`, or the error naming

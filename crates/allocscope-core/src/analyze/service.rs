@@ -36,7 +36,8 @@ pub struct ServiceSummary {
 
 /// The ok runs' service records, each with its run's round.
 fn ok_services(config: &StoredConfig) -> impl Iterator<Item = (u32, &ServiceRecord)> {
-    super::ok_runs(config).filter_map(|r| Some((r.record.index, r.record.service.as_ref()?)))
+    super::metrics::ok_runs(config)
+        .filter_map(|r| Some((r.record.index, r.record.service.as_ref()?)))
 }
 
 /// A figure of the ok runs, keyed by round (so ratios pair within rounds).

@@ -26,7 +26,7 @@ struct Series {
 
 impl Series {
     fn of(config: &StoredConfig, table: &[MetricDef]) -> Series {
-        let ok: Vec<_> = super::ok_runs(config).collect();
+        let ok: Vec<_> = super::metrics::ok_runs(config).collect();
         Series {
             values: table
                 .iter()

@@ -177,7 +177,7 @@ pub fn fixed_duration(experiment: &StoredExperiment, perf: &MetricDef) -> Option
     let mut all: Vec<f64> = Vec::new();
     let mut fastest: Vec<f64> = Vec::new();
     for config in &experiment.configs {
-        let values: Vec<f64> = super::ok_runs(config)
+        let values: Vec<f64> = super::metrics::ok_runs(config)
             .filter_map(|r| (perf.extract)(r))
             .collect();
         all.extend(&values);
@@ -395,8 +395,8 @@ impl Context<'_> {
         if self.judged.is_empty() {
             return Reason::NothingToCompare;
         }
-        let baseline_rounds =
-            (self.experiment.configs.get(self.baseline)).map_or(0, |c| super::ok_runs(c).count());
+        let baseline_rounds = (self.experiment.configs.get(self.baseline))
+            .map_or(0, |c| super::metrics::ok_runs(c).count());
         Reason::Inconclusive { baseline_rounds }
     }
 }
