@@ -108,26 +108,18 @@ pub fn parse_try(text: &str, allocators: &[&'static Builtin]) -> Result<Try, Usa
         Some((a, k)) => (Some(a), k),
         None => (None, lhs),
     };
-    let owners: Vec<&'static Builtin> = allocators
+    // Each allocator that has the key, with the key's own (static) name.
+    let owners: Vec<(&'static str, &'static str)> = allocators
         .iter()
-        .copied()
         .filter(|b| named.is_none_or(|n| n == b.name))
-        .filter(|b| b.keys.iter().any(|k| k.name == key))
+        .filter_map(|b| Some((b.name, b.keys.iter().find(|k| k.name == key)?.name)))
         .collect();
     match owners.as_slice() {
-        [owner] => {
-            let key = owner
-                .keys
-                .iter()
-                .find(|k| k.name == key)
-                .map(|k| k.name)
-                .unwrap_or_default();
-            Ok(Try {
-                allocator: owner.name,
-                key,
-                values,
-            })
-        }
+        &[(allocator, key)] => Ok(Try {
+            allocator,
+            key,
+            values,
+        }),
         [] => Err(TuneError::TryUnknownKey {
             text: text.to_string(),
             key: key.to_string(),
@@ -137,7 +129,7 @@ pub fn parse_try(text: &str, allocators: &[&'static Builtin]) -> Result<Try, Usa
         many => Err(TuneError::TryAmbiguousKey {
             text: text.to_string(),
             key: key.to_string(),
-            owners: many.iter().map(|b| b.name).collect(),
+            owners: many.iter().map(|&(allocator, _)| allocator).collect(),
         }
         .into()),
     }

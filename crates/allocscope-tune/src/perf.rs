@@ -72,10 +72,7 @@ impl AutoPerf {
     /// After a phase: the figure stored with experiment `id` (its spec, each
     /// run's value, the judged row).
     pub fn store(&self, store: &mut Store, id: i64) -> anyhow::Result<()> {
-        match &self.metric {
-            Some(m) => store_metric(store, id, m),
-            None => Ok(()),
-        }
+        (self.metric.as_ref()).map_or(Ok(()), |m| store_metric(store, id, m))
     }
 
     /// `judging` with the chosen figure as its performance row, if any.

@@ -9,7 +9,7 @@ use super::cause_figures::{difference, difference_at_reclaim, COVERED};
 pub use super::cause_figures::{Basis, CauseKind, Difference, Part, PartChange, WhereWent, PARTS};
 use super::metrics;
 use crate::judging::RuledOut;
-use crate::model::{RunMetrics, RunStatus, StoredConfig, StoredExperiment, StoredRun};
+use crate::model::{RunMetrics, StoredConfig, StoredExperiment, StoredRun};
 use serde::Serialize;
 
 /// Where the memory went, for the verdict and the reports.
@@ -116,10 +116,7 @@ fn where_went(config: &StoredConfig) -> Option<WhereWent> {
 /// The lower median of the ok runs that had a breakdown, ordered by the
 /// breakdown's mean total (their mean RSS), then by index.
 pub fn median_run(config: &StoredConfig) -> Option<(&StoredRun, RunMetrics)> {
-    let mut runs: Vec<(&StoredRun, RunMetrics)> = config
-        .runs
-        .iter()
-        .filter(|r| r.record.status == RunStatus::Ok)
+    let mut runs: Vec<(&StoredRun, RunMetrics)> = super::metrics::ok_runs(config)
         .map(|r| (r, metrics::of(r)))
         .filter(|(_, m)| m.breakdown_mean.is_some())
         .collect();

@@ -58,36 +58,31 @@ impl Part {
         }
     }
 
+    /// The part in a sentence after its size (`197 live`, `27 other`),
+    /// and as a column head or legend entry.
+    fn words(self) -> (&'static str, &'static str) {
+        match self {
+            Part::LiveHeap => ("live", "live heap"),
+            Part::AllocatorFree => ("free", "allocator free"),
+            Part::AllocatorMetadata => ("metadata", "allocator metadata"),
+            Part::HugePages => ("huge pages", "huge pages"),
+            Part::LazyFree => ("lazily freed", "lazily freed"),
+            Part::OtherAnon => ("other", "other anonymous"),
+            Part::File => ("file", "file-backed"),
+            Part::Shmem => ("shared", "shared"),
+            Part::Unknown => ("unknown", "unknown"),
+            Part::Kernel => ("kernel", "kernel (cgroup)"),
+        }
+    }
+
     /// The part in a sentence after its size: `197 live`, `27 other`.
     pub fn word(self) -> &'static str {
-        match self {
-            Part::LiveHeap => "live",
-            Part::AllocatorFree => "free",
-            Part::AllocatorMetadata => "metadata",
-            Part::HugePages => "huge pages",
-            Part::LazyFree => "lazily freed",
-            Part::OtherAnon => "other",
-            Part::File => "file",
-            Part::Shmem => "shared",
-            Part::Unknown => "unknown",
-            Part::Kernel => "kernel",
-        }
+        self.words().0
     }
 
     /// The part as a column head or legend entry.
     pub fn label(self) -> &'static str {
-        match self {
-            Part::LiveHeap => "live heap",
-            Part::AllocatorFree => "allocator free",
-            Part::AllocatorMetadata => "allocator metadata",
-            Part::HugePages => "huge pages",
-            Part::LazyFree => "lazily freed",
-            Part::OtherAnon => "other anonymous",
-            Part::File => "file-backed",
-            Part::Shmem => "shared",
-            Part::Unknown => "unknown",
-            Part::Kernel => "kernel (cgroup)",
-        }
+        self.words().1
     }
 
     /// What the allocator holds or the program asked it for: the memory an

@@ -8,8 +8,9 @@
 //! here and nothing else.
 
 use super::metric_table::{self, MetricDef, TreeWord, Unit};
+use super::metrics::ok_runs;
 use crate::judging::{JudgeSettings, MemoryChoice};
-use crate::model::{RunStatus, StoredConfig, StoredExperiment, StoredRun};
+use crate::model::{StoredConfig, StoredExperiment};
 
 /// The memory and performance rows an experiment is judged by.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,13 +27,6 @@ const DEFAULT_MEMORY: [&str; 3] = ["end-of-load", "mean", "peak"];
 /// The rows tried in turn without `--perf-metric`: the first that some run
 /// measured (a service's latency, else its load's duration), else wall time.
 const DEFAULT_PERF: [&str; 3] = ["p95_ms", "load_s", "wall_s"];
-
-fn ok_runs(config: &StoredConfig) -> impl Iterator<Item = &StoredRun> {
-    config
-        .runs
-        .iter()
-        .filter(|r| r.record.status == RunStatus::Ok)
-}
 
 /// True when some ok run of `config` has a value of `row`.
 fn measured(config: &StoredConfig, row: &MetricDef) -> bool {

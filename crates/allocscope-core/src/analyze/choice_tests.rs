@@ -190,7 +190,7 @@ fn a_candidate_run_too_short_for_a_mean_moves_everyone_to_the_peak() {
     assert_eq!(chosen(&e, None, None).0, "peak_rss_bytes");
     // A candidate whose every run failed has no runs to ask.
     for run in &mut e.configs[last].runs {
-        run.record.status = RunStatus::Failed;
+        run.record.status = crate::model::RunStatus::Failed;
     }
     assert_eq!(chosen(&e, None, None).0, "mean_rss_bytes");
 }

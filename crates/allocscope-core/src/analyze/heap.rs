@@ -5,7 +5,7 @@
 use super::stats::median;
 use super::verdict_reasons::Note;
 use crate::judging::RuledOut;
-use crate::model::{RunMetrics, RunStatus, StoredConfig, StoredExperiment};
+use crate::model::{RunMetrics, StoredConfig, StoredExperiment};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -52,10 +52,7 @@ fn summary_of(config: &StoredConfig) -> HeapSummary {
         [one] => Some((*one).to_string()),
         _ => Some("mixed".to_string()),
     };
-    let ok: Vec<_> = config
-        .runs
-        .iter()
-        .filter(|r| r.record.status == RunStatus::Ok)
+    let ok: Vec<_> = super::metrics::ok_runs(config)
         .map(|r| (r, super::metrics::of(r)))
         .filter(|(_, m)| m.mean_live_heap_bytes.is_some())
         .collect();

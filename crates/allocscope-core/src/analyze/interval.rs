@@ -50,20 +50,14 @@ fn mean_sd(values: &[f64]) -> Option<(f64, f64)> {
     Some((mean, var.sqrt()))
 }
 
-/// A log-scale centre and half-width, back-transformed into a ratio.
+/// A log-scale centre and half-width, back-transformed into a ratio; its
+/// bounds are NaN without a half-width (NaN carries through `exp`).
 fn ratio_from_log(centre: f64, half: Option<f64>) -> Ratio {
-    let value = centre.exp();
-    match half {
-        Some(h) => Ratio {
-            value,
-            ci_low: (centre - h).exp(),
-            ci_high: (centre + h).exp(),
-        },
-        None => Ratio {
-            value,
-            ci_low: f64::NAN,
-            ci_high: f64::NAN,
-        },
+    let half = half.unwrap_or(f64::NAN);
+    Ratio {
+        value: centre.exp(),
+        ci_low: (centre - half).exp(),
+        ci_high: (centre + half).exp(),
     }
 }
 
@@ -192,29 +186,18 @@ pub const MIN_RUNS_FOR_MEDIAN_CI: usize = 6;
 /// (the largest k with P(Binomial(n, 1/2) < k) <= 2.5%); below 6 values the
 /// interval is NaN (none exists). `None` without values.
 pub fn median_estimate(values: &[f64]) -> Option<Estimate> {
+    let median = super::stats::median(values)?;
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len();
-    if n == 0 {
-        return None;
-    }
-    let mid = n / 2;
-    let median = if n % 2 == 1 {
-        sorted[mid]
-    } else {
-        (sorted[mid - 1] + sorted[mid]) / 2.0
-    };
-    let Some(k) = order_statistic_rank(n) else {
-        return Some(Estimate {
-            median,
-            ci_low: f64::NAN,
-            ci_high: f64::NAN,
-        });
+    let (ci_low, ci_high) = match order_statistic_rank(n) {
+        Some(k) => (sorted[k - 1], sorted[n - k]),
+        None => (f64::NAN, f64::NAN),
     };
     Some(Estimate {
         median,
-        ci_low: sorted[k - 1],
-        ci_high: sorted[n - k],
+        ci_low,
+        ci_high,
     })
 }
 

@@ -11,8 +11,9 @@ use super::decide::{outrank, standing, Standing, Thresholds};
 use super::figures::Ratio;
 use super::interval::{log_ratio, LogRatio};
 use super::metric_table::{Better, MetricDef};
+use super::metrics::ok_runs;
 use crate::judging::{JudgeSettings, DEFAULT_DECISION_ALPHA};
-use crate::model::{RunStatus, StoredConfig, StoredExperiment, StoredRun};
+use crate::model::{RunStatus, StoredConfig, StoredExperiment};
 
 /// A cost ratio (above 1 is worse) as the tables show `row`: candidate /
 /// baseline, so a throughput's cost ratio 0.91x reads 1.10x.
@@ -32,13 +33,6 @@ pub fn shown_at(row: &MetricDef, cost: &LogRatio, alpha: f64) -> Ratio {
     } else {
         r
     }
-}
-
-fn ok_runs(config: &StoredConfig) -> impl Iterator<Item = &StoredRun> {
-    config
-        .runs
-        .iter()
-        .filter(|r| r.record.status == RunStatus::Ok)
 }
 
 /// Each ok run's value keyed by its round (the run index).

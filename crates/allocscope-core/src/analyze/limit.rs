@@ -8,7 +8,7 @@
 
 use super::choice::tree_row;
 use super::metric_table::{self, MetricDef};
-use crate::model::{RunStatus, StoredConfig, StoredExperiment};
+use crate::model::{StoredConfig, StoredExperiment};
 use serde::Serialize;
 
 const MIB: u64 = 1 << 20;
@@ -52,11 +52,7 @@ pub fn with_headroom(peak_bytes: u64, headroom_pct: f64) -> u64 {
 /// The limit `config` needs from the first of `rows` that every ok run
 /// measured; `None` without ok runs or a row they all measured.
 fn of_config(config: &StoredConfig, rows: &[&MetricDef], headroom_pct: f64) -> Option<LimitNeed> {
-    let ok: Vec<_> = config
-        .runs
-        .iter()
-        .filter(|r| r.record.status == RunStatus::Ok)
-        .collect();
+    let ok: Vec<_> = super::metrics::ok_runs(config).collect();
     rows.iter().find_map(|row| {
         let peaks: Option<Vec<f64>> = ok.iter().map(|r| (row.extract)(r)).collect();
         let peak = peaks?.into_iter().reduce(f64::max)? as u64;
@@ -115,10 +111,7 @@ mod tests {
         let limits = summarize(&e, 0, &table, 20.0);
         let glibc = limits[0].clone().expect("glibc measured");
         assert_eq!(glibc.basis, "peak_pss_bytes");
-        let highest = e.configs[0]
-            .runs
-            .iter()
-            .filter(|r| r.record.status == RunStatus::Ok)
+        let highest = crate::analyze::metrics::ok_runs(&e.configs[0])
             .filter_map(|r| crate::analyze::metrics::of(r).peak_pss_bytes)
             .max();
         assert_eq!(Some(glibc.peak_bytes), highest);
@@ -135,10 +128,7 @@ mod tests {
             }
         }
         let glibc = summarize(&e, 0, &table, 50.0)[0].clone().expect("measured");
-        let most = e.configs[0]
-            .runs
-            .iter()
-            .filter(|r| r.record.status == RunStatus::Ok)
+        let most = crate::analyze::metrics::ok_runs(&e.configs[0])
             .map(|r| u64::from(r.record.index))
             .max()
             .unwrap_or(0);

@@ -4,7 +4,7 @@
 
 use super::figures::MarkerStat;
 use super::stats::median;
-use crate::model::{RunStatus, StoredExperiment};
+use crate::model::StoredExperiment;
 use foldhash::HashMap;
 
 /// A summarised label: the label and which time a run printed it (1 for
@@ -144,8 +144,7 @@ pub fn summarize(experiment: &StoredExperiment) -> MarkerSummary {
     let mut several: Vec<Reading> = Vec::new();
     let mut run_number = 0u32;
     for (config, c) in experiment.configs.iter().enumerate() {
-        let ok = c.runs.iter().filter(|r| r.record.status == RunStatus::Ok);
-        for run in ok {
+        for run in super::metrics::ok_runs(c) {
             run_number += 1;
             let markers = &run.record.markers;
             rows.slots

@@ -11,7 +11,9 @@
 //! `TREE_WORDS` name a row by the tree measured (`analyze::choice`).
 
 use super::metrics::of;
-use crate::model::{ExperimentInfo, Latency, ServiceRecord, StoredRun, UserMetricInfo};
+use crate::model::{
+    ExperimentInfo, Latency, Reclaim, RunMetrics, ServiceRecord, StoredRun, UserMetricInfo,
+};
 use std::sync::Arc;
 
 pub use crate::units::Unit;
@@ -117,15 +119,12 @@ impl MetricDef {
 /// closure, cannot be compared).
 impl PartialEq for MetricDef {
     fn eq(&self, other: &Self) -> bool {
-        (&self.id, &self.label, &self.detail, self.unit, self.ratio)
-            == (
-                &other.id,
-                &other.label,
-                &other.detail,
-                other.unit,
-                other.ratio,
+        fn key(m: &MetricDef) -> impl PartialEq + '_ {
+            (
+                &m.id, &m.label, &m.detail, m.unit, m.ratio, m.better, m.shown,
             )
-            && (self.better, self.shown) == (other.better, other.shown)
+        }
+        key(self) == key(other)
     }
 }
 
@@ -186,23 +185,23 @@ fn time_weighted(def: MetricDef) -> MetricDef {
 /// The built-in summarised metrics, in the order the reports list them.
 pub fn summarised() -> Vec<MetricDef> {
     let mut rows = vec![
-        row("peak_rss_bytes", "peak RSS", Unit::Bytes, true, |r| {
-            Some(of(r).peak_rss_bytes as f64)
+        bytes("peak_rss_bytes", "peak RSS", true, |m| {
+            Some(m.peak_rss_bytes)
         }),
-        time_weighted(row("mean_rss_bytes", "mean RSS", Unit::Bytes, true, |r| {
-            Some(of(r).mean_rss_bytes as f64)
+        time_weighted(bytes("mean_rss_bytes", "mean RSS", true, |m| {
+            Some(m.mean_rss_bytes)
         })),
-        MetricDef {
-            shown: Shown::WhenMeasured,
-            // With a ratio: the verdict ranks a tree of several processes by it.
-            ..time_weighted(row("mean_pss_bytes", "mean PSS", Unit::Bytes, true, |r| {
-                of(r).mean_pss_bytes.map(|b| b as f64)
-            }))
-        },
+        // With a ratio: the verdict ranks a tree of several processes by it.
+        when_measured(time_weighted(bytes(
+            "mean_pss_bytes",
+            "mean PSS",
+            true,
+            |m| m.mean_pss_bytes,
+        ))),
         // What `--memory-metric peak` judges a tree of several processes
         // by; in JSON and CSV only.
-        never(row("peak_pss_bytes", "peak PSS", Unit::Bytes, false, |r| {
-            of(r).peak_pss_bytes.map(|b| b as f64)
+        never(bytes("peak_pss_bytes", "peak PSS", false, |m| {
+            m.peak_pss_bytes
         })),
         // The memory no other process shares; in JSON and CSV only.
         never(row("peak_uss_bytes", "peak USS", Unit::Bytes, false, |r| {
@@ -210,13 +209,9 @@ pub fn summarised() -> Vec<MetricDef> {
         })),
         // The last sample's RSS, what `--memory-metric final` judges by; in
         // JSON and CSV only.
-        never(row(
-            "final_rss_bytes",
-            "final RSS",
-            Unit::Bytes,
-            false,
-            |r| Some(of(r).final_rss_bytes as f64),
-        )),
+        never(bytes("final_rss_bytes", "final RSS", false, |m| {
+            Some(m.final_rss_bytes)
+        })),
     ];
     rows.extend(cgroup_rows());
     rows.extend([
@@ -232,72 +227,73 @@ pub fn summarised() -> Vec<MetricDef> {
     rows
 }
 
+/// A row of one of a run's figures in bytes (`metrics::of`).
+fn bytes(id: &str, label: &str, ratio: bool, pick: fn(&RunMetrics) -> Option<u64>) -> MetricDef {
+    row(id, label, Unit::Bytes, ratio, move |r| {
+        pick(&of(r)).map(|b| b as f64)
+    })
+}
+
 /// The run's memory cgroup: the tree's charge (every page once) and the
 /// working set container platforms limit on; shown when measured.
 fn cgroup_rows() -> Vec<MetricDef> {
     vec![
-        MetricDef {
-            shown: Shown::WhenMeasured,
-            ..time_weighted(row(
-                "mean_cgroup_bytes",
-                "mean cgroup charge",
-                Unit::Bytes,
-                true,
-                |r| of(r).cgroup_mean_bytes.map(|b| b as f64),
-            ))
-        },
-        never(row(
+        when_measured(time_weighted(bytes(
+            "mean_cgroup_bytes",
+            "mean cgroup charge",
+            true,
+            |m| m.cgroup_mean_bytes,
+        ))),
+        never(bytes(
             "peak_cgroup_bytes",
             "peak cgroup charge",
-            Unit::Bytes,
             false,
-            |r| of(r).cgroup_peak_bytes.map(|b| b as f64),
+            |m| m.cgroup_peak_bytes,
         )),
-        never(time_weighted(row(
+        never(time_weighted(bytes(
             "mean_working_set_bytes",
             "mean working set",
-            Unit::Bytes,
             false,
-            |r| of(r).working_set_mean_bytes.map(|b| b as f64),
+            |m| m.working_set_mean_bytes,
         ))),
-        MetricDef {
-            shown: Shown::WhenMeasured,
-            ..row(
-                "peak_working_set_bytes",
-                "peak working set",
-                Unit::Bytes,
-                true,
-                |r| of(r).working_set_peak_bytes.map(|b| b as f64),
-            )
-        },
+        when_measured(bytes(
+            "peak_working_set_bytes",
+            "peak working set",
+            true,
+            |m| m.working_set_peak_bytes,
+        )),
     ]
 }
 
 /// The reclaim test's RSS before and after (the processes that ran one;
 /// none where no process had a reclaim call); in JSON and CSV only.
 fn reclaim_rows() -> Vec<MetricDef> {
+    let rss = |id, label, pick: fn(&Reclaim) -> u64| {
+        never(row(id, label, Unit::Bytes, false, move |r| {
+            let ran = r.record.reclaim.as_ref().filter(|c| c.processes > 0);
+            ran.map(|c| pick(c) as f64)
+        }))
+    };
     vec![
-        never(row(
+        rss(
             "reclaim_rss_before_bytes",
             "RSS before the reclaim test",
-            Unit::Bytes,
-            false,
-            |r| {
-                let ran = r.record.reclaim.as_ref().filter(|c| c.processes > 0);
-                ran.map(|c| c.rss_before_bytes as f64)
-            },
-        )),
-        never(row(
+            |c| c.rss_before_bytes,
+        ),
+        rss(
             "reclaim_rss_after_bytes",
             "RSS after the reclaim test",
-            Unit::Bytes,
-            false,
-            |r| {
-                let ran = r.record.reclaim.as_ref().filter(|c| c.processes > 0);
-                ran.map(|c| c.rss_after_bytes as f64)
-            },
-        )),
+            |c| c.rss_after_bytes,
+        ),
     ]
+}
+
+/// A row shown only when some configuration measured it.
+fn when_measured(def: MetricDef) -> MetricDef {
+    MetricDef {
+        shown: Shown::WhenMeasured,
+        ..def
+    }
 }
 
 /// A row in JSON and CSV only.

@@ -13,7 +13,17 @@
 //! ticks it is exactly the PSS read; between them it follows RSS. Averaging
 //! only the sparse reads would miss what happened in between.
 
-use crate::model::{Breakdown, RunMetrics, RunRecord, Sample, StoredRun};
+use crate::model::{
+    Breakdown, CgroupSample, RunMetrics, RunRecord, RunStatus, Sample, StoredConfig, StoredRun,
+};
+
+/// The runs of `config` that ended `ok`: the only ones analysed.
+pub fn ok_runs(config: &StoredConfig) -> impl Iterator<Item = &StoredRun> {
+    config
+        .runs
+        .iter()
+        .filter(|r| r.record.status == RunStatus::Ok)
+}
 
 /// A stored run's metrics: computed from its samples, or, for a run a file
 /// older than schema version 6 kept without samples, the values it stored.
@@ -59,15 +69,8 @@ pub fn run_metrics(record: &RunRecord) -> RunMetrics {
 /// time-weighted mean, and the working set's (sampled only: the kernel
 /// keeps no peak of it). All `None` for a run without a group.
 fn cgroup_metrics(record: &RunRecord, metrics: RunMetrics) -> RunMetrics {
-    let series = |pick: fn(&crate::model::CgroupSample) -> u64| -> Vec<(f64, u64)> {
-        record
-            .samples
-            .iter()
-            .filter_map(|s| s.cgroup.as_ref().map(|c| (s.t_s, pick(c))))
-            .collect()
-    };
-    let charge = series(|c| c.charge_bytes);
-    let working_set = series(|c| c.working_set_bytes);
+    let charge = cgroup_series(record, |c| c.charge_bytes);
+    let working_set = cgroup_series(record, |c| c.working_set_bytes);
     let peak = |series: &[(f64, u64)]| series.iter().map(|&(_, v)| v).max();
     let sampled_peak = peak(&charge);
     RunMetrics {
@@ -80,34 +83,33 @@ fn cgroup_metrics(record: &RunRecord, metrics: RunMetrics) -> RunMetrics {
     }
 }
 
+/// One figure of the run's memory cgroup over the ticks that read it.
+fn cgroup_series(record: &RunRecord, pick: fn(&CgroupSample) -> u64) -> Vec<(f64, u64)> {
+    (record.samples.iter())
+        .filter_map(|s| s.cgroup.as_ref().map(|c| (s.t_s, pick(c))))
+        .collect()
+}
+
 /// Each of the cgroup's parts (anon, file, shmem, kernel, huge pages, and
 /// the charge and working set) time-weighted over the ticks that read the
-/// group; `None` for a run without one.
-pub fn cgroup_mean(record: &RunRecord) -> Option<crate::model::CgroupSample> {
-    let with: Vec<(f64, &crate::model::CgroupSample)> = record
-        .samples
-        .iter()
-        .filter_map(|s| s.cgroup.as_ref().map(|c| (s.t_s, c)))
-        .collect();
-    let mean = |pick: fn(&crate::model::CgroupSample) -> u64| {
-        let series: Vec<(f64, u64)> = with.iter().map(|&(t, c)| (t, pick(c))).collect();
-        time_weighted_mean(&series).unwrap_or(0)
-    };
-    (!with.is_empty()).then(|| crate::model::CgroupSample {
-        charge_bytes: mean(|c| c.charge_bytes),
-        working_set_bytes: mean(|c| c.working_set_bytes),
-        anon_bytes: mean(|c| c.anon_bytes),
-        file_bytes: mean(|c| c.file_bytes),
-        shmem_bytes: mean(|c| c.shmem_bytes),
-        kernel_bytes: mean(|c| c.kernel_bytes),
-        huge_pages_bytes: mean(|c| c.huge_pages_bytes),
+/// group; `None` for a run without one (no tick, so no mean).
+pub fn cgroup_mean(record: &RunRecord) -> Option<CgroupSample> {
+    let mean = |pick: fn(&CgroupSample) -> u64| time_weighted_mean(&cgroup_series(record, pick));
+    Some(CgroupSample {
+        charge_bytes: mean(|c| c.charge_bytes)?,
+        working_set_bytes: mean(|c| c.working_set_bytes)?,
+        anon_bytes: mean(|c| c.anon_bytes)?,
+        file_bytes: mean(|c| c.file_bytes)?,
+        shmem_bytes: mean(|c| c.shmem_bytes)?,
+        kernel_bytes: mean(|c| c.kernel_bytes)?,
+        huge_pages_bytes: mean(|c| c.huge_pages_bytes)?,
     })
 }
 
 /// The cgroup's figures at the tick of its peak charge (the last among
 /// equals, as the breakdown's peak), so the parts are those of one moment;
 /// `None` for a run without a group.
-pub fn cgroup_at_peak(record: &RunRecord) -> Option<crate::model::CgroupSample> {
+pub fn cgroup_at_peak(record: &RunRecord) -> Option<CgroupSample> {
     record
         .samples
         .iter()
@@ -194,15 +196,10 @@ fn scaled_to(parts: [u64; Breakdown::COUNT], total: u64) -> [u64; Breakdown::COU
 /// RSS over the time-weighted mean live heap, both over the ticks that read
 /// the live heap (so ticks before the probe started do not count).
 fn heap_metrics(samples: &[Sample]) -> RunMetrics {
-    let with_heap: Vec<&Sample> = samples
+    let (live, rss): (Vec<_>, Vec<_>) = samples
         .iter()
-        .filter(|s| s.live_heap_bytes.is_some())
-        .collect();
-    let live: Vec<(f64, u64)> = with_heap
-        .iter()
-        .filter_map(|s| s.live_heap_bytes.map(|v| (s.t_s, v)))
-        .collect();
-    let rss: Vec<(f64, u64)> = with_heap.iter().map(|s| (s.t_s, s.rss_bytes)).collect();
+        .filter_map(|s| Some(((s.t_s, s.live_heap_bytes?), (s.t_s, s.rss_bytes))))
+        .unzip();
     let mean_live = time_weighted_mean(&live);
     let mean_overhead_ratio = match (time_weighted_mean(&rss), mean_live) {
         (Some(r), Some(l)) if l > 0 => Some(r as f64 / l as f64),

@@ -43,7 +43,8 @@ pub fn analyze(experiment: StoredExperiment, baseline: &str) -> Result<Analysis>
 }
 
 /// `analyze` with a performance budget for the verdict, in percent, and the
-/// other judging settings at their defaults.
+/// other judging settings at their defaults: what the verdict's tests vary.
+#[cfg(test)]
 pub fn analyze_with_budget(
     experiment: StoredExperiment,
     baseline: &str,

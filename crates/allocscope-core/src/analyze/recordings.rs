@@ -36,16 +36,13 @@ pub struct RecordingsAnalysis {
     pub recordings: Vec<Recording>,
 }
 
-/// The RSS means as `(t_s, bytes)`.
-pub fn rss_series(recording: &Recording) -> Vec<(f64, f64)> {
-    recording
-        .points
-        .iter()
-        .map(|p| (p.t_s + p.span_s / 2.0, p.rss_mean_bytes as f64))
-        .collect()
-}
-
 pub fn analyze_recordings(recordings: Vec<Recording>) -> RecordingsAnalysis {
+    // Each recording's RSS means as `(t_s, bytes)`, at the middle of their span.
+    let rss_series = |r: &Recording| -> Vec<(f64, f64)> {
+        (r.points.iter())
+            .map(|p| (p.t_s + p.span_s / 2.0, p.rss_mean_bytes as f64))
+            .collect()
+    };
     let series: Vec<Vec<(f64, f64)>> = recordings.iter().map(rss_series).collect();
     let summaries = recordings
         .iter()

@@ -7,7 +7,7 @@
 
 use super::figures::Estimate;
 use super::summary::estimate;
-use crate::model::{Latency, RunStatus, ServiceRecord, StoredConfig, StoredExperiment};
+use crate::model::{Latency, ServiceRecord, StoredConfig, StoredExperiment};
 use serde::Serialize;
 
 /// Medians and CIs of the `Latency` keys across the ok runs.
@@ -36,10 +36,7 @@ pub struct ServiceSummary {
 
 /// The ok runs' service records, each with its run's round.
 fn ok_services(config: &StoredConfig) -> impl Iterator<Item = (u32, &ServiceRecord)> {
-    config
-        .runs
-        .iter()
-        .filter(|r| r.record.status == RunStatus::Ok)
+    super::metrics::ok_runs(config)
         .filter_map(|r| Some((r.record.index, r.record.service.as_ref()?)))
 }
 

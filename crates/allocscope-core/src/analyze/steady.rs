@@ -40,27 +40,24 @@ pub fn steady_state(series: &[(f64, f64)]) -> Option<SteadyState> {
     let windows = window_medians(series)?;
     let n = windows.len();
     let min_steady = ((n as f64) * MIN_STEADY_SHARE).ceil().max(1.0) as usize;
-    let settled_from = (0..n.saturating_sub(min_steady - 1)).find(|&i| {
+    // The first window from which on memory stays in the band, and its level.
+    let settled = (0..n.saturating_sub(min_steady - 1)).find_map(|i| {
         let tail: Vec<f64> = windows[i..].iter().map(|w| w.2).collect();
         let level = mid(&tail);
         let band = (level.abs() * TOLERANCE).max(MIN_BAND_BYTES);
-        tail.iter().all(|v| (v - level).abs() <= band)
+        tail.iter()
+            .all(|v| (v - level).abs() <= band)
+            .then_some((i, level))
     });
     let per_hour = |dv: f64, dt: f64| if dt > 0.0 { dv / dt * 3600.0 } else { 0.0 };
-    Some(match settled_from {
-        Some(i) => {
-            let tail: Vec<f64> = windows[i..].iter().map(|w| w.2).collect();
-            let level = mid(&tail);
+    Some(match settled {
+        Some((i, level)) => {
+            // Settled from the first window (which starts at the first
+            // point): no time before it, so no growth.
             let (first_mid, _, first) = windows[0];
-            let settled_at_s = if i == 0 { series[0].0 } else { windows[i].1 };
-            let growth = if i == 0 {
-                0.0
-            } else {
-                per_hour(level - first, windows[i].0 - first_mid)
-            };
             SteadyState {
-                settled_at_s: Some(settled_at_s),
-                growth_bytes_per_hour: growth,
+                settled_at_s: Some(windows[i].1),
+                growth_bytes_per_hour: per_hour(level - first, windows[i].0 - first_mid),
                 level_bytes: level,
             }
         }

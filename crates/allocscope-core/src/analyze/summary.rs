@@ -5,7 +5,7 @@
 use super::figures::{ConfigSummary, Estimate, MetricSummary, Ratio};
 use super::interval;
 use super::metric_table::MetricDef;
-use crate::model::{RunStatus, StoredConfig, StoredExperiment};
+use crate::model::{StoredConfig, StoredExperiment};
 
 /// The baseline's ratios to itself: exactly 1 with a degenerate interval
 /// (not `None`, so JSON/CSV consumers always find a number for it; the table
@@ -26,11 +26,7 @@ struct Series {
 
 impl Series {
     fn of(config: &StoredConfig, table: &[MetricDef]) -> Series {
-        let ok: Vec<_> = config
-            .runs
-            .iter()
-            .filter(|r| r.record.status == RunStatus::Ok)
-            .collect();
+        let ok: Vec<_> = super::metrics::ok_runs(config).collect();
         Series {
             values: table
                 .iter()
@@ -51,23 +47,15 @@ pub fn estimate(values: &[(u32, f64)]) -> Option<Estimate> {
     interval::median_estimate(&plain)
 }
 
-/// `num / den` from values keyed by round: paired within rounds, with no
-/// interval (NaN bounds) from one pair.
-pub fn ratio(num: &[(u32, f64)], den: &[(u32, f64)]) -> Option<Ratio> {
-    interval::log_ratio(num, den).map(|r| r.ratio())
-}
-
-/// The ratio of a configuration's values to the baseline's: exactly
-/// `BASELINE_RATIO` for the baseline itself when it has values.
-pub fn ratio_to_baseline(
-    is_baseline: bool,
-    num: &[(u32, f64)],
-    den: &[(u32, f64)],
-) -> Option<Ratio> {
+/// The ratio of a configuration's values to the baseline's, from values
+/// keyed by round: paired within rounds, with no interval (NaN bounds) from
+/// one pair; exactly `BASELINE_RATIO` for the baseline itself when it has
+/// values.
+fn ratio_to_baseline(is_baseline: bool, num: &[(u32, f64)], den: &[(u32, f64)]) -> Option<Ratio> {
     if is_baseline && !den.is_empty() {
         Some(BASELINE_RATIO)
     } else {
-        ratio(num, den)
+        interval::log_ratio(num, den).map(|r| r.ratio())
     }
 }
 

@@ -30,10 +30,13 @@ const UNITS: [&str; 14] = [
     "MiB/s",
 ];
 
+/// A number as a figure is printed: `218964`, `1,234`, `1234.56`.
+const NUMBER: &str = r"[0-9][0-9,]*(?:\.[0-9]+)?";
+
 static AFTER: LazyLock<Option<Regex>> = LazyLock::new(|| {
     let units: Vec<String> = UNITS.iter().map(|u| regex::escape(u)).collect();
     Regex::new(&format!(
-        r"(?i)(?:^|[^\w.])([0-9][0-9,]*(?:\.[0-9]+)?)\s*({})(?:$|[^\w/])",
+        r"(?i)(?:^|[^\w.])({NUMBER})\s*({})(?:$|[^\w/])",
         units.join("|")
     ))
     .ok()
@@ -42,7 +45,7 @@ static AFTER: LazyLock<Option<Regex>> = LazyLock::new(|| {
 static BEFORE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     let units: Vec<String> = UNITS.iter().map(|u| regex::escape(u)).collect();
     Regex::new(&format!(
-        r"(?i)(?:^|[^\w])({})\s*[=:]\s*([0-9][0-9,]*(?:\.[0-9]+)?)",
+        r"(?i)(?:^|[^\w])({})\s*[=:]\s*({NUMBER})",
         units.join("|")
     ))
     .ok()
@@ -116,40 +119,30 @@ fn in_line(line: &str) -> Vec<Figure> {
             _ => unit,
         }
     };
+    let figure = |number: Option<regex::Match>, name: String, pattern: String| {
+        Some(Figure {
+            name,
+            pattern,
+            value: number_of(number?.as_str())?,
+            higher_is_better: true,
+        })
+    };
     let mut out = Vec::new();
+    // `218964 ops/sec`: the number, then the unit.
     for c in AFTER.iter().flat_map(|r| r.captures_iter(line)) {
-        let (Some(number), Some(unit)) = (c.get(1), c.get(2)) else {
+        let Some(unit) = c.get(2).map(|u| u.as_str()) else {
             continue;
         };
-        let Some(value) = number_of(number.as_str()) else {
-            continue;
-        };
-        out.push(Figure {
-            name: named(unit.as_str()),
-            pattern: format!(
-                r"{prefix}([0-9][0-9,]*(?:\.[0-9]+)?)\s*{}",
-                regex::escape(unit.as_str())
-            ),
-            value,
-            higher_is_better: true,
-        });
+        let pattern = format!(r"{prefix}({NUMBER})\s*{}", regex::escape(unit));
+        out.extend(figure(c.get(1), named(unit), pattern));
     }
+    // `tps = 1234.56`: the unit, then the number.
     for c in BEFORE.iter().flat_map(|r| r.captures_iter(line)) {
-        let (Some(unit), Some(number)) = (c.get(1), c.get(2)) else {
+        let Some(unit) = c.get(1).map(|u| u.as_str()) else {
             continue;
         };
-        let Some(value) = number_of(number.as_str()) else {
-            continue;
-        };
-        out.push(Figure {
-            name: slug(unit.as_str()),
-            pattern: format!(
-                r"{}\s*[=:]\s*([0-9][0-9,]*(?:\.[0-9]+)?)",
-                regex::escape(unit.as_str())
-            ),
-            value,
-            higher_is_better: true,
-        });
+        let pattern = format!(r"{}\s*[=:]\s*({NUMBER})", regex::escape(unit));
+        out.extend(figure(c.get(2), slug(unit), pattern));
     }
     out
 }

@@ -19,7 +19,7 @@ use super::judge::{judge_all, shown, Judged};
 use super::metric_table::MetricDef;
 pub use super::verdict_reasons::{Dropped, Figures, Note, Oom, OpenSide, Place, Reason, Tie};
 use crate::judging::JudgeSettings;
-use crate::model::{RunStatus, StoredExperiment};
+use crate::model::StoredExperiment;
 use serde::{Serialize, Serializer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -157,16 +157,6 @@ fn side_of(j: &Judged) -> OpenSide {
     }
 }
 
-/// The note when wall time (a server's load duration) is flat across the
-/// configurations: a fixed-duration benchmark (load), whose duration
-/// measures nothing.
-fn fixed_duration_note(experiment: &StoredExperiment, perf: &MetricDef) -> Option<Note> {
-    fixed_duration(experiment, perf).map(|seconds| Note::FixedDuration {
-        measure: perf.label.clone(),
-        seconds,
-    })
-}
-
 /// How far apart the configurations' fastest wall times (load durations)
 /// may be for a fixed-duration program: its start-up and exit still vary
 /// with the allocator (jemalloc's start of a 1.5 s run took up to 30 ms
@@ -187,8 +177,7 @@ pub fn fixed_duration(experiment: &StoredExperiment, perf: &MetricDef) -> Option
     let mut all: Vec<f64> = Vec::new();
     let mut fastest: Vec<f64> = Vec::new();
     for config in &experiment.configs {
-        let values: Vec<f64> = (config.runs.iter())
-            .filter(|r| r.record.status == RunStatus::Ok)
+        let values: Vec<f64> = super::metrics::ok_runs(config)
             .filter_map(|r| (perf.extract)(r))
             .collect();
         all.extend(&values);
@@ -406,12 +395,8 @@ impl Context<'_> {
         if self.judged.is_empty() {
             return Reason::NothingToCompare;
         }
-        let baseline_rounds = self.experiment.configs.get(self.baseline).map_or(0, |c| {
-            c.runs
-                .iter()
-                .filter(|r| r.record.status == RunStatus::Ok)
-                .count()
-        });
+        let baseline_rounds = (self.experiment.configs.get(self.baseline))
+            .map_or(0, |c| super::metrics::ok_runs(c).count());
         Reason::Inconclusive { baseline_rounds }
     }
 }
@@ -440,9 +425,17 @@ pub fn decide(
         judged,
     };
     let mut verdict = context.open_verdict();
+    // Wall time (a server's load duration) flat across the configurations:
+    // a fixed-duration benchmark (load), whose duration measures nothing.
+    let perf = &context.measures.perf;
     verdict
         .explanation
-        .extend(fixed_duration_note(experiment, &context.measures.perf));
+        .extend(
+            fixed_duration(experiment, perf).map(|seconds| Note::FixedDuration {
+                measure: perf.label.clone(),
+                seconds,
+            }),
+        );
     let standings: Vec<_> = context.judged.iter().map(|j| j.standing.clone()).collect();
     let memory_ratio: Vec<f64> = context
         .judged
@@ -452,18 +445,14 @@ pub fn decide(
     // The cause explains the recommendation, else the largest saving
     // beyond noise: a difference within noise has no cause to name. A
     // single round has no interval, and its saving is explained as seen.
-    let saved_beyond_noise: Vec<bool> = context
-        .judged
-        .iter()
-        .map(|j| {
-            j.memory.as_ref().is_some_and(|m| {
-                let r = m.ratio();
-                r.ci_high < 1.0 || (r.ci_high.is_nan() && r.value < 1.0)
-            })
+    let saved_beyond_noise = |j: &Judged| {
+        j.memory.as_ref().is_some_and(|m| {
+            let r = m.ratio();
+            r.ci_high < 1.0 || (r.ci_high.is_nan() && r.value < 1.0)
         })
-        .collect();
+    };
     let saved_most = (0..memory_ratio.len())
-        .filter(|&k| saved_beyond_noise[k])
+        .filter(|&k| saved_beyond_noise(&context.judged[k]))
         .min_by(|&a, &b| memory_ratio[a].total_cmp(&memory_ratio[b]));
     let focus = match decide_outcome(&standings, &memory_ratio) {
         Decision::Recommend(k) => {
