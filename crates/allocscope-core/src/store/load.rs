@@ -4,12 +4,14 @@
 
 use super::convert::{opt_u64_at, u64_at};
 use super::open::Store;
+use super::write::VARIANTS_KEY;
 use crate::model::{
     Config, ExperimentInfo, Host, RunMetrics, RunRecord, RunStatus, Sample, ServiceRecord,
     StoredConfig, StoredExperiment, StoredRun,
 };
 use anyhow::{anyhow, bail, Context, Result};
 use rusqlite::{params, OptionalExtension, Row};
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// One line of `allocscope report --list`.
@@ -85,16 +87,17 @@ impl Store {
         };
         let info = &mut experiment.info;
         info.command = parse_json(&command, "command")?;
-        info.host = self.load_host(id)?;
-        info.marks = self
-            .environment_json(id, "marks", "marks")?
-            .unwrap_or_default();
-        info.service = self.environment_json(id, "service", "service")?;
+        // Read once: the host and every stored JSON entry come from it.
+        let environment = self.load_environment(id)?;
+        info.host = host_of(&environment)?;
+        info.marks = environment_json(&environment, "marks", "marks")?.unwrap_or_default();
+        info.service = environment_json(&environment, "service", "service")?;
         let metrics = crate::user_metric::ENVIRONMENT_KEY;
-        info.user_metrics = self
-            .environment_json(id, metrics, "--metric specs")?
-            .unwrap_or_default();
-        experiment.configs = self.load_configs(id)?;
+        info.user_metrics =
+            environment_json(&environment, metrics, "--metric specs")?.unwrap_or_default();
+        // The `--variant` configurations' command lines by name.
+        let variants = environment_json(&environment, VARIANTS_KEY, "--variant command lines")?;
+        experiment.configs = self.load_configs(id, variants.unwrap_or_default())?;
         Ok(experiment)
     }
 
@@ -106,25 +109,6 @@ impl Store {
         let rows = stmt.query_map(params![experiment_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading the environment of experiment {experiment_id}"))
-    }
-
-    /// The JSON an experiment stored under environment `key`, parsed;
-    /// `None` for files written before the key existed or experiments
-    /// without it (`what` names it in the error).
-    fn environment_json<T: serde::de::DeserializeOwned>(
-        &self,
-        id: i64,
-        key: &str,
-        what: &str,
-    ) -> Result<Option<T>> {
-        match self
-            .load_environment(id)?
-            .into_iter()
-            .find(|(k, _)| k == key)
-        {
-            Some((_, Some(json))) => parse_json(&json, what).map(Some),
-            _ => Ok(None),
-        }
     }
 
     /// A run's service record; `None` for ordinary runs.
@@ -141,29 +125,11 @@ impl Store {
         json.map(|j| parse_json(&j, "service record")).transpose()
     }
 
-    fn load_host(&self, id: i64) -> Result<Host> {
-        let mut host = Host::default();
-        for (key, value) in self.load_environment(id)? {
-            let value = value.unwrap_or_default();
-            match key.as_str() {
-                "kernel" => host.kernel = value,
-                "glibc" => host.glibc = value,
-                "cpus" => host.cpus = value.parse().unwrap_or(0),
-                "thp" => host.thp = value,
-                "cgroup_memory_limit_bytes" => host.cgroup_memory_limit_bytes = value.parse().ok(),
-                "hostname" => host.hostname = value,
-                "run_cgroup" => host.run_cgroup = Some(value).filter(|v| !v.is_empty()),
-                "run_memory_limit_bytes" => host.run_memory_limit_bytes = value.parse().ok(),
-                "cpus_emulated" if !value.is_empty() => {
-                    host.cpus_emulated = Some(parse_json(&value, "cpus_emulated")?);
-                }
-                _ => {}
-            }
-        }
-        Ok(host)
-    }
-
-    fn load_configs(&self, experiment_id: i64) -> Result<Vec<StoredConfig>> {
+    fn load_configs(
+        &self,
+        experiment_id: i64,
+        mut variants: HashMap<String, Vec<String>>,
+    ) -> Result<Vec<StoredConfig>> {
         let mut stmt = self.conn.prepare(
             "SELECT id, name, allocator, library, version, env FROM configs
              WHERE experiment_id = ?1 ORDER BY position",
@@ -183,14 +149,6 @@ impl Store {
             })?
             .collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading configurations of experiment {experiment_id}"))?;
-        // The `--variant` configurations' command lines by name.
-        let mut variants: std::collections::HashMap<String, Vec<String>> = self
-            .environment_json(
-                experiment_id,
-                super::write::VARIANTS_KEY,
-                "--variant command lines",
-            )?
-            .unwrap_or_default();
         let mut configs = Vec::with_capacity(rows.len());
         for (id, mut config, env) in rows {
             config.env = parse_json(&env, "configuration env")?;
@@ -357,6 +315,43 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         r.get("reclaim")?,
         record,
     ))
+}
+
+/// The host an experiment ran on, from its environment entries.
+fn host_of(environment: &[(String, Option<String>)]) -> Result<Host> {
+    let mut host = Host::default();
+    for (key, value) in environment {
+        let value = value.clone().unwrap_or_default();
+        match key.as_str() {
+            "kernel" => host.kernel = value,
+            "glibc" => host.glibc = value,
+            "cpus" => host.cpus = value.parse().unwrap_or(0),
+            "thp" => host.thp = value,
+            "cgroup_memory_limit_bytes" => host.cgroup_memory_limit_bytes = value.parse().ok(),
+            "hostname" => host.hostname = value,
+            "run_cgroup" => host.run_cgroup = Some(value).filter(|v| !v.is_empty()),
+            "run_memory_limit_bytes" => host.run_memory_limit_bytes = value.parse().ok(),
+            "cpus_emulated" if !value.is_empty() => {
+                host.cpus_emulated = Some(parse_json(&value, "cpus_emulated")?);
+            }
+            _ => {}
+        }
+    }
+    Ok(host)
+}
+
+/// The JSON stored under environment `key`, parsed; `None` for files
+/// written before the key existed or experiments without it (`what` names
+/// it in the error).
+fn environment_json<T: serde::de::DeserializeOwned>(
+    environment: &[(String, Option<String>)],
+    key: &str,
+    what: &str,
+) -> Result<Option<T>> {
+    match environment.iter().find(|(k, _)| k == key) {
+        Some((_, Some(json))) => parse_json(json, what).map(Some),
+        _ => Ok(None),
+    }
 }
 
 fn parse_json<T: serde::de::DeserializeOwned>(text: &str, what: &str) -> Result<T> {
