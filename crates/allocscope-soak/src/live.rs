@@ -10,7 +10,7 @@ use crate::page::html;
 use crate::progress::{block, ConfigNow, Pace};
 use crate::stored::load;
 use crate::watched::Watched;
-use allocscope_core::store::Store;
+use allocscope_core::store::{commit_together, Store};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -85,9 +85,8 @@ impl<'a> Showing<'a> {
             self.draw(&block(&configs, &pace));
         }
         if let Some(path) = &self.live.page {
-            for w in watched.iter_mut() {
-                w.appender.flush(store)?;
-            }
+            // The page reads the store: what the instances hold goes first.
+            commit_together(store, now, watched.iter_mut().map(|w| &mut w.appender))?;
             if let Err(error) = write_page(store, self.soak_id, path, Some(self.live.every)) {
                 eprintln!("allocscope: {error:#}; the soak goes on");
             }
