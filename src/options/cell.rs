@@ -1,8 +1,9 @@
 //! `cell`'s checks (its own flags are clap's, `cli::CellArgs`): the
 //! `compare` settings of a cluster plan, its arguments parsed and checked on
 //! this node exactly as a local `compare` would check them, against this
-//! node's allocators; and the plan's configurations a round runs (`--configs`, for a round of an
-//! adaptive plan after the rounds before dropped some).
+//! node's allocators; and the plan's configurations a round runs
+//! (`--configs`, for a round of an adaptive plan after the rounds before
+//! dropped some).
 
 use super::compare::{compare_args, CompareSettings};
 use crate::cluster::error::ClusterError;

@@ -20,8 +20,9 @@ pub struct Measures {
 }
 
 /// The tree words tried in turn without `--memory-metric`: the first whose
-/// row every ok run of the baseline and of each other configuration measured (a service's end of load, the
-/// mean, or the peak for runs too short for a mean), else the mean.
+/// row every ok run of the baseline and of each other configuration
+/// measured (a service's end of load, the mean, or the peak for runs too
+/// short for a mean), else the mean.
 const DEFAULT_MEMORY: [&str; 3] = ["end-of-load", "mean", "peak"];
 
 /// The rows tried in turn without `--perf-metric`: the first that some run
