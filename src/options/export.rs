@@ -204,5 +204,4 @@ impl OutputSettings {
 }
 
 #[cfg(test)]
-#[path = "export_tests.rs"]
 mod tests;

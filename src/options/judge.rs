@@ -155,5 +155,4 @@ fn perf_choice(table: &[MetricDef], word: &str) -> Result<String, UsageError> {
 }
 
 #[cfg(test)]
-#[path = "judge_tests.rs"]
 mod tests;

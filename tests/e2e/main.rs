@@ -12,6 +12,7 @@ mod cluster_files;
 mod common;
 mod compare;
 mod cpus;
+mod docs_paths;
 mod fixed_duration;
 mod fixed_load;
 mod heap;

@@ -2,8 +2,8 @@
 //! workspace (the root package's `src/` and each `crates/*/src`, each a crate
 //! of its own): no import loop between modules or between the files of one
 //! module (at any level of folders, the crate root's file included), no
-//! non-test function over 80 lines and no non-test file over 600 lines; and
-//! the crates' graph, read from their manifests: `allocscope-core` depends
+//! `#[path]` attribute (a module's file is where its name says); and the
+//! crates' graph, read from their manifests: `allocscope-core` depends
 //! on no other crate of the workspace, and each feature crate on the core
 //! and on no other feature crate.
 //!
@@ -21,8 +21,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const MAX_FUNCTION_LINES: usize = 80;
-const MAX_FILE_LINES: usize = 600;
 /// The pipeline's crate, which the feature crates build on.
 const CORE: &str = "allocscope-core";
 
@@ -780,65 +778,36 @@ fn import_loops_with(sources: &[Source], crates: &BTreeSet<String>) -> Vec<Strin
     found
 }
 
-/// Functions over the limit: (file:line, name, lines).
-fn long_functions(sources: &[Source]) -> Vec<String> {
-    let mut found = Vec::new();
-    for s in sources {
-        let code = &s.code;
-        let mut i = 0;
-        while i < code.len() {
-            let Some(name) = fn_name(&code[i]) else {
-                i += 1;
-                continue;
-            };
-            let (mut depth, mut opened, mut j) = (0i32, false, i);
-            while j < code.len() {
-                let line = &code[j];
-                if !opened && line.trim_end().ends_with(';') {
-                    break;
-                }
-                count_braces(line, &mut depth, &mut opened);
-                if opened && depth <= 0 {
-                    break;
-                }
-                j += 1;
-            }
-            let lines = j - i + 1;
-            if opened && lines > MAX_FUNCTION_LINES {
-                found.push(format!("{}:{} fn {name}: {lines} lines", s.rel, i + 1));
-            }
-            i = if opened { j + 1 } else { i + 1 };
-        }
-    }
-    found
-}
-
-fn fn_name(line: &str) -> Option<String> {
-    let mut words = line.split_whitespace().peekable();
-    while let Some(w) = words.next() {
-        match w {
-            "pub" | "const" | "async" | "unsafe" | "extern" | "\"C\"" => {}
-            _ if w.starts_with("pub(") => {}
-            "fn" => {
-                let name = words.next()?;
-                return Some(name.split(['(', '<']).next().unwrap_or(name).to_string());
-            }
-            _ => return None,
-        }
-    }
-    None
-}
-
-fn long_files(sources: &[Source]) -> Vec<String> {
-    sources
+/// Every `#[path]` attribute in the crates' sources, test code included:
+/// a module's file is the one its name gives (`x/tests.rs` for a test
+/// module of `x.rs`), so a reader finds it where the compiler would.
+fn path_attributes(files: &[(String, String)]) -> Vec<String> {
+    files
         .iter()
-        .filter_map(|s| {
-            let last = s
-                .code
-                .iter()
-                .rposition(|l| !l.trim().is_empty())
-                .map_or(0, |i| i + 1);
-            (last > MAX_FILE_LINES).then(|| format!("{}: {last} non-test lines", s.rel))
+        .flat_map(|(rel, text)| {
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| l.trim_start().starts_with("#[path"))
+                .map(move |(i, l)| format!("{rel}:{}: {}", i + 1, l.trim()))
+        })
+        .collect()
+}
+
+/// Every Rust file of every crate's `src/`, as (path from the
+/// repository's root, text).
+fn all_source_texts() -> Vec<(String, String)> {
+    let root = repo_root();
+    let mut paths = Vec::new();
+    for dir in package_dirs(&root) {
+        rust_files(&root.join(&dir).join("src"), &mut paths);
+    }
+    paths
+        .iter()
+        .map(|path| {
+            let text = fs::read_to_string(path)
+                .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+            let rel = path.strip_prefix(&root).unwrap_or(path);
+            (rel.to_string_lossy().replace('\\', "/"), text)
         })
         .collect()
 }
@@ -938,22 +907,12 @@ fn no_import_loop_between_modules_or_between_files_of_one_module() {
 }
 
 #[test]
-fn no_non_test_function_over_80_lines() {
-    let long = long_functions(&load_sources());
+fn no_module_is_read_from_a_file_named_by_a_path_attribute() {
+    let found = path_attributes(&all_source_texts());
     assert!(
-        long.is_empty(),
-        "functions over {MAX_FUNCTION_LINES} lines:\n{}",
-        long.join("\n")
-    );
-}
-
-#[test]
-fn no_non_test_source_file_over_600_lines() {
-    let long = long_files(&load_sources());
-    assert!(
-        long.is_empty(),
-        "files over {MAX_FILE_LINES} lines:\n{}",
-        long.join("\n")
+        found.is_empty(),
+        "#[path] attributes (move the file where its module's name puts it):\n{}",
+        found.join("\n")
     );
 }
 
@@ -990,20 +949,19 @@ fn planted_loops(files: &[(&str, &str)]) -> Vec<String> {
     import_loops_with(&sources, &crates)
 }
 
-/// The checks themselves can fail: a loop, a long function and a long
-/// file made up here are each found.
+/// The checks themselves can fail: a loop and a `#[path]` attribute made
+/// up here are each found.
 #[test]
-fn the_structure_checks_find_a_planted_loop_a_long_function_and_a_long_file() {
-    let body = "    let x = 1;\n".repeat(MAX_FUNCTION_LINES);
-    let c = format!("pub struct Thing;\nfn f() {{\n{body}}}\n#[cfg(test)]\nmod tests {{\n    use super::super::b::Other;\n}}\n");
-    let d = format!("{}use crate::a::c::Thing;\n", "//\n".repeat(MAX_FILE_LINES));
+fn the_structure_checks_find_a_planted_loop_and_a_path_attribute() {
+    let c = "pub struct Thing;\nfn f() {}\n#[cfg(test)]\nmod tests {\n    use super::super::b::Other;\n}\n";
+    let d = "use crate::a::c::Thing;\n";
     assert!(
         planted_loops(&[
             ("src/lib.rs", "mod a;\nmod d;\n"),
             ("src/a/mod.rs", "mod b;\nmod c;\n"),
             ("src/a/b.rs", "use super::c::Thing;\npub struct Other;\n"),
-            ("src/a/c.rs", &c),
-            ("src/d.rs", &d),
+            ("src/a/c.rs", c),
+            ("src/d.rs", d),
         ])
         .is_empty(),
         "a test module's import is not a loop"
@@ -1020,21 +978,13 @@ fn the_structure_checks_find_a_planted_loop_a_long_function_and_a_long_file() {
         loops,
         vec!["src/a/b.rs -> src/a/c.rs, src/a/c.rs -> src/a/b.rs"]
     );
-    let long = long_functions(&[planted("src/a/c.rs", &format!("fn f() {{\n{body}}}\n"))]);
+    let planted = [(
+        "src/a/c.rs".to_string(),
+        "#[cfg(test)]\n#[path = \"c_tests.rs\"]\nmod tests;\n".to_string(),
+    )];
     assert_eq!(
-        long,
-        vec![format!(
-            "src/a/c.rs:1 fn f: {} lines",
-            MAX_FUNCTION_LINES + 2
-        )]
-    );
-    let long = long_files(&[planted(
-        "src/d.rs",
-        &"let x = 1;\n".repeat(MAX_FILE_LINES + 1),
-    )]);
-    assert_eq!(
-        long,
-        vec![format!("src/d.rs: {} non-test lines", MAX_FILE_LINES + 1)]
+        path_attributes(&planted),
+        vec!["src/a/c.rs:2: #[path = \"c_tests.rs\"]"]
     );
 }
 

@@ -193,7 +193,6 @@ pub struct CgroupSample {
     pub huge_pages_bytes: u64,
 }
 
-#[path = "model_reclaim.rs"]
 mod reclaim;
 pub use reclaim::{Reclaim, ReclaimReach};
 

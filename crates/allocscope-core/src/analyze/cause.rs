@@ -126,5 +126,4 @@ pub fn median_run(config: &StoredConfig) -> Option<(&StoredRun, RunMetrics)> {
 }
 
 #[cfg(test)]
-#[path = "cause_tests.rs"]
 mod tests;

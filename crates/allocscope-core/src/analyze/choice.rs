@@ -183,5 +183,4 @@ pub fn measures(
 }
 
 #[cfg(test)]
-#[path = "choice_tests.rs"]
 mod tests;

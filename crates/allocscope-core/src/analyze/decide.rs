@@ -378,9 +378,7 @@ pub fn schedule(standings: &[Standing], rounds_done: u32, max_runs: u32) -> Sche
 }
 
 #[cfg(test)]
-#[path = "decide_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "futility_tests.rs"]
 mod futility_tests;

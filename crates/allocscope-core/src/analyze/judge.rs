@@ -122,5 +122,4 @@ pub fn judge_all(
 }
 
 #[cfg(test)]
-#[path = "judge_tests.rs"]
 mod tests;

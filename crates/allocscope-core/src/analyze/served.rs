@@ -75,5 +75,4 @@ pub fn withheld(experiment: &StoredExperiment, baseline: usize) -> Option<Reason
 }
 
 #[cfg(test)]
-#[path = "served_tests.rs"]
 mod tests;

@@ -272,5 +272,4 @@ fn across(runs: &[Vec<Vec<Figure>>], figure: &Figure) -> Option<Suggestion> {
 }
 
 #[cfg(test)]
-#[path = "throughput_tests.rs"]
 mod tests;

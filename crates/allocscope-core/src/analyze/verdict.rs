@@ -488,5 +488,4 @@ fn withhold(verdict: &mut Verdict, reason: Reason) {
 }
 
 #[cfg(test)]
-#[path = "verdict_tests.rs"]
 mod tests;

@@ -418,5 +418,4 @@ fn parse_head(head: &[u8]) -> Result<Head, Failure> {
 }
 
 #[cfg(test)]
-#[path = "http_tests.rs"]
 mod tests;

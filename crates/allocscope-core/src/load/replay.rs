@@ -295,5 +295,4 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 }
 
 #[cfg(test)]
-#[path = "replay_tests.rs"]
 mod tests;

@@ -424,5 +424,4 @@ pub(super) fn behind_warning(
 }
 
 #[cfg(test)]
-#[path = "run_tests.rs"]
 mod tests;

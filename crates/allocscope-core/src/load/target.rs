@@ -282,5 +282,4 @@ fn placeholder(template: &str, inner: &str) -> Result<Part, TargetError> {
 }
 
 #[cfg(test)]
-#[path = "target_tests.rs"]
 mod tests;

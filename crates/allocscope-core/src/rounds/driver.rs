@@ -263,5 +263,4 @@ fn progress_line(
 }
 
 #[cfg(test)]
-#[path = "driver_tests.rs"]
 mod tests;

@@ -179,5 +179,4 @@ impl Splitter {
 }
 
 #[cfg(test)]
-#[path = "breakdown_tests.rs"]
 mod tests;

@@ -149,5 +149,4 @@ pub fn vet_reclaim(answer: ReclaimReading) -> (ReclaimReading, Option<u64>) {
 }
 
 #[cfg(test)]
-#[path = "heap_vet_tests.rs"]
 mod tests;

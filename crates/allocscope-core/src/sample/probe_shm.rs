@@ -816,5 +816,4 @@ mod tests {
 }
 
 #[cfg(test)]
-#[path = "impossible_figures_tests.rs"]
 mod impossible_figures_tests;

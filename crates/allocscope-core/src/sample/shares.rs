@@ -209,5 +209,4 @@ pub fn weighed_totals(
 }
 
 #[cfg(test)]
-#[path = "shares_tests.rs"]
 mod tests;

@@ -406,5 +406,4 @@ fn migrate_step(conn: &Connection, from: u32) -> Result<()> {
 }
 
 #[cfg(test)]
-#[path = "schema_tests.rs"]
 mod tests;

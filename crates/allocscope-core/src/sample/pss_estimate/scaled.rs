@@ -309,5 +309,4 @@ fn scale(reads: &VecDeque<ClassRead>, n: f64, base: [f64; 3]) -> [f64; 3] {
 }
 
 #[cfg(test)]
-#[path = "scaled_tests.rs"]
 mod tests;

@@ -4,7 +4,7 @@
 use super::*;
 use proptest::prelude::*;
 
-const FIXTURE: &str = include_str!("fixtures/access.log");
+const FIXTURE: &str = include_str!("../fixtures/access.log");
 
 fn entry(offset_ms: u64, method: Method, path: &str) -> LogEntry {
     LogEntry {

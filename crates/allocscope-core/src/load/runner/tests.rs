@@ -338,7 +338,7 @@ fn open_loop_latency_counts_the_time_behind_schedule() {
 
 #[test]
 fn replay_sends_exactly_the_replayable_lines_in_order() {
-    let log = parse_log(include_str!("fixtures/access.log"));
+    let log = parse_log(include_str!("../fixtures/access.log"));
     assert!(log.rejected.count > 0 && log.entries.len() > 5);
     let expected: Vec<String> = log
         .entries

@@ -67,7 +67,7 @@ Summary:
 
 /// `wrk -t2 -c16 -d1s --latency` against nginx, captured: its percentiles
 /// change unit between lines (`378.00us`, `2.43ms`), read in milliseconds.
-const WRK: &str = include_str!("fixtures/wrk_latency.txt");
+const WRK: &str = include_str!("../fixtures/wrk_latency.txt");
 
 #[test]
 fn wrk_requests_per_second_and_its_latencies_are_found_in_milliseconds() {
@@ -97,7 +97,7 @@ fn sysbench_transactions_per_second_and_95th_percentile_are_found() {
         "SQL statistics:\n    transactions:                        10000  (499.38 per sec.)\n    \
          queries:                             200000 (9987.67 per sec.)\n    \
          ignored errors:                      0      (0.00 per sec.)\n{}",
-        include_str!("fixtures/sysbench_threads.txt")
+        include_str!("../fixtures/sysbench_threads.txt")
     );
     let tps = one(&text, "transactions_per_sec");
     assert_eq!((tps.value, tps.higher_is_better), (499.38, true));

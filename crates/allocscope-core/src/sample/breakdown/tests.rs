@@ -41,11 +41,11 @@ fn mib(b: &Breakdown) -> [u64; 9] {
 fn captured_process_splits_into_heap_lazy_huge_and_the_rest() {
     // The captured process: 16 MiB in huge pages, 8 MiB lazily freed, and
     // (as if a probe said so) 10 MiB live and 2 MiB free in its heap.
-    let status = parse_status_memory(include_str!("fixtures/status_thp_lazyfree.txt"));
+    let status = parse_status_memory(include_str!("../fixtures/status_thp_lazyfree.txt"));
     let rss = status
         .and_then(|s| s.rss_parts)
         .expect("RssAnon/RssFile/RssShmem");
-    let anon_pages = parse_anon_pages(include_str!("fixtures/smaps_rollup_thp_lazyfree.txt"))
+    let anon_pages = parse_anon_pages(include_str!("../fixtures/smaps_rollup_thp_lazyfree.txt"))
         .expect("LazyFree/AnonHugePages");
     let b = of_process(&ProcessMemory {
         rss,
