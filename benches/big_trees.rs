@@ -32,9 +32,9 @@
 #[path = "big_trees/compare.rs"]
 mod compare;
 
-use allocscope::cgroup::RunGroup;
-use allocscope::sample::thread_cpu_seconds;
-use allocscope::sample::{Sampler, TreeWalker, DEFAULT_BUDGET};
+use allocscope_core::cgroup::RunGroup;
+use allocscope_core::sample::thread_cpu_seconds;
+use allocscope_core::sample::{Sampler, TreeWalker, DEFAULT_BUDGET};
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -100,14 +100,14 @@ fn run() -> Result<(), String> {
         })
         .collect();
     let cgroup = std::env::var("BIG_TREES_CGROUP").unwrap_or_default();
-    let parent = match allocscope::cgroup::find() {
+    let parent = match allocscope_core::cgroup::find() {
         Ok(parent) => Some(parent),
         Err(why) => {
             println!("big_trees cgroup=none note=\"{}\"", why.note());
             None
         }
     };
-    let mut groups: Vec<Option<&allocscope::cgroup::Parent>> = Vec::new();
+    let mut groups: Vec<Option<&allocscope_core::cgroup::Parent>> = Vec::new();
     if cgroup != "only" {
         groups.push(None);
     }
@@ -154,7 +154,7 @@ fn sampler_rows(
     program: &Path,
     sizes: &[usize],
     shapes: &[(&'static str, u32)],
-    groups: &[Option<&allocscope::cgroup::Parent>],
+    groups: &[Option<&allocscope_core::cgroup::Parent>],
 ) -> Result<(), String> {
     let mut rows = Vec::new();
     for &children in sizes {
@@ -210,7 +210,7 @@ fn measure(
     program: &Path,
     children: usize,
     (shape, child_mib): (&'static str, u32),
-    parent: Option<&allocscope::cgroup::Parent>,
+    parent: Option<&allocscope_core::cgroup::Parent>,
 ) -> Result<Row, String> {
     let group = parent.map(|p| RunGroup::create(p, None)).transpose()?;
     let mut command = Command::new(program);
@@ -256,7 +256,7 @@ fn measure(
     // The children die with their parent (parent-death signal); wait for
     // them to go before the next tree.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !allocscope::sample::descendants(std::process::id() as i32).is_empty()
+    while !allocscope_core::sample::descendants(std::process::id() as i32).is_empty()
         && Instant::now() < deadline
     {
         std::thread::sleep(Duration::from_millis(50));
@@ -302,7 +302,7 @@ fn sample(
     root: i32,
     children: usize,
     forked: &mpsc::Receiver<()>,
-    cgroup: Option<allocscope::cgroup::Reader>,
+    cgroup: Option<allocscope_core::cgroup::Reader>,
 ) -> Result<Measured, String> {
     let me = std::process::id() as i32;
     let mut walker = TreeWalker::new(me);
@@ -410,10 +410,10 @@ fn sample(
 /// process's smaps_rollup.
 fn true_sums(root: i32) -> (f64, f64) {
     let mut pids = vec![root];
-    pids.extend(allocscope::sample::descendants(root));
+    pids.extend(allocscope_core::sample::descendants(root));
     let (mut pss, mut rss) = (0.0, 0.0);
     for pid in pids {
-        if let Some(r) = allocscope::sample::proc::read_smaps_rollup(pid) {
+        if let Some(r) = allocscope_core::sample::proc::read_smaps_rollup(pid) {
             pss += r.pss_bytes as f64;
             rss += r.rss_bytes as f64;
         }

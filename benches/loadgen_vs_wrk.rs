@@ -30,7 +30,7 @@
 #[path = "loadgen_vs_wrk/wrk.rs"]
 mod wrk;
 
-use allocscope::load::{self, LoadReport, Percentiles, Plan, Requests, Schedule};
+use allocscope_core::load::{self, LoadReport, Percentiles, Plan, Requests, Schedule};
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};

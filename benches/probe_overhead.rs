@@ -15,7 +15,7 @@
 mod programs;
 use programs::compile;
 
-use allocscope::probe::{install, ProbeBuild, ENV_INTERVAL_MS, ENV_SHM};
+use allocscope_core::probe::{install, ProbeBuild, ENV_INTERVAL_MS, ENV_SHM};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;

@@ -12,7 +12,7 @@
 //!    frees 150 MiB, and waits; sampled at 100 ms, the largest sampled RSS is
 //!    compared with the kernel's VmHWM read just before the child exits.
 
-use allocscope::sample::{
+use allocscope_core::sample::{
     descendants, proc, thread_cpu_seconds, Sampler, TreeWalker, DEFAULT_BUDGET,
 };
 use std::io::{BufRead, BufReader, Read, Write};

@@ -9,8 +9,8 @@
 //! (default /dev/shm). Printed: the store's size on disk (database plus WAL)
 //! after a day and at the end, against the 100 MiB a week may take.
 
-use allocscope::model::{Breakdown, CgroupSample, Sample};
-use allocscope::store::{Ending, NewRecording, Store};
+use allocscope_core::model::{Breakdown, CgroupSample, Sample};
+use allocscope_core::store::{Ending, NewRecording, Store};
 use simulated::{own_memory_kib, simulated};
 use std::path::{Path, PathBuf};
 

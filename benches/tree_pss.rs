@@ -20,7 +20,7 @@ mod breakdown;
 #[path = "tree_pss/postgres.rs"]
 mod postgres;
 
-use allocscope::sample::{descendants, Sampler, DEFAULT_BUDGET};
+use allocscope_core::sample::{descendants, Sampler, DEFAULT_BUDGET};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 

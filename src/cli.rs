@@ -1,7 +1,7 @@
 //! Command-line definitions (clap) and nothing else: checking and converting
 //! what the user typed happens in `options`.
 
-use crate::run::ReclaimAt;
+use allocscope_core::run::ReclaimAt;
 use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -51,7 +51,7 @@ pub enum Command {
     /// Run a built-in scenario as an ordinary process (any allocator can be preloaded into it).
     Workload {
         #[command(subcommand)]
-        scenario: crate::workload::Scenario,
+        scenario: allocscope_scenarios::Scenario,
     },
     /// Run one round of a cluster plan on this node into a shard (what each
     /// Slurm task or Kubernetes pod of `compare --executor` runs).
@@ -248,7 +248,7 @@ pub struct CompareArgs {
     pub metrics_public: bool,
     /// `--executor` and every engine's flags, declared with the engines.
     #[command(flatten)]
-    pub cluster: crate::cluster::executor::EngineArgs,
+    pub cluster: allocscope_cluster::executor::EngineArgs,
     /// The program to measure and its arguments.
     #[arg(last = true, value_name = "COMMAND", num_args = 1.., required = true)]
     pub command: Vec<OsString>,
@@ -471,7 +471,7 @@ pub struct SoakArgs {
     /// `--executor` and every engine's flags: with slurm, each instance a
     /// job of its own.
     #[command(flatten)]
-    pub cluster: crate::cluster::executor::EngineArgs,
+    pub cluster: allocscope_cluster::executor::EngineArgs,
     /// The program to start, each instance with `{port}` (a free loopback
     /// port) and `{instance}` (its own directory) filled in.
     #[arg(last = true, value_name = "COMMAND")]

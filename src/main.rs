@@ -7,8 +7,9 @@ use allocscope::options::record::RecordSettings;
 use allocscope::options::report::ReportSettings;
 use allocscope::options::tune::TuneSettings;
 use allocscope::options::CompareSettings;
-use allocscope::usage_error::UsageError;
-use allocscope::{alloc, commands};
+use allocscope_core::usage_error::UsageError;
+use allocscope::commands;
+use allocscope_core::alloc;
 use clap::{CommandFactory, Parser};
 
 fn main() {
@@ -49,7 +50,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             commands::tune::tune(TuneSettings::from_args(&args, &registry)?)
         }
         Command::Allocators => {
-            allocscope::report::reporter::print(&commands::allocators::render(
+            allocscope_core::report::reporter::print(&commands::allocators::render(
                 &alloc::Registry::discover(),
             ))?;
             Ok(0)

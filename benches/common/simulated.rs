@@ -1,7 +1,7 @@
 //! A simulated tree's samples and this process's memory, shared by the
 //! store benches (`recording_store`, `soak_store`).
 
-use allocscope::model::Sample;
+use allocscope_core::model::Sample;
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 

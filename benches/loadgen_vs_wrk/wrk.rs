@@ -1,7 +1,7 @@
 //! Runs `wrk --latency` and reads its requests per second, mean latency and
 //! latency distribution.
 
-use allocscope::load::Percentiles;
+use allocscope_core::load::Percentiles;
 use std::process::Command;
 use std::time::Duration;
 

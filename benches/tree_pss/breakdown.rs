@@ -5,8 +5,8 @@
 //! processes behind the worst tick. Errors are in percent of the mean
 //! reference tree PSS, signed (bias) and absolute (spread).
 
-use allocscope::sample::proc::{self, RssParts};
-use allocscope::sample::{ProcessPss, PssSource};
+use allocscope_core::sample::proc::{self, RssParts};
+use allocscope_core::sample::{ProcessPss, PssSource};
 use std::collections::HashMap;
 use std::io::Write;
 

@@ -12,8 +12,8 @@
 //! (`-C`: a new connection per transaction, so backends come and go on
 //! every tick).
 
-use allocscope::alloc::Registry;
-use allocscope::sample::{descendants, Sampler, DEFAULT_BUDGET};
+use allocscope_core::alloc::Registry;
+use allocscope_core::sample::{descendants, Sampler, DEFAULT_BUDGET};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

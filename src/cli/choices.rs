@@ -2,7 +2,7 @@
 //! clap accepts exactly these words and `--help` lists them. `--heap`'s
 //! wrong word keeps a message of its own (`HeapModeParser`).
 
-use crate::usage_error::UsageError;
+use allocscope_core::usage_error::UsageError;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::ValueEnum;
 use std::ffi::OsStr;
@@ -109,7 +109,7 @@ impl TypedValueParser for HeapModeParser {
             match text.trim() {
                 "" => Ok(HeapMode::Auto),
                 word => HeapMode::from_str(word, false).map_err(|_| {
-                    UsageError::HeapMode(crate::probe::HeapModeError(word.to_string()))
+                    UsageError::HeapMode(allocscope_core::probe::HeapModeError(word.to_string()))
                 }),
             }
         };

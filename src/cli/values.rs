@@ -3,11 +3,11 @@
 //! the flag and the fix (`main` prints it as it prints any other). Clap
 //! runs them on each given value and on each default.
 
-use crate::cluster::error::ClusterError;
-use crate::record::error::RecordError;
-use crate::service_error::ServiceError;
-use crate::units::{parse_duration, parse_size};
-use crate::usage_error::{UsageError, MAX_CPUS};
+use allocscope_cluster::error::ClusterError;
+use allocscope_record::error::RecordError;
+use allocscope_core::service_error::ServiceError;
+use allocscope_core::units::{parse_duration, parse_size};
+use allocscope_core::usage_error::{UsageError, MAX_CPUS};
 use std::time::Duration;
 
 pub const MIN_INTERVAL: Duration = Duration::from_millis(10);

@@ -2,7 +2,7 @@
 //! has (library, version) and, for each missing one, the Debian package that
 //! provides it. Rendering only; discovery is `alloc::Registry::discover`.
 
-use crate::alloc::Registry;
+use allocscope_core::alloc::Registry;
 
 /// An aligned table, one row per built-in allocator, ending in a newline.
 pub fn render(registry: &Registry) -> String {
@@ -42,7 +42,7 @@ pub fn render(registry: &Registry) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alloc::Found;
+    use allocscope_core::alloc::Found;
     use std::path::PathBuf;
 
     #[test]

@@ -9,16 +9,16 @@
 //! shard that exists is a finished round.
 
 use crate::cli::CellArgs;
-use crate::cluster::error::ClusterError;
-use crate::cluster::plan_file::ClusterPlan;
+use allocscope_cluster::error::ClusterError;
+use allocscope_cluster::plan_file::ClusterPlan;
 use crate::options::cell::{plan_settings, round_configs};
-use crate::rounds::driver::{drive, RoundPlan};
-use crate::rounds::facts;
-use crate::rounds::local::Local;
-use crate::rounds::shard::{remove_store_files, with_suffix, CPU_MODEL, PLAN_ID, ROUND};
-use crate::run::Interrupt;
-use crate::store::Store;
-use crate::usage_error::UsageError;
+use allocscope_core::rounds::driver::{drive, RoundPlan};
+use allocscope_core::rounds::facts;
+use allocscope_core::rounds::local::Local;
+use allocscope_core::rounds::shard::{remove_store_files, with_suffix, CPU_MODEL, PLAN_ID, ROUND};
+use allocscope_core::run::Interrupt;
+use allocscope_core::store::Store;
+use allocscope_core::usage_error::UsageError;
 use anyhow::Context;
 
 /// What a shard's experiment records besides its runs: its plan and round,
@@ -28,7 +28,7 @@ use anyhow::Context;
 fn shard_environment(
     plan_id: &str,
     round: u32,
-    judge: &crate::judging::JudgeSettings,
+    judge: &allocscope_core::judging::JudgeSettings,
 ) -> Vec<(&'static str, String)> {
     let mut environment = vec![
         (PLAN_ID, plan_id.to_string()),
@@ -56,7 +56,7 @@ pub fn cell(args: &CellArgs) -> anyhow::Result<i32> {
     if plan.command == "soak" {
         return super::soak_jobs::instance(&plan, args);
     }
-    let settings = plan_settings(&args.plan, &plan.args, &crate::alloc::Registry::discover())?;
+    let settings = plan_settings(&args.plan, &plan.args, &allocscope_core::alloc::Registry::discover())?;
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
@@ -72,7 +72,7 @@ pub fn cell(args: &CellArgs) -> anyhow::Result<i32> {
     let partial = with_suffix(&args.out, ".partial");
     remove_store_files(&partial);
     let mut store = Store::open(&partial)?;
-    let host = crate::host::capture();
+    let host = allocscope_core::host::capture();
     if !args.quiet {
         eprintln!(
             "allocscope: plan {}: round {round} of {} on {}, {} of {} configurations",
@@ -101,7 +101,7 @@ pub fn cell(args: &CellArgs) -> anyhow::Result<i32> {
         open: Some(open),
         max_time: None,
         judge: None,
-        first_look: crate::analyze::decide::FIRST_LOOK,
+        first_look: allocscope_core::analyze::decide::FIRST_LOOK,
     };
     let driven = drive(&mut local, &mut store, rounds, &|| interrupt.requested())?;
     drop(local);

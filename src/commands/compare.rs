@@ -3,15 +3,15 @@
 //! it ends; then where the rounds ran, the table, the verdict and the
 //! exports, from the store.
 
-use crate::analyze::analyze_with;
-use crate::cluster::batch::JobRequest;
-use crate::cluster::executor::node_arguments;
+use allocscope_core::analyze::analyze_with;
+use allocscope_cluster::batch::JobRequest;
+use allocscope_cluster::executor::node_arguments;
 use crate::options::CompareSettings;
-use crate::rounds::driver::{drive, Driven, RoundPlan};
-use crate::rounds::local::Local;
-use crate::rounds::Schedule;
-use crate::run::Interrupt;
-use crate::store::Store;
+use allocscope_core::rounds::driver::{drive, Driven, RoundPlan};
+use allocscope_core::rounds::local::Local;
+use allocscope_core::rounds::Schedule;
+use allocscope_core::run::Interrupt;
+use allocscope_core::store::Store;
 use std::time::SystemTime;
 
 /// Runs the rounds and returns the process exit code: 0 when every run
@@ -44,14 +44,14 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     // Opened before anything is submitted, so an unwritable store stops us first.
     let mut store = Store::open(&settings.db)?;
     let judge = adaptive
-        .then(|| crate::rounds::judge::adaptive(&settings.baseline, &settings.judge, rounds));
+        .then(|| allocscope_core::rounds::judge::adaptive(&settings.baseline, &settings.judge, rounds));
     let plan = RoundPlan {
         rounds: 0..rounds,
         configs: settings.configs.iter().map(|c| c.name.clone()).collect(),
         open: None,
         max_time: settings.rounds.max_time,
         judge,
-        first_look: crate::analyze::decide::FIRST_LOOK,
+        first_look: allocscope_core::analyze::decide::FIRST_LOOK,
     };
     let driven = drive(engine.as_mut(), &mut store, plan, &|| interrupt.requested())?;
     drop(engine);
@@ -120,10 +120,10 @@ fn report(
         super::merge::print_rounds(store, id)?;
     }
     let mut judge = match settings.auto_perf {
-        true => crate::rounds::throughput::adopt(store, id, &settings.judge)?,
+        true => allocscope_core::rounds::throughput::adopt(store, id, &settings.judge)?,
         false => settings.judge.clone(),
     };
-    judge.unresolvable = crate::judging::unresolvable_of(&store.load_environment(id)?);
+    judge.unresolvable = allocscope_core::judging::unresolvable_of(&store.load_environment(id)?);
     let experiment = store.load_experiment(Some(id))?;
     let analysis = analyze_with(experiment, &settings.baseline, &judge)?;
     crate::exports::print_table_and_export(&analysis, &settings.output, &settings.db)

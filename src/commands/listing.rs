@@ -1,9 +1,9 @@
 //! `allocscope report --list`: every stored experiment and recording, one
 //! line each, each table followed by the command that shows one of them.
 
-use crate::recorded::RecordingInfo;
-use crate::store::ExperimentListing;
-use crate::units::{ColumnUnit, Unit};
+use allocscope_core::recorded::RecordingInfo;
+use allocscope_core::store::ExperimentListing;
+use allocscope_core::units::{ColumnUnit, Unit};
 
 pub fn render(experiments: &[ExperimentListing], recordings: &[RecordingInfo]) -> String {
     if experiments.is_empty() && recordings.is_empty() {

@@ -3,13 +3,13 @@
 //! they ran on different hardware or software); a soak's shards (its
 //! instances) each merged by `soak_jobs`, then reported as `soak` reports.
 
-use crate::cluster::plan_file::ClusterPlan;
-use crate::rounds::facts::{where_rounds_ran, MERGED};
-use crate::rounds::merge::{check_one_plan, merge_shards, rounds_of};
-use crate::rounds::shard::Shard;
-use crate::soak::watch::Soaked;
-use crate::soak::watched::{Source, Watched};
-use crate::store::Store;
+use allocscope_cluster::plan_file::ClusterPlan;
+use allocscope_core::rounds::facts::{where_rounds_ran, MERGED};
+use allocscope_core::rounds::merge::{check_one_plan, merge_shards, rounds_of};
+use allocscope_core::rounds::shard::Shard;
+use allocscope_soak::watch::Soaked;
+use allocscope_soak::watched::{Source, Watched};
+use allocscope_core::store::Store;
 use std::path::{Path, PathBuf};
 
 /// `plan`: refuse shards of any other plan.

@@ -3,24 +3,24 @@
 //! recording loop and print one closing line.
 
 use crate::options::record::RecordSettings;
-use crate::record::Target as RecordTarget;
-use crate::record::{Settings, Summary};
-use crate::run::Interrupt;
-use crate::store::Store;
-use crate::units::{format_bytes, format_seconds};
+use allocscope_record::Target as RecordTarget;
+use allocscope_record::{Settings, Summary};
+use allocscope_core::run::Interrupt;
+use allocscope_core::store::Store;
+use allocscope_core::units::{format_bytes, format_seconds};
 
 pub fn record(options: RecordSettings) -> anyhow::Result<i32> {
     let default_name = default_name(&options.target);
     let target = options.target;
     let metrics = (options.metrics)
-        .map(|address| crate::prometheus::start(address, options.quiet))
+        .map(|address| allocscope_record::prometheus::start(address, options.quiet))
         .transpose()?;
     let interrupt = Interrupt::install()?;
     let mut store = Store::open(&options.db)?;
     let interval = options.interval;
     let name = options.name.unwrap_or(default_name);
     let publisher = metrics
-        .map(|shared| crate::prometheus::Publisher::new(&shared, &name, target.config_name()));
+        .map(|shared| allocscope_record::prometheus::Publisher::new(&shared, &name, target.config_name()));
     let settings = Settings {
         target,
         name,
@@ -30,7 +30,7 @@ pub fn record(options: RecordSettings) -> anyhow::Result<i32> {
     };
     let quiet = options.quiet;
     let db = options.db.display().to_string();
-    let summary = crate::record::record(&mut store, &settings, &interrupt, |id, resumed, pid| {
+    let summary = allocscope_record::record(&mut store, &settings, &interrupt, |id, resumed, pid| {
         if !quiet {
             let verb = if resumed { "resuming" } else { "recording" };
             eprintln!(
@@ -61,7 +61,7 @@ fn default_name(target: &RecordTarget) -> String {
             let stem = program
                 .file_name()
                 .map_or("command".into(), |n| n.to_string_lossy().into_owned());
-            format!("{stem}-{}", crate::rounds::logs::slug(&config.name))
+            format!("{stem}-{}", allocscope_core::rounds::logs::slug(&config.name))
         }
     }
 }

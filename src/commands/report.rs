@@ -3,17 +3,17 @@
 //! side and print or export them (text to stdout, `--export-json`, `--html`,
 //! `--plots DIR`).
 
-use crate::analyze::recordings::analyze_recordings;
-use crate::analyze::{analyze_with, metric_table};
+use allocscope_core::analyze::recordings::analyze_recordings;
+use allocscope_core::analyze::{analyze_with, metric_table};
 use crate::options::export::{Destination, Export, ExportList, Format};
 use crate::options::judge::JudgeFlags;
 use crate::options::report::ReportSettings;
-use crate::report::recordings::{render_html, render_json, render_text};
-use crate::report::svg::recordings as plots;
-use crate::report::write_output;
-use crate::store::Store;
-use crate::units::{ColumnUnit, Unit};
-use crate::usage_error::UsageError;
+use allocscope_core::report::recordings::{render_html, render_json, render_text};
+use allocscope_core::report::svg::recordings as plots;
+use allocscope_core::report::write_output;
+use allocscope_core::store::Store;
+use allocscope_core::units::{ColumnUnit, Unit};
+use allocscope_core::usage_error::UsageError;
 use anyhow::bail;
 use std::path::Path;
 
@@ -34,7 +34,7 @@ pub fn report(args: &ReportSettings) -> anyhow::Result<i32> {
     }
     if args.list {
         let listing = super::listing::render(&store.list()?, &store.list_recordings()?);
-        crate::report::reporter::print(&listing)?;
+        allocscope_core::report::reporter::print(&listing)?;
         return Ok(0);
     }
     let experiment = store.load_experiment(args.experiment)?;
@@ -44,7 +44,7 @@ pub fn report(args: &ReportSettings) -> anyhow::Result<i32> {
     let stored = JudgeFlags::stored(&environment)?;
     let table = metric_table::of_experiment(&experiment.info);
     let mut judge = args.judge.clone().or(stored).settle(&table)?;
-    judge.unresolvable = crate::judging::unresolvable_of(&environment);
+    judge.unresolvable = allocscope_core::judging::unresolvable_of(&environment);
     let baseline = args
         .baseline
         .clone()
@@ -71,7 +71,7 @@ fn recordings(store: &Store, ids: &[i64], exports: &ExportList) -> anyhow::Resul
         |_| UsageError::RecordingsExport,
     )?;
     if ids.is_empty() {
-        crate::report::reporter::print(&listing(store)?)?;
+        allocscope_core::report::reporter::print(&listing(store)?)?;
         return Ok(0);
     }
     let mut recordings = Vec::with_capacity(ids.len());

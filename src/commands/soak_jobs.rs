@@ -7,19 +7,19 @@
 //! statistics and verdict as a soak run here.
 
 use crate::cli::CellArgs;
-use crate::cluster::batch::JobRequest;
-use crate::cluster::executor::node_arguments;
-use crate::cluster::plan_file::ClusterPlan;
+use allocscope_cluster::batch::JobRequest;
+use allocscope_cluster::executor::node_arguments;
+use allocscope_cluster::plan_file::ClusterPlan;
 use crate::options::cell::round_configs;
 use crate::options::soak::{soak_args, SoakSettings};
-use crate::rounds::engine::{Ended, Engine, Round, Started};
-use crate::rounds::shard::{remove_store_files, with_suffix};
-use crate::run::Interrupt;
-use crate::soak::job::Sent;
-use crate::soak::launch::Recipe;
-use crate::soak::watch::{watch, Instances, Settings, Soaked};
-use crate::soak::watched::Watched;
-use crate::store::Store;
+use allocscope_core::rounds::engine::{Ended, Engine, Round, Started};
+use allocscope_core::rounds::shard::{remove_store_files, with_suffix};
+use allocscope_core::run::Interrupt;
+use allocscope_soak::job::Sent;
+use allocscope_soak::launch::Recipe;
+use allocscope_soak::watch::{watch, Instances, Settings, Soaked};
+use allocscope_soak::watched::Watched;
+use allocscope_core::store::Store;
 use anyhow::Context;
 use std::path::Path;
 
@@ -134,7 +134,7 @@ pub fn merge(store: &mut Store, shard: &Path, soak_id: i64) -> anyhow::Result<(W
 /// instance sends what it soaked too.
 pub fn instance(plan: &ClusterPlan, cell: &CellArgs) -> anyhow::Result<i32> {
     let args = soak_args(&plan.args).map_err(|e| {
-        crate::usage_error::UsageError::from(crate::cluster::error::ClusterError::PlanArguments {
+        allocscope_core::usage_error::UsageError::from(allocscope_cluster::error::ClusterError::PlanArguments {
             path: cell.plan.clone(),
             reason: e.kind().to_string(),
         })
@@ -163,7 +163,7 @@ pub fn instance(plan: &ClusterPlan, cell: &CellArgs) -> anyhow::Result<i32> {
             "allocscope: plan {}: instance {}#{replica} on {}",
             plan.plan_id,
             names[index],
-            crate::host::capture().hostname
+            allocscope_core::host::capture().hostname
         );
     }
     let arguments: Vec<String> = std::env::args().skip(1).collect();

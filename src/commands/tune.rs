@@ -9,25 +9,25 @@
 //! experiment. Each phase's record (`tune::record`) is stored with its
 //! experiment, so `report` re-renders and re-judges a race.
 
-use crate::analyze::analyze_with;
-use crate::analyze::decide::FIRST_LOOK;
-use crate::analyze::types::Analysis;
-use crate::cluster::batch::JobRequest;
-use crate::judging::JudgeSettings;
+use allocscope_core::analyze::analyze_with;
+use allocscope_core::analyze::decide::FIRST_LOOK;
+use allocscope_core::analyze::types::Analysis;
+use allocscope_cluster::batch::JobRequest;
+use allocscope_core::judging::JudgeSettings;
 use crate::options::tune::{resolve, TuneSettings};
-use crate::rounds::driver::{drive, Decision, Driven, Judge, RoundPlan};
-use crate::rounds::judge::why_open;
-use crate::rounds::local::Local;
-use crate::rounds::Schedule;
-use crate::run::Interrupt;
-use crate::store::Store;
-use crate::tune::candidates::Candidate;
-use crate::tune::combine::{combinations, finalists, Raced};
-use crate::tune::halving::halving_look;
-use crate::tune::perf::AutoPerf;
-use crate::tune::race::{look, race_alpha, verdict_alpha, Dropped};
-use crate::tune::record::{TuneRecord, TUNE_KEY};
-use crate::tune::render::{self, Phase};
+use allocscope_core::rounds::driver::{drive, Decision, Driven, Judge, RoundPlan};
+use allocscope_core::rounds::judge::why_open;
+use allocscope_core::rounds::local::Local;
+use allocscope_core::rounds::Schedule;
+use allocscope_core::run::Interrupt;
+use allocscope_core::store::Store;
+use allocscope_tune::candidates::Candidate;
+use allocscope_tune::combine::{combinations, finalists, Raced};
+use allocscope_tune::halving::halving_look;
+use allocscope_tune::perf::AutoPerf;
+use allocscope_tune::race::{look, race_alpha, verdict_alpha, Dropped};
+use allocscope_tune::record::{TuneRecord, TUNE_KEY};
+use allocscope_tune::render::{self, Phase};
 use std::time::{Instant, SystemTime};
 
 /// Phase one's survivors with the least memory that race the combinations:
@@ -72,7 +72,7 @@ pub fn tune(mut settings: TuneSettings) -> anyhow::Result<i32> {
     let mut first = None;
     if !last.interrupted && settings.combine {
         if let Some(next) = phase_two(&mut settings, &store, &last, began)? {
-            settings.compare.configs = resolve(&next.0, &crate::alloc::Registry::discover())?;
+            settings.compare.configs = resolve(&next.0, &allocscope_core::alloc::Registry::discover())?;
             if let Some(mut two) = race(&settings, 2, &interrupt, &mut store, &mut auto)? {
                 two.record.earlier = Some(last.id);
                 two.record.combined = next.1;
@@ -391,7 +391,7 @@ fn judged(
         .collect();
     let judging = JudgeSettings {
         decision_alpha: record.verdict_alpha,
-        ruled_out: crate::judging::RuledOut(ruled_out),
+        ruled_out: allocscope_core::judging::RuledOut(ruled_out),
         ..judging.clone()
     };
     analyze_with(store.load_experiment(Some(id))?, baseline, &judging)
@@ -414,7 +414,7 @@ pub(crate) fn print_race(
     analysis.tune = Some(serde_json::to_value(&summary)?);
     crate::exports::print_table_and_export(&analysis, output, db)?;
     if !exports.uses_stdout() {
-        crate::report::reporter::print(&render::text(&summary))?;
+        allocscope_core::report::reporter::print(&render::text(&summary))?;
     }
     Ok(())
 }

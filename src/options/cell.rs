@@ -6,8 +6,8 @@
 //! dropped some).
 
 use super::compare::{compare_args, CompareSettings};
-use crate::cluster::error::ClusterError;
-use crate::usage_error::UsageError;
+use allocscope_cluster::error::ClusterError;
+use allocscope_core::usage_error::UsageError;
 use std::path::Path;
 
 /// The round's configurations: `--configs` checked against the plan (each
@@ -42,7 +42,7 @@ pub fn round_configs(
 pub fn plan_settings(
     plan: &Path,
     args: &[String],
-    registry: &crate::alloc::Registry,
+    registry: &allocscope_core::alloc::Registry,
 ) -> Result<CompareSettings, UsageError> {
     let args =
         compare_args(args.iter().map(Into::into)).map_err(|e| ClusterError::PlanArguments {

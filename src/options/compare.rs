@@ -5,16 +5,16 @@
 use super::parse::{parse_marks, resolve_command};
 use super::{export, judge, rounds, service, variant};
 use crate::cli::{Cli, Command, CompareArgs};
-use crate::cluster::executor::EngineArgs;
-use crate::rounds::session::{Measuring, ServeMetrics};
-use crate::usage_error::UsageError;
+use allocscope_cluster::executor::EngineArgs;
+use allocscope_core::rounds::session::{Measuring, ServeMetrics};
+use allocscope_core::usage_error::UsageError;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// Everything `compare` needs, checked.
 #[derive(Debug)]
 pub struct CompareSettings {
-    pub configs: Vec<crate::model::Config>,
+    pub configs: Vec<allocscope_core::model::Config>,
     /// Lines to show before running, e.g. skipped allocators.
     pub warnings: Vec<String>,
     /// The most measured rounds: N of `--runs N`, or `--max-runs` with auto.
@@ -36,7 +36,7 @@ pub struct CompareSettings {
     /// `--runs N|auto`, `--max-runs`, `--max-time`, `--metric`.
     pub rounds: rounds::RoundSettings,
     /// `--max-slowdown`, `--min-saving`, `--memory-metric`, `--perf-metric`.
-    pub judge: crate::judging::JudgeSettings,
+    pub judge: allocscope_core::judging::JudgeSettings,
     /// `--perf-metric auto`: judge by the most-varying throughput figure
     /// the runs printed (`judge` holds wall time until it is found).
     pub auto_perf: bool,
@@ -47,7 +47,7 @@ pub struct CompareSettings {
 impl CompareSettings {
     pub fn from_args(
         args: &CompareArgs,
-        registry: &crate::alloc::Registry,
+        registry: &allocscope_core::alloc::Registry,
     ) -> Result<CompareSettings, UsageError> {
         let round_settings = rounds::parse_rounds(args.runs, &args.rounds)?;
         let runs = round_settings.schedule.max_rounds();
@@ -58,7 +58,7 @@ impl CompareSettings {
         // Checked against the metric table the experiment will have, before
         // anything runs.
         let user_metrics: Vec<_> = round_settings.metrics.iter().map(|m| m.info()).collect();
-        let table = crate::analyze::metric_table::of_parts(service.is_some(), &user_metrics);
+        let table = allocscope_core::analyze::metric_table::of_parts(service.is_some(), &user_metrics);
         let (judge, auto_perf) = judging(&args.judge, &table)?;
         let marks = parse_marks(&args.mark)?;
         let program_name = args.command.first().ok_or(UsageError::NoCommand)?;
@@ -90,7 +90,7 @@ impl CompareSettings {
             metrics: args
                 .metrics
                 .as_deref()
-                .map(|a| crate::prometheus::parse_address(a, args.metrics_public))
+                .map(|a| allocscope_record::prometheus::parse_address(a, args.metrics_public))
                 .transpose()?,
             service,
             output,
@@ -102,8 +102,8 @@ impl CompareSettings {
     }
 
     /// What the session running this experiment's rounds here is given.
-    pub fn session(&self) -> crate::rounds::session::SessionSettings<'_> {
-        crate::rounds::session::SessionSettings {
+    pub fn session(&self) -> allocscope_core::rounds::session::SessionSettings<'_> {
+        allocscope_core::rounds::session::SessionSettings {
             name: self.name.clone(),
             command: self
                 .command
@@ -121,13 +121,13 @@ impl CompareSettings {
             user_metrics: &self.rounds.metrics,
             metrics: self
                 .metrics
-                .map(|at| (at, crate::prometheus::serve_runs as ServeMetrics)),
+                .map(|at| (at, allocscope_record::prometheus::serve_runs as ServeMetrics)),
         }
     }
 
     /// What `config` runs: a `--variant`'s own command line, else the
     /// command after `--`.
-    pub fn line_of(&self, config: &crate::model::Config) -> variant::ProgramLine {
+    pub fn line_of(&self, config: &allocscope_core::model::Config) -> variant::ProgramLine {
         let own = config.command.as_ref().and_then(|_| {
             self.variants
                 .iter()
@@ -145,12 +145,12 @@ impl CompareSettings {
 /// defaults without any), with the warnings about the defaults left out.
 pub(super) fn configs(
     specs: &[String],
-    registry: &crate::alloc::Registry,
-) -> Result<(Vec<crate::model::Config>, Vec<String>), UsageError> {
+    registry: &allocscope_core::alloc::Registry,
+) -> Result<(Vec<allocscope_core::model::Config>, Vec<String>), UsageError> {
     let (configs, warnings) = if specs.is_empty() {
         registry.default_configs()
     } else {
-        let mut configs: Vec<crate::model::Config> = Vec::new();
+        let mut configs: Vec<allocscope_core::model::Config> = Vec::new();
         for spec in specs {
             let config = registry.resolve(spec).map_err(UsageError::Alloc)?;
             if configs.iter().any(|c| c.name == config.name) {
@@ -162,7 +162,7 @@ pub(super) fn configs(
     };
     if configs.is_empty() {
         return Err(UsageError::NoConfigs {
-            packages: crate::alloc::known::packages_to_install(),
+            packages: allocscope_core::alloc::known::packages_to_install(),
         });
     }
     Ok((configs, warnings))
@@ -172,7 +172,7 @@ pub(super) fn configs(
 /// runs.
 fn add_variants(
     specs: &[String],
-    configs: &mut Vec<crate::model::Config>,
+    configs: &mut Vec<allocscope_core::model::Config>,
 ) -> Result<Vec<(String, variant::ProgramLine)>, UsageError> {
     let mut variants = Vec::new();
     for spec in specs {
@@ -191,8 +191,8 @@ fn add_variants(
 /// (commands/throughput.rs): wall time until then.
 fn judging(
     args: &crate::cli::JudgeArgs,
-    table: &[crate::analyze::metric_table::MetricDef],
-) -> Result<(crate::judging::JudgeSettings, bool), UsageError> {
+    table: &[allocscope_core::analyze::metric_table::MetricDef],
+) -> Result<(allocscope_core::judging::JudgeSettings, bool), UsageError> {
     let auto_perf = args.perf_metric.as_deref().map(str::trim) == Some("auto");
     let mut args = args.clone();
     if auto_perf {
@@ -203,9 +203,9 @@ fn judging(
 
 /// `--heap[=MODE]` as the probe's options: on by default, auto and required
 /// when asked for without a mode, None for `--heap=off`.
-fn heap_options(mode: Option<crate::cli::HeapMode>) -> Option<crate::probe::HeapOptions> {
+fn heap_options(mode: Option<crate::cli::HeapMode>) -> Option<allocscope_core::probe::HeapOptions> {
     use crate::cli::HeapMode;
-    use crate::probe::{HeapOptions, HeapRequest};
+    use allocscope_core::probe::{HeapOptions, HeapRequest};
     let (request, required) = match mode {
         None | Some(HeapMode::Optional) => return Some(HeapOptions::DEFAULT),
         Some(HeapMode::Off) => return None,
@@ -219,7 +219,7 @@ fn heap_options(mode: Option<crate::cli::HeapMode>) -> Option<crate::probe::Heap
 /// `--baseline`, one of the configurations; the first without it.
 pub(super) fn baseline(
     given: Option<&str>,
-    configs: &[crate::model::Config],
+    configs: &[allocscope_core::model::Config],
 ) -> Result<String, UsageError> {
     match given {
         None => Ok(configs.first().map(|c| c.name.clone()).unwrap_or_default()),

@@ -5,7 +5,7 @@
 
 use super::compare::{compare_args, CompareSettings};
 use crate::cli::DemoArgs;
-use crate::usage_error::UsageError;
+use allocscope_core::usage_error::UsageError;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -124,7 +124,7 @@ impl DemoSettings {
         &self,
         scenario: &DemoScenario,
         allocscope: &Path,
-        registry: &crate::alloc::Registry,
+        registry: &allocscope_core::alloc::Registry,
     ) -> anyhow::Result<CompareSettings> {
         let mut words: Vec<OsString> = Vec::new();
         let name = format!(
@@ -162,7 +162,7 @@ impl DemoSettings {
         ];
         workload.extend(knobs.iter().map(OsString::from));
         if let Some((quick, full)) = scenario.requests {
-            let port = crate::soak::launch::free_port()?.to_string();
+            let port = allocscope_soak::launch::free_port()?.to_string();
             let requests = if self.quick { quick } else { full };
             for (flag, value) in [
                 (
@@ -210,7 +210,7 @@ mod tests {
     #[test]
     fn cpus_reach_each_scenarios_compare_and_bad_ones_stop_the_demo() -> anyhow::Result<()> {
         let settings = DemoSettings::from_args(&demo_args(&["--quick", "--cpus", "4"]))?;
-        let registry = crate::alloc::Registry::discover();
+        let registry = allocscope_core::alloc::Registry::discover();
         let compare = settings.compare(settings.scenarios[0], Path::new("/bin/true"), &registry)?;
         assert_eq!(compare.measuring.cpus, Some(4));
         let refused = crate::cli::Cli::try_parse_from(["allocscope", "demo", "--cpus", "0"]);

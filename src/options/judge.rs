@@ -7,14 +7,14 @@
 //! runs anything; `report` against the stored experiment's, after its own
 //! flags have overridden the stored ones (`JudgeFlags::or`).
 
-use crate::analyze::metric_table::{self, MetricDef, TREE_WORDS};
+use allocscope_core::analyze::metric_table::{self, MetricDef, TREE_WORDS};
 use crate::cli::JudgeArgs;
-use crate::judging::{
+use allocscope_core::judging::{
     JudgeSettings, MemoryChoice, DEFAULT_LIMIT_HEADROOM_PCT, DEFAULT_MAX_SLOWDOWN_PCT,
     DEFAULT_MIN_SAVING_PCT, LIMIT_HEADROOM_KEY, MAX_SLOWDOWN_KEY, MEMORY_METRIC_KEY,
     MIN_SAVING_KEY, PERF_METRIC_KEY,
 };
-use crate::usage_error::UsageError;
+use allocscope_core::usage_error::UsageError;
 
 /// The judging flags as given: thresholds checked, metric words kept until
 /// the metric table is known; `None` where a flag was not given.

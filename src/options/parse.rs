@@ -2,7 +2,7 @@
 //! patterns, each turning text into a value or a `UsageError` naming the
 //! fix (numbers, durations and sizes are typed by clap: `cli/values.rs`).
 
-use crate::usage_error::UsageError;
+use allocscope_core::usage_error::UsageError;
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -33,7 +33,7 @@ pub fn resolve_command(program: &OsString) -> Result<PathBuf, UsageError> {
 /// Compiles the marker patterns: the built-in one first (pattern 0), then
 /// each `--mark` in order (pattern i is the i-th `--mark`).
 pub fn parse_marks(marks: &[String]) -> Result<Vec<regex::Regex>, UsageError> {
-    std::iter::once(crate::run::BUILTIN_MARK)
+    std::iter::once(allocscope_core::run::BUILTIN_MARK)
         .chain(marks.iter().map(String::as_str))
         .map(|pattern| {
             regex::Regex::new(pattern).map_err(|e| UsageError::MarkRegex {
@@ -68,7 +68,7 @@ mod tests {
         let marks = parse_marks(&[r"MemoryCheck: event (\d+)".to_string()]);
         let marks = marks.unwrap_or_default();
         assert_eq!(marks.len(), 2);
-        assert_eq!(marks[0].as_str(), crate::run::BUILTIN_MARK);
+        assert_eq!(marks[0].as_str(), allocscope_core::run::BUILTIN_MARK);
         let err = parse_marks(&["(unclosed".to_string()])
             .map(|_| ())
             .unwrap_err()

@@ -1,10 +1,10 @@
 //! `--ready` and `--ready-log` checked: how a run decides that the server is
 //! up, and the check that nothing else answers on its address before it starts.
 
-use crate::load::Target;
-use crate::run::Readiness;
-use crate::service_error::ServiceError;
-use crate::usage_error::UsageError;
+use allocscope_core::load::Target;
+use allocscope_core::run::Readiness;
+use allocscope_core::service_error::ServiceError;
+use allocscope_core::usage_error::UsageError;
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 

@@ -4,10 +4,10 @@
 
 use super::parse::resolve_command;
 use crate::cli::RecordArgs;
-use crate::record::error::RecordError;
-use crate::record::Target as RecordTarget;
-use crate::sample::proc;
-use crate::usage_error::UsageError;
+use allocscope_record::error::RecordError;
+use allocscope_record::Target as RecordTarget;
+use allocscope_core::sample::proc;
+use allocscope_core::usage_error::UsageError;
 use std::net::SocketAddr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -37,7 +37,7 @@ impl RecordSettings {
             (None, Some(program)) => {
                 let program = resolve_command(program)?;
                 let spec = args.alloc.as_deref().unwrap_or("glibc");
-                let config = crate::alloc::Registry::discover()
+                let config = allocscope_core::alloc::Registry::discover()
                     .resolve(spec)
                     .map_err(UsageError::Alloc)?;
                 RecordTarget::Launch {
@@ -52,7 +52,7 @@ impl RecordSettings {
         let metrics = args
             .metrics
             .as_deref()
-            .map(|text| crate::prometheus::parse_address(text, args.metrics_public))
+            .map(|text| allocscope_record::prometheus::parse_address(text, args.metrics_public))
             .transpose()?;
         Ok(RecordSettings {
             target,

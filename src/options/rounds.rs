@@ -3,11 +3,11 @@
 //! judging flags are `judge.rs`'s.
 
 use crate::cli::{RoundArgs, Runs};
-use crate::usage_error::UsageError;
-use crate::user_metric::{parse_spec, UserMetric};
+use allocscope_core::usage_error::UsageError;
+use allocscope_core::user_metric::{parse_spec, UserMetric};
 use std::time::Duration;
 
-pub use crate::rounds::Schedule;
+pub use allocscope_core::rounds::Schedule;
 
 #[derive(Debug, Clone)]
 pub struct RoundSettings {

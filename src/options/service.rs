@@ -5,11 +5,11 @@
 
 use super::ready::{readiness, refuse_ports_in_use, resolve, target};
 use crate::cli::{Pace, ServiceArgs};
-use crate::load::{self, Target};
-use crate::model::ServiceInfo;
-pub use crate::run::{LoadSpec, Readiness, ServiceSettings};
-use crate::service_error::ServiceError;
-use crate::usage_error::UsageError;
+use allocscope_core::load::{self, Target};
+use allocscope_core::model::ServiceInfo;
+pub use allocscope_core::run::{LoadSpec, Readiness, ServiceSettings};
+use allocscope_core::service_error::ServiceError;
+use allocscope_core::usage_error::UsageError;
 use std::net::SocketAddr;
 use std::sync::Arc;
 

@@ -9,14 +9,14 @@
 use super::parse::resolve_command;
 use super::record::{check_pid, logs_directory};
 use crate::cli::{Cli, Command, SoakArgs, Until};
-use crate::cluster::executor::{EngineArgs, Executor};
-use crate::sample::maps::mapped_paths_whole;
-use crate::soak::error::SoakError;
-use crate::soak::label;
-use crate::soak::launch::{Flavour, Recipe, Server, PORT};
-use crate::soak::watched::Attached;
-use crate::store::Store;
-use crate::usage_error::UsageError;
+use allocscope_cluster::executor::{EngineArgs, Executor};
+use allocscope_core::sample::maps::mapped_paths_whole;
+use allocscope_soak::error::SoakError;
+use allocscope_soak::label;
+use allocscope_soak::launch::{Flavour, Recipe, Server, PORT};
+use allocscope_soak::watched::Attached;
+use allocscope_core::store::Store;
+use allocscope_core::usage_error::UsageError;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -93,7 +93,7 @@ pub fn soak_args(words: &[String]) -> Result<SoakArgs, clap::Error> {
 /// `{instance}` directories beside the store.
 fn recipe(args: &SoakArgs) -> Result<Recipe, UsageError> {
     let program = resolve_command(&args.command[0])?;
-    let registry = crate::alloc::Registry::discover();
+    let registry = allocscope_core::alloc::Registry::discover();
     let (configs, _) = super::compare::configs(&args.alloc, &registry)?;
     let command: Vec<String> = (args.command.iter())
         .map(|a| a.to_string_lossy().into_owned())
@@ -104,7 +104,7 @@ fn recipe(args: &SoakArgs) -> Result<Recipe, UsageError> {
     }
     let mut flavours = Vec::with_capacity(configs.len());
     for config in configs {
-        let probe = crate::probe::plan(&config, Some(crate::probe::HeapOptions::DEFAULT))
+        let probe = allocscope_core::probe::plan(&config, Some(allocscope_core::probe::HeapOptions::DEFAULT))
             .map_err(|e| SoakError::Probe(format!("{e:#}")))?;
         flavours.push(Flavour { config, probe });
     }
@@ -117,7 +117,7 @@ fn recipe(args: &SoakArgs) -> Result<Recipe, UsageError> {
         interval: args.interval,
         // `soak-ID` is joined once the soak has its id.
         dir: logs_directory(&args.db),
-        cgroup: crate::cgroup::find().ok(),
+        cgroup: allocscope_core::cgroup::find().ok(),
         server: args.server.then(|| Server {
             ready: args
                 .ready

@@ -7,11 +7,11 @@
 
 use super::compare::{baseline, CompareSettings};
 use crate::cli::{CompareArgs, TuneArgs};
-use crate::cluster::executor::long_flags;
-use crate::model::Config;
-use crate::tune::candidates::{allocators, candidates, parse_try, Candidate};
-use crate::tune::error::TuneError;
-use crate::usage_error::UsageError;
+use allocscope_cluster::executor::long_flags;
+use allocscope_core::model::Config;
+use allocscope_tune::candidates::{allocators, candidates, parse_try, Candidate};
+use allocscope_tune::error::TuneError;
+use allocscope_core::usage_error::UsageError;
 use clap::Args;
 use std::ffi::OsString;
 
@@ -29,7 +29,7 @@ pub struct TuneSettings {
 impl TuneSettings {
     pub fn from_args(
         args: &TuneArgs,
-        registry: &crate::alloc::Registry,
+        registry: &allocscope_core::alloc::Registry,
     ) -> Result<TuneSettings, UsageError> {
         let c = &args.compare;
         if c.runs != crate::cli::Runs::Auto {
@@ -62,7 +62,7 @@ impl TuneSettings {
 /// Each candidate as a configuration of this machine.
 pub fn resolve(
     candidates: &[Candidate],
-    registry: &crate::alloc::Registry,
+    registry: &allocscope_core::alloc::Registry,
 ) -> Result<Vec<Config>, UsageError> {
     candidates
         .iter()
@@ -72,7 +72,7 @@ pub fn resolve(
 
 /// A line per built-in allocator left out because it is not installed
 /// (only when `-a` named none).
-fn missing(named: &[String], registry: &crate::alloc::Registry) -> Vec<String> {
+fn missing(named: &[String], registry: &allocscope_core::alloc::Registry) -> Vec<String> {
     if !named.is_empty() {
         return Vec::new();
     }
@@ -103,7 +103,7 @@ pub fn node_arguments(argv: &[OsString], configs: &[Config]) -> anyhow::Result<V
             .filter(|flag| !compare.contains(flag))
             .collect();
     dropped.extend([("-a".to_string(), true), ("--alloc".to_string(), true)]);
-    let rest = crate::cluster::executor::node_arguments(argv, "tune", &dropped)?;
+    let rest = allocscope_cluster::executor::node_arguments(argv, "tune", &dropped)?;
     Ok(configs
         .iter()
         .flat_map(|c| ["-a".to_string(), c.name.clone()])
@@ -140,7 +140,7 @@ mod tests {
         .iter()
         .map(OsString::from)
         .collect();
-        let registry = crate::alloc::Registry::discover();
+        let registry = allocscope_core::alloc::Registry::discover();
         let configs: Vec<Config> = ["glibc", "glibc:arena_max=3"]
             .iter()
             .filter_map(|spec| registry.resolve(spec).ok())
@@ -168,7 +168,7 @@ mod tests {
 
     #[test]
     fn a_node_resolves_a_phases_configurations_to_the_same_names_in_order() {
-        let registry = crate::alloc::Registry::discover();
+        let registry = allocscope_core::alloc::Registry::discover();
         // Phase two's combinations hold commas; the baseline comes first.
         let specs = [
             "glibc",

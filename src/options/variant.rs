@@ -5,11 +5,11 @@
 //! brings is what runs; which one did is found per run (`served_by`).
 
 use super::parse::resolve_command;
-use crate::model::Config;
-use crate::usage_error::{UsageError, VariantProblem};
+use allocscope_core::model::Config;
+use allocscope_core::usage_error::{UsageError, VariantProblem};
 use std::ffi::OsString;
 
-pub use crate::model::ProgramLine;
+pub use allocscope_core::model::ProgramLine;
 
 /// The allocator word of a variant's configuration: a label, not an
 /// allocator, so nothing is held against what served it.

@@ -8,7 +8,7 @@
 //! awake whenever the program acts. docs/reliability.md lists the cases.
 
 use crate::common::*;
-use allocscope::probe::{install, ProbeBuild};
+use allocscope_core::probe::{install, ProbeBuild};
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 

@@ -2,7 +2,7 @@
 //! rows of the experiment's table, the stored choices under the given ones.
 
 use super::*;
-use crate::model::UserMetricInfo;
+use allocscope_core::model::UserMetricInfo;
 
 fn ops() -> UserMetricInfo {
     UserMetricInfo {
