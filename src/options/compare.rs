@@ -6,7 +6,7 @@ use super::parse::{parse_marks, resolve_command};
 use super::{export, judge, rounds, service, variant};
 use crate::cli::{Cli, Command, CompareArgs};
 use allocscope_cluster::executor::EngineArgs;
-use allocscope_core::rounds::session::{Measuring, ServeMetrics};
+use allocscope_core::rounds::session::{Measuring, StartExtension};
 use allocscope_core::usage_error::UsageError;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -119,9 +119,11 @@ impl CompareSettings {
             measuring: &self.measuring,
             service: self.service.as_ref(),
             user_metrics: &self.rounds.metrics,
-            metrics: self
-                .metrics
-                .map(|at| (at, allocscope_record::prometheus::serve_runs as ServeMetrics)),
+            extensions: (self.metrics.iter())
+                .map(|&at| -> StartExtension {
+                    Box::new(move || allocscope_record::prometheus::serve_runs(at))
+                })
+                .collect(),
         }
     }
 

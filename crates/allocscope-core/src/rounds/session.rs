@@ -14,7 +14,6 @@ use crate::plan::PlannedRun;
 use crate::run::{self, Interrupt, Launch, Outcome, ReclaimAt, ServiceSettings};
 use crate::store::Store;
 use crate::user_metric::UserMetric;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -36,8 +35,9 @@ pub struct SessionSettings<'s> {
     pub service: Option<&'s ServiceSettings>,
     /// `--metric`: what each run's output is searched for.
     pub user_metrics: &'s [UserMetric],
-    /// `--metrics`: where to serve each run's samples, and how.
-    pub metrics: Option<(SocketAddr, ServeMetrics)>,
+    /// What features add to every run (`compare --metrics`' publisher),
+    /// each started as the session starts.
+    pub extensions: Vec<StartExtension>,
 }
 
 /// How each run is measured: the same for every run of an experiment, as
@@ -64,12 +64,12 @@ pub struct Measuring {
     pub reclaim_at: ReclaimAt,
 }
 
-/// `--metrics`: each run's publishing extension, from the experiment's label and
+/// A feature's extension of each run, made from the experiment's label and
 /// the configuration's name.
-pub type Publish = Box<dyn Fn(&str, &str) -> Box<dyn run::RunExtension>>;
-/// Starts serving `--metrics` at an address; called as the session starts,
-/// so a port in use stops it before any run.
-pub type ServeMetrics = fn(SocketAddr) -> anyhow::Result<Publish>;
+pub type PerRun = Box<dyn Fn(&str, &str) -> Box<dyn run::RunExtension>>;
+/// Starts a feature's extension (binds its port, say); called as the
+/// session starts, so a failure stops it before any run.
+pub type StartExtension = Box<dyn Fn() -> anyhow::Result<PerRun>>;
 
 /// What running one planned run did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,7 +133,7 @@ impl ProgramFacts {
 pub(crate) struct Session<'s> {
     settings: &'s SessionSettings<'s>,
     interrupt: &'s Interrupt,
-    metrics: Option<Publish>,
+    extensions: Vec<PerRun>,
     experiment_label: String,
     experiment_id: i64,
     config_ids: Vec<i64>,
@@ -166,7 +166,9 @@ impl<'s> Session<'s> {
         environment: &[(&str, String)],
         total: usize,
     ) -> anyhow::Result<Session<'s>> {
-        let metrics = settings.metrics.map(|(at, serve)| serve(at)).transpose()?;
+        let extensions = (settings.extensions.iter())
+            .map(|start| start())
+            .collect::<anyhow::Result<Vec<_>>>()?;
         run::become_subreaper()?;
         let programs = ProgramFacts::inspect(settings, &settings.lines);
         let (cgroup, run_cgroup) = run_cgroup(settings.measuring.cgroup);
@@ -195,7 +197,7 @@ impl<'s> Session<'s> {
         Ok(Session {
             settings,
             interrupt,
-            metrics,
+            extensions,
             experiment_label: settings
                 .name
                 .clone()
@@ -301,8 +303,9 @@ impl<'s> Session<'s> {
             slug(&config.name),
             planned.repetition
         );
-        let publisher =
-            (self.metrics.as_ref()).map(|publish| publish(&self.experiment_label, &config.name));
+        let added: Vec<Box<dyn run::RunExtension>> = (self.extensions.iter())
+            .map(|per_run| per_run(&self.experiment_label, &config.name))
+            .collect();
         let launch = Launch {
             program: &settings.lines[planned.config].program,
             args: &settings.lines[planned.config].args,
@@ -323,13 +326,9 @@ impl<'s> Session<'s> {
             probe: self.probes[planned.config].as_ref(),
             service: settings.service,
             reclaim: settings.measuring.reclaim_at.clone(),
-            extensions: [
-                publisher.as_deref(),
-                self.cpus.pin.as_ref().map(|p| p as &dyn run::RunExtension),
-            ]
-            .into_iter()
-            .flatten()
-            .collect(),
+            extensions: (added.iter().map(|e| e.as_ref()))
+                .chain(self.cpus.pin.as_ref().map(|p| p as &dyn run::RunExtension))
+                .collect(),
         };
         run::execute(&launch, self.interrupt)
     }

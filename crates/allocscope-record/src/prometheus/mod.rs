@@ -11,7 +11,7 @@ mod publisher;
 pub use publisher::{Current, Publisher, Shared};
 
 use crate::error::RecordError;
-use allocscope_core::rounds::session::Publish;
+use allocscope_core::rounds::session::PerRun;
 use allocscope_core::usage_error::UsageError;
 use anyhow::Context;
 use std::fmt::Write;
@@ -65,9 +65,9 @@ fn bind(address: SocketAddr) -> Result<TcpListener, UsageError> {
 }
 
 /// `compare --metrics`: serves from now on, and makes each run's
-/// extension (`rounds::session::Publish`) publish under the experiment and
+/// extension (`rounds::session::PerRun`) publish under the experiment and
 /// the configuration.
-pub fn serve_runs(address: SocketAddr) -> anyhow::Result<Publish> {
+pub fn serve_runs(address: SocketAddr) -> anyhow::Result<PerRun> {
     let shared = start(address, false)?;
     Ok(Box::new(move |experiment, config| {
         Box::new(Publisher::new(&shared, experiment, config))
