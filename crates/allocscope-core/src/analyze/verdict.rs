@@ -279,6 +279,10 @@ impl Context<'_> {
             let oom = self.oom(killed);
             return Note::OomKilled { config, oom };
         }
+        let c = &self.experiment.configs[j.index];
+        if let Some((runs, why)) = super::judge::every_run_failed(c) {
+            return Note::EveryRunFailed { config, runs, why };
+        }
         let figures = self.figures(j);
         let leader = j
             .standing
@@ -475,6 +479,12 @@ pub fn decide(
         .extend(super::served::left_out(experiment));
     if let Some(reason) = super::served::withheld(experiment, baseline) {
         withhold(&mut verdict, reason);
+    }
+    // Nothing to compare with: the baseline never ran to its end.
+    let base = experiment.configs.get(baseline);
+    if let Some((runs, why)) = base.and_then(super::judge::every_run_failed) {
+        let baseline = context.base_name();
+        withhold(&mut verdict, Reason::BaselineFailed { baseline, runs, why });
     }
     verdict
 }

@@ -44,6 +44,13 @@ pub enum Reason {
         allocator: String,
         served_by: String,
     },
+    /// No verdict: every one of the baseline's `runs` failed; `why` is the
+    /// first one's message and last stderr lines.
+    BaselineFailed {
+        baseline: String,
+        runs: usize,
+        why: String,
+    },
 }
 
 /// A qualifier within noise of the recommendation's memory.
@@ -78,6 +85,13 @@ pub enum Note {
     },
     /// A candidate the OOM killer ended in some run.
     OomKilled { config: String, oom: Oom },
+    /// A candidate none of whose `runs` ended `ok`; `why` is the first
+    /// one's message and last stderr lines.
+    EveryRunFailed {
+        config: String,
+        runs: usize,
+        why: String,
+    },
     /// The candidates a race dropped, each with when.
     DroppedByRace { dropped: Vec<Dropped> },
     /// The baseline itself was OOM-killed.

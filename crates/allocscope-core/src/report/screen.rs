@@ -108,6 +108,7 @@ impl Screen {
         verdict.extend(cause_line(v).map(|line| ("why", line)));
         verdict.extend(open_line(v).map(|line| ("open", line)));
         verdict.extend(not_chosen(v).map(|line| ("not chosen", line)));
+        verdict.extend(failed_lines(a).into_iter().map(|line| ("failed", line)));
         let (heads, rows) = table(a);
         Screen {
             ran: ran(a),
@@ -147,6 +148,61 @@ fn ran(a: &Analysis) -> String {
         format_seconds(wall),
         e.info.host.cpus,
     )
+}
+
+/// `jemalloc runs 1-3, tcmalloc run 2: exited with code 1; stderr: initdb:
+/// cannot write /nonexistent`: the runs not `ok`, one line per distinct
+/// reason (`--section runs` lists each run), but for the configurations
+/// the verdict already names as failing every run.
+fn failed_lines(a: &Analysis) -> Vec<String> {
+    let v = &a.verdict;
+    let named = |name: &str| {
+        let note = v.explanation.iter().any(
+            |n| matches!(n, Note::EveryRunFailed { config, .. } if config == name),
+        );
+        note || matches!(&v.reason, Reason::BaselineFailed { baseline, .. } if baseline == name)
+    };
+    // (reason, [(config, [run indices])]) in the order first seen.
+    let mut groups: Vec<(String, Vec<(&str, Vec<u32>)>)> = Vec::new();
+    for c in a.experiment.configs.iter().filter(|c| !named(&c.config.name)) {
+        for r in c.runs.iter().map(|r| &r.record) {
+            if r.status == RunStatus::Ok {
+                continue;
+            }
+            let why = r.failure_words().unwrap_or_else(|| r.status.as_str().to_string());
+            let at = match groups.iter().position(|(w, _)| *w == why) {
+                Some(at) => at,
+                None => {
+                    groups.push((why, Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            let configs = &mut groups[at].1;
+            match configs.iter_mut().find(|(name, _)| *name == c.config.name) {
+                Some((_, runs)) => runs.push(r.index),
+                None => configs.push((&c.config.name, vec![r.index])),
+            }
+        }
+    }
+    let runs_words = |runs: &[u32]| match runs {
+        [one] => format!("run {one}"),
+        [first, .., last] if runs.windows(2).all(|w| w[1] == w[0] + 1) => {
+            format!("runs {first}-{last}")
+        }
+        many => {
+            let list: Vec<String> = many.iter().map(u32::to_string).collect();
+            format!("runs {}", list.join(", "))
+        }
+    };
+    groups
+        .into_iter()
+        .map(|(why, configs)| {
+            let who: Vec<String> = (configs.iter())
+                .map(|(name, runs)| format!("{name} {}", runs_words(runs)))
+                .collect();
+            format!("{}: {why}", who.join(", "))
+        })
+        .collect()
 }
 
 /// The verdict's memory and performance rows, each a value and a ratio,
@@ -407,6 +463,9 @@ fn not_chosen(v: &Verdict) -> Option<String> {
                 vec![format!("{config} ({})", place_words(v, place))]
             }
             Note::OomKilled { config, .. } => vec![format!("{config} (OOM-killed)")],
+            Note::EveryRunFailed { config, why, .. } => {
+                vec![format!("{config} (every run failed: {why})")]
+            }
             Note::DroppedByRace { dropped } => dropped
                 .iter()
                 .map(|d| format!("{} (dropped by the race {})", d.config, d.when))

@@ -99,6 +99,14 @@ pub fn reason(v: &Verdict) -> String {
              another. Remove what overrides them (an LD_PRELOAD in their settings), or compare \
              builds with --variant."
         ),
+        Reason::BaselineFailed {
+            baseline,
+            runs,
+            why,
+        } => format!(
+            "No verdict: every run of the baseline {baseline} failed ({runs} of {runs}): {why}. \
+             Fix what stops it under {baseline}, or choose another --baseline."
+        ),
         Reason::BaselineNotRun {
             baseline,
             allocator,
@@ -265,6 +273,9 @@ fn note(v: &Verdict, n: &Note, [mean, peak]: [ColumnUnit; 2]) -> String {
             format!("{config}: {figures}; {}.", place_words(v, place))
         }
         Note::OomKilled { config, oom } => format!("{config}: not chosen: {}.", oom_words(oom)),
+        Note::EveryRunFailed { config, runs, why } => {
+            format!("{config}: not chosen: every run failed ({runs} of {runs}): {why}.")
+        }
         Note::DroppedByRace { dropped } => {
             let names: Vec<String> = dropped
                 .iter()
