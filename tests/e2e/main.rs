@@ -12,6 +12,7 @@ mod cluster_files;
 mod common;
 mod compare;
 mod cpus;
+mod failures;
 mod fixed_duration;
 mod fixed_load;
 mod heap;

@@ -72,7 +72,8 @@ fn futility_rarely_stops_a_candidate_that_would_settle_within_max_runs() {
     for sigma in [0.03, 0.10] {
         for distance in [0.0, 0.3, 0.5, 0.66, 1.0, 1.5, -0.66, -1.0] {
             let ratio = THRESHOLD * (distance * sigma * 2f64.sqrt()).exp();
-            let seed = 0xBEAD + (sigma * 1e3) as u64 + (distance * 1e2) as i64 as u64;
+            // Wrapping: a negative distance's bits, as a seed.
+            let seed = (0xBEAD + (sigma * 1e3) as u64).wrapping_add((distance * 1e2) as i64 as u64);
             let mut rng = SplitMix64::new(seed);
             let (mut settled, mut stops, mut lost, mut saved) = (0, 0, 0, 0);
             for _ in 0..TRIALS {

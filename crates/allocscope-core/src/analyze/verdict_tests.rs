@@ -381,3 +381,52 @@ fn walls_within_two_percent_are_flat_and_four_percent_apart_are_not() {
     let lengthened = experiment([&walls(1.5), &busy, &walls(1.5)]);
     assert_eq!(fixed_duration(&lengthened, wall), Some(1.5));
 }
+
+/// Every run of the fixture's `index`-th configuration failed with
+/// `initdb`'s own words on its stderr.
+fn every_run_failing(mut e: StoredExperiment, index: usize) -> StoredExperiment {
+    for run in &mut e.configs[index].runs {
+        run.record.status = RunStatus::Failed;
+        run.record.exit_code = Some(1);
+        run.record.message = Some("exited with code 1".into());
+        run.record.stderr_tail = Some("initdb: cannot write /nonexistent".into());
+    }
+    e
+}
+
+#[test]
+fn a_candidate_whose_every_run_failed_is_named_so_and_settled_out() {
+    // mimalloc fails every run; jemalloc saves 40% within the budget.
+    let e = every_run_failing(experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]), 2);
+    let v = judge(e, 5.0).verdict;
+    assert_eq!(v.config.as_deref(), Some("jemalloc"));
+    assert!(v.unsettled.is_empty(), "not open: {:?}", v.unsettled);
+    let words = explanation(&v);
+    assert!(
+        words.iter().any(|w| w
+            == "mimalloc,eager: not chosen: every run failed (4 of 4): exited with code 1; \
+                stderr: initdb: cannot write /nonexistent."),
+        "{words:?}"
+    );
+    // Alone beside the baseline, it leaves nothing open: keep the default,
+    // never "not settled yet".
+    let mut e = every_run_failing(experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]), 2);
+    e.configs.remove(1);
+    let v = judge(e, 5.0).verdict;
+    assert_eq!(v.outcome, Outcome::KeepDefault, "{}", reason(&v));
+    assert!(!reason(&v).contains("not settled"), "{}", reason(&v));
+}
+
+#[test]
+fn a_baseline_whose_every_run_failed_gives_no_verdict_and_says_why() {
+    let e = every_run_failing(experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]), 0);
+    let v = judge(e, 5.0).verdict;
+    assert_eq!(v.outcome, Outcome::Inconclusive);
+    assert_eq!((v.config.as_deref(), v.deploy.as_ref()), (None, None));
+    assert_eq!(
+        reason(&v),
+        "No verdict: every run of the baseline glibc failed (4 of 4): exited with code 1; \
+         stderr: initdb: cannot write /nonexistent. Fix what stops it under glibc, or choose \
+         another --baseline."
+    );
+}
