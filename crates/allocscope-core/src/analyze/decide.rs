@@ -360,6 +360,22 @@ pub fn decide(standings: &[Standing], memory_ratio: &[f64]) -> Decision {
     }
 }
 
+/// At the time box (the rounds run out, or `--max-time`), when nothing
+/// qualifies: the candidate (index into `standings`) that saves memory
+/// beyond the minimum and noise while its performance is still open, with
+/// the lowest memory ratio. The verdict recommends it with its performance
+/// named as not resolved, rather than "inconclusive" alone: memory settles
+/// in a few rounds, a performance figure within a 5% budget at 5-15% noise
+/// per run can take tens.
+pub fn unproven_pick(standings: &[Standing], memory_ratio: &[f64]) -> Option<usize> {
+    standings
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.memory == Side::Good && s.performance == Side::Open && s.is_open())
+        .min_by(|a, b| memory_ratio[a.0].total_cmp(&memory_ratio[b.0]))
+        .map(|(i, _)| i)
+}
+
 /// What the adaptive schedule does after a round.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Schedule {

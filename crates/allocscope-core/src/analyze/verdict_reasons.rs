@@ -23,6 +23,22 @@ pub enum Reason {
         /// The other qualifiers whose memory interval overlaps its own.
         ties: Vec<Tie>,
     },
+    /// At the time box: the verdict's `config` saved beyond noise and the
+    /// minimum, and its performance is not resolved at this noise (its
+    /// interval straddles the budget); nothing qualified.
+    RecommendUnproven {
+        baseline: String,
+        memory: Ratio,
+        /// As the tables show it; `None` when its runs gave none.
+        performance: Option<Ratio>,
+        /// The rounds it ran.
+        rounds: usize,
+        /// About how many more rounds would resolve it, when estimable.
+        more_rounds: Option<u32>,
+        /// Whether `--runs auto` stopped it as unresolvable within its
+        /// `--max-runs`.
+        unresolvable: bool,
+    },
     /// Every candidate the verdict judged is settled out.
     KeepDefault {
         baseline: String,

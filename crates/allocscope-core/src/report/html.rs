@@ -262,7 +262,7 @@ fn limit_table(out: &mut String, a: &Analysis) -> Result<()> {
 
 fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
     let v = &a.verdict;
-    let class = if v.outcome == Outcome::Recommend {
+    let class = if matches!(v.outcome, Outcome::Recommend | Outcome::RecommendUnproven) {
         "verdict"
     } else {
         "verdict keep"

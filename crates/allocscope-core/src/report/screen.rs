@@ -14,7 +14,7 @@ use crate::analyze::cause::{Cause, WhereWent};
 use crate::analyze::cause_figures::heap_measured;
 use crate::analyze::decide::{more_rounds_words, Side, MANY_MORE_ROUNDS};
 use crate::analyze::types::Analysis;
-use crate::analyze::verdict::{Note, Place, Reason, Verdict};
+use crate::analyze::verdict::{Figures, Note, Place, Reason, Verdict};
 use crate::model::RunStatus;
 use crate::units::{format_seconds, ColumnUnit, Unit};
 use anyhow::Result;
@@ -344,6 +344,27 @@ fn verdict_line(a: &Analysis) -> String {
     if let Reason::Inconclusive { baseline_rounds } = v.reason {
         return inconclusive(a, baseline_rounds);
     }
+    if let Reason::RecommendUnproven {
+        baseline,
+        memory: m,
+        performance,
+        more_rounds,
+        ..
+    } = &v.reason
+    {
+        let perf = performance.as_ref().map_or("-".to_string(), ratio_words);
+        let more = more_rounds.map_or(String::new(), |n| format!("; {}", more_rounds_words(n)));
+        return format!(
+            "use {}: {} {} of {baseline}'s (saves {}); {} {perf}, not resolved at this noise \
+             (budget {}%{more}).",
+            v.config.as_deref().unwrap_or_default(),
+            v.memory.label,
+            ratio_words(m),
+            pct(m.value),
+            v.performance.label,
+            v.max_slowdown_pct
+        );
+    }
     let Reason::Recommend {
         baseline,
         memory: Some(m),
@@ -459,8 +480,12 @@ fn not_chosen(v: &Verdict) -> Option<String> {
                 place: Place::Judged { open: true, .. },
                 ..
             } => Vec::new(),
-            Note::Candidate { config, place, .. } if Some(config.as_str()) != pick => {
-                vec![format!("{config} ({})", place_words(v, place))]
+            Note::Candidate {
+                config,
+                place,
+                figures,
+            } if Some(config.as_str()) != pick => {
+                vec![format!("{config} ({})", place_words(v, place, figures.as_ref()))]
             }
             Note::OomKilled { config, .. } => vec![format!("{config} (OOM-killed)")],
             Note::EveryRunFailed { config, why, .. } => {
@@ -481,8 +506,9 @@ fn not_chosen(v: &Verdict) -> Option<String> {
     (!words.is_empty()).then(|| format!("{}.", words.join(", ")))
 }
 
-/// Where a candidate stands, in a few words.
-fn place_words(v: &Verdict, place: &Place) -> String {
+/// Where a candidate stands, in a few words; settled out, by what it
+/// costs (`uses 13% more`) where its figures say.
+fn place_words(v: &Verdict, place: &Place, figures: Option<&Figures>) -> String {
     let Place::Judged {
         open,
         memory,
@@ -496,10 +522,12 @@ fn place_words(v: &Verdict, place: &Place) -> String {
         };
     };
     let mut why = Vec::new();
-    match memory {
-        Side::Bad => why.push(format!("saves under {}%", v.min_saving_pct)),
-        Side::Open => why.push(format!("{} open", v.memory.label)),
-        Side::Good => {}
+    match (memory, figures.map(|f| f.memory.value)) {
+        (Side::Bad, Some(m)) if m >= 1.0 => why.push(format!("uses {} more", pct(m))),
+        (Side::Bad, Some(m)) => why.push(format!("saves {}, under {}%", pct(m), v.min_saving_pct)),
+        (Side::Bad, None) => why.push(format!("saves under {}%", v.min_saving_pct)),
+        (Side::Open, _) => why.push(format!("{} open", v.memory.label)),
+        (Side::Good, _) => {}
     }
     match performance {
         Side::Bad => why.push(format!("over the {}% budget", v.max_slowdown_pct)),
@@ -540,7 +568,8 @@ pub fn markdown(out: &mut String, a: &Analysis, escape: fn(&str) -> String) -> s
 pub fn html_card(out: &mut String, a: &Analysis, escape: fn(&str) -> String) -> std::fmt::Result {
     let s = Screen::of(a);
     let class = match a.verdict.outcome {
-        crate::analyze::verdict::Outcome::Recommend => "verdict card",
+        crate::analyze::verdict::Outcome::Recommend
+        | crate::analyze::verdict::Outcome::RecommendUnproven => "verdict card",
         _ => "verdict keep card",
     };
     writeln!(out, "<section id=\"answer\" class=\"{class}\">")?;
