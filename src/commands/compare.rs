@@ -4,6 +4,7 @@
 //! exports, from the store.
 
 use allocscope_core::analyze::analyze_with;
+use allocscope_core::analyze::verdict::Outcome;
 use allocscope_cluster::batch::JobRequest;
 use allocscope_cluster::executor::node_arguments;
 use crate::options::CompareSettings;
@@ -14,9 +15,16 @@ use allocscope_core::run::Interrupt;
 use allocscope_core::store::Store;
 use std::time::SystemTime;
 
+/// The exit code when every run ended `ok` and the verdict recommends a
+/// configuration for its memory with its performance not resolved when
+/// the rounds ran out (`Outcome::RecommendUnproven`): a script can tell it
+/// from a proven pick (0).
+pub const EXIT_UNPROVEN: i32 = 3;
+
 /// Runs the rounds and returns the process exit code: 0 when every run
-/// ended `ok` (and every round left its runs), 1 when some did not, 128+signal
-/// when interrupted.
+/// ended `ok` (and every round left its runs), `EXIT_UNPROVEN` when then
+/// the pick's performance is unproven, 1 when some run did not end `ok`,
+/// 128+signal when interrupted.
 pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
@@ -44,7 +52,10 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     // Opened before anything is submitted, so an unwritable store stops us first.
     let mut store = Store::open(&settings.db)?;
     let judge = adaptive
-        .then(|| allocscope_core::rounds::judge::adaptive(&settings.baseline, &settings.judge, rounds));
+        .then(|| {
+            let max_time = settings.rounds.max_time;
+            allocscope_core::rounds::judge::adaptive(&settings.baseline, &settings.judge, rounds, max_time)
+        });
     let plan = RoundPlan {
         rounds: 0..rounds,
         configs: settings.configs.iter().map(|c| c.name.clone()).collect(),
@@ -67,16 +78,16 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
         return Ok(exit_interrupted.unwrap_or(1));
     };
     store.finish_experiment(id, driven.final_status())?;
-    report(&mut store, id, settings, &driven, rounds)?;
+    let outcome = report(&mut store, id, settings, &driven, rounds)?;
     if let Some(code) = exit_interrupted {
         eprintln!("allocscope: interrupted; the finished runs are stored in experiment {id}");
         return Ok(code);
     }
     let all_ok = store.load_experiment(Some(id))?.all_runs_ok();
-    Ok(if all_ok && driven.lost.is_empty() {
-        0
-    } else {
-        1
+    Ok(match all_ok && driven.lost.is_empty() {
+        false => 1,
+        true if outcome == Outcome::RecommendUnproven => EXIT_UNPROVEN,
+        true => 0,
     })
 }
 
@@ -99,14 +110,14 @@ fn job_request(
 }
 
 /// Which rounds were merged and where they ran (for shards), then the
-/// table, verdict and exports.
+/// table, verdict and exports; the verdict's outcome.
 fn report(
     store: &mut Store,
     id: i64,
     settings: &CompareSettings,
     driven: &Driven,
     rounds: u32,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Outcome> {
     if !driven.merged.is_empty() || !driven.lost.is_empty() {
         if !settings.output.quiet {
             let merged = driven.merged.len();
@@ -126,5 +137,6 @@ fn report(
     judge.unresolvable = allocscope_core::judging::unresolvable_of(&store.load_environment(id)?);
     let experiment = store.load_experiment(Some(id))?;
     let analysis = analyze_with(experiment, &settings.baseline, &judge)?;
-    crate::exports::print_table_and_export(&analysis, &settings.output, &settings.db)
+    crate::exports::print_table_and_export(&analysis, &settings.output, &settings.db)?;
+    Ok(analysis.verdict.outcome)
 }

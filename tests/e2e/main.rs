@@ -13,6 +13,7 @@ mod common;
 mod compare;
 mod cpus;
 mod docs_paths;
+mod failures;
 mod fixed_duration;
 mod fixed_load;
 mod heap;

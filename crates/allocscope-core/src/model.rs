@@ -340,6 +340,26 @@ pub struct RunRecord {
     /// `memory.max_usage_in_bytes`), when the run had a cgroup.
     #[serde(default)]
     pub cgroup_peak_kernel_bytes: Option<u64>,
+    /// The last lines of the program's stderr when the run did not end
+    /// `ok` (`run::stderr_tail`: a few lines, bounded in bytes); `None` for
+    /// an ok run, an empty stderr, or a run stored before schema 17.
+    #[serde(default)]
+    pub stderr_tail: Option<String>,
+}
+
+impl RunRecord {
+    /// Why the run did not end `ok`, in one line: its message, then the
+    /// program's last stderr lines unless the message already quotes them
+    /// (a service's does); `None` when neither says anything.
+    pub fn failure_words(&self) -> Option<String> {
+        let tail = self.stderr_tail.as_deref();
+        match (self.message.as_deref(), tail) {
+            (Some(m), Some(t)) if !m.contains(t) => Some(format!("{m}; stderr: {t}")),
+            (Some(m), _) => Some(m.to_string()),
+            (None, Some(t)) => Some(format!("stderr: {t}")),
+            (None, None) => None,
+        }
+    }
 }
 
 /// Latency and throughput of one run's load, from allocscope's own load

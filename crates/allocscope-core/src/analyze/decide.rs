@@ -53,6 +53,10 @@ pub struct Standing {
     /// Open, and `--runs auto` stopped running it: no run count within its
     /// `--max-runs` could settle it (`unresolvable`). Set by the judge.
     pub unresolvable: bool,
+    /// Every one of its runs failed (none ended `ok`), set by the judge:
+    /// settled out, never recommended; more rounds of a program that
+    /// cannot run under it would only fail again.
+    pub every_run_failed: bool,
 }
 
 impl Standing {
@@ -62,16 +66,18 @@ impl Standing {
             && self.performance == Side::Good
             && self.oom_killed.is_none()
             && self.ruled_out.is_none()
+            && !self.every_run_failed
     }
 
     /// Settled against: uses too much memory or is too slow, beyond noise,
-    /// outranked by a qualifying candidate, or OOM-killed.
+    /// outranked by a qualifying candidate, OOM-killed, or every run failed.
     pub fn settled_out(&self) -> bool {
         self.memory == Side::Bad
             || self.performance == Side::Bad
             || self.outranked_by.is_some()
             || self.oom_killed.is_some()
             || self.ruled_out.is_some()
+            || self.every_run_failed
     }
 
     pub fn is_open(&self) -> bool {
@@ -273,6 +279,7 @@ pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Threshold
         ruled_out: None,
         optimistic_more_rounds: None,
         unresolvable: false,
+        every_run_failed: false,
     };
     if s.is_open() {
         let sides = [
@@ -351,6 +358,22 @@ pub fn decide(standings: &[Standing], memory_ratio: &[f64]) -> Decision {
     } else {
         Decision::Inconclusive(open)
     }
+}
+
+/// At the time box (the rounds run out, or `--max-time`), when nothing
+/// qualifies: the candidate (index into `standings`) that saves memory
+/// beyond the minimum and noise while its performance is still open, with
+/// the lowest memory ratio. The verdict recommends it with its performance
+/// named as not resolved, rather than "inconclusive" alone: memory settles
+/// in a few rounds, a performance figure within a 5% budget at 5-15% noise
+/// per run can take tens.
+pub fn unproven_pick(standings: &[Standing], memory_ratio: &[f64]) -> Option<usize> {
+    standings
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.memory == Side::Good && s.performance == Side::Open && s.is_open())
+        .min_by(|a, b| memory_ratio[a.0].total_cmp(&memory_ratio[b.0]))
+        .map(|(i, _)| i)
 }
 
 /// What the adaptive schedule does after a round.

@@ -62,6 +62,18 @@ pub fn oom_killed(config: &StoredConfig) -> Option<(usize, usize)> {
     (killed > 0).then_some((killed, config.runs.len()))
 }
 
+/// (runs, why the first failed) of `config` when it has runs and none
+/// ended `ok`: its message and the program's last stderr lines.
+pub fn every_run_failed(config: &StoredConfig) -> Option<(usize, String)> {
+    let first = config.runs.first()?;
+    if config.runs.iter().any(|r| r.record.status == RunStatus::Ok) {
+        return None;
+    }
+    let r = &first.record;
+    let why = (r.failure_words()).unwrap_or_else(|| format!("ended {}", r.status.as_str()));
+    Some((config.runs.len(), why))
+}
+
 /// One candidate's ratios and standing.
 pub struct Judged {
     pub index: usize,
@@ -100,7 +112,11 @@ pub fn judge_all(
                 .ruled_out
                 .when(&config.config.name)
                 .map(str::to_string);
-            if standing.oom_killed.is_some() || standing.ruled_out.is_some() {
+            standing.every_run_failed = every_run_failed(config).is_some();
+            if standing.oom_killed.is_some()
+                || standing.ruled_out.is_some()
+                || standing.every_run_failed
+            {
                 standing.more_rounds = None;
             }
             Judged {

@@ -369,6 +369,7 @@ mod tests {
             reclaim: None,
             cgroup_peak_kernel_bytes: None,
             served_by: None,
+            stderr_tail: None,
             started_at: String::new(),
         }
     }

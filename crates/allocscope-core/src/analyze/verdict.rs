@@ -13,7 +13,7 @@
 
 use super::cause::{explain as explain_cause, Cause};
 use super::choice::{measures, Measures};
-use super::decide::{decide as decide_outcome, Decision, Side};
+use super::decide::{decide as decide_outcome, unproven_pick, Decision, Side};
 pub use super::deploy::{deploy, sh_quote, Deploy, KeptLimit, LimitLines};
 use super::judge::{judge_all, shown, Judged};
 use super::metric_table::MetricDef;
@@ -27,6 +27,9 @@ use serde::{Serialize, Serializer};
 pub enum Outcome {
     /// `config` is recommended over the baseline.
     Recommend,
+    /// `config` is recommended for its memory, settled; its performance was
+    /// not resolved when the rounds ran out (`Reason::RecommendUnproven`).
+    RecommendUnproven,
     /// Every candidate is settled out: keep the baseline (`config` names it).
     KeepDefault,
     /// Some candidate is not settled yet; `config` is absent.
@@ -279,6 +282,10 @@ impl Context<'_> {
             let oom = self.oom(killed);
             return Note::OomKilled { config, oom };
         }
+        let c = &self.experiment.configs[j.index];
+        if let Some((runs, why)) = super::judge::every_run_failed(c) {
+            return Note::EveryRunFailed { config, runs, why };
+        }
         let figures = self.figures(j);
         let leader = j
             .standing
@@ -318,6 +325,27 @@ impl Context<'_> {
             command.unwrap_or(&self.experiment.info.command),
             limit.as_ref(),
         ));
+    }
+
+    /// The recommendation of candidate `k` at the time box: its memory
+    /// settled in its favour, its performance not resolved.
+    fn recommend_unproven(&self, verdict: &mut Verdict, k: usize) {
+        self.recommend(verdict, k);
+        let j = &self.judged[k];
+        let name = self.name(j.index);
+        verdict.outcome = Outcome::RecommendUnproven;
+        verdict.unsettled.retain(|u| u.config != name);
+        let Some(memory) = j.memory.as_ref().map(|m| m.ratio()) else {
+            return;
+        };
+        verdict.reason = Reason::RecommendUnproven {
+            baseline: self.base_name(),
+            memory,
+            performance: j.perf.as_ref().map(|p| shown(&self.measures.perf, p)),
+            rounds: j.memory.as_ref().map_or(0, |m| m.n),
+            more_rounds: j.standing.more_rounds,
+            unresolvable: j.standing.unresolvable,
+        };
     }
 
     /// The memory limit configuration `index` needs, if known.
@@ -463,6 +491,20 @@ pub fn decide(
             context.keep_default(&mut verdict);
             saved_most
         }
+        // The rounds ran out (an interrupted experiment's did not):
+        // recommend what memory settled, with performance named unproven.
+        Decision::Inconclusive(_) if experiment.status != "interrupted" => {
+            match unproven_pick(&standings, &memory_ratio) {
+                Some(k) => {
+                    context.recommend_unproven(&mut verdict, k);
+                    Some(k)
+                }
+                None => {
+                    verdict.kept_limit = context.kept_limit();
+                    saved_most
+                }
+            }
+        }
         Decision::Inconclusive(_) => {
             verdict.kept_limit = context.kept_limit();
             saved_most
@@ -475,6 +517,12 @@ pub fn decide(
         .extend(super::served::left_out(experiment));
     if let Some(reason) = super::served::withheld(experiment, baseline) {
         withhold(&mut verdict, reason);
+    }
+    // Nothing to compare with: the baseline never ran to its end.
+    let base = experiment.configs.get(baseline);
+    if let Some((runs, why)) = base.and_then(super::judge::every_run_failed) {
+        let baseline = context.base_name();
+        withhold(&mut verdict, Reason::BaselineFailed { baseline, runs, why });
     }
     verdict
 }

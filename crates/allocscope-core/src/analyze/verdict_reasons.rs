@@ -23,6 +23,22 @@ pub enum Reason {
         /// The other qualifiers whose memory interval overlaps its own.
         ties: Vec<Tie>,
     },
+    /// At the time box: the verdict's `config` saved beyond noise and the
+    /// minimum, and its performance is not resolved at this noise (its
+    /// interval straddles the budget); nothing qualified.
+    RecommendUnproven {
+        baseline: String,
+        memory: Ratio,
+        /// As the tables show it; `None` when its runs gave none.
+        performance: Option<Ratio>,
+        /// The rounds it ran.
+        rounds: usize,
+        /// About how many more rounds would resolve it, when estimable.
+        more_rounds: Option<u32>,
+        /// Whether `--runs auto` stopped it as unresolvable within its
+        /// `--max-runs`.
+        unresolvable: bool,
+    },
     /// Every candidate the verdict judged is settled out.
     KeepDefault {
         baseline: String,
@@ -43,6 +59,13 @@ pub enum Reason {
         baseline: String,
         allocator: String,
         served_by: String,
+    },
+    /// No verdict: every one of the baseline's `runs` failed; `why` is the
+    /// first one's message and last stderr lines.
+    BaselineFailed {
+        baseline: String,
+        runs: usize,
+        why: String,
     },
 }
 
@@ -78,6 +101,13 @@ pub enum Note {
     },
     /// A candidate the OOM killer ended in some run.
     OomKilled { config: String, oom: Oom },
+    /// A candidate none of whose `runs` ended `ok`; `why` is the first
+    /// one's message and last stderr lines.
+    EveryRunFailed {
+        config: String,
+        runs: usize,
+        why: String,
+    },
     /// The candidates a race dropped, each with when.
     DroppedByRace { dropped: Vec<Dropped> },
     /// The baseline itself was OOM-killed.

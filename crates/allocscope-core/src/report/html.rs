@@ -98,8 +98,7 @@ fn notes(a: &Analysis) -> Vec<String> {
                 r.record.index,
                 r.record.status.as_str(),
                 r.record
-                    .message
-                    .as_deref()
+                    .failure_words()
                     .map(|m| format!(" ({m})"))
                     .unwrap_or_default()
             ));
@@ -263,7 +262,7 @@ fn limit_table(out: &mut String, a: &Analysis) -> Result<()> {
 
 fn verdict(out: &mut String, a: &Analysis) -> Result<()> {
     let v = &a.verdict;
-    let class = if v.outcome == Outcome::Recommend {
+    let class = if matches!(v.outcome, Outcome::Recommend | Outcome::RecommendUnproven) {
         "verdict"
     } else {
         "verdict keep"
@@ -343,7 +342,7 @@ fn runs(out: &mut String, a: &Analysis) -> Result<()> {
             (None, Some(sig)) => format!("signal {sig}"),
             (None, None) => "-".into(),
         };
-        let message = rec.message.as_deref().map(|m| format!(": {}", escape(m)));
+        let message = rec.failure_words().map(|m| format!(": {}", escape(&m)));
         let status = format!("{}{}", rec.status.as_str(), message.unwrap_or_default());
         let mut cells = vec![escape(name), rec.index.to_string(), status, exit];
         for (&k, unit) in columns.iter().zip(&units) {

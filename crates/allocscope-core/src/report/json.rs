@@ -116,6 +116,9 @@ struct RunOut<'a> {
     stdout_path: String,
     stderr_path: String,
     message: Option<&'a str>,
+    /// The last lines of the program's stderr, for a run not `ok`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stderr_tail: Option<&'a str>,
     linked_allocators: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     served_by: Option<&'a str>,
@@ -347,6 +350,7 @@ fn run_out<'a>(run: &'a StoredRun, table: &'a [MetricDef], include_samples: bool
         stdout_path: r.stdout_path.to_string_lossy().into_owned(),
         stderr_path: r.stderr_path.to_string_lossy().into_owned(),
         message: r.message.as_deref(),
+        stderr_tail: r.stderr_tail.as_deref(),
         linked_allocators: &r.linked_allocators,
         served_by: r.served_by.as_deref(),
         sampler_cpu_s: r.sampler_cpu_s,

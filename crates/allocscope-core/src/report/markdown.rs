@@ -189,6 +189,13 @@ impl Reporter for MarkdownReporter {
                 writeln!(out, "> warning: {}", escape(warning))?;
             }
         }
+        let failed = super::table::failed_runs(analysis);
+        if !failed.is_empty() {
+            writeln!(out, "\n#### Failed runs (left out of the figures)\n")?;
+            for line in failed {
+                writeln!(out, "- {}", escape(&line))?;
+            }
+        }
         if let Some(kept) = &v.kept_limit {
             let words = super::verdict_words::kept_words(kept);
             writeln!(out, "\n#### Memory limit\n\n{}:\n", escape(&words))?;

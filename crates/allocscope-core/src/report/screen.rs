@@ -14,7 +14,7 @@ use crate::analyze::cause::{Cause, WhereWent};
 use crate::analyze::cause_figures::heap_measured;
 use crate::analyze::decide::{more_rounds_words, Side, MANY_MORE_ROUNDS};
 use crate::analyze::types::Analysis;
-use crate::analyze::verdict::{Note, Place, Reason, Verdict};
+use crate::analyze::verdict::{Figures, Note, Place, Reason, Verdict};
 use crate::model::RunStatus;
 use crate::units::{format_seconds, ColumnUnit, Unit};
 use anyhow::Result;
@@ -108,6 +108,7 @@ impl Screen {
         verdict.extend(cause_line(v).map(|line| ("why", line)));
         verdict.extend(open_line(v).map(|line| ("open", line)));
         verdict.extend(not_chosen(v).map(|line| ("not chosen", line)));
+        verdict.extend(failed_lines(a).into_iter().map(|line| ("failed", line)));
         let (heads, rows) = table(a);
         Screen {
             ran: ran(a),
@@ -147,6 +148,64 @@ fn ran(a: &Analysis) -> String {
         format_seconds(wall),
         e.info.host.cpus,
     )
+}
+
+/// A configuration's name and the indices of its runs that failed one way.
+type RunsOf<'a> = (&'a str, Vec<u32>);
+
+/// `jemalloc runs 1-3, tcmalloc run 2: exited with code 1; stderr: initdb:
+/// cannot write /nonexistent`: the runs not `ok`, one line per distinct
+/// reason (`--section runs` lists each run), but for the configurations
+/// the verdict already names as failing every run.
+fn failed_lines(a: &Analysis) -> Vec<String> {
+    let v = &a.verdict;
+    let named = |name: &str| {
+        let note = v.explanation.iter().any(
+            |n| matches!(n, Note::EveryRunFailed { config, .. } if config == name),
+        );
+        note || matches!(&v.reason, Reason::BaselineFailed { baseline, .. } if baseline == name)
+    };
+    // Each reason with its configurations' failed runs, in the order first seen.
+    let mut groups: Vec<(String, Vec<RunsOf>)> = Vec::new();
+    for c in a.experiment.configs.iter().filter(|c| !named(&c.config.name)) {
+        for r in c.runs.iter().map(|r| &r.record) {
+            if r.status == RunStatus::Ok {
+                continue;
+            }
+            let why = r.failure_words().unwrap_or_else(|| r.status.as_str().to_string());
+            let at = match groups.iter().position(|(w, _)| *w == why) {
+                Some(at) => at,
+                None => {
+                    groups.push((why, Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            let configs = &mut groups[at].1;
+            match configs.iter_mut().find(|(name, _)| *name == c.config.name) {
+                Some((_, runs)) => runs.push(r.index),
+                None => configs.push((&c.config.name, vec![r.index])),
+            }
+        }
+    }
+    let runs_words = |runs: &[u32]| match runs {
+        [one] => format!("run {one}"),
+        [first, .., last] if runs.windows(2).all(|w| w[1] == w[0] + 1) => {
+            format!("runs {first}-{last}")
+        }
+        many => {
+            let list: Vec<String> = many.iter().map(u32::to_string).collect();
+            format!("runs {}", list.join(", "))
+        }
+    };
+    groups
+        .into_iter()
+        .map(|(why, configs)| {
+            let who: Vec<String> = (configs.iter())
+                .map(|(name, runs)| format!("{name} {}", runs_words(runs)))
+                .collect();
+            format!("{}: {why}", who.join(", "))
+        })
+        .collect()
 }
 
 /// The verdict's memory and performance rows, each a value and a ratio,
@@ -288,6 +347,27 @@ fn verdict_line(a: &Analysis) -> String {
     if let Reason::Inconclusive { baseline_rounds } = v.reason {
         return inconclusive(a, baseline_rounds);
     }
+    if let Reason::RecommendUnproven {
+        baseline,
+        memory: m,
+        performance,
+        more_rounds,
+        ..
+    } = &v.reason
+    {
+        let perf = performance.as_ref().map_or("-".to_string(), ratio_words);
+        let more = more_rounds.map_or(String::new(), |n| format!("; {}", more_rounds_words(n)));
+        return format!(
+            "use {}: {} {} of {baseline}'s (saves {}); {} {perf}, not resolved at this noise \
+             (budget {}%{more}).",
+            v.config.as_deref().unwrap_or_default(),
+            v.memory.label,
+            ratio_words(m),
+            pct(m.value),
+            v.performance.label,
+            v.max_slowdown_pct
+        );
+    }
     let Reason::Recommend {
         baseline,
         memory: Some(m),
@@ -403,10 +483,17 @@ fn not_chosen(v: &Verdict) -> Option<String> {
                 place: Place::Judged { open: true, .. },
                 ..
             } => Vec::new(),
-            Note::Candidate { config, place, .. } if Some(config.as_str()) != pick => {
-                vec![format!("{config} ({})", place_words(v, place))]
+            Note::Candidate {
+                config,
+                place,
+                figures,
+            } if Some(config.as_str()) != pick => {
+                vec![format!("{config} ({})", place_words(v, place, figures.as_ref()))]
             }
             Note::OomKilled { config, .. } => vec![format!("{config} (OOM-killed)")],
+            Note::EveryRunFailed { config, why, .. } => {
+                vec![format!("{config} (every run failed: {why})")]
+            }
             Note::DroppedByRace { dropped } => dropped
                 .iter()
                 .map(|d| format!("{} (dropped by the race {})", d.config, d.when))
@@ -422,8 +509,9 @@ fn not_chosen(v: &Verdict) -> Option<String> {
     (!words.is_empty()).then(|| format!("{}.", words.join(", ")))
 }
 
-/// Where a candidate stands, in a few words.
-fn place_words(v: &Verdict, place: &Place) -> String {
+/// Where a candidate stands, in a few words; settled out, by what it
+/// costs (`uses 13% more`) where its figures say.
+fn place_words(v: &Verdict, place: &Place, figures: Option<&Figures>) -> String {
     let Place::Judged {
         open,
         memory,
@@ -437,10 +525,12 @@ fn place_words(v: &Verdict, place: &Place) -> String {
         };
     };
     let mut why = Vec::new();
-    match memory {
-        Side::Bad => why.push(format!("saves under {}%", v.min_saving_pct)),
-        Side::Open => why.push(format!("{} open", v.memory.label)),
-        Side::Good => {}
+    match (memory, figures.map(|f| f.memory.value)) {
+        (Side::Bad, Some(m)) if m >= 1.0 => why.push(format!("uses {} more", pct(m))),
+        (Side::Bad, Some(m)) => why.push(format!("saves {}, under {}%", pct(m), v.min_saving_pct)),
+        (Side::Bad, None) => why.push(format!("saves under {}%", v.min_saving_pct)),
+        (Side::Open, _) => why.push(format!("{} open", v.memory.label)),
+        (Side::Good, _) => {}
     }
     match performance {
         Side::Bad => why.push(format!("over the {}% budget", v.max_slowdown_pct)),
@@ -481,7 +571,8 @@ pub fn markdown(out: &mut String, a: &Analysis, escape: fn(&str) -> String) -> s
 pub fn html_card(out: &mut String, a: &Analysis, escape: fn(&str) -> String) -> std::fmt::Result {
     let s = Screen::of(a);
     let class = match a.verdict.outcome {
-        crate::analyze::verdict::Outcome::Recommend => "verdict card",
+        crate::analyze::verdict::Outcome::Recommend
+        | crate::analyze::verdict::Outcome::RecommendUnproven => "verdict card",
         _ => "verdict keep card",
     };
     writeln!(out, "<section id=\"answer\" class=\"{class}\">")?;

@@ -175,32 +175,40 @@ fn footer(out: &mut String, analysis: &Analysis) -> Result<()> {
     super::verdict_text::verdict(out, &analysis.verdict)
 }
 
+/// `jemalloc run 2: failed, exit code 1: exited with code 1; stderr:
+/// initdb: cannot write /nonexistent`: one line per run not `ok`, for every
+/// report.
+pub(super) fn failed_runs(analysis: &Analysis) -> Vec<String> {
+    let runs = (analysis.experiment.configs.iter())
+        .flat_map(|c| c.runs.iter().map(move |r| (&c.config.name, &r.record)));
+    runs.filter(|(_, r)| r.status != RunStatus::Ok)
+        .map(|(name, r)| {
+            let mut line = format!("{name} run {}: {}", r.index, r.status.as_str());
+            if let Some(code) = r.exit_code {
+                line.push_str(&format!(", exit code {code}"));
+            }
+            if let Some(sig) = r.signal {
+                line.push_str(&format!(", signal {sig}"));
+                if let Some(name) = signal_hook::low_level::signal_name(sig) {
+                    line.push_str(&format!(" ({name})"));
+                }
+            }
+            if let Some(why) = r.failure_words() {
+                line.push_str(&format!(": {why}"));
+            }
+            line
+        })
+        .collect()
+}
+
 /// The failed runs, the warnings and the sampler's overhead.
 pub(super) fn runs_notes(out: &mut String, analysis: &Analysis) -> Result<()> {
     let e = &analysis.experiment;
-    let failed: Vec<_> = e
-        .configs
-        .iter()
-        .flat_map(|c| c.runs.iter().map(move |r| (&c.config.name, &r.record)))
-        .filter(|(_, r)| r.status != RunStatus::Ok)
-        .collect();
+    let failed = failed_runs(analysis);
     if !failed.is_empty() {
         writeln!(out, "failed runs (excluded from the summary above):")?;
-        for (name, r) in failed {
-            let mut line = format!("  {name} run {}: {}", r.index, r.status.as_str());
-            if let Some(code) = r.exit_code {
-                write!(line, ", exit code {code}")?;
-            }
-            if let Some(sig) = r.signal {
-                write!(line, ", signal {sig}")?;
-                if let Some(name) = signal_hook::low_level::signal_name(sig) {
-                    write!(line, " ({name})")?;
-                }
-            }
-            if let Some(msg) = &r.message {
-                write!(line, ": {msg}")?;
-            }
-            writeln!(out, "{line}")?;
+        for line in failed {
+            writeln!(out, "{}", super::format::hanging(&line, 98, "  ").join("\n"))?;
         }
     }
     // Warnings are long sentences: one clause per line, wrapped, keeps the width.

@@ -71,6 +71,27 @@ pub fn reason(v: &Verdict) -> String {
                 words(performance),
             )
         }
+        Reason::RecommendUnproven {
+            baseline,
+            memory,
+            performance,
+            rounds,
+            more_rounds,
+            unresolvable,
+        } => {
+            let perf = performance.as_ref().map_or(format!("no {pw} figures"), |p| {
+                format!("{pw} {}", ratio_words(p))
+            });
+            format!(
+                "Use {}: {mw} {} of {baseline}'s, a saving beyond noise and beyond the {saving}% \
+                 minimum; {perf}, not resolved at this noise against the {budget}% budget {}.{}{}",
+                v.config.as_deref().unwrap_or_default(),
+                ratio_words(memory),
+                unresolvable_words(*rounds, None),
+                resolve_words(*more_rounds, *unresolvable),
+                unsettled(v),
+            )
+        }
         Reason::KeepDefault {
             baseline,
             judged,
@@ -99,6 +120,14 @@ pub fn reason(v: &Verdict) -> String {
              another. Remove what overrides them (an LD_PRELOAD in their settings), or compare \
              builds with --variant."
         ),
+        Reason::BaselineFailed {
+            baseline,
+            runs,
+            why,
+        } => format!(
+            "No verdict: every run of the baseline {baseline} failed ({runs} of {runs}): {why}. \
+             Fix what stops it under {baseline}, or choose another --baseline."
+        ),
         Reason::BaselineNotRun {
             baseline,
             allocator,
@@ -108,6 +137,24 @@ pub fn reason(v: &Verdict) -> String {
              {served_by}); choose a baseline that ran its allocator (allocscope report \
              --baseline NAME)."
         ),
+    }
+}
+
+/// ` About 16 more rounds would resolve it (--runs auto --max-runs N).`, or
+/// for a candidate the futility rule stopped, that no run count within the
+/// cap could.
+fn resolve_words(more_rounds: Option<u32>, unresolvable: bool) -> String {
+    match (more_rounds, unresolvable) {
+        (Some(n), true) => format!(
+            " No difference this experiment can resolve: settling it would take {}.",
+            more_rounds_words(n)
+        ),
+        (None, true) => " No difference this experiment can resolve.".to_string(),
+        (Some(n), false) => format!(
+            " Settling it would take {} (--runs auto --max-runs N).",
+            more_rounds_words(n)
+        ),
+        (None, false) => String::new(),
     }
 }
 
@@ -265,6 +312,9 @@ fn note(v: &Verdict, n: &Note, [mean, peak]: [ColumnUnit; 2]) -> String {
             format!("{config}: {figures}; {}.", place_words(v, place))
         }
         Note::OomKilled { config, oom } => format!("{config}: not chosen: {}.", oom_words(oom)),
+        Note::EveryRunFailed { config, runs, why } => {
+            format!("{config}: not chosen: every run failed ({runs} of {runs}): {why}.")
+        }
         Note::DroppedByRace { dropped } => {
             let names: Vec<String> = dropped
                 .iter()

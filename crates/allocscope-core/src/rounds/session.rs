@@ -1,7 +1,8 @@
 //! One experiment being run here: everything fixed before the first run (the
 //! experiment row, the log directory, the probe plans, the program's
 //! allocator facts), then one planned run at a time, executed, given its
-//! user metrics, reported on the progress line and stored at once.
+//! user metrics, reported on the progress line (a failed run's last stderr
+//! lines once per distinct text) and stored at once.
 
 use super::logs::{log_directory, slug};
 use super::progress::Progress;
@@ -151,6 +152,8 @@ pub(crate) struct Session<'s> {
     step: usize,
     total: usize,
     stored: usize,
+    /// The stderr tails of failed runs already shown: each is said once.
+    said_tails: std::collections::HashSet<String>,
 }
 
 impl<'s> Session<'s> {
@@ -214,6 +217,7 @@ impl<'s> Session<'s> {
             step: 0,
             total,
             stored: 0,
+            said_tails: Default::default(),
         })
     }
 
@@ -255,6 +259,18 @@ impl<'s> Session<'s> {
         };
         let peak = run_metrics(&record).peak_rss_bytes;
         self.progress.ran(&run_line(&place, &record, peak));
+        // Why a run failed, in the program's words, once per distinct tail
+        // (a configuration failing every round would repeat it each time).
+        if let Some(tail) = &record.stderr_tail {
+            if self.said_tails.insert(tail.clone()) {
+                self.progress.say(&format!(
+                    "allocscope: {} {kind} {} {}, its stderr ended: {tail}",
+                    config.name,
+                    planned.repetition,
+                    record.status.as_str()
+                ));
+            }
+        }
         if planned.warmup {
             return Ok(Step::Done);
         }

@@ -38,6 +38,7 @@ mod service;
 mod service_spec;
 mod settle;
 mod status;
+mod stderr_tail;
 mod supervise;
 pub mod tap;
 mod values;
@@ -192,6 +193,10 @@ fn finish(
         user_metrics: Default::default(),
         reclaim,
         cgroup_peak_kernel_bytes,
+        // Why it failed, in the program's own words.
+        stderr_tail: (concluded.status != crate::model::RunStatus::Ok)
+            .then(|| stderr_tail::stderr_tail(&launch.stderr_path))
+            .flatten(),
     }
 }
 

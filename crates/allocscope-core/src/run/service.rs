@@ -359,21 +359,12 @@ fn describe_exit(raw: i32) -> String {
     }
 }
 
-/// `; last stderr lines: a | b | c`, or nothing when stderr is empty.
+/// `; last stderr lines: a | b | c`, or that stderr is empty.
 fn stderr_tail(path: &Path) -> String {
-    let text = std::fs::read(path).unwrap_or_default();
-    let from = text.len().saturating_sub(4096);
-    let text = String::from_utf8_lossy(&text[from..]);
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    if lines.is_empty() {
-        return "; its stderr is empty".to_string();
+    match super::stderr_tail::stderr_tail(path) {
+        Some(tail) => format!("; last stderr lines: {tail}"),
+        None => "; its stderr is empty".to_string(),
     }
-    let last = &lines[lines.len().saturating_sub(3)..];
-    format!("; last stderr lines: {}", last.join(" | "))
 }
 
 #[cfg(test)]

@@ -168,7 +168,7 @@ impl Store {
                     minor_faults, major_faults, stdout_path, stderr_path, message,
                     linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s,
                     cgroup_peak_kernel_bytes,
-                    served_by, reclaim
+                    served_by, reclaim, stderr_tail
              FROM runs WHERE config_id = ?1 ORDER BY idx, id",
         )?;
         let rows = stmt
@@ -307,6 +307,7 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         user_metrics: Default::default(),
         reclaim: None,
         cgroup_peak_kernel_bytes: opt_u64_at(r, "cgroup_peak_kernel_bytes")?,
+        stderr_tail: r.get("stderr_tail")?,
     };
     Ok((
         r.get("id")?,

@@ -193,6 +193,8 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
         }),
         cgroup_peak_kernel_bytes: Some(7 << 20),
         served_by: (index == 2).then(|| "jemalloc".to_string()),
+        stderr_tail: (status != RunStatus::Ok)
+            .then(|| "initdb: cannot write /nonexistent | end".to_string()),
     }
 }
 

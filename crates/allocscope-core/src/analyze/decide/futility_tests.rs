@@ -31,9 +31,11 @@ struct Trial {
     stopped: Option<(u32, bool)>,
 }
 
-fn trial(rng: &mut SplitMix64, ratio: f64, sigma: f64) -> Trial {
+/// `cap`: the rounds the experiment can run, `MAX_RUNS` or fewer when
+/// `--max-time` leaves fewer (the looks keep `--max-runs`'s level).
+fn trial(rng: &mut SplitMix64, ratio: f64, sigma: f64, cap: u32) -> Trial {
     let (mut cand, mut base) = (Vec::new(), Vec::new());
-    for round in 1..=MAX_RUNS {
+    for round in 1..=cap {
         base.push((round, 100.0 * (sigma * normal(rng)).exp()));
         cand.push((round, 100.0 * ratio * (sigma * normal(rng)).exp()));
     }
@@ -49,13 +51,13 @@ fn trial(rng: &mut SplitMix64, ratio: f64, sigma: f64) -> Trial {
         )
     };
     let looking = sequential_alpha(MAX_RUNS);
-    let settled_at = (FIRST_LOOK..=MAX_RUNS).find(|&k| !at(k, looking).is_open());
-    let stopped = (FIRST_LOOK..MAX_RUNS)
+    let settled_at = (FIRST_LOOK..=cap).find(|&k| !at(k, looking).is_open());
+    let stopped = (FIRST_LOOK..cap)
         .take_while(|&k| settled_at.is_none_or(|s| k < s))
-        .find(|&k| unresolvable(&at(k, looking), k, MAX_RUNS))
+        .find(|&k| unresolvable(&at(k, looking), k, cap))
         .map(|k| (k, at(k, 0.05).is_open()));
     Trial {
-        settles: settled_at.is_some() || !at(MAX_RUNS, 0.05).is_open(),
+        settles: settled_at.is_some() || !at(cap, 0.05).is_open(),
         settled_at,
         stopped,
     }
@@ -65,23 +67,32 @@ fn trial(rng: &mut SplitMix64, ratio: f64, sigma: f64) -> Trial {
 /// side (the distance in standard deviations of one round's log
 /// difference, `sigma` per run): the rule may stop one that would have
 /// settled, and leave it open, in at most 1% of experiments; and it stops
-/// a third or more of those on the threshold.
+/// a third or more of those on the threshold. The same under a cap of 10
+/// rounds (`--max-time` leaving half of `--max-runs 20`), where the rule
+/// counts the rounds the time leaves.
 #[test]
 fn futility_rarely_stops_a_candidate_that_would_settle_within_max_runs() {
-    println!("futility, --max-runs {MAX_RUNS}, {TRIALS} experiments a row");
+    for cap in [MAX_RUNS, 10] {
+        futility_under(cap);
+    }
+}
+
+fn futility_under(cap: u32) {
+    println!("futility, --max-runs {MAX_RUNS}, {cap} rounds the caps leave, {TRIALS} experiments a row");
     for sigma in [0.03, 0.10] {
         for distance in [0.0, 0.3, 0.5, 0.66, 1.0, 1.5, -0.66, -1.0] {
             let ratio = THRESHOLD * (distance * sigma * 2f64.sqrt()).exp();
-            let seed = 0xBEAD + (sigma * 1e3) as u64 + (distance * 1e2) as i64 as u64;
+            // Wrapping: a negative distance's bits, as a seed.
+            let seed = (0xBEAD + (sigma * 1e3) as u64).wrapping_add((distance * 1e2) as i64 as u64);
             let mut rng = SplitMix64::new(seed);
             let (mut settled, mut stops, mut lost, mut saved) = (0, 0, 0, 0);
             for _ in 0..TRIALS {
-                let t = trial(&mut rng, ratio, sigma);
+                let t = trial(&mut rng, ratio, sigma, cap);
                 settled += usize::from(t.settles);
                 if let Some((round, open)) = t.stopped {
                     stops += 1;
                     lost += usize::from(t.settles && open);
-                    saved += t.settled_at.unwrap_or(MAX_RUNS) - round;
+                    saved += t.settled_at.unwrap_or(cap) - round;
                 }
             }
             let pct = |n: usize| 100.0 * n as f64 / TRIALS as f64;

@@ -381,3 +381,102 @@ fn walls_within_two_percent_are_flat_and_four_percent_apart_are_not() {
     let lengthened = experiment([&walls(1.5), &busy, &walls(1.5)]);
     assert_eq!(fixed_duration(&lengthened, wall), Some(1.5));
 }
+
+/// Every run of the fixture's `index`-th configuration failed with
+/// `initdb`'s own words on its stderr.
+fn every_run_failing(mut e: StoredExperiment, index: usize) -> StoredExperiment {
+    for run in &mut e.configs[index].runs {
+        run.record.status = RunStatus::Failed;
+        run.record.exit_code = Some(1);
+        run.record.message = Some("exited with code 1".into());
+        run.record.stderr_tail = Some("initdb: cannot write /nonexistent".into());
+    }
+    e
+}
+
+#[test]
+fn a_candidate_whose_every_run_failed_is_named_so_and_settled_out() {
+    // mimalloc fails every run; jemalloc saves 40% within the budget.
+    let e = every_run_failing(experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]), 2);
+    let v = judge(e, 5.0).verdict;
+    assert_eq!(v.config.as_deref(), Some("jemalloc"));
+    assert!(v.unsettled.is_empty(), "not open: {:?}", v.unsettled);
+    let words = explanation(&v);
+    assert!(
+        words.iter().any(|w| w
+            == "mimalloc,eager: not chosen: every run failed (4 of 4): exited with code 1; \
+                stderr: initdb: cannot write /nonexistent."),
+        "{words:?}"
+    );
+    // Alone beside the baseline, it leaves nothing open: keep the default,
+    // never "not settled yet".
+    let mut e = every_run_failing(experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]), 2);
+    e.configs.remove(1);
+    let v = judge(e, 5.0).verdict;
+    assert_eq!(v.outcome, Outcome::KeepDefault, "{}", reason(&v));
+    assert!(!reason(&v).contains("not settled"), "{}", reason(&v));
+}
+
+#[test]
+fn a_baseline_whose_every_run_failed_gives_no_verdict_and_says_why() {
+    let e = every_run_failing(experiment([GLIBC, SMALL_SAME_SPEED, MID_FASTER]), 0);
+    let v = judge(e, 5.0).verdict;
+    assert_eq!(v.outcome, Outcome::Inconclusive);
+    assert_eq!((v.config.as_deref(), v.deploy.as_ref()), (None, None));
+    assert_eq!(
+        reason(&v),
+        "No verdict: every run of the baseline glibc failed (4 of 4): exited with code 1; \
+         stderr: initdb: cannot write /nonexistent. Fix what stops it under glibc, or choose \
+         another --baseline."
+    );
+}
+
+/// jemalloc: 40% less memory, settled; its wall time 0.95-1.10x of glibc's
+/// round by round, an interval across the 5% budget.
+const SMALL_NOISY: &[(f64, f64)] = &[(60.0, 1.10), (61.0, 0.95), (59.0, 1.08), (60.5, 0.97)];
+
+#[test]
+fn at_the_time_box_memory_settled_and_performance_open_recommends_with_performance_unproven() {
+    let v = judge(experiment([GLIBC, SMALL_NOISY, MID_SLOWER]), 5.0).verdict;
+    assert_eq!(v.outcome, Outcome::RecommendUnproven, "{}", reason(&v));
+    assert_eq!(v.config.as_deref(), Some("jemalloc"));
+    assert!(v.deploy.is_some(), "the pick's deploy lines");
+    let Reason::RecommendUnproven {
+        memory,
+        performance: Some(p),
+        rounds,
+        ..
+    } = &v.reason
+    else {
+        panic!("{:?}", v.reason)
+    };
+    assert!(memory.ci_high < 0.97 && p.ci_low < 1.05 && p.ci_high > 1.05, "{p:?}");
+    assert_eq!(*rounds, 4);
+    let words = reason(&v);
+    assert!(
+        words.starts_with("Use jemalloc: mean RSS 0.60x [")
+            && words.contains("; wall time 1.02x [")
+            && words.contains("], not resolved at this noise against the 5% budget after 4 rounds."),
+        "{words}"
+    );
+    // The pick is not also listed as open.
+    assert!(v.unsettled.iter().all(|u| u.config != "jemalloc"));
+    // An interrupted experiment's rounds did not run out: still open.
+    let mut e = experiment([GLIBC, SMALL_NOISY, MID_SLOWER]);
+    e.status = "interrupted".into();
+    let v = judge(e, 5.0).verdict;
+    assert_eq!(v.outcome, Outcome::Inconclusive, "{}", reason(&v));
+}
+
+#[test]
+fn not_chosen_on_the_screen_says_what_a_candidate_costs() {
+    // mimalloc uses 30% more memory (1.30x): "uses 30% more", not "saves
+    // under 3%".
+    const BIGGER: &[(f64, f64)] = &[(130.0, 1.0), (131.0, 1.01), (129.0, 0.99), (130.5, 1.0)];
+    let a = judge(experiment([GLIBC, SMALL_SAME_SPEED, BIGGER]), 5.0);
+    let screen = crate::report::screen::Screen::of(&a);
+    let (_, line) = (screen.verdict.iter())
+        .find(|(label, _)| *label == "not chosen")
+        .expect("a not-chosen line");
+    assert!(line.contains("mimalloc,eager (uses 30% more)"), "{line}");
+}
