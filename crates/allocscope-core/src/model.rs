@@ -196,6 +196,9 @@ pub struct CgroupSample {
 #[path = "model_reclaim.rs"]
 mod reclaim;
 pub use reclaim::{Reclaim, ReclaimReach};
+#[path = "model_served.rs"]
+mod served;
+pub use served::{OwnApiUse, ServedPart, ServedTree, Via};
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
@@ -341,6 +344,10 @@ pub struct RunRecord {
     /// `memory.max_usage_in_bytes`), when the run had a cgroup.
     #[serde(default)]
     pub cgroup_peak_kernel_bytes: Option<u64>,
+    /// Which allocator served the tree's memory, process by process
+    /// (`None` for a run stored before schema 17).
+    #[serde(default)]
+    pub served_tree: Option<ServedTree>,
 }
 
 /// Latency and throughput of one run's load, from allocscope's own load

@@ -13,6 +13,7 @@ pub mod keys;
 pub mod known;
 mod ldcache;
 pub mod registry;
+pub mod own_api;
 pub mod served;
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ mod reclaim;
 mod reclaim_at;
 pub mod sampling;
 mod service;
+mod served_tree;
 mod service_spec;
 mod settle;
 mod status;
@@ -85,6 +86,10 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         sampling,
         checks: Checks {
             load: LoadCheck::new(launch.config.library.clone()),
+            served: served_tree::ServedTracker::new(
+                &launch_preloads(launch),
+                launch.probe.map(|p| p.library.clone()),
+            ),
             heap,
         },
         service,
@@ -148,6 +153,7 @@ fn finish(
     };
     let reclaim = reclaimer.conclude(&readings, sampling.start(), &mut samples, &mut times);
     heap::keep_final_arenas(&readings, &mut samples);
+    let served_tree = checks.served.finish();
     let ended = Ended {
         ending: ender.ending(),
         main_status,
@@ -192,6 +198,16 @@ fn finish(
         user_metrics: Default::default(),
         reclaim,
         cgroup_peak_kernel_bytes,
+        served_tree,
+    }
+}
+
+/// The run's environment as far as what serves `malloc` goes: the
+/// configuration's, with the glibc shim first when it has one.
+fn launch_preloads(launch: &Launch) -> Vec<(String, String)> {
+    match launch.glibc_shim {
+        Some(shim) => crate::probe::preload_first(&launch.config.env, shim),
+        None => launch.config.env.clone(),
     }
 }
 
