@@ -12,8 +12,8 @@ pub mod error;
 pub mod keys;
 pub mod known;
 mod ldcache;
-pub mod registry;
 pub mod own_api;
+pub mod registry;
 pub mod served;
 
 #[cfg(test)]

@@ -37,9 +37,11 @@ fn moves_memory(rest: &str) -> bool {
     let verb = ["alloc", "free", "new", "delete", "memalign"]
         .iter()
         .any(|w| rest.contains(w));
-    let query = ["usable", "nallocx", "size", "ctl", "stats", "option", "good"]
-        .iter()
-        .any(|w| rest.contains(w))
+    let query = [
+        "usable", "nallocx", "size", "ctl", "stats", "option", "good",
+    ]
+    .iter()
+    .any(|w| rest.contains(w))
         && !rest.contains("free_size");
     verb && !query
 }

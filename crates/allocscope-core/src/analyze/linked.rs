@@ -2,7 +2,11 @@
 //! builds link tcmalloc or mimalloc): a configuration without a preload then
 //! measures that allocator, not glibc malloc, and glibc's tunables do nothing
 //! to it, unless allocscope's glibc shim was preloaded (runs that recorded
-//! `served_by`). Says which, naming the configurations concerned.
+//! `served_by`). Says which, naming the configurations concerned. And a
+//! program of the tree that calls an allocator's own API (`mallocx`,
+//! `tc_new`, ...) allocates from it whatever is preloaded: said once per
+//! caller, with the configurations where those calls bypassed the
+//! allocator under test and the lever that does reach them.
 
 use crate::model::StoredExperiment;
 
@@ -33,6 +37,7 @@ pub fn warnings(experiment: &StoredExperiment) -> Vec<String> {
     let shimmed = programs()
         .flat_map(|c| &c.runs)
         .any(|r| r.record.served_by.is_some());
+    let own_api = own_api_warnings(experiment);
     linked
         .into_iter()
         .map(|lib| {
@@ -57,6 +62,52 @@ pub fn warnings(experiment: &StoredExperiment) -> Vec<String> {
                 unpreloaded.join(", "),
                 if unpreloaded.len() > 1 { "they" } else { "it" }
             )
+        })
+        .chain(own_api)
+        .collect()
+}
+
+/// One warning per program and caller of an allocator's own API, naming
+/// the configurations whose preload those calls bypassed.
+fn own_api_warnings(experiment: &StoredExperiment) -> Vec<String> {
+    use crate::report::served_words::{own_api_calls, own_api_lever};
+    let mut found: Vec<(&crate::model::OwnApiUse, Vec<&str>)> = Vec::new();
+    for config in experiment
+        .configs
+        .iter()
+        .filter(|c| c.config.command.is_none())
+    {
+        let Some(tree) = super::served::tree(config) else {
+            continue;
+        };
+        for u in &tree.own_api {
+            let bypassed = u.reach != u.malloc;
+            let at = found.iter().position(|(f, _)| {
+                (&f.program, &f.caller, &f.api_of) == (&u.program, &u.caller, &u.api_of)
+            });
+            let at = at.unwrap_or_else(|| {
+                found.push((u, Vec::new()));
+                found.len() - 1
+            });
+            let names = &mut found[at].1;
+            if bypassed && !names.contains(&config.config.name.as_str()) {
+                names.push(&config.config.name);
+            }
+        }
+    }
+    found
+        .into_iter()
+        .map(|(u, bypassed)| {
+            let under = if bypassed.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (under {} those calls still reached {})",
+                    bypassed.join(", "),
+                    u.api_of
+                )
+            };
+            format!("{}{under}: {}", own_api_calls(u), own_api_lever(&u.api_of))
         })
         .collect()
 }

@@ -170,7 +170,10 @@ mod tests {
         let dir = tempfile::tempdir()?;
         let script = dir.path().join("start.sh");
         std::fs::write(&script, "#!/bin/sh\nexec \"$@\"\n")?;
-        let served = plan(&lines(&script.display().to_string(), 1), &[config("glibc", &[])])?;
+        let served = plan(
+            &lines(&script.display().to_string(), 1),
+            &[config("glibc", &[])],
+        )?;
         assert!(served[0].glibc_shim.is_some(), "a script gets the shim");
         assert_eq!(served[0].served_by.as_deref(), Some("glibc"));
         let redis = Path::new("/usr/bin/redis-server");

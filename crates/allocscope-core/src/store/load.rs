@@ -280,7 +280,13 @@ impl Store {
 }
 
 /// (id, status, linked_allocators, (reclaim, served_tree), record).
-type RunRow = (i64, String, String, (Option<String>, Option<String>), RunRecord);
+type RunRow = (
+    i64,
+    String,
+    String,
+    (Option<String>, Option<String>),
+    RunRecord,
+);
 
 /// The scalar columns of a run, by name; status, JSON and samples are
 /// filled in after.
