@@ -51,13 +51,16 @@ pub enum Via {
 pub struct OwnApiCalls {
     /// The calling object's file name (`libisc-9.18.so`, `named`).
     pub caller: String,
+    /// The caller is the executable itself (whose file may have been
+    /// read under another name, `/proc/PID/exe`).
+    pub from_program: bool,
     /// The allocator whose API it is (`jemalloc`).
     pub api_of: &'static str,
     /// What serves the calls: the first object in lookup order that
     /// defines them, as `served_by` names it (`glibc` for the shim, which
     /// maps jemalloc's API to glibc).
     pub reach: String,
-    /// The functions called, in the order found.
+    /// The functions called, sorted.
     pub symbols: Vec<String>,
 }
 
@@ -117,12 +120,16 @@ pub fn resolve(program: &Path, preloads: &[PathBuf]) -> Option<Resolution> {
                 Some(calls) => calls.symbols.push(symbol.clone()),
                 None => own_api.push(OwnApiCalls {
                     caller: name,
+                    from_program: caller.program,
                     api_of,
                     reach,
                     symbols: vec![symbol.clone()],
                 }),
             }
         }
+    }
+    for calls in &mut own_api {
+        calls.symbols.sort();
     }
     Some(Resolution {
         malloc: served(server),

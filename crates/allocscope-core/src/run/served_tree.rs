@@ -216,7 +216,11 @@ impl ServedTracker {
             for calls in &res.own_api {
                 let usage = OwnApiUse {
                     program: r.program.clone(),
-                    caller: calls.caller.clone(),
+                    caller: if calls.from_program {
+                        r.program.clone()
+                    } else {
+                        calls.caller.clone()
+                    },
                     api_of: calls.api_of.to_string(),
                     reach: calls.reach.clone(),
                     malloc: res.malloc.clone(),
