@@ -4,7 +4,9 @@
 //! holding its memory in its own `mmap` pool. Each checks what the run
 //! records, the configurations table and the verdict's words.
 
-use crate::common::{config, program, program_with, require, require_allocator, runs, stderr, stdout, Scratch};
+use crate::common::{
+    config, program, program_with, require, require_allocator, runs, stderr, stdout, Scratch,
+};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -74,8 +76,21 @@ fn a_wrapper_script_execing_a_jemalloc_daemon_gets_the_shim_in_every_process() {
     let _heavy = crate::common::one_heavy_test_at_a_time();
     let daemon = program_with("forked_worker", &["-ljemalloc"]);
     let scratch = Scratch::new();
-    let script = wrapper(&scratch, "start.sh", &format!("{} 48 800", daemon.display()));
-    let options = ["-r", "2", "-a", "glibc", "-a", "glibc:arena_max=2", "-a", "jemalloc"];
+    let script = wrapper(
+        &scratch,
+        "start.sh",
+        &format!("{} 48 800", daemon.display()),
+    );
+    let options = [
+        "-r",
+        "2",
+        "-a",
+        "glibc",
+        "-a",
+        "glibc:arena_max=2",
+        "-a",
+        "jemalloc",
+    ];
     let (output, json) = scratch.compare(&options, &[&script]);
     assert!(output.status.success(), "{}", stderr(&output));
     let daemon_name = daemon
@@ -98,7 +113,9 @@ fn a_wrapper_script_execing_a_jemalloc_daemon_gets_the_shim_in_every_process() {
     }
     let lines = explanation(&json);
     assert!(
-        !lines.iter().any(|l| l.contains("the comparison is of the same allocator")),
+        !lines
+            .iter()
+            .any(|l| l.contains("the comparison is of the same allocator")),
         "{lines:?}"
     );
     let table = stdout(&output);
@@ -137,9 +154,9 @@ fn a_wrapper_that_drops_the_preload_is_reported_as_served_by_the_linked_allocato
         .lines()
         .find(|l| l.trim_start().starts_with("glibc:arena_max=2"))
         .unwrap_or_default();
-    let expected = format!("glibc requested; jemalloc served");
+    let expected = "glibc requested; jemalloc served";
     assert!(
-        row.contains(&expected)
+        row.contains(expected)
             && row.contains("of the tree's memory")
             && row.contains(&format!("({daemon_name} links it)")),
         "{table}"
@@ -154,7 +171,10 @@ fn a_wrapper_that_drops_the_preload_is_reported_as_served_by_the_linked_allocato
     let v = &json["verdict"];
     assert_eq!(v["outcome"], "inconclusive", "{v}");
     assert!(
-        v["reason"].as_str().unwrap_or_default().contains("jemalloc"),
+        v["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("jemalloc"),
         "{v}"
     );
 }
@@ -172,7 +192,8 @@ fn a_program_calling_mallocx_is_reported_with_the_lever() {
     let own = program_with("own_api", &["-ljemalloc"]);
     let scratch = Scratch::new();
     let options = ["-r", "2", "-a", "glibc", "-a", "tcmalloc"];
-    let (output, json) = scratch.compare(&options, &[own.to_str().unwrap_or_default(), "48", "800"]);
+    let (output, json) =
+        scratch.compare(&options, &[own.to_str().unwrap_or_default(), "48", "800"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let name = own
         .file_name()
@@ -190,7 +211,11 @@ fn a_program_calling_mallocx_is_reported_with_the_lever() {
             })
             .collect()
     };
-    assert!(reach("glibc").iter().all(|r| r == "glibc"), "{:?}", reach("glibc"));
+    assert!(
+        reach("glibc").iter().all(|r| r == "glibc"),
+        "{:?}",
+        reach("glibc")
+    );
     assert!(
         reach("tcmalloc").iter().all(|r| r == "jemalloc"),
         "{:?}",
@@ -198,7 +223,11 @@ fn a_program_calling_mallocx_is_reported_with_the_lever() {
     );
     let warnings: Vec<String> = json["warnings"]
         .as_array()
-        .map(|a| a.iter().filter_map(|w| w.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|w| w.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     assert!(
         warnings.iter().any(|w| w.contains(&format!(
@@ -233,7 +262,10 @@ fn memory_in_the_programs_own_mmap_pool_is_named_outside_malloc() {
     let mapped = program("mapped");
     let scratch = Scratch::new();
     let options = ["-r", "2", "-a", "glibc", "-a", "jemalloc"];
-    let (output, json) = scratch.compare(&options, &[mapped.to_str().unwrap_or_default(), "96", "1200"]);
+    let (output, json) = scratch.compare(
+        &options,
+        &[mapped.to_str().unwrap_or_default(), "96", "1200"],
+    );
     assert!(output.status.success(), "{}", stderr(&output));
     let lines = explanation(&json);
     let line = lines

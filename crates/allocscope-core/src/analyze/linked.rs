@@ -67,11 +67,12 @@ pub fn warnings(experiment: &StoredExperiment) -> Vec<String> {
         .collect()
 }
 
-/// One warning per program and caller of an allocator's own API, naming
-/// the configurations whose preload those calls bypassed.
+/// One warning per program and allocator whose own API it calls, naming
+/// its callers and the configurations whose preload those calls bypassed.
 fn own_api_warnings(experiment: &StoredExperiment) -> Vec<String> {
-    use crate::report::served_words::{own_api_calls, own_api_lever};
-    let mut found: Vec<(&crate::model::OwnApiUse, Vec<&str>)> = Vec::new();
+    use crate::report::served_words::{own_api_callers, own_api_lever};
+    type Found<'a> = (Vec<&'a crate::model::OwnApiUse>, Vec<&'a str>);
+    let mut found: Vec<Found> = Vec::new();
     for config in experiment
         .configs
         .iter()
@@ -81,33 +82,42 @@ fn own_api_warnings(experiment: &StoredExperiment) -> Vec<String> {
             continue;
         };
         for u in &tree.own_api {
-            let bypassed = u.reach != u.malloc;
-            let at = found.iter().position(|(f, _)| {
-                (&f.program, &f.caller, &f.api_of) == (&u.program, &u.caller, &u.api_of)
+            let at = found.iter().position(|(uses, _)| {
+                uses.iter()
+                    .any(|f| (&f.program, &f.api_of) == (&u.program, &u.api_of))
             });
             let at = at.unwrap_or_else(|| {
-                found.push((u, Vec::new()));
+                found.push((Vec::new(), Vec::new()));
                 found.len() - 1
             });
-            let names = &mut found[at].1;
-            if bypassed && !names.contains(&config.config.name.as_str()) {
-                names.push(&config.config.name);
+            let (uses, bypassed) = &mut found[at];
+            if !uses.iter().any(|f| f.caller == u.caller) {
+                uses.push(u);
+            }
+            let name = config.config.name.as_str();
+            if u.reach != u.malloc && !bypassed.contains(&name) {
+                bypassed.push(name);
             }
         }
     }
     found
         .into_iter()
-        .map(|(u, bypassed)| {
+        .filter_map(|(uses, bypassed)| {
+            let first = uses.first()?;
             let under = if bypassed.is_empty() {
                 String::new()
             } else {
                 format!(
                     " (under {} those calls still reached {})",
                     bypassed.join(", "),
-                    u.api_of
+                    first.api_of
                 )
             };
-            format!("{}{under}: {}", own_api_calls(u), own_api_lever(&u.api_of))
+            Some(format!(
+                "{}{under}: {}",
+                own_api_callers(&uses),
+                own_api_lever(&first.api_of)
+            ))
         })
         .collect()
 }

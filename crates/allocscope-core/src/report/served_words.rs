@@ -52,7 +52,13 @@ pub fn table_words(config: &StoredConfig) -> Option<String> {
             config.config.allocator,
             served_share(by, p.share, &p.programs, p.via)
         ),
-        None => format!("served by {by}"),
+        None => match served::bypassed(config) {
+            Some(u) => format!(
+                "served by {by}; {}'s calls to {}'s own API still reached {}",
+                u.program, u.api_of, u.reach
+            ),
+            None => format!("served by {by}"),
+        },
     })
 }
 
@@ -70,6 +76,40 @@ pub fn own_api_calls(u: &OwnApiUse) -> String {
     )
 }
 
+/// One program's callers of one allocator's API: `own_api_calls` for a
+/// single caller, else `named and its libraries (libisc.so, libdns.so)
+/// call jemalloc's own API (mallocx, rallocx, sdallocx)`.
+pub fn own_api_callers(uses: &[&OwnApiUse]) -> String {
+    let [first, ..] = uses else {
+        return String::new();
+    };
+    if uses.len() == 1 {
+        return own_api_calls(first);
+    }
+    let mut symbols: Vec<&str> = uses
+        .iter()
+        .flat_map(|u| u.symbols.iter().map(String::as_str))
+        .collect();
+    symbols.sort_unstable();
+    symbols.dedup();
+    let libraries: Vec<&str> = uses
+        .iter()
+        .map(|u| u.caller.as_str())
+        .filter(|c| *c != first.program)
+        .collect();
+    let who = if libraries.len() == uses.len() {
+        format!("{}'s libraries", first.program)
+    } else {
+        format!("{} and its libraries", first.program)
+    };
+    format!(
+        "{who} ({}) call {}'s own API ({})",
+        libraries.join(", "),
+        first.api_of,
+        symbols.join(", ")
+    )
+}
+
 /// What reaches allocations made through an allocator's own API: its own
 /// settings, or another build.
 pub fn own_api_lever(api_of: &str) -> String {
@@ -83,4 +123,53 @@ pub fn own_api_lever(api_of: &str) -> String {
         "preloading another allocator cannot replace those calls; {settings}, or build the \
          program another way and compare the build with --variant LABEL=COMMAND"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calls(caller: &str, symbols: &[&str]) -> OwnApiUse {
+        OwnApiUse {
+            program: "named".to_string(),
+            caller: caller.to_string(),
+            api_of: "jemalloc".to_string(),
+            reach: "jemalloc".to_string(),
+            malloc: "tcmalloc".to_string(),
+            symbols: symbols.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_programs_callers_are_named_once_with_every_function() {
+        let own = calls("named", &["mallocx"]);
+        let isc = calls("libisc.so", &["mallocx", "rallocx", "sdallocx"]);
+        let dns = calls("libdns.so", &["mallocx"]);
+        assert_eq!(
+            own_api_callers(&[&isc]),
+            "libisc.so (in named) calls jemalloc's own API (mallocx, rallocx, sdallocx)"
+        );
+        assert_eq!(
+            own_api_callers(&[&own, &isc, &dns]),
+            "named and its libraries (libisc.so, libdns.so) call jemalloc's own API (mallocx, \
+             rallocx, sdallocx)"
+        );
+        assert_eq!(
+            own_api_callers(&[&isc, &dns]),
+            "named's libraries (libisc.so, libdns.so) call jemalloc's own API (mallocx, rallocx, \
+             sdallocx)"
+        );
+    }
+
+    #[test]
+    fn shares_are_whole_percents_and_a_sliver_is_not_zero() {
+        let names = ["varnishd".to_string()];
+        assert_eq!(
+            served_share("jemalloc", 0.97, &names, Some(Via::Linked)),
+            "jemalloc served 97% of the tree's memory (varnishd links it)"
+        );
+        assert_eq!(percent(0.004), "<1%");
+        assert_eq!(percent(0.996), ">99%");
+        assert_eq!(percent(1.0), "100%");
+    }
 }

@@ -92,7 +92,7 @@ impl ServedTracker {
         } else {
             RECHECK_TICKS
         };
-        let recheck = self.ticks % every == 0;
+        let recheck = self.ticks.is_multiple_of(every);
         if self.known.len() > processes.len().max(64) * 2 {
             let live: foldhash::HashSet<i32> = processes.iter().map(|p| p.pid).collect();
             self.known.retain(|pid, _| live.contains(pid));
