@@ -30,6 +30,7 @@ mod reliability;
 mod reports;
 mod scenario_server;
 mod scenarios;
+mod served_tree;
 mod services;
 mod shim;
 mod slurm_cluster;

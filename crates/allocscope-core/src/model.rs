@@ -195,6 +195,8 @@ pub struct CgroupSample {
 
 mod reclaim;
 pub use reclaim::{Reclaim, ReclaimReach};
+mod served;
+pub use served::{OwnApiUse, ServedPart, ServedTree, Via};
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
@@ -345,6 +347,10 @@ pub struct RunRecord {
     /// an ok run, an empty stderr, or a run stored before schema 17.
     #[serde(default)]
     pub stderr_tail: Option<String>,
+    /// Which allocator served the tree's memory, process by process
+    /// (`None` for a run stored before schema 18).
+    #[serde(default)]
+    pub served_tree: Option<ServedTree>,
 }
 
 impl RunRecord {

@@ -12,6 +12,7 @@ pub mod error;
 pub mod keys;
 pub mod known;
 mod ldcache;
+pub mod own_api;
 pub mod registry;
 pub mod served;
 

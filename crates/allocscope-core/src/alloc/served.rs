@@ -28,11 +28,125 @@ pub const PROGRAM_OWN: &str = "program";
 /// probe, left out). `None` when the program is not a dynamic ELF file or
 /// no object in reach defines `malloc` (a script: the interpreter decides).
 pub fn served_by(program: &Path, preloads: &[PathBuf]) -> Option<String> {
+    resolve(program, preloads).map(|r| r.malloc)
+}
+
+/// How the object serving `malloc` came into the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    /// The C library, or allocscope's glibc shim sending the family to it.
+    Libc,
+    /// A library the executable (or one of its libraries) links.
+    Linked,
+    /// A library named in LD_PRELOAD.
+    Preloaded,
+    /// The executable's own `malloc`.
+    Program,
+}
+
+/// Calls one object makes to an allocator's own API (`alloc::own_api`),
+/// and which allocator they reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnApiCalls {
+    /// The calling object's file name (`libisc-9.18.so`, `named`).
+    pub caller: String,
+    /// The caller is the executable itself (whose file may have been
+    /// read under another name, `/proc/PID/exe`).
+    pub from_program: bool,
+    /// The allocator whose API it is (`jemalloc`).
+    pub api_of: &'static str,
+    /// What serves the calls: the first object in lookup order that
+    /// defines them, as `served_by` names it (`glibc` for the shim, which
+    /// maps jemalloc's API to glibc).
+    pub reach: String,
+    /// The functions called, sorted.
+    pub symbols: Vec<String>,
+}
+
+/// What serves one program's allocations, found from its ELF files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolution {
+    /// `served_by`'s answer.
+    pub malloc: String,
+    pub via: Via,
+    /// Every object's calls to an allocator's own API.
+    pub own_api: Vec<OwnApiCalls>,
+}
+
+/// One object in the loader's lookup order: the names it defines that
+/// matter here, and the own-API functions it calls.
+struct Object {
+    path: PathBuf,
+    program: bool,
+    preloaded: bool,
+    exports: HashSet<String>,
+    calls: Vec<String>,
+}
+
+/// `served_by` with how the allocator got there and what the program calls
+/// of an allocator's own API, from every object the loader maps at start.
+pub fn resolve(program: &Path, preloads: &[PathBuf]) -> Option<Resolution> {
+    let objects = load_order(program, preloads)?;
+    let defining = |name: &str| objects.iter().find(|o| o.exports.contains(name));
+    let served = |o: &Object| {
+        if o.exports.contains(GLIBC_SHIM_SYMBOL) {
+            "glibc".to_string()
+        } else {
+            label(&o.path, o.program)
+        }
+    };
+    let server = defining("malloc")?;
+    let via = match () {
+        _ if server.program => Via::Program,
+        _ if server.preloaded && !server.exports.contains(GLIBC_SHIM_SYMBOL) => Via::Preloaded,
+        _ => match served(server).as_str() {
+            "glibc" => Via::Libc,
+            _ => Via::Linked,
+        },
+    };
+    let mut own_api = Vec::new();
+    for caller in objects.iter().filter(|o| !o.calls.is_empty()) {
+        for symbol in &caller.calls {
+            let Some(api_of) = super::own_api::allocator_of(symbol) else {
+                continue;
+            };
+            let reach = defining(symbol).map_or_else(|| api_of.to_string(), served);
+            let name = file_name(&caller.path);
+            match own_api
+                .iter_mut()
+                .find(|c: &&mut OwnApiCalls| c.caller == name && c.reach == reach)
+            {
+                Some(calls) => calls.symbols.push(symbol.clone()),
+                None => own_api.push(OwnApiCalls {
+                    caller: name,
+                    from_program: caller.program,
+                    api_of,
+                    reach,
+                    symbols: vec![symbol.clone()],
+                }),
+            }
+        }
+    }
+    for calls in &mut own_api {
+        calls.symbols.sort();
+    }
+    Some(Resolution {
+        malloc: served(server),
+        via,
+        own_api,
+    })
+}
+
+/// The executable, then each preload, then their DT_NEEDED libraries
+/// breadth first; `None` when the program is not a dynamic ELF file.
+fn load_order(program: &Path, preloads: &[PathBuf]) -> Option<Vec<Object>> {
     let cache = ldcache::read();
     let mut queue: Vec<PathBuf> = std::iter::once(program.to_path_buf())
         .chain(preloads.iter().cloned())
         .collect();
     let mut seen: HashSet<String> = HashSet::new();
+    let mut objects = Vec::new();
     let mut at = 0;
     while let Some(path) = queue.get(at).cloned() {
         at += 1;
@@ -45,17 +159,32 @@ pub fn served_by(program: &Path, preloads: &[PathBuf]) -> Option<String> {
         if at == 1 && elf.interpreter.is_none() {
             return None;
         }
-        let exports = |name: &str| {
-            elf.dynsyms
-                .iter()
-                .any(|s| s.st_shndx != 0 && elf.dynstrtab.get_at(s.st_name) == Some(name))
+        // The allocators' own libraries and libc call nothing of interest.
+        let calls_nothing = allocator_of_library(&path).is_some() || is_libc(&path);
+        let mut object = Object {
+            path: path.clone(),
+            program: at == 1,
+            preloaded: at > 1 && at <= 1 + preloads.len(),
+            exports: HashSet::new(),
+            calls: Vec::new(),
         };
-        if exports(GLIBC_SHIM_SYMBOL) {
-            return Some("glibc".to_string());
+        for sym in elf.dynsyms.iter() {
+            let Some(name) = elf.dynstrtab.get_at(sym.st_name) else {
+                continue;
+            };
+            let wanted = name == "malloc"
+                || name == GLIBC_SHIM_SYMBOL
+                || super::own_api::allocator_of(name).is_some();
+            if !wanted {
+                continue;
+            }
+            if sym.st_shndx != 0 {
+                object.exports.insert(name.to_string());
+            } else if !calls_nothing && !object.calls.iter().any(|c| c == name) {
+                object.calls.push(name.to_string());
+            }
         }
-        if exports("malloc") {
-            return Some(label(&path, at == 1));
-        }
+        objects.push(object);
         for soname in &elf.libraries {
             if seen.insert(soname.to_string()) {
                 if let Some(found) = locate(soname, &cache) {
@@ -64,21 +193,29 @@ pub fn served_by(program: &Path, preloads: &[PathBuf]) -> Option<String> {
             }
         }
     }
-    None
+    (!objects.is_empty()).then_some(objects)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn is_libc(path: &Path) -> bool {
+    let file = file_name(path);
+    file.starts_with("libc.so") || file.starts_with("libc-")
 }
 
 fn label(path: &Path, is_program: bool) -> String {
     if is_program {
         return PROGRAM_OWN.to_string();
     }
-    let file = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    if file.starts_with("libc.so") || file.starts_with("libc-") {
+    if is_libc(path) {
         return "glibc".to_string();
     }
-    allocator_of_library(path).map_or_else(|| file.to_string(), str::to_string)
+    allocator_of_library(path).map_or_else(|| file_name(path), str::to_string)
 }
 
 /// A DT_NEEDED entry's path: itself when it holds a '/', else from the

@@ -2,7 +2,11 @@
 //! builds link tcmalloc or mimalloc): a configuration without a preload then
 //! measures that allocator, not glibc malloc, and glibc's tunables do nothing
 //! to it, unless allocscope's glibc shim was preloaded (runs that recorded
-//! `served_by`). Says which, naming the configurations concerned.
+//! `served_by`). Says which, naming the configurations concerned. And a
+//! program of the tree that calls an allocator's own API (`mallocx`,
+//! `tc_new`, ...) allocates from it whatever is preloaded: said once per
+//! caller, with the configurations where those calls bypassed the
+//! allocator under test and the lever that does reach them.
 
 use crate::model::StoredExperiment;
 
@@ -33,6 +37,7 @@ pub fn warnings(experiment: &StoredExperiment) -> Vec<String> {
     let shimmed = programs()
         .flat_map(|c| &c.runs)
         .any(|r| r.record.served_by.is_some());
+    let own_api = own_api_warnings(experiment);
     linked
         .into_iter()
         .map(|lib| {
@@ -57,6 +62,62 @@ pub fn warnings(experiment: &StoredExperiment) -> Vec<String> {
                 unpreloaded.join(", "),
                 if unpreloaded.len() > 1 { "they" } else { "it" }
             )
+        })
+        .chain(own_api)
+        .collect()
+}
+
+/// One warning per program and allocator whose own API it calls, naming
+/// its callers and the configurations whose preload those calls bypassed.
+fn own_api_warnings(experiment: &StoredExperiment) -> Vec<String> {
+    use crate::report::served_words::{own_api_callers, own_api_lever};
+    type Found<'a> = (Vec<&'a crate::model::OwnApiUse>, Vec<&'a str>);
+    let mut found: Vec<Found> = Vec::new();
+    for config in experiment
+        .configs
+        .iter()
+        .filter(|c| c.config.command.is_none())
+    {
+        let Some(tree) = super::served::tree(config) else {
+            continue;
+        };
+        for u in &tree.own_api {
+            let at = found.iter().position(|(uses, _)| {
+                uses.iter()
+                    .any(|f| (&f.program, &f.api_of) == (&u.program, &u.api_of))
+            });
+            let at = at.unwrap_or_else(|| {
+                found.push((Vec::new(), Vec::new()));
+                found.len() - 1
+            });
+            let (uses, bypassed) = &mut found[at];
+            if !uses.iter().any(|f| f.caller == u.caller) {
+                uses.push(u);
+            }
+            let name = config.config.name.as_str();
+            if u.reach != u.malloc && !bypassed.contains(&name) {
+                bypassed.push(name);
+            }
+        }
+    }
+    found
+        .into_iter()
+        .filter_map(|(uses, bypassed)| {
+            let first = uses.first()?;
+            let under = if bypassed.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (under {} those calls still reached {})",
+                    bypassed.join(", "),
+                    first.api_of
+                )
+            };
+            Some(format!(
+                "{}{under}: {}",
+                own_api_callers(&uses),
+                own_api_lever(&first.api_of)
+            ))
         })
         .collect()
 }

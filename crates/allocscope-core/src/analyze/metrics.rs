@@ -368,6 +368,7 @@ mod tests {
             user_metrics: Default::default(),
             reclaim: None,
             cgroup_peak_kernel_bytes: None,
+            served_tree: None,
             served_by: None,
             stderr_tail: None,
             started_at: String::new(),

@@ -17,6 +17,7 @@ pub mod linked;
 pub mod markers;
 pub mod metric_table;
 pub mod metrics;
+pub mod outside;
 pub mod recordings;
 pub mod served;
 pub mod service;
@@ -102,6 +103,9 @@ pub fn analyze_with(
     verdict
         .explanation
         .extend(heap::explain(&experiment, &heap, &judging.ruled_out));
+    verdict
+        .explanation
+        .extend(outside::explain(&experiment, base_index));
     Ok(Analysis {
         verdict,
         heap,

@@ -122,6 +122,41 @@ pub enum Note {
         allocator: String,
         served_by: String,
     },
+    /// A configuration whose tree another allocator served, with its share
+    /// of the tree's memory and the programs it served.
+    ServedElsewhere {
+        config: String,
+        requested: String,
+        served_by: String,
+        share: f64,
+        programs: Vec<String>,
+        via: Option<crate::model::Via>,
+    },
+    /// Several configurations one allocator served, some named after
+    /// another: their comparison is of that allocator.
+    SameServer {
+        configs: Vec<String>,
+        served_by: String,
+    },
+    /// A configuration whose program calls an allocator's own API, which
+    /// its preloaded allocator did not replace.
+    OwnApiBypass {
+        config: String,
+        program: String,
+        caller: String,
+        api_of: String,
+        reach: String,
+        malloc: String,
+        symbols: Vec<String>,
+    },
+    /// Anonymous memory no allocator counted, a large part of the
+    /// baseline's RSS (`analyze::outside`): its mean bytes and share.
+    OutsideMalloc {
+        config: String,
+        bytes: f64,
+        share: f64,
+        runtime: Option<Runtime>,
+    },
     /// The heap probe's figures of a configuration.
     HeapProbe {
         config: String,
@@ -132,6 +167,18 @@ pub enum Note {
         arenas_max: Option<f64>,
         arenas_process: Option<String>,
     },
+}
+
+/// A runtime with its own memory manager, recognised among the tree's
+/// programs, and the setting that routes its allocations through malloc
+/// (`None`: none does, as for the JVM's heap).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Runtime {
+    pub program: String,
+    pub name: String,
+    pub setting: Option<String>,
+    /// The `--variant` line that tries the setting.
+    pub variant: Option<String>,
 }
 
 /// A candidate's two ratios to the baseline.

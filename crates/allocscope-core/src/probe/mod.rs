@@ -25,6 +25,14 @@ pub fn install_glibc_shim() -> anyhow::Result<PathBuf> {
     install::install_named("glibc-shim", GLIBC_SHIM_SO)
 }
 
+/// Whether `path` is one of the heap probe's builds as `install` names
+/// them: an interposer that passes the malloc family on, never what serves.
+pub fn is_probe_library(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("probe-stats-") || n.starts_with("probe-count-"))
+}
+
 use crate::model::Config;
 use std::path::{Path, PathBuf};
 use thiserror::Error;

@@ -122,6 +122,9 @@ struct RunOut<'a> {
     linked_allocators: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     served_by: Option<&'a str>,
+    /// Which allocator served the tree's memory, process by process.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    served_tree: Option<&'a crate::model::ServedTree>,
     sampler_cpu_s: f64,
     started_at: &'a str,
     /// Heap probe figures, present only when the run loaded the probe.
@@ -353,6 +356,7 @@ fn run_out<'a>(run: &'a StoredRun, table: &'a [MetricDef], include_samples: bool
         stderr_tail: r.stderr_tail.as_deref(),
         linked_allocators: &r.linked_allocators,
         served_by: r.served_by.as_deref(),
+        served_tree: r.served_tree.as_ref(),
         sampler_cpu_s: r.sampler_cpu_s,
         started_at: &r.started_at,
         probe_mode: r.probe_mode.as_deref(),

@@ -25,6 +25,7 @@ pub mod reporter;
 pub mod samples_csv;
 pub mod screen;
 mod section;
+pub mod served_words;
 mod service_table;
 pub mod svg;
 pub mod table;

@@ -500,8 +500,14 @@ fn not_chosen(v: &Verdict) -> Option<String> {
                 .collect(),
             Note::LeftOut {
                 config, served_by, ..
+            }
+            | Note::ServedElsewhere {
+                config, served_by, ..
             } => {
                 vec![format!("{config} (served by {served_by})")]
+            }
+            Note::OwnApiBypass { config, reach, .. } => {
+                vec![format!("{config} (part of its heap stayed in {reach})")]
             }
             _ => Vec::new(),
         })

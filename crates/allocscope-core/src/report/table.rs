@@ -120,8 +120,8 @@ fn configurations(out: &mut String, analysis: &Analysis) -> Result<()> {
             .as_ref()
             .map(|words| format!(" ({})", words.join(" ")))
             .unwrap_or_default();
-        let served = crate::analyze::served::served_by(config)
-            .map(|s| format!("  served by {s}"))
+        let served = super::served_words::table_words(config)
+            .map(|s| format!("  {s}"))
             .unwrap_or_default();
         writeln!(
             out,

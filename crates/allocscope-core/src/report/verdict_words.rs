@@ -348,6 +348,81 @@ fn note(v: &Verdict, n: &Note, [mean, peak]: [ColumnUnit; 2]) -> String {
             "{config}: left out of the verdict: its runs were served by {served_by}, not \
              {allocator}."
         ),
+        Note::ServedElsewhere {
+            config,
+            requested,
+            served_by,
+            share,
+            programs,
+            via,
+        } => format!(
+            "{config}: left out of the verdict: {requested} requested; {}.",
+            super::served_words::served_share(served_by, *share, programs, *via)
+        ),
+        Note::SameServer { configs, served_by } => {
+            let names = match configs.split_last() {
+                Some((last, rest)) if !rest.is_empty() => {
+                    format!("{} and {last}", rest.join(", "))
+                }
+                _ => configs.join(""),
+            };
+            let both = if configs.len() == 2 { "both" } else { "all" };
+            format!(
+                "{names} were {both} served by {served_by}: the comparison is of the same \
+                 allocator."
+            )
+        }
+        Note::OwnApiBypass {
+            config,
+            program,
+            caller,
+            api_of,
+            reach,
+            malloc,
+            symbols,
+        } => {
+            let calls = super::served_words::own_api_calls(&crate::model::OwnApiUse {
+                program: program.clone(),
+                caller: caller.clone(),
+                api_of: api_of.clone(),
+                reach: reach.clone(),
+                malloc: malloc.clone(),
+                symbols: symbols.clone(),
+            });
+            format!(
+                "{config}: left out of the verdict: {calls}, which preloading {malloc} cannot \
+                 replace: that part of the heap stayed in {reach}."
+            )
+        }
+        Note::OutsideMalloc {
+            config,
+            bytes,
+            share,
+            runtime,
+        } => {
+            let lever =
+                runtime
+                    .as_ref()
+                    .map_or(String::new(), |r| match (&r.setting, &r.variant) {
+                        (Some(setting), Some(variant)) => format!(
+                    " {} is {}, whose own memory manager takes its memory from mmap: {setting} \
+                     routes its allocations through malloc, where the allocators can act; to \
+                     try it: {variant}.",
+                    r.program, r.name
+                ),
+                        _ => format!(
+                            " {} is {}, whose heap is its own: its heap flags size it, out of an \
+                     allocator's reach.",
+                            r.program, r.name
+                        ),
+                    });
+            format!(
+                "{config}: {} of anonymous memory the program manages itself, outside malloc \
+                 ({:.0}% of its mean RSS): no allocator setting moves it.{lever}",
+                crate::units::format_bytes(*bytes),
+                100.0 * share
+            )
+        }
         Note::HeapProbe {
             config,
             mean_live_heap_bytes,

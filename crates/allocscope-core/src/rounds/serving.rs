@@ -7,6 +7,14 @@
 //! from the loader's lookup order (`alloc::served`) and kept with each run.
 //! A `--variant` runs its own build with nothing preloaded and never the
 //! shim: the allocator that build brings is what it compares.
+//!
+//! The shim is preloaded too when the command is not a dynamic ELF
+//! program (a wrapper script, which may `exec` a daemon that links
+//! jemalloc: LD_PRELOAD reaches every process it starts), and when one of
+//! the command's arguments is a program that links an allocator (`env`,
+//! `taskset`, `setpriv` starting it). In a process that links none it
+//! sends the family to the same glibc. What served each process of the
+//! tree is found at run time (`run::served_tree`).
 
 use crate::alloc::served::{served_by, PROGRAM_OWN};
 use crate::model::{Config, ProgramLine};
@@ -28,6 +36,40 @@ pub(crate) fn linked_allocator(program: &Path) -> Option<String> {
     served_by(program, &[]).filter(|s| s != "glibc" && s != PROGRAM_OWN)
 }
 
+/// Whether the glibc shim belongs in the runs of `line` without a preload:
+/// a program that links an allocator, a script (what it starts is not
+/// known before it runs), or a launcher whose arguments name such a
+/// program.
+pub(crate) fn wants_shim(line: &ProgramLine) -> bool {
+    if linked_allocator(&line.program).is_some() {
+        return true;
+    }
+    if crate::alloc::inspect_program(&line.program).is_none() {
+        return line.program.exists();
+    }
+    line.args
+        .iter()
+        .filter_map(|arg| arg.to_str())
+        .filter_map(on_path)
+        .any(|program| linked_allocator(&program).is_some())
+}
+
+/// `word` as the loader's `execvp` would find it: itself when it holds a
+/// '/', else the first executable file of that name on PATH.
+fn on_path(word: &str) -> Option<PathBuf> {
+    if word.is_empty() || word.starts_with('-') {
+        return None;
+    }
+    if word.contains('/') {
+        let path = PathBuf::from(word);
+        return path.is_file().then_some(path);
+    }
+    let dirs = std::env::var_os("PATH")?;
+    std::env::split_paths(&dirs)
+        .map(|dir| dir.join(word))
+        .find(|p| p.is_file())
+}
+
 /// One `Serving` per configuration, in order, each run as `lines` says. A
 /// `--variant` (a configuration with a command of its own) never gets the
 /// shim: the allocator its build brings is the one it compares.
@@ -36,9 +78,7 @@ pub(crate) fn plan(lines: &[ProgramLine], configs: &[Config]) -> anyhow::Result<
     let mut out = Vec::with_capacity(configs.len());
     for (config, line) in configs.iter().zip(lines) {
         let preloaded = preloads(&config.env);
-        let wants_shim = config.command.is_none()
-            && preloaded.is_empty()
-            && linked_allocator(&line.program).is_some();
+        let wants_shim = config.command.is_none() && preloaded.is_empty() && wants_shim(line);
         let glibc_shim = match (wants_shim, &shim) {
             (false, _) => None,
             (true, Some(path)) => Some(path.clone()),
@@ -122,6 +162,34 @@ mod tests {
         // A --variant runs the allocator its build links, never the shim.
         assert_eq!(both[2].glibc_shim, None);
         assert_eq!(both[2].served_by.as_deref(), Some("jemalloc"));
+        Ok(())
+    }
+
+    #[test]
+    fn a_script_and_a_launcher_of_a_linking_program_get_the_shim() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let script = dir.path().join("start.sh");
+        std::fs::write(&script, "#!/bin/sh\nexec \"$@\"\n")?;
+        let served = plan(
+            &lines(&script.display().to_string(), 1),
+            &[config("glibc", &[])],
+        )?;
+        assert!(served[0].glibc_shim.is_some(), "a script gets the shim");
+        assert_eq!(served[0].served_by.as_deref(), Some("glibc"));
+        let redis = Path::new("/usr/bin/redis-server");
+        if !crate::alloc::test_deps::require(redis.exists(), "redis-server", "redis-server") {
+            return Ok(());
+        }
+        let launcher = ProgramLine {
+            program: PathBuf::from("/usr/bin/env"),
+            args: vec!["FOO=1".into(), "redis-server".into()],
+        };
+        assert!(wants_shim(&launcher), "env starting redis-server");
+        let plain = ProgramLine {
+            program: PathBuf::from("/usr/bin/env"),
+            args: vec!["sh".into()],
+        };
+        assert!(!wants_shim(&plain), "env starting sh");
         Ok(())
     }
 }

@@ -34,6 +34,7 @@ pub mod reaper;
 mod reclaim;
 mod reclaim_at;
 pub mod sampling;
+mod served_tree;
 mod service;
 mod service_spec;
 mod settle;
@@ -86,6 +87,10 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         sampling,
         checks: Checks {
             load: LoadCheck::new(launch.config.library.clone()),
+            served: served_tree::ServedTracker::new(
+                &launch_preloads(launch),
+                launch.probe.map(|p| p.library.clone()),
+            ),
             heap,
         },
         service,
@@ -149,6 +154,7 @@ fn finish(
     };
     let reclaim = reclaimer.conclude(&readings, sampling.start(), &mut samples, &mut times);
     heap::keep_final_arenas(&readings, &mut samples);
+    let served_tree = checks.served.finish();
     let ended = Ended {
         ending: ender.ending(),
         main_status,
@@ -197,6 +203,16 @@ fn finish(
         stderr_tail: (concluded.status != crate::model::RunStatus::Ok)
             .then(|| stderr_tail::stderr_tail(&launch.stderr_path))
             .flatten(),
+        served_tree,
+    }
+}
+
+/// The run's environment as far as what serves `malloc` goes: the
+/// configuration's, with the glibc shim first when it has one.
+fn launch_preloads(launch: &Launch) -> Vec<(String, String)> {
+    match launch.glibc_shim {
+        Some(shim) => crate::probe::preload_first(&launch.config.env, shim),
+        None => launch.config.env.clone(),
     }
 }
 

@@ -6,11 +6,14 @@
 
 use super::heap::HeapRun;
 use super::loaded::LoadCheck;
+use super::served_tree::ServedTracker;
 use std::time::Duration;
 
 pub(super) struct Checks {
     pub load: LoadCheck,
     pub heap: Option<HeapRun>,
+    /// What served `malloc` in each process, by memory (`served_tree.rs`).
+    pub served: ServedTracker,
 }
 
 impl Checks {
@@ -22,6 +25,7 @@ impl Checks {
     /// On a sampling tick: each check still open looks at the tree, and
     /// processes of another uid get their probe files.
     pub fn on_tick(&mut self, main: i32, tree: &[i32]) {
+        self.served.note_pids(tree);
         if !self.load.settled() {
             self.load.observe(main, tree);
         }

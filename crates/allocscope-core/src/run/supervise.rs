@@ -111,6 +111,7 @@ impl Supervisor<'_> {
         );
         match tick {
             Tick::Sampled(sample) => {
+                (self.checks.served).on_sample(self.sampling.sampler().processes());
                 if let Some(hwm) = crate::sample::proc::read_status_hwm(pid) {
                     self.usage.note_main_hwm(hwm);
                 }

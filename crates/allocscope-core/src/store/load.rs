@@ -168,7 +168,7 @@ impl Store {
                     minor_faults, major_faults, stdout_path, stderr_path, message,
                     linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s,
                     cgroup_peak_kernel_bytes,
-                    served_by, reclaim, stderr_tail
+                    served_by, reclaim, stderr_tail, served_tree
              FROM runs WHERE config_id = ?1 ORDER BY idx, id",
         )?;
         let rows = stmt
@@ -176,12 +176,15 @@ impl Store {
             .collect::<rusqlite::Result<Vec<_>>>()
             .with_context(|| format!("reading runs of configuration {config_id}"))?;
         let mut runs = Vec::with_capacity(rows.len());
-        for (id, status, linked, reclaim, mut record) in rows {
+        for (id, status, linked, (reclaim, served_tree), mut record) in rows {
             record.status = RunStatus::parse(&status)
                 .ok_or_else(|| anyhow!("run {id} has an unknown status '{status}'"))?;
             record.linked_allocators = parse_json(&linked, "linked_allocators")?;
             record.reclaim = reclaim
                 .map(|json| parse_json(&json, "reclaim"))
+                .transpose()?;
+            record.served_tree = served_tree
+                .map(|json| parse_json(&json, "served_tree"))
                 .transpose()?;
             record.samples = self.load_samples(id)?;
             record.markers = super::markers::load(&self.conn, &self.path, id)?;
@@ -276,7 +279,14 @@ impl Store {
     }
 }
 
-type RunRow = (i64, String, String, Option<String>, RunRecord);
+/// (id, status, linked_allocators, (reclaim, served_tree), record).
+type RunRow = (
+    i64,
+    String,
+    String,
+    (Option<String>, Option<String>),
+    RunRecord,
+);
 
 /// The scalar columns of a run, by name; status, JSON and samples are
 /// filled in after.
@@ -308,12 +318,13 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         reclaim: None,
         cgroup_peak_kernel_bytes: opt_u64_at(r, "cgroup_peak_kernel_bytes")?,
         stderr_tail: r.get("stderr_tail")?,
+        served_tree: None,
     };
     Ok((
         r.get("id")?,
         r.get("status")?,
         r.get("linked_allocators")?,
-        r.get("reclaim")?,
+        (r.get("reclaim")?, r.get("served_tree")?),
         record,
     ))
 }

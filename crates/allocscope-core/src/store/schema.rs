@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `STEPS`.
-pub const SCHEMA_VERSION: u32 = 17;
+pub const SCHEMA_VERSION: u32 = 18;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -357,6 +357,12 @@ pub fn version(conn: &Connection) -> Result<u32> {
         .context("reading the schema version")
 }
 
+/// Version 18: per run, which allocator served the tree's memory, process
+/// by process (`model::ServedTree` as JSON; NULL for a run stored before).
+const V18: &str = "
+ALTER TABLE runs ADD COLUMN served_tree TEXT;
+";
+
 /// Brings the schema up to `SCHEMA_VERSION`, one step at a time. Refuses a
 /// file written by a newer allocscope rather than guessing at its layout.
 pub fn migrate(conn: &mut Connection) -> Result<()> {
@@ -402,6 +408,7 @@ const STEPS: [(&str, &str); SCHEMA_VERSION as usize] = [
     (V15, "adding the soaks table"),
     (V16, "adding the recording_restarts table"),
     (V17, "adding the stderr_tail column"),
+    (V18, "adding the served_tree column"),
 ];
 
 /// Moves the schema from `from` to `from + 1`.

@@ -195,6 +195,24 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
         served_by: (index == 2).then(|| "jemalloc".to_string()),
         stderr_tail: (status != RunStatus::Ok)
             .then(|| "initdb: cannot write /nonexistent | end".to_string()),
+        served_tree: (index == 2).then(|| crate::model::ServedTree {
+            parts: vec![crate::model::ServedPart {
+                allocator: "jemalloc".into(),
+                via: Some(crate::model::Via::Linked),
+                share: 0.97,
+                programs: vec!["daemon".into()],
+            }],
+            weighed_by: "pss".into(),
+            own_api: vec![crate::model::OwnApiUse {
+                program: "daemon".into(),
+                caller: "libisc.so".into(),
+                api_of: "jemalloc".into(),
+                reach: "jemalloc".into(),
+                malloc: "tcmalloc".into(),
+                symbols: vec!["mallocx".into(), "sdallocx".into()],
+            }],
+            programs: vec!["sh".into(), "daemon".into()],
+        }),
     }
 }
 

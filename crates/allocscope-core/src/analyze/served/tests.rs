@@ -3,9 +3,10 @@
 //! allocator is never kept, and one allocator everywhere withholds the
 //! verdict.
 
+use crate::analyze::served;
 use crate::analyze::verdict::Outcome;
 use crate::analyze::{analyze_with_budget, fixture};
-use crate::model::{RunStatus, StoredExperiment};
+use crate::model::{OwnApiUse, RunStatus, ServedPart, ServedTree, StoredExperiment, Via};
 use crate::report::verdict_words::{explanation, reason};
 
 const MIB: u64 = 1 << 20;
@@ -83,5 +84,134 @@ fn a_baseline_that_did_not_run_its_allocator_is_never_kept() {
         reason(&v).contains("the baseline glibc did not run glibc"),
         "{}",
         reason(&v)
+    );
+}
+
+/// `experiment(served)` with each run's tree view: `parts[i]` for the
+/// i-th configuration, as (allocator, share, program, via).
+fn with_trees(served: [&str; 3], parts: [(&str, f64, &str, Via); 3]) -> StoredExperiment {
+    let mut e = experiment(served);
+    for (config, (allocator, share, program, via)) in e.configs.iter_mut().zip(parts) {
+        for run in &mut config.runs {
+            run.record.served_tree = Some(ServedTree {
+                parts: vec![
+                    ServedPart {
+                        allocator: allocator.to_string(),
+                        via: Some(via),
+                        share,
+                        programs: vec![program.to_string()],
+                    },
+                    ServedPart {
+                        allocator: "glibc".to_string(),
+                        via: Some(Via::Libc),
+                        share: 1.0 - share,
+                        programs: vec!["sh".to_string()],
+                    },
+                ],
+                weighed_by: "pss".to_string(),
+                own_api: Vec::new(),
+                programs: vec!["sh".to_string(), program.to_string()],
+            });
+        }
+    }
+    e
+}
+
+#[test]
+fn what_served_the_trees_memory_decides_and_is_said_with_its_share() {
+    // The command (a script) was served by glibc; its daemon by jemalloc.
+    let mut e = with_trees(
+        ["glibc", "jemalloc", "mimalloc"],
+        [
+            ("jemalloc", 0.97, "varnishd", Via::Linked),
+            ("jemalloc", 0.97, "varnishd", Via::Preloaded),
+            ("mimalloc", 0.97, "varnishd", Via::Preloaded),
+        ],
+    );
+    let glibc = &e.configs[0];
+    assert_eq!(served::served_by(glibc), Some("jemalloc"));
+    assert_eq!(
+        crate::report::served_words::table_words(glibc).as_deref(),
+        Some("glibc requested; jemalloc served 97% of the tree's memory (varnishd links it)")
+    );
+    assert_eq!(
+        crate::report::served_words::table_words(&e.configs[1]).as_deref(),
+        Some("served by jemalloc")
+    );
+    e.info.baseline = "jemalloc".to_string();
+    let v = analyze_with_budget(e, "jemalloc", 5.0)
+        .expect("analysis")
+        .verdict;
+    let lines = explanation(&v);
+    let name = "glibc";
+    assert!(
+        lines.iter().any(|l| l
+            == &format!("{name}: left out of the verdict: glibc requested; jemalloc served 97% of the tree's memory (varnishd links it).")),
+        "{lines:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l
+            == "glibc and jemalloc were both served by jemalloc: the comparison is of the same allocator."),
+        "{lines:?}"
+    );
+    assert_ne!(v.config.as_deref(), Some("glibc"), "{}", reason(&v));
+}
+
+#[test]
+fn a_preload_that_its_programs_own_api_calls_bypassed_is_left_out() {
+    let mut e = with_trees(
+        ["glibc", "jemalloc", "mimalloc"],
+        [
+            ("glibc", 0.99, "named", Via::Libc),
+            ("jemalloc", 0.99, "named", Via::Linked),
+            ("mimalloc", 0.99, "named", Via::Preloaded),
+        ],
+    );
+    let usage = |malloc: &str, reach: &str| OwnApiUse {
+        program: "named".to_string(),
+        caller: "libisc.so".to_string(),
+        api_of: "jemalloc".to_string(),
+        reach: reach.to_string(),
+        malloc: malloc.to_string(),
+        symbols: vec!["mallocx".to_string(), "sdallocx".to_string()],
+    };
+    for (config, u) in e.configs.iter_mut().zip([
+        usage("glibc", "glibc"),
+        usage("jemalloc", "jemalloc"),
+        usage("mimalloc", "jemalloc"),
+    ]) {
+        for run in &mut config.runs {
+            if let Some(t) = run.record.served_tree.as_mut() {
+                t.own_api = vec![u.clone()];
+            }
+        }
+    }
+    let mimalloc = e.configs[2].config.name.clone();
+    assert!(served::bypassed(&e.configs[2]).is_some());
+    assert!(served::bypassed(&e.configs[0]).is_none());
+    let warnings = crate::analyze::linked::warnings(&e);
+    assert!(
+        warnings.iter().any(|w| w
+            .contains("libisc.so (in named) calls jemalloc's own API (mallocx, sdallocx)")
+            && w.contains(&format!(
+                "under {mimalloc} those calls still reached jemalloc"
+            ))
+            && w.contains("-a jemalloc:KEY=VALUE reaches it")
+            && w.contains("--variant")),
+        "{warnings:?}"
+    );
+    let v = analyze_with_budget(e, "glibc", 5.0)
+        .expect("analysis")
+        .verdict;
+    assert_ne!(v.config.as_deref(), Some(mimalloc.as_str()));
+    let lines = explanation(&v);
+    assert!(
+        lines.iter().any(|l| l
+            == &format!(
+            "{mimalloc}: left out of the verdict: libisc.so (in named) calls jemalloc's own API \
+             (mallocx, sdallocx), which preloading mimalloc cannot replace: that part of the \
+             heap stayed in jemalloc."
+        )),
+        "{lines:?}"
     );
 }
