@@ -25,10 +25,13 @@ mod ticks;
 
 use allocscope_core::model::Sample;
 use allocscope_core::run::sampling::SamplingLoop;
-use allocscope_core::run::{Event, Interrupt};
+use allocscope_core::run::{Engine, Event, Interrupt, RunExtension, Started, Stopped};
 use allocscope_core::store::{Appender, Ending, Store};
 use std::sync::mpsc;
-use ticks::{Stopped, Watch};
+use ticks::{Recorded, Recording, Tally};
+
+/// How long a launched tree gets to go after allocscope kills it.
+const KILL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What to record: checked by `options::record`, so the two never differ.
 pub use target::Target;
@@ -74,36 +77,56 @@ pub fn record(
         settings.interval,
         &events_tx,
     )?;
-    let (target_pid, walker_root) = begun.pids();
+    let target_pid = begun.target_pid();
     started(begun.id, begun.resumed, target_pid);
-
-    let mut sampling = SamplingLoop::new(walker_root, settings.interval);
-    let mut appender = Appender::new(begun.id, settings.interval, sampling.start());
-    let watch = Watch {
+    let (launched, sampling) = match begun.launched {
+        Some((started, sampling)) => (Some(started), sampling),
+        None => (None, SamplingLoop::new(target_pid, settings.interval)),
+    };
+    let appender = Appender::new(begun.id, settings.interval, sampling.start());
+    let until = settings.duration.map(|d| sampling.start() + d);
+    let mut recorded = [Recorded {
+        sampling,
         root: begun.root,
-        launched: begun.launched,
         started_unix: begun.started_unix,
-        duration: settings.duration,
-        publisher: settings.publisher.as_ref(),
+        gone: false,
+    }];
+    let mut recording = Recording {
+        store,
+        appender,
+        launched: launched.as_ref().map(Started::pid),
+        main_status: None,
+        tally: Tally::default(),
+    };
+    let extensions: Vec<&dyn RunExtension> = (settings.publisher.iter())
+        .map(|p| p as &dyn RunExtension)
+        .collect();
+    let engine = Engine {
         interrupt,
+        until,
+        extensions: &extensions,
         events: &events,
     };
     let Stopped {
         mut status,
         mut failure,
+    } = engine.run(&mut recorded, &mut recording);
+    let Recording {
+        store,
+        mut appender,
         mut main_status,
         tally,
-    } = ticks::run(&mut sampling, &watch, |now, sample| {
-        appender.tick(store, now, sample)
-    });
+        ..
+    } = recording;
     if failure.is_none() {
         if let Err(error) = appender.flush(store) {
             failure = Some(error);
             status = "failed";
         }
     }
-    if let Some(pid) = begun.launched.filter(|_| status != "exited") {
-        main_status = ending::end_launched_tree(pid, &mut sampling, &events, main_status);
+    let [Recorded { mut sampling, .. }] = recorded;
+    if let Some(started) = launched.filter(|_| status != "exited") {
+        main_status = started.kill(&mut sampling, &events, KILL_WAIT).or(main_status);
     }
     let ending = ending::ending(status, main_status, failure.as_ref());
     let finished = store.finish_recording(begun.id, &ending);
