@@ -9,12 +9,12 @@
 //! unknown). Launched (`-a CONFIG -- COMMAND`): started like a `compare` run.
 //!
 //! `record` only wires the parts: `begin.rs` the recording's row (new, or
-//! resumed) and a launched command; `ticks.rs` the loop (`run`'s sampling
-//! loop, each kept sample to the `--metrics` publisher and every
-//! tick to the core's `store::Appender`, appended at its cadence);
-//! `ending.rs` a launched tree killed and how the recording ended;
-//! `error.rs`
-//! the user's mistakes in its arguments and in `--metrics`.
+//! resumed) and a launched command (`run::start`); the loop is the core's
+//! run engine (`run::Engine`), each kept sample to the `--metrics`
+//! publisher (a run extension), and `ticks.rs` its hooks (every tick to
+//! the core's `store::Appender`, appended at its cadence); `ending.rs` how
+//! the recording ended; `error.rs` the user's mistakes in its arguments
+//! and in `--metrics`.
 
 mod begin;
 mod ending;
@@ -25,13 +25,16 @@ mod ticks;
 
 use allocscope_core::model::Sample;
 use allocscope_core::run::sampling::SamplingLoop;
-use allocscope_core::run::{Engine, Event, Interrupt, RunExtension, Started, Stopped};
+use allocscope_core::run::{Engine, Event, Interrupt, RunExtension, Stopped};
 use allocscope_core::store::{Appender, Ending, Store};
 use std::sync::mpsc;
+use std::time::Duration;
 use ticks::{Recorded, Recording, Tally};
 
 /// How long a launched tree gets to go after allocscope kills it.
-const KILL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+const KILL_WAIT: Duration = Duration::from_secs(5);
+/// The longest the loop sleeps before looking at Ctrl-C and the duration.
+const MAX_NAP: Duration = Duration::from_millis(100);
 
 /// What to record: checked by `options::record`, so the two never differ.
 pub use target::Target;
@@ -39,8 +42,8 @@ pub use target::Target;
 pub struct Settings {
     pub target: Target,
     pub name: String,
-    pub interval: std::time::Duration,
-    pub duration: Option<std::time::Duration>,
+    pub interval: Duration,
+    pub duration: Option<Duration>,
     /// `--metrics`: publishes each kept sample.
     pub publisher: Option<prometheus::Publisher>,
 }
@@ -94,7 +97,7 @@ pub fn record(
     let mut recording = Recording {
         store,
         appender,
-        launched: launched.as_ref().map(Started::pid),
+        launched,
         main_status: None,
         tally: Tally::default(),
     };
@@ -106,15 +109,18 @@ pub fn record(
         until,
         extensions: &extensions,
         events: &events,
+        max_nap: MAX_NAP,
+        kill_wait: recording.launched.as_ref().map(|_| KILL_WAIT),
     };
     let Stopped {
         mut status,
         mut failure,
+        ..
     } = engine.run(&mut recorded, &mut recording);
     let Recording {
         store,
         mut appender,
-        mut main_status,
+        main_status,
         tally,
         ..
     } = recording;
@@ -124,10 +130,7 @@ pub fn record(
             status = "failed";
         }
     }
-    let [Recorded { mut sampling, .. }] = recorded;
-    if let Some(started) = launched.filter(|_| status != "exited") {
-        main_status = started.kill(&mut sampling, &events, KILL_WAIT).or(main_status);
-    }
+    let [Recorded { sampling, .. }] = recorded;
     let ending = ending::ending(status, main_status, failure.as_ref());
     let finished = store.finish_recording(begun.id, &ending);
     if let Some(error) = failure {

@@ -2,11 +2,12 @@
 //! its attached root or every descendant of allocscope for a launched
 //! command, each tick taken handed to the core's `store::Appender`,
 //! appended at its cadence, and each kept sample counted. The engine
-//! stops at the duration, Ctrl-C, the tree's end or the store's failure.
+//! stops at the duration, Ctrl-C, the tree's end or the store's failure;
+//! a launched tree still running is then killed until the reaper saw it go.
 
 use allocscope_core::model::Sample;
 use allocscope_core::run::sampling::SamplingLoop;
-use allocscope_core::run::{Followed, Hooks, Root};
+use allocscope_core::run::{Clock, Event, Followed, Hooks, Root, Started};
 use allocscope_core::store::{Appender, Store};
 use std::time::Instant;
 
@@ -29,8 +30,8 @@ impl Followed for Recorded {
         (&mut self.sampling, root)
     }
 
-    fn started_unix(&self) -> f64 {
-        self.started_unix
+    fn clock(&self) -> Clock {
+        Clock::SinceUnix(self.started_unix)
     }
 
     fn running(&self) -> bool {
@@ -42,8 +43,9 @@ impl Followed for Recorded {
 pub(super) struct Recording<'a> {
     pub store: &'a mut Store,
     pub appender: Appender,
-    /// Launched: the command's pid, whose wait status the reaper reports.
-    pub launched: Option<i32>,
+    /// Launched: the command, whose wait status the reaper reports, and
+    /// which is killed when the recording stops first.
+    pub launched: Option<Started>,
     /// The launched command's wait status, once reaped.
     pub main_status: Option<i32>,
     pub tally: Tally,
@@ -58,7 +60,12 @@ pub(super) struct Tally {
 }
 
 impl Hooks<Recorded> for Recording<'_> {
-    fn ticked(&mut self, _: &mut Recorded, now: Instant, kept: Option<&Sample>) -> anyhow::Result<()> {
+    fn ticked(
+        &mut self,
+        _: &mut Recorded,
+        now: Instant,
+        kept: Option<&Sample>,
+    ) -> anyhow::Result<()> {
         if let Some(sample) = kept {
             self.tally.samples += 1;
             self.tally.peak_rss_bytes = self.tally.peak_rss_bytes.max(sample.rss_bytes);
@@ -71,9 +78,21 @@ impl Hooks<Recorded> for Recording<'_> {
         w.gone = true;
     }
 
-    fn reaped(&mut self, reaped: &allocscope_core::run::Reaped) {
-        if Some(reaped.pid) == self.launched {
-            self.main_status = Some(reaped.status);
+    fn woke(&mut self, _: &mut [Recorded], event: Option<Event>) -> anyhow::Result<()> {
+        let launched = self.launched.as_ref().map(Started::pid);
+        if let Some(Event::Reaped(reaped)) = event.filter(|_| launched.is_some()) {
+            if Some(reaped.pid) == launched {
+                self.main_status = Some(reaped.status);
+            }
+        }
+        Ok(())
+    }
+
+    fn kill(&mut self, ws: &mut [Recorded]) {
+        if let Some(started) = &self.launched {
+            for w in ws {
+                started.kill(&mut w.sampling);
+            }
         }
     }
 }

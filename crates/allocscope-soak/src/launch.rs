@@ -6,9 +6,9 @@
 //! start) and `{instance}` (its directory under the soak's) are filled in
 //! the command, the readiness address and the load command.
 //!
-//! Several instances run at once, so the core's `run::execute` (one run per
-//! process: every descendant of allocscope is its tree, and its reaper
-//! waits for any child) cannot start them; the parts it is made of can.
+//! The process is started by the core's `run::start`, as a `compare` run's
+//! is, without the reaper: several instances run at once, so each is
+//! waited for by its pid (`run::Started`).
 
 use allocscope_core::cgroup::Parent;
 use allocscope_core::model::Config;

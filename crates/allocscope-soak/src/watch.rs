@@ -1,6 +1,6 @@
-//! The soak's one loop: every instance (`watched.rs`), running in place
-//! (`--pid`) or started by the soak (`-- COMMAND`), ticked on the core's
-//! sampling loop each interval, each stored as a recording of its own and
+//! The soak on the core's run engine (`run::Engine`): every instance
+//! (`watched.rs`), running in place (`--pid`) or started by the soak
+//! (`-- COMMAND`), ticked on its sampling loop each interval, each stored as a recording of its own and
 //! appended at the store's cadence (`store::Appender`), all instances'
 //! samples of a tick in one commit, until the duration,
 //! Ctrl-C, every instance ended, or with `until_settled` every
@@ -24,6 +24,8 @@ use allocscope_core::units::format_seconds;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// The longest the loop sleeps before looking at Ctrl-C and the duration.
+const MAX_NAP: Duration = Duration::from_millis(100);
 /// How often `until_settled` looks whether every configuration settled.
 const SETTLED_LOOK_EVERY: Duration = Duration::from_secs(5);
 
@@ -88,6 +90,9 @@ pub fn watch(
             .map(|d| start + d.saturating_sub(Duration::from_secs_f64(elapsed().max(0.0)))),
         extensions: &[],
         events: &events,
+        max_nap: MAX_NAP,
+        // Its launched instances are stopped by `finish`, SIGTERM first.
+        kill_wait: None,
     };
     let mut soaking = Soaking {
         store,
@@ -98,7 +103,9 @@ pub fn watch(
         last_look: start,
         last_decision: None,
     };
-    let Stopped { status, failure } = engine.run(&mut watched, &mut soaking);
+    let Stopped {
+        status, failure, ..
+    } = engine.run(&mut watched, &mut soaking);
     let elapsed_s = elapsed();
     // A store that failed while finishing fails the soak too.
     let finished = finish(soaking.store, &mut watched, status);
@@ -213,7 +220,8 @@ fn begin(
                         env: flavour.config.env.clone(),
                         command: Some(running.command.clone()),
                         target_pid: running.started.pid(),
-                        target_start: proc::read_stat(running.started.pid()).map_or(0, |s| s.start_ticks),
+                        target_start: proc::read_stat(running.started.pid())
+                            .map_or(0, |s| s.start_ticks),
                         interval_ms,
                         hostname: hostname.clone(),
                         soak_id: Some(settings.soak_id),

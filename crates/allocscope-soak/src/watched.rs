@@ -6,7 +6,7 @@ use crate::instance::{summarize, InstanceSeries, InstanceSummary};
 use crate::launch::{self, Recipe, Running};
 use allocscope_core::model::{RunStatus, Sample};
 use allocscope_core::run::sampling::SamplingLoop;
-use allocscope_core::run::{classify_wait_status, unix_now, Event, Followed, Root};
+use allocscope_core::run::{classify_wait_status, unix_now, Clock, Event, Followed, Root};
 use allocscope_core::store::{Appender, Ending, NewRecording, Store};
 use allocscope_core::units::format_seconds;
 use std::sync::mpsc::Sender;
@@ -243,8 +243,8 @@ impl Followed for Watched {
         (&mut self.sampling, root)
     }
 
-    fn started_unix(&self) -> f64 {
-        self.started_unix
+    fn clock(&self) -> Clock {
+        Clock::SinceUnix(self.started_unix)
     }
 
     fn running(&self) -> bool {

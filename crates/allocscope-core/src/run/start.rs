@@ -18,11 +18,8 @@ use crate::probe::ProbeLaunch;
 use anyhow::Context;
 use std::ffi::OsString;
 use std::path::Path;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
-
-/// How long a tree being killed gets between SIGKILLs.
-const KILL_RETRY: Duration = Duration::from_millis(100);
 
 /// What to start, and how.
 pub struct Start<'a> {
@@ -149,29 +146,9 @@ impl Started {
         wait(self.pid, 0);
     }
 
-    /// Kills its tree (its group and `sampling`'s walk) every `KILL_RETRY`
-    /// until the reaper reports the tree gone, at most `wait`; its wait
-    /// status, if the reaper reported it meanwhile.
-    pub fn kill(
-        &self,
-        sampling: &mut SamplingLoop,
-        events: &Receiver<Event>,
-        wait: Duration,
-    ) -> Option<i32> {
-        let deadline = Instant::now() + wait;
-        let (mut last_kill, mut status): (Option<Instant>, _) = (None, None);
-        while Instant::now() < deadline {
-            if last_kill.is_none_or(|at| at.elapsed() >= KILL_RETRY) {
-                process::kill_tree(self.pid, &sampling.walk());
-                last_kill = Some(Instant::now());
-            }
-            match events.recv_timeout(KILL_RETRY) {
-                Ok(Event::Reaped(reaped)) if reaped.pid == self.pid => status = Some(reaped.status),
-                Ok(Event::TreeEnded(_)) | Err(RecvTimeoutError::Disconnected) => break,
-                Ok(_) | Err(RecvTimeoutError::Timeout) => {}
-            }
-        }
-        status
+    /// SIGKILL to its group and to `sampling`'s walk of its tree.
+    pub fn kill(&self, sampling: &mut SamplingLoop) {
+        process::kill_tree(self.pid, &sampling.walk());
     }
 
     /// Makes the probe files of the tree's processes that run as another
