@@ -3,7 +3,8 @@
 //! launched command the process with its reaper and stdout tap.
 
 use crate::Target;
-use allocscope_core::run::{process, reaper, tap, Event};
+use allocscope_core::run::sampling::SamplingLoop;
+use allocscope_core::run::{become_subreaper, start, Event, Start, Started};
 use allocscope_core::store::{NewRecording, Store};
 use anyhow::Context;
 use std::ffi::OsString;
@@ -30,19 +31,19 @@ pub(super) struct Begun {
     pub started_unix: f64,
     /// Attached: the process and its start time.
     pub root: Option<(i32, u64)>,
-    /// Launched: the command's pid.
-    pub launched: Option<i32>,
+    /// Launched: the command, with the sampling loop whose sampler reads it.
+    pub launched: Option<(Started, SamplingLoop)>,
 }
 
 impl Begun {
-    /// The pid the recording follows, and the root of its walks. Attached:
-    /// the process and its descendants. Launched: every descendant of
-    /// allocscope, a subreaper, so orphans stay in the tree.
-    pub fn pids(&self) -> (i32, i32) {
-        let own_pid = std::process::id() as i32;
-        match (self.root, self.launched) {
-            (Some((pid, _)), _) => (pid, pid),
-            (None, pid) => (pid.unwrap_or(own_pid), own_pid),
+    /// The pid the recording follows. Its walks' root is that process when
+    /// attached, allocscope (a subreaper, so orphans stay in the tree)
+    /// when launched.
+    pub fn target_pid(&self) -> i32 {
+        match (self.root, &self.launched) {
+            (Some((pid, _)), _) => pid,
+            (None, Some((started, _))) => started.pid(),
+            (None, None) => std::process::id() as i32,
         }
     }
 }
@@ -79,7 +80,7 @@ pub(super) fn begin(
                 env: config.env.clone(),
                 ..new
             };
-            launch(store, new, program, args, logs_dir, events)
+            launch(store, new, program, args, logs_dir, interval, events)
         }
     }
 }
@@ -122,19 +123,30 @@ fn launch(
     program: &Path,
     args: &[OsString],
     logs_dir: &Path,
+    interval: Duration,
     events: &mpsc::Sender<Event>,
 ) -> anyhow::Result<Begun> {
-    process::become_subreaper()?;
+    become_subreaper()?;
     std::fs::create_dir_all(logs_dir)
         .with_context(|| format!("creating '{}'", logs_dir.display()))?;
-    let stdout_path = logs_dir.join(format!("{}.stdout", new.name));
-    let stdout_file = std::fs::File::create(&stdout_path)
-        .with_context(|| format!("creating '{}'", stdout_path.display()))?;
-    let stderr_path = logs_dir.join(format!("{}.stderr", new.name));
-    let (pid, pipe) = process::spawn(program, args, &new.env, &stderr_path, Vec::new())?;
-    reaper::spawn_reaper(events.clone())?;
-    tap::spawn_tap(pipe, stdout_file, Vec::new(), events.clone())
-        .context("starting the stdout tap")?;
+    let spec = Start {
+        program,
+        args,
+        env: &new.env,
+        stdout_path: &logs_dir.join(format!("{}.stdout", new.name)),
+        stderr_path: &logs_dir.join(format!("{}.stderr", new.name)),
+        cgroup: None,
+        memory_limit: None,
+        probe: None,
+        reclaim_at_exit: false,
+        interval,
+        marks: &[],
+        child_steps: Vec::new(),
+        reaper: true,
+    };
+    let started = start(spec, events)?;
+    let sampling = SamplingLoop::new(std::process::id() as i32, interval);
+    let pid = started.pid();
     let start_ticks = allocscope_core::sample::proc::read_stat(pid).map_or(0, |s| s.start_ticks);
     let mut command = vec![program.to_string_lossy().into_owned()];
     command.extend(args.iter().map(|a| a.to_string_lossy().into_owned()));
@@ -150,6 +162,6 @@ fn launch(
         resumed: false,
         started_unix,
         root: None,
-        launched: Some(pid),
+        launched: Some((started, sampling)),
     })
 }

@@ -9,12 +9,12 @@
 //! unknown). Launched (`-a CONFIG -- COMMAND`): started like a `compare` run.
 //!
 //! `record` only wires the parts: `begin.rs` the recording's row (new, or
-//! resumed) and a launched command; `ticks.rs` the loop (`run`'s sampling
-//! loop, each kept sample to the `--metrics` publisher and every
-//! tick to the core's `store::Appender`, appended at its cadence);
-//! `ending.rs` a launched tree killed and how the recording ended;
-//! `error.rs`
-//! the user's mistakes in its arguments and in `--metrics`.
+//! resumed) and a launched command (`run::start`); the loop is the core's
+//! run engine (`run::Engine`), each kept sample to the `--metrics`
+//! publisher (a run extension), and `ticks.rs` its hooks (every tick to
+//! the core's `store::Appender`, appended at its cadence); `ending.rs` how
+//! the recording ended; `error.rs` the user's mistakes in its arguments
+//! and in `--metrics`.
 
 mod begin;
 mod ending;
@@ -25,10 +25,16 @@ mod ticks;
 
 use allocscope_core::model::Sample;
 use allocscope_core::run::sampling::SamplingLoop;
-use allocscope_core::run::{Event, Interrupt};
+use allocscope_core::run::{Engine, Event, Interrupt, RunExtension, Stopped};
 use allocscope_core::store::{Appender, Ending, Store};
 use std::sync::mpsc;
-use ticks::{Stopped, Watch};
+use std::time::Duration;
+use ticks::{Recorded, Recording, Tally};
+
+/// How long a launched tree gets to go after allocscope kills it.
+const KILL_WAIT: Duration = Duration::from_secs(5);
+/// The longest the loop sleeps before looking at Ctrl-C and the duration.
+const MAX_NAP: Duration = Duration::from_millis(100);
 
 /// What to record: checked by `options::record`, so the two never differ.
 pub use target::Target;
@@ -36,8 +42,8 @@ pub use target::Target;
 pub struct Settings {
     pub target: Target,
     pub name: String,
-    pub interval: std::time::Duration,
-    pub duration: Option<std::time::Duration>,
+    pub interval: Duration,
+    pub duration: Option<Duration>,
     /// `--metrics`: publishes each kept sample.
     pub publisher: Option<prometheus::Publisher>,
 }
@@ -74,37 +80,57 @@ pub fn record(
         settings.interval,
         &events_tx,
     )?;
-    let (target_pid, walker_root) = begun.pids();
+    let target_pid = begun.target_pid();
     started(begun.id, begun.resumed, target_pid);
-
-    let mut sampling = SamplingLoop::new(walker_root, settings.interval);
-    let mut appender = Appender::new(begun.id, settings.interval, sampling.start());
-    let watch = Watch {
+    let (launched, sampling) = match begun.launched {
+        Some((started, sampling)) => (Some(started), sampling),
+        None => (None, SamplingLoop::new(target_pid, settings.interval)),
+    };
+    let appender = Appender::new(begun.id, settings.interval, sampling.start());
+    let until = settings.duration.map(|d| sampling.start() + d);
+    let mut recorded = [Recorded {
+        sampling,
         root: begun.root,
-        launched: begun.launched,
         started_unix: begun.started_unix,
-        duration: settings.duration,
-        publisher: settings.publisher.as_ref(),
+        gone: false,
+    }];
+    let mut recording = Recording {
+        store,
+        appender,
+        launched,
+        main_status: None,
+        tally: Tally::default(),
+    };
+    let extensions: Vec<&dyn RunExtension> = (settings.publisher.iter())
+        .map(|p| p as &dyn RunExtension)
+        .collect();
+    let engine = Engine {
         interrupt,
+        until,
+        extensions: &extensions,
         events: &events,
+        max_nap: MAX_NAP,
+        kill_wait: recording.launched.as_ref().map(|_| KILL_WAIT),
     };
     let Stopped {
         mut status,
         mut failure,
-        mut main_status,
+        ..
+    } = engine.run(&mut recorded, &mut recording);
+    let Recording {
+        store,
+        mut appender,
+        main_status,
         tally,
-    } = ticks::run(&mut sampling, &watch, |now, sample| {
-        appender.tick(store, now, sample)
-    });
+        ..
+    } = recording;
     if failure.is_none() {
         if let Err(error) = appender.flush(store) {
             failure = Some(error);
             status = "failed";
         }
     }
-    if let Some(pid) = begun.launched.filter(|_| status != "exited") {
-        main_status = ending::end_launched_tree(pid, &mut sampling, &events, main_status);
-    }
+    let [Recorded { sampling, .. }] = recorded;
     let ending = ending::ending(status, main_status, failure.as_ref());
     let finished = store.finish_recording(begun.id, &ending);
     if let Some(error) = failure {

@@ -1,39 +1,51 @@
-//! The recording's ticks: `run`'s sampling loop every interval until the
-//! tree ends, the duration is reached, Ctrl-C, or the sink the samples go
-//! to fails. Each kept sample goes to the `--metrics` publisher, if any, and, with every tick taken, to the sink; the
-//! loop itself never stores.
+//! The recording on the core's run engine (`run::Engine`): one instance,
+//! its attached root or every descendant of allocscope for a launched
+//! command, each tick taken handed to the core's `store::Appender`,
+//! appended at its cadence, and each kept sample counted. The engine
+//! stops at the duration, Ctrl-C, the tree's end or the store's failure;
+//! a launched tree still running is then killed until the reaper saw it go.
 
-use crate::prometheus::Publisher;
 use allocscope_core::model::Sample;
-use allocscope_core::run::sampling::{SamplingLoop, Tick};
-use allocscope_core::run::{Event, Interrupt, RunExtension};
-use allocscope_core::sample::proc;
-use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use allocscope_core::run::sampling::SamplingLoop;
+use allocscope_core::run::{Clock, Event, Followed, Hooks, Root, Started};
+use allocscope_core::store::{Appender, Store};
+use std::time::Instant;
 
-/// The longest the loop sleeps before looking at Ctrl-C and the duration.
-pub(super) const MAX_NAP: Duration = Duration::from_millis(100);
-
-/// What the loop watches besides the tree.
-pub(super) struct Watch<'a> {
-    /// Attached: the process and its start time, sampled while it is the
-    /// same process.
+/// The recording's one instance.
+pub(super) struct Recorded {
+    pub sampling: SamplingLoop,
+    /// Attached: the process and its start time.
     pub root: Option<(i32, u64)>,
-    /// Launched: the command's pid, whose wait status the reaper reports.
-    pub launched: Option<i32>,
     /// Samples are timed from here (a resumed recording's first start).
     pub started_unix: f64,
-    pub duration: Option<Duration>,
-    pub publisher: Option<&'a Publisher>,
-    pub interrupt: &'a Interrupt,
-    pub events: &'a mpsc::Receiver<Event>,
+    pub gone: bool,
 }
 
-/// Why and how the loop stopped.
-pub(super) struct Stopped {
-    /// `complete`, `exited`, `interrupted` or `failed` (the sink's error).
-    pub status: &'static str,
-    pub failure: Option<anyhow::Error>,
+impl Followed for Recorded {
+    fn parts(&mut self) -> (&mut SamplingLoop, Root<'_>) {
+        let root = match self.root {
+            Some((pid, start_ticks)) => Root::Attached { pid, start_ticks },
+            None => Root::Descendants,
+        };
+        (&mut self.sampling, root)
+    }
+
+    fn clock(&self) -> Clock {
+        Clock::SinceUnix(self.started_unix)
+    }
+
+    fn running(&self) -> bool {
+        !self.gone
+    }
+}
+
+/// Where the ticks go, and what the recording counts.
+pub(super) struct Recording<'a> {
+    pub store: &'a mut Store,
+    pub appender: Appender,
+    /// Launched: the command, whose wait status the reaper reports, and
+    /// which is killed when the recording stops first.
+    pub launched: Option<Started>,
     /// The launched command's wait status, once reaped.
     pub main_status: Option<i32>,
     pub tally: Tally,
@@ -47,82 +59,40 @@ pub(super) struct Tally {
     pub last: Option<Sample>,
 }
 
-/// Ticks until the tree ends, the duration is reached, Ctrl-C, or `sink`
-/// fails; `sink` is told every tick taken, with the sample it kept.
-pub(super) fn run(
-    sampling: &mut SamplingLoop,
-    watch: &Watch,
-    mut sink: impl FnMut(Instant, Option<&Sample>) -> anyhow::Result<()>,
-) -> Stopped {
-    let mut tally = Tally::default();
-    let mut main_status = None;
-    let (status, failure) = loop {
-        let now = Instant::now();
-        if watch.interrupt.requested() {
-            break ("interrupted", None);
+impl Hooks<Recorded> for Recording<'_> {
+    fn ticked(
+        &mut self,
+        _: &mut Recorded,
+        now: Instant,
+        kept: Option<&Sample>,
+    ) -> anyhow::Result<()> {
+        if let Some(sample) = kept {
+            self.tally.samples += 1;
+            self.tally.peak_rss_bytes = self.tally.peak_rss_bytes.max(sample.rss_bytes);
+            self.tally.last = Some(*sample);
         }
-        if watch.duration.is_some_and(|d| now - sampling.start() >= d) {
-            break ("complete", None);
-        }
-        let taken = match tick(sampling, watch, now) {
-            Tick::NotDue => None,
-            Tick::Empty if watch.root.is_some() => break ("exited", None),
-            // Every listed process may have ended (or be a zombie, with no
-            // memory) since the walk: such a sample says nothing, and its 0
-            // would read as freed memory. A live process has some RSS.
-            Tick::Empty => Some(None),
-            Tick::Sampled(sample) if sample.rss_bytes == 0 => Some(None),
-            Tick::Sampled(sample) => {
-                tally.samples += 1;
-                tally.peak_rss_bytes = tally.peak_rss_bytes.max(sample.rss_bytes);
-                tally.last = Some(sample);
-                if let Some(publisher) = watch.publisher {
-                    publisher.on_sample(&sample, sampling.sampler());
-                }
-                Some(Some(sample))
-            }
-        };
-        if let Some(kept) = taken {
-            if let Err(error) = sink(now, kept.as_ref()) {
-                break ("failed", Some(error));
-            }
-        }
-        match watch.events.recv_timeout(sampling.nap(MAX_NAP)) {
-            Ok(Event::Reaped(reaped)) if Some(reaped.pid) == watch.launched => {
-                main_status = Some(reaped.status);
-            }
-            Ok(Event::TreeEnded(_)) => break ("exited", None),
-            // The tap's markers and EOF do not matter here; the caller keeps
-            // a sender, so the channel never disconnects.
-            Ok(_) | Err(_) => {}
-        }
-    };
-    Stopped {
-        status,
-        failure,
-        main_status,
-        tally,
+        self.appender.tick(self.store, now, kept)
     }
-}
 
-/// The tick due at `now`, if it is: an attached root is sampled while it is
-/// still the process that was checked.
-fn tick(sampling: &mut SamplingLoop, watch: &Watch, now: Instant) -> Tick {
-    let unix_now = || {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0)
-    };
-    sampling.tick(
-        now,
-        |pids| {
-            if let Some((pid, start_ticks)) = watch.root {
-                if proc::same_process(pid, start_ticks) {
-                    pids.push(pid);
-                }
+    fn gone(&mut self, w: &mut Recorded) {
+        w.gone = true;
+    }
+
+    fn woke(&mut self, _: &mut [Recorded], event: Option<Event>) -> anyhow::Result<()> {
+        let launched = self.launched.as_ref().map(Started::pid);
+        if let Some(Event::Reaped(reaped)) = event.filter(|_| launched.is_some()) {
+            if Some(reaped.pid) == launched {
+                self.main_status = Some(reaped.status);
             }
-        },
-        || unix_now() - watch.started_unix,
-    )
+        }
+        Ok(())
+    }
+
+    fn kill(&mut self, ws: &mut [Recorded]) {
+        if let Some(started) = &self.launched {
+            for w in ws {
+                started.kill(&mut w.sampling);
+            }
+        }
+    }
 }

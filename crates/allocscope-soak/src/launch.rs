@@ -6,15 +6,15 @@
 //! start) and `{instance}` (its directory under the soak's) are filled in
 //! the command, the readiness address and the load command.
 //!
-//! Several instances run at once, so the core's `run::execute` (one run per
-//! process: every descendant of allocscope is its tree, and its reaper
-//! waits for any child) cannot start them; the parts it is made of can.
+//! The process is started by the core's `run::start`, as a `compare` run's
+//! is, without the reaper: several instances run at once, so each is
+//! waited for by its pid (`run::Started`).
 
 use allocscope_core::cgroup::Parent;
 use allocscope_core::model::Config;
 use allocscope_core::probe::ProbeLaunch;
 use allocscope_core::run::sampling::SamplingLoop;
-use allocscope_core::run::{process, tap, Containment, Event, HeapRun};
+use allocscope_core::run::{self, Event, Start, Started};
 use anyhow::Context;
 use std::ffi::OsString;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -77,15 +77,12 @@ pub struct Recipe {
 
 /// An instance while its process runs.
 pub struct Running {
-    pub pid: i32,
+    pub started: Started,
     pub port: Option<u16>,
     /// The command as started, placeholders filled.
     pub command: Vec<String>,
-    pub heap: Option<HeapRun>,
-    pub containment: Containment,
     /// A server not ready yet: where to connect, and until when.
     pub awaiting: Option<(SocketAddr, Instant)>,
-    pub load_pid: Option<i32>,
 }
 
 /// A port nothing listens on now: bound on loopback and released.
@@ -115,32 +112,26 @@ pub fn start(
     let uses_port = recipe.args.iter().any(|a| a.contains(PORT)) || recipe.server.is_some();
     let port = uses_port.then(free_port).transpose()?;
     let args: Vec<String> = recipe.args.iter().map(|a| fill(a, port, &dir)).collect();
-    let containment = Containment::prepare(recipe.cgroup.as_ref(), None);
-    let heap = flavour.probe.as_ref().map(HeapRun::new).transpose()?;
-    let env = match &heap {
-        Some(h) => h.env(&flavour.config.env, recipe.interval, false),
-        None => flavour.config.env.clone(),
-    };
-    let stdout_path = dir.join(format!("stdout.{start}"));
-    let stdout = std::fs::File::create(&stdout_path)
-        .with_context(|| format!("creating '{}'", stdout_path.display()))?;
     let os_args: Vec<OsString> = args.iter().map(OsString::from).collect();
-    let (pid, pipe) = process::spawn(
-        &recipe.program,
-        &os_args,
-        &env,
-        &dir.join(format!("stderr.{start}")),
-        containment.child_hook().into_iter().collect(),
-    )?;
-    tap::spawn_tap(pipe, stdout, Vec::new(), events.clone()).context("starting the stdout tap")?;
+    let spec = Start {
+        program: &recipe.program,
+        args: &os_args,
+        env: &flavour.config.env,
+        stdout_path: &dir.join(format!("stdout.{start}")),
+        stderr_path: &dir.join(format!("stderr.{start}")),
+        cgroup: recipe.cgroup.as_ref(),
+        memory_limit: None,
+        probe: flavour.probe.as_ref(),
+        reclaim_at_exit: false,
+        interval: recipe.interval,
+        marks: &[],
+        child_steps: Vec::new(),
+        reaper: false,
+    };
     let instances = recipe.flavours.len() * recipe.replicas.clone().count();
-    let mut sampling = soak_sampling(pid, recipe.interval, instances);
-    if let Some(reader) = containment.group().and_then(|g| g.reader().ok()) {
-        sampling.sampler_mut().attach_cgroup(reader);
-    }
-    if let Some(reader) = heap.as_ref().and_then(|h| h.reader(recipe.interval)) {
-        sampling.sampler_mut().attach_probe(reader);
-    }
+    let started = run::start(spec, events)?;
+    let mut sampling = soak_sampling(started.pid(), recipe.interval, instances);
+    started.feed(&mut sampling);
     let awaiting = match &recipe.server {
         Some(server) => {
             let text = fill(&server.ready, port, &dir);
@@ -155,13 +146,10 @@ pub fn start(
     let mut command = vec![recipe.program.to_string_lossy().into_owned()];
     command.extend(args);
     let running = Running {
-        pid,
+        started,
         port,
         command,
-        heap,
-        containment,
         awaiting,
-        load_pid: None,
     };
     Ok((running, sampling))
 }
@@ -181,42 +169,8 @@ impl Running {
         if let Some(load) = load {
             let dir = recipe.dir.join(name);
             let command = fill(load, self.port, &dir);
-            self.load_pid =
-                process::spawn_load(&command, &dir.join("load.stdout"), &dir.join("load.stderr"))
-                    .ok();
+            (self.started).start_load(&command, &dir.join("load.stdout"), &dir.join("load.stderr"));
         }
         false
     }
-
-    /// Its load command, if one runs, killed and reaped.
-    pub fn stop_load(&mut self) {
-        if let Some(pid) = self.load_pid.take() {
-            process::kill_tree(pid, &[]);
-            wait(pid, 0);
-        }
-    }
-}
-
-/// `wait4(pid)` with `flags`: the raw wait status once it has exited.
-pub fn wait(pid: i32, flags: i32) -> Option<i32> {
-    let mut status = 0;
-    // SAFETY: a valid pointer to a local; a null rusage is allowed.
-    let reaped = unsafe { libc::wait4(pid, &mut status, flags, std::ptr::null_mut()) };
-    (reaped == pid).then_some(status)
-}
-
-/// Stops a running instance: SIGTERM to its group and tree, SIGKILL after
-/// `grace`; reaped. Its load is killed too.
-pub fn stop(running: &mut Running, sampling: &mut SamplingLoop, grace: Duration) {
-    running.stop_load();
-    process::terminate_tree(running.pid, &sampling.walk());
-    let deadline = Instant::now() + grace;
-    while Instant::now() < deadline {
-        if wait(running.pid, libc::WNOHANG).is_some() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    process::kill_tree(running.pid, &sampling.walk());
-    wait(running.pid, 0);
 }

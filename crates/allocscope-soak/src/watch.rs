@@ -1,6 +1,6 @@
-//! The soak's one loop: every instance (`watched.rs`), running in place
-//! (`--pid`) or started by the soak (`-- COMMAND`), ticked on the core's
-//! sampling loop each interval, each stored as a recording of its own and
+//! The soak on the core's run engine (`run::Engine`): every instance
+//! (`watched.rs`), running in place (`--pid`) or started by the soak
+//! (`-- COMMAND`), ticked on its sampling loop each interval, each stored as a recording of its own and
 //! appended at the store's cadence (`store::Appender`), all instances'
 //! samples of a tick in one commit, until the duration,
 //! Ctrl-C, every instance ended, or with `until_settled` every
@@ -14,19 +14,20 @@ use crate::instance::InstanceSummary;
 use crate::launch::{self, Recipe};
 use crate::live::{Live, Showing};
 use crate::verdict::{verdict, Outcome};
-use crate::watched::{unix_now, Attached, ProcSplit, Source, Watched, GRACE};
+use crate::watched::{Attached, ProcSplit, Source, Watched, GRACE};
+use allocscope_core::model::Sample;
 use allocscope_core::run::sampling::SamplingLoop;
-use allocscope_core::run::{Event, Interrupt};
+use allocscope_core::run::{unix_now, Engine, Event, Hooks, Interrupt, Stopped};
 use allocscope_core::sample::proc;
 use allocscope_core::store::{commit_together, Ending, NewRecording, Store};
 use allocscope_core::units::format_seconds;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// How often `until_settled` looks whether every configuration settled.
-const SETTLED_LOOK_EVERY: Duration = Duration::from_secs(5);
 /// The longest the loop sleeps before looking at Ctrl-C and the duration.
 const MAX_NAP: Duration = Duration::from_millis(100);
+/// How often `until_settled` looks whether every configuration settled.
+const SETTLED_LOOK_EVERY: Duration = Duration::from_secs(5);
 
 /// What the soak follows.
 pub enum Instances<'a> {
@@ -74,59 +75,40 @@ pub fn watch(
         Instances::Launched(recipe) => Some(*recipe),
         Instances::InPlace(_) => None,
     };
-    // The taps' markers and ends do not matter here; the receiver is
-    // drained so the channel never fills.
+    // The taps' ends do not matter here: the engine drains them.
     let (events_tx, events) = mpsc::channel::<Event>();
     let mut watched = begin(store, instances, settings, &events_tx)?;
     let elapsed = || unix_now() - settings.began_unix;
     let start = Instant::now();
-    let mut last_look = start;
-    let mut last_decision = None;
-    let mut failure = None;
-    let mut showing = (settings.live.as_ref()).map(|live| {
+    let showing = (settings.live.as_ref()).map(|live| {
         let (id, until) = (settings.soak_id, settings.until_settled);
         Showing::new(live, id, settings.duration, until, start)
     });
-    let status = loop {
-        let now = Instant::now();
-        if interrupt.requested() {
-            break "interrupted";
-        }
-        if (settings.duration).is_some_and(|d| elapsed() >= d.as_secs_f64()) {
-            break "complete";
-        }
-        while events.try_recv().is_ok() {}
-        failure = turn_all(store, now, &mut watched, recipe, &events_tx).err();
-        if let Some(showing) = showing.as_mut().filter(|_| failure.is_none()) {
-            failure = showing.look(now, elapsed(), &mut watched, store).err();
-        }
-        if failure.is_some() {
-            break "failed";
-        }
-        if watched.iter().all(|w| !w.running()) {
-            break "exited";
-        }
-        // Settled: every configuration settled and the verdict decided the
-        // same at two looks in a row.
-        if settings.until_settled && now - last_look >= SETTLED_LOOK_EVERY {
-            last_look = now;
-            let decision = settled_decision(&watched, elapsed());
-            if decision.is_some() && decision == last_decision {
-                break "settled";
-            }
-            last_decision = decision;
-        }
-        let nap = watched
-            .iter()
-            .filter(|w| w.running())
-            .map(|w| w.sampling.nap(MAX_NAP))
-            .min()
-            .unwrap_or(MAX_NAP);
-        std::thread::sleep(nap);
+    let engine = Engine {
+        interrupt,
+        until: (settings.duration)
+            .map(|d| start + d.saturating_sub(Duration::from_secs_f64(elapsed().max(0.0)))),
+        extensions: &[],
+        events: &events,
+        max_nap: MAX_NAP,
+        // Its launched instances are stopped by `finish`, SIGTERM first.
+        kill_wait: None,
     };
+    let mut soaking = Soaking {
+        store,
+        recipe,
+        events: events_tx,
+        showing,
+        settings,
+        last_look: start,
+        last_decision: None,
+    };
+    let Stopped {
+        status, failure, ..
+    } = engine.run(&mut watched, &mut soaking);
     let elapsed_s = elapsed();
     // A store that failed while finishing fails the soak too.
-    let finished = finish(store, &mut watched, status);
+    let finished = finish(soaking.store, &mut watched, status);
     let failure = failure.or(finished.err());
     Ok(Soaked {
         elapsed_s,
@@ -137,23 +119,66 @@ pub fn watch(
     })
 }
 
-/// One pass over the instances: each running one turned (ticked, ended or
-/// restarted), then every instance's samples in one commit: one sync of
-/// the journal a tick, not one an instance.
-fn turn_all(
-    store: &mut Store,
-    now: Instant,
-    watched: &mut [Watched],
-    recipe: Option<&Recipe>,
-    events: &mpsc::Sender<Event>,
-) -> anyhow::Result<()> {
-    for w in watched.iter_mut().filter(|w| w.running()) {
-        w.turn(store, now, recipe, events)?;
+/// The soak's side of the engine's loop: a launched instance's exit,
+/// readiness and restart before its tick, each tick's sample held, every
+/// instance's samples in one commit a pass (one sync of the journal, not
+/// one an instance), the live view, and `until_settled`.
+struct Soaking<'a> {
+    store: &'a mut Store,
+    recipe: Option<&'a Recipe>,
+    events: mpsc::Sender<Event>,
+    showing: Option<Showing<'a>>,
+    settings: &'a Settings,
+    last_look: Instant,
+    last_decision: Option<String>,
+}
+
+impl Hooks<Watched> for Soaking<'_> {
+    fn before_tick(&mut self, w: &mut Watched, _: Instant) -> anyhow::Result<()> {
+        match self.recipe {
+            Some(recipe) => w.look(self.store, recipe, &self.events),
+            None => Ok(()),
+        }
     }
-    if watched.iter().any(|w| w.appender.due(now)) {
-        commit_together(store, now, watched.iter_mut().map(|w| &mut w.appender))?;
+
+    fn ticked(&mut self, w: &mut Watched, _: Instant, kept: Option<&Sample>) -> anyhow::Result<()> {
+        if let Some(sample) = kept {
+            w.keep(sample);
+        }
+        w.appender.hold(kept);
+        Ok(())
     }
-    Ok(())
+
+    fn gone(&mut self, w: &mut Watched) {
+        w.gone();
+    }
+
+    fn after_pass(
+        &mut self,
+        watched: &mut [Watched],
+        now: Instant,
+    ) -> anyhow::Result<Option<&'static str>> {
+        if watched.iter().any(|w| w.appender.due(now)) {
+            commit_together(self.store, now, watched.iter_mut().map(|w| &mut w.appender))?;
+        }
+        let elapsed_s = unix_now() - self.settings.began_unix;
+        if let Some(showing) = self.showing.as_mut() {
+            showing.look(now, elapsed_s, watched, self.store)?;
+        }
+        // Settled: every configuration settled and the verdict decided the
+        // same at two looks in a row (every instance ended: `exited`).
+        let looks = self.settings.until_settled && watched.iter().any(|w| w.running());
+        if !looks || now - self.last_look < SETTLED_LOOK_EVERY {
+            return Ok(None);
+        }
+        self.last_look = now;
+        let decision = settled_decision(watched, elapsed_s);
+        if decision.is_some() && decision == self.last_decision {
+            return Ok(Some("settled"));
+        }
+        self.last_decision = decision;
+        Ok(None)
+    }
 }
 
 /// Each instance's recording begun (or, resumed, continued), a launched
@@ -194,8 +219,9 @@ fn begin(
                         config: flavour.config.name.clone(),
                         env: flavour.config.env.clone(),
                         command: Some(running.command.clone()),
-                        target_pid: running.pid,
-                        target_start: proc::read_stat(running.pid).map_or(0, |s| s.start_ticks),
+                        target_pid: running.started.pid(),
+                        target_start: proc::read_stat(running.started.pid())
+                            .map_or(0, |s| s.start_ticks),
                         interval_ms,
                         hostname: hostname.clone(),
                         soak_id: Some(settings.soak_id),
@@ -306,7 +332,7 @@ fn finish(store: &mut Store, watched: &mut [Watched], status: &'static str) -> a
         match &mut w.source {
             Source::Launched {
                 running: Some(run), ..
-            } => launch::stop(run, &mut w.sampling, GRACE),
+            } => run.started.stop(&mut w.sampling, GRACE),
             Source::Attached(a) if w.ended.is_none() => {
                 let a = a.clone();
                 w.split = read_split(w, &a);

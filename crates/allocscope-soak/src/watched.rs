@@ -5,13 +5,12 @@
 use crate::instance::{summarize, InstanceSeries, InstanceSummary};
 use crate::launch::{self, Recipe, Running};
 use allocscope_core::model::{RunStatus, Sample};
-use allocscope_core::run::sampling::{SamplingLoop, Tick};
-use allocscope_core::run::{classify_wait_status, Event};
-use allocscope_core::sample::proc;
+use allocscope_core::run::sampling::SamplingLoop;
+use allocscope_core::run::{classify_wait_status, unix_now, Clock, Event, Followed, Root};
 use allocscope_core::store::{Appender, Ending, NewRecording, Store};
 use allocscope_core::units::format_seconds;
 use std::sync::mpsc::Sender;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// A running instance, checked: its label, pid and start time (clock ticks
 /// after boot, which tell a reused pid apart).
@@ -102,12 +101,6 @@ pub struct ProcSplit {
     pub huge_pages_bytes: u64,
 }
 
-pub fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
 impl Watched {
     /// Follows recording `id` (its `t_s` counting from `started_unix`),
     /// begun as `new`, with nothing sampled yet.
@@ -143,7 +136,7 @@ impl Watched {
     pub fn pid(&self) -> Option<i32> {
         match &self.source {
             Source::Attached(a) => Some(a.pid),
-            Source::Launched { running, .. } => running.as_ref().map(|r| r.pid),
+            Source::Launched { running, .. } => running.as_ref().map(|r| r.started.pid()),
         }
     }
 
@@ -151,80 +144,42 @@ impl Watched {
         self.earlier_cpu_s + self.sampling.sampler().cpu_seconds()
     }
 
-    /// One turn of the loop at `now`: a launched instance's exit and
-    /// readiness looked at, then its tick if due, the sample held for the
-    /// loop's next commit (`store::commit_together`).
-    pub fn turn(
+    /// Before its tick at `now`: a launched instance's exit and readiness
+    /// looked at, and an ended one restarted under `--restart`.
+    pub fn look(
         &mut self,
         store: &mut Store,
-        now: Instant,
-        recipe: Option<&Recipe>,
+        recipe: &Recipe,
         events: &Sender<Event>,
     ) -> anyhow::Result<()> {
-        let mut ended = None;
-        if let (
-            Some(recipe),
-            Source::Launched {
-                running: Some(run), ..
-            },
-        ) = (recipe, &mut self.source)
-        {
-            if let Some(raw) = launch::wait(run.pid, libc::WNOHANG) {
-                ended = Some(ending_of(raw, run.containment.oom_kills() > 0));
-            } else if run.ready_too_late(recipe, &self.name) {
-                launch::stop(run, &mut self.sampling, GRACE);
-                let message = "not ready in time: its address accepted no connection";
-                ended = Some(ending("failed", message.to_string()));
-            }
-        }
-        if let (Some(recipe), Some(ended)) = (recipe, ended) {
-            self.exited(ended, recipe, store, events)?;
-        }
-        let sample = if self.running() { self.tick(now) } else { None };
-        self.appender.hold(sample.as_ref());
-        Ok(())
+        let Source::Launched {
+            running: Some(run), ..
+        } = &mut self.source
+        else {
+            return Ok(());
+        };
+        let ended = if let Some(raw) = run.started.exited() {
+            ending_of(raw, run.started.oom_kills() > 0)
+        } else if run.ready_too_late(recipe, &self.name) {
+            run.started.stop(&mut self.sampling, GRACE);
+            let message = "not ready in time: its address accepted no connection";
+            ending("failed", message.to_string())
+        } else {
+            return Ok(());
+        };
+        self.exited(ended, recipe, store, events)
     }
 
-    /// The tick, if due; the sample it kept joins the series.
-    fn tick(&mut self, now: Instant) -> Option<Sample> {
-        let started_unix = self.started_unix;
-        let Watched {
-            sampling, source, ..
-        } = self;
-        let tick = sampling.tick(
-            now,
-            |pids| match source {
-                Source::Attached(a) if proc::same_process(a.pid, a.start_ticks) => pids.push(a.pid),
-                Source::Attached(_) | Source::Launched { running: None, .. } => {}
-                Source::Launched {
-                    running: Some(run), ..
-                } => {
-                    pids.push(run.pid);
-                    if let Some(heap) = run.heap.as_mut() {
-                        heap.hand_out_files(pids);
-                    }
-                }
-            },
-            || unix_now() - started_unix,
-        );
-        let sample = match tick {
-            Tick::Sampled(sample) if sample.rss_bytes > 0 => sample,
-            Tick::Empty => {
-                if let Source::Attached(a) = &self.source {
-                    if !proc::same_process(a.pid, a.start_ticks) {
-                        self.ended = Some(ending("exited", "exited during the soak".into()));
-                    }
-                }
-                return None;
-            }
-            // A zombie or a process gone since the walk has no memory: its 0
-            // would read as freed memory.
-            _ => return None,
-        };
+    /// Its tick's sample, if it kept one: joins the series.
+    pub fn keep(&mut self, sample: &Sample) {
         let in_place = matches!(self.source, Source::Attached(_));
-        self.series.push(&sample, in_place);
-        self.last = Some(sample);
-        Some(sample)
+        self.series.push(sample, in_place);
+        self.last = Some(*sample);
+    }
+
+    /// Its root, running in place, is gone.
+    pub fn gone(&mut self) {
+        self.ended = Some(ending("exited", "exited during the soak".into()));
     }
 
     /// A launched instance's process ended with `ended`: started again
@@ -241,7 +196,7 @@ impl Watched {
             return Ok(());
         };
         if let Some(run) = running.as_deref_mut() {
-            run.stop_load();
+            run.started.stop_load();
         }
         *running = None;
         let at = format_seconds(unix_now() - self.started_unix);
@@ -270,6 +225,30 @@ impl Watched {
     /// The instance's summary; `None` with too few samples yet.
     pub fn summary(&self) -> Option<InstanceSummary> {
         self.series.summary(self.restart_s)
+    }
+}
+
+impl Followed for Watched {
+    fn parts(&mut self) -> (&mut SamplingLoop, Root<'_>) {
+        let root = match &mut self.source {
+            Source::Attached(a) => Root::Attached {
+                pid: a.pid,
+                start_ticks: a.start_ticks,
+            },
+            Source::Launched {
+                running: Some(run), ..
+            } => Root::Started(&mut run.started),
+            Source::Launched { running: None, .. } => Root::Descendants,
+        };
+        (&mut self.sampling, root)
+    }
+
+    fn clock(&self) -> Clock {
+        Clock::SinceUnix(self.started_unix)
+    }
+
+    fn running(&self) -> bool {
+        Watched::running(self)
     }
 }
 

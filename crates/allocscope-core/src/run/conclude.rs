@@ -5,7 +5,6 @@
 //! mapped besides its configuration's.
 
 use super::containment::Containment;
-use super::ending::Ending;
 use super::launch::Launch;
 use super::service::ServiceRun;
 use super::settle::Checks;
@@ -15,7 +14,8 @@ use crate::sample::Sampler;
 
 /// What the run knows of its end when the tree is gone.
 pub(super) struct Ended<'a> {
-    pub ending: Option<Ending>,
+    /// allocscope killed it at the time limit.
+    pub timed_out: bool,
     /// The main process's raw wait status, if the reaper reported it.
     pub main_status: Option<i32>,
     pub service: Option<ServiceRun<'a>>,
@@ -37,14 +37,14 @@ pub(super) struct Concluded {
 
 pub(super) fn conclude(launch: &Launch, ended: Ended, sampler: &mut Sampler) -> Concluded {
     let Ended {
-        ending,
+        timed_out,
         main_status,
         service,
         containment,
         checks,
     } = ended;
-    let classified = match (ending, main_status) {
-        (Some(_), _) => {
+    let classified = match (timed_out, main_status) {
+        (true, _) => {
             let limit = launch.timeout.unwrap_or_default();
             let message = format!(
                 "killed after the time limit of {}",
@@ -52,8 +52,8 @@ pub(super) fn conclude(launch: &Launch, ended: Ended, sampler: &mut Sampler) -> 
             );
             (RunStatus::Timeout, None, None, Some(message))
         }
-        (None, Some(raw)) => classify_wait_status(raw),
-        (None, None) => (
+        (false, Some(raw)) => classify_wait_status(raw),
+        (false, None) => (
             RunStatus::Failed,
             None,
             None,
@@ -63,7 +63,7 @@ pub(super) fn conclude(launch: &Launch, ended: Ended, sampler: &mut Sampler) -> 
     // A service decides its run's status unless allocscope ended it; its
     // record is kept either way.
     let (classified, service) = match service {
-        Some(service) if ending.is_none() => {
+        Some(service) if !timed_out => {
             let (classified, record) = service.conclude(classified);
             (classified, Some(record))
         }

@@ -8,9 +8,8 @@ use super::event::Event;
 use super::heap::HeapRun;
 use super::sampling::SamplingLoop;
 use super::service::{ServicePaths, ServiceRun};
-use super::{process, reaper, tap};
+use super::start::{start, Start, Started};
 use crate::model::{Config, RunRecord};
-use anyhow::Context;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -77,40 +76,36 @@ pub(super) fn spawn<'a>(
     launch: &Launch<'a>,
     sampling: &mut SamplingLoop,
 ) -> anyhow::Result<Spawned<'a>> {
-    let stdout_file = std::fs::File::create(&launch.stdout_path)
-        .with_context(|| format!("creating '{}'", launch.stdout_path.display()))?;
-    let containment = Containment::prepare(launch.cgroup, launch.memory_limit);
-    if let Some(reader) = containment.group().and_then(|g| g.reader().ok()) {
-        sampling.sampler_mut().attach_cgroup(reader);
-    }
-    let heap = launch.probe.map(HeapRun::new).transpose()?;
-    let base = match launch.glibc_shim {
+    let env = match launch.glibc_shim {
         Some(shim) => crate::probe::preload_first(&launch.config.env, shim),
         None => launch.config.env.clone(),
     };
-    let env = match &heap {
-        Some(h) => h.env(
-            &base,
-            launch.interval,
-            launch.reclaim.at_exit(launch.service.is_some()),
-        ),
-        None => base,
-    };
-    if let Some(reader) = heap.as_ref().and_then(|h| h.reader(launch.interval)) {
-        sampling.sampler_mut().attach_probe(reader);
-    }
-    let (pid, pipe) = process::spawn(
-        launch.program,
-        launch.args,
-        &env,
-        &launch.stderr_path,
-        // The cgroup joined first, so what extensions do counts in it.
-        (containment.child_hook().into_iter())
-            .chain(launch.extensions.iter().filter_map(|e| e.child_step()))
-            .collect(),
-    )?;
     let (events_tx, events) = mpsc::channel();
-    reaper::spawn_reaper(events_tx.clone())?;
+    let spec = Start {
+        program: launch.program,
+        args: launch.args,
+        env: &env,
+        stdout_path: &launch.stdout_path,
+        stderr_path: &launch.stderr_path,
+        cgroup: launch.cgroup,
+        memory_limit: launch.memory_limit,
+        probe: launch.probe,
+        reclaim_at_exit: launch.reclaim.at_exit(launch.service.is_some()),
+        interval: launch.interval,
+        marks: launch.marks,
+        child_steps: (launch.extensions.iter())
+            .filter_map(|e| e.child_step())
+            .collect(),
+        reaper: true,
+    };
+    let started = start(spec, &events_tx)?;
+    started.feed(sampling);
+    let Started {
+        pid,
+        heap,
+        containment,
+        ..
+    } = started;
     let service = launch
         .service
         .map(|settings| {
@@ -120,11 +115,9 @@ pub(super) fn spawn<'a>(
                 load_stdout: launch.stdout_path.with_extension("load.stdout"),
                 load_stderr: launch.stdout_path.with_extension("load.stderr"),
             };
-            ServiceRun::start(settings, sampling.start(), pid, paths, events_tx.clone())
+            ServiceRun::start(settings, sampling.start(), pid, paths, events_tx)
         })
         .transpose()?;
-    tap::spawn_tap(pipe, stdout_file, launch.marks.to_vec(), events_tx)
-        .context("starting the stdout tap")?;
     Ok(Spawned {
         pid,
         heap,

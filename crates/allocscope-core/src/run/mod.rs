@@ -10,15 +10,17 @@
 //! the main loop wakes at once for an exit or a marker, whichever comes
 //! first.
 //!
-//! `execute` only wires the parts: the launch in `launch.rs`, the main loop in
-//! `supervise.rs` (ticks in `sampling.rs`, load checks in `settle.rs`, the
-//! time limit and Ctrl-C in `ending.rs`, service phases in `service.rs`),
-//! the status in `conclude.rs`. This file only re-exports and wires: no
-//! file of the module imports from it.
+//! The loop is the run engine (`engine.rs`), which `record` and `soak` run
+//! their instances on too, and the workload's start (`start.rs`) is theirs
+//! too. `execute` only wires the parts: the launch in `launch.rs`, the
+//! engine's hooks for a run in `supervise.rs` (ticks in `sampling.rs`, load
+//! checks in `settle.rs`, service phases in `service.rs`), the status in
+//! `conclude.rs`. This file only re-exports and wires: no file of the
+//! module imports from it.
 
 mod conclude;
 mod containment;
-mod ending;
+mod engine;
 mod event;
 mod extension;
 mod heap;
@@ -28,9 +30,9 @@ mod loaded;
 mod marks;
 mod pin;
 mod probe_files;
-pub mod process;
+mod process;
 mod ready;
-pub mod reaper;
+mod reaper;
 mod reclaim;
 mod reclaim_at;
 pub mod sampling;
@@ -38,22 +40,23 @@ mod served_tree;
 mod service;
 mod service_spec;
 mod settle;
+mod start;
 mod status;
 mod stderr_tail;
 mod supervise;
-pub mod tap;
+mod tap;
 mod values;
 
-pub use containment::Containment;
-pub use event::Event;
+pub use engine::{unix_now, Clock, Engine, Followed, Hooks, Root, Stopped};
+pub use event::{Event, Reaped};
 pub use extension::{ChildStep, RunExtension};
-pub use heap::HeapRun;
 pub use interrupt::Interrupt;
 pub use launch::{Launch, Outcome};
 pub use pin::CpuPin;
 pub use process::become_subreaper;
 pub use reclaim_at::ReclaimAt;
 pub use service_spec::{LoadSpec, Readiness, ServiceSettings};
+pub use start::{start, Start, Started};
 pub use status::classify_wait_status;
 pub use status::signal_name;
 pub use tap::BUILTIN_MARK;
@@ -61,14 +64,14 @@ pub use values::extract_user_metrics;
 
 use crate::model::RunRecord;
 use conclude::{conclude, Ended};
-use ending::{Ender, Ending};
+use containment::Containment;
 use launch::Spawned;
 use loaded::LoadCheck;
 use reaper::Usage;
 use sampling::SamplingLoop;
 use settle::Checks;
 use std::time::{Duration, SystemTime};
-use supervise::Supervisor;
+use supervise::{Supervisor, Tree, MAX_NAP};
 
 pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome> {
     let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
@@ -82,56 +85,67 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         service,
         events,
     } = launch::spawn(launch, &mut sampling)?;
-    let mut supervisor = Supervisor {
+    let checks = Checks {
+        main: pid,
+        load: LoadCheck::new(launch.config.library.clone()),
+        served: served_tree::ServedTracker::new(
+            &launch_preloads(launch),
+            launch.probe.map(|p| p.library.clone()),
+        ),
+        heap,
+    };
+    let mut tree = [Tree {
         pid,
         sampling,
-        checks: Checks {
-            load: LoadCheck::new(launch.config.library.clone()),
-            served: served_tree::ServedTracker::new(
-                &launch_preloads(launch),
-                launch.probe.map(|p| p.library.clone()),
-            ),
-            heap,
-        },
+        checks,
+    }];
+    let mut supervisor = Supervisor {
+        start,
         service,
-        ender: Ender::new(start, launch.timeout),
-        extensions: &launch.extensions,
+        ending: false,
         samples: Vec::new(),
         marks: marks::Marks::default(),
         usage: Usage::default(),
         main_status: None,
         tap_ended: false,
         reclaim: reclaim::Reclaimer::new(launch.reclaim.clone(), launch.service.is_some()),
+        actions: Vec::new(),
     };
-    let ended_at = supervisor.run(&events, interrupt)?;
-    if supervisor.ender.ending() == Some(Ending::Interrupt) {
-        return Ok(Outcome::Interrupted);
+    let engine = Engine {
+        interrupt,
+        until: launch.timeout.and_then(|limit| start.checked_add(limit)),
+        extensions: &launch.extensions,
+        events: &events,
+        max_nap: MAX_NAP,
+        // Ended by allocscope, the tree is killed until the reaper saw it go.
+        kill_wait: Some(Duration::MAX),
+    };
+    let stopped = engine.run(&mut tree, &mut supervisor);
+    if let Some(failure) = stopped.failure {
+        return Err(failure);
     }
+    let timed_out = match stopped.status {
+        "interrupted" => return Ok(Outcome::Interrupted),
+        status => status == "complete",
+    };
     supervisor.drain_tap(&events);
-    let record = finish(
-        launch,
-        supervisor,
-        containment,
-        started_at,
-        ended_at - start,
-    );
+    let [tree] = tree;
+    let ended = (containment, started_at, stopped.at - start, timed_out);
+    let record = finish(launch, supervisor, tree, ended);
     Ok(Outcome::Finished(Box::new(record)))
 }
 
 /// The run's record once its tree is gone: its status concluded from how
-/// it ended, and what the main loop measured.
+/// it ended (its containment, start, wall time, and whether it was killed
+/// at the time limit), and what the engine's hooks measured.
 fn finish(
     launch: &Launch,
     supervisor: Supervisor,
-    containment: Containment,
-    started_at: String,
-    wall: Duration,
+    tree: Tree,
+    (containment, started_at, wall, timed_out): (Containment, String, Duration, bool),
 ) -> RunRecord {
     let Supervisor {
-        mut sampling,
-        mut checks,
         service,
-        ender,
         mut samples,
         marks,
         usage,
@@ -139,6 +153,11 @@ fn finish(
         reclaim: reclaimer,
         ..
     } = supervisor;
+    let Tree {
+        mut sampling,
+        mut checks,
+        ..
+    } = tree;
     let cgroup_peak_kernel_bytes = containment.peak_bytes();
     // Every process's last words: the arenas counted at exit, the reclaim
     // test's answers.
@@ -156,7 +175,7 @@ fn finish(
     heap::keep_final_arenas(&readings, &mut samples);
     let served_tree = checks.served.finish();
     let ended = Ended {
-        ending: ender.ending(),
+        timed_out,
         main_status,
         service,
         containment,

@@ -4,12 +4,15 @@
 //! milliseconds of exec, so both look early and often, between ticks too,
 //! until each has settled; short runs are verified as well.
 
+use super::engine::Look;
 use super::heap::HeapRun;
 use super::loaded::LoadCheck;
 use super::served_tree::ServedTracker;
 use std::time::Duration;
 
 pub(super) struct Checks {
+    /// The workload's main process.
+    pub main: i32,
     pub load: LoadCheck,
     pub heap: Option<HeapRun>,
     /// What served `malloc` in each process, by memory (`served_tree.rs`).
@@ -50,5 +53,12 @@ impl Checks {
     /// The longest the run may wait before looking again, while open.
     pub fn poll_interval(&self) -> Option<Duration> {
         (!self.settled()).then(|| self.load.poll_interval())
+    }
+}
+
+/// A tick's walk, looked at by the checks still open.
+impl Look for Checks {
+    fn look(&mut self, pids: &mut Vec<i32>) {
+        self.on_tick(self.main, pids);
     }
 }

@@ -1,41 +1,63 @@
-//! The main loop of one run, between spawn and the end of its tree: each
-//! turn it ends the workload if asked to (`ending.rs`), lets a service run
-//! advance its phases (`service.rs`), takes the sampling tick
-//! (`sampling.rs`) or, until they settle, lets the load checks look
-//! (`settle.rs`), then waits for the next event of the reaper, the stdout
-//! tap or the service, at most until the next tick. A service's phase
-//! changes get a fresh sample each; marker lines get the next reading of the
-//! tree, readings for markers at most one per `MARK_WINDOW` (`marks.rs`).
-//! It decides no status.
+//! A `compare` run on the run engine (`engine.rs`): its one instance is
+//! the tree (every descendant of allocscope, a subreaper), walked by the
+//! load checks (`settle.rs`), which also look between ticks until they
+//! settle; the supervisor is its hooks. Before each tick a service run
+//! advances its phases (`service.rs`); each tick's sample joins the run;
+//! after it, markers get their reading and the reclaim test is asked for
+//! when due; after each wait the event is handled (a reaped process's
+//! usage, readiness, the load's end, marker lines) and a service's
+//! actions applied. A service's phase changes get a fresh sample each;
+//! marker lines get the next reading of the tree, readings for markers at
+//! most one per `MARK_WINDOW` (`marks.rs`). On Ctrl-C or the time limit
+//! the engine has the tree killed here until it ended. It decides no
+//! status.
 
-use super::ending::Ender;
+use super::engine::{Clock, Followed, Hooks, Root};
 use super::event::Event;
-use super::extension::RunExtension;
-use super::interrupt::Interrupt;
 use super::marks::Marks;
 use super::process;
 use super::reaper::Usage;
 use super::reclaim::Reclaimer;
-use super::sampling::{SamplingLoop, Tick};
+use super::sampling::SamplingLoop;
 use super::service::{Action, ServiceRun};
 use super::settle::Checks;
 use crate::model::Sample;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 /// The longest allocscope sleeps before looking at Ctrl-C and the time limit.
-const MAX_NAP: Duration = Duration::from_millis(50);
+pub(super) const MAX_NAP: Duration = Duration::from_millis(50);
 /// How long the tap may take to reach EOF once the tree has ended.
 const TAP_DRAIN: Duration = Duration::from_secs(2);
 
-pub(super) struct Supervisor<'a> {
+/// The run's tree.
+pub(super) struct Tree {
     /// The workload's main process.
     pub pid: i32,
     pub sampling: SamplingLoop,
     pub checks: Checks,
+}
+
+impl Followed for Tree {
+    fn parts(&mut self) -> (&mut SamplingLoop, Root<'_>) {
+        (&mut self.sampling, Root::Looked(&mut self.checks))
+    }
+
+    fn clock(&self) -> Clock {
+        Clock::Since(self.sampling.start())
+    }
+
+    fn keeps_empty(&self) -> bool {
+        true
+    }
+}
+
+pub(super) struct Supervisor<'a> {
+    /// When sampling started: time zero of the markers.
+    pub start: Instant,
     pub service: Option<ServiceRun<'a>>,
-    pub ender: Ender,
-    pub extensions: &'a [&'a dyn RunExtension],
+    /// The engine is ending the tree (Ctrl-C, the time limit).
+    pub ending: bool,
     pub samples: Vec<Sample>,
     pub marks: Marks,
     pub usage: Usage,
@@ -43,6 +65,8 @@ pub(super) struct Supervisor<'a> {
     pub main_status: Option<i32>,
     pub tap_ended: bool,
     pub reclaim: Reclaimer,
+    /// A service's answers this turn, applied after the wait.
+    pub actions: Vec<Action>,
 }
 
 /// How long a service's stop waits for the reclaim test's answers, beyond
@@ -50,97 +74,103 @@ pub(super) struct Supervisor<'a> {
 /// `malloc_trim` on a fragmented 16-arena heap took 140 ms).
 const RECLAIM_WAIT: Duration = Duration::from_secs(2);
 
-impl Supervisor<'_> {
-    /// Runs until the tree has ended; returns when it did.
-    pub fn run(
+impl Hooks<Tree> for Supervisor<'_> {
+    fn before_tick(&mut self, _: &mut Tree, now: Instant) -> anyhow::Result<()> {
+        if let Some(service) = self.service.as_mut() {
+            self.actions = service.poll(now);
+        }
+        Ok(())
+    }
+
+    fn ticked(
         &mut self,
-        events: &Receiver<Event>,
-        interrupt: &Interrupt,
-    ) -> anyhow::Result<Instant> {
-        loop {
-            let now = Instant::now();
-            if self.ender.kill_due(now, interrupt) {
-                if let Some(service) = self.service.as_mut() {
-                    service.end_load();
-                }
-                process::kill_tree(self.pid, &self.sampling.walk());
+        tree: &mut Tree,
+        now: Instant,
+        kept: Option<&Sample>,
+    ) -> anyhow::Result<()> {
+        if let Some(sample) = kept {
+            (tree.checks.served).on_sample(tree.sampling.sampler().processes());
+            if let Some(hwm) = crate::sample::proc::read_status_hwm(tree.pid) {
+                self.usage.note_main_hwm(hwm);
             }
-            let mut actions = match self.service.as_mut() {
-                Some(service) if self.ender.running() => service.poll(now),
-                _ => Vec::new(),
-            };
-            if self.ender.running() {
-                self.tick(now);
-                self.read_for_marks(now);
-                self.reclaim_if_due(now);
-            }
-            let mut nap = self.sampling.nap(MAX_NAP);
-            if let Some(poll) = self.checks.poll_interval() {
-                nap = nap.min(poll);
-            }
-            // Markers wait for a reading only while the tree runs (it is not
-            // read while being killed: they get its last reading).
-            if let Some(wait) = self
-                .marks
-                .wait(Instant::now())
-                .filter(|_| self.ender.running())
-            {
-                nap = nap.min(wait);
-            }
-            match events.recv_timeout(nap) {
-                Ok(Event::TreeEnded(at)) => return Ok(at),
-                Ok(event) => self.on_event(event, &mut actions)?,
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return Ok(Instant::now()),
-            }
-            for action in actions {
-                self.apply(action);
-            }
+            self.samples.push(*sample);
+            self.marks.settle(Some(sample), now);
+        }
+        Ok(())
+    }
+
+    /// Between ticks, while a check is open: a walk for the checks alone.
+    fn not_due(&mut self, tree: &mut Tree) {
+        let (pid, checks) = (tree.pid, &mut tree.checks);
+        if !checks.settled() {
+            (tree.sampling).walk_charged(|pids| checks.between_ticks(pid, pids));
         }
     }
 
-    /// The sampling tick when due (the open load checks look at its walk),
-    /// else, while a check is open, a walk for the checks alone.
-    fn tick(&mut self, now: Instant) {
-        let (pid, start) = (self.pid, self.sampling.start());
-        let checks = &mut self.checks;
-        let tick = self.sampling.tick(
-            now,
-            |pids| checks.on_tick(pid, pids),
-            || (now - start).as_secs_f64(),
-        );
-        match tick {
-            Tick::Sampled(sample) => {
-                (self.checks.served).on_sample(self.sampling.sampler().processes());
-                if let Some(hwm) = crate::sample::proc::read_status_hwm(pid) {
-                    self.usage.note_main_hwm(hwm);
-                }
-                self.samples.push(sample);
-                self.marks.settle(Some(&sample), now);
-                for extension in self.extensions {
-                    extension.on_sample(&sample, self.sampling.sampler());
-                }
-            }
-            Tick::NotDue if !self.checks.settled() => {
-                let checks = &mut self.checks;
-                self.sampling
-                    .walk_charged(|pids| checks.between_ticks(pid, pids));
-            }
-            Tick::NotDue | Tick::Empty => {}
+    fn after_pass(
+        &mut self,
+        trees: &mut [Tree],
+        now: Instant,
+    ) -> anyhow::Result<Option<&'static str>> {
+        for tree in trees {
+            self.read_for_marks(tree, now);
+            self.reclaim_if_due(tree, now);
         }
+        Ok(None)
     }
 
+    /// Open load checks look sooner; markers wait for a reading only while
+    /// the tree runs (it is not read while being killed: they get its last
+    /// reading).
+    fn nap(&self, trees: &[Tree], mut nap: Duration) -> Duration {
+        for tree in trees {
+            nap = nap.min(tree.checks.poll_interval().unwrap_or(nap));
+        }
+        let marks = self.marks.wait(Instant::now()).filter(|_| !self.ending);
+        nap.min(marks.unwrap_or(nap))
+    }
+
+    fn woke(&mut self, trees: &mut [Tree], event: Option<Event>) -> anyhow::Result<()> {
+        let mut actions = std::mem::take(&mut self.actions);
+        let Some(tree) = trees.first_mut() else {
+            return Ok(());
+        };
+        if let Some(event) = event {
+            self.on_event(tree.pid, event, &mut actions)?;
+        }
+        for action in actions {
+            self.apply(tree, action);
+        }
+        Ok(())
+    }
+
+    fn kill(&mut self, trees: &mut [Tree]) {
+        self.ending = true;
+        if let Some(service) = self.service.as_mut() {
+            service.end_load();
+        }
+        for tree in trees {
+            process::kill_tree(tree.pid, &tree.sampling.walk());
+        }
+    }
+}
+
+impl Supervisor<'_> {
     /// One event other than the tree's end; a service's answers go to
     /// `actions`.
-    fn on_event(&mut self, event: Event, actions: &mut Vec<Action>) -> anyhow::Result<()> {
-        let running = self.ender.running();
+    fn on_event(
+        &mut self,
+        pid: i32,
+        event: Event,
+        actions: &mut Vec<Action>,
+    ) -> anyhow::Result<()> {
         match event {
             Event::Reaped(reaped) => {
                 let is_load = self.service.as_ref().is_some_and(|s| s.is_load(reaped.pid));
                 if !is_load {
-                    self.usage.add(&reaped, reaped.pid == self.pid);
+                    self.usage.add(&reaped, reaped.pid == pid);
                 }
-                if reaped.pid == self.pid {
+                if reaped.pid == pid {
                     self.main_status = Some(reaped.status);
                 }
                 if let Some(service) = self.service.as_mut() {
@@ -148,7 +178,7 @@ impl Supervisor<'_> {
                 }
             }
             Event::Ready(at) => {
-                if let Some(service) = self.service.as_mut().filter(|_| running) {
+                if let Some(service) = self.service.as_mut().filter(|_| !self.ending) {
                     actions.extend(service.on_ready(at)?);
                 }
             }
@@ -164,18 +194,18 @@ impl Supervisor<'_> {
         Ok(())
     }
 
-    fn apply(&mut self, action: Action) {
+    fn apply(&mut self, tree: &mut Tree, action: Action) {
         match action {
-            Action::Exclude(load_pid) => self.sampling.exclude(load_pid),
+            Action::Exclude(load_pid) => tree.sampling.exclude(load_pid),
             Action::Terminate => {
                 if let Some(trigger) = self.reclaim.due_at_stop() {
-                    self.request_reclaim(trigger, true);
+                    self.request_reclaim(tree, trigger, true);
                 }
-                process::terminate_tree(self.pid, &self.sampling.walk());
+                process::terminate_tree(tree.pid, &tree.sampling.walk());
             }
-            Action::Kill => process::kill_tree(self.pid, &self.sampling.walk()),
+            Action::Kill => process::kill_tree(tree.pid, &tree.sampling.walk()),
             Action::Mark(label) => {
-                self.samples.extend(self.sampling.fresh_sample(true));
+                self.samples.extend(tree.sampling.fresh_sample(true));
                 if let (Some(service), Some(sample)) = (self.service.as_mut(), self.samples.last())
                 {
                     service.sampled(label, sample);
@@ -189,11 +219,10 @@ impl Supervisor<'_> {
     /// Marker lines the tap read together at `at`: they wait for the next
     /// reading of the tree.
     fn mark(&mut self, marks: Vec<(u32, String)>, at: Instant) {
-        let t_s = at
-            .saturating_duration_since(self.sampling.start())
-            .as_secs_f64();
+        let start = self.start;
+        let t_s = at.saturating_duration_since(start).as_secs_f64();
         for (pattern, label) in marks {
-            let since_start = at.saturating_duration_since(self.sampling.start());
+            let since_start = at.saturating_duration_since(start);
             if let Some(trigger) = self.reclaim.due(since_start, Some(&label)) {
                 self.reclaim.arm(trigger);
             }
@@ -204,15 +233,15 @@ impl Supervisor<'_> {
     /// Asks for the reclaim test when its time has come, or when its
     /// marker arrived and has had its reading (so the marker's memory is
     /// the workload's, not the test's).
-    fn reclaim_if_due(&mut self, now: Instant) {
-        let since_start = now.saturating_duration_since(self.sampling.start());
+    fn reclaim_if_due(&mut self, tree: &mut Tree, now: Instant) {
+        let since_start = now.saturating_duration_since(tree.sampling.start());
         let marker_read = self.marks.wait(now).is_none();
         let trigger = self
             .reclaim
             .take_armed(marker_read)
             .or_else(|| self.reclaim.due(since_start, None));
         if let Some(trigger) = trigger {
-            self.request_reclaim(trigger, false);
+            self.request_reclaim(tree, trigger, false);
         }
     }
 
@@ -220,18 +249,18 @@ impl Supervisor<'_> {
     /// `wait`, until they answered (a service about to be stopped), at most
     /// `RECLAIM_WAIT` beyond four intervals. The samples from now on leave
     /// the run (`Reclaimer::conclude`).
-    fn request_reclaim(&mut self, trigger: String, wait: bool) {
-        let Some(heap) = self.checks.heap.as_mut() else {
+    fn request_reclaim(&mut self, tree: &mut Tree, trigger: String, wait: bool) {
+        let Some(heap) = tree.checks.heap.as_mut() else {
             return;
         };
         let asked_at = Instant::now();
         self.reclaim.asked(asked_at, trigger);
-        let pids = self.sampling.walk();
+        let pids = tree.sampling.walk();
         if heap.request_reclaim(&pids) == 0 || !wait {
             return;
         }
-        let deadline = asked_at + RECLAIM_WAIT + 4 * self.sampling.interval();
-        while heap.unanswered(&self.sampling.walk()) > 0 && Instant::now() < deadline {
+        let deadline = asked_at + RECLAIM_WAIT + 4 * tree.sampling.interval();
+        while heap.unanswered(&tree.sampling.walk()) > 0 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
@@ -239,11 +268,11 @@ impl Supervisor<'_> {
     /// A reading of the tree for the markers waiting, when one is due; it
     /// also joins the time series. Once the tree is gone they get its last
     /// reading.
-    fn read_for_marks(&mut self, now: Instant) {
+    fn read_for_marks(&mut self, tree: &mut Tree, now: Instant) {
         if self.marks.wait(now) != Some(Duration::ZERO) {
             return;
         }
-        self.samples.extend(self.sampling.fresh_sample(false));
+        self.samples.extend(tree.sampling.fresh_sample(false));
         self.marks.settle(self.samples.last(), now);
     }
 
