@@ -51,11 +51,10 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     }
     // Opened before anything is submitted, so an unwritable store stops us first.
     let mut store = Store::open(&settings.db)?;
-    let judge = adaptive
-        .then(|| {
-            let max_time = settings.rounds.max_time;
-            allocscope_core::rounds::judge::adaptive(&settings.baseline, &settings.judge, rounds, max_time)
-        });
+    let judge = adaptive.then(|| {
+        let max_time = settings.rounds.max_time;
+        allocscope_core::rounds::judge::adaptive(&settings.baseline, &settings.judge, rounds, max_time)
+    });
     let plan = RoundPlan {
         rounds: 0..rounds,
         configs: settings.configs.iter().map(|c| c.name.clone()).collect(),

@@ -142,7 +142,8 @@ fn keeps_the_default_when_no_candidate_saves_memory() {
 }
 
 #[test]
-fn a_candidate_on_the_budget_is_stopped_as_unresolvable_and_recommended_with_performance_unproven() {
+fn a_candidate_on_the_budget_is_stopped_as_unresolvable_and_recommended_with_performance_unproven()
+{
     // The candidate saves half the memory, settled at once; its cost, a
     // figure it prints, alternates 1.05x (1 - 3%) and 1.05x (1 + 3%) of the
     // baseline's: centred on the 5% budget, so no run count settles it.

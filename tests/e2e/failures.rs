@@ -49,9 +49,16 @@ fn a_failing_program_says_why_on_the_screen_and_in_every_report() {
     // (A run too short for the allocator check says so in its message.)
     let named = "glibc:arena_max=2 (every run failed: exited with code 1";
     assert!(screen.contains(named), "{screen}");
-    assert!(screen.contains(&format!("stderr: starting | {tail})")), "{screen}");
+    assert!(
+        screen.contains(&format!("stderr: starting | {tail})")),
+        "{screen}"
+    );
     assert!(!screen.contains("not settled yet"), "{screen}");
-    assert_eq!(screen.matches(WHY).count(), 1, "once on the screen:\n{screen}");
+    assert_eq!(
+        screen.matches(WHY).count(),
+        1,
+        "once on the screen:\n{screen}"
+    );
     let v = &json["verdict"];
     assert_eq!(v["explanation_data"][0]["code"], "every_run_failed", "{v}");
     assert_eq!(v["explanation_data"][0]["runs"], 3, "{v}");
@@ -61,13 +68,23 @@ fn a_failing_program_says_why_on_the_screen_and_in_every_report() {
         assert_eq!(run["stderr_tail"], format!("starting | {tail}"), "{run}");
     }
     for run in runs(config(&json, "glibc")) {
-        assert!(run.get("stderr_tail").is_none(), "an ok run keeps none: {run}");
+        assert!(
+            run.get("stderr_tail").is_none(),
+            "an ok run keeps none: {run}"
+        );
     }
     let db = scratch.db();
-    let section = scratch.run(&["report", "--db", db.to_str().expect("utf-8"), "--section", "runs"]);
+    let section = scratch.run(&[
+        "report",
+        "--db",
+        db.to_str().expect("utf-8"),
+        "--section",
+        "runs",
+    ]);
     let section = stdout(&section).replace("\n    ", " ");
     for index in 1..=3 {
-        let line = format!("glibc:arena_max=2 run {index}: failed, exit code 1: exited with code 1");
+        let line =
+            format!("glibc:arena_max=2 run {index}: failed, exit code 1: exited with code 1");
         let end = format!("stderr: starting | {tail}\n");
         let at = section.find(&line).unwrap_or_else(|| panic!("{section}"));
         assert!(section[at..].contains(&end), "{section}");

@@ -522,7 +522,14 @@ pub fn decide(
     let base = experiment.configs.get(baseline);
     if let Some((runs, why)) = base.and_then(super::judge::every_run_failed) {
         let baseline = context.base_name();
-        withhold(&mut verdict, Reason::BaselineFailed { baseline, runs, why });
+        withhold(
+            &mut verdict,
+            Reason::BaselineFailed {
+                baseline,
+                runs,
+                why,
+            },
+        );
     }
     verdict
 }

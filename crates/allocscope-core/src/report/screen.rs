@@ -150,8 +150,8 @@ fn ran(a: &Analysis) -> String {
     )
 }
 
-/// A configuration's name and the indices of its runs that failed one way.
-type RunsOf<'a> = (&'a str, Vec<u32>);
+/// A configuration's name and the indices of some of its runs.
+type ConfigRuns<'a> = (&'a str, Vec<u32>);
 
 /// `jemalloc runs 1-3, tcmalloc run 2: exited with code 1; stderr: initdb:
 /// cannot write /nonexistent`: the runs not `ok`, one line per distinct
@@ -160,19 +160,28 @@ type RunsOf<'a> = (&'a str, Vec<u32>);
 fn failed_lines(a: &Analysis) -> Vec<String> {
     let v = &a.verdict;
     let named = |name: &str| {
-        let note = v.explanation.iter().any(
-            |n| matches!(n, Note::EveryRunFailed { config, .. } if config == name),
-        );
+        let note = v
+            .explanation
+            .iter()
+            .any(|n| matches!(n, Note::EveryRunFailed { config, .. } if config == name));
         note || matches!(&v.reason, Reason::BaselineFailed { baseline, .. } if baseline == name)
     };
-    // Each reason with its configurations' failed runs, in the order first seen.
-    let mut groups: Vec<(String, Vec<RunsOf>)> = Vec::new();
-    for c in a.experiment.configs.iter().filter(|c| !named(&c.config.name)) {
+    // Each reason, with the configurations' runs it covers, in the order
+    // first seen.
+    let mut groups: Vec<(String, Vec<ConfigRuns>)> = Vec::new();
+    for c in a
+        .experiment
+        .configs
+        .iter()
+        .filter(|c| !named(&c.config.name))
+    {
         for r in c.runs.iter().map(|r| &r.record) {
             if r.status == RunStatus::Ok {
                 continue;
             }
-            let why = r.failure_words().unwrap_or_else(|| r.status.as_str().to_string());
+            let why = r
+                .failure_words()
+                .unwrap_or_else(|| r.status.as_str().to_string());
             let at = match groups.iter().position(|(w, _)| *w == why) {
                 Some(at) => at,
                 None => {
@@ -488,7 +497,10 @@ fn not_chosen(v: &Verdict) -> Option<String> {
                 place,
                 figures,
             } if Some(config.as_str()) != pick => {
-                vec![format!("{config} ({})", place_words(v, place, figures.as_ref()))]
+                vec![format!(
+                    "{config} ({})",
+                    place_words(v, place, figures.as_ref())
+                )]
             }
             Note::OomKilled { config, .. } => vec![format!("{config} (OOM-killed)")],
             Note::EveryRunFailed { config, why, .. } => {

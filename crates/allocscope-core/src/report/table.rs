@@ -208,7 +208,11 @@ pub(super) fn runs_notes(out: &mut String, analysis: &Analysis) -> Result<()> {
     if !failed.is_empty() {
         writeln!(out, "failed runs (excluded from the summary above):")?;
         for line in failed {
-            writeln!(out, "{}", super::format::hanging(&line, 98, "  ").join("\n"))?;
+            writeln!(
+                out,
+                "{}",
+                super::format::hanging(&line, 98, "  ").join("\n")
+            )?;
         }
     }
     // Warnings are long sentences: one clause per line, wrapped, keeps the width.

@@ -79,9 +79,11 @@ pub fn reason(v: &Verdict) -> String {
             more_rounds,
             unresolvable,
         } => {
-            let perf = performance.as_ref().map_or(format!("no {pw} figures"), |p| {
-                format!("{pw} {}", ratio_words(p))
-            });
+            let perf = performance
+                .as_ref()
+                .map_or(format!("no {pw} figures"), |p| {
+                    format!("{pw} {}", ratio_words(p))
+                });
             format!(
                 "Use {}: {mw} {} of {baseline}'s, a saving beyond noise and beyond the {saving}% \
                  minimum; {perf}, not resolved at this noise against the {budget}% budget {}.{}{}",

@@ -73,7 +73,11 @@ pub fn adaptive(
             } else if s.unresolvable {
                 let why = why_open(j, &measures, &judging);
                 let left = cap.saturating_sub(rounds_done);
-                let by = if cap < max_runs { " --max-time leaves" } else { " left" };
+                let by = if cap < max_runs {
+                    " --max-time leaves"
+                } else {
+                    " left"
+                };
                 decision.unresolvable.push((
                     j.index,
                     format!(

@@ -78,7 +78,9 @@ fn futility_rarely_stops_a_candidate_that_would_settle_within_max_runs() {
 }
 
 fn futility_under(cap: u32) {
-    println!("futility, --max-runs {MAX_RUNS}, {cap} rounds the caps leave, {TRIALS} experiments a row");
+    println!(
+        "futility, --max-runs {MAX_RUNS}, {cap} rounds the caps leave, {TRIALS} experiments a row"
+    );
     for sigma in [0.03, 0.10] {
         for distance in [0.0, 0.3, 0.5, 0.66, 1.0, 1.5, -0.66, -1.0] {
             let ratio = THRESHOLD * (distance * sigma * 2f64.sqrt()).exp();

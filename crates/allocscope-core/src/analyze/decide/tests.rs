@@ -381,12 +381,23 @@ fn at_the_time_box_the_lowest_settled_saving_with_open_performance_is_the_unprov
     // Memory open, performance settled: no pick on an unsettled saving.
     let memory_open = standing(Some(&lr(&[0.90, 1.05, 0.97])), Some(&same()), T);
     // Performance over the budget beyond noise: settled out.
-    let too_slow = standing(Some(&lr(&[0.5, 0.5, 0.5])), Some(&lr(&[1.3, 1.31, 1.29])), T);
-    assert_eq!(unproven_pick(std::slice::from_ref(&memory_open), &[0.97]), None);
+    let too_slow = standing(
+        Some(&lr(&[0.5, 0.5, 0.5])),
+        Some(&lr(&[1.3, 1.31, 1.29])),
+        T,
+    );
+    assert_eq!(
+        unproven_pick(std::slice::from_ref(&memory_open), &[0.97]),
+        None
+    );
     assert_eq!(unproven_pick(std::slice::from_ref(&too_slow), &[0.5]), None);
     let all = [memory_open, too_slow, b, a];
     assert_eq!(unproven_pick(&all, &[0.97, 0.5, 0.80, 0.67]), Some(3));
     // Nothing open on performance but a saving short of the minimum: none.
-    let short = standing(Some(&lr(&[0.990, 0.991, 0.989, 0.990])), Some(&lr(&[0.85, 1.10, 0.95, 1.0])), T);
+    let short = standing(
+        Some(&lr(&[0.990, 0.991, 0.989, 0.990])),
+        Some(&lr(&[0.85, 1.10, 0.95, 1.0])),
+        T,
+    );
     assert_eq!(unproven_pick(&[short], &[0.99]), None);
 }

@@ -450,13 +450,17 @@ fn at_the_time_box_memory_settled_and_performance_open_recommends_with_performan
     else {
         panic!("{:?}", v.reason)
     };
-    assert!(memory.ci_high < 0.97 && p.ci_low < 1.05 && p.ci_high > 1.05, "{p:?}");
+    assert!(
+        memory.ci_high < 0.97 && p.ci_low < 1.05 && p.ci_high > 1.05,
+        "{p:?}"
+    );
     assert_eq!(*rounds, 4);
     let words = reason(&v);
     assert!(
         words.starts_with("Use jemalloc: mean RSS 0.60x [")
             && words.contains("; wall time 1.02x [")
-            && words.contains("], not resolved at this noise against the 5% budget after 4 rounds."),
+            && words
+                .contains("], not resolved at this noise against the 5% budget after 4 rounds."),
         "{words}"
     );
     // The pick is not also listed as open.
