@@ -341,6 +341,15 @@ pub struct RunRecord {
     /// `memory.max_usage_in_bytes`), when the run had a cgroup.
     #[serde(default)]
     pub cgroup_peak_kernel_bytes: Option<u64>,
+    /// CPU seconds the machine ran outside allocscope and the measured
+    /// tree during the run (`sample::machine_cpu`); `None` without
+    /// `/proc/stat` or in a file stored before schema 17.
+    #[serde(default)]
+    pub foreign_cpu_s: Option<f64>,
+    /// Seconds some task waited for a CPU during the run (PSI's `some`
+    /// total), the tree's own waits included; `None` without PSI.
+    #[serde(default)]
+    pub cpu_pressure_s: Option<f64>,
 }
 
 /// Latency and throughput of one run's load, from allocscope's own load

@@ -93,6 +93,8 @@ fn run(config: &str, base_mib: u64, wall_s: f64, index: u32, id: i64) -> StoredR
         user_metrics: Default::default(),
         reclaim: None,
         cgroup_peak_kernel_bytes: None,
+        foreign_cpu_s: None,
+        cpu_pressure_s: None,
         served_by: None,
         started_at: format!("2026-01-02T03:04:{:02}Z", 10 + index),
     };

@@ -3,11 +3,14 @@
 //! baseline paired within rounds (`interval::log_ratio`), and where each
 //! candidate stands against `--min-saving` and `--max-slowdown`
 //! (`decide::standing`). The verdict and `compare --runs auto` share it.
+//! The performance ratio leaves out the rounds a neighbour disturbed
+//! (`disturbed.rs`).
 //! A row whose higher values are better (a `--metric` with
 //! `--higher-is-better`) is judged by the inverse ratio, its cost.
 
 use super::choice::Measures;
 use super::decide::{outrank, standing, Standing, Thresholds};
+use super::disturbed::Rule;
 use super::figures::Ratio;
 use super::interval::{log_ratio, LogRatio};
 use super::metric_table::{Better, MetricDef};
@@ -52,6 +55,42 @@ pub fn cost_ratio(config: &StoredConfig, base: &StoredConfig, row: &MetricDef) -
     }
 }
 
+/// The performance cost ratio of `config` to `base` without the rounds in
+/// which either run was disturbed by other work on the machine
+/// (`disturbed::Rule`), while two such pairs remain; else `cost_ratio`.
+pub fn undisturbed_cost_ratio(
+    config: &StoredConfig,
+    base: &StoredConfig,
+    row: &MetricDef,
+    rule: Option<Rule>,
+) -> Option<LogRatio> {
+    let disturbed: Vec<u32> = match rule {
+        Some(rule) => (config.runs.iter().chain(&base.runs))
+            .filter(|r| rule.is_disturbed(&r.record))
+            .map(|r| r.record.index)
+            .collect(),
+        None => Vec::new(),
+    };
+    let clean = |v: Vec<(u32, f64)>| -> Vec<(u32, f64)> {
+        v.into_iter()
+            .filter(|(k, _)| !disturbed.contains(k))
+            .collect()
+    };
+    let (c, b) = (clean(by_round(config, row)), clean(by_round(base, row)));
+    let pairs = c
+        .iter()
+        .filter(|(k, _)| b.iter().any(|(j, _)| j == k))
+        .count();
+    if disturbed.is_empty() || pairs < 2 {
+        return cost_ratio(config, base, row);
+    }
+    if row.better == Better::Higher {
+        log_ratio(&b, &c)
+    } else {
+        log_ratio(&c, &b)
+    }
+}
+
 /// (runs OOM-killed, runs) of `config`, when any was.
 pub fn oom_killed(config: &StoredConfig) -> Option<(usize, usize)> {
     let killed = config
@@ -86,6 +125,7 @@ pub fn judge_all(
     let Some(base) = experiment.configs.get(baseline) else {
         return Vec::new();
     };
+    let rule = Rule::of(experiment);
     let mut judged: Vec<Judged> = experiment
         .configs
         .iter()
@@ -93,7 +133,7 @@ pub fn judge_all(
         .filter(|&(i, _)| i != baseline)
         .map(|(index, config)| {
             let memory = cost_ratio(config, base, &measures.memory);
-            let perf = cost_ratio(config, base, &measures.perf);
+            let perf = undisturbed_cost_ratio(config, base, &measures.perf, rule);
             let mut standing = standing(memory.as_ref(), perf.as_ref(), thresholds);
             standing.oom_killed = oom_killed(config);
             standing.ruled_out = judging

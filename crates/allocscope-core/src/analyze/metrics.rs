@@ -368,6 +368,8 @@ mod tests {
             user_metrics: Default::default(),
             reclaim: None,
             cgroup_peak_kernel_bytes: None,
+            foreign_cpu_s: None,
+            cpu_pressure_s: None,
             served_by: None,
             started_at: String::new(),
         }

@@ -58,6 +58,7 @@ pub use tap::BUILTIN_MARK;
 pub use values::extract_user_metrics;
 
 use crate::model::RunRecord;
+use crate::sample::machine_cpu::MachineCpu;
 use conclude::{conclude, Ended};
 use ending::{Ender, Ending};
 use launch::Spawned;
@@ -73,6 +74,9 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
     // A subreaper: the tree is every descendant of allocscope.
     let mut sampling = SamplingLoop::new(std::process::id() as i32, launch.interval).ramped();
     let start = sampling.start();
+    // The machine's counters read just before the spawn and after the
+    // reaping, so the run's foreign CPU spans its whole life.
+    let machine_before = MachineCpu::read();
     let Spawned {
         pid,
         heap,
@@ -109,6 +113,14 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
         started_at,
         ended_at - start,
     );
+    let foreign = machine_before
+        .zip(MachineCpu::read())
+        .map(|(before, after)| after.foreign_since(&before));
+    let record = RunRecord {
+        foreign_cpu_s: foreign.map(|f| f.cpu_s),
+        cpu_pressure_s: foreign.and_then(|f| f.pressure_s),
+        ..record
+    };
     Ok(Outcome::Finished(Box::new(record)))
 }
 
@@ -192,6 +204,8 @@ fn finish(
         user_metrics: Default::default(),
         reclaim,
         cgroup_peak_kernel_bytes,
+        foreign_cpu_s: None,
+        cpu_pressure_s: None,
     }
 }
 

@@ -168,7 +168,7 @@ impl Store {
                     minor_faults, major_faults, stdout_path, stderr_path, message,
                     linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s,
                     cgroup_peak_kernel_bytes,
-                    served_by, reclaim
+                    served_by, reclaim, foreign_cpu_s, cpu_pressure_s
              FROM runs WHERE config_id = ?1 ORDER BY idx, id",
         )?;
         let rows = stmt
@@ -307,6 +307,8 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         user_metrics: Default::default(),
         reclaim: None,
         cgroup_peak_kernel_bytes: opt_u64_at(r, "cgroup_peak_kernel_bytes")?,
+        foreign_cpu_s: r.get("foreign_cpu_s")?,
+        cpu_pressure_s: r.get("cpu_pressure_s")?,
     };
     Ok((
         r.get("id")?,
