@@ -14,6 +14,7 @@ mod compare;
 mod cpus;
 mod fixed_duration;
 mod fixed_load;
+mod foreign_cpu;
 mod heap;
 mod hostile;
 mod impossible_figures;

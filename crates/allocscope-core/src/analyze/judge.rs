@@ -12,7 +12,7 @@ use super::choice::Measures;
 use super::decide::{outrank, standing, Standing, Thresholds};
 use super::disturbed::Rule;
 use super::figures::Ratio;
-use super::interval::{log_ratio, LogRatio};
+use super::interval::{log_ratio, log_ratio_without, LogRatio};
 use super::metric_table::{Better, MetricDef};
 use super::metrics::ok_runs;
 use crate::judging::{JudgeSettings, DEFAULT_DECISION_ALPHA};
@@ -57,7 +57,8 @@ pub fn cost_ratio(config: &StoredConfig, base: &StoredConfig, row: &MetricDef) -
 
 /// The performance cost ratio of `config` to `base` without the rounds in
 /// which either run was disturbed by other work on the machine
-/// (`disturbed::Rule`), while two such pairs remain; else `cost_ratio`.
+/// (`disturbed::Rule`), while two such pairs remain
+/// (`interval::log_ratio_without`).
 pub fn undisturbed_cost_ratio(
     config: &StoredConfig,
     base: &StoredConfig,
@@ -71,23 +72,11 @@ pub fn undisturbed_cost_ratio(
             .collect(),
         None => Vec::new(),
     };
-    let clean = |v: Vec<(u32, f64)>| -> Vec<(u32, f64)> {
-        v.into_iter()
-            .filter(|(k, _)| !disturbed.contains(k))
-            .collect()
-    };
-    let (c, b) = (clean(by_round(config, row)), clean(by_round(base, row)));
-    let pairs = c
-        .iter()
-        .filter(|(k, _)| b.iter().any(|(j, _)| j == k))
-        .count();
-    if disturbed.is_empty() || pairs < 2 {
-        return cost_ratio(config, base, row);
-    }
+    let (c, b) = (by_round(config, row), by_round(base, row));
     if row.better == Better::Higher {
-        log_ratio(&b, &c)
+        log_ratio_without(&b, &c, &disturbed)
     } else {
-        log_ratio(&c, &b)
+        log_ratio_without(&c, &b, &disturbed)
     }
 }
 
