@@ -91,7 +91,10 @@ fn a_busy_neighbour_beside_one_run_makes_it_disturbed_on_the_screen_and_in_the_j
             format!("{:.2}", f / r["wall_s"].as_f64().unwrap_or(1.0))
         })
         .collect();
-    assert_eq!(run["disturbed"], true, "foreign cores of the runs: {loads:?}; {run}");
+    assert_eq!(
+        run["disturbed"], true,
+        "foreign cores of the runs: {loads:?}; {run}"
+    );
     // Named on the screen by configuration and run.
     let name = configs(&json)
         .iter()

@@ -6,9 +6,12 @@
 //! steady neighbour slows every run of a round alike, which the pairing
 //! cancels; what it cannot cancel is a burst beside one run. So a run is
 //! disturbed when its foreign load exceeds the experiment's typical (the
-//! median over its measured runs) by more than `DISTURBED_EXCESS_CORES`.
-//! A disturbed run's round is left out of its configuration's performance
-//! ratio (`judge::cost_ratio`) while two clean pairs remain; its memory
+//! median over its measured runs) by more than `DISTURBED_EXCESS_CORES`, or
+//! by more than half the CPUs the typical load leaves when that is less: on
+//! a machine other work already keeps nearly busy, the foreign load cannot
+//! rise far above the typical however starved the run is. A disturbed
+//! run's round is left out of its configuration's performance ratio
+//! (`judge::undisturbed_cost_ratio`) while two clean pairs remain; its memory
 //! counts as measured (another process's CPU does not change this tree's
 //! pages).
 
@@ -33,6 +36,8 @@ pub fn foreign_cores(r: &RunRecord) -> Option<f64> {
 pub struct Rule {
     /// The median foreign load of its measured runs, in cores.
     pub typical_cores: f64,
+    /// The machine's CPUs; 0 when not known.
+    pub cpus: u32,
 }
 
 impl Rule {
@@ -44,12 +49,25 @@ impl Rule {
             .flat_map(|c| &c.runs)
             .filter_map(|r| foreign_cores(&r.record))
             .collect();
-        median(&loads).map(|typical_cores| Rule { typical_cores })
+        median(&loads).map(|typical_cores| Rule {
+            typical_cores,
+            cpus: experiment.info.host.cpus,
+        })
+    }
+
+    /// How far above the typical a disturbed run's foreign load is.
+    pub fn excess_cores(&self) -> f64 {
+        let headroom = f64::from(self.cpus) - self.typical_cores;
+        if self.cpus == 0 {
+            DISTURBED_EXCESS_CORES
+        } else {
+            DISTURBED_EXCESS_CORES.min(headroom.max(0.0) / 2.0)
+        }
     }
 
     /// The foreign load above which a run is disturbed, in cores.
     pub fn limit_cores(&self) -> f64 {
-        self.typical_cores + DISTURBED_EXCESS_CORES
+        self.typical_cores + self.excess_cores()
     }
 
     pub fn is_disturbed(&self, r: &RunRecord) -> bool {
@@ -123,12 +141,13 @@ impl Disturbance {
             .collect();
         Some(format!(
             "{} of {} runs disturbed by other work on the machine (foreign CPU over {:.2} \
-             cores, the typical {:.2} + {DISTURBED_EXCESS_CORES}): {}; their rounds are left \
-             out of the performance ratio",
+             cores, the typical {:.2} + {:.2}): {}; their rounds are left out of the \
+             performance ratio",
             self.runs.len(),
             self.measured,
             self.rule.limit_cores(),
             self.rule.typical_cores,
+            self.rule.excess_cores(),
             named.join(", ")
         ))
     }
@@ -184,6 +203,29 @@ mod tests {
         );
         assert!(is_disturbed_in(&burst, &burst.configs[1].runs[1].record));
         assert!(!is_disturbed_in(&burst, &burst.configs[1].runs[0].record));
+    }
+
+    /// Other work keeps 1.7 of 2 CPUs busy beside every run: a burst that
+    /// starves one run lifts its foreign load only to about 2.
+    #[test]
+    fn on_a_nearly_busy_machine_the_line_is_half_the_headroom() {
+        let busy = with_foreign(&[
+            &[1.62, 1.97, 1.71, 1.65, 1.69],
+            &[1.68, 1.66, 1.70, 1.64, 1.69],
+            &[1.67, 1.70, 1.66, 1.69, 1.68],
+        ]);
+        let d = Disturbance::of(&busy).expect("measured");
+        assert_eq!(busy.info.host.cpus, 2);
+        assert!((d.rule.excess_cores() - 0.16).abs() < 1e-9, "{:?}", d.rule);
+        let named: Vec<(String, u32)> =
+            d.runs.iter().map(|r| (r.config.clone(), r.index)).collect();
+        assert_eq!(named, [(busy.configs[0].config.name.clone(), 2)]);
+        // Unknown CPUs: the fixed excess.
+        let rule = Rule {
+            typical_cores: 1.68,
+            cpus: 0,
+        };
+        assert_eq!(rule.excess_cores(), DISTURBED_EXCESS_CORES);
     }
 
     #[test]

@@ -52,11 +52,11 @@ pub(super) fn foreign_block(out: &mut String, analysis: &Analysis, width: usize)
     writeln!(
         out,
         "foreign cores: CPU the machine ran outside allocscope and the tree, per second of the \
-         run;\n  disturbed: over {:.2} (the typical {:.2} + {}). CPU waits: time some task waited \
-         for a CPU.",
+         run;\n  disturbed: over {:.2} (the typical {:.2} + {:.2}). CPU waits: time some task \
+         waited for a CPU.",
         rule.limit_cores(),
         rule.typical_cores,
-        crate::analyze::disturbed::DISTURBED_EXCESS_CORES
+        rule.excess_cores()
     )?;
     Ok(())
 }
