@@ -19,9 +19,11 @@ use super::stats::median;
 use crate::model::{RunRecord, StoredExperiment};
 
 /// How far above the experiment's typical foreign load, in cores, a run's
-/// must be to call it disturbed. Chosen by measurement on a 2-core
-/// machine (docs/statistics.md): a quiet machine's background varies by
-/// under 0.1 core from run to run, a busy loop beside a run adds 0.9-1.0.
+/// must be to call it disturbed (at most: `Rule::excess_cores`). Two busy
+/// loops beside a run add up to about a core on a 2-core machine with room
+/// for them; a third of that still names a burst. The background of builds
+/// beside one experiment's 18 runs here ranged 0.86-1.67 cores (median
+/// 1.30), and the line named 1 of them (1.67) (docs/statistics.md).
 pub const DISTURBED_EXCESS_CORES: f64 = 0.3;
 
 /// A run's foreign CPU per second of its wall time; `None` when it was not
