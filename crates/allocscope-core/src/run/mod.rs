@@ -146,8 +146,7 @@ fn finish(
         ..
     } = supervisor;
     let cgroup_peak_kernel_bytes = containment.peak_bytes();
-    // Every process's last words: the arenas counted at exit, the reclaim
-    // test's answers.
+    // Every process's last words: arenas counted at exit, the reclaim test's.
     let readings = checks
         .heap
         .as_mut()
@@ -168,8 +167,7 @@ fn finish(
         checks,
     };
     let concluded = conclude(launch, ended, sampling.sampler_mut());
-    // A probe that turned itself off says why; a big tree's sampling says
-    // what it thinned, after any other note.
+    // A probe that turned itself off says why; a thinned big tree, last.
     let message = joined([
         concluded.message,
         heap::off_note(&readings),
