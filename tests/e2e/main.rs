@@ -16,6 +16,7 @@ mod docs_paths;
 mod failures;
 mod fixed_duration;
 mod fixed_load;
+mod foreign_cpu;
 mod heap;
 mod hostile;
 mod impossible_figures;

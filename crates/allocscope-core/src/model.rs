@@ -351,6 +351,15 @@ pub struct RunRecord {
     /// (`None` for a run stored before schema 18).
     #[serde(default)]
     pub served_tree: Option<ServedTree>,
+    /// CPU seconds the machine ran outside allocscope and the measured
+    /// tree during the run (`sample::machine_cpu`); `None` without
+    /// `/proc/stat` or in a file stored before schema 19.
+    #[serde(default)]
+    pub foreign_cpu_s: Option<f64>,
+    /// Seconds some task waited for a CPU during the run (PSI's `some`
+    /// total), the tree's own waits included; `None` without PSI.
+    #[serde(default)]
+    pub cpu_pressure_s: Option<f64>,
 }
 
 impl RunRecord {

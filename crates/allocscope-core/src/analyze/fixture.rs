@@ -94,6 +94,8 @@ fn run(config: &str, base_mib: u64, wall_s: f64, index: u32, id: i64) -> StoredR
         reclaim: None,
         cgroup_peak_kernel_bytes: None,
         served_tree: None,
+        foreign_cpu_s: None,
+        cpu_pressure_s: None,
         served_by: None,
         stderr_tail: (status == RunStatus::Crashed)
             .then(|| "tree: building | free(): invalid pointer".to_string()),

@@ -117,6 +117,32 @@ pub fn log_ratio(num: &[(u32, f64)], den: &[(u32, f64)]) -> Option<LogRatio> {
     })
 }
 
+/// `log_ratio` without the rounds in `left_out` (runs disturbed by other
+/// work on the machine, `disturbed.rs`) while two pairs remain; else over
+/// every round. Leaving rounds out by a measurement taken beside the run,
+/// not by its value, keeps the interval's level (coverage_tests.rs).
+pub fn log_ratio_without(
+    num: &[(u32, f64)],
+    den: &[(u32, f64)],
+    left_out: &[u32],
+) -> Option<LogRatio> {
+    let kept = |v: &[(u32, f64)]| -> Vec<(u32, f64)> {
+        v.iter()
+            .copied()
+            .filter(|(k, _)| !left_out.contains(k))
+            .collect()
+    };
+    let (n, d) = (kept(num), kept(den));
+    let pairs = n
+        .iter()
+        .filter(|(k, _)| d.iter().any(|(j, _)| j == k))
+        .count();
+    if left_out.is_empty() || pairs < 2 {
+        return log_ratio(num, den);
+    }
+    log_ratio(&n, &d)
+}
+
 /// The paired estimate alone: the mean log difference over the rounds both
 /// sides have, with its Student t interval; `None` below two pairs.
 /// Values must be positive.

@@ -3,13 +3,16 @@
 //! baseline paired within rounds (`interval::log_ratio`), and where each
 //! candidate stands against `--min-saving` and `--max-slowdown`
 //! (`decide::standing`). The verdict and `compare --runs auto` share it.
+//! The performance ratio leaves out the rounds a neighbour disturbed
+//! (`disturbed.rs`).
 //! A row whose higher values are better (a `--metric` with
 //! `--higher-is-better`) is judged by the inverse ratio, its cost.
 
 use super::choice::Measures;
 use super::decide::{outrank, standing, Standing, Thresholds};
+use super::disturbed::Rule;
 use super::figures::Ratio;
-use super::interval::{log_ratio, LogRatio};
+use super::interval::{log_ratio, log_ratio_without, LogRatio};
 use super::metric_table::{Better, MetricDef};
 use super::metrics::ok_runs;
 use crate::judging::{JudgeSettings, DEFAULT_DECISION_ALPHA};
@@ -49,6 +52,31 @@ pub fn cost_ratio(config: &StoredConfig, base: &StoredConfig, row: &MetricDef) -
         log_ratio(&b, &c)
     } else {
         log_ratio(&c, &b)
+    }
+}
+
+/// The performance cost ratio of `config` to `base` without the rounds in
+/// which either run was disturbed by other work on the machine
+/// (`disturbed::Rule`), while two such pairs remain
+/// (`interval::log_ratio_without`).
+pub fn undisturbed_cost_ratio(
+    config: &StoredConfig,
+    base: &StoredConfig,
+    row: &MetricDef,
+    rule: Option<Rule>,
+) -> Option<LogRatio> {
+    let disturbed: Vec<u32> = match rule {
+        Some(rule) => (config.runs.iter().chain(&base.runs))
+            .filter(|r| rule.is_disturbed(&r.record))
+            .map(|r| r.record.index)
+            .collect(),
+        None => Vec::new(),
+    };
+    let (c, b) = (by_round(config, row), by_round(base, row));
+    if row.better == Better::Higher {
+        log_ratio_without(&b, &c, &disturbed)
+    } else {
+        log_ratio_without(&c, &b, &disturbed)
     }
 }
 
@@ -98,6 +126,7 @@ pub fn judge_all(
     let Some(base) = experiment.configs.get(baseline) else {
         return Vec::new();
     };
+    let rule = Rule::of(experiment);
     let mut judged: Vec<Judged> = experiment
         .configs
         .iter()
@@ -105,7 +134,7 @@ pub fn judge_all(
         .filter(|&(i, _)| i != baseline)
         .map(|(index, config)| {
             let memory = cost_ratio(config, base, &measures.memory);
-            let perf = cost_ratio(config, base, &measures.perf);
+            let perf = undisturbed_cost_ratio(config, base, &measures.perf, rule);
             let mut standing = standing(memory.as_ref(), perf.as_ref(), thresholds);
             standing.oom_killed = oom_killed(config);
             standing.ruled_out = judging

@@ -369,6 +369,8 @@ mod tests {
             reclaim: None,
             cgroup_peak_kernel_bytes: None,
             served_tree: None,
+            foreign_cpu_s: None,
+            cpu_pressure_s: None,
             served_by: None,
             stderr_tail: None,
             started_at: String::new(),

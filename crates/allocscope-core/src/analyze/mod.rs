@@ -8,6 +8,7 @@ pub mod cause_figures;
 pub mod choice;
 pub mod decide;
 pub mod deploy;
+pub mod disturbed;
 pub mod figures;
 pub mod heap;
 pub mod interval;
@@ -114,6 +115,7 @@ pub fn analyze_with(
             .into_iter()
             .chain(linked::warnings(&experiment))
             .chain(service::warnings(&experiment, &service))
+            .chain(disturbed::Disturbance::of(&experiment).and_then(|d| d.sentence()))
             .chain(choice::short_runs_warning(
                 &experiment,
                 base_index,

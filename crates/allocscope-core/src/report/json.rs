@@ -126,6 +126,16 @@ struct RunOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     served_tree: Option<&'a crate::model::ServedTree>,
     sampler_cpu_s: f64,
+    /// CPU seconds the machine ran beside the run, outside allocscope and
+    /// its tree; null where it was not measured (a file from before).
+    foreign_cpu_s: Option<f64>,
+    /// Seconds some task waited for a CPU during the run (PSI), absent
+    /// without PSI.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_pressure_s: Option<f64>,
+    /// Foreign CPU above `analyze::disturbed`'s rule: left out of the
+    /// performance ratio.
+    disturbed: bool,
     started_at: &'a str,
     /// Heap probe figures, present only when the run loaded the probe.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -334,7 +344,12 @@ fn env_object<S: Serializer>(env: &&[(String, String)], s: S) -> Result<S::Ok, S
 
 /// Run `run` of an experiment whose metric table is `table`: with
 /// `--metric`s, each run lists its values (possibly none).
-fn run_out<'a>(run: &'a StoredRun, table: &'a [MetricDef], include_samples: bool) -> RunOut<'a> {
+fn run_out<'a>(
+    run: &'a StoredRun,
+    table: &'a [MetricDef],
+    disturbed: Option<crate::analyze::disturbed::Rule>,
+    include_samples: bool,
+) -> RunOut<'a> {
     let (r, m) = (&run.record, metrics::of(run));
     let rows = table.iter().filter(|row| !row.is_user());
     let figure = |row: &MetricDef| RunFigure((row.extract)(run), row.unit == Unit::Bytes);
@@ -358,6 +373,9 @@ fn run_out<'a>(run: &'a StoredRun, table: &'a [MetricDef], include_samples: bool
         served_by: r.served_by.as_deref(),
         served_tree: r.served_tree.as_ref(),
         sampler_cpu_s: r.sampler_cpu_s,
+        foreign_cpu_s: r.foreign_cpu_s,
+        cpu_pressure_s: r.cpu_pressure_s,
+        disturbed: disturbed.is_some_and(|rule| rule.is_disturbed(r)),
         started_at: &r.started_at,
         probe_mode: r.probe_mode.as_deref(),
         probe_cpu_s: r.probe_cpu_s,
@@ -420,6 +438,7 @@ fn config_out(analysis: &Analysis, i: usize, include: bool) -> ConfigOut<'_> {
     );
     let service = analysis.service.get(i);
     let memory_limit = analysis.limits.get(i).and_then(Option::as_ref);
+    let disturbed = crate::analyze::disturbed::Rule::of(&analysis.experiment);
     ConfigOut {
         name: &c.config.name,
         allocator: &c.config.allocator,
@@ -432,7 +451,11 @@ fn config_out(analysis: &Analysis, i: usize, include: bool) -> ConfigOut<'_> {
         served_by: crate::analyze::served::served_by(c),
         env: &c.config.env,
         command: c.config.command.as_deref(),
-        runs: c.runs.iter().map(|r| run_out(r, table, include)).collect(),
+        runs: c
+            .runs
+            .iter()
+            .map(|r| run_out(r, table, disturbed, include))
+            .collect(),
         summary: SummaryOut {
             ok_runs: s.ok_runs,
             total_runs: s.total_runs,

@@ -10,6 +10,7 @@ pub mod cause_words;
 pub mod columns;
 pub mod cpus_line;
 pub mod csv;
+mod foreign_table;
 pub mod format;
 mod heap_table;
 pub mod html;

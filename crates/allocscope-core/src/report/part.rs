@@ -78,6 +78,7 @@ impl Reporter for SectionReporter {
             Section::Runs => {
                 super::table::header(&mut out, analysis)?;
                 super::table::runs_notes(&mut out, analysis)?;
+                super::foreign_table::foreign_block(&mut out, analysis, width)?;
             }
         }
         if out.trim().is_empty() {

@@ -63,6 +63,7 @@ pub use tap::BUILTIN_MARK;
 pub use values::extract_user_metrics;
 
 use crate::model::RunRecord;
+use crate::sample::machine_cpu::MachineCpu;
 use conclude::{conclude, Ended};
 use containment::Containment;
 use launch::Spawned;
@@ -78,6 +79,9 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
     // A subreaper: the tree is every descendant of allocscope.
     let mut sampling = SamplingLoop::new(std::process::id() as i32, launch.interval).ramped();
     let start = sampling.start();
+    // The machine's counters read just before the spawn and after the
+    // reaping, so the run's foreign CPU spans its whole life.
+    let machine_before = MachineCpu::read();
     let Spawned {
         pid,
         heap,
@@ -132,6 +136,14 @@ pub fn execute(launch: &Launch, interrupt: &Interrupt) -> anyhow::Result<Outcome
     let [tree] = tree;
     let ended = (containment, started_at, stopped.at - start, timed_out);
     let record = finish(launch, supervisor, tree, ended);
+    let foreign = machine_before
+        .zip(MachineCpu::read())
+        .map(|(before, after)| after.foreign_since(&before));
+    let record = RunRecord {
+        foreign_cpu_s: foreign.map(|f| f.cpu_s),
+        cpu_pressure_s: foreign.and_then(|f| f.pressure_s),
+        ..record
+    };
     Ok(Outcome::Finished(Box::new(record)))
 }
 
@@ -159,8 +171,7 @@ fn finish(
         ..
     } = tree;
     let cgroup_peak_kernel_bytes = containment.peak_bytes();
-    // Every process's last words: the arenas counted at exit, the reclaim
-    // test's answers.
+    // Every process's last words: arenas counted at exit, the reclaim test's.
     let readings = checks
         .heap
         .as_mut()
@@ -182,8 +193,7 @@ fn finish(
         checks,
     };
     let concluded = conclude(launch, ended, sampling.sampler_mut());
-    // A probe that turned itself off says why; a big tree's sampling says
-    // what it thinned, after any other note.
+    // A probe that turned itself off says why; a thinned big tree, last.
     let message = joined([
         concluded.message,
         heap::off_note(&readings),
@@ -223,6 +233,8 @@ fn finish(
             .then(|| stderr_tail::stderr_tail(&launch.stderr_path))
             .flatten(),
         served_tree,
+        foreign_cpu_s: None,
+        cpu_pressure_s: None,
     }
 }
 

@@ -30,6 +30,7 @@ mod cpu_time;
 mod heap_split;
 pub mod heap_vet;
 mod kept_open;
+pub mod machine_cpu;
 pub mod maps;
 mod probe_reading;
 pub mod probe_shm;

@@ -168,7 +168,8 @@ impl Store {
                     minor_faults, major_faults, stdout_path, stderr_path, message,
                     linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s,
                     cgroup_peak_kernel_bytes,
-                    served_by, reclaim, stderr_tail, served_tree
+                    served_by, reclaim, stderr_tail, served_tree,
+                    foreign_cpu_s, cpu_pressure_s
              FROM runs WHERE config_id = ?1 ORDER BY idx, id",
         )?;
         let rows = stmt
@@ -319,6 +320,8 @@ fn run_from_row(r: &Row<'_>) -> rusqlite::Result<RunRow> {
         cgroup_peak_kernel_bytes: opt_u64_at(r, "cgroup_peak_kernel_bytes")?,
         stderr_tail: r.get("stderr_tail")?,
         served_tree: None,
+        foreign_cpu_s: r.get("foreign_cpu_s")?,
+        cpu_pressure_s: r.get("cpu_pressure_s")?,
     };
     Ok((
         r.get("id")?,

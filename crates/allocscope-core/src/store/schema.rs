@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `STEPS`.
-pub const SCHEMA_VERSION: u32 = 18;
+pub const SCHEMA_VERSION: u32 = 19;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -351,6 +351,14 @@ const V17: &str = "
 ALTER TABLE runs ADD COLUMN stderr_tail TEXT;
 ";
 
+/// Version 19: the CPU that ran on the machine beside each run, outside
+/// allocscope and its tree, and the time tasks waited for a CPU
+/// (`sample::machine_cpu`); NULL in runs stored before.
+const V19: &str = "
+ALTER TABLE runs ADD COLUMN foreign_cpu_s REAL;
+ALTER TABLE runs ADD COLUMN cpu_pressure_s REAL;
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -409,6 +417,7 @@ const STEPS: [(&str, &str); SCHEMA_VERSION as usize] = [
     (V16, "adding the recording_restarts table"),
     (V17, "adding the stderr_tail column"),
     (V18, "adding the served_tree column"),
+    (V19, "adding the foreign CPU columns"),
 ];
 
 /// Moves the schema from `from` to `from + 1`.

@@ -192,6 +192,8 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
             unavailable_processes: 0,
         }),
         cgroup_peak_kernel_bytes: Some(7 << 20),
+        foreign_cpu_s: Some(0.25 * f64::from(index)),
+        cpu_pressure_s: (index == 1).then_some(0.125),
         served_by: (index == 2).then(|| "jemalloc".to_string()),
         stderr_tail: (status != RunStatus::Ok)
             .then(|| "initdb: cannot write /nonexistent | end".to_string()),

@@ -281,11 +281,13 @@ fn insert_run(
         "INSERT INTO runs (config_id, idx, status, exit_code, signal, wall_s, user_s, sys_s,
              max_hwm_bytes, minor_faults, major_faults, stdout_path, stderr_path, message,
              linked_allocators, sampler_cpu_s, started_at, probe_mode, probe_cpu_s,
-             cgroup_peak_kernel_bytes, served_by, reclaim, stderr_tail, served_tree)
+             cgroup_peak_kernel_bytes, served_by, reclaim, stderr_tail, served_tree,
+             foreign_cpu_s, cpu_pressure_s)
          VALUES (:config_id, :idx, :status, :exit_code, :signal, :wall_s, :user_s, :sys_s,
              :max_hwm_bytes, :minor_faults, :major_faults, :stdout_path, :stderr_path,
              :message, :linked_allocators, :sampler_cpu_s, :started_at, :probe_mode,
-             :probe_cpu_s, :cgroup_peak_kernel_bytes, :served_by, :reclaim, :stderr_tail, :served_tree)",
+             :probe_cpu_s, :cgroup_peak_kernel_bytes, :served_by, :reclaim, :stderr_tail, :served_tree,
+             :foreign_cpu_s, :cpu_pressure_s)",
         rusqlite::named_params! {
             ":config_id": config_id,
             ":idx": record.index,
@@ -314,6 +316,8 @@ fn insert_run(
             ":reclaim": record.reclaim.as_ref().map(serde_json::to_string).transpose()?,
             ":stderr_tail": record.stderr_tail,
             ":served_tree": record.served_tree.as_ref().map(serde_json::to_string).transpose()?,
+            ":foreign_cpu_s": record.foreign_cpu_s,
+            ":cpu_pressure_s": record.cpu_pressure_s,
         },
     )?;
     Ok(conn.last_insert_rowid())

@@ -70,3 +70,40 @@ fn a_row_where_higher_is_better_is_judged_by_its_cost() {
     );
     assert!((shown(ops, &cost).value - 1.1).abs() < 0.01);
 }
+
+/// A neighbour's burst beside jemalloc's run 2 made it 60% slower: the
+/// performance ratio leaves its round out, the memory ratio keeps it.
+#[test]
+fn a_disturbed_round_is_left_out_of_the_performance_ratio_only() {
+    let mut e = fixture::experiment();
+    for config in &mut e.configs {
+        for run in &mut config.runs {
+            run.record.foreign_cpu_s = Some(0.05 * run.record.wall_s);
+        }
+    }
+    let slowed = &mut e.configs[1].runs[1].record;
+    slowed.wall_s *= 1.6;
+    slowed.foreign_cpu_s = Some(1.0 * slowed.wall_s);
+    let table = metric_table::of_experiment(&e.info);
+    let row = |id: &str| find(&table, id).cloned().expect("a built-in row");
+    let measures = Measures {
+        memory: row("mean_rss_bytes"),
+        perf: row("wall_s"),
+    };
+    let judged = &judge_all(&e, 0, &measures, &JudgeSettings::default())[0];
+    let perf = judged.perf.as_ref().expect("pairs");
+    let wall = |c: &StoredConfig| -> Vec<(u32, f64)> {
+        ok_runs(c)
+            .filter(|r| r.record.index != 2)
+            .map(|r| (r.record.index, r.record.wall_s))
+            .collect()
+    };
+    let clean = log_ratio(&wall(&e.configs[1]), &wall(&e.configs[0])).expect("pairs");
+    assert_eq!(perf.n, clean.n);
+    assert!((perf.centre - clean.centre).abs() < 1e-12);
+    let all = cost_ratio(&e.configs[1], &e.configs[0], &measures.perf).expect("pairs");
+    assert!(all.n == perf.n + 1 && all.centre > perf.centre + 0.05);
+    // Memory: every round, the disturbed one included.
+    let memory = judged.memory.as_ref().expect("pairs");
+    assert_eq!(memory.n, all.n);
+}

@@ -352,3 +352,34 @@ fn a_version_16_file_gains_the_stderr_tail_column_and_its_runs_have_none() -> Re
     assert_eq!(run.failure_words().as_deref(), Some("exited with code 1"));
     Ok(())
 }
+
+
+#[test]
+fn a_version_16_file_gains_the_foreign_cpu_columns_and_its_runs_have_none() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("v16.db");
+    {
+        let conn = Connection::open(&path)?;
+        for step in [
+            V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15, V16,
+        ] {
+            conn.execute_batch(step)?;
+        }
+        conn.pragma_update(None, "user_version", 16)?;
+        conn.execute_batch(
+            "INSERT INTO experiments VALUES (1, 'v16', '[\"./a\"]', '2026-01-01T00:00:00Z',
+                 '2026-01-01T00:01:00Z', 'complete', 1, 1, 0, 100, 'glibc');
+             INSERT INTO configs VALUES (1, 1, 0, 'glibc', 'glibc', NULL, NULL, '[]');
+             INSERT INTO runs VALUES (1, 1, 1, 'ok', 0, NULL, 1.0, 0.5, 0.1, 1000, 10, 0,
+                 '/tmp/o', '/tmp/e', NULL, '[]', 0.0, '2026-01-01T00:00:00Z', 'stats', 0.01,
+                 NULL, 'glibc', NULL);",
+        )?;
+    }
+    let store = Store::open(&path)?;
+    assert_eq!(version(&store.conn)?, SCHEMA_VERSION);
+    let e = store.load_experiment(Some(1))?;
+    let run = &e.configs[0].runs[0].record;
+    assert_eq!((run.foreign_cpu_s, run.cpu_pressure_s), (None, None));
+    assert_eq!(run.user_s, 0.5);
+    Ok(())
+}
