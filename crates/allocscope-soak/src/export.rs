@@ -1,14 +1,17 @@
 //! A stored soak rendered by `allocscope report --soak ID`: JSON (schema
-//! `allocscope-soak/1`, a `soak` block with a row of figures per
+//! `allocscope-soak/2`, a `soak` block with the verdict as data
+//! (`verdict_json.rs`) and its text beside it, and a row of figures per
 //! configuration and per instance), CSV (those rows, one per line) and
 //! Markdown (the summary, then the configurations' and instances' tables),
 //! which is also the text report. The HTML is `page.rs`.
 
 use crate::figures::{rows, settling_word, Cell, Row};
-use crate::growth::Growth;
-use crate::render::{bytes_text, growth_text, ratio_text, render};
+use crate::growth::{Growth, Settling};
+use crate::projection::Reach;
+use crate::render::{bytes_text, factor_text, growth_text, ratio_text, render};
 use crate::stored::SoakRecord;
 use crate::verdict::Verdict;
+use crate::verdict_json::verdict_json;
 use allocscope_core::report::format::{csv_line, num};
 use allocscope_core::units::format_seconds;
 use serde_json::{json, Map, Value};
@@ -59,13 +62,14 @@ pub fn json(record: &SoakRecord, rendered: &Rendered) -> serde_json::Result<Stri
             .collect()
     };
     let value = json!({
-        "schema": "allocscope-soak/1",
+        "schema": "allocscope-soak/2",
         "soak": {
             "id": record.id,
             "arguments": record.arguments,
             "elapsed_s": record.elapsed_s,
             "statistics_from_s": record.raw_from_s(),
-            "verdict": rendered.verdict.as_ref().map(render),
+            "verdict": rendered.verdict.as_ref().map(verdict_json),
+            "verdict_text": rendered.verdict.as_ref().map(render),
             "configurations": objects(false),
             "instances": objects(true),
         }
@@ -138,12 +142,29 @@ fn markdown_cells(row: &Row) -> Vec<String> {
     let growth = |g: Option<Growth>| g.map_or("-".into(), |g| growth_text(&g));
     let settled = match (f.settled_at_s(), f.settles_after_s) {
         (Some(at), _) => format!("flat since {}", format_seconds(at)),
+        (None, Some(at)) if f.settling == Settling::Rising => {
+            format!("rising (persists at about {})", format_seconds(at))
+        }
         (None, Some(at)) => format!("open (would at about {})", format_seconds(at)),
         (None, None) => settling_word(f.settling).to_string(),
     };
-    let day = f.projections()[0].map_or("reached".into(), |p| {
-        bytes_text(p.value, p.ci_low, p.ci_high)
-    });
+    let day = match f.projections()[0] {
+        None => "reached".into(),
+        Some(h) => match h.reach {
+            Reach::Projected(p) => format!(
+                "{} ({} the {} seen)",
+                bytes_text(p.value, p.ci_low, p.ci_high),
+                factor_text(h.factor),
+                format_seconds(h.observed_s)
+            ),
+            Reach::TooFar => format!(
+                "not projected: {} the {} seen",
+                factor_text(h.factor),
+                format_seconds(h.observed_s)
+            ),
+            Reach::NotGrowing => "no growth to project".into(),
+        },
+    };
     vec![
         row.instance.clone().unwrap_or_else(|| row.config.clone()),
         bytes_text(f.level.median, f.level.ci_low, f.level.ci_high),

@@ -24,9 +24,10 @@ use std::time::Duration;
 
 /// Points per line at most.
 const MAX_POINTS: usize = 600;
-/// How far past the last sample the projection is drawn, as a share of the
-/// soak's length: far enough to see where it heads, near enough to keep
-/// the measured part readable (the table gives the day and the week).
+/// How far past the last sample the projection of a growing configuration
+/// is drawn, as a share of the soak's length: far enough to see where it
+/// heads, near enough to keep the measured part readable, and well within
+/// `projection::MAX_FACTOR` (the table gives the day and the week).
 const PROJECTED_SHARE: f64 = 0.5;
 
 /// The page; with `refresh`, one that reloads itself that often.
@@ -116,7 +117,11 @@ fn memory(record: &SoakRecord, rendered: &Rendered) -> Plot {
     };
     let top = (record.instances.iter())
         .flat_map(|i| i.series.memory.iter().map(|p| p.1))
-        .chain(configs.iter().map(|r| projected(r, t_max).ci_high))
+        .chain(
+            (configs.iter())
+                .filter(|r| r.figures.settling.grows())
+                .map(|r| projected(r, t_max).ci_high),
+        )
         .fold(1.0, f64::max);
     let title = "Memory over time per configuration (projection dashed, in its band)";
     let mut chart = Chart::new(
@@ -144,6 +149,11 @@ fn memory(record: &SoakRecord, rendered: &Rendered) -> Plot {
         chart
             .svg
             .titled(&tip, |svg| svg.polyline(&bold, colour(c), 2.5, 1.0));
+        legend.push((row.config.clone(), colour(c)));
+        // Only growth beyond noise is carried on; a level is not a line.
+        if !row.figures.settling.grows() {
+            continue;
+        }
         let from = row.figures.level_at_s;
         let ends = [projected(row, from), projected(row, t_max)];
         let band: Vec<(f64, f64)> = (ends.iter().map(|p| (p.at_s, p.ci_high)))
@@ -161,7 +171,6 @@ fn memory(record: &SoakRecord, rendered: &Rendered) -> Plot {
             svg.area(&band, &format!("{}33", colour(c)));
             svg.dashed(&line, colour(c), 2.0);
         });
-        legend.push((row.config.clone(), colour(c)));
     }
     chart.legend(&legend);
     chart.note(
