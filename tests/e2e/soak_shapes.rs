@@ -3,11 +3,15 @@
 //! held) is a plateau, and no soak stops during the ramp calling it
 //! growth; a 10 s sawtooth (0 to 120 MiB and back) is neither growth nor a
 //! leak, and is not extrapolated; 2 MiB a second kept in the live heap is a
-//! leak. Run at once, they take the longest one's 75 s.
+//! leak. Run at once, they take the longest one's 75 s. The warm-up's page
+//! is opened in Chromium at 1280x800: the verdict card above the fold, HTML
+//! tables, no Markdown, each title once.
 
+use crate::browser::{chromium, CHROMIUM};
 use crate::common::*;
 use crate::record::db_arg;
 use serde_json::Value;
+use std::path::Path;
 use std::process::Output;
 
 /// `allocscope soak` with `options` over `command`, into the scratch's
@@ -58,9 +62,74 @@ fn stopped_after_s(stderr: &str) -> f64 {
     }
 }
 
+/// `report --soak 1 --html` of the scratch's soak, checked in headless
+/// Chromium: the verdict card within the first 1280x800 screen, the tables
+/// HTML tables, no `<pre>` of Markdown, each plot's title once; its
+/// screenshot left as an artifact.
+fn page_in_chromium(scratch: &Scratch) {
+    let page = scratch.path("soak.html");
+    let db = db_arg(scratch);
+    let path = page.to_str().expect("utf-8");
+    let report = scratch.run(&["report", "--db", &db, "--soak", "1", "--html", path]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let html = std::fs::read_to_string(&page).expect("HTML written");
+    assert!(!html.contains("<pre>") && !html.contains("| level |"), "Markdown in the page");
+    assert_eq!(html.matches("<table>").count(), 2, "{html}");
+    assert_eq!(html.matches("Memory over time per configuration").count(), 1);
+    let frame = scratch.path("frame.html");
+    std::fs::write(
+        &frame,
+        "<!DOCTYPE html><html><body style=\"margin:0\">\
+         <iframe id=\"r\" src=\"soak.html\" width=\"1280\" height=\"800\" style=\"border:0\"></iframe>\
+         <pre id=\"out\">not loaded</pre><script>\
+         document.getElementById('r').addEventListener('load', () => {\
+           const d = document.getElementById('r').contentDocument;\
+           const card = d && d.getElementById('verdict');\
+           const b = card && card.getBoundingClientRect();\
+           document.getElementById('out').textContent = b\
+             ? 'card ' + Math.round(b.top) + ' ' + Math.round(b.bottom) + ' ' + card.innerText\
+             : 'no card';\
+         });</script></body></html>",
+    )
+    .expect("frame written");
+    let url = format!("file://{}", frame.display());
+    let dom = chromium(
+        &scratch.path("profile-frame"),
+        &[
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ],
+        &url,
+    );
+    assert!(dom.status.success(), "{}", stderr(&dom));
+    let dom = stdout(&dom);
+    let measured = (dom.split("<pre id=\"out\">").nth(1))
+        .and_then(|rest| rest.split("</pre>").next())
+        .unwrap_or_default();
+    let mut words = measured.split_whitespace();
+    assert_eq!(words.next(), Some("card"), "{dom}");
+    let top: f64 = words.next().and_then(|w| w.parse().ok()).expect("top");
+    let bottom: f64 = words.next().and_then(|w| w.parse().ok()).expect("bottom");
+    assert!(0.0 <= top && top < bottom && bottom <= 800.0, "{measured}");
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("soak-1280x800.png");
+    let shot_arg = format!("--screenshot={}", shot.display());
+    let url = format!("file://{}", page.display());
+    let run = chromium(
+        &scratch.path("profile-shot"),
+        &[&shot_arg, "--window-size=1280,800"],
+        &url,
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert!(shot.metadata().is_ok_and(|m| m.len() > 0), "no screenshot");
+    println!("the soak page's first screen: {}", shot.display());
+}
+
 #[test]
 fn a_warm_up_is_a_plateau_a_sawtooth_is_not_growth_and_a_kept_heap_is_a_leak() {
-    if !require_allocator("jemalloc") {
+    if !require_allocator("jemalloc")
+        || !require(Path::new(CHROMIUM).exists(), CHROMIUM, "apt-get install chromium")
+    {
         return;
     }
     let _heavy = one_heavy_test_at_a_time();
@@ -106,6 +175,7 @@ fn a_warm_up_is_a_plateau_a_sawtooth_is_not_growth_and_a_kept_heap_is_a_leak() {
     assert_eq!(settlings(&json), ["plateau", "plateau"], "{text}\n{err}");
     assert!(stopped_after_s(&err) > 40.0, "{err}");
     assert!(!text.contains("still grows"), "{text}");
+    page_in_chromium(&scratches[0]);
 
     // The sawtooth: judged over whole periods, neither growth nor a leak,
     // and not extrapolated.

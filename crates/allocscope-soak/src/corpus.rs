@@ -113,11 +113,16 @@ impl Condition {
 
 /// The noise levels and sampling intervals: 0.2% and 1% of the level, with
 /// correlation times of 30 s and 2 min, sampled every 1 s or 5 s.
-pub const CONDITIONS: [Condition; 3] = [
+pub const CONDITIONS: [Condition; 4] = [
     Condition {
         noise_share: 0.002,
         tau_s: 30.0,
         step_s: 1.0,
+    },
+    Condition {
+        noise_share: 0.002,
+        tau_s: 30.0,
+        step_s: 5.0,
     },
     Condition {
         noise_share: 0.01,

@@ -125,16 +125,6 @@ pub fn rows(
     rows
 }
 
-/// `plateau`, `grows` or `open`.
-pub fn settling_word(settling: Settling) -> &'static str {
-    match settling {
-        Settling::Plateau => "plateau",
-        Settling::Grows => "grows",
-        Settling::Rising => "rising",
-        Settling::Open => "open",
-    }
-}
-
 impl Row {
     /// Its named columns, in order: what the CSV and the JSON show.
     pub fn columns(&self) -> Vec<(&'static str, Cell)> {
@@ -149,7 +139,7 @@ impl Row {
             ("slope_bytes_per_h", n(of.growth.per_hour)),
             ("slope_ci_low_bytes_per_h", n(of.growth.ci_low)),
             ("slope_ci_high_bytes_per_h", n(of.growth.ci_high)),
-            ("settling", Cell::Text(settling_word(of.settling).into())),
+            ("settling", Cell::Text(of.settling.word().into())),
             ("settled_at_s", opt(of.settled_at_s())),
             ("settles_after_s", opt(of.settles_after_s)),
         ];

@@ -113,6 +113,16 @@ impl Settling {
         matches!(self, Settling::Plateau | Settling::Grows)
     }
 
+    /// `plateau`, `grows`, `rising` or `open`: the word the exports use.
+    pub fn word(self) -> &'static str {
+        match self {
+            Settling::Plateau => "plateau",
+            Settling::Grows => "grows",
+            Settling::Rising => "rising",
+            Settling::Open => "open",
+        }
+    }
+
     /// Growth beyond noise, persistent or not yet.
     pub fn grows(self) -> bool {
         matches!(self, Settling::Grows | Settling::Rising)
@@ -121,9 +131,12 @@ impl Settling {
 
 /// Whether the growth of a window's later half agrees with its earlier
 /// half's: the later half's own interval lies above `level`'s threshold
-/// (the growth goes on now, beyond noise), and it is not slower than the
-/// earlier half beyond noise (a concave approach to a level is). A half
-/// too short for a line disagrees. Asking the later half alone to clear
+/// (the growth goes on now, beyond noise), it is not slower than the
+/// earlier half beyond noise, and not under half its rate (a concave
+/// approach to a level is slower, and an exponential one of time constant
+/// τ halves its rate every 0.7 τ: within a window of a few τ, where noise
+/// hides the difference, the ratio still shows it). A half too short for a
+/// line disagrees. Asking the later half alone to clear
 /// the threshold is a second test a wander of the noise must also pass: a
 /// soak looks at its series every few seconds, and one test at 95% would
 /// find growth in a flat series at some look far more often than 2.5%.
@@ -132,7 +145,7 @@ pub fn halves_agree(early: Option<Growth>, late: Option<Growth>, level: f64) -> 
         return false;
     };
     let slower = weighted_sum(&[(1.0, late), (-1.0, early)]).is_some_and(|d| d.ci_high < 0.0);
-    late.ci_low > settled_threshold(level) && !slower
+    late.ci_low > settled_threshold(level) && !slower && late.per_hour >= early.per_hour / 2.0
 }
 
 /// The settling of a series whose window's interval says `by_interval`

@@ -26,7 +26,9 @@
 //! stores them all), `progress.rs` (the block shown while it runs) and
 //! `live.rs` (that block and `--html`'s page renewed), `job.rs` (an
 //! instance run as a cluster job: what its node sends back), `canary.rs`
-//! (the report). `report --soak`:
+//! (the report). `simulate.rs` (series of known shape) and `corpus.rs` (the
+//! labelled corpus they make, judged as `--until settled` judges, for the
+//! tests and the `soak_corpus` bench). `report --soak`:
 //! `stored.rs` (a soak read back from the store), `figures.rs` (its rows),
 //! `export.rs` (Markdown, JSON, CSV) and `page.rs` (HTML).
 

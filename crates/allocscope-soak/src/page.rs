@@ -1,5 +1,7 @@
 //! A stored soak as one self-contained HTML page (the core's `page_head`,
-//! no script, no network): its Markdown report as text, memory over time
+//! no script, no network), the answer first as `compare`'s is: the verdict
+//! in a card, what was soaked, the configurations' and the instances' tables
+//! as HTML tables, then memory over time
 //! per configuration (each replica thin, their median bold) with each
 //! configuration's projection drawn on as a dashed line in its band, and the
 //! breakdown over time of one instance per configuration (the core's
@@ -7,7 +9,7 @@
 //! While the soak runs (`live.rs`) the page reloads itself.
 
 use crate::config::by_label;
-use crate::export::{markdown, Rendered};
+use crate::export::{cells, context, header, verdict_text, Rendered, TABLES};
 use crate::figures::Row;
 use crate::projection::project;
 use crate::render::bytes_text;
@@ -40,9 +42,29 @@ pub fn html(record: &SoakRecord, rendered: &Rendered, refresh: Option<Duration>)
         );
         out = out.replacen("<title>", &meta, 1);
     }
-    out.push_str("<pre>");
-    out.push_str(&escape(&markdown(record, rendered)));
-    out.push_str("</pre>\n");
+    let verdict = verdict_text(rendered.verdict.as_ref());
+    out.push_str(&format!(
+        "<div class=\"verdict card\" id=\"verdict\"><p>{}</p></div>\n",
+        escape(&verdict)
+    ));
+    for line in context(record) {
+        out.push_str(&format!("<p>{}</p>\n", escape(&line)));
+    }
+    for (title, instances) in TABLES {
+        out.push_str(&format!("<h2>{title}</h2>\n<table>\n<tr>"));
+        for name in header(instances) {
+            out.push_str(&format!("<th>{}</th>", escape(name)));
+        }
+        out.push_str("</tr>\n");
+        for row in (rendered.rows.iter()).filter(|r| r.instance.is_some() == instances) {
+            out.push_str("<tr>");
+            for cell in cells(row) {
+                out.push_str(&format!("<td>{}</td>", escape(&cell)));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+    }
     let mut plots = vec![memory(record, rendered)];
     let panels: Vec<(String, Vec<(f64, &Breakdown)>)> = first_of_each(record)
         .into_iter()
@@ -58,12 +80,11 @@ pub fn html(record: &SoakRecord, rendered: &Rendered, refresh: Option<Duration>)
         let title = "Where the memory went over time (one instance per configuration)";
         plots.push(stacked_panels(&panels, "soak_breakdown", title));
     }
+    // Each plot's title is drawn in it; a caption would say it twice.
     for plot in plots {
         out.push_str(&format!(
-            "<figure id=\"plot-{}\">\n{}<figcaption>{}</figcaption></figure>\n",
-            plot.name,
-            plot.svg,
-            escape(&plot.title)
+            "<figure id=\"plot-{}\">\n{}</figure>\n",
+            plot.name, plot.svg
         ));
     }
     out.push_str("</body></html>\n");

@@ -4,7 +4,6 @@
 //! list with its figures. The reporters render the same `Verdict` into
 //! words (`render.rs`); the JSON carries that text beside the data.
 
-use crate::figures::settling_word;
 use crate::growth::Growth;
 use crate::verdict::{Cause, ConfigVerdict, Outcome, Verdict};
 use allocscope_core::analyze::figures::{Estimate, Ratio};
@@ -82,7 +81,7 @@ fn config(c: &ConfigVerdict) -> Value {
     json!({
         "label": c.label,
         "replicas": s.replicas,
-        "settling": settling_word(s.settling),
+        "settling": s.settling.word(),
         "level": level(&s.level),
         "growth": rate(&s.growth),
         "growth_seen_s": finite(s.seen_s),
