@@ -168,11 +168,15 @@ fn a_warm_up_is_a_plateau_a_sawtooth_is_not_growth_and_a_kept_heap_is_a_leak() {
         [warm, saw, leak].map(|h| h.join().expect("soak thread"))
     });
 
-    // The warm-up: a plateau under both, and if the soak stopped on
-    // settling it was long after the ramp.
+    // The warm-up: not growth under either, glibc's flat RSS a plateau
+    // (jemalloc's wanders by a MiB or so, which 75 s cannot resolve against
+    // 1% of the level an hour: open, with when it would settle), and if the
+    // soak stopped on settling it was long after the ramp.
     let (output, json) = warm;
     let (text, err) = (stdout(&output), stderr(&output));
-    assert_eq!(settlings(&json), ["plateau", "plateau"], "{text}\n{err}");
+    let settling = settlings(&json);
+    assert_eq!(settling[0], "plateau", "{text}\n{err}");
+    assert!(["plateau", "open"].contains(&settling[1].as_str()), "{text}\n{err}");
     assert!(stopped_after_s(&err) > 40.0, "{err}");
     assert!(!text.contains("still grows"), "{text}");
     page_in_chromium(&scratches[0]);
