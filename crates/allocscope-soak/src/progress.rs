@@ -72,8 +72,9 @@ pub fn block(configs: &[ConfigNow], pace: &Pace) -> Vec<String> {
         let state = match (s.settling, c.settles_in_s()) {
             (Settling::Plateau, _) => format!("settled{by}: flat"),
             (Settling::Grows, _) => format!("settled{by}: grows beyond noise"),
+            // Growth beyond noise not yet seen for PERSISTS_FOR_S.
             (Settling::Rising, _) => format!(
-                "grows beyond noise, seen for {} of the {} that settles growth",
+                "rising, seen {} of {}",
                 format_seconds(s.seen_s),
                 format_seconds(PERSISTS_FOR_S)
             ),
