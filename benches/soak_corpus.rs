@@ -1,4 +1,4 @@
-//! The soak's labelled corpus (`allocscope::soak::corpus`): simulated series
+//! The soak's labelled corpus (`allocscope_soak::corpus`): simulated series
 //! of known shape (warm-up then plateau, slow convergence, a linear leak, a
 //! step, a sawtooth, a periodic load, a restart, a leak under a sawtooth)
 //! at several noise levels and sampling intervals, each judged as
@@ -8,8 +8,8 @@
 //! off, and the median time to a decision. `SERIES` (default 400) soaks per
 //! cell, `THREADS` (default 2) threads.
 
-use allocscope::soak::corpus::{decisions, shapes, CONDITIONS, DURATION_S};
-use allocscope::soak::growth::Settling;
+use allocscope_soak::corpus::{decisions, shapes, CONDITIONS, DURATION_S};
+use allocscope_soak::growth::Settling;
 use std::time::Instant;
 
 fn main() {
@@ -25,7 +25,7 @@ fn main() {
         for (c, condition) in CONDITIONS.iter().enumerate() {
             let seed = 0xC0_4905 + (100 * s + c) as u64;
             let mut run = decisions(shape, *condition, count, seed, threads);
-            let share = |f: &dyn Fn(&allocscope::soak::corpus::Decision) -> bool| {
+            let share = |f: &dyn Fn(&allocscope_soak::corpus::Decision) -> bool| {
                 run.iter().filter(|d| f(d)).count() as f64 / run.len() as f64 * 100.0
             };
             let right = share(&|d| d.right(truth));
