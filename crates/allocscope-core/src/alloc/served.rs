@@ -31,19 +31,7 @@ pub fn served_by(program: &Path, preloads: &[PathBuf]) -> Option<String> {
     resolve(program, preloads).map(|r| r.malloc)
 }
 
-/// How the object serving `malloc` came into the process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Via {
-    /// The C library, or allocscope's glibc shim sending the family to it.
-    Libc,
-    /// A library the executable (or one of its libraries) links.
-    Linked,
-    /// A library named in LD_PRELOAD.
-    Preloaded,
-    /// The executable's own `malloc`.
-    Program,
-}
+pub use crate::model::Via;
 
 /// Calls one object makes to an allocator's own API (`alloc::own_api`),
 /// and which allocator they reach.

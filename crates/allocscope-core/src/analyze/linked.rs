@@ -70,7 +70,7 @@ pub fn warnings(experiment: &StoredExperiment) -> Vec<String> {
 /// One warning per program and allocator whose own API it calls, naming
 /// its callers and the configurations whose preload those calls bypassed.
 fn own_api_warnings(experiment: &StoredExperiment) -> Vec<String> {
-    use crate::report::served_words::{own_api_callers, own_api_lever};
+    use super::own_api_words::{own_api_callers, own_api_lever};
     type Found<'a> = (Vec<&'a crate::model::OwnApiUse>, Vec<&'a str>);
     let mut found: Vec<Found> = Vec::new();
     for config in experiment

@@ -19,6 +19,7 @@ pub mod markers;
 pub mod metric_table;
 pub mod metrics;
 pub mod outside;
+pub mod own_api_words;
 pub mod recordings;
 pub mod served;
 pub mod service;

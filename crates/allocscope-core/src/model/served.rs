@@ -3,8 +3,21 @@
 //! the tree's memory, and the calls the tree's programs make to an
 //! allocator's own API. Part of `model`, in a file of its own.
 
-pub use crate::alloc::served::Via;
 use serde::{Deserialize, Serialize};
+
+/// How the object serving `malloc` came into the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    /// The C library, or allocscope's glibc shim sending the family to it.
+    Libc,
+    /// A library the executable (or one of its libraries) links.
+    Linked,
+    /// A library named in LD_PRELOAD.
+    Preloaded,
+    /// The executable's own `malloc`.
+    Program,
+}
 
 /// The tree's view of one run: who served `malloc` in the processes that
 /// hold the memory (`run::served_tree` gathers it).

@@ -383,7 +383,7 @@ fn note(v: &Verdict, n: &Note, [mean, peak]: [ColumnUnit; 2]) -> String {
             malloc,
             symbols,
         } => {
-            let calls = super::served_words::own_api_calls(&crate::model::OwnApiUse {
+            let calls = crate::analyze::own_api_words::own_api_calls(&crate::model::OwnApiUse {
                 program: program.clone(),
                 caller: caller.clone(),
                 api_of: api_of.clone(),
