@@ -52,9 +52,28 @@ pub fn served_by(config: &StoredConfig) -> Option<&str> {
     })
 }
 
-/// The allocator that served a configuration named after another one.
+/// Below this share of its tree's memory, the allocator a configuration
+/// names did not serve it: another served nearly all of it (a wrapper's
+/// daemon linking jemalloc under `glibc`). Above it, the named allocator
+/// served a real part of the tree (PostgreSQL under preloaded jemalloc:
+/// 44% of its PSS, the rest shared buffers and helpers' glibc) and the
+/// configuration is judged as what it asked for.
+pub const NAMED_SHARE_FLOOR: f64 = 0.10;
+
+/// The allocator that served a configuration named after another one: the
+/// one that served most of its tree while the named one served under
+/// `NAMED_SHARE_FLOOR` of it (or, without the tree's view, the command).
 pub fn mismatch(config: &StoredConfig) -> Option<&str> {
     let named = crate::alloc::known::builtin(&config.config.allocator)?;
+    let named_share = tree(config).map(|t| {
+        (t.parts.iter())
+            .filter(|p| p.allocator == named.name)
+            .map(|p| p.share)
+            .sum::<f64>()
+    });
+    if named_share.is_some_and(|share| share >= NAMED_SHARE_FLOOR) {
+        return None;
+    }
     served_by(config).filter(|s| *s != named.name)
 }
 

@@ -215,3 +215,35 @@ fn a_preload_that_its_programs_own_api_calls_bypassed_is_left_out() {
         "{lines:?}"
     );
 }
+
+/// `with_trees` with each run's parts largest first, as a run records them.
+fn largest_first(served: [&str; 3], parts: [(&str, f64, &str, Via); 3]) -> StoredExperiment {
+    let mut e = with_trees(served, parts);
+    for run in e.configs.iter_mut().flat_map(|c| c.runs.iter_mut()) {
+        if let Some(tree) = run.record.served_tree.as_mut() {
+            tree.parts.sort_by(|a, b| b.share.total_cmp(&a.share));
+        }
+    }
+    e
+}
+
+#[test]
+fn a_configuration_its_allocator_served_in_part_is_judged_as_asked() {
+    // PostgreSQL under preloaded jemalloc: jemalloc served 44% of the
+    // tree's PSS, glibc the rest (shared buffers, helpers): judged as
+    // jemalloc, and no "same allocator" note. At 3% it is left out.
+    let configs = ["glibc", "jemalloc", "mimalloc"];
+    let trees = |share| {
+        [
+            ("glibc", 1.0, "postgres", Via::Libc),
+            ("jemalloc", share, "postgres", Via::Preloaded),
+            ("mimalloc", 0.97, "postgres", Via::Preloaded),
+        ]
+    };
+    let part = largest_first(configs, trees(0.44));
+    assert_eq!(served::served_by(&part.configs[1]), Some("glibc"));
+    assert_eq!(served::mismatch(&part.configs[1]), None);
+    assert!(served::left_out(&part).is_empty(), "{:?}", served::left_out(&part));
+    let sliver = largest_first(configs, trees(0.03));
+    assert_eq!(served::mismatch(&sliver.configs[1]), Some("glibc"));
+}
