@@ -15,10 +15,10 @@ use allocscope_core::run::Interrupt;
 use allocscope_core::store::Store;
 use std::time::SystemTime;
 
-/// The exit code when every run ended `ok` and the verdict recommends a
-/// configuration for its memory with its performance not resolved when
-/// the rounds ran out (`Outcome::RecommendUnproven`): a script can tell it
-/// from a proven pick (0).
+/// The exit code when every run ended `ok` and, under `--runs auto`, the
+/// verdict recommends a configuration for its memory with its performance
+/// not resolved when the rounds ran out (`Outcome::RecommendUnproven`): a
+/// script can tell it from a proven pick (0).
 pub const EXIT_UNPROVEN: i32 = 3;
 
 /// Runs the rounds and returns the process exit code: 0 when every run
@@ -85,7 +85,10 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     let all_ok = store.load_experiment(Some(id))?.all_runs_ok();
     Ok(match all_ok && driven.lost.is_empty() {
         false => 1,
-        true if outcome == Outcome::RecommendUnproven => EXIT_UNPROVEN,
+        // Only a time box (`--runs auto` capped by --max-runs/--max-time)
+        // leaves a pick unproven by the experiment's own rule; a fixed
+        // `-r N` ran what was asked, and exits 0 as it always did.
+        true if adaptive && outcome == Outcome::RecommendUnproven => EXIT_UNPROVEN,
         true => 0,
     })
 }
