@@ -18,7 +18,7 @@
 
 use super::judge::Judged;
 use super::verdict_reasons::{Note, Reason};
-use crate::model::{OwnApiUse, RunStatus, ServedTree, StoredConfig, StoredExperiment};
+use crate::model::{OwnApiUse, RunStatus, ServedTree, StoredConfig, StoredExperiment, Via};
 
 /// The tree's view of the configuration's runs: its first ok run's that
 /// recorded one (every run of a configuration starts the same programs the
@@ -43,6 +43,12 @@ pub fn served_by(config: &StoredConfig) -> Option<&str> {
     let main = tree(config)
         .and_then(ServedTree::main_part)
         .filter(|p| p.allocator != "unknown")
+        // The tree's view reads each process's files and environment, not
+        // its maps: that plain glibc served a configuration preloading
+        // another allocator is left to the run's own check of the command's
+        // maps (PostgreSQL started through runuser under preloaded jemalloc
+        // read as 95% glibc in the tree's view, jemalloc in its maps).
+        .filter(|p| !(p.via == Some(Via::Libc) && preloads_an_allocator(config)))
         .map(|p| p.allocator.as_str());
     main.or_else(|| {
         config
@@ -59,6 +65,13 @@ pub fn served_by(config: &StoredConfig) -> Option<&str> {
 /// 44% of its PSS, the rest shared buffers and helpers' glibc) and the
 /// configuration is judged as what it asked for.
 pub const NAMED_SHARE_FLOOR: f64 = 0.10;
+
+/// A configuration named after a built-in allocator other than glibc
+/// (which `LD_PRELOAD` brings), not another build.
+fn preloads_an_allocator(config: &StoredConfig) -> bool {
+    config.config.command.is_none()
+        && crate::alloc::known::builtin(&config.config.allocator).is_some_and(|b| b.name != "glibc")
+}
 
 /// The allocator that served a configuration named after another one: the
 /// one that served most of its tree while the named one served under

@@ -259,9 +259,20 @@ fn resolved(exe: &Path, preloads: &[PathBuf], pid: i32) -> Option<Resolution> {
 }
 
 /// The LD_PRELOAD in `pid`'s environment at exec, split as the loader
-/// splits it; `None` when it cannot be read, empty when unset.
+/// splits it; `None` when it cannot be read or is empty (mid-`execve`), empty when unset.
 fn environ_preloads(pid: i32) -> Option<Vec<PathBuf>> {
-    let bytes = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    preloads_in_environ(&std::fs::read(format!("/proc/{pid}/environ")).ok()?)
+}
+
+/// The `LD_PRELOAD` entries of a process's environment block; `None` for an
+/// empty block, which is what a process in the middle of `execve` shows
+/// (its new executable already in `/proc/PID/exe`, its environment not yet
+/// in place): read then, a preloaded jemalloc would be taken for glibc and
+/// kept for as long as the executable stays the same.
+fn preloads_in_environ(bytes: &[u8]) -> Option<Vec<PathBuf>> {
+    if bytes.is_empty() {
+        return None;
+    }
     let value = bytes
         .split(|&b| b == 0)
         .find_map(|entry| entry.strip_prefix(b"LD_PRELOAD="))
@@ -283,4 +294,25 @@ fn file_name(path: &Path) -> String {
         .and_then(|n| n.to_str())
         .unwrap_or_default();
     name.strip_suffix(" (deleted)").unwrap_or(name).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_environment_block_is_unknown_and_one_without_ld_preload_preloads_nothing() {
+        assert_eq!(preloads_in_environ(b""), None);
+        assert_eq!(
+            preloads_in_environ(b"PATH=/bin\0HOME=/root\0"),
+            Some(Vec::new())
+        );
+        assert_eq!(
+            preloads_in_environ(b"PATH=/bin\0LD_PRELOAD=/p/probe.so:libjemalloc.so.2\0"),
+            Some(vec![
+                PathBuf::from("/p/probe.so"),
+                PathBuf::from("libjemalloc.so.2")
+            ])
+        );
+    }
 }
