@@ -13,7 +13,7 @@ use super::decide::{outrank, standing, Standing, Thresholds};
 use super::disturbed::Rule;
 use super::figures::Ratio;
 use super::interval::{log_ratio, log_ratio_without, LogRatio};
-use super::metric_table::{Better, MetricDef};
+use super::metric_table::{Better, MetricDef, Unit};
 use super::metrics::ok_runs;
 use crate::judging::{JudgeSettings, DEFAULT_DECISION_ALPHA};
 use crate::model::{RunStatus, StoredConfig, StoredExperiment};
@@ -57,7 +57,7 @@ pub fn cost_ratio(config: &StoredConfig, base: &StoredConfig, row: &MetricDef) -
 
 /// The performance cost ratio of `config` to `base` without the rounds in
 /// which either run was disturbed by other work on the machine
-/// (`disturbed::Rule`), while two such pairs remain
+/// (`disturbed::Rule`), for a row measured in time, while two such pairs remain
 /// (`interval::log_ratio_without`).
 pub fn undisturbed_cost_ratio(
     config: &StoredConfig,
@@ -65,7 +65,10 @@ pub fn undisturbed_cost_ratio(
     row: &MetricDef,
     rule: Option<Rule>,
 ) -> Option<LogRatio> {
-    let disturbed: Vec<u32> = match rule {
+    // Other work on the machine moves time, not a count the program
+    // prints (a `--metric` read without a time unit) or memory.
+    let timed = matches!(row.unit, Unit::Seconds | Unit::Milliseconds);
+    let disturbed: Vec<u32> = match rule.filter(|_| timed) {
         Some(rule) => (config.runs.iter().chain(&base.runs))
             .filter(|r| rule.is_disturbed(&r.record))
             .map(|r| r.record.index)
