@@ -7,9 +7,9 @@ use crate::common::*;
 use std::path::Path;
 use std::process::Command;
 
-pub const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMIUM: &str = "/usr/bin/chromium";
 
-pub fn chromium(profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
+fn chromium(profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
     let profile_arg = format!("--user-data-dir={}", profile.display());
     let mut args = vec![
         "--headless",
