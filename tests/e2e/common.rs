@@ -296,3 +296,21 @@ pub fn fits_one_screen(screen: &str) {
         .collect();
     assert!(wide.is_empty(), "over 100 columns: {wide:#?}\n{screen}");
 }
+
+/// Debian's libjemalloc-dev: the `libjemalloc.so` link and the header a
+/// `-ljemalloc` build needs (the variant and served-tree tests build with it).
+pub fn jemalloc_dev_present() -> bool {
+    let link = [
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib",
+    ]
+    .iter()
+    .any(|d| std::path::Path::new(d).join("libjemalloc.so").exists());
+    let header = std::path::Path::new("/usr/include/jemalloc/jemalloc.h").exists();
+    require(
+        link && header,
+        "jemalloc's header and libjemalloc.so (to build with -ljemalloc)",
+        "apt-get install libjemalloc-dev",
+    )
+}

@@ -5,22 +5,11 @@
 //! records, the configurations table and the verdict's words.
 
 use crate::common::{
-    config, program, program_with, require, require_allocator, runs, stderr, stdout, Scratch,
+    config, jemalloc_dev_present, program, program_with, require_allocator, runs, stderr, stdout,
+    Scratch,
 };
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-
-/// Debian's libjemalloc-dev: the `libjemalloc.so` link and the header a
-/// `-ljemalloc` build needs.
-fn jemalloc_dev_present() -> bool {
-    let present = Path::new("/usr/include/jemalloc/jemalloc.h").exists();
-    require(
-        present,
-        "jemalloc's header and link (to build with -ljemalloc)",
-        "apt-get install libjemalloc-dev",
-    )
-}
 
 /// An executable shell script in `scratch` that prepares a directory, as
 /// a daemon's start script does, then runs `line` with `exec`.

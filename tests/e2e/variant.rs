@@ -2,24 +2,7 @@
 //! the program under glibc with nothing preloaded but the heap probe, and
 //! the run says which allocator the build really brought.
 
-use crate::common::{config, program_with, require, runs, stderr, stdout, Scratch};
-
-/// Debian's libjemalloc-dev: the `libjemalloc.so` link a `-ljemalloc`
-/// build needs.
-fn jemalloc_dev_present() -> bool {
-    let present = [
-        "/usr/lib/x86_64-linux-gnu",
-        "/usr/lib/aarch64-linux-gnu",
-        "/usr/lib",
-    ]
-    .iter()
-    .any(|d| std::path::Path::new(d).join("libjemalloc.so").exists());
-    require(
-        present,
-        "libjemalloc.so (to link a program with -ljemalloc)",
-        "apt-get install libjemalloc-dev",
-    )
-}
+use crate::common::{config, jemalloc_dev_present, program_with, runs, stderr, stdout, Scratch};
 
 /// tests/programs/pinned.c built plain and with -ljemalloc: after freeing
 /// its pinned 4 KiB blocks, glibc keeps them and jemalloc (purging at once)
