@@ -18,7 +18,7 @@
 //! ratio per scenario, per metric and overall. `SCENARIOS=churn,kv`
 //! picks scenarios. About 4 minutes on 2 busy cores.
 
-use allocscope_core::analyze::interval::{paired_log_ratio, welch_log_ratio, LogRatio};
+use allocscope_analyze::interval::{paired_log_ratio, welch_log_ratio, LogRatio};
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
 use std::path::Path;

@@ -17,7 +17,7 @@
 mod programs;
 use programs::compile;
 
-use allocscope_core::analyze::interval::paired_log_ratio;
+use allocscope_analyze::interval::paired_log_ratio;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

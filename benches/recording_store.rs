@@ -13,11 +13,11 @@
 //! storage path keeps), and the time to load, analyse and render the
 //! `report --recordings` text, SVG and PNG plots. `DAYS=N` shortens the month.
 
-use allocscope_core::analyze::recordings::analyze_recordings;
-use allocscope_core::report::png;
-use allocscope_core::report::recordings::render_text;
-use allocscope_core::report::svg::recordings as plots;
+use allocscope_analyze::recordings::analyze_recordings;
 use allocscope_core::store::{Ending, NewRecording, Store};
+use allocscope_report::png;
+use allocscope_report::recordings::render_text;
+use allocscope_report::svg::recordings as plots;
 use simulated::{own_memory_kib, simulated};
 use std::path::{Path, PathBuf};
 use std::time::Instant;

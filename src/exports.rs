@@ -4,20 +4,20 @@
 //! list is `options`' (parsed from the export flags), and the advice under
 //! the table reads the runs' output files, which no reporter does.
 
-use allocscope_core::analyze::types::Analysis;
-use allocscope_core::analyze::verdict::sh_quote;
 use crate::options::export::{Export, Format, OutputSettings};
-use allocscope_core::report::csv::CsvReporter;
-use allocscope_core::report::html::HtmlReporter;
-use allocscope_core::report::json::JsonReporter;
-use allocscope_core::report::markdown::MarkdownReporter;
-use allocscope_core::report::markers_csv::MarkersCsvReporter;
-use allocscope_core::report::part::{SectionReporter, View};
-use allocscope_core::report::samples_csv::SamplesCsvReporter;
-use allocscope_core::report::screen::ScreenReporter;
-use allocscope_core::report::svg::plots;
-use allocscope_core::report::table::TableReporter;
-use allocscope_core::report::{png, write_output, Reporter};
+use allocscope_analyze::types::Analysis;
+use allocscope_analyze::verdict::sh_quote;
+use allocscope_report::csv::CsvReporter;
+use allocscope_report::html::HtmlReporter;
+use allocscope_report::json::JsonReporter;
+use allocscope_report::markdown::MarkdownReporter;
+use allocscope_report::markers_csv::MarkersCsvReporter;
+use allocscope_report::part::{SectionReporter, View};
+use allocscope_report::samples_csv::SamplesCsvReporter;
+use allocscope_report::screen::ScreenReporter;
+use allocscope_report::svg::plots;
+use allocscope_report::table::TableReporter;
+use allocscope_report::{png, write_output, Reporter};
 use anyhow::Context;
 use std::path::Path;
 
@@ -41,9 +41,9 @@ pub fn print_table_and_export(
             View::Section(section) => SectionReporter(section).render(analysis)?,
         };
         write_output(Path::new("-"), &view)?;
-        let advice = allocscope_core::rounds::throughput::advice(analysis);
+        let advice = allocscope_rounds::throughput::advice(analysis);
         if !advice.is_empty() && !matches!(output.view, View::Section(_)) {
-            allocscope_core::report::reporter::print(&format!("\n{}\n", advice.join("\n")))?;
+            allocscope_report::reporter::print(&format!("\n{}\n", advice.join("\n")))?;
         }
     }
     for export in exports.iter() {

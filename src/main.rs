@@ -2,14 +2,14 @@
 //! code (2 for a usage mistake, 1 for anything else).
 
 use allocscope::cli::{Cli, Command};
+use allocscope::commands;
 use allocscope::options::demo::DemoSettings;
 use allocscope::options::record::RecordSettings;
 use allocscope::options::report::ReportSettings;
 use allocscope::options::tune::TuneSettings;
 use allocscope::options::CompareSettings;
-use allocscope_core::usage_error::UsageError;
-use allocscope::commands;
 use allocscope_core::alloc;
+use allocscope_core::usage_error::UsageError;
 use clap::{CommandFactory, Parser};
 
 fn main() {
@@ -50,7 +50,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
             commands::tune::tune(TuneSettings::from_args(&args, &registry)?)
         }
         Command::Allocators => {
-            allocscope_core::report::reporter::print(&commands::allocators::render(
+            allocscope_report::reporter::print(&commands::allocators::render(
                 &alloc::Registry::discover(),
             ))?;
             Ok(0)

@@ -4,10 +4,10 @@
 //! runs them on each given value and on each default.
 
 use allocscope_cluster::error::ClusterError;
-use allocscope_record::error::RecordError;
 use allocscope_core::service_error::ServiceError;
 use allocscope_core::units::{parse_duration, parse_size};
 use allocscope_core::usage_error::{UsageError, MAX_CPUS};
+use allocscope_record::error::RecordError;
 use std::time::Duration;
 
 pub const MIN_INTERVAL: Duration = Duration::from_millis(10);

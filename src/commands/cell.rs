@@ -9,16 +9,16 @@
 //! shard that exists is a finished round.
 
 use crate::cli::CellArgs;
+use crate::options::cell::{plan_settings, round_configs};
 use allocscope_cluster::error::ClusterError;
 use allocscope_cluster::plan_file::ClusterPlan;
-use crate::options::cell::{plan_settings, round_configs};
-use allocscope_core::rounds::driver::{drive, RoundPlan};
-use allocscope_core::rounds::facts;
-use allocscope_core::rounds::local::Local;
-use allocscope_core::rounds::shard::{remove_store_files, with_suffix, CPU_MODEL, PLAN_ID, ROUND};
 use allocscope_core::run::Interrupt;
 use allocscope_core::store::Store;
 use allocscope_core::usage_error::UsageError;
+use allocscope_rounds::driver::{drive, RoundPlan};
+use allocscope_rounds::facts;
+use allocscope_rounds::local::Local;
+use allocscope_rounds::shard::{remove_store_files, with_suffix, CPU_MODEL, PLAN_ID, ROUND};
 use anyhow::Context;
 
 /// What a shard's experiment records besides its runs: its plan and round,
@@ -56,7 +56,11 @@ pub fn cell(args: &CellArgs) -> anyhow::Result<i32> {
     if plan.command == "soak" {
         return super::soak_jobs::instance(&plan, args);
     }
-    let settings = plan_settings(&args.plan, &plan.args, &allocscope_core::alloc::Registry::discover())?;
+    let settings = plan_settings(
+        &args.plan,
+        &plan.args,
+        &allocscope_core::alloc::Registry::discover(),
+    )?;
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
@@ -101,7 +105,7 @@ pub fn cell(args: &CellArgs) -> anyhow::Result<i32> {
         open: Some(open),
         max_time: None,
         judge: None,
-        first_look: allocscope_core::analyze::decide::FIRST_LOOK,
+        first_look: allocscope_analyze::decide::FIRST_LOOK,
     };
     let driven = drive(&mut local, &mut store, rounds, &|| interrupt.requested())?;
     drop(local);

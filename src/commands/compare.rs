@@ -3,16 +3,16 @@
 //! it ends; then where the rounds ran, the table, the verdict and the
 //! exports, from the store.
 
-use allocscope_core::analyze::analyze_with;
-use allocscope_core::analyze::verdict::Outcome;
+use crate::options::CompareSettings;
+use allocscope_analyze::analyze_with;
+use allocscope_analyze::verdict::Outcome;
 use allocscope_cluster::batch::JobRequest;
 use allocscope_cluster::executor::node_arguments;
-use crate::options::CompareSettings;
-use allocscope_core::rounds::driver::{drive, Driven, RoundPlan};
-use allocscope_core::rounds::local::Local;
-use allocscope_core::rounds::Schedule;
 use allocscope_core::run::Interrupt;
 use allocscope_core::store::Store;
+use allocscope_rounds::driver::{drive, Driven, RoundPlan};
+use allocscope_rounds::local::Local;
+use allocscope_rounds::Schedule;
 use std::time::SystemTime;
 
 /// The exit code when every run ended `ok` and, under `--runs auto`, the
@@ -53,7 +53,7 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     let mut store = Store::open(&settings.db)?;
     let judge = adaptive.then(|| {
         let max_time = settings.rounds.max_time;
-        allocscope_core::rounds::judge::adaptive(&settings.baseline, &settings.judge, rounds, max_time)
+        allocscope_rounds::judge::adaptive(&settings.baseline, &settings.judge, rounds, max_time)
     });
     let plan = RoundPlan {
         rounds: 0..rounds,
@@ -61,7 +61,7 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
         open: None,
         max_time: settings.rounds.max_time,
         judge,
-        first_look: allocscope_core::analyze::decide::FIRST_LOOK,
+        first_look: allocscope_analyze::decide::FIRST_LOOK,
     };
     let driven = drive(engine.as_mut(), &mut store, plan, &|| interrupt.requested())?;
     drop(engine);
@@ -133,7 +133,7 @@ fn report(
         super::merge::print_rounds(store, id)?;
     }
     let mut judge = match settings.auto_perf {
-        true => allocscope_core::rounds::throughput::adopt(store, id, &settings.judge)?,
+        true => allocscope_rounds::throughput::adopt(store, id, &settings.judge)?,
         false => settings.judge.clone(),
     };
     judge.unresolvable = allocscope_core::judging::unresolvable_of(&store.load_environment(id)?);

@@ -21,7 +21,7 @@ pub fn demo(settings: &DemoSettings) -> anyhow::Result<i32> {
         let file = |ext| shown(&settings.file(scenario, ext));
         let models = format!("scenario '{}' models {}", scenario.name, scenario.models);
         let mut lines = vec![String::new()];
-        lines.extend(allocscope_core::report::format::hanging(&models, 98, ""));
+        lines.extend(allocscope_report::format::hanging(&models, 98, ""));
         lines.push(format!("store: {}", shown(&settings.db)));
         lines.push(format!("exports: {}, {}", file("json"), file("csv")));
         lines.push(format!("HTML report: {}", file("html")));
@@ -29,7 +29,7 @@ pub fn demo(settings: &DemoSettings) -> anyhow::Result<i32> {
             "re-render: allocscope report --db {}",
             shown(&settings.db)
         ));
-        allocscope_core::report::reporter::print(&(lines.join("\n") + "\n"))?;
+        allocscope_report::reporter::print(&(lines.join("\n") + "\n"))?;
         if code >= 128 {
             return Ok(code);
         }

@@ -4,12 +4,12 @@
 //! instances) each merged by `soak_jobs`, then reported as `soak` reports.
 
 use allocscope_cluster::plan_file::ClusterPlan;
-use allocscope_core::rounds::facts::{where_rounds_ran, MERGED};
-use allocscope_core::rounds::merge::{check_one_plan, merge_shards, rounds_of};
-use allocscope_core::rounds::shard::Shard;
+use allocscope_core::store::Store;
+use allocscope_rounds::facts::{where_rounds_ran, MERGED};
+use allocscope_rounds::merge::{check_one_plan, merge_shards, rounds_of};
+use allocscope_rounds::shard::Shard;
 use allocscope_soak::watch::Soaked;
 use allocscope_soak::watched::{Source, Watched};
-use allocscope_core::store::Store;
 use std::path::{Path, PathBuf};
 
 /// `plan`: refuse shards of any other plan.

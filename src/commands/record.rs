@@ -3,11 +3,11 @@
 //! recording loop and print one closing line.
 
 use crate::options::record::RecordSettings;
-use allocscope_record::Target as RecordTarget;
-use allocscope_record::{Settings, Summary};
 use allocscope_core::run::Interrupt;
 use allocscope_core::store::Store;
 use allocscope_core::units::{format_bytes, format_seconds};
+use allocscope_record::Target as RecordTarget;
+use allocscope_record::{Settings, Summary};
 
 pub fn record(options: RecordSettings) -> anyhow::Result<i32> {
     let default_name = default_name(&options.target);
@@ -19,8 +19,9 @@ pub fn record(options: RecordSettings) -> anyhow::Result<i32> {
     let mut store = Store::open(&options.db)?;
     let interval = options.interval;
     let name = options.name.unwrap_or(default_name);
-    let publisher = metrics
-        .map(|shared| allocscope_record::prometheus::Publisher::new(&shared, &name, target.config_name()));
+    let publisher = metrics.map(|shared| {
+        allocscope_record::prometheus::Publisher::new(&shared, &name, target.config_name())
+    });
     let settings = Settings {
         target,
         name,
@@ -30,17 +31,18 @@ pub fn record(options: RecordSettings) -> anyhow::Result<i32> {
     };
     let quiet = options.quiet;
     let db = options.db.display().to_string();
-    let summary = allocscope_record::record(&mut store, &settings, &interrupt, |id, resumed, pid| {
-        if !quiet {
-            let verb = if resumed { "resuming" } else { "recording" };
-            eprintln!(
+    let summary =
+        allocscope_record::record(&mut store, &settings, &interrupt, |id, resumed, pid| {
+            if !quiet {
+                let verb = if resumed { "resuming" } else { "recording" };
+                eprintln!(
                 "allocscope: {verb} {id} '{}': pid {pid} and its descendants every {} into {db}; \
                  Ctrl-C stops",
                 settings.name,
                 format_seconds(interval.as_secs_f64())
             );
-        }
-    })?;
+            }
+        })?;
     if !quiet {
         eprintln!("{}", closing_line(&summary));
     }
@@ -61,7 +63,7 @@ fn default_name(target: &RecordTarget) -> String {
             let stem = program
                 .file_name()
                 .map_or("command".into(), |n| n.to_string_lossy().into_owned());
-            format!("{stem}-{}", allocscope_core::rounds::logs::slug(&config.name))
+            format!("{stem}-{}", allocscope_rounds::logs::slug(&config.name))
         }
     }
 }

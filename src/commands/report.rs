@@ -3,17 +3,17 @@
 //! side and print or export them (text to stdout, `--export-json`, `--html`,
 //! `--plots DIR`).
 
-use allocscope_core::analyze::recordings::analyze_recordings;
-use allocscope_core::analyze::{analyze_with, metric_table};
 use crate::options::export::{Destination, Export, ExportList, Format};
 use crate::options::judge::JudgeFlags;
 use crate::options::report::ReportSettings;
-use allocscope_core::report::recordings::{render_html, render_json, render_text};
-use allocscope_core::report::svg::recordings as plots;
-use allocscope_core::report::write_output;
+use allocscope_analyze::recordings::analyze_recordings;
+use allocscope_analyze::{analyze_with, metric_table};
 use allocscope_core::store::Store;
 use allocscope_core::units::{ColumnUnit, Unit};
 use allocscope_core::usage_error::UsageError;
+use allocscope_report::recordings::{render_html, render_json, render_text};
+use allocscope_report::svg::recordings as plots;
+use allocscope_report::write_output;
 use anyhow::bail;
 use std::path::Path;
 
@@ -34,7 +34,7 @@ pub fn report(args: &ReportSettings) -> anyhow::Result<i32> {
     }
     if args.list {
         let listing = super::listing::render(&store.list()?, &store.list_recordings()?);
-        allocscope_core::report::reporter::print(&listing)?;
+        allocscope_report::reporter::print(&listing)?;
         return Ok(0);
     }
     let experiment = store.load_experiment(args.experiment)?;
@@ -71,7 +71,7 @@ fn recordings(store: &Store, ids: &[i64], exports: &ExportList) -> anyhow::Resul
         |_| UsageError::RecordingsExport,
     )?;
     if ids.is_empty() {
-        allocscope_core::report::reporter::print(&listing(store)?)?;
+        allocscope_report::reporter::print(&listing(store)?)?;
         return Ok(0);
     }
     let mut recordings = Vec::with_capacity(ids.len());

@@ -8,12 +8,12 @@
 use crate::cli::SoakArgs;
 use crate::options::soak::{resumed, SoakSettings};
 use allocscope_core::run::Interrupt;
+use allocscope_core::store::Store;
+use allocscope_core::units::format_seconds;
 use allocscope_soak::canary::report;
 use allocscope_soak::live::{write_page, Live};
 use allocscope_soak::verdict::verdict;
 use allocscope_soak::watch::{by_label, watch, Instances, Settings, Soaked};
-use allocscope_core::store::Store;
-use allocscope_core::units::format_seconds;
 
 /// The soak's settings and store: a new soak begun, or (`--resume ID`)
 /// soak ID's stored arguments; with whether it is resumed, its id and the
@@ -119,7 +119,8 @@ pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
 pub(super) fn conclude(soaked: &Soaked, soak_id: i64, quiet: bool) -> i32 {
     let judged =
         by_label(&soaked.instances).and_then(|configs| verdict(&configs, soaked.elapsed_s));
-    if let Err(error) = allocscope_core::report::reporter::print(&report(&soaked.instances, judged.as_ref()))
+    if let Err(error) =
+        allocscope_report::reporter::print(&report(&soaked.instances, judged.as_ref()))
     {
         eprintln!("error: {error:#}");
         return 1;

@@ -7,19 +7,19 @@
 //! statistics and verdict as a soak run here.
 
 use crate::cli::CellArgs;
+use crate::options::cell::round_configs;
+use crate::options::soak::{soak_args, SoakSettings};
 use allocscope_cluster::batch::JobRequest;
 use allocscope_cluster::executor::node_arguments;
 use allocscope_cluster::plan_file::ClusterPlan;
-use crate::options::cell::round_configs;
-use crate::options::soak::{soak_args, SoakSettings};
-use allocscope_core::rounds::engine::{Ended, Engine, Round, Started};
-use allocscope_core::rounds::shard::{remove_store_files, with_suffix};
 use allocscope_core::run::Interrupt;
+use allocscope_core::store::Store;
+use allocscope_rounds::engine::{Ended, Engine, Round, Started};
+use allocscope_rounds::shard::{remove_store_files, with_suffix};
 use allocscope_soak::job::Sent;
 use allocscope_soak::launch::Recipe;
 use allocscope_soak::watch::{watch, Instances, Settings, Soaked};
 use allocscope_soak::watched::Watched;
-use allocscope_core::store::Store;
 use anyhow::Context;
 use std::path::Path;
 
@@ -134,10 +134,12 @@ pub fn merge(store: &mut Store, shard: &Path, soak_id: i64) -> anyhow::Result<(W
 /// instance sends what it soaked too.
 pub fn instance(plan: &ClusterPlan, cell: &CellArgs) -> anyhow::Result<i32> {
     let args = soak_args(&plan.args).map_err(|e| {
-        allocscope_core::usage_error::UsageError::from(allocscope_cluster::error::ClusterError::PlanArguments {
-            path: cell.plan.clone(),
-            reason: e.kind().to_string(),
-        })
+        allocscope_core::usage_error::UsageError::from(
+            allocscope_cluster::error::ClusterError::PlanArguments {
+                path: cell.plan.clone(),
+                reason: e.kind().to_string(),
+            },
+        )
     })?;
     let options = SoakSettings::from_args(&args)?;
     let mut recipe = options.recipe.context("the plan's soak has no COMMAND")?;

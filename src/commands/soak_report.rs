@@ -4,13 +4,13 @@
 //! `--export-markdown` and `--html`.
 
 use crate::options::export::{Export, ExportList, Format};
-use allocscope_core::report::write_output;
+use allocscope_core::store::Store;
+use allocscope_core::usage_error::UsageError;
+use allocscope_report::write_output;
 use allocscope_soak::error::SoakError;
 use allocscope_soak::export::{csv, figures, json, markdown};
 use allocscope_soak::page::html;
 use allocscope_soak::stored::load;
-use allocscope_core::store::Store;
-use allocscope_core::usage_error::UsageError;
 use std::path::Path;
 
 /// What an export of a soak renders; `None` for the marker CSV written

@@ -9,18 +9,18 @@
 //! experiment. Each phase's record (`tune::record`) is stored with its
 //! experiment, so `report` re-renders and re-judges a race.
 
-use allocscope_core::analyze::analyze_with;
-use allocscope_core::analyze::decide::FIRST_LOOK;
-use allocscope_core::analyze::types::Analysis;
+use crate::options::tune::{resolve, TuneSettings};
+use allocscope_analyze::analyze_with;
+use allocscope_analyze::decide::FIRST_LOOK;
+use allocscope_analyze::types::Analysis;
 use allocscope_cluster::batch::JobRequest;
 use allocscope_core::judging::JudgeSettings;
-use crate::options::tune::{resolve, TuneSettings};
-use allocscope_core::rounds::driver::{drive, Decision, Driven, Judge, RoundPlan};
-use allocscope_core::rounds::judge::why_open;
-use allocscope_core::rounds::local::Local;
-use allocscope_core::rounds::Schedule;
 use allocscope_core::run::Interrupt;
 use allocscope_core::store::Store;
+use allocscope_rounds::driver::{drive, Decision, Driven, Judge, RoundPlan};
+use allocscope_rounds::judge::why_open;
+use allocscope_rounds::local::Local;
+use allocscope_rounds::Schedule;
 use allocscope_tune::candidates::Candidate;
 use allocscope_tune::combine::{combinations, finalists, Raced};
 use allocscope_tune::halving::halving_look;
@@ -72,7 +72,8 @@ pub fn tune(mut settings: TuneSettings) -> anyhow::Result<i32> {
     let mut first = None;
     if !last.interrupted && settings.combine {
         if let Some(next) = phase_two(&mut settings, &store, &last, began)? {
-            settings.compare.configs = resolve(&next.0, &allocscope_core::alloc::Registry::discover())?;
+            settings.compare.configs =
+                resolve(&next.0, &allocscope_core::alloc::Registry::discover())?;
             if let Some(mut two) = race(&settings, 2, &interrupt, &mut store, &mut auto)? {
                 two.record.earlier = Some(last.id);
                 two.record.combined = next.1;
@@ -414,7 +415,7 @@ pub(crate) fn print_race(
     analysis.tune = Some(serde_json::to_value(&summary)?);
     crate::exports::print_table_and_export(&analysis, output, db)?;
     if !exports.uses_stdout() {
-        allocscope_core::report::reporter::print(&render::text(&summary))?;
+        allocscope_report::reporter::print(&render::text(&summary))?;
     }
     Ok(())
 }

@@ -6,8 +6,8 @@ use super::parse::{parse_marks, resolve_command};
 use super::{export, judge, rounds, service, variant};
 use crate::cli::{Cli, Command, CompareArgs};
 use allocscope_cluster::executor::EngineArgs;
-use allocscope_core::rounds::session::{Measuring, StartExtension};
 use allocscope_core::usage_error::UsageError;
+use allocscope_rounds::session::{Measuring, StartExtension};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -58,7 +58,7 @@ impl CompareSettings {
         // Checked against the metric table the experiment will have, before
         // anything runs.
         let user_metrics: Vec<_> = round_settings.metrics.iter().map(|m| m.info()).collect();
-        let table = allocscope_core::analyze::metric_table::of_parts(service.is_some(), &user_metrics);
+        let table = allocscope_analyze::metric_table::of_parts(service.is_some(), &user_metrics);
         let (judge, auto_perf) = judging(&args.judge, &table)?;
         let marks = parse_marks(&args.mark)?;
         let program_name = args.command.first().ok_or(UsageError::NoCommand)?;
@@ -102,8 +102,8 @@ impl CompareSettings {
     }
 
     /// What the session running this experiment's rounds here is given.
-    pub fn session(&self) -> allocscope_core::rounds::session::SessionSettings<'_> {
-        allocscope_core::rounds::session::SessionSettings {
+    pub fn session(&self) -> allocscope_rounds::session::SessionSettings<'_> {
+        allocscope_rounds::session::SessionSettings {
             name: self.name.clone(),
             command: self
                 .command
@@ -193,7 +193,7 @@ fn add_variants(
 /// (commands/throughput.rs): wall time until then.
 fn judging(
     args: &crate::cli::JudgeArgs,
-    table: &[allocscope_core::analyze::metric_table::MetricDef],
+    table: &[allocscope_analyze::metric_table::MetricDef],
 ) -> Result<(allocscope_core::judging::JudgeSettings, bool), UsageError> {
     let auto_perf = args.perf_metric.as_deref().map(str::trim) == Some("auto");
     let mut args = args.clone();

@@ -6,8 +6,8 @@
 //! format is one variant here, its flag and its renderer.
 
 use crate::cli::ExportArgs;
-use allocscope_core::report::part::View;
 use allocscope_core::usage_error::UsageError;
+use allocscope_report::part::View;
 use std::path::{Path, PathBuf};
 
 /// What an export renders.

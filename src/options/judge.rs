@@ -7,8 +7,8 @@
 //! runs anything; `report` against the stored experiment's, after its own
 //! flags have overridden the stored ones (`JudgeFlags::or`).
 
-use allocscope_core::analyze::metric_table::{self, MetricDef, TREE_WORDS};
 use crate::cli::JudgeArgs;
+use allocscope_analyze::metric_table::{self, MetricDef, TREE_WORDS};
 use allocscope_core::judging::{
     JudgeSettings, MemoryChoice, DEFAULT_LIMIT_HEADROOM_PCT, DEFAULT_MAX_SLOWDOWN_PCT,
     DEFAULT_MIN_SAVING_PCT, LIMIT_HEADROOM_KEY, MAX_SLOWDOWN_KEY, MEMORY_METRIC_KEY,

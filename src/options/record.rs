@@ -4,10 +4,10 @@
 
 use super::parse::resolve_command;
 use crate::cli::RecordArgs;
-use allocscope_record::error::RecordError;
-use allocscope_record::Target as RecordTarget;
 use allocscope_core::sample::proc;
 use allocscope_core::usage_error::UsageError;
+use allocscope_record::error::RecordError;
+use allocscope_record::Target as RecordTarget;
 use std::net::SocketAddr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

@@ -5,8 +5,8 @@
 use super::export::OutputSettings;
 use super::judge::JudgeFlags;
 use crate::cli::{ReportArgs, Section as Choice};
-use allocscope_core::report::part::{Section, View};
 use allocscope_core::usage_error::UsageError;
+use allocscope_report::part::{Section, View};
 use std::path::PathBuf;
 
 pub struct ReportSettings {

@@ -7,7 +7,7 @@ use allocscope_core::usage_error::UsageError;
 use allocscope_core::user_metric::{parse_spec, UserMetric};
 use std::time::Duration;
 
-pub use allocscope_core::rounds::Schedule;
+pub use allocscope_rounds::Schedule;
 
 #[derive(Debug, Clone)]
 pub struct RoundSettings {

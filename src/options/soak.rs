@@ -11,12 +11,12 @@ use super::record::{check_pid, logs_directory};
 use crate::cli::{Cli, Command, SoakArgs, Until};
 use allocscope_cluster::executor::{EngineArgs, Executor};
 use allocscope_core::sample::maps::mapped_paths_whole;
+use allocscope_core::store::Store;
+use allocscope_core::usage_error::UsageError;
 use allocscope_soak::error::SoakError;
 use allocscope_soak::label;
 use allocscope_soak::launch::{Flavour, Recipe, Server, PORT};
 use allocscope_soak::watched::Attached;
-use allocscope_core::store::Store;
-use allocscope_core::usage_error::UsageError;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -104,8 +104,11 @@ fn recipe(args: &SoakArgs) -> Result<Recipe, UsageError> {
     }
     let mut flavours = Vec::with_capacity(configs.len());
     for config in configs {
-        let probe = allocscope_core::probe::plan(&config, Some(allocscope_core::probe::HeapOptions::DEFAULT))
-            .map_err(|e| SoakError::Probe(format!("{e:#}")))?;
+        let probe = allocscope_core::probe::plan(
+            &config,
+            Some(allocscope_core::probe::HeapOptions::DEFAULT),
+        )
+        .map_err(|e| SoakError::Probe(format!("{e:#}")))?;
         flavours.push(Flavour { config, probe });
     }
     Ok(Recipe {

@@ -9,9 +9,9 @@ use super::compare::{baseline, CompareSettings};
 use crate::cli::{CompareArgs, TuneArgs};
 use allocscope_cluster::executor::long_flags;
 use allocscope_core::model::Config;
+use allocscope_core::usage_error::UsageError;
 use allocscope_tune::candidates::{allocators, candidates, parse_try, Candidate};
 use allocscope_tune::error::TuneError;
-use allocscope_core::usage_error::UsageError;
 use clap::Args;
 use std::ffi::OsString;
 

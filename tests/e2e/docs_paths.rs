@@ -56,17 +56,24 @@ fn every_path_the_architecture_page_names_exists() {
     let names = named_paths(&text);
     assert!(names.len() >= 20, "{PAGE} names only {names:?}");
     let gone = missing(root, &names);
-    assert!(gone.is_empty(), "{PAGE} names paths that do not exist: {gone:?}");
+    assert!(
+        gone.is_empty(),
+        "{PAGE} names paths that do not exist: {gone:?}"
+    );
 }
 
 #[test]
 fn a_moved_file_and_a_broken_link_are_found() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = "the loop is `src/commands/session.rs`, the page [stats](statistics.md), \
-                [gone](gone.md), a recipe's `crates/allocscope-core/src/report/FORMAT.rs` \
+                [gone](gone.md), a recipe's `crates/allocscope-report/src/FORMAT.rs` \
                 and `crates/nowhere/NAME.rs`";
     assert_eq!(
         missing(root, &named_paths(text)),
-        ["src/commands/session.rs", "crates/nowhere/NAME.rs", "docs/gone.md"]
+        [
+            "src/commands/session.rs",
+            "crates/nowhere/NAME.rs",
+            "docs/gone.md"
+        ]
     );
 }

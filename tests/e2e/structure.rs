@@ -3,9 +3,10 @@
 //! of its own): no import loop between modules or between the files of one
 //! module (at any level of folders, the crate root's file included), no
 //! `#[path]` attribute (a module's file is where its name says); and the
-//! crates' graph, read from their manifests: `allocscope-core` depends
-//! on no other crate of the workspace, and each feature crate on the core
-//! and on no other feature crate.
+//! crates' graph, read from their manifests: the pipeline's crates
+//! (core, analyze, report, rounds) each depend only on the ones before them,
+//! and each feature crate on the core, on pipeline crates, and on no other
+//! feature crate.
 //!
 //! The reading is textual, like a reviewer's: every path in non-test code
 //! (in `use` lines, braces expanded, and inline) that starts with `crate`,
@@ -21,8 +22,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The pipeline's crate, which the feature crates build on.
+/// The pipeline's first crate, which every other crate builds on.
 const CORE: &str = "allocscope-core";
+
+/// The pipeline's crates, in the order data flows through them: each may
+/// depend only on the ones before it.
+const PIPELINE: [&str; 4] = [
+    CORE,
+    "allocscope-analyze",
+    "allocscope-report",
+    "allocscope-rounds",
+];
 
 /// A source file with its test-only parts blanked out.
 struct Source {
@@ -852,11 +862,13 @@ fn manifest_deps(text: &str) -> (Option<String>, Vec<(String, String)>) {
     (name, deps)
 }
 
-/// What breaks the crates' graph: the core depending on another crate of
-/// the workspace, a feature crate not depending on the core or depending on
-/// another feature crate. `manifests` are (path, text) of `crates/*`.
+/// What breaks the crates' graph: a pipeline crate depending on a later
+/// one or on a feature, a feature crate not depending on the core or
+/// depending on another feature crate. `manifests` are (path, text) of
+/// `crates/*`.
 fn crate_graph_problems(manifests: &[(String, String)]) -> Vec<String> {
     let ours = |dep: &str| dep == "allocscope" || dep.starts_with("allocscope-");
+    let stage = |name: &str| PIPELINE.iter().position(|p| *p == name);
     let mut found = Vec::new();
     for (path, text) in manifests {
         let (name, deps) = manifest_deps(text);
@@ -865,21 +877,22 @@ fn crate_graph_problems(manifests: &[(String, String)]) -> Vec<String> {
             continue;
         };
         for (table, dep) in deps.iter().filter(|(_, d)| ours(d) && *d != name) {
-            if name == CORE {
-                found.push(format!(
-                    "{path}: {CORE} depends on {dep} ([{table}]); the core names no other crate"
-                ));
-            } else if dep != CORE {
-                found.push(format!(
-                    "{path}: feature crate {name} depends on {dep} ([{table}]); a feature builds on {CORE} alone"
-                ));
+            match (stage(&name), stage(dep)) {
+                (Some(own), Some(theirs)) if theirs > own => found.push(format!(
+                    "{path}: pipeline crate {name} depends on {dep} ([{table}]), which comes after it"
+                )),
+                (Some(_), None) => found.push(format!(
+                    "{path}: pipeline crate {name} depends on {dep} ([{table}]); the pipeline names no feature"
+                )),
+                (None, None) => found.push(format!(
+                    "{path}: feature crate {name} depends on {dep} ([{table}]); a feature builds on the pipeline alone"
+                )),
+                _ => {}
             }
         }
         let on_core = deps.iter().any(|(t, d)| t == "dependencies" && d == CORE);
         if name != CORE && !on_core {
-            found.push(format!(
-                "{path}: feature crate {name} does not depend on {CORE}"
-            ));
+            found.push(format!("{path}: {name} does not depend on {CORE}"));
         }
     }
     found
@@ -917,7 +930,7 @@ fn no_module_is_read_from_a_file_named_by_a_path_attribute() {
 }
 
 #[test]
-fn the_core_depends_on_no_feature_and_each_feature_on_the_core_alone() {
+fn the_pipeline_flows_one_way_and_each_feature_builds_on_it_alone() {
     let manifests = member_manifests();
     assert!(
         manifests.iter().any(|(p, _)| p.contains(CORE)),
@@ -1072,7 +1085,11 @@ fn the_crate_graph_check_finds_a_planted_dependency_on_a_feature() {
         manifest("allocscope-tune", "allocscope-core.workspace = true"),
         manifest(
             "allocscope-record",
-            "allocscope-core = { path = \"../allocscope-core\" }",
+            "allocscope-core = { path = \"../allocscope-core\" }\nallocscope-rounds.workspace = true",
+        ),
+        manifest(
+            "allocscope-report",
+            "allocscope-core.workspace = true\nallocscope-analyze.workspace = true",
         ),
     ];
     assert_eq!(crate_graph_problems(&fine), Vec::<String>::new());
@@ -1086,14 +1103,19 @@ fn the_crate_graph_check_finds_a_planted_dependency_on_a_feature() {
             "allocscope-core.workspace = true\nallocscope-cluster = { workspace = true }",
         ),
         manifest("allocscope-record", ""),
+        manifest(
+            "allocscope-analyze",
+            "allocscope-core.workspace = true\nallocscope-report.workspace = true",
+        ),
     ];
     assert_eq!(
         crate_graph_problems(&broken),
         vec![
-            "crates/allocscope-core/Cargo.toml: allocscope-core depends on allocscope-tune ([dependencies]); the core names no other crate",
-            "crates/allocscope-core/Cargo.toml: allocscope-core depends on allocscope-record ([dev-dependencies]); the core names no other crate",
-            "crates/allocscope-tune/Cargo.toml: feature crate allocscope-tune depends on allocscope-cluster ([dependencies]); a feature builds on allocscope-core alone",
-            "crates/allocscope-record/Cargo.toml: feature crate allocscope-record does not depend on allocscope-core",
+            "crates/allocscope-core/Cargo.toml: pipeline crate allocscope-core depends on allocscope-tune ([dependencies]); the pipeline names no feature",
+            "crates/allocscope-core/Cargo.toml: pipeline crate allocscope-core depends on allocscope-record ([dev-dependencies]); the pipeline names no feature",
+            "crates/allocscope-tune/Cargo.toml: feature crate allocscope-tune depends on allocscope-cluster ([dependencies]); a feature builds on the pipeline alone",
+            "crates/allocscope-record/Cargo.toml: allocscope-record does not depend on allocscope-core",
+            "crates/allocscope-analyze/Cargo.toml: pipeline crate allocscope-analyze depends on allocscope-report ([dependencies]), which comes after it",
         ]
     );
 }

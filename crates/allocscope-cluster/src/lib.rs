@@ -1,5 +1,5 @@
 //! Where the rounds of the experiment matrix run other than here: the
-//! engines of the core's `Engine` trait (`allocscope_core::rounds::engine`)
+//! engines of the core's `Engine` trait (`allocscope_rounds::engine`)
 //! chosen once by `--executor` with every engine's flags (`executor`, and
 //! beside it the engines that submit rounds as jobs: `executor/slurm.rs`,
 //! `executor/k8s.rs`), what those share (`batch`: `--dry-run`, `--shards`,

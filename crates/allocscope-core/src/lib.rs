@@ -5,8 +5,10 @@
 //! one; it names none of them.
 
 pub mod alloc;
-pub mod analyze;
 pub mod cgroup;
+/// A stored experiment of three configurations, for tests.
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixture;
 pub mod host;
 pub mod judging;
 pub mod load;
@@ -14,9 +16,7 @@ pub mod model;
 pub mod plan;
 pub mod probe;
 pub mod recorded;
-pub mod report;
 pub mod rng;
-pub mod rounds;
 pub mod run;
 pub mod sample;
 pub mod service_error;

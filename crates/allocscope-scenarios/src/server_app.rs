@@ -11,7 +11,7 @@
 
 use super::server_http::{Request, Response};
 use super::Rng;
-use allocscope_core::report::svg::escape;
+use allocscope_report::svg::escape;
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};

@@ -8,8 +8,8 @@
 //! and widens the intervals built on the blocks.
 
 use crate::theil_sen::{theil_sen, SenFit, Z975};
-use allocscope_core::analyze::interval::t975;
-use allocscope_core::analyze::stats::median;
+use allocscope_analyze::interval::t975;
+use allocscope_analyze::stats::median;
 
 /// The most blocks a window is cut into (32,640 pairwise slopes).
 pub const MAX_BLOCKS: usize = 256;

@@ -16,8 +16,8 @@
 
 use crate::growth::{settling, time_to_narrow, time_to_settle, weighted_sum, Growth, Settling};
 use crate::instance::InstanceSummary;
-use allocscope_core::analyze::figures::{Estimate, Ratio};
-use allocscope_core::analyze::interval::{t975, welch_log_ratio};
+use allocscope_analyze::figures::{Estimate, Ratio};
+use allocscope_analyze::interval::{t975, welch_log_ratio};
 
 /// Beyond this many replicas a side, plateaus too close for their spread
 /// are called inseparable.

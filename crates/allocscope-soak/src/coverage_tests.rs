@@ -13,7 +13,7 @@ use crate::projection::{at_horizons, HORIZONS_S};
 use crate::simulate::{series, Noise, Shape, LEVEL};
 use crate::theil_sen::{theil_sen, Z975};
 use crate::window::recent;
-use allocscope_core::analyze::stats::median;
+use allocscope_analyze::stats::median;
 use allocscope_core::rng::SplitMix64;
 
 const STEP_S: f64 = 5.0;

@@ -9,8 +9,8 @@ use crate::growth::Growth;
 use crate::render::{bytes_text, growth_text, ratio_text, render};
 use crate::stored::SoakRecord;
 use crate::verdict::Verdict;
-use allocscope_core::report::format::{csv_line, num};
 use allocscope_core::units::format_seconds;
+use allocscope_report::format::{csv_line, num};
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
 

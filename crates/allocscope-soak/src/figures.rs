@@ -11,7 +11,7 @@ use crate::instance::InstanceSummary;
 use crate::projection::{at_horizons, Projection, HORIZONS_S};
 use crate::verdict::{combined, Verdict};
 use crate::window::WINDOW_SHARE;
-use allocscope_core::analyze::figures::{Estimate, Ratio};
+use allocscope_analyze::figures::{Estimate, Ratio};
 
 /// A column's value: a number (absent when unknown) or a word.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,7 +4,7 @@
 
 use crate::blocks::Blocks;
 use crate::theil_sen::theil_sen;
-use allocscope_core::analyze::interval::t975;
+use allocscope_analyze::interval::t975;
 
 const HOUR_S: f64 = 3600.0;
 

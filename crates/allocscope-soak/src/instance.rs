@@ -7,7 +7,7 @@ use crate::blocks::thin;
 use crate::growth::{growth, settling, time_to_settle, Growth, Settling};
 use crate::level::plateau;
 use crate::window::{after_restart, recent};
-use allocscope_core::analyze::figures::Estimate;
+use allocscope_analyze::figures::Estimate;
 
 /// One instance's series, each `(t_s, bytes)` in time order.
 #[derive(Debug, Clone, Copy)]

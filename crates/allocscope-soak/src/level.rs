@@ -5,8 +5,8 @@
 //! covered 86-88% of true plateaus under 10-minute AR(1) noise).
 
 use crate::blocks::Blocks;
-use allocscope_core::analyze::figures::Estimate;
-use allocscope_core::analyze::stats::median;
+use allocscope_analyze::figures::Estimate;
+use allocscope_analyze::stats::median;
 
 /// The median of the blocks' values with its 95% interval
 /// `[x_(k), x_(m+1-k)]`: the count of blocks below the median is about

@@ -12,14 +12,14 @@ use crate::figures::Row;
 use crate::projection::project;
 use crate::render::bytes_text;
 use crate::stored::{SoakRecord, StoredInstance};
-use allocscope_core::analyze::stats::median;
+use allocscope_analyze::stats::median;
 use allocscope_core::model::Breakdown;
-use allocscope_core::report::html::page_head;
-use allocscope_core::report::svg::breakdown::stacked_panels;
-use allocscope_core::report::svg::chart::{Axis, Chart, Kind};
-use allocscope_core::report::svg::plot::Plot;
-use allocscope_core::report::svg::{colour, escape};
-use allocscope_core::report::thin::every_kth;
+use allocscope_report::html::page_head;
+use allocscope_report::svg::breakdown::stacked_panels;
+use allocscope_report::svg::chart::{Axis, Chart, Kind};
+use allocscope_report::svg::plot::Plot;
+use allocscope_report::svg::{colour, escape};
+use allocscope_report::thin::every_kth;
 use std::time::Duration;
 
 /// Points per line at most.

@@ -107,7 +107,7 @@ fn left(configs: &[ConfigNow], pace: &Pace) -> String {
 mod tests {
     use super::*;
     use crate::growth::Growth;
-    use allocscope_core::analyze::figures::Estimate;
+    use allocscope_analyze::figures::Estimate;
 
     /// A configuration 600 s into its segment, `settling` with
     /// `settles_after_s`.

@@ -3,7 +3,7 @@
 //! not measurements: a leak that stops, or one that starts, breaks them.
 
 use crate::growth::Growth;
-use allocscope_core::analyze::figures::Estimate;
+use allocscope_analyze::figures::Estimate;
 
 /// The ages since the segment's start that a soak projects to: a day and a
 /// week.

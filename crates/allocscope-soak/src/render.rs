@@ -5,7 +5,7 @@
 
 use crate::growth::{Growth, Settling};
 use crate::verdict::{Cause, ConfigVerdict, Outcome, Verdict};
-use allocscope_core::analyze::figures::Ratio;
+use allocscope_analyze::figures::Ratio;
 use allocscope_core::units::{format_bytes, format_seconds, ColumnUnit, Unit};
 
 /// `12.3 MiB [12.1 MiB, 12.5 MiB]`: a size and its interval.

@@ -7,7 +7,7 @@
 
 use crate::instance::{summarize, InstanceSeries, InstanceSummary};
 use crate::simulate::{series, Noise, Shape, LEVEL};
-use allocscope_core::analyze::stats::median;
+use allocscope_analyze::stats::median;
 use allocscope_core::rng::SplitMix64;
 
 const HOUR: f64 = 3600.0;

@@ -6,8 +6,8 @@ use crate::growth::{settling, Growth, Settling};
 use crate::instance::{summarize, InstanceSeries, InstanceSummary};
 use crate::projection::at_horizons;
 use crate::simulate::{series, Noise, Shape, LEVEL};
-use allocscope_core::analyze::figures::Estimate;
-use allocscope_core::analyze::interval::t975;
+use allocscope_analyze::figures::Estimate;
+use allocscope_analyze::interval::t975;
 use allocscope_core::rng::SplitMix64;
 
 const HOUR: f64 = 3600.0;

@@ -9,7 +9,7 @@ use crate::config::{combine, separation, ConfigSummary, Separation};
 use crate::growth::{settling, weighted_sum, Growth, Settling};
 use crate::instance::InstanceSummary;
 use crate::window::WINDOW_SHARE;
-use allocscope_core::analyze::figures::Ratio;
+use allocscope_analyze::figures::Ratio;
 
 /// The configuration the others are set against: the one labelled
 /// `glibc` (the allocator every program already has), else the first.

@@ -4,8 +4,8 @@ use crate::growth::{weighted_sum, Growth, Settling};
 use crate::instance::InstanceSummary;
 use crate::render::render;
 use crate::verdict::{verdict, Cause, Outcome};
-use allocscope_core::analyze::figures::Estimate;
-use allocscope_core::analyze::interval::t975;
+use allocscope_analyze::figures::Estimate;
+use allocscope_analyze::interval::t975;
 
 const MIB: f64 = 1024.0 * 1024.0;
 const HOUR: f64 = 3600.0;

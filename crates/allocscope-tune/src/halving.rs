@@ -9,12 +9,12 @@
 //! memory like any other.
 
 use super::race::Look;
-use allocscope_core::analyze::choice::{measures, Measures};
-use allocscope_core::analyze::decide::FIRST_LOOK;
-use allocscope_core::analyze::interval::LogRatio;
-use allocscope_core::analyze::judge::{judge_all, shown_at, Judged};
-use allocscope_core::analyze::metric_table;
-use allocscope_core::analyze::stats::median;
+use allocscope_analyze::choice::{measures, Measures};
+use allocscope_analyze::decide::FIRST_LOOK;
+use allocscope_analyze::interval::LogRatio;
+use allocscope_analyze::judge::{judge_all, shown_at, Judged};
+use allocscope_analyze::metric_table;
+use allocscope_analyze::stats::median;
 use allocscope_core::judging::JudgeSettings;
 use allocscope_core::model::StoredExperiment;
 

@@ -10,11 +10,11 @@
 
 use allocscope_core::judging::JudgeSettings;
 use allocscope_core::model::StoredExperiment;
-use allocscope_core::rounds::throughput::{
-    apply, choose, direction, flags, row, store_metric, NONE_FOUND,
-};
 use allocscope_core::store::Store;
 use allocscope_core::user_metric::UserMetric;
+use allocscope_rounds::throughput::{
+    apply, choose, direction, flags, row, store_metric, NONE_FOUND,
+};
 
 /// What `--perf-metric auto` chose, kept between looks and phases.
 pub struct AutoPerf {

@@ -7,11 +7,11 @@
 //! candidate is dropped, with the round and the reason. The race stops as
 //! soon as its answer is settled (`settled`), not only when nothing is open.
 
-use allocscope_core::analyze::choice::{measures, Measures};
-use allocscope_core::analyze::decide::{schedule, sequential_alpha, Side};
-use allocscope_core::analyze::interval::LogRatio;
-use allocscope_core::analyze::judge::{judge_all, shown_at, Judged};
-use allocscope_core::analyze::metric_table::{self, MetricDef};
+use allocscope_analyze::choice::{measures, Measures};
+use allocscope_analyze::decide::{schedule, sequential_alpha, Side};
+use allocscope_analyze::interval::LogRatio;
+use allocscope_analyze::judge::{judge_all, shown_at, Judged};
+use allocscope_analyze::metric_table::{self, MetricDef};
 use allocscope_core::judging::{JudgeSettings, DEFAULT_DECISION_ALPHA};
 use allocscope_core::model::StoredExperiment;
 use serde::{Deserialize, Serialize};

@@ -7,8 +7,8 @@
 use super::pareto::front;
 use super::race::Dropped;
 use super::record::TuneRecord;
-use allocscope_core::analyze::figures::Ratio;
-use allocscope_core::analyze::types::Analysis;
+use allocscope_analyze::figures::Ratio;
+use allocscope_analyze::types::Analysis;
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -164,7 +164,7 @@ pub fn summarize(last: &Phase, first: Option<&Phase>) -> TuneSummary {
         performance_metric: a.verdict.performance.label.clone(),
         phases,
         pareto_front: front(&points).into_iter().map(name).collect(),
-        recommended: (a.verdict.outcome == allocscope_core::analyze::verdict::Outcome::Recommend)
+        recommended: (a.verdict.outcome == allocscope_analyze::verdict::Outcome::Recommend)
             .then(|| a.verdict.config.clone())
             .flatten(),
         runs,
@@ -313,8 +313,7 @@ mod tests {
                 });
             }
         }
-        let analysis =
-            allocscope_core::analyze::analyze_with(e, "glibc", &JudgeSettings::default())?;
+        let analysis = allocscope_analyze::analyze_with(e, "glibc", &JudgeSettings::default())?;
         assert_eq!(analysis.verdict.memory.id, "rss_end_load_bytes");
         let summary = one_phase(&analysis);
         let row = &summary.phases[0].rows[0];
@@ -342,8 +341,7 @@ mod tests {
                 &[(40.0, 1.2), (40.0, 1.2), (40.0, 1.2)],
             ),
         ]);
-        let analysis =
-            allocscope_core::analyze::analyze_with(e, "glibc", &JudgeSettings::default())?;
+        let analysis = allocscope_analyze::analyze_with(e, "glibc", &JudgeSettings::default())?;
         let summary = one_phase(&analysis);
         let row = |name: &str| {
             summary.phases[0]
@@ -377,8 +375,7 @@ mod tests {
             with_runs("lean", &[(60.0, 1.0), (61.0, 1.01), (59.0, 0.99)]),
             with_runs("lucky", &[(10.0, 0.5)]),
         ]);
-        let analysis =
-            allocscope_core::analyze::analyze_with(e, "glibc", &JudgeSettings::default())?;
+        let analysis = allocscope_analyze::analyze_with(e, "glibc", &JudgeSettings::default())?;
         let summary = one_phase(&analysis);
         assert_eq!(summary.pareto_front, ["lean"]);
         Ok(())

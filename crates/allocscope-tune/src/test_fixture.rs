@@ -1,7 +1,7 @@
 //! Experiments with chosen figures for the race's tests: each configuration
 //! one run per round, each run a constant RSS (MiB) for its wall time (s).
 
-use allocscope_core::analyze::fixture;
+use allocscope_core::fixture;
 use allocscope_core::model::{RunStatus, Sample, StoredConfig, StoredExperiment};
 
 /// A configuration named `name` with one run per `(rss_mib, wall_s)`, in

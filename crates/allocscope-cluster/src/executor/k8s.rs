@@ -9,8 +9,8 @@
 use crate::batch::BatchPlan;
 use crate::error::ClusterError;
 use crate::plan_file::ClusterPlan;
-use allocscope_core::rounds::engine::{Engine, Round, RoundEnd, Started};
 use allocscope_core::store::Store;
+use allocscope_rounds::engine::{Engine, Round, RoundEnd, Started};
 use anyhow::Context;
 use clap::Args;
 use serde::Serialize;

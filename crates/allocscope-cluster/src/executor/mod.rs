@@ -11,8 +11,8 @@ mod slurm;
 
 use super::batch::{BatchFlags, BatchPlan, JobRequest};
 use crate::error::ClusterError;
-use allocscope_core::rounds::engine::Engine;
 use allocscope_core::usage_error::UsageError;
+use allocscope_rounds::engine::Engine;
 use clap::{Args, ValueEnum};
 use k8s::{K8s, K8sFlags};
 use serde::Serialize;

@@ -14,9 +14,9 @@
 
 use crate::batch::BatchPlan;
 use crate::error::ClusterError;
-use allocscope_core::rounds::engine::{Ended, Engine, Round, RoundEnd, Started};
 use allocscope_core::store::Store;
 use allocscope_core::usage_error::UsageError;
+use allocscope_rounds::engine::{Ended, Engine, Round, RoundEnd, Started};
 use anyhow::Context;
 use clap::Args;
 use serde::Serialize;

@@ -376,7 +376,11 @@ mod tests {
         assert!(
             (hooks.kills.windows(2)).all(|k| k[1] - k[0] + pass >= KILL_RETRY),
             "{:?}",
-            hooks.kills.windows(2).map(|k| k[1] - k[0]).collect::<Vec<_>>()
+            hooks
+                .kills
+                .windows(2)
+                .map(|k| k[1] - k[0])
+                .collect::<Vec<_>>()
         );
         assert!(hooks.kills[0] - sleepers[0].sampling.start() >= limit);
         // Ticked every 20 ms until the limit, never after.

@@ -11,8 +11,8 @@ mod publisher;
 pub use publisher::{Current, Publisher, Shared};
 
 use crate::error::RecordError;
-use allocscope_core::rounds::session::PerRun;
 use allocscope_core::usage_error::UsageError;
+use allocscope_rounds::session::PerRun;
 use anyhow::Context;
 use std::fmt::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};

@@ -159,7 +159,7 @@ proptest! {
             }
         }
 
-        let fixture = crate::analyze::fixture::experiment();
+        let fixture = crate::fixture::experiment();
         let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
         let mut store = crate::store::Store::open(&dir.path().join("p.db"))
             .map_err(|e| TestCaseError::fail(format!("{e:#}")))?;
@@ -194,7 +194,7 @@ proptest! {
         figures in prop::array::uniform9(any::<u64>()),
         live in word(),
     ) {
-        let fixture = crate::analyze::fixture::experiment();
+        let fixture = crate::fixture::experiment();
         let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
         let mut store = crate::store::Store::open(&dir.path().join("q.db"))
             .map_err(|e| TestCaseError::fail(format!("{e:#}")))?;

@@ -66,7 +66,11 @@ fn a_version_2_file_migrates_and_its_runs_have_no_heap_figures() -> Result<()> {
     assert_eq!(
         (
             run.record.probe_mode.clone(),
-            crate::analyze::metrics::of(run).peak_live_heap_bytes
+            run.record
+                .samples
+                .iter()
+                .filter_map(|s| s.live_heap_bytes)
+                .max()
         ),
         (None, None)
     );
@@ -128,14 +132,11 @@ fn a_version_5_file_keeps_its_experiments_and_metrics() -> Result<()> {
     assert_eq!(e.info.name.as_deref(), Some("old"));
     let runs = &e.configs[0].runs;
     assert_eq!(runs.len(), 2);
-    // With samples, analysis computes the metrics from them.
-    let m = crate::analyze::metrics::of(&runs[0]);
-    assert_eq!(
-        (m.peak_rss_bytes, m.mean_rss_bytes, m.final_rss_bytes),
-        (3000, 2000, 3000)
-    );
-    // Without, the stored figures are kept and used.
-    let m = crate::analyze::metrics::of(&runs[1]);
+    // With samples, the samples are kept (the analysis computes from them).
+    let rss: Vec<u64> = runs[0].record.samples.iter().map(|s| s.rss_bytes).collect();
+    assert_eq!(rss, [1000, 3000]);
+    // Without, the stored figures are kept (the analysis uses them).
+    let m = runs[1].legacy_metrics.expect("the stored metrics kept");
     assert_eq!(
         (m.peak_rss_bytes, m.mean_rss_bytes, m.final_rss_bytes),
         (7000, 6000, 5000)
@@ -352,7 +353,6 @@ fn a_version_16_file_gains_the_stderr_tail_column_and_its_runs_have_none() -> Re
     assert_eq!(run.failure_words().as_deref(), Some("exited with code 1"));
     Ok(())
 }
-
 
 #[test]
 fn a_version_16_file_gains_the_foreign_cpu_columns_and_its_runs_have_none() -> Result<()> {

@@ -1,0 +1,186 @@
+//! Which rows of the metric table judge an experiment: the row
+//! `--memory-metric` / `--perf-metric` named, the row a tree word names for
+//! the tree measured (`peak`: peak PSS when a run's tree had several
+//! processes and the baseline and every configuration have PSS, else peak
+//! RSS), or, without a choice, the kind of experiment's: a service's memory
+//! at the end of the load and its p95 latency (or load duration), else the
+//! mean memory and wall time. The judge, the verdict and the plots read the two rows chosen
+//! here and nothing else.
+
+use super::metric_table::{self, MetricDef, TreeWord, Unit};
+use super::metrics::ok_runs;
+use allocscope_core::judging::{JudgeSettings, MemoryChoice};
+use allocscope_core::model::{StoredConfig, StoredExperiment};
+
+/// The memory and performance rows an experiment is judged by.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measures {
+    pub memory: MetricDef,
+    pub perf: MetricDef,
+}
+
+/// The tree words tried in turn without `--memory-metric`: the first whose
+/// row every ok run of the baseline and of each other configuration
+/// measured (a service's end of load, the mean, or the peak for runs too
+/// short for a mean), else the mean.
+const DEFAULT_MEMORY: [&str; 3] = ["end-of-load", "mean", "peak"];
+
+/// The rows tried in turn without `--perf-metric`: the first that some run
+/// measured (a service's latency, else its load's duration), else wall time.
+const DEFAULT_PERF: [&str; 3] = ["p95_ms", "load_s", "wall_s"];
+
+/// True when some ok run of `config` has a value of `row`.
+fn measured(config: &StoredConfig, row: &MetricDef) -> bool {
+    ok_runs(config).any(|r| (row.extract)(r).is_some())
+}
+
+/// True when `config` has ok runs and each has a value of `row`.
+fn measured_by_all(config: &StoredConfig, row: &MetricDef) -> bool {
+    measured(config, row) && ok_runs(config).all(|r| (row.extract)(r).is_some())
+}
+
+/// True when the baseline's ok runs and those of every other configuration
+/// that has any each have a value of `row`: a row some candidate's runs
+/// lack (runs too short for a mean under a slower allocator) would leave
+/// that candidate without a figure, ranked with the ones that failed.
+fn measured_by_every_config(
+    experiment: &StoredExperiment,
+    baseline: usize,
+    row: &MetricDef,
+) -> bool {
+    let configs = &experiment.configs;
+    configs
+        .get(baseline)
+        .is_some_and(|c| measured_by_all(c, row))
+        && configs
+            .iter()
+            .filter(|c| ok_runs(c).next().is_some())
+            .all(|c| measured_by_all(c, row))
+}
+
+/// The warning when, without `--memory-metric`, the judge fell back to the
+/// peak because runs were too short for a mean: how many, and the
+/// interval that would give one.
+pub fn short_runs_warning(
+    experiment: &StoredExperiment,
+    baseline: usize,
+    table: &[MetricDef],
+    judging: &JudgeSettings,
+) -> Option<String> {
+    let peak = metric_table::tree_word("peak")?;
+    let memory = measures(experiment, baseline, table, judging).memory;
+    let judged_peak = judging.memory_metric.is_none()
+        && (memory.id == peak.rss || Some(memory.id.as_str()) == peak.pss);
+    let short = experiment
+        .configs
+        .iter()
+        .flat_map(ok_runs)
+        .filter(|r| !metric_table::sampled_through(r))
+        .count();
+    (judged_peak && short > 0).then(|| {
+        let interval = experiment.info.interval_ms;
+        format!(
+            "{short} runs were sampled fewer than {} times at --interval {interval}ms, too few \
+             for a time-weighted mean: judged by the peak (the kernel's high-water mark); \
+             --interval {}ms gives a mean",
+            metric_table::MEAN_MIN_SAMPLES,
+            (interval / 10).max(10)
+        )
+    })
+}
+
+/// True when an ok run's tree had several processes: RSS then counts their
+/// shared pages once per process.
+pub fn several_processes(experiment: &StoredExperiment) -> bool {
+    experiment
+        .configs
+        .iter()
+        .flat_map(ok_runs)
+        .any(|r| r.record.samples.iter().any(|s| s.processes > 1))
+}
+
+/// The row `tree` names for this experiment: its PSS row for a tree of
+/// several processes when the baseline, and every configuration that
+/// measured the RSS row, measured the PSS row too; else its RSS row. `None`
+/// when the table has no RSS row for it (`end-of-load` outside a service).
+pub fn tree_row<'a>(
+    experiment: &StoredExperiment,
+    baseline: usize,
+    table: &'a [MetricDef],
+    tree: TreeWord,
+) -> Option<&'a MetricDef> {
+    let rss = metric_table::find(table, tree.rss)?;
+    let pss = tree.pss.and_then(|id| metric_table::find(table, id));
+    let pss = pss.filter(|pss| {
+        let configs = &experiment.configs;
+        several_processes(experiment)
+            && configs.get(baseline).is_some_and(|c| measured(c, pss))
+            && configs
+                .iter()
+                .filter(|c| measured(c, rss))
+                .all(|c| measured(c, pss))
+    });
+    Some(pss.unwrap_or(rss))
+}
+
+/// The memory row: `--memory-metric`'s, else a service's end of load when
+/// the baseline measured it, else the mean memory.
+fn memory_row(
+    experiment: &StoredExperiment,
+    baseline: usize,
+    table: &[MetricDef],
+    choice: Option<&MemoryChoice>,
+) -> MetricDef {
+    let tree = |word: &str| {
+        metric_table::tree_word(word).and_then(|t| tree_row(experiment, baseline, table, t))
+    };
+    let row = match choice {
+        Some(MemoryChoice::Row(id)) => metric_table::find(table, id),
+        Some(MemoryChoice::Tree(word)) => tree(word),
+        None => DEFAULT_MEMORY
+            .iter()
+            .filter_map(|word| tree(word))
+            .find(|row| measured_by_every_config(experiment, baseline, row))
+            .or_else(|| tree("mean")),
+    };
+    match row {
+        Some(row) => row.clone(),
+        // A stored choice this experiment's table lacks: no run has a value.
+        None => MetricDef::unmeasured(choice.map_or("mean", MemoryChoice::stored), Unit::Bytes),
+    }
+}
+
+/// The performance row: `--perf-metric`'s, else the first default that
+/// some run measured.
+fn perf_row(experiment: &StoredExperiment, table: &[MetricDef], choice: Option<&str>) -> MetricDef {
+    let row = match choice {
+        Some(id) => metric_table::find(table, id),
+        None => DEFAULT_PERF
+            .iter()
+            .filter_map(|id| metric_table::find(table, id))
+            .find(|row| experiment.configs.iter().any(|c| measured(c, row)))
+            .or_else(|| metric_table::find(table, "wall_s")),
+    };
+    match row {
+        Some(row) => row.clone(),
+        // A stored choice this experiment's table lacks: no run has a value.
+        None => MetricDef::unmeasured(choice.unwrap_or("wall_s"), Unit::Number),
+    }
+}
+
+/// The rows `judging` and the experiment choose; `table` is the
+/// experiment's metric table (`metric_table::of_experiment`).
+pub fn measures(
+    experiment: &StoredExperiment,
+    baseline: usize,
+    table: &[MetricDef],
+    judging: &JudgeSettings,
+) -> Measures {
+    Measures {
+        memory: memory_row(experiment, baseline, table, judging.memory_metric.as_ref()),
+        perf: perf_row(experiment, table, judging.perf_metric.as_deref()),
+    }
+}
+
+#[cfg(test)]
+mod tests;
