@@ -89,7 +89,7 @@ impl Part {
     /// allocator (or its settings) can change. Lazily freed pages are the
     /// allocator's too: it freed them with MADV_FREE, and its decay times
     /// decide when.
-    pub fn is_heap(self) -> bool {
+    pub(crate) fn is_heap(self) -> bool {
         matches!(
             self,
             Part::LiveHeap | Part::AllocatorFree | Part::AllocatorMetadata | Part::LazyFree
@@ -208,7 +208,7 @@ pub const COVERED: f64 = 0.95;
 /// Below this coverage a configuration is described by its reading just
 /// before the reclaim test, where there is one, rather than by a mean of a
 /// few ticks (`WhereWent::at_reclaim_instead`).
-pub const MEAN_SHOWN: f64 = 0.5;
+pub(crate) const MEAN_SHOWN: f64 = 0.5;
 /// "Most": the reclaim returned at least this share of the free memory.
 pub const MOST: f64 = 0.5;
 
@@ -365,7 +365,7 @@ impl Side {
 /// True when the two differ only in the allocator or its settings (no
 /// `--variant` command on either side): then whatever they saved, the
 /// allocator saved.
-pub fn allocator_only(base: &WhereWent, cand: &WhereWent) -> bool {
+pub(crate) fn allocator_only(base: &WhereWent, cand: &WhereWent) -> bool {
     !base.variant && !cand.variant
 }
 

@@ -61,7 +61,7 @@ fn measured_by_every_config(
 /// The warning when, without `--memory-metric`, the judge fell back to the
 /// peak because runs were too short for a mean: how many, and the
 /// interval that would give one.
-pub fn short_runs_warning(
+pub(crate) fn short_runs_warning(
     experiment: &StoredExperiment,
     baseline: usize,
     table: &[MetricDef],
@@ -103,7 +103,7 @@ pub fn several_processes(experiment: &StoredExperiment) -> bool {
 /// several processes when the baseline, and every configuration that
 /// measured the RSS row, measured the PSS row too; else its RSS row. `None`
 /// when the table has no RSS row for it (`end-of-load` outside a service).
-pub fn tree_row<'a>(
+pub(crate) fn tree_row<'a>(
     experiment: &StoredExperiment,
     baseline: usize,
     table: &'a [MetricDef],

@@ -99,7 +99,11 @@ pub struct Thresholds {
 }
 
 impl Thresholds {
-    pub fn from_percent(min_saving_pct: f64, max_slowdown_pct: f64, alpha: f64) -> Thresholds {
+    pub(crate) fn from_percent(
+        min_saving_pct: f64,
+        max_slowdown_pct: f64,
+        alpha: f64,
+    ) -> Thresholds {
         Thresholds {
             memory_max: 1.0 - min_saving_pct / 100.0,
             perf_max: 1.0 + max_slowdown_pct / 100.0,
@@ -201,7 +205,7 @@ pub fn more_rounds_words(n: u32) -> String {
 }
 
 /// The most rounds an estimate names.
-pub const ROUNDS_CAP: u32 = 1000;
+pub(crate) const ROUNDS_CAP: u32 = 1000;
 
 /// The estimate's value when even `ROUNDS_CAP` rounds would not settle a side.
 pub const MANY_MORE_ROUNDS: u32 = u32::MAX;
@@ -235,7 +239,7 @@ fn rounds_to_resolve(
 /// The first round after which `--runs auto` may stop a candidate as
 /// unresolvable: the spread of fewer pairs is too rough a guess to give up
 /// on (docs/statistics.md, "Futility").
-pub const FUTILITY_FIRST_LOOK: u32 = 6;
+pub(crate) const FUTILITY_FIRST_LOOK: u32 = 6;
 
 /// How many standard errors further from its threshold than measured the
 /// futility rule supposes a side to be: with 1, simulated candidates that
@@ -302,7 +306,7 @@ pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Threshold
 /// change it (two 95% intervals that do not overlap differ beyond noise).
 /// Without this, one candidate that could never win kept `--runs auto`
 /// going to its limit after the answer was settled.
-pub fn outrank(standings: &mut [Standing]) {
+pub(crate) fn outrank(standings: &mut [Standing]) {
     let qualifiers: Vec<(usize, f64)> = standings
         .iter()
         .enumerate()
@@ -367,7 +371,7 @@ pub fn decide(standings: &[Standing], memory_ratio: &[f64]) -> Decision {
 /// named as not resolved, rather than "inconclusive" alone: memory settles
 /// in a few rounds, a performance figure within a 5% budget at 5-15% noise
 /// per run can take tens.
-pub fn unproven_pick(standings: &[Standing], memory_ratio: &[f64]) -> Option<usize> {
+pub(crate) fn unproven_pick(standings: &[Standing], memory_ratio: &[f64]) -> Option<usize> {
     standings
         .iter()
         .enumerate()

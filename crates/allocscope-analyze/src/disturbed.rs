@@ -24,7 +24,7 @@ use allocscope_core::model::{RunRecord, StoredExperiment};
 /// for them; a third of that still names a burst. The background of builds
 /// beside one experiment's 18 runs here ranged 0.86-1.67 cores (median
 /// 1.30), and the line named 1 of them (1.67) (docs/statistics.md).
-pub const DISTURBED_EXCESS_CORES: f64 = 0.3;
+pub(crate) const DISTURBED_EXCESS_CORES: f64 = 0.3;
 
 /// A run's foreign CPU per second of its wall time; `None` when it was not
 /// measured or the run took no time.
@@ -84,7 +84,7 @@ pub fn is_disturbed_in(experiment: &StoredExperiment, r: &RunRecord) -> bool {
 
 /// One disturbed run, as the reports name it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DisturbedRun {
+pub(crate) struct DisturbedRun {
     pub config: String,
     pub index: u32,
     pub foreign_cores: f64,
@@ -92,7 +92,7 @@ pub struct DisturbedRun {
 
 /// The experiment's disturbed runs and how many runs measured foreign CPU.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Disturbance {
+pub(crate) struct Disturbance {
     pub rule: Rule,
     pub measured: usize,
     pub runs: Vec<DisturbedRun>,

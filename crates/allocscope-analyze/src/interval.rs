@@ -32,7 +32,7 @@ pub fn t975(df: usize) -> f64 {
 /// Two-sided Student t quantile: the `t` with P(|T| > t) = `alpha` for
 /// `df` degrees of freedom (`t_quantile(0.05, df) == t975(df)` within
 /// 0.001).
-pub fn t_quantile(alpha: f64, df: usize) -> f64 {
+pub(crate) fn t_quantile(alpha: f64, df: usize) -> f64 {
     match StudentsT::new(0.0, 1.0, df as f64) {
         Ok(t) => t.inverse_cdf(1.0 - alpha / 2.0),
         Err(_) => f64::INFINITY, // df 0: no spread estimate, no bound
@@ -83,7 +83,7 @@ impl LogRatio {
     }
 
     /// The two-sided `1 - alpha` interval (`alpha` 0.05 gives `ratio()`).
-    pub fn ratio_at(&self, alpha: f64) -> Ratio {
+    pub(crate) fn ratio_at(&self, alpha: f64) -> Ratio {
         let t = if alpha == 0.05 {
             t975(self.df)
         } else {
@@ -121,7 +121,7 @@ pub fn log_ratio(num: &[(u32, f64)], den: &[(u32, f64)]) -> Option<LogRatio> {
 /// work on the machine, `disturbed.rs`) while two pairs remain; else over
 /// every round. Leaving rounds out by a measurement taken beside the run,
 /// not by its value, keeps the interval's level (coverage_tests.rs).
-pub fn log_ratio_without(
+pub(crate) fn log_ratio_without(
     num: &[(u32, f64)],
     den: &[(u32, f64)],
     left_out: &[u32],

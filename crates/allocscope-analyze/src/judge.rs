@@ -39,14 +39,18 @@ pub fn shown_at(row: &MetricDef, cost: &LogRatio, alpha: f64) -> Ratio {
 }
 
 /// Each ok run's value keyed by its round (the run index).
-pub fn by_round(config: &StoredConfig, row: &MetricDef) -> Vec<(u32, f64)> {
+pub(crate) fn by_round(config: &StoredConfig, row: &MetricDef) -> Vec<(u32, f64)> {
     ok_runs(config)
         .filter_map(|r| (row.extract)(r).map(|v| (r.record.index, v)))
         .collect()
 }
 
 /// The cost ratio of `config` to `base` (above 1 is worse).
-pub fn cost_ratio(config: &StoredConfig, base: &StoredConfig, row: &MetricDef) -> Option<LogRatio> {
+pub(crate) fn cost_ratio(
+    config: &StoredConfig,
+    base: &StoredConfig,
+    row: &MetricDef,
+) -> Option<LogRatio> {
     let (c, b) = (by_round(config, row), by_round(base, row));
     if row.better == Better::Higher {
         log_ratio(&b, &c)
@@ -59,7 +63,7 @@ pub fn cost_ratio(config: &StoredConfig, base: &StoredConfig, row: &MetricDef) -
 /// which either run was disturbed by other work on the machine
 /// (`disturbed::Rule`), for a row measured in time, while two such pairs remain
 /// (`interval::log_ratio_without`).
-pub fn undisturbed_cost_ratio(
+pub(crate) fn undisturbed_cost_ratio(
     config: &StoredConfig,
     base: &StoredConfig,
     row: &MetricDef,
@@ -84,7 +88,7 @@ pub fn undisturbed_cost_ratio(
 }
 
 /// (runs OOM-killed, runs) of `config`, when any was.
-pub fn oom_killed(config: &StoredConfig) -> Option<(usize, usize)> {
+pub(crate) fn oom_killed(config: &StoredConfig) -> Option<(usize, usize)> {
     let killed = config
         .runs
         .iter()

@@ -43,7 +43,7 @@ impl LimitNeed {
 }
 
 /// `peak_bytes` plus `headroom_pct`, rounded up to a whole MiB (at least 1).
-pub fn with_headroom(peak_bytes: u64, headroom_pct: f64) -> u64 {
+pub(crate) fn with_headroom(peak_bytes: u64, headroom_pct: f64) -> u64 {
     let wanted = peak_bytes as f64 * (1.0 + headroom_pct / 100.0);
     let mib = (wanted / MIB as f64).ceil().max(1.0) as u64;
     mib * MIB

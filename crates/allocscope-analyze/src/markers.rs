@@ -203,7 +203,7 @@ fn file(cell: &mut MarkerStat, reading: Reading, several: &mut Vec<Reading>) {
 }
 
 /// A warning for each `--mark` pattern no line of any run matched.
-pub fn unmatched_warnings(experiment: &StoredExperiment) -> Vec<String> {
+pub(crate) fn unmatched_warnings(experiment: &StoredExperiment) -> Vec<String> {
     let runs: Vec<_> = experiment
         .configs
         .iter()

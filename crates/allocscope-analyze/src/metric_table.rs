@@ -48,7 +48,7 @@ pub enum Better {
 /// How one `ok` run yields the metric; `None` when the run did not measure
 /// it (e.g. PSS never read). A closure, so a metric defined at run time
 /// (a `--metric NAME=REGEX` over stdout) fits the same table.
-pub type Extractor = Arc<dyn Fn(&StoredRun) -> Option<f64> + Send + Sync>;
+pub(crate) type Extractor = Arc<dyn Fn(&StoredRun) -> Option<f64> + Send + Sync>;
 
 /// One row of the metric table.
 #[derive(Clone)]
@@ -162,11 +162,11 @@ fn row(
 /// ended before its third tick (shorter than two sampling intervals) was
 /// read once or twice, at its start-up: that is not its mean memory, so
 /// the run has none and the judge falls back to the peak (`choice`).
-pub const MEAN_MIN_SAMPLES: usize = 3;
+pub(crate) const MEAN_MIN_SAMPLES: usize = 3;
 
 /// True when `run` was sampled often enough for a time-weighted mean; a
 /// run kept from before schema 6 without samples has the mean it stored.
-pub fn sampled_through(run: &StoredRun) -> bool {
+pub(crate) fn sampled_through(run: &StoredRun) -> bool {
     let samples = run.record.samples.len();
     samples >= MEAN_MIN_SAMPLES || (samples == 0 && run.legacy_metrics.is_some())
 }
@@ -378,7 +378,7 @@ pub fn tree_word(word: &str) -> Option<TreeWord> {
 /// The id of a `--metric NAME` row: `user.NAME`. Built-in ids never hold a
 /// `.`, so a user's name cannot collide with one (a `--metric wall_s` is
 /// `user.wall_s`).
-pub fn user_id(name: &str) -> String {
+pub(crate) fn user_id(name: &str) -> String {
     format!("{USER_PREFIX}{name}")
 }
 
@@ -388,7 +388,7 @@ const USER_PREFIX: &str = "user.";
 /// The row of one `--metric`: its value is what the run printed, with a
 /// ratio to the baseline paired by round like wall time, shown when some
 /// configuration has a value.
-pub fn user_row(metric: &UserMetricInfo) -> MetricDef {
+pub(crate) fn user_row(metric: &UserMetricInfo) -> MetricDef {
     let name = metric.name.clone();
     let (better, direction) = if metric.higher_is_better {
         (Better::Higher, "higher is better")

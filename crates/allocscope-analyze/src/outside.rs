@@ -12,9 +12,9 @@ use super::verdict_reasons::{Note, Runtime};
 use allocscope_core::model::StoredExperiment;
 
 /// Below this, the memory outside malloc is not worth a note.
-pub const OUTSIDE_MIN_BYTES: f64 = 32.0 * 1024.0 * 1024.0;
+pub(crate) const OUTSIDE_MIN_BYTES: f64 = 32.0 * 1024.0 * 1024.0;
 /// Nor below this share of the run's mean RSS.
-pub const OUTSIDE_MIN_SHARE: f64 = 0.2;
+pub(crate) const OUTSIDE_MIN_SHARE: f64 = 0.2;
 
 /// The note on the baseline's memory outside malloc, if it is large.
 pub fn explain(experiment: &StoredExperiment, baseline: usize) -> Option<Note> {

@@ -21,7 +21,7 @@ pub fn own_api_calls(u: &OwnApiUse) -> String {
 /// One program's callers of one allocator's API: `own_api_calls` for a
 /// single caller, else `named and its libraries (libisc.so, libdns.so)
 /// call jemalloc's own API (mallocx, rallocx, sdallocx)`.
-pub fn own_api_callers(uses: &[&OwnApiUse]) -> String {
+pub(crate) fn own_api_callers(uses: &[&OwnApiUse]) -> String {
     let [first, ..] = uses else {
         return String::new();
     };
@@ -54,7 +54,7 @@ pub fn own_api_callers(uses: &[&OwnApiUse]) -> String {
 
 /// What reaches allocations made through an allocator's own API: its own
 /// settings, or another build.
-pub fn own_api_lever(api_of: &str) -> String {
+pub(crate) fn own_api_lever(api_of: &str) -> String {
     let settings = match api_of {
         "jemalloc" => "-a jemalloc:KEY=VALUE reaches it (MALLOC_CONF applies to a linked jemalloc too)",
         "tcmalloc" => "-a tcmalloc:KEY=VALUE reaches it (its TCMALLOC_* variables apply to a linked tcmalloc too)",

@@ -66,7 +66,7 @@ pub fn served_by(config: &StoredConfig) -> Option<&str> {
 /// served a real part of the tree (PostgreSQL under preloaded jemalloc:
 /// 44% of its PSS, the rest shared buffers and helpers' glibc) and the
 /// configuration is judged as what it asked for.
-pub const NAMED_SHARE_FLOOR: f64 = 0.10;
+pub(crate) const NAMED_SHARE_FLOOR: f64 = 0.10;
 
 /// A configuration named after a built-in allocator other than glibc
 /// (which `LD_PRELOAD` brings), not another build.
@@ -184,7 +184,7 @@ fn elsewhere(c: &StoredConfig, other: &str) -> Note {
 
 /// Why the verdict is withheld: every configuration ran one allocator, some
 /// of them named after another; or the baseline did not run its own.
-pub fn withheld(experiment: &StoredExperiment, baseline: usize) -> Option<Reason> {
+pub(crate) fn withheld(experiment: &StoredExperiment, baseline: usize) -> Option<Reason> {
     let configs = &experiment.configs;
     let served: Vec<Option<&str>> = configs.iter().map(served_by).collect();
     let any_mismatch = configs.iter().any(|c| mismatch(c).is_some());

@@ -7,10 +7,10 @@ use super::figures::{Estimate, Ratio};
 
 #[cfg(test)]
 /// Resamples used by `analyze`: enough for stable 2.5%/97.5% percentiles.
-pub const RESAMPLES: usize = 10_000;
+pub(crate) const RESAMPLES: usize = 10_000;
 #[cfg(test)]
 /// Confidence level of every interval in the reports.
-pub const CONFIDENCE: f64 = 0.95;
+pub(crate) const CONFIDENCE: f64 = 0.95;
 #[cfg(test)]
 const SEED: u64 = 0x5EED_A110_C5C0_9E00;
 
@@ -80,7 +80,11 @@ fn interval(mut stats: Vec<f64>, confidence: f64) -> Option<(f64, f64)> {
 #[cfg(test)]
 /// The median with its percentile-bootstrap CI. One value gives a degenerate
 /// interval at that value; no values give `None`.
-pub fn bootstrap_median_ci(values: &[f64], resamples: usize, confidence: f64) -> Option<Estimate> {
+pub(crate) fn bootstrap_median_ci(
+    values: &[f64],
+    resamples: usize,
+    confidence: f64,
+) -> Option<Estimate> {
     let point = median(values)?;
     if values.len() == 1 || resamples == 0 {
         return Some(Estimate {
@@ -106,12 +110,12 @@ pub fn bootstrap_median_ci(values: &[f64], resamples: usize, confidence: f64) ->
 /// median(num) / median(den) with a percentile-bootstrap CI, resampling each
 /// group independently (`RESAMPLES`, `CONFIDENCE`). `None` when a group is
 /// empty or the denominator's median is zero.
-pub fn bootstrap_ratio_ci(num: &[f64], den: &[f64]) -> Option<Ratio> {
+pub(crate) fn bootstrap_ratio_ci(num: &[f64], den: &[f64]) -> Option<Ratio> {
     bootstrap_ratio_ci_with(num, den, RESAMPLES, CONFIDENCE)
 }
 
 #[cfg(test)]
-pub fn bootstrap_ratio_ci_with(
+pub(crate) fn bootstrap_ratio_ci_with(
     num: &[f64],
     den: &[f64],
     resamples: usize,

@@ -36,7 +36,7 @@ pub struct SteadyState {
 
 /// The steady state of `(t_s, bytes)` points in time order; `None` with
 /// fewer than two points or no elapsed time.
-pub fn steady_state(series: &[(f64, f64)]) -> Option<SteadyState> {
+pub(crate) fn steady_state(series: &[(f64, f64)]) -> Option<SteadyState> {
     let windows = window_medians(series)?;
     let n = windows.len();
     let min_steady = ((n as f64) * MIN_STEADY_SHARE).ceil().max(1.0) as usize;
@@ -74,7 +74,7 @@ pub fn steady_state(series: &[(f64, f64)]) -> Option<SteadyState> {
 
 /// The median of the points in the last 5% of the time up to `t_s` (at
 /// least the last point at or before it): the level at that elapsed time.
-pub fn level_at(series: &[(f64, f64)], t_s: f64) -> Option<f64> {
+pub(crate) fn level_at(series: &[(f64, f64)], t_s: f64) -> Option<f64> {
     let upto: Vec<&(f64, f64)> = series.iter().filter(|p| p.0 <= t_s).collect();
     let last = upto.last()?;
     let end = t_s.min(last.0);

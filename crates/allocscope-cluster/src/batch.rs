@@ -42,7 +42,7 @@ pub struct JobRequest {
 }
 
 /// A plan written into its own directory, which the nodes share.
-pub struct BatchPlan {
+pub(crate) struct BatchPlan {
     pub plan: ClusterPlan,
     /// `plan.json`.
     pub path: PathBuf,
@@ -81,7 +81,7 @@ impl BatchPlan {
     }
 
     /// The command that merges the shards by hand.
-    pub fn merge_command(&self, shards: &str) -> String {
+    pub(crate) fn merge_command(&self, shards: &str) -> String {
         format!("allocscope merge {shards} --db {}", self.db.display())
     }
 }

@@ -12,7 +12,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 /// The layout version of plan.json; a node refuses a newer one.
-pub const PLAN_FORMAT: u32 = 1;
+pub(crate) const PLAN_FORMAT: u32 = 1;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClusterPlan {
@@ -85,7 +85,7 @@ impl ClusterPlan {
     }
 
     /// The directory name and Job name part: short, and safe in both.
-    pub fn short_id(&self) -> &str {
+    pub(crate) fn short_id(&self) -> &str {
         &self.plan_id[..self.plan_id.len().min(12)]
     }
 }

@@ -63,7 +63,7 @@ fn field_to_string(field: &[c_char]) -> String {
 }
 
 /// The running C library's version (`2.36`); empty when unknown.
-pub fn glibc_version() -> String {
+pub(crate) fn glibc_version() -> String {
     // SAFETY: glibc returns a pointer to a static NUL-terminated string.
     let version = unsafe { gnu_get_libc_version() };
     if version.is_null() {
@@ -76,7 +76,7 @@ pub fn glibc_version() -> String {
 }
 
 /// The bracketed word of `always [madvise] never`.
-pub fn parse_thp_mode(text: &str) -> Option<String> {
+pub(crate) fn parse_thp_mode(text: &str) -> Option<String> {
     let start = text.find('[')? + 1;
     let len = text[start..].find(']')?;
     let mode = text[start..start + len].trim();
@@ -84,14 +84,14 @@ pub fn parse_thp_mode(text: &str) -> Option<String> {
 }
 
 /// The cgroup v2 path: the `0::/path` line of /proc/self/cgroup.
-pub fn parse_cgroup_v2_path(text: &str) -> Option<String> {
+pub(crate) fn parse_cgroup_v2_path(text: &str) -> Option<String> {
     text.lines()
         .find_map(|line| line.strip_prefix("0::"))
         .map(|path| path.trim().to_string())
 }
 
 /// The cgroup v1 path of the memory controller (`4:memory:/path`).
-pub fn parse_cgroup_v1_memory_path(text: &str) -> Option<String> {
+pub(crate) fn parse_cgroup_v1_memory_path(text: &str) -> Option<String> {
     text.lines().find_map(|line| {
         let mut parts = line.splitn(3, ':');
         let _id = parts.next()?;

@@ -10,10 +10,10 @@ use allocscope_core::model::Breakdown;
 use allocscope_core::units::{ColumnUnit, Unit};
 use std::fmt::Write;
 
-pub const TITLE: &str = "where the memory went";
+pub(crate) const TITLE: &str = "where the memory went";
 
 /// The section's cells: heads and one row per configuration and moment.
-pub struct Grid {
+pub(crate) struct Grid {
     /// The unit every size is shown in (`MiB`).
     pub unit: &'static str,
     /// `RSS`, each part shown, `arenas`, `reclaim returned`.
@@ -129,7 +129,11 @@ fn reclaim_cell(w: &WhereWent, unit: ColumnUnit) -> String {
 }
 
 /// The terminal block: a title line, the heads, then the rows.
-pub fn breakdown_block(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt::Result {
+pub(crate) fn breakdown_block(
+    out: &mut String,
+    analysis: &Analysis,
+    width: usize,
+) -> std::fmt::Result {
     let Some(grid) = grid(analysis) else {
         return Ok(());
     };
@@ -144,7 +148,7 @@ pub fn breakdown_block(out: &mut String, analysis: &Analysis, width: usize) -> s
 }
 
 /// The Markdown table under its own heading.
-pub fn breakdown_markdown(
+pub(crate) fn breakdown_markdown(
     out: &mut String,
     analysis: &Analysis,
     escape: fn(&str) -> String,
@@ -180,7 +184,7 @@ fn unknown_note(grid: &Grid) -> &'static str {
 }
 
 /// The HTML table under its own heading; `escape` is the page's.
-pub fn breakdown_html(
+pub(crate) fn breakdown_html(
     out: &mut String,
     analysis: &Analysis,
     escape: fn(&str) -> String,

@@ -37,7 +37,7 @@ pub fn lines(cause: &Cause) -> Vec<String> {
 /// `glibc: 434 MiB RSS = 197 live + 210 free in 16 arenas (reclaim at exit
 /// returned 150 of 160) + 27 other; most free memory came back when asked: a
 /// tuning (trim, decay times, fewer arenas) recovers it.`
-pub fn config_line(w: &WhereWent) -> String {
+pub(crate) fn config_line(w: &WhereWent) -> String {
     // A mean over a few ticks is not the run's: the reading just before
     // the reclaim test describes it better.
     if let (Some(at), Some(r)) = (w.at_reclaim_instead(), &w.reclaim) {
@@ -116,7 +116,7 @@ fn mean_line(w: &WhereWent) -> String {
 }
 
 /// Why a part is unknown: `no allocator counters in 1 process`.
-pub fn unknown_reason(w: &WhereWent) -> String {
+pub(crate) fn unknown_reason(w: &WhereWent) -> String {
     let n = w.heapless_processes.max(1);
     format!(
         "no allocator counters in {n} process{}",
@@ -175,7 +175,7 @@ fn free_detail(w: &WhereWent, unit: ColumnUnit, rss: f64) -> String {
 
 /// Why a run's reclaim test says nothing of its free memory: no call to
 /// ask, or one that could not reach the program's threads.
-pub fn reclaim_not_run(r: &Reclaim) -> String {
+pub(crate) fn reclaim_not_run(r: &Reclaim) -> String {
     match r.reach {
         ReclaimReach::CallingThread => format!(
             "reclaim at {}: mimalloc can only collect the calling thread's heap, so the reclaim \
@@ -227,7 +227,7 @@ fn free_note(w: &WhereWent, unit: ColumnUnit) -> String {
 /// Why no cause is named when a breakdown covers only part of its run:
 /// the two means would describe different stretches of the runs (glibc's
 /// probe is starved through a contended phase that arena_max=2's is not).
-pub fn uncovered_line(base: &WhereWent, cand: &WhereWent) -> String {
+pub(crate) fn uncovered_line(base: &WhereWent, cand: &WhereWent) -> String {
     format!(
         "No cause named between {} and {}: their breakdowns cover {:.0}% and {:.0}% of the \
          runs' ticks, so their means describe different stretches of the runs.",
@@ -240,7 +240,11 @@ pub fn uncovered_line(base: &WhereWent, cand: &WhereWent) -> String {
 
 /// What the candidate removed, read just before the reclaim tests, when a
 /// mean covers only part of its run: the one moment both probes read fresh.
-pub fn reclaim_difference_line(d: &Difference, base: &WhereWent, cand: &WhereWent) -> String {
+pub(crate) fn reclaim_difference_line(
+    d: &Difference,
+    base: &WhereWent,
+    cand: &WhereWent,
+) -> String {
     let (Some(b), Some(c), Some(r)) = (at_reclaim(base), at_reclaim(cand), &base.reclaim) else {
         return uncovered_line(base, cand);
     };
@@ -256,7 +260,7 @@ pub fn reclaim_difference_line(d: &Difference, base: &WhereWent, cand: &WhereWen
 
 /// `glibc:arena_max=2 removed 204 MiB of glibc's RSS (434 -> 230), 98% of
 /// it heap: 201 free (210 -> 9), in 2 arenas instead of 16. Cause: ...`
-pub fn difference_line(d: &Difference, base: &WhereWent, cand: &WhereWent) -> String {
+pub(crate) fn difference_line(d: &Difference, base: &WhereWent, cand: &WhereWent) -> String {
     let removed = d.removed_bytes as f64;
     let rss = base.mean.total_bytes() as f64;
     let unit = ColumnUnit::of(Unit::Bytes, rss);
@@ -311,7 +315,7 @@ pub fn difference_line(d: &Difference, base: &WhereWent, cand: &WhereWent) -> St
 }
 
 /// The cause and its remedy, in one or two sentences.
-pub fn cause_sentence(
+pub(crate) fn cause_sentence(
     d: &Difference,
     base: &WhereWent,
     cand: &WhereWent,

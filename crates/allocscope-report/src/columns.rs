@@ -22,7 +22,7 @@ pub struct Figure {
 /// Metric-table row `k`'s column: a figure per configuration, sharing the
 /// unit chosen from every median and interval bound (docs/report.md,
 /// "Numbers").
-pub fn metric_figures(analysis: &Analysis, k: usize) -> Vec<Figure> {
+pub(crate) fn metric_figures(analysis: &Analysis, k: usize) -> Vec<Figure> {
     let figures: Vec<Option<&MetricSummary>> = analysis
         .summaries
         .iter()
@@ -70,7 +70,7 @@ pub fn comparison(
 /// the memory at the end of the load, then the median, p95 (and with
 /// `p99`, p99) response times; or the load's duration when no run
 /// measured latency.
-pub fn service_figures(analysis: &Analysis, p99: bool) -> Vec<(&str, Vec<Figure>)> {
+pub(crate) fn service_figures(analysis: &Analysis, p99: bool) -> Vec<(&str, Vec<Figure>)> {
     let latency = analysis.service.iter().any(|s| s.latency.is_some());
     let rows: &[&str] = match (latency, p99) {
         (false, _) => &["load_s"],
@@ -91,7 +91,7 @@ pub fn service_figures(analysis: &Analysis, p99: bool) -> Vec<(&str, Vec<Figure>
 /// The metric-table rows the Markdown and HTML comparison tables have a
 /// column for: those shown always, and those shown when measured that some
 /// configuration measured.
-pub fn metric_columns(analysis: &Analysis) -> Vec<usize> {
+pub(crate) fn metric_columns(analysis: &Analysis) -> Vec<usize> {
     (0..analysis.metrics.len())
         .filter(|&k| match analysis.metrics[k].shown {
             Shown::Always => true,
@@ -110,7 +110,7 @@ pub fn measured(analysis: &Analysis, k: usize) -> bool {
 /// How many runs each configuration had: `5` for a fixed schedule, `3 to
 /// 19` when `--runs auto` stopped settled candidates early or a limit cut
 /// the rounds short (the header used to claim the planned count).
-pub fn runs_each(analysis: &Analysis, planned: u32) -> String {
+pub(crate) fn runs_each(analysis: &Analysis, planned: u32) -> String {
     let counts = analysis.summaries.iter().map(|s| s.total_runs);
     match (counts.clone().min(), counts.max()) {
         (Some(lo), Some(hi)) if lo == hi => hi.to_string(),
@@ -121,7 +121,7 @@ pub fn runs_each(analysis: &Analysis, planned: u32) -> String {
 
 /// One sentence per `--metric` column of the Markdown and HTML tables,
 /// saying which way it is better (the terminal says it in the block title).
-pub fn user_metric_notes(analysis: &Analysis) -> Vec<String> {
+pub(crate) fn user_metric_notes(analysis: &Analysis) -> Vec<String> {
     metric_columns(analysis)
         .into_iter()
         .map(|k| &analysis.metrics[k])

@@ -8,7 +8,10 @@ use allocscope_core::units::{ColumnUnit, Unit};
 
 /// The unit of a column of estimates in `unit`: from their medians and
 /// interval bounds (docs/report.md, "Numbers").
-pub fn estimates_unit(unit: Unit, estimates: impl IntoIterator<Item = Estimate>) -> ColumnUnit {
+pub(crate) fn estimates_unit(
+    unit: Unit,
+    estimates: impl IntoIterator<Item = Estimate>,
+) -> ColumnUnit {
     ColumnUnit::for_values(
         unit,
         estimates
@@ -27,7 +30,7 @@ pub fn estimate(column: ColumnUnit, e: Estimate) -> String {
 }
 
 /// A ratio's interval as `[0.85, 0.90]`, `None` without one.
-pub fn ratio_bounds(r: &Ratio) -> Option<String> {
+pub(crate) fn ratio_bounds(r: &Ratio) -> Option<String> {
     ColumnUnit::of(Unit::Ratio, r.value).bounds(r.ci_low, r.ci_high)
 }
 
@@ -43,7 +46,7 @@ pub fn ratio(value: f64) -> String {
 
 /// Words of `text` on lines of at most `width` characters (a longer word
 /// gets a line of its own).
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
     for word in text.split_whitespace() {
@@ -70,13 +73,13 @@ pub fn hanging(text: &str, width: usize, indent: &str) -> Vec<String> {
 }
 
 /// The command as a shell would need it typed, quoting words that need it.
-pub fn shell_line(words: &[String]) -> String {
+pub(crate) fn shell_line(words: &[String]) -> String {
     let words: Vec<String> = words.iter().map(|w| sh_quote(w)).collect();
     words.join(" ")
 }
 
 /// One CSV field, quoted when it holds a comma, quote or line break.
-pub fn csv_field(text: &str) -> String {
+pub(crate) fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {
@@ -102,10 +105,10 @@ pub fn opt<T: ToString>(value: Option<T>) -> String {
 
 /// What marks a ratio whose 95% interval excludes 1.0 (the tables' footer
 /// explains it).
-pub const MARK: &str = "*";
+pub(crate) const MARK: &str = "*";
 
 /// `0.87x [0.85, 0.90] *`, or `0.99x` alone without an interval.
-pub fn ratio_cell(r: Ratio) -> String {
+pub(crate) fn ratio_cell(r: Ratio) -> String {
     let Some(ci) = ratio_bounds(&r) else {
         return ratio(r.value);
     };

@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 const TITLE: &str = "heap probe (medians)";
 
-pub fn heap_block(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt::Result {
+pub(crate) fn heap_block(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt::Result {
     if analysis.heap.is_empty() {
         return Ok(());
     }

@@ -21,7 +21,7 @@ use allocscope_core::model::{
 use anyhow::{Context, Result};
 use serde::{Serialize, Serializer};
 
-pub const SCHEMA: &str = "allocscope/1";
+pub(crate) const SCHEMA: &str = "allocscope/1";
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JsonReporter {

@@ -6,8 +6,8 @@
 //! from here.
 
 mod breakdown_table;
-pub mod cause_words;
-pub mod columns;
+mod cause_words;
+mod columns;
 pub mod cpus_line;
 pub mod csv;
 mod foreign_table;
@@ -26,14 +26,14 @@ pub mod reporter;
 pub mod samples_csv;
 pub mod screen;
 mod section;
-pub mod served_words;
+mod served_words;
 mod service_table;
 pub mod svg;
 pub mod table;
 pub mod thin;
-pub mod verdict_json;
-pub mod verdict_text;
-pub mod verdict_words;
+mod verdict_json;
+mod verdict_text;
+mod verdict_words;
 
 #[cfg(test)]
 mod analysis_tests;

@@ -13,7 +13,7 @@ use allocscope_core::units::{format_bytes, ColumnUnit, Unit};
 
 /// `box, Linux 6.8.0, glibc 2.39, 2 CPUs, THP madvise, cgroup memory limit
 /// none`.
-pub fn host_line(h: &Host) -> String {
+pub(crate) fn host_line(h: &Host) -> String {
     let limit = h.cgroup_memory_limit_bytes.map(|b| format_bytes(b as f64));
     format!(
         "{}, Linux {}, glibc {}, {} CPUs, THP {}, cgroup memory limit {}",
@@ -28,7 +28,7 @@ pub fn host_line(h: &Host) -> String {
 
 /// `runs: each in a memory cgroup of its own (v1), limit 64 MiB`, or why
 /// not and how to get one; `None` for an experiment that did not record it.
-pub fn runs_line(host: &Host) -> Option<String> {
+pub(crate) fn runs_line(host: &Host) -> Option<String> {
     let how = host.run_cgroup.as_deref()?;
     let group = match how {
         "off" => "not in a memory cgroup (--cgroup off)".to_string(),

@@ -586,7 +586,11 @@ pub fn markdown(out: &mut String, a: &Analysis, escape: fn(&str) -> String) -> s
 
 /// The screen as the HTML report's opening card: what ran, the verdict's
 /// lines, the shell's deploy line with a link to the other targets.
-pub fn html_card(out: &mut String, a: &Analysis, escape: fn(&str) -> String) -> std::fmt::Result {
+pub(crate) fn html_card(
+    out: &mut String,
+    a: &Analysis,
+    escape: fn(&str) -> String,
+) -> std::fmt::Result {
     let s = Screen::of(a);
     let class = match a.verdict.outcome {
         allocscope_analyze::verdict::Outcome::Recommend

@@ -7,7 +7,12 @@ use allocscope_analyze::served;
 use allocscope_core::model::{StoredConfig, Via};
 
 /// `jemalloc served 97% of the tree's memory (varnishd links it)`.
-pub fn served_share(served_by: &str, share: f64, programs: &[String], via: Option<Via>) -> String {
+pub(crate) fn served_share(
+    served_by: &str,
+    share: f64,
+    programs: &[String],
+    via: Option<Via>,
+) -> String {
     let names = programs.join(", ");
     let how = match via {
         Some(Via::Linked) if !names.is_empty() => {
@@ -40,7 +45,7 @@ fn percent(share: f64) -> String {
 /// The configurations table's words on what served `config`: `served by
 /// glibc`, or, when what was asked is not what served, `glibc requested;
 /// jemalloc served 97% of the tree's memory (varnishd links it)`.
-pub fn table_words(config: &StoredConfig) -> Option<String> {
+pub(crate) fn table_words(config: &StoredConfig) -> Option<String> {
     let by = served::served_by(config)?;
     let part = served::mismatch(config).and_then(|other| {
         let tree = served::tree(config)?;

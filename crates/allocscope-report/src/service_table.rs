@@ -13,7 +13,11 @@ use std::fmt::Write;
 
 const TITLE: &str = "service: memory vs latency";
 
-pub fn service_blocks(out: &mut String, analysis: &Analysis, width: usize) -> std::fmt::Result {
+pub(crate) fn service_blocks(
+    out: &mut String,
+    analysis: &Analysis,
+    width: usize,
+) -> std::fmt::Result {
     if analysis.service.is_empty() {
         return Ok(());
     }

@@ -14,7 +14,7 @@ use allocscope_analyze::verdict::{Deploy, LimitLines, Outcome, Verdict};
 use serde::Serialize;
 
 #[derive(Serialize)]
-pub struct VerdictOut<'a> {
+pub(crate) struct VerdictOut<'a> {
     outcome: Outcome,
     config: Option<&'a str>,
     reason: String,

@@ -21,7 +21,7 @@ pub fn thresholds(v: &Verdict) -> String {
 }
 
 /// The heading of the verdict's cause lines in every format.
-pub const WHY_HEAD: &str = "why (each configuration's median run, time-weighted mean)";
+pub(crate) const WHY_HEAD: &str = "why (each configuration's median run, time-weighted mean)";
 
 /// The verdict, its reasons, where the memory went, and the deploy lines
 /// of the winner.

@@ -256,7 +256,7 @@ fn unsettled_words(v: &Verdict, u: &Unsettled) -> String {
 }
 
 /// The open side by the judged rows' labels: `mean PSS`, `p95 latency`.
-pub fn side_words_of(v: &Verdict, side: OpenSide) -> String {
+pub(crate) fn side_words_of(v: &Verdict, side: OpenSide) -> String {
     let (mw, pw) = (&v.memory.label, &v.performance.label);
     match side {
         OpenSide::Memory => mw.to_string(),
@@ -510,7 +510,7 @@ fn limit_words(limit: &LimitNeed) -> String {
 }
 
 /// `if you keep glibc: memory limit 70 MiB (peak working set 57.6 MiB + 20%)`.
-pub fn kept_words(kept: &KeptLimit) -> String {
+pub(crate) fn kept_words(kept: &KeptLimit) -> String {
     let limit = limit_words(&kept.memory_limit);
     format!("if you keep {}: memory limit {limit}", kept.config)
 }

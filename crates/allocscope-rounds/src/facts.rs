@@ -32,7 +32,11 @@ pub const MERGED: &str = "merged";
 
 impl RoundFacts {
     /// The facts of a shard's experiment (one round, run on one node).
-    pub fn of_shard(round: u32, experiment: &StoredExperiment, cpu_model: String) -> RoundFacts {
+    pub(crate) fn of_shard(
+        round: u32,
+        experiment: &StoredExperiment,
+        cpu_model: String,
+    ) -> RoundFacts {
         let host = &experiment.info.host;
         RoundFacts {
             round,
@@ -80,7 +84,7 @@ pub fn cpu_model() -> String {
         .unwrap_or_default()
 }
 
-pub fn parse_cpu_model(cpuinfo: &str) -> String {
+pub(crate) fn parse_cpu_model(cpuinfo: &str) -> String {
     ["model name", "Model", "Hardware", "cpu model"]
         .iter()
         .find_map(|key| {

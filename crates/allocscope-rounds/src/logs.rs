@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 /// Where the runs' stdout and stderr are kept: beside the store, one
 /// directory per experiment.
-pub fn log_directory(db: &Path, experiment_id: i64) -> anyhow::Result<PathBuf> {
+pub(crate) fn log_directory(db: &Path, experiment_id: i64) -> anyhow::Result<PathBuf> {
     let parent = match db.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),

@@ -47,7 +47,7 @@ pub fn check_one_plan(shards: &[Shard], expected: Option<&str>) -> Result<(), Us
 }
 
 /// The experiment of `plan_id` in `store`, if a merge created it.
-pub fn experiment_of_plan(store: &Store, plan_id: &str) -> anyhow::Result<Option<i64>> {
+pub(crate) fn experiment_of_plan(store: &Store, plan_id: &str) -> anyhow::Result<Option<i64>> {
     store.find_experiment_by_environment(PLAN_ID, plan_id)
 }
 
@@ -139,7 +139,7 @@ fn placed<'s>(
 }
 
 /// Records a round that left no shard, with the engine's state for it.
-pub fn record_missing_round(
+pub(crate) fn record_missing_round(
     store: &mut Store,
     experiment_id: i64,
     round: u32,

@@ -17,7 +17,7 @@ pub struct Place<'a> {
 }
 
 /// `[3/10] glibc  run 2: ok  1.2 s  peak RSS 35 MiB, p50 ...`.
-pub fn run_line(place: &Place, record: &RunRecord, peak_rss_bytes: u64) -> String {
+pub(crate) fn run_line(place: &Place, record: &RunRecord, peak_rss_bytes: u64) -> String {
     format!(
         "[{}/{}] {:<24} {} {}: {:<10} {:>9}  peak RSS {}{}{}{}",
         place.step,

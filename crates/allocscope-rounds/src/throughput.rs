@@ -16,7 +16,7 @@ use allocscope_report::format::hanging;
 
 /// The figures of every ok run, per configuration, the most informative
 /// first.
-pub fn suggestions(experiment: &StoredExperiment) -> Vec<Suggestion> {
+pub(crate) fn suggestions(experiment: &StoredExperiment) -> Vec<Suggestion> {
     let runs: Vec<Vec<Vec<Figure>>> = experiment
         .configs
         .iter()

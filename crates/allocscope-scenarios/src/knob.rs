@@ -6,7 +6,7 @@ use allocscope_core::usage_error::FeatureError;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
-pub enum KnobError {
+pub(crate) enum KnobError {
     #[error("{knob} must be in {low}..={high} (got {value})")]
     OutOfRange {
         knob: &'static str,
@@ -35,7 +35,7 @@ pub enum KnobError {
 
 /// Each `(knob, value, low, high)` with `value` in `low..=high`, else the
 /// first that is not.
-pub fn in_ranges(checks: &[(&'static str, u64, u64, u64)]) -> Result<(), KnobError> {
+pub(crate) fn in_ranges(checks: &[(&'static str, u64, u64, u64)]) -> Result<(), KnobError> {
     match checks
         .iter()
         .find(|(_, value, low, high)| !(low..=high).contains(&value))

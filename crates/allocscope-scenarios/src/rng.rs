@@ -20,7 +20,7 @@ impl Rng {
     }
 
     /// A size from 16 B to 64 KiB, skewed to small: log-uniform.
-    pub fn skewed_size(&mut self) -> usize {
+    pub(crate) fn skewed_size(&mut self) -> usize {
         let shift = 4 + self.below(13); // 2^4 .. 2^16
         let base = 1u64 << shift;
         (base + self.below(base)).min(65_536) as usize

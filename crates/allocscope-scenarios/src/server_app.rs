@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 /// Settings the routes need, fixed at start-up.
 #[derive(Debug, Clone, Copy)]
-pub struct AppConfig {
+pub(crate) struct AppConfig {
     pub seed: u64,
     pub response_max_bytes: usize,
 }
@@ -26,7 +26,7 @@ pub struct AppConfig {
 /// The smallest `/item` page, unless `--response-kib` is smaller still.
 const RESPONSE_MIN_BYTES: usize = 1024;
 
-pub struct App {
+pub(crate) struct App {
     config: AppConfig,
     cache: Cache,
 }
@@ -72,7 +72,7 @@ impl App {
     }
 
     #[cfg(test)]
-    pub fn cache_len(&self) -> usize {
+    pub(crate) fn cache_len(&self) -> usize {
         self.cache.len()
     }
 }
@@ -92,7 +92,7 @@ fn index_page(request: &Request) -> String {
 
 /// The page size for `id`: from `RESPONSE_MIN_BYTES` to the maximum, skewed
 /// towards small (most pages of a web app are small, a few are large).
-pub fn item_size(config: AppConfig, rng: &mut Rng) -> usize {
+pub(crate) fn item_size(config: AppConfig, rng: &mut Rng) -> usize {
     let max = config.response_max_bytes.max(1);
     let min = RESPONSE_MIN_BYTES.min(max);
     let unit = rng.below(1 << 20) as f64 / (1u64 << 20) as f64;
@@ -102,7 +102,7 @@ pub fn item_size(config: AppConfig, rng: &mut Rng) -> usize {
 /// Builds the page for `id` from many small pieces (one `String` per row, as
 /// a template engine would), deterministic in (seed, id) so that a cached and
 /// a freshly built page are the same bytes under every allocator.
-pub fn item_page(config: AppConfig, id: u64) -> String {
+pub(crate) fn item_page(config: AppConfig, id: u64) -> String {
     let mut rng = Rng::new(config.seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let target = item_size(config, &mut rng);
     const WORDS: [&str; 12] = [

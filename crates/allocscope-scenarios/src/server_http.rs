@@ -11,10 +11,10 @@ use std::fmt::Write as _;
 
 /// A request head larger than this is refused (431-like, answered as 400):
 /// it bounds what one connection can make the worker buffer.
-pub const MAX_HEAD_BYTES: usize = 16 * 1024;
+pub(crate) const MAX_HEAD_BYTES: usize = 16 * 1024;
 /// Bodies are read and thrown away to keep the connection in step; a larger
 /// one closes the connection instead of being read.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_BODY_BYTES: usize = 1024 * 1024;
 const MAX_HEADERS: usize = 100;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub struct Request {
 }
 
 #[derive(Debug, PartialEq, Eq)]
-pub enum ParseError {
+pub(crate) enum ParseError {
     RequestLine,
     Method,
     Target,
@@ -68,7 +68,7 @@ impl Request {
     }
 
     /// The body length to read and discard (0 when absent).
-    pub fn content_length(&self) -> Result<usize, ParseError> {
+    pub(crate) fn content_length(&self) -> Result<usize, ParseError> {
         match self.header("content-length") {
             None => Ok(0),
             Some(value) => value
@@ -189,7 +189,7 @@ impl Response {
 
     /// Head and body in one buffer, so one `write` sends a small response
     /// (two writes would meet Nagle's algorithm and delayed ACKs).
-    pub fn to_bytes(&self, keep_alive: bool, head_only: bool) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self, keep_alive: bool, head_only: bool) -> Vec<u8> {
         let mut head = String::with_capacity(160);
         let _ = write!(
             head,

@@ -52,7 +52,7 @@ impl Candidate {
     }
 
     /// The one key this candidate sets, if it sets exactly one.
-    pub fn single_key(&self) -> Option<&'static str> {
+    pub(crate) fn single_key(&self) -> Option<&'static str> {
         match self.settings.as_slice() {
             [(key, _)] => Some(key),
             _ => None,

@@ -35,7 +35,7 @@ fn plain_memory(results: &[Raced], allocator: &str) -> Option<f64> {
 /// The best value of each key that helped on its own, in the order the
 /// candidates came: among those round 1 kept, since the halving leaves a
 /// single finalist and a key helps whether or not it was the one.
-pub fn helpful(results: &[Raced]) -> Vec<&Raced> {
+pub(crate) fn helpful(results: &[Raced]) -> Vec<&Raced> {
     let mut best: Vec<&Raced> = Vec::new();
     for r in results.iter().filter(|r| r.kept_once) {
         let (Some(key), Some(memory)) = (r.candidate.single_key(), r.memory) else {

@@ -39,7 +39,7 @@ const MIN_FOR_SPREAD: usize = 4;
 /// and 2 in round 3: 27, under twice the 15 of compare's five defaults at
 /// theirs, and 29 a round later (two finalists made it 28 and 31, and
 /// their level, shared between two, often needed that later round).
-pub fn kept_after(round: u32, open: usize) -> Option<usize> {
+pub(crate) fn kept_after(round: u32, open: usize) -> Option<usize> {
     let kept = match round {
         1 => (open / 6).max(MIN_KEPT),
         r if r < FIRST_LOOK => 1,
@@ -57,7 +57,7 @@ pub fn kept_after(round: u32, open: usize) -> Option<usize> {
 /// (taken to be as noisy as any candidate's), hence the factor of √2. True
 /// differences between candidates only widen it, so it errs towards
 /// keeping a candidate. 0 with fewer than `MIN_FOR_SPREAD` readings.
-pub fn perf_noise(centres: &[f64]) -> f64 {
+pub(crate) fn perf_noise(centres: &[f64]) -> f64 {
     if centres.len() < MIN_FOR_SPREAD {
         return 0.0;
     }

@@ -133,7 +133,7 @@ fn ratio_words(row: &MetricDef, r: Option<&LogRatio>, alpha: f64) -> String {
 
 /// Why `j` is settled out, in words with the interval that settled it;
 /// `None` while it may still win.
-pub fn drop_reason(
+pub(crate) fn drop_reason(
     j: &Judged,
     judged: &[Judged],
     names: &[&str],

@@ -6,7 +6,7 @@ use allocscope_core::model::{RunStatus, Sample, StoredConfig, StoredExperiment};
 
 /// A configuration named `name` with one run per `(rss_mib, wall_s)`, in
 /// round order from 1.
-pub fn with_runs(name: &str, runs: &[(f64, f64)]) -> StoredConfig {
+pub(crate) fn with_runs(name: &str, runs: &[(f64, f64)]) -> StoredConfig {
     let template = fixture::experiment().configs[0].clone();
     let mut config = template.clone();
     config.config.name = name.to_string();

@@ -14,7 +14,7 @@ use std::fmt;
 use std::path::Path;
 
 /// Prefix of settings that set an arbitrary environment variable.
-pub const ENV_PREFIX: &str = "env.";
+pub(crate) const ENV_PREFIX: &str = "env.";
 
 /// What the configuration names: a built-in allocator or a user library.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +55,7 @@ fn is_label(text: &str) -> bool {
 }
 
 /// A POSIX-portable environment variable name.
-pub fn is_env_name(text: &str) -> bool {
+pub(crate) fn is_env_name(text: &str) -> bool {
     let mut chars = text.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')

@@ -11,7 +11,7 @@ const DPKG_DIR: &str = "/var/lib/dpkg";
 
 /// The version of `package` if it owns `library` (either spelling under
 /// merged /usr), from dpkg's files; None when it does not or dpkg is absent.
-pub fn package_version(package: &str, library: &Path) -> Option<String> {
+pub(crate) fn package_version(package: &str, library: &Path) -> Option<String> {
     let arch = dpkg_arch();
     let list = [format!("{package}:{arch}.list"), format!("{package}.list")]
         .into_iter()
@@ -25,7 +25,7 @@ pub fn package_version(package: &str, library: &Path) -> Option<String> {
 }
 
 /// The version `dpkg-query` reports for the package owning `library`.
-pub fn query_version(library: &Path) -> Option<String> {
+pub(crate) fn query_version(library: &Path) -> Option<String> {
     let owner = spellings(library)?.iter().find_map(|p| run(&["-S", p]))?;
     let package = parse_owner(&owner)?;
     let version = run(&["-W", "-f=${Version}", &package])?;
@@ -65,7 +65,7 @@ fn dpkg_arch() -> &'static str {
 
 /// The `Version:` of the installed `package` for `arch` (or `all`) in the
 /// text of dpkg's `status` file.
-pub fn status_version(status: &str, package: &str, arch: &str) -> Option<String> {
+pub(crate) fn status_version(status: &str, package: &str, arch: &str) -> Option<String> {
     status.split("\n\n").find_map(|stanza| {
         let field = |name: &str| {
             stanza
@@ -82,7 +82,7 @@ pub fn status_version(status: &str, package: &str, arch: &str) -> Option<String>
 }
 
 /// `libjemalloc2:amd64: /usr/lib/...` -> `libjemalloc2:amd64`.
-pub fn parse_owner(text: &str) -> Option<String> {
+pub(crate) fn parse_owner(text: &str) -> Option<String> {
     let line = text.lines().next()?;
     let (packages, _) = line.split_once(": ")?;
     let first = packages.split(',').next()?.trim();

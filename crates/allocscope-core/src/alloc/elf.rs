@@ -83,7 +83,7 @@ fn read(path: &Path) -> Result<Vec<u8>, AllocError> {
 
 /// Checks that `path` is a shared object this host can load and that it
 /// exports `malloc`, i.e. preloading it can replace the allocator.
-pub fn check_library(path: &Path) -> Result<(), AllocError> {
+pub(crate) fn check_library(path: &Path) -> Result<(), AllocError> {
     let bytes = read(path)?;
     let not_elf = || AllocError::NotElf {
         path: path.to_path_buf(),
@@ -173,17 +173,4 @@ pub fn preload_ignored_reason(info: &ProgramInfo) -> Option<String> {
     } else {
         None
     }
-}
-
-/// Known allocators mapped in a process, from the text of `/proc/PID/maps`.
-pub fn allocators_in_maps(maps: &str) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for path in maps.lines().filter_map(|l| l.split_whitespace().nth(5)) {
-        if let Some(name) = allocator_of_library(Path::new(path)) {
-            if !names.iter().any(|n| n == name) {
-                names.push(name.to_string());
-            }
-        }
-    }
-    names
 }

@@ -30,11 +30,11 @@ pub enum Kind {
 
 /// The variable a `Kind::ProbeTrim` value is written to: the heap probe,
 /// not the allocator, reads it (probe/PROTOCOL.md).
-pub const PROBE_TRIM_MS_ENV: &str = "ALLOCSCOPE_PROBE_TRIM_MS";
+pub(crate) const PROBE_TRIM_MS_ENV: &str = "ALLOCSCOPE_PROBE_TRIM_MS";
 
 /// The key every configuration accepts, a user library's included:
 /// `thp=never` turns transparent huge pages off for the workload's tree.
-pub const THP_KEY: &str = "thp";
+pub(crate) const THP_KEY: &str = "thp";
 
 /// The variable a `thp=never` setting is carried in. The run takes it out
 /// of the workload's environment and calls `prctl(PR_SET_THP_DISABLE)` in
@@ -44,7 +44,7 @@ pub const THP_DISABLE_ENV: &str = "ALLOCSCOPE_THP_DISABLE";
 /// Checks a `thp=` value for an allocator without a `thp` key of its own:
 /// only `never` exists, because a process can turn huge pages off for
 /// itself but cannot force them on beyond the host's mode.
-pub fn thp_disable(allocator: &str, value: &str) -> Result<(String, String), AllocError> {
+pub(crate) fn thp_disable(allocator: &str, value: &str) -> Result<(String, String), AllocError> {
     if value == "never" {
         return Ok((THP_DISABLE_ENV.to_string(), "1".to_string()));
     }
@@ -103,7 +103,7 @@ const fn t(
 
 /// glibc 2.36 `glibc.malloc.*` tunables.
 #[rustfmt::skip]
-pub const GLIBC_KEYS: &[Key] = &[
+pub(crate) const GLIBC_KEYS: &[Key] = &[
     t("arena_max", Kind::Uint, &["1", "2", "4", "8"], "maximum number of malloc arenas"),
     k("arena_test", Kind::Uint, "arenas created before arena_max is checked"),
     k("check", Kind::Uint, "heap consistency checking level (needs libc_malloc_debug.so)"),
@@ -122,7 +122,7 @@ pub const GLIBC_KEYS: &[Key] = &[
 
 /// jemalloc 5.x `MALLOC_CONF` options.
 #[rustfmt::skip]
-pub const JEMALLOC_KEYS: &[Key] = &[
+pub(crate) const JEMALLOC_KEYS: &[Key] = &[
     k("abort_conf", Kind::Bool, "abort on an invalid MALLOC_CONF option"),
     t("background_thread", Kind::Bool, &["true"], "purge unused pages from background threads"),
     t("dirty_decay_ms", Kind::Int, &["0", "1000"], "time before dirty pages are purged (-1 = never)"),
@@ -149,7 +149,7 @@ pub const JEMALLOC_KEYS: &[Key] = &[
 /// gperftools tcmalloc `TCMALLOC_*` variables read by libtcmalloc_minimal
 /// (checked against its strings; the profiler-only ones are left out).
 #[rustfmt::skip]
-pub const TCMALLOC_KEYS: &[Key] = &[
+pub(crate) const TCMALLOC_KEYS: &[Key] = &[
     t("aggressive_decommit", Kind::Bool, &["true"], "return freed spans to the kernel at once"),
     k("disable_memory_release", Kind::Bool, "never return free memory to the kernel"),
     k("heap_limit_mb", Kind::Uint, "fail allocations beyond this heap size in MiB"),
@@ -166,7 +166,7 @@ pub const TCMALLOC_KEYS: &[Key] = &[
 /// mimalloc `MIMALLOC_*` options: those of 2.0.9 (Debian 12), plus a few 2.1
 /// names marked as such, which 2.0 ignores.
 #[rustfmt::skip]
-pub const MIMALLOC_KEYS: &[Key] = &[
+pub(crate) const MIMALLOC_KEYS: &[Key] = &[
     k("abandoned_page_decommit", Kind::Bool, "decommit pages of exited threads"),
     k("abandoned_page_reset", Kind::Bool, "reset pages of exited threads"),
     k("allow_decommit", Kind::Bool, "return unused memory to the kernel"),
@@ -198,7 +198,7 @@ pub const MIMALLOC_KEYS: &[Key] = &[
 ];
 
 /// Comma-separated key names, for "valid keys: ..." messages.
-pub fn key_names(keys: &[Key]) -> String {
+pub(crate) fn key_names(keys: &[Key]) -> String {
     keys.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
 }
 

@@ -174,7 +174,7 @@ pub fn builtin(name: &str) -> Option<&'static Builtin> {
 }
 
 /// The configurations run when the user gives no `-a`, in table order.
-pub fn default_specs() -> impl Iterator<Item = &'static str> {
+pub(crate) fn default_specs() -> impl Iterator<Item = &'static str> {
     BUILTINS.iter().flat_map(|b| b.defaults.iter().copied())
 }
 
@@ -204,7 +204,7 @@ pub fn packages_to_install() -> String {
 
 /// Every symbol through which the heap probe can read an allocator's own
 /// counters; a library exporting one of them gets the probe's stats build.
-pub fn counter_symbols() -> impl Iterator<Item = &'static str> {
+pub(crate) fn counter_symbols() -> impl Iterator<Item = &'static str> {
     BUILTINS.iter().flat_map(|b| b.counters.iter().copied())
 }
 

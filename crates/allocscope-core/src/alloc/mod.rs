@@ -4,16 +4,16 @@
 //! becomes a `model::Config` (a name plus a launch environment). Nothing
 //! downstream needs to know which allocator a configuration uses.
 
-pub mod config;
+pub(crate) mod config;
 pub mod cpus;
 mod dpkg;
 pub mod elf;
-pub mod error;
+pub(crate) mod error;
 pub mod keys;
 pub mod known;
 mod ldcache;
-pub mod own_api;
-pub mod registry;
+pub(crate) mod own_api;
+pub(crate) mod registry;
 pub mod served;
 
 #[cfg(test)]
@@ -25,8 +25,8 @@ pub mod test_deps;
 #[cfg(test)]
 mod tests;
 
-pub use config::{parse_spec, Spec, Target};
-pub use elf::{check_library, inspect_program, preload_ignored_reason, ProgramInfo};
-pub use error::AllocError;
+pub use config::{parse_spec, Target};
+pub use elf::{inspect_program, preload_ignored_reason};
+pub(crate) use error::AllocError;
 pub use known::{allocator_of_library, install_of, Builtin, Install, BUILTINS};
 pub use registry::{Found, Registry};

@@ -222,7 +222,7 @@ fn version_of(library: &Path, mapped: &Path) -> Option<String> {
         .or_else(|| so_suffix_version(library))
 }
 
-pub fn so_suffix_version(path: &Path) -> Option<String> {
+pub(crate) fn so_suffix_version(path: &Path) -> Option<String> {
     let file = path.file_name()?.to_str()?;
     let (_, suffix) = file.split_once(".so.")?;
     let valid = suffix

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 /// The symbol allocscope's glibc shim (`probe/glibc_shim.c`) exports, by
 /// which it is known here and by the heap probe.
-pub const GLIBC_SHIM_SYMBOL: &str = "allocscope_glibc_shim";
+pub(crate) const GLIBC_SHIM_SYMBOL: &str = "allocscope_glibc_shim";
 
 /// What the executable's own `malloc` is called.
 pub const PROGRAM_OWN: &str = "program";

@@ -2,7 +2,6 @@
 //! parsers and the ELF checks (on this machine's real libraries and programs).
 
 use super::config::{parse_spec, Spec, Target};
-use super::elf::allocators_in_maps;
 use super::keys::THP_DISABLE_ENV;
 use super::known::allocator_of_library;
 use super::registry::{Found, Registry};
@@ -290,10 +289,6 @@ fn names_allocators_from_library_paths_and_maps() {
         Some("mimalloc")
     );
     assert_eq!(allocator_of_library(Path::new("/lib/libc.so.6")), None);
-    let maps = "7f00-7f01 r--p 00000000 08:01 12 /usr/lib/x86_64-linux-gnu/libjemalloc.so.2\n\
-                7f01-7f02 r-xp 00001000 08:01 12 /usr/lib/x86_64-linux-gnu/libjemalloc.so.2\n\
-                7f03-7f04 rw-p 00000000 00:00 0 \n";
-    assert_eq!(allocators_in_maps(maps), ["jemalloc"]);
 }
 
 fn setting() -> impl Strategy<Value = (String, String)> {

@@ -8,7 +8,7 @@ use crate::model::CgroupSample;
 /// The parts of `memory.stat` a tick keeps, in bytes. `file_bytes`
 /// includes `shmem_bytes` in both versions (shmem is page cache).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct StatParts {
+pub(crate) struct StatParts {
     pub anon_bytes: u64,
     pub file_bytes: u64,
     pub shmem_bytes: u64,
@@ -36,7 +36,7 @@ fn keyed(text: &str, key: &str) -> Option<u64> {
 /// cgroup v2 `memory.stat`. Kernels before 5.18 have no `kernel` key: its
 /// parts are summed instead (stacks, page tables, per-cpu, slab, socket
 /// buffers, vmalloc).
-pub fn parse_v2_stat(text: &str) -> StatParts {
+pub(crate) fn parse_v2_stat(text: &str) -> StatParts {
     let get = |key| keyed(text, key).unwrap_or(0);
     let kernel = keyed(text, "kernel").or_else(|| {
         let parts = [
@@ -62,7 +62,7 @@ pub fn parse_v2_stat(text: &str) -> StatParts {
 
 /// cgroup v1 `memory.stat`: the hierarchical `total_*` figures, so the
 /// group's own children (none today) would count too.
-pub fn parse_v1_stat(text: &str) -> StatParts {
+pub(crate) fn parse_v1_stat(text: &str) -> StatParts {
     let get = |key| keyed(text, key).unwrap_or(0);
     StatParts {
         anon_bytes: get("total_rss"),
@@ -75,14 +75,18 @@ pub fn parse_v1_stat(text: &str) -> StatParts {
 }
 
 /// `oom_kill N` from memory.events (v2) or memory.oom_control (v1).
-pub fn parse_oom_kills(text: &str) -> u64 {
+pub(crate) fn parse_oom_kills(text: &str) -> u64 {
     keyed(text, "oom_kill").unwrap_or(0)
 }
 
 /// The tick's figures: the charge, its parts, and the working set (the
 /// charge less inactive file pages, never below zero: the charge is
 /// batched per CPU on v1 and can lag the statistics).
-pub fn sample_of(charge_bytes: u64, parts: StatParts, kernel_bytes: Option<u64>) -> CgroupSample {
+pub(crate) fn sample_of(
+    charge_bytes: u64,
+    parts: StatParts,
+    kernel_bytes: Option<u64>,
+) -> CgroupSample {
     CgroupSample {
         charge_bytes,
         working_set_bytes: charge_bytes.saturating_sub(parts.inactive_file_bytes),

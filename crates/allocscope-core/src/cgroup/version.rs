@@ -17,7 +17,7 @@ impl Version {
     }
 
     /// What the group is charged now: every page of the tree once.
-    pub fn charge_file(self) -> &'static str {
+    pub(crate) fn charge_file(self) -> &'static str {
         match self {
             Version::V1 => "memory.usage_in_bytes",
             Version::V2 => "memory.current",
@@ -32,7 +32,7 @@ impl Version {
         }
     }
 
-    pub fn limit_file(self) -> &'static str {
+    pub(crate) fn limit_file(self) -> &'static str {
         match self {
             Version::V1 => "memory.limit_in_bytes",
             Version::V2 => "memory.max",
@@ -40,7 +40,7 @@ impl Version {
     }
 
     /// Where the OOM killer's kills are counted.
-    pub fn oom_file(self) -> &'static str {
+    pub(crate) fn oom_file(self) -> &'static str {
         match self {
             Version::V1 => "memory.oom_control",
             Version::V2 => "memory.events",
@@ -48,7 +48,7 @@ impl Version {
     }
 
     /// Kernel memory, when `memory.stat` does not have it (v1).
-    pub fn kernel_file(self) -> Option<&'static str> {
+    pub(crate) fn kernel_file(self) -> Option<&'static str> {
         match self {
             Version::V1 => Some("memory.kmem.usage_in_bytes"),
             Version::V2 => None,

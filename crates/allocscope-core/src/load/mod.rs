@@ -13,16 +13,18 @@
 
 mod http;
 mod plan;
-pub mod replay;
+pub(crate) mod replay;
 mod report;
 mod runner;
-pub mod target;
+pub(crate) mod target;
 #[cfg(test)]
 mod test_server;
 
 pub use http::Method;
-pub use plan::{Plan, PlanError, Requests, Schedule};
-pub use replay::{parse_log, LogEntry, Rejected, ReplayLog};
-pub use report::{ErrorCounts, LoadReport, Percentiles};
+pub(crate) use plan::PlanError;
+pub use plan::{Plan, Requests, Schedule};
+pub use replay::parse_log;
+pub use report::{LoadReport, Percentiles};
 pub use runner::run;
-pub use target::{PathTemplate, Target, TargetError};
+pub use target::Target;
+pub(crate) use target::TargetError;

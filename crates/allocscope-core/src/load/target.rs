@@ -175,7 +175,7 @@ enum Part {
 
 /// A compiled path template, rendered once per request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PathTemplate {
+pub(crate) struct PathTemplate {
     parts: Vec<Part>,
     rand_per_request: u64,
 }

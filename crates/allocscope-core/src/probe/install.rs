@@ -10,7 +10,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::PathBuf;
 
 /// `$XDG_CACHE_HOME/allocscope`, else `~/.cache/allocscope`, else the temp dir.
-pub fn cache_dir() -> PathBuf {
+pub(crate) fn cache_dir() -> PathBuf {
     let from_env = |name: &str| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())
@@ -63,7 +63,7 @@ fn traversable_by_all(dir: &std::path::Path) -> bool {
 /// Installs embedded bytes as `STEM-<content hash>.so` (the probe builds,
 /// the glibc shim), falling back to the temp directory when the cache
 /// directory is not writable.
-pub fn install_named(stem: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
+pub(crate) fn install_named(stem: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
     let name = format!("{stem}-{:016x}.so", content_hash(bytes));
     let primary = install_dir();
     match install_in(&primary, &name, bytes) {

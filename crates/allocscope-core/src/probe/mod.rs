@@ -10,8 +10,6 @@
 
 mod install;
 
-pub use install::cache_dir;
-
 /// Returns the path of `build`'s shared object, writing it if needed; falls
 /// back to the temp directory when the cache directory is not writable.
 pub fn install(build: ProbeBuild) -> anyhow::Result<PathBuf> {
@@ -27,7 +25,7 @@ pub fn install_glibc_shim() -> anyhow::Result<PathBuf> {
 
 /// Whether `path` is one of the heap probe's builds as `install` names
 /// them: an interposer that passes the malloc family on, never what serves.
-pub fn is_probe_library(path: &Path) -> bool {
+pub(crate) fn is_probe_library(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.starts_with("probe-stats-") || n.starts_with("probe-count-"))
@@ -41,9 +39,9 @@ use thiserror::Error;
 pub const ENV_SHM: &str = "ALLOCSCOPE_PROBE_SHM";
 pub const ENV_INTERVAL_MS: &str = "ALLOCSCOPE_PROBE_INTERVAL_MS";
 /// `1`: the reclaim test from the exit handler (a batch run's default).
-pub const ENV_RECLAIM_AT_EXIT: &str = "ALLOCSCOPE_PROBE_RECLAIM_AT_EXIT";
+pub(crate) const ENV_RECLAIM_AT_EXIT: &str = "ALLOCSCOPE_PROBE_RECLAIM_AT_EXIT";
 /// Set by a configuration's `trim=DUR` key (the allocator table owns it).
-pub const ENV_TRIM_MS: &str = crate::alloc::keys::PROBE_TRIM_MS_ENV;
+pub(crate) const ENV_TRIM_MS: &str = crate::alloc::keys::PROBE_TRIM_MS_ENV;
 
 static STATS_SO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/probe-stats.so"));
 static COUNT_SO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/probe-count.so"));
@@ -187,7 +185,7 @@ fn has_counters(library: Option<&Path>) -> bool {
 }
 
 /// `env` with `library` first in LD_PRELOAD.
-pub fn preload_first(env: &[(String, String)], library: &Path) -> Vec<(String, String)> {
+pub(crate) fn preload_first(env: &[(String, String)], library: &Path) -> Vec<(String, String)> {
     let ours = library.display().to_string();
     let mut out: Vec<(String, String)> = env.to_vec();
     match out.iter_mut().find(|(name, _)| name == "LD_PRELOAD") {
@@ -200,7 +198,7 @@ pub fn preload_first(env: &[(String, String)], library: &Path) -> Vec<(String, S
 /// The configuration's environment with the probe loaded first: the probe
 /// goes before the allocator in LD_PRELOAD, so that its `dlsym(RTLD_NEXT)`
 /// finds the allocator under test.
-pub fn launch_env(
+pub(crate) fn launch_env(
     env: &[(String, String)],
     probe: &ProbeLaunch,
     shm_dir: Option<&Path>,

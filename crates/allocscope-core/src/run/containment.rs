@@ -10,7 +10,7 @@ use super::extension::ChildStep;
 use crate::cgroup::{Parent, RunGroup, Version};
 
 #[derive(Debug)]
-pub struct Containment {
+pub(crate) struct Containment {
     group: Option<RunGroup>,
     /// `--memory-limit` in bytes.
     limit_bytes: Option<u64>,
@@ -40,7 +40,7 @@ impl Containment {
 
     /// How the limit is enforced, for the run's message; `None` without
     /// `--memory-limit`.
-    pub fn describe_limit(&self) -> Option<String> {
+    pub(crate) fn describe_limit(&self) -> Option<String> {
         let bytes = self.limit_bytes?;
         let how = match self.group.as_ref().map(RunGroup::version) {
             Some(Version::V2) => "cgroup v2 memory.max",
@@ -56,14 +56,14 @@ impl Containment {
     }
 
     /// Why the run has no group of its own, when it should have had one.
-    pub fn group_error(&self) -> Option<&str> {
+    pub(crate) fn group_error(&self) -> Option<&str> {
         self.group_error.as_deref()
     }
 
     /// What the child runs between fork and exec: join the group, or set
     /// the rlimit; `None` when there is nothing to do. Only
     /// async-signal-safe calls.
-    pub fn child_hook(&self) -> Option<ChildStep> {
+    pub(crate) fn child_hook(&self) -> Option<ChildStep> {
         if let Some(fd) = self.group.as_ref().and_then(RunGroup::procs_fd) {
             return Some(Box::new(move || {
                 let mut digits = [0u8; 20];

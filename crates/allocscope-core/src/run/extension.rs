@@ -6,7 +6,7 @@ use crate::sample::Sampler;
 
 /// A step of the child between fork and exec: async-signal-safe calls
 /// only, no allocation.
-pub type ChildStep = Box<dyn Fn() -> std::io::Result<()> + Send + Sync>;
+pub(crate) type ChildStep = Box<dyn Fn() -> std::io::Result<()> + Send + Sync>;
 
 /// One extension of a run; a hook it does not implement does nothing.
 pub trait RunExtension {

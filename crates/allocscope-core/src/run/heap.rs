@@ -20,7 +20,7 @@ use std::time::Duration;
 
 static RUNS: AtomicU32 = AtomicU32::new(0);
 
-pub struct HeapRun {
+pub(crate) struct HeapRun {
     probe: ProbeLaunch,
     shm_dir: Option<PathBuf>,
     check: LoadCheck,
@@ -91,7 +91,7 @@ impl HeapRun {
 
     /// Asks the probed processes among `pids` for the reclaim test; how
     /// many were asked.
-    pub fn request_reclaim(&mut self, pids: &[i32]) -> usize {
+    pub(crate) fn request_reclaim(&mut self, pids: &[i32]) -> usize {
         self.control.as_mut().map_or(0, |c| c.request_reclaim(pids))
     }
 
@@ -101,7 +101,7 @@ impl HeapRun {
     }
 
     /// Every probed process's last words, once the tree has ended.
-    pub fn final_readings(&mut self) -> Vec<(i32, ProbeReading)> {
+    pub(crate) fn final_readings(&mut self) -> Vec<(i32, ProbeReading)> {
         self.control
             .as_mut()
             .map(ProbeReader::read_all)
@@ -120,13 +120,13 @@ impl HeapRun {
         self.check.settled()
     }
 
-    pub fn observe(&mut self, main: i32, tree: &[i32]) {
+    pub(crate) fn observe(&mut self, main: i32, tree: &[i32]) {
         self.check.observe(main, tree);
     }
 
     /// Makes the probe files of the tree's processes that run as another
     /// user (`probe_files.rs`); on every tick, before the sampler reads.
-    pub fn hand_out_files(&mut self, tree: &[i32]) {
+    pub(crate) fn hand_out_files(&mut self, tree: &[i32]) {
         if let Some(files) = self.files.as_mut() {
             files.hand_out(tree);
         }

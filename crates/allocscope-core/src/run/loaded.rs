@@ -7,7 +7,7 @@ use crate::sample::maps::{is_mapped, mapped_paths_whole};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub struct LoadCheck {
+pub(crate) struct LoadCheck {
     library: Option<PathBuf>,
     /// The library was seen mapped in a process of the tree.
     seen: bool,
@@ -35,12 +35,12 @@ impl LoadCheck {
         self.library.is_none() || self.seen
     }
 
-    pub fn verified(&self) -> bool {
+    pub(crate) fn verified(&self) -> bool {
         self.seen
     }
 
     /// Poll quickly right after exec, then back off.
-    pub fn poll_interval(&self) -> Duration {
+    pub(crate) fn poll_interval(&self) -> Duration {
         if self.observations < 10 {
             Duration::from_millis(2)
         } else {
@@ -49,7 +49,7 @@ impl LoadCheck {
     }
 
     /// Looks at the workload's own process first, then the rest of the tree.
-    pub fn observe(&mut self, main: i32, tree: &[i32]) {
+    pub(crate) fn observe(&mut self, main: i32, tree: &[i32]) {
         let Some(library) = self.library.clone() else {
             return;
         };
@@ -97,7 +97,7 @@ impl LoadCheck {
     /// The message for a `not_loaded` run, or None when the run counts.
     /// `even_if_mapped`: the program does not allocate through malloc (Go),
     /// so a mapped library does not make the run count.
-    pub fn not_loaded_reason(
+    pub(crate) fn not_loaded_reason(
         &self,
         preload_ignored: Option<&str>,
         even_if_mapped: bool,
@@ -117,7 +117,7 @@ impl LoadCheck {
         }
     }
 
-    pub fn other_allocators(&self) -> Vec<String> {
+    pub(crate) fn other_allocators(&self) -> Vec<String> {
         self.others.clone()
     }
 }

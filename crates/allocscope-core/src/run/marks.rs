@@ -89,7 +89,7 @@ impl Marks {
 
     /// A marker recorded with its own reading (a service's phase change);
     /// the markers waiting were read before it and share that reading.
-    pub fn push_read(
+    pub(crate) fn push_read(
         &mut self,
         pattern: u32,
         label: String,
@@ -102,7 +102,7 @@ impl Marks {
     }
 
     /// Every marker with its memory, in the order read.
-    pub fn into_markers(self) -> Vec<Marker> {
+    pub(crate) fn into_markers(self) -> Vec<Marker> {
         self.done
     }
 }

@@ -49,7 +49,7 @@ mod values;
 
 pub use engine::{unix_now, Clock, Engine, Followed, Hooks, Root, Stopped};
 pub use event::{Event, Reaped};
-pub use extension::{ChildStep, RunExtension};
+pub use extension::RunExtension;
 pub use interrupt::Interrupt;
 pub use launch::{Launch, Outcome};
 pub use pin::CpuPin;

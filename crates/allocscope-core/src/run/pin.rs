@@ -50,7 +50,7 @@ impl RunExtension for CpuPin {
 }
 
 /// The CPUs allocscope may run on, in order.
-pub fn usable_cpus() -> anyhow::Result<Vec<usize>> {
+pub(crate) fn usable_cpus() -> anyhow::Result<Vec<usize>> {
     // SAFETY: as above.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: a valid, writable set of the size given.

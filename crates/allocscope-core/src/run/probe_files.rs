@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 /// of /proc/PID each (1-2 µs), so a tree of a thousand stays cheap.
 const RECHECKS_PER_TICK: usize = 16;
 
-pub struct ProbeFiles {
+pub(crate) struct ProbeFiles {
     dir: PathBuf,
     own_uid: u32,
     /// The owner of /proc/PID when each pid was last checked: it changes
@@ -50,7 +50,7 @@ impl ProbeFiles {
     }
 
     /// Checks the tree's new processes, and some known ones in turn.
-    pub fn hand_out(&mut self, pids: &[i32]) {
+    pub(crate) fn hand_out(&mut self, pids: &[i32]) {
         if pids.is_empty() {
             return;
         }

@@ -84,7 +84,11 @@ pub fn spawn(
 /// environment (not the configuration's: the client is not measured),
 /// stdin closed, output to files, in a process group of its own and with a
 /// parent-death signal. Its exit comes through the reaper like any child's.
-pub fn spawn_load(command: &str, stdout_path: &Path, stderr_path: &Path) -> anyhow::Result<i32> {
+pub(crate) fn spawn_load(
+    command: &str,
+    stdout_path: &Path,
+    stderr_path: &Path,
+) -> anyhow::Result<i32> {
     let stdout = File::create(stdout_path)
         .with_context(|| format!("creating '{}'", stdout_path.display()))?;
     let stderr = File::create(stderr_path)
@@ -115,7 +119,7 @@ pub fn spawn_load(command: &str, stdout_path: &Path, stderr_path: &Path) -> anyh
 
 /// Sends SIGTERM to the workload's process group and to every listed
 /// descendant: the polite stop of a service.
-pub fn terminate_tree(group: i32, descendants: &[i32]) {
+pub(crate) fn terminate_tree(group: i32, descendants: &[i32]) {
     // SAFETY: kill with plain integers; errors (already gone) are fine.
     unsafe {
         libc::kill(-group, libc::SIGTERM);
@@ -127,7 +131,7 @@ pub fn terminate_tree(group: i32, descendants: &[i32]) {
 
 /// Sends SIGKILL to the workload's process group and to every listed
 /// descendant (those that left the group with setsid/setpgid included).
-pub fn kill_tree(group: i32, descendants: &[i32]) {
+pub(crate) fn kill_tree(group: i32, descendants: &[i32]) {
     // SAFETY: kill with plain integers; errors (already gone) are fine.
     unsafe {
         libc::kill(-group, libc::SIGKILL);

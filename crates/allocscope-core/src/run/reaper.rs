@@ -21,7 +21,7 @@ pub(crate) struct Usage {
 
 impl Usage {
     /// The workload's own process's VmHWM as a tick read it.
-    pub fn note_main_hwm(&mut self, bytes: u64) {
+    pub(crate) fn note_main_hwm(&mut self, bytes: u64) {
         self.main_hwm_bytes = Some(self.main_hwm_bytes.map_or(bytes, |m| m.max(bytes)));
     }
 
@@ -51,7 +51,7 @@ fn seconds(tv: libc::timeval) -> f64 {
 /// Reaps children until none is left, reporting each on the run's event
 /// channel (shared with the stdout tap). Call it once the
 /// workload has been spawned.
-pub fn spawn_reaper(events: Sender<Event>) -> std::io::Result<std::thread::JoinHandle<()>> {
+pub(crate) fn spawn_reaper(events: Sender<Event>) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("reaper".into())
         .spawn(move || loop {

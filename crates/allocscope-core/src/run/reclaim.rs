@@ -61,7 +61,7 @@ impl Reclaimer {
     }
 
     /// The armed trigger, once `marker_read`.
-    pub fn take_armed(&mut self, marker_read: bool) -> Option<String> {
+    pub(crate) fn take_armed(&mut self, marker_read: bool) -> Option<String> {
         if marker_read && self.requested.is_none() {
             self.armed.take()
         } else {
@@ -88,7 +88,7 @@ impl Reclaimer {
     }
 
     /// A service's test, just before its stop (when nothing else asked).
-    pub fn due_at_stop(&self) -> Option<String> {
+    pub(crate) fn due_at_stop(&self) -> Option<String> {
         (self.service && self.at == ReclaimAt::End && self.requested.is_none())
             .then(|| "end of load".to_string())
     }

@@ -35,7 +35,7 @@ impl ReclaimAt {
 
     /// Whether the probe runs the test from its exit handler: a batch
     /// program's default.
-    pub fn at_exit(&self, service: bool) -> bool {
+    pub(crate) fn at_exit(&self, service: bool) -> bool {
         *self == ReclaimAt::End && !service
     }
 }

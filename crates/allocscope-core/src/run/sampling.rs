@@ -54,7 +54,7 @@ impl SamplingLoop {
     /// 10 ms up to the interval), then every interval: a run shorter than a
     /// few intervals is still read through its life (its peak, a mean),
     /// not only at its start-up.
-    pub fn ramped(self) -> SamplingLoop {
+    pub(crate) fn ramped(self) -> SamplingLoop {
         SamplingLoop { ramp: true, ..self }
     }
 
@@ -94,7 +94,7 @@ impl SamplingLoop {
     }
 
     /// Leaves `pid` and its descendants out of every later walk.
-    pub fn exclude(&mut self, pid: i32) {
+    pub(crate) fn exclude(&mut self, pid: i32) {
         self.walker.exclude(pid);
     }
 
@@ -130,7 +130,7 @@ impl SamplingLoop {
 
     /// Walks the tree and lets `inspect` look at the pids, the work charged
     /// to the budget, without sampling: for checks that look between ticks.
-    pub fn walk_charged(&mut self, inspect: impl FnOnce(&mut Vec<i32>)) -> Vec<i32> {
+    pub(crate) fn walk_charged(&mut self, inspect: impl FnOnce(&mut Vec<i32>)) -> Vec<i32> {
         let cpu_before = thread_cpu_seconds();
         let mut pids = self.walker.walk_rationed();
         inspect(&mut pids);
@@ -141,7 +141,7 @@ impl SamplingLoop {
     /// A reading of the tree right now (its walk charged to the budget),
     /// PSS included whatever the budget when `with_pss`; `None` when no
     /// process of the tree is left. It does not move the tick schedule.
-    pub fn fresh_sample(&mut self, with_pss: bool) -> Option<Sample> {
+    pub(crate) fn fresh_sample(&mut self, with_pss: bool) -> Option<Sample> {
         let pids = self.walk_charged(|_| {});
         if pids.is_empty() {
             return None;
@@ -167,7 +167,7 @@ impl SamplingLoop {
     }
 
     /// How long until the next tick is due, at most `max`.
-    pub fn nap(&self, max: Duration) -> Duration {
+    pub(crate) fn nap(&self, max: Duration) -> Duration {
         self.next_tick
             .saturating_duration_since(Instant::now())
             .min(max)

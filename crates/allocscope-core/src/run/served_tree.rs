@@ -76,7 +76,7 @@ impl ServedTracker {
 
     /// The tree's pids on a tick, PSS or not: a new one is resolved, so a
     /// run without a tick of PSS still says what served its processes.
-    pub fn note_pids(&mut self, pids: &[i32]) {
+    pub(crate) fn note_pids(&mut self, pids: &[i32]) {
         for &pid in pids {
             if !self.known.contains_key(&pid) {
                 self.classify(pid, false);

@@ -122,7 +122,7 @@ impl<'a> ServiceRun<'a> {
     }
 
     /// Whether `pid` is the load command (its CPU time is not the server's).
-    pub fn is_load(&self, pid: i32) -> bool {
+    pub(crate) fn is_load(&self, pid: i32) -> bool {
         self.load_pid == Some(pid)
     }
 
@@ -168,7 +168,7 @@ impl<'a> ServiceRun<'a> {
         }
     }
 
-    pub fn on_ready(&mut self, at: Instant) -> anyhow::Result<Vec<Action>> {
+    pub(crate) fn on_ready(&mut self, at: Instant) -> anyhow::Result<Vec<Action>> {
         if !matches!(self.phase, Phase::Starting { .. }) {
             return Ok(Vec::new());
         }
@@ -204,7 +204,7 @@ impl<'a> ServiceRun<'a> {
         Ok(actions)
     }
 
-    pub fn on_load_done(&mut self, report: &LoadReport, at: Instant) -> Vec<Action> {
+    pub(crate) fn on_load_done(&mut self, report: &LoadReport, at: Instant) -> Vec<Action> {
         if self.phase != Phase::Loading {
             return Vec::new();
         }
@@ -238,7 +238,7 @@ impl<'a> ServiceRun<'a> {
 
     /// A process of the run was reaped: the load command, or the server
     /// itself ending before allocscope stopped it.
-    pub fn on_reaped(&mut self, pid: i32, raw_status: i32, at: Instant) -> Vec<Action> {
+    pub(crate) fn on_reaped(&mut self, pid: i32, raw_status: i32, at: Instant) -> Vec<Action> {
         if self.is_load(pid) && self.phase == Phase::Loading {
             self.record.load_exit = Some(describe_exit(raw_status));
             return self.load_ended(at);
@@ -276,7 +276,7 @@ impl<'a> ServiceRun<'a> {
     }
 
     /// Stops the generator and kills the load command's group.
-    pub fn end_load(&mut self) {
+    pub(crate) fn end_load(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(pid) = self.load_pid {
             // SAFETY: kill with plain integers; the group may be gone.

@@ -27,7 +27,7 @@ impl Checks {
 
     /// On a sampling tick: each check still open looks at the tree, and
     /// processes of another uid get their probe files.
-    pub fn on_tick(&mut self, main: i32, tree: &[i32]) {
+    pub(crate) fn on_tick(&mut self, main: i32, tree: &[i32]) {
         self.served.note_pids(tree);
         if !self.load.settled() {
             self.load.observe(main, tree);
@@ -42,7 +42,7 @@ impl Checks {
 
     /// Between ticks, while either is open: both look, so a settled load
     /// check still notes allocators mapped since.
-    pub fn between_ticks(&mut self, main: i32, tree: &[i32]) {
+    pub(crate) fn between_ticks(&mut self, main: i32, tree: &[i32]) {
         self.load.observe(main, tree);
         if let Some(heap) = self.heap.as_mut() {
             heap.hand_out_files(tree);
@@ -51,7 +51,7 @@ impl Checks {
     }
 
     /// The longest the run may wait before looking again, while open.
-    pub fn poll_interval(&self) -> Option<Duration> {
+    pub(crate) fn poll_interval(&self) -> Option<Duration> {
         (!self.settled()).then(|| self.load.poll_interval())
     }
 }

@@ -6,11 +6,11 @@
 use std::path::Path;
 
 /// Lines kept: enough for an error and the line or two that led to it.
-pub const TAIL_LINES: usize = 3;
+pub(crate) const TAIL_LINES: usize = 3;
 
 /// Bytes kept at most (a program may end on a megabyte-long line); the
 /// line's end is kept, where its error usually is.
-pub const TAIL_BYTES: usize = 400;
+pub(crate) const TAIL_BYTES: usize = 400;
 
 /// How much of the file's end is read: a few long lines.
 const READ_BYTES: u64 = 16 * 1024;
@@ -30,7 +30,7 @@ pub fn stderr_tail(path: &Path) -> Option<String> {
 }
 
 /// `tail_of` over text already read.
-pub fn tail_of(text: &str) -> Option<String> {
+pub(crate) fn tail_of(text: &str) -> Option<String> {
     let lines: Vec<&str> = text
         .lines()
         .map(str::trim)

@@ -285,7 +285,7 @@ impl Supervisor<'_> {
     /// is bounded: a descendant that handed its stdout to a process outside
     /// the tree could hold the pipe open; that tap thread then ends with the
     /// pipe, and the stdout file holds what was read until then.
-    pub fn drain_tap(&mut self, events: &Receiver<Event>) {
+    pub(crate) fn drain_tap(&mut self, events: &Receiver<Event>) {
         let drain_until = Instant::now() + TAP_DRAIN;
         while !self.tap_ended {
             match events.recv_timeout(drain_until.saturating_duration_since(Instant::now())) {

@@ -22,7 +22,7 @@ const MAX_LINE: usize = 4096;
 
 /// Which pattern matched `line` first and the label it yields: the first
 /// capture group when it took part in the match, else the whole match.
-pub fn match_line(line: &str, patterns: &[regex::Regex]) -> Option<(u32, String)> {
+pub(crate) fn match_line(line: &str, patterns: &[regex::Regex]) -> Option<(u32, String)> {
     patterns.iter().enumerate().find_map(|(i, pattern)| {
         let caps = pattern.captures(line)?;
         let label = caps.get(1).or_else(|| caps.get(0))?.as_str().to_string();
@@ -72,7 +72,7 @@ impl Lines {
 /// Starts the tap. It sends `Event::Marks` with the matching lines of each
 /// read and `Event::TapEnded` at EOF (or when the pipe or the file fails;
 /// what was read so far is kept).
-pub fn spawn_tap(
+pub(crate) fn spawn_tap(
     mut pipe: impl Read + Send + 'static,
     mut file: File,
     patterns: Vec<regex::Regex>,

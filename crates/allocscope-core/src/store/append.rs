@@ -9,7 +9,7 @@ use crate::model::Sample;
 use std::time::{Duration, Instant};
 
 /// Samples are committed at least this often: what a crash can lose.
-pub const COMMIT_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const COMMIT_EVERY: Duration = Duration::from_secs(1);
 
 /// One recording's samples not yet committed.
 pub struct Appender {

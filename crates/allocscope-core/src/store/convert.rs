@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 /// Now, as the store keeps a start: RFC 3339 seconds for people, and the
 /// Unix time in seconds that sample times count from.
-pub fn now_stamp() -> Result<(String, f64)> {
+pub(crate) fn now_stamp() -> Result<(String, f64)> {
     let now = std::time::SystemTime::now();
     let unix = now
         .duration_since(std::time::UNIX_EPOCH)

@@ -10,7 +10,7 @@ use rusqlite::{Connection, ErrorCode};
 /// `ENOSPC`, `EDQUOT` or `EFBIG` (a file-size limit: SQLite reports a
 /// write that `EFBIG` cut short as `SQLITE_IOERR_WRITE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StoreFull;
+pub(crate) struct StoreFull;
 
 impl std::fmt::Display for StoreFull {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -29,12 +29,10 @@ mod soaks;
 mod tests;
 mod write;
 
-pub use append::{commit_together, Appender, COMMIT_EVERY};
-pub use full::{is_full, StoreFull};
+pub use append::{commit_together, Appender};
+pub use full::is_full;
 pub use load::ExperimentListing;
 pub use open::Store;
-pub use recordings::{Ending, NewRecording, MINUTE_WINDOW_S, RAW_WINDOW_S};
+pub use recordings::{Ending, NewRecording};
 pub use schema::SCHEMA_VERSION;
 pub use shard::schema_version_of;
-pub use soaks::StoredSoak;
-pub use write::StoredRunId;

@@ -17,9 +17,9 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{params, OptionalExtension, Row, Transaction, TransactionBehavior};
 
 /// How long raw samples are kept before only their minute buckets remain.
-pub const RAW_WINDOW_S: f64 = 3600.0;
+pub(crate) const RAW_WINDOW_S: f64 = 3600.0;
 /// How long minute buckets are kept before only their hour buckets remain.
-pub const MINUTE_WINDOW_S: f64 = 7.0 * 86400.0;
+pub(crate) const MINUTE_WINDOW_S: f64 = 7.0 * 86400.0;
 const MINUTE: f64 = 60.0;
 const HOUR: f64 = 3600.0;
 
@@ -142,7 +142,7 @@ impl Store {
     /// Appends each recording's samples of `batches` (recording id, its
     /// samples), all in one transaction, rolling up what has aged: a
     /// soak's instances share one commit (one sync of the journal) a tick.
-    pub fn append_batches(&mut self, batches: &[(i64, &[Sample])]) -> Result<()> {
+    pub(crate) fn append_batches(&mut self, batches: &[(i64, &[Sample])]) -> Result<()> {
         if batches.iter().all(|(_, samples)| samples.is_empty()) {
             return Ok(());
         }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::model::Sample;
+use crate::store::recordings::{MINUTE_WINDOW_S, RAW_WINDOW_S};
 use anyhow::Result;
 
 fn new_recording(pid: i32) -> NewRecording {

@@ -373,7 +373,7 @@ ALTER TABLE runs ADD COLUMN served_tree TEXT;
 
 /// Brings the schema up to `SCHEMA_VERSION`, one step at a time. Refuses a
 /// file written by a newer allocscope rather than guessing at its layout.
-pub fn migrate(conn: &mut Connection) -> Result<()> {
+pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
     let mut current = version(conn)?;
     if current > SCHEMA_VERSION {
         bail!(

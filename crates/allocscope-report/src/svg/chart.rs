@@ -5,7 +5,7 @@
 use super::Svg;
 
 pub const WIDTH: f64 = 820.0;
-pub const HEIGHT: f64 = 440.0;
+pub(crate) const HEIGHT: f64 = 440.0;
 const LEFT: f64 = 80.0;
 const RIGHT: f64 = 190.0;
 const TOP: f64 = 40.0;
@@ -46,7 +46,7 @@ impl Axis {
     }
 
     /// A category axis: positions 0..n with these labels, half a slot of margin.
-    pub fn categories(labels: Vec<String>, title: &str) -> Axis {
+    pub(crate) fn categories(labels: Vec<String>, title: &str) -> Axis {
         let n = labels.len().max(1) as f64;
         let mut axis = Axis::new(-0.5, n - 0.5, title, Kind::Plain);
         axis.categories = labels;

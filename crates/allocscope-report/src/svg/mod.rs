@@ -7,7 +7,7 @@
 
 pub mod breakdown;
 pub mod chart;
-pub mod pareto;
+pub(crate) mod pareto;
 pub mod plot;
 pub mod plots;
 pub mod recordings;
@@ -15,7 +15,7 @@ pub mod recordings;
 use std::fmt::Write as _;
 
 /// Colours per configuration index (colour-blind friendly, Okabe-Ito order).
-pub const PALETTE: [&str; 8] = [
+pub(crate) const PALETTE: [&str; 8] = [
     "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442",
 ];
 
@@ -132,7 +132,7 @@ impl Svg {
     }
 
     /// Another drawing's elements, moved down by `dy`: panels of one figure.
-    pub fn panel(&mut self, dy: f64, inner: Svg) {
+    pub(crate) fn panel(&mut self, dy: f64, inner: Svg) {
         let _ = writeln!(
             self.body,
             "<g transform=\"translate(0 {})\">\n{}</g>",
@@ -141,7 +141,7 @@ impl Svg {
         );
     }
 
-    pub fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: &str) {
+    pub(crate) fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: &str) {
         let _ = writeln!(
             self.body,
             r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{fill}" stroke="{stroke}"/>"#,

@@ -14,7 +14,7 @@ use allocscope_analyze::types::{Analysis, Estimate};
 
 /// The configurations no other beats on both memory and performance, by
 /// performance: points are (configuration, cost, memory), lower better.
-pub fn frontier(points: &[(usize, f64, f64)]) -> Vec<usize> {
+pub(crate) fn frontier(points: &[(usize, f64, f64)]) -> Vec<usize> {
     let mut sorted: Vec<&(usize, f64, f64)> = points.iter().collect();
     sorted.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)));
     let mut best = f64::INFINITY;

@@ -22,7 +22,7 @@ pub struct Outcome {
 
 /// Starts one thread per shard and waits for all; the shards come back
 /// still allocated so the caller can report on them while they are live.
-pub fn run_threads(args: &ChurnArgs) -> anyhow::Result<Outcome> {
+pub(crate) fn run_threads(args: &ChurnArgs) -> anyhow::Result<Outcome> {
     let mut senders = Vec::with_capacity(args.threads);
     let mut receivers = Vec::with_capacity(args.threads);
     for _ in 0..args.threads {
@@ -147,7 +147,7 @@ impl Shard {
 }
 
 /// Reads the first and last byte: the fill must really have happened.
-pub fn sum_ends(object: &[u8]) -> u64 {
+pub(crate) fn sum_ends(object: &[u8]) -> u64 {
     match (object.first(), object.last()) {
         (Some(a), Some(b)) => u64::from(*a) + u64::from(*b),
         _ => 0,

@@ -2,8 +2,9 @@
 //! counts, errors by kind, framing, stopping, and open-loop timing.
 
 use super::*;
+use crate::load::replay::LogEntry;
 use crate::load::test_server::TestServer;
-use crate::load::{parse_log, LoadReport, LogEntry, Method, Plan, Requests, Schedule};
+use crate::load::{parse_log, LoadReport, Method, Plan, Requests, Schedule};
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
