@@ -136,12 +136,10 @@ pub fn add(total: &mut Breakdown, part: &Breakdown) {
 }
 
 /// The sampler's side: each process's `LazyFree` and `AnonHugePages` from
-/// its last smaps_rollup read, carried forward between the budgeted reads,
-/// and this tick's heap figures.
+/// its last smaps_rollup read, carried forward between the budgeted reads.
 #[derive(Debug, Default)]
 pub struct Splitter {
     anon_pages: HashMap<i32, AnonPages>,
-    heaps: HashMap<i32, HeapFigures>,
 }
 
 impl Splitter {
@@ -150,19 +148,17 @@ impl Splitter {
         self.anon_pages.insert(pid, pages);
     }
 
-    /// This tick's heap figures, per process; those not listed have none.
-    pub fn set_heaps(&mut self, heaps: impl IntoIterator<Item = (i32, HeapFigures)>) {
-        self.heaps.clear();
-        self.heaps.extend(heaps);
-    }
-
-    /// The tick's breakdown of `tree` (each process's pid and status split)
-    /// and its processes without heap figures; `None` when none had any.
+    /// The tick's breakdown of `tree` (each process's pid, status split and
+    /// heap figures, `None` when it has none) and its processes without
+    /// heap figures; `None` when none had any.
     /// A tree with no process left holding memory (the last ticks of a run,
     /// its processes exited) is zero in every part, as its RSS is: the
     /// run's mean breakdown then covers the same ticks as its mean RSS.
     /// Forgets the processes that are gone, so a reused pid starts afresh.
-    pub fn split(&mut self, tree: &[(i32, RssParts)]) -> Option<(Breakdown, u32)> {
+    pub fn split(
+        &mut self,
+        tree: &[(i32, (RssParts, Option<HeapFigures>))],
+    ) -> Option<(Breakdown, u32)> {
         if tree.is_empty() {
             return Some((Breakdown::default(), 0));
         }
@@ -170,10 +166,10 @@ impl Splitter {
             let live: HashSet<i32> = tree.iter().map(|&(pid, _)| pid).collect();
             self.anon_pages.retain(|pid, _| live.contains(pid));
         }
-        of_tree(tree.iter().map(|&(pid, rss)| ProcessMemory {
+        of_tree(tree.iter().map(|&(pid, (rss, heap))| ProcessMemory {
             rss,
             anon_pages: self.anon_pages.get(&pid).copied().unwrap_or_default(),
-            heap: self.heaps.get(&pid).copied(),
+            heap,
         }))
     }
 }

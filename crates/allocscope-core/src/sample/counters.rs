@@ -14,9 +14,11 @@
 //! a sleeping process may still change. A process not looked at carries
 //! its last figures.
 
+use super::cpu_time::thread_cpu_seconds;
 use super::kept_open::KeptOpen;
 use super::proc::{self, fnv1a, RssParts, Stat, StatusMemory};
-use super::thread_cpu_seconds;
+use super::pss_estimate::Live;
+use crate::model::Sample;
 // foldhash, not SipHash: a big tree's bookkeeping hashes every pid a
 // tick, which SipHash made a third of the tick's cost.
 use foldhash::{HashMap, HashSet, HashSetExt};
@@ -44,8 +46,6 @@ pub struct Counters {
     /// CPU seconds of one process's `stat` and `status`, and of one look.
     full_cost_s: f64,
     look_cost_s: f64,
-    /// What the last tick read.
-    pub last: TickReads,
     /// Ticks that were thinned, and their reads summed.
     pub thinned: ThinnedTotals,
 }
@@ -65,11 +65,10 @@ pub struct Known {
 
 /// How a tick read the tree's processes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct TickReads {
-    pub processes: usize,
+struct TickReads {
     /// Looked at (`statm`), of them read in full (`stat` and `status`).
-    pub looked: usize,
-    pub full: usize,
+    looked: usize,
+    full: usize,
 }
 
 /// Thinned ticks and their reads, summed.
@@ -81,6 +80,21 @@ pub struct ThinnedTotals {
     pub full: u64,
 }
 
+impl ThinnedTotals {
+    /// On how many ticks the counters were thinned, and how many of their
+    /// processes were looked at and read, in words (`None` when none was).
+    pub fn note(&self) -> Option<String> {
+        let per_tick = |n: u64| n as f64 / self.ticks as f64;
+        (self.ticks > 0).then(|| format!(
+            "on {} ticks of about {:.0} processes, {:.0} looked at a tick (statm), {:.0} of them read in full (stat, status), the rest carried",
+            self.ticks,
+            per_tick(self.processes),
+            per_tick(self.looked),
+            per_tick(self.full)
+        ))
+    }
+}
+
 impl Default for Counters {
     fn default() -> Counters {
         Counters {
@@ -90,18 +104,61 @@ impl Default for Counters {
             cursor: 0,
             full_cost_s: 15e-6,
             look_cost_s: 5e-6,
-            last: TickReads::default(),
             thinned: ThinnedTotals::default(),
         }
     }
 }
 
+/// A tick's processes with memory (not zombies), as the PSS estimate sees
+/// them.
+pub struct Counted {
+    pub tree: Vec<Live>,
+    /// Every status had the RSS split; without it (kernels before 4.5)
+    /// nothing is estimated.
+    pub split_known: bool,
+}
+
 impl Counters {
+    /// The cheap counters of every pid still there, summed into `sample`,
+    /// thinned on a big tree to about `allowance_s` of CPU (`read`); the
+    /// processes with memory.
+    pub fn count(
+        &mut self,
+        pids: &[i32],
+        allowance_s: Option<f64>,
+        sample: &mut Sample,
+    ) -> Counted {
+        let mut counted = Counted {
+            tree: Vec::with_capacity(pids.len()),
+            split_known: true,
+        };
+        for (pid, Known { stat, memory, .. }) in self.read(pids, allowance_s) {
+            sample.processes += 1;
+            sample.threads = sample.threads.saturating_add(stat.threads);
+            sample.minor_faults = sample.minor_faults.saturating_add(stat.minor_faults);
+            sample.major_faults = sample.major_faults.saturating_add(stat.major_faults);
+            sample.rss_bytes = sample.rss_bytes.saturating_add(memory.rss_bytes);
+            sample.vsz_bytes = sample.vsz_bytes.saturating_add(memory.vsz_bytes);
+            // Zombies have no mm: smaps_rollup fails with ESRCH, and they
+            // hold no memory to count.
+            if !matches!(stat.state, 'Z' | 'X') && memory.vsz_bytes > 0 {
+                counted.split_known &= memory.rss_parts.is_some();
+                counted.tree.push(Live {
+                    pid,
+                    ppid: stat.ppid,
+                    family: stat.comm_hash,
+                    rss: memory.rss_parts.unwrap_or_default(),
+                });
+            }
+        }
+        counted
+    }
+
     /// Reads the counters of `pids` for this tick, spending about
     /// `allowance_s` of CPU when reading all of them in full would cost
     /// more (`None`: read all); returns every process still there, with
     /// its figures, in the order of `pids`.
-    pub fn read(&mut self, pids: &[i32], allowance_s: Option<f64>) -> Vec<(i32, Known)> {
+    fn read(&mut self, pids: &[i32], allowance_s: Option<f64>) -> Vec<(i32, Known)> {
         let start_s = thread_cpu_seconds();
         if pids != self.last_pids.as_slice() {
             let live: HashSet<i32> = pids.iter().copied().collect();
@@ -113,10 +170,7 @@ impl Counters {
             .filter(|_| pids.len() > MIN_THINNED_PROCESSES)
             .filter(|a| pids.len() as f64 * self.full_cost_s > *a)
             .map(|a| ((a / self.look_cost_s) as usize).max(MIN_LOOKS));
-        let mut reads = TickReads {
-            processes: 0,
-            ..TickReads::default()
-        };
+        let mut reads = TickReads::default();
         match looks {
             None => {
                 for &pid in pids {
@@ -139,14 +193,12 @@ impl Counters {
             .iter()
             .filter_map(|pid| Some((*pid, *self.known.get(pid)?)))
             .collect();
-        reads.processes = figures.len();
         if looks.is_some() {
             self.thinned.ticks += 1;
-            self.thinned.processes += reads.processes as u64;
+            self.thinned.processes += figures.len() as u64;
             self.thinned.looked += reads.looked as u64;
             self.thinned.full += reads.full as u64;
         }
-        self.last = reads;
         figures
     }
 

@@ -1,24 +1,43 @@
-//! The heap probe's side of a tick: each process's reading (`read_heap`,
-//! before the tick's PSS), then, once the tick's PSS is known, the tree's
-//! heap figures and breakdown with each process counted at its share of
-//! the pages (`split_rss`, `shares`) and the cgroup's kernel memory as the
+//! The heap probe's side of a tick: each process's reading (`read`, before
+//! the tick's PSS), then, once the tick's PSS is known, the tree's heap
+//! figures and breakdown with each process counted at its share of the
+//! pages (`split_rss`, `shares`) and the cgroup's kernel memory as the
 //! breakdown's kernel part.
 
 use super::breakdown::HeapFigures;
+use super::counters::Counted;
+use super::probe_shm::{ProbeReader, ProbeReading};
 use super::proc::{self, RssParts};
+use super::pss::PssReader;
 use super::pss_estimate::Live;
-use super::shares::{self, Share};
-use super::{Counted, Sampler};
+use super::shares::{self, Share, ShareTable};
 use crate::model::{Breakdown, ProcessName, Sample};
 
-impl Sampler {
-    /// The heap probe's figures for the live processes, when it is attached.
-    pub(super) fn read_heap(&mut self, live: &[Live], sample: &mut Sample) {
-        let Some(probe) = self.probe.as_mut() else {
-            return;
-        };
+/// The heap probe's files, read on every tick, and what the breakdown
+/// weighs their figures by.
+#[derive(Debug)]
+pub(super) struct HeapSplit {
+    pub(super) probe: ProbeReader,
+    /// This tick's readings, weighted once the tick's PSS is known
+    /// (`split_rss`).
+    readings: Vec<(i32, ProbeReading)>,
+    /// Each process's last PSS split: what of its figures counts in a tree.
+    shares: ShareTable,
+}
+
+impl HeapSplit {
+    pub(super) fn new(probe: ProbeReader) -> HeapSplit {
+        HeapSplit {
+            probe,
+            readings: Vec::new(),
+            shares: ShareTable::default(),
+        }
+    }
+
+    /// The heap probe's figures for the live processes.
+    pub(super) fn read(&mut self, live: &[Live], sample: &mut Sample) {
         let anon: Vec<(i32, u64)> = live.iter().map(|p| (p.pid, p.rss.anon_bytes)).collect();
-        let heap = probe.read(&anon);
+        let heap = self.probe.read(&anon);
         // The probe's thread is ours, not the workload's.
         sample.threads = sample.threads.saturating_sub(heap.probe_threads);
         // A stale tick has no heap figures (`ProbeReader::read`), so no
@@ -32,22 +51,19 @@ impl Sampler {
             sample.arenas_pid = Some(pid);
             sample.arenas_process = proc::read_comm(pid).map(|c| ProcessName::new(&c));
         }
-        self.heap_readings = heap.processes;
+        self.readings = heap.processes;
     }
 
-    /// Where the tick's RSS went, with the heap probe: from each process's
-    /// status split of this tick, its heap figures and its last
-    /// smaps_rollup read (`breakdown`). On a tree of several processes
-    /// each one's figures count at its share of the pages they cover
-    /// (`shares`), the live heap and the allocator's figures included, so
+    /// Where the tick's RSS went: from each process's status split of this
+    /// tick, its heap figures and its last smaps_rollup read (`pss.split`).
+    /// On a tree of several processes each one's figures count at its share
+    /// of the pages they cover (this tick's PSS, or the last known:
+    /// `shares`), the live heap and the allocator's figures included, so
     /// the heap a thousand forks inherited counts once.
-    pub(super) fn split_rss(&mut self, tick: &Counted, sample: &mut Sample) {
-        if self.probe.is_none() {
-            return;
-        }
-        self.shares.update(&self.processes);
-        self.shares.retain(&tick.live);
-        let readings = std::mem::take(&mut self.heap_readings);
+    pub(super) fn split_rss(&mut self, tick: &Counted, pss: &mut PssReader, sample: &mut Sample) {
+        self.shares.update(&pss.processes);
+        self.shares.retain(tick.tree.iter().map(|p| p.pid));
+        let readings = std::mem::take(&mut self.readings);
         let heaps: foldhash::HashMap<i32, HeapFigures> = readings
             .iter()
             .map(|(pid, r)| (*pid, HeapFigures::from(r)))
@@ -88,17 +104,8 @@ impl Sampler {
             sample.allocator_resident_bytes = resident;
             sample.allocator_retained_bytes = retained;
         }
-        self.split.set_heaps(
-            weighed
-                .iter()
-                .filter_map(|(pid, (_, heap))| heap.map(|h| (*pid, h))),
-        );
-        if !tick.split_known {
-            return;
-        }
-        let tree: Vec<(i32, RssParts)> =
-            weighed.iter().map(|(pid, (rss, _))| (*pid, *rss)).collect();
-        if let Some((breakdown, heapless)) = self.split.split(&tree) {
+        let split = tick.split_known.then(|| pss.split.split(&weighed));
+        if let Some((breakdown, heapless)) = split.flatten() {
             // The cgroup's kernel memory as a part of its own: with it the
             // parts add up to the charge.
             let kernel_bytes = sample.cgroup.map_or(0, |c| c.kernel_bytes);

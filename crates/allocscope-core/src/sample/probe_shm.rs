@@ -8,6 +8,7 @@ use foldhash::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
+use super::cpu_time::monotonic_ns;
 use super::heap_vet::{known, Tally};
 pub use super::probe_reading::{
     ProbeOff, ProbeReading, ReclaimReading, RECLAIM_CALLING_THREAD, RECLAIM_NONE, RECLAIM_WHOLE,
@@ -166,8 +167,6 @@ pub struct HeapTotals {
     pub live_heap_bytes: Option<u64>,
     pub allocator_resident_bytes: Option<u64>,
     pub allocator_retained_bytes: Option<u64>,
-    pub allocator_free_bytes: Option<u64>,
-    pub allocator_metadata_bytes: Option<u64>,
     /// The most arenas one process has, and its pid.
     pub arenas: Option<(u32, i32)>,
     /// Each process's own reading (those with counters: mode stats or
@@ -210,6 +209,18 @@ pub struct ProbeThinning {
     /// Files read on them, summed; the other processes kept their last
     /// reading.
     pub read: u64,
+}
+
+impl ProbeThinning {
+    /// What the thinned ticks read, in words (`None` when none was).
+    pub fn note(&self) -> Option<String> {
+        (self.ticks > 0).then(|| format!(
+            "on {} ticks the heap probe's files of {:.0} of about {:.0} processes read a tick (memory moved, or their turn every {REREAD_TICKS} ticks), the rest kept their last reading",
+            self.ticks,
+            self.read as f64 / self.ticks as f64,
+            self.processes as f64 / self.ticks as f64,
+        ))
+    }
 }
 
 /// What the reader knows of one process.
@@ -363,19 +374,14 @@ impl ProbeReader {
                 continue;
             };
             // A reused reading was fresh when read, and the memory it
-            // describes has not moved since.
-            if !reused
-                && (drifted(seen, &reading, anon_bytes)
-                    || reading.stale_at(now_ns, self.stale_after_ns))
-            {
-                seen.read_at_anon = None;
-                totals.stale_processes += 1;
-                continue;
-            }
-            // A live heap that wrapped below zero is no figure: the tick
-            // goes without sums, as with a stale reading; one above what is
-            // resident is clamped to it.
-            let Some(reading) = self.tally.vet(reading, anon_bytes) else {
+            // describes has not moved since. A live heap that wrapped below
+            // zero is no figure: the tick goes without sums, as with a
+            // stale reading; one above what is resident is clamped to it.
+            let fresh = reused
+                || !(drifted(seen, &reading, anon_bytes)
+                    || reading.stale_at(now_ns, self.stale_after_ns));
+            let vetted = fresh.then(|| self.tally.vet(reading, anon_bytes));
+            let Some(reading) = vetted.flatten() else {
                 seen.read_at_anon = None;
                 totals.stale_processes += 1;
                 continue;
@@ -384,8 +390,6 @@ impl ProbeReader {
             add(&mut totals.live_heap_bytes, Some(reading.live_bytes));
             add(&mut totals.allocator_resident_bytes, reading.resident_bytes);
             add(&mut totals.allocator_retained_bytes, reading.retained_bytes);
-            add(&mut totals.allocator_free_bytes, reading.free_bytes);
-            add(&mut totals.allocator_metadata_bytes, reading.metadata_bytes);
             totals.processes.push((pid, reading));
         }
         totals.arenas = most_arenas(&totals.processes);
@@ -487,7 +491,7 @@ impl ProbeReader {
 }
 
 /// Adds `v` to a sum that stays `None` until something is added.
-fn add(sum: &mut Option<u64>, v: Option<u64>) {
+pub(super) fn add(sum: &mut Option<u64>, v: Option<u64>) {
     if let Some(v) = v {
         *sum = Some(sum.unwrap_or(0).saturating_add(v));
     }
@@ -525,21 +529,6 @@ fn drifted(seen: &mut Seen, reading: &ProbeReading, anon_bytes: u64) -> bool {
     };
     let allowed = ((since as f64 * DRIFT_SHARE) as u64).max(DRIFT_MIN_BYTES);
     since.abs_diff(anon_bytes) > allowed
-}
-
-/// CLOCK_MONOTONIC now, in nanoseconds: the probe's clock.
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid timespec to fill.
-    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
-        return 0;
-    }
-    (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
 }
 
 /// The process with the most arenas among `readings`, and how many: among
@@ -646,8 +635,6 @@ mod tests {
         // Each process's anonymous RSS holds its live heap (`heap_vet`).
         let totals = reader.read(&[(11, 4096), (12, 4096), (13, 4096)]);
         assert_eq!(totals.live_heap_bytes, Some(1024));
-        assert_eq!(totals.allocator_free_bytes, Some(80));
-        assert_eq!(totals.allocator_metadata_bytes, None);
         let pids: Vec<i32> = totals.processes.iter().map(|(pid, _)| *pid).collect();
         assert_eq!(pids, vec![11, 12]);
         assert_eq!(totals.processes[1].1.live_bytes, 24);
@@ -701,7 +688,7 @@ mod tests {
         // One stale process of two: no sums at all, not half of them.
         let tick = reader.read(&[(21, 4096), (22, 4096)]);
         assert_eq!((tick.live_heap_bytes, tick.stale_processes), (None, 1));
-        assert!(tick.processes.is_empty() && tick.allocator_free_bytes.is_none());
+        assert!(tick.processes.is_empty());
         Ok(())
     }
 

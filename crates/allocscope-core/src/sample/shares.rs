@@ -32,9 +32,10 @@
 //! process whose PSS was never read nor estimated.
 
 use super::breakdown::HeapFigures;
-use super::probe_shm::ProbeReading;
+use super::probe_shm::{add, ProbeReading};
 use super::proc::RssParts;
-use super::process_pss::ProcessPss;
+use super::pss::ProcessPss;
+use super::pss_estimate::ratio;
 use foldhash::{HashMap, HashSet};
 
 /// What of a process's figures counts in the tree.
@@ -140,15 +141,6 @@ impl Share {
     }
 }
 
-/// `part / whole` within [0, 1]; 1 when there is nothing to share.
-fn ratio(part: f64, whole: f64) -> f64 {
-    if whole <= 0.0 {
-        1.0
-    } else {
-        (part / whole).clamp(0.0, 1.0)
-    }
-}
-
 fn scale(bytes: u64, share: f64) -> u64 {
     (bytes as f64 * share).round().max(0.0) as u64
 }
@@ -169,9 +161,9 @@ impl ShareTable {
     }
 
     /// Forgets the processes that are gone, so a reused pid starts afresh.
-    pub fn retain(&mut self, live: &[i32]) {
+    pub fn retain(&mut self, live: impl ExactSizeIterator<Item = i32>) {
         if self.pss.len() > live.len() {
-            let live: HashSet<i32> = live.iter().copied().collect();
+            let live: HashSet<i32> = live.collect();
             self.pss.retain(|pid, _| live.contains(pid));
         }
     }
@@ -199,10 +191,10 @@ pub fn weighed_totals(
         let (share, anon, inherited) = weight(*pid);
         let figures = [Some(r.live_bytes), r.resident_bytes, r.retained_bytes];
         for (i, (sum, v)) in totals.iter_mut().zip(figures).enumerate() {
-            if let Some(v) = v {
-                let v = share.weigh_figure(anon, v, inherited.filter(|_| i == 0));
-                *sum = Some(sum.unwrap_or(0u64).saturating_add(v));
-            }
+            add(
+                sum,
+                v.map(|v| share.weigh_figure(anon, v, inherited.filter(|_| i == 0))),
+            );
         }
     }
     totals

@@ -1,8 +1,12 @@
 //! The sampler on this test process and short-lived children: what a tick
 //! reads, how the budget spaces out PSS passes, vanished and zombie pids.
 
+use super::counters::Counters;
+use super::pss::{exited, PssReader};
+use super::pss_estimate::Live;
 use super::*;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 fn own_pid() -> i32 {
     std::process::id() as i32
@@ -70,8 +74,8 @@ fn charged_cpu_counts_against_the_budget() {
     let next_tick = |charged_s: f64| {
         let mut sampler = Sampler::new(0.001);
         sampler.sample(&[own_pid()], 0.0);
-        assert_eq!(sampler.floor_tokens_s, 0.0);
-        sampler.tokens_s = 2.0 * sampler.last_pss_cost_s + 0.001;
+        assert_eq!(sampler.budget.floor_tokens_s, 0.0);
+        sampler.budget.tokens_s = 2.0 * sampler.budget.last_pass_s + 0.001;
         sampler.charge(charged_s);
         let sample = sampler.sample(&[own_pid()], 0.1);
         (sampler.pss_reads(), sample.pss_estimated_processes)
@@ -137,13 +141,17 @@ fn a_process_that_exits_during_a_pass_is_left_out_not_a_failed_read() {
     };
     // The tick's status read saw both; by the pass one had exited.
     let tree = [me, Live { pid: gone, ..me }];
-    let mut sampler = Sampler::new(0.01);
-    let (pss, _, _) = sampler.read_pss_totals(&tree, true).expect("a sum");
+    let (mut reader, mut counters) = (PssReader::default(), Counters::default());
+    let (pss, _, _) = reader
+        .read_pss_totals(&mut counters, &tree, true)
+        .expect("a sum");
     let alone = proc::read_smaps_rollup(own_pid()).expect("own rollup");
     assert!(pss.abs_diff(alone.pss_bytes) < alone.pss_bytes / 10);
-    assert_eq!(sampler.processes().len(), 1);
+    assert_eq!(reader.processes.len(), 1);
     // A pass that found every process gone has no sum.
-    assert!(sampler.read_pss_totals(&tree[1..], true).is_none());
+    assert!(reader
+        .read_pss_totals(&mut counters, &tree[1..], true)
+        .is_none());
 }
 
 #[test]

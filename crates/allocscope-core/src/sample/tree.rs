@@ -53,11 +53,16 @@ fn children_files_exist() -> bool {
 }
 
 fn descendants_via_children(root: i32) -> Vec<i32> {
+    breadth_first(root, children_of)
+}
+
+/// Every process below `root` by `children`, breadth first, each once.
+fn breadth_first<C: IntoIterator<Item = i32>>(root: i32, children: impl Fn(i32) -> C) -> Vec<i32> {
     let mut seen = HashSet::from([root]);
     let mut queue = VecDeque::from([root]);
     let mut found = Vec::new();
     while let Some(pid) = queue.pop_front() {
-        for child in children_of(pid) {
+        for child in children(pid) {
             if seen.insert(child) {
                 found.push(child);
                 queue.push_back(child);
@@ -312,18 +317,9 @@ pub fn descendants_from_parents(root: i32, parents: &[(i32, i32)]) -> Vec<i32> {
     for &(pid, ppid) in parents {
         children.entry(ppid).or_default().push(pid);
     }
-    let mut seen = HashSet::from([root]);
-    let mut queue = VecDeque::from([root]);
-    let mut found = Vec::new();
-    while let Some(pid) = queue.pop_front() {
-        for &child in children.get(&pid).map(Vec::as_slice).unwrap_or_default() {
-            if seen.insert(child) {
-                found.push(child);
-                queue.push_back(child);
-            }
-        }
-    }
-    found
+    breadth_first(root, |pid| {
+        children.get(&pid).into_iter().flatten().copied()
+    })
 }
 
 #[cfg(test)]

@@ -157,7 +157,7 @@ fn anon_pages_are_carried_forward_until_the_process_is_gone() {
     let (a, b) = (anon(50), anon(20));
     split.record_anon_pages(7, pages(10, 0));
     split.record_anon_pages(8, pages(0, 4));
-    split.set_heaps([(7, heap(30, 0, 0).unwrap_or_default())]);
+    let (a, b) = ((a, heap(30, 0, 0)), (b, None));
     // Both carried forward to a later tick without a new read.
     let (tree, heapless) = split.split(&[(7, a), (8, b)]).expect("7 has figures");
     // 8 holds 24 of the 78 MiB: unknown beyond its huge pages.
@@ -168,8 +168,7 @@ fn anon_pages_are_carried_forward_until_the_process_is_gone() {
     let (tree, _) = split.split(&[(7, a), (8, b)]).expect("7 has figures");
     assert_eq!(mib(&tree), [30, 0, 0, 0, 10, 10, 6, 2, 20]);
     // A tick whose processes have no heap figures: no breakdown.
-    split.set_heaps([]);
-    assert_eq!(split.split(&[(7, a)]), None);
+    assert_eq!(split.split(&[(7, (a.0, None))]), None);
     // Every process exited: nothing held, every part zero.
     assert_eq!(split.split(&[]), Some((Breakdown::default(), 0)));
 }

@@ -214,27 +214,22 @@ impl PssEstimator {
     /// What `p` mapped since the last full pass, by kind: its growth since
     /// its own read; all of it for a child of its own family never read.
     pub(super) fn grown(&self, p: &Live) -> [f64; 3] {
-        let rss = kinds(&p.rss);
-        if let Some(base) = self.baselines.get(&p.pid) {
-            let base = kinds(&base.rss);
-            return [
-                0.0,
-                (rss[1] - base[1]).max(0.0),
-                (rss[2] - base[2]).max(0.0),
-            ];
-        }
-        // A forked child never read: what it mapped since first seen (what
-        // it had then it took from its family, see `estimate_alone`).
-        match (self.baselines.get(&p.ppid), self.first_seen.get(&p.pid)) {
-            (Some(parent), Some((_, first))) if parent.family == p.family => {
-                let first = kinds(first);
-                [
-                    0.0,
-                    (rss[1] - first[1]).max(0.0),
-                    (rss[2] - first[2]).max(0.0),
-                ]
+        let since = if let Some(base) = self.baselines.get(&p.pid) {
+            kinds(&base.rss)
+        } else {
+            // A forked child never read: what it mapped since first seen
+            // (what it had then it took from its family, see
+            // `estimate_alone`).
+            match (self.baselines.get(&p.ppid), self.first_seen.get(&p.pid)) {
+                (Some(parent), Some((_, first))) if parent.family == p.family => kinds(first),
+                _ => return [0.0; 3],
             }
-            _ => [0.0; 3],
-        }
+        };
+        let rss = kinds(&p.rss);
+        [
+            0.0,
+            (rss[1] - since[1]).max(0.0),
+            (rss[2] - since[2]).max(0.0),
+        ]
     }
 }

@@ -50,6 +50,7 @@ mod scaled;
 pub use baseline::Live;
 pub use estimate::PssSource;
 pub use estimator::PssEstimator;
+pub use parts::ratio;
 pub use scaled::ScaledPss;
 
 #[cfg(test)]

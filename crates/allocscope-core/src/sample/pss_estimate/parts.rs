@@ -3,8 +3,9 @@
 
 use crate::sample::proc::RssParts;
 
-/// `part / whole` within [0, 1]; 1 when there is no whole.
-pub(super) fn ratio(part: f64, whole: f64) -> f64 {
+/// `part / whole` within [0, 1]; 1 when there is no whole (nothing to
+/// share).
+pub fn ratio(part: f64, whole: f64) -> f64 {
     if whole <= 0.0 {
         1.0
     } else {

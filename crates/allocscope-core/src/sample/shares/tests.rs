@@ -170,7 +170,7 @@ fn the_table_carries_each_process_last_split_and_forgets_the_gone() {
         share.weigh_figure(rss.anon_bytes, h.live_bytes, None) < bytes(0.1),
         "{share:?}"
     );
-    table.retain(&[8]);
+    table.retain([8].into_iter());
     assert_eq!(table.share(7, 1001), Share::WHOLE);
     assert_eq!(table.share(8, 1001), share);
 }

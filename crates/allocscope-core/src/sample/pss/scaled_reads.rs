@@ -1,7 +1,7 @@
 //! Big trees whose full pass the budget cannot pay for: which trees those
 //! are (`choose_scaled`), the few smaps_rollup reads a tick makes instead
 //! (`scaled_tick`, estimated by `pss_estimate::ScaledPss`), and the run's
-//! note on what was thinned.
+//! note on them.
 //!
 //! A process's smaps_rollup walks its page tables, so it costs a little
 //! per process and the rest per resident page (`rollup_cost.rs`): 20-90 µs on
@@ -17,27 +17,23 @@
 //! by `ScaledPss::plan`. Back under half that cost, full passes resume
 //! with a fresh estimator and a pass at once.
 
-use super::counters::MIN_THINNED_PROCESSES;
-use super::process_pss::ProcessPss;
-use super::pss_estimate::{Live, PssEstimator, PssSource, ScaledPss};
-use super::{thread_cpu_seconds, Counted, Payer, Sampler};
+use super::{rss_bytes, PssReader, ReadWith};
 use crate::model::Sample;
+use crate::sample::budget::Budget;
+use crate::sample::counters::{Counted, MIN_THINNED_PROCESSES};
+use crate::sample::pss_estimate::{Live, PssEstimator, PssSource, ScaledPss};
 
 /// A full pass must cost at most what the budget gives in this long: 20
 /// ms at the default budget, what the bucket saves up (`MAX_SAVED_CPU`),
 /// so a pass never waits on more than a full bucket, nor leaves it more
 /// than a pass in debt.
 const FULL_PASS_EVERY_S: f64 = 2.5;
-/// The summed RSS of `tree`.
-fn rss_bytes(tree: &[Live]) -> u64 {
-    tree.iter().map(|p| p.rss.total_bytes()).sum()
-}
 
-impl Sampler {
+impl PssReader {
     /// Whether this tick of the processes with memory reads a few of them
     /// scaled (big tree) rather than full passes; switches the state.
-    pub(super) fn choose_scaled(&mut self, tree: &[Live]) -> bool {
-        let affordable_s = self.budget_fraction * FULL_PASS_EVERY_S;
+    pub(super) fn choose_scaled(&mut self, budget: &Budget, tree: &[Live]) -> bool {
+        let affordable_s = budget.fraction * FULL_PASS_EVERY_S;
         let pass_s = self.rollup_cost.of(tree.len(), rss_bytes(tree));
         // An exiting tree stays on its reads: a fresh estimator's first
         // pass would fail on the processes exiting, and those never read
@@ -60,7 +56,7 @@ impl Sampler {
             (false, true) => {
                 self.scaled = None;
                 self.estimator = PssEstimator::default();
-                self.full_pass_due = true;
+                self.full_pass_made = false;
             }
             _ => {}
         }
@@ -68,21 +64,21 @@ impl Sampler {
     }
 
     /// Reads a few processes' smaps_rollup, as many as the bucket (or the
-    /// PSS floor, one) pays for, or one of each class when `force`d, and
-    /// estimates every process from them.
-    pub(super) fn scaled_tick(&mut self, tick: &Counted, force: bool, sample: &mut Sample) {
+    /// PSS floor, one) pays for, or one of each class when `force`d (and
+    /// when scaled reads just began), and estimates every process from them.
+    pub(super) fn scaled_tick(&mut self, with: &mut ReadWith, tick: &Counted, sample: &mut Sample) {
         let Some(mut scaled) = self.scaled.take() else {
             return;
         };
         let exiting = scaled.shrinking(&tick.tree);
         scaled.retain(&tick.tree);
         if tick.split_known && !tick.tree.is_empty() {
-            let force = force || std::mem::take(&mut self.scaled_read_due);
+            with.force |= std::mem::take(&mut self.scaled_read_due);
             // While the tree exits, its reads made before hold (`shrinking`).
-            let read = if exiting && !force {
+            let read = if exiting && !with.force {
                 0
             } else {
-                self.read_some(&mut scaled, &tick.tree, force)
+                self.read_some(with, &mut scaled, &tick.tree)
             };
             if !scaled.has_reads() {
                 // Every RSS counted in full is no estimate (+700% on a
@@ -90,18 +86,8 @@ impl Sampler {
                 self.scaled = Some(scaled);
                 return;
             }
-            let each = scaled.estimate(&tick.tree);
-            let mut total = 0u64;
-            for (p, pss) in tick.tree.iter().zip(each) {
-                total = total.saturating_add(pss.total_bytes());
-                self.processes.push(ProcessPss {
-                    pid: p.pid,
-                    ppid: p.ppid,
-                    rss: p.rss,
-                    pss,
-                    source: PssSource::Scaled,
-                });
-            }
+            let each = scaled.estimate(&tick.tree).into_iter();
+            let total = self.keep(&tick.tree, each.map(|pss| (pss, PssSource::Scaled)));
             sample.pss_bytes = Some(total);
             let estimated = tick.tree.len().saturating_sub(read);
             sample.pss_estimated_processes = u32::try_from(estimated).unwrap_or(u32::MAX);
@@ -111,36 +97,25 @@ impl Sampler {
     }
 
     /// The reads of one tick; how many there were.
-    fn read_some(&mut self, scaled: &mut ScaledPss, tree: &[Live], force: bool) -> usize {
+    fn read_some(&mut self, with: &mut ReadWith, scaled: &mut ScaledPss, tree: &[Live]) -> usize {
         // What the tree's biggest process costs: the plan reads them first.
         let biggest = tree.iter().map(|p| p.rss.total_bytes()).max().unwrap_or(0);
         let each_s = self.rollup_cost.of(1, biggest).unwrap_or(0.0);
-        let most = if force {
+        let most = if with.force {
             scaled.classes(tree)
         } else if self.rollup_cost.of(1, biggest).is_none() {
             // One read, to learn what they cost.
             1
         } else {
-            let afford = |tokens_s: f64| (tokens_s / each_s.max(1e-9)).max(0.0) as usize;
-            afford(self.tokens_s).max(afford(self.floor_tokens_s).min(1))
+            with.budget.reads_affordable(each_s)
         };
         let mut read = 0;
         for p in scaled.plan(tree, most) {
-            let payer = if force || each_s == 0.0 || self.tokens_s >= each_s {
-                Payer::Bucket
-            } else if self.floor_tokens_s >= each_s {
-                Payer::Floor
-            } else {
+            let Some(payer) = with.budget.read_payer(each_s, with.force) else {
                 break;
             };
-            let start_s = thread_cpu_seconds();
-            let rollup = self.read_rollup(&p);
-            let cost_s = (thread_cpu_seconds() - start_s).max(0.0);
-            self.pay(payer, cost_s);
-            self.pss_cpu_s += cost_s;
-            self.rollup_cost.note(cost_s, 1, p.rss.total_bytes());
-            if let Some((rollup, Some(rss))) = rollup {
-                scaled.record(tree, &Live { rss, ..p }, &rollup);
+            if let Some((rollup, p)) = self.read_paid(with, &p, payer) {
+                scaled.record(tree, &p, &rollup);
                 self.scaled_reads += 1;
                 read += 1;
             }
@@ -148,42 +123,12 @@ impl Sampler {
         read
     }
 
-    /// What the sampler thinned over the run, in words (`None` when it
-    /// read every process on every tick): on how many of the thinned
-    /// ticks' processes `stat` and `status` were looked at and read, and
-    /// how many processes' PSS was read when full passes gave way to reads
-    /// of a few, scaled to their class; how many heap probe files a tick
-    /// were read.
+    /// What the scaled reads thinned over the run, in words (`None` when
+    /// there were none).
     pub fn thinning_note(&self) -> Option<String> {
-        let thinned = self.counters.thinned;
-        let mut parts = Vec::new();
-        if thinned.ticks > 0 {
-            let per_tick = |n: u64| n as f64 / thinned.ticks as f64;
-            parts.push(format!(
-                "on {} ticks of about {:.0} processes, {:.0} looked at a tick (statm), {:.0} of them read in full (stat, status), the rest carried",
-                thinned.ticks,
-                per_tick(thinned.processes),
-                per_tick(thinned.looked),
-                per_tick(thinned.full)
-            ));
-        }
-        if let Some(probe) = self.probe.as_ref().map(|p| p.thinned) {
-            if probe.ticks > 0 {
-                parts.push(format!(
-                    "on {} ticks the heap probe's files of {:.0} of about {:.0} processes read a tick (memory moved, or their turn every {} ticks), the rest kept their last reading",
-                    probe.ticks,
-                    probe.read as f64 / probe.ticks as f64,
-                    probe.processes as f64 / probe.ticks as f64,
-                    super::probe_shm::REREAD_TICKS
-                ));
-            }
-        }
-        if self.scaled_ticks > 0 {
-            parts.push(format!(
-                "PSS estimated on {} ticks from {} smaps_rollup reads of a few processes, scaled to their class",
-                self.scaled_ticks, self.scaled_reads
-            ));
-        }
-        (!parts.is_empty()).then(|| format!("big tree: {}", parts.join("; ")))
+        (self.scaled_ticks > 0).then(|| format!(
+            "PSS estimated on {} ticks from {} smaps_rollup reads of a few processes, scaled to their class",
+            self.scaled_ticks, self.scaled_reads
+        ))
     }
 }
