@@ -123,10 +123,7 @@ fn builtin_generator_measures_latency_of_the_server_scenario_under_two_allocator
             "{summary}"
         );
     }
-    assert_eq!(
-        json["verdict"]["performance_metric"],
-        "cpu_per_request_ms"
-    );
+    assert_eq!(json["verdict"]["performance_metric"], "cpu_per_request_ms");
     assert_eq!(json["verdict"]["performance_guard"], "p95_ms");
     assert_eq!(json["verdict"]["memory_metric"], "rss_end_load_bytes");
     let table = stdout(&output);
