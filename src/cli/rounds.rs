@@ -38,7 +38,9 @@ pub struct RoundArgs {
 pub struct JudgeArgs {
     /// The verdict's performance budget: recommend only configurations at
     /// most PCT percent slower than the baseline at the upper end of the 95%
-    /// CI (wall time; for a service, p95 latency or the load's duration).
+    /// CI (the tree's CPU time, for a service CPU per request, with wall time,
+    /// a service's p95 latency or load duration, as a guard that puts a
+    /// candidate over the budget when its whole interval is).
     /// [default: 5; `report`: what `compare` was given]
     #[arg(long, value_name = "PCT", value_parser = values::parse_max_slowdown)]
     pub max_slowdown: Option<f64>,
@@ -52,7 +54,9 @@ pub struct JudgeArgs {
     #[arg(long, value_name = "METRIC")]
     pub memory_metric: Option<String>,
     /// What the budget measures: wall, cpu, p50, p95, p99 or the NAME of a
-    /// --metric (default: wall; for a service, p95 or the load's duration).
+    /// --metric (default: cpu guarded by wall; for a service CPU per request
+    /// guarded by p95 or the load's duration; wall for a fixed-duration
+    /// program).
     #[arg(long, value_name = "METRIC")]
     pub perf_metric: Option<String>,
     /// What the memory limit each configuration needs adds to its peak

@@ -421,7 +421,8 @@ fn report_rejudges_with_the_stored_metric_names() {
         json["verdict"].clone()
     };
     let stored = verdict(&[]);
-    assert_eq!(stored["performance_metric"], "wall_s", "{stored}");
+    assert_eq!(stored["performance_metric"], "cpu_s", "{stored}");
+    assert_eq!(stored["performance_guard"], "wall_s", "{stored}");
     assert_eq!(stored["min_saving_pct"], 3.0, "{stored}");
     let rejudged = verdict(&["--perf-metric", "ops", "--min-saving", "5"]);
     assert_eq!(rejudged["performance_metric"], "ops", "{rejudged}");

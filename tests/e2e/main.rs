@@ -23,6 +23,7 @@ mod impossible_figures;
 mod lifecycle;
 mod limits;
 mod markers;
+mod perf_figure;
 mod postgres;
 mod reclaim;
 mod record;

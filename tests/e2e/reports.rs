@@ -265,7 +265,7 @@ fn judged_by_final_rss_the_summary_and_the_plot_show_it() {
         "{glibc}"
     );
     let svg = std::fs::read_to_string(plots.join("memory_vs_time.svg")).expect("the plot");
-    assert!(svg.contains("final RSS against wall time ("), "{svg}");
+    assert!(svg.contains("final RSS against CPU time ("), "{svg}");
 }
 
 #[test]

@@ -123,7 +123,8 @@ fn builtin_generator_measures_latency_of_the_server_scenario_under_two_allocator
             "{summary}"
         );
     }
-    assert_eq!(json["verdict"]["performance_metric"], "p95_ms");
+    assert_eq!(json["verdict"]["performance_metric"], "cpu_per_request_ms");
+    assert_eq!(json["verdict"]["performance_guard"], "p95_ms");
     assert_eq!(json["verdict"]["memory_metric"], "rss_end_load_bytes");
     let table = stdout(&output);
     assert!(table.contains("median response time"), "{table}");
@@ -202,7 +203,8 @@ fn load_command_runs_outside_the_sampled_tree_and_its_output_is_kept() {
         run["latency"].is_null(),
         "a load command has no latency: {run}"
     );
-    assert_eq!(json["verdict"]["performance_metric"], "load_s");
+    assert_eq!(json["verdict"]["performance_metric"], "cpu_s");
+    assert_eq!(json["verdict"]["performance_guard"], "load_s");
 }
 
 #[test]

@@ -57,6 +57,10 @@ pub struct Standing {
     /// settled out, never recommended; more rounds of a program that
     /// cannot run under it would only fail again.
     pub every_run_failed: bool,
+    /// Over the budget on the guard (`choice::Measures::guard`, the time a
+    /// reader waits beside a CPU figure), its whole interval above it; set
+    /// by `guard`, which makes `performance` bad.
+    pub guard_over: bool,
 }
 
 impl Standing {
@@ -284,6 +288,7 @@ pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Threshold
         optimistic_more_rounds: None,
         unresolvable: false,
         every_run_failed: false,
+        guard_over: false,
     };
     if s.is_open() {
         let sides = [
@@ -298,6 +303,21 @@ pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Threshold
         s.optimistic_more_rounds = rounds_to_resolve(sides, at_the_end, FUTILITY_OPTIMISM);
     }
     s
+}
+
+/// The guard beside a CPU figure (`choice::Measures::guard`): a candidate
+/// whose guard interval, at the judge's level, lies wholly above the
+/// budget is over it, whatever its CPU: threads serialized on one arena's
+/// lock can spend less CPU and take longer. An interval that straddles the
+/// budget changes nothing, so the guard's noise (wall time's 20-40% per run
+/// on a shared machine) never holds a candidate open; only a slowdown
+/// beyond that noise settles it out.
+pub fn guard(s: &mut Standing, guard: Option<&LogRatio>, t: Thresholds) {
+    if side(guard, t.perf_max, t.alpha) == Side::Bad {
+        s.performance = Side::Bad;
+        s.guard_over = true;
+        (s.more_rounds, s.optimistic_more_rounds) = (None, None);
+    }
 }
 
 /// Marks each open candidate whose memory interval lies wholly above the

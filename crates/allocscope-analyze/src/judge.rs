@@ -4,15 +4,19 @@
 //! candidate stands against `--min-saving` and `--max-slowdown`
 //! (`decide::standing`). The verdict and `compare --runs auto` share it.
 //! The performance ratio leaves out the rounds a neighbour disturbed
-//! (`disturbed.rs`).
+//! (`disturbed.rs`) and is robust to one far pair
+//! (`interval::robust_log_ratio_without`). Beside a CPU figure chosen by
+//! default, the guard (wall time, a service's latency) settles out a
+//! candidate whose whole guard interval lies over the budget
+//! (`decide::guard`).
 //! A row whose higher values are better (a `--metric` with
 //! `--higher-is-better`) is judged by the inverse ratio, its cost.
 
 use super::choice::Measures;
-use super::decide::{outrank, standing, Standing, Thresholds};
+use super::decide::{guard, outrank, standing, Standing, Thresholds};
 use super::disturbed::Rule;
 use super::figures::Ratio;
-use super::interval::{log_ratio, log_ratio_without, LogRatio};
+use super::interval::{log_ratio, robust_log_ratio_without, LogRatio};
 use super::metric_table::{Better, MetricDef, Unit};
 use super::metrics::ok_runs;
 use allocscope_core::judging::{JudgeSettings, DEFAULT_DECISION_ALPHA};
@@ -81,9 +85,9 @@ pub(crate) fn undisturbed_cost_ratio(
     };
     let (c, b) = (by_round(config, row), by_round(base, row));
     if row.better == Better::Higher {
-        log_ratio_without(&b, &c, &disturbed)
+        robust_log_ratio_without(&b, &c, &disturbed)
     } else {
-        log_ratio_without(&c, &b, &disturbed)
+        robust_log_ratio_without(&c, &b, &disturbed)
     }
 }
 
@@ -114,6 +118,8 @@ pub struct Judged {
     pub index: usize,
     pub memory: Option<LogRatio>,
     pub perf: Option<LogRatio>,
+    /// The guard's ratio (`Measures::guard`), when there is a guard.
+    pub guard: Option<LogRatio>,
     pub standing: Standing,
 }
 
@@ -142,7 +148,10 @@ pub fn judge_all(
         .map(|(index, config)| {
             let memory = cost_ratio(config, base, &measures.memory);
             let perf = undisturbed_cost_ratio(config, base, &measures.perf, rule);
+            let guarded = (measures.guard.as_ref())
+                .and_then(|row| undisturbed_cost_ratio(config, base, row, rule));
             let mut standing = standing(memory.as_ref(), perf.as_ref(), thresholds);
+            guard(&mut standing, guarded.as_ref(), thresholds);
             standing.oom_killed = oom_killed(config);
             standing.ruled_out = judging
                 .ruled_out
@@ -159,6 +168,7 @@ pub fn judge_all(
                 index,
                 memory,
                 perf,
+                guard: guarded,
                 standing,
             }
         })

@@ -21,6 +21,7 @@ pub mod metrics;
 mod outside;
 pub mod own_api_words;
 pub mod recordings;
+pub mod robust;
 pub mod served;
 pub mod service;
 pub mod stats;

@@ -218,8 +218,9 @@ pub fn summarised() -> Vec<MetricDef> {
         row("wall_s", "wall time", Unit::Seconds, true, |r| {
             Some(r.record.wall_s)
         }),
-        // user + sys; in JSON and CSV only.
-        never(row("cpu_s", "CPU time", Unit::Seconds, false, |r| {
+        // user + sys of the tree: what the budget judges a batch program
+        // by (`analyze::choice`); in JSON and CSV only.
+        never(row("cpu_s", "CPU time", Unit::Seconds, true, |r| {
             Some(r.record.user_s + r.record.sys_s)
         })),
     ]);
@@ -333,6 +334,19 @@ pub fn service_rows() -> Vec<MetricDef> {
         never(row("load_s", "load duration", Unit::Seconds, true, |r| {
             r.record.service.as_ref()?.load_duration_s()
         })),
+        // The tree's CPU over the requests the built-in load sent: what the
+        // budget judges a service by (`analyze::choice`).
+        never(row(
+            "cpu_per_request_ms",
+            "CPU per request",
+            Unit::Milliseconds,
+            true,
+            |r| {
+                let latency = r.record.service.as_ref()?.latency.as_ref()?;
+                let cpu_s = r.record.user_s + r.record.sys_s;
+                (latency.requests > 0).then(|| cpu_s * 1e3 / latency.requests as f64)
+            },
+        )),
     ]
 }
 
@@ -465,7 +479,8 @@ mod tests {
                 "ratio_mean_pss",
                 "ratio_mean_cgroup",
                 "ratio_peak_working_set",
-                "ratio_wall"
+                "ratio_wall",
+                "ratio_cpu"
             ]
         );
         let ids: std::collections::BTreeSet<_> = table.iter().map(|m| &m.id).collect();

@@ -78,6 +78,16 @@ pub struct Verdict {
     /// (`wall_s`, `p95_ms`), or a `--metric`'s NAME.
     #[serde(rename = "performance_metric", serialize_with = "judged_key")]
     pub performance: MetricDef,
+    /// Beside a CPU `performance` chosen by default, the time a reader
+    /// waits (wall time, a service's p95 latency or load duration): a
+    /// candidate whose whole interval of it lies over the budget is over
+    /// it. In JSON (`performance_guard`) its id.
+    #[serde(
+        rename = "performance_guard",
+        serialize_with = "guard_key",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub guard: Option<MetricDef>,
     pub max_slowdown_pct: f64,
     pub min_saving_pct: f64,
     /// The candidates still open (inconclusive outcome, or alongside a
@@ -100,6 +110,14 @@ pub struct Verdict {
 /// The key JSON names a judged row by: its id, or a `--metric`'s NAME.
 fn judged_key<S: Serializer>(row: &MetricDef, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(if row.is_user() { row.name() } else { &row.id })
+}
+
+/// The guard's key, as `judged_key`.
+fn guard_key<S: Serializer>(row: &Option<MetricDef>, serializer: S) -> Result<S::Ok, S::Error> {
+    match row {
+        Some(row) => judged_key(row, serializer),
+        None => serializer.serialize_none(),
+    }
 }
 
 /// The other qualifiers whose memory interval overlaps the winner's.
@@ -145,6 +163,7 @@ fn place(j: &Judged, outranked_by: Option<String>) -> Place {
             memory: s.memory,
             performance: s.performance,
             more_rounds: s.more_rounds,
+            guard_over: s.guard_over,
         },
     }
 }
@@ -160,11 +179,7 @@ fn side_of(j: &Judged) -> OpenSide {
     }
 }
 
-/// How far apart the configurations' fastest wall times (load durations)
-/// may be for a fixed-duration program: its start-up and exit still vary
-/// with the allocator (jemalloc's start of a 1.5 s run took up to 30 ms
-/// longer on a busy 2-core machine).
-pub const FLAT_WALLS: f64 = 0.02;
+pub use super::choice::FLAT_WALLS;
 
 /// When `perf` is wall time or a server's load duration, and every
 /// configuration's fastest run of it is within `FLAT_WALLS` of the others'
@@ -177,22 +192,8 @@ pub fn fixed_duration(experiment: &StoredExperiment, perf: &MetricDef) -> Option
     if perf.id != "wall_s" && perf.id != "load_s" {
         return None;
     }
-    let mut all: Vec<f64> = Vec::new();
-    let mut fastest: Vec<f64> = Vec::new();
-    for config in &experiment.configs {
-        let values: Vec<f64> = super::metrics::ok_runs(config)
-            .filter_map(|r| (perf.extract)(r))
-            .collect();
-        all.extend(&values);
-        fastest.extend(values.iter().copied().reduce(f64::min));
-    }
-    let (lo, hi) = fastest
-        .iter()
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), &w| {
-            (lo.min(w), hi.max(w))
-        });
-    let flat = all.len() >= 4 && fastest.len() >= 2 && lo > 0.0 && hi / lo <= 1.0 + FLAT_WALLS;
-    flat.then(|| super::stats::median(&all)).flatten()
+    let all = super::choice::flat_fastest(experiment, perf)?;
+    super::stats::median(&all)
 }
 
 /// What every sentence of the verdict is written from: the experiment, its
@@ -272,7 +273,15 @@ impl Context<'_> {
                 // A throughput reads as the tables show it (1.10x: 10% more).
                 performance: shown(&self.measures.perf, p),
                 better: p.ratio().value <= 1.0,
+                guard: self.guard_of(j),
             })
+    }
+
+    /// A candidate's guard ratio as the tables show it, when there is a
+    /// guard.
+    fn guard_of(&self, j: &Judged) -> Option<crate::figures::Ratio> {
+        let row = self.measures.guard.as_ref()?;
+        j.guard.as_ref().map(|g| shown(row, g))
     }
 
     /// A candidate's ratios and where it stands.
@@ -315,6 +324,7 @@ impl Context<'_> {
             baseline: self.base_name(),
             memory: j.memory.as_ref().map(|m| m.ratio()),
             performance: j.perf.as_ref().map(|p| shown(&self.measures.perf, p)),
+            guard: self.guard_of(j),
             qualified,
             ties: ties(&self.judged, k, &name),
         };
@@ -342,6 +352,7 @@ impl Context<'_> {
             baseline: self.base_name(),
             memory,
             performance: j.perf.as_ref().map(|p| shown(&self.measures.perf, p)),
+            guard: self.guard_of(j),
             rounds: j.memory.as_ref().map_or(0, |m| m.n),
             more_rounds: j.standing.more_rounds,
             unresolvable: j.standing.unresolvable,
@@ -397,6 +408,7 @@ impl Context<'_> {
             explanation: self.explanation(),
             memory: self.measures.memory.clone(),
             performance: self.measures.perf.clone(),
+            guard: self.measures.guard.clone(),
             max_slowdown_pct: self.judging.max_slowdown_pct,
             min_saving_pct: self.judging.min_saving_pct,
             unsettled: self

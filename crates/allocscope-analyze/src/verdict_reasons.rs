@@ -18,6 +18,9 @@ pub enum Reason {
         memory: Option<Ratio>,
         /// As the tables show it (a throughput inverted).
         performance: Option<Ratio>,
+        /// The guard's ratio beside a CPU figure (`Verdict::guard`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        guard: Option<Ratio>,
         /// How many candidates qualified, the recommendation among them.
         qualified: usize,
         /// The other qualifiers whose memory interval overlaps its own.
@@ -31,6 +34,9 @@ pub enum Reason {
         memory: Ratio,
         /// As the tables show it; `None` when its runs gave none.
         performance: Option<Ratio>,
+        /// The guard's ratio beside a CPU figure (`Verdict::guard`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        guard: Option<Ratio>,
         /// The rounds it ran.
         rounds: usize,
         /// About how many more rounds would resolve it, when estimable.
@@ -189,6 +195,9 @@ pub struct Figures {
     pub performance: Ratio,
     /// Whether it performed at least as well as the baseline.
     pub better: bool,
+    /// The guard's ratio beside a CPU figure (`Verdict::guard`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guard: Option<Ratio>,
 }
 
 /// Where a candidate stands.
@@ -214,6 +223,10 @@ pub enum Place {
         memory: Side,
         performance: Side,
         more_rounds: Option<u32>,
+        /// Its performance is over the budget on the guard (the time a
+        /// reader waits), whatever the CPU figure said.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        guard_over: bool,
     },
 }
 

@@ -360,12 +360,17 @@ fn verdict_line(a: &Analysis) -> String {
         baseline,
         memory: m,
         performance,
+        guard,
         more_rounds,
         ..
     } = &v.reason
     {
         let perf = performance.as_ref().map_or("-".to_string(), ratio_words);
-        let more = more_rounds.map_or(String::new(), |n| format!("; {}", more_rounds_words(n)));
+        let more = format!(
+            "{}{}",
+            guard_beside(v, guard.as_ref()),
+            more_words(*more_rounds)
+        );
         return format!(
             "use {}: {} {} of {baseline}'s (saves {}); {} {perf}, not resolved at this noise \
              (budget {}%{more}).",
@@ -381,6 +386,7 @@ fn verdict_line(a: &Analysis) -> String {
         baseline,
         memory: Some(m),
         performance: Some(p),
+        guard,
         ..
     } = &v.reason
     else {
@@ -391,15 +397,29 @@ fn verdict_line(a: &Analysis) -> String {
         x => format!("costs {}", pct(x)),
     };
     format!(
-        "use {}: {} {} of {baseline}'s (saves {}); {} {} ({cost}, budget {}%).",
+        "use {}: {} {} of {baseline}'s (saves {}); {} {} ({cost}, budget {}%{}).",
         v.config.as_deref().unwrap_or_default(),
         v.memory.label,
         ratio_words(m),
         pct(m.value),
         v.performance.label,
         ratio_words(p),
-        v.max_slowdown_pct
+        v.max_slowdown_pct,
+        guard_beside(v, guard.as_ref())
     )
+}
+
+/// `; wall time 0.81x [0.69, 0.94]`: the guard beside a CPU figure.
+fn guard_beside(v: &Verdict, guard: Option<&allocscope_analyze::figures::Ratio>) -> String {
+    match (&v.guard, guard) {
+        (Some(row), Some(g)) => format!("; {} {}", row.label, ratio_words(g)),
+        _ => String::new(),
+    }
+}
+
+/// `; about 6 more rounds`.
+fn more_words(more_rounds: Option<u32>) -> String {
+    more_rounds.map_or(String::new(), |n| format!("; {}", more_rounds_words(n)))
 }
 
 /// `inconclusive after 8 rounds: 4 candidates not settled yet; about 13
@@ -534,6 +554,7 @@ fn place_words(v: &Verdict, place: &Place, figures: Option<&Figures>) -> String 
         open,
         memory,
         performance,
+        guard_over,
         ..
     } = place
     else {
@@ -550,10 +571,17 @@ fn place_words(v: &Verdict, place: &Place, figures: Option<&Figures>) -> String 
         (Side::Open, _) => why.push(format!("{} open", v.memory.label)),
         (Side::Good, _) => {}
     }
-    match performance {
-        Side::Bad => why.push(format!("over the {}% budget", v.max_slowdown_pct)),
-        Side::Open => why.push(format!("{} open", v.performance.label)),
-        Side::Good => {}
+    match (
+        performance,
+        super::verdict_words::guard_over_words(v, *guard_over, figures),
+    ) {
+        (Side::Bad, Some(guard)) => why.push(format!(
+            "over the {}% budget on {guard}",
+            v.max_slowdown_pct
+        )),
+        (Side::Bad, None) => why.push(format!("over the {}% budget", v.max_slowdown_pct)),
+        (Side::Open, _) => why.push(format!("{} open", v.performance.label)),
+        (Side::Good, _) => {}
     }
     let open = if *open { "open: " } else { "" };
     format!("{open}{}", why.join(", "))

@@ -58,6 +58,7 @@ pub fn reason(v: &Verdict) -> String {
             baseline,
             memory,
             performance,
+            guard,
             qualified,
             ties,
         } => {
@@ -65,16 +66,18 @@ pub fn reason(v: &Verdict) -> String {
             let words = |r: &Option<Ratio>| r.as_ref().map(ratio_words).unwrap_or_default();
             format!(
                 "Use {}: {mw} {} of {baseline}'s, a saving beyond noise and beyond the {saving}% \
-                 minimum; {pw} {} stays within the {budget}% budget.{others}{unsettled}",
+                 minimum; {pw} {} stays within the {budget}% budget{}.{others}{unsettled}",
                 v.config.as_deref().unwrap_or_default(),
                 words(memory),
                 words(performance),
+                guard_words(v, guard.as_ref()),
             )
         }
         Reason::RecommendUnproven {
             baseline,
             memory,
             performance,
+            guard,
             rounds,
             more_rounds,
             unresolvable,
@@ -86,10 +89,11 @@ pub fn reason(v: &Verdict) -> String {
                 });
             format!(
                 "Use {}: {mw} {} of {baseline}'s, a saving beyond noise and beyond the {saving}% \
-                 minimum; {perf}, not resolved at this noise against the {budget}% budget {}.{}{}",
+                 minimum; {perf}, not resolved at this noise against the {budget}% budget {}{}.{}{}",
                 v.config.as_deref().unwrap_or_default(),
                 ratio_words(memory),
                 unresolvable_words(*rounds, None),
+                guard_words(v, guard.as_ref()),
                 resolve_words(*more_rounds, *unresolvable),
                 unsettled(v),
             )
@@ -299,6 +303,7 @@ fn note(v: &Verdict, n: &Note, [mean, peak]: [ColumnUnit; 2]) -> String {
             place,
         } => {
             let (mw, pw) = (&v.memory.label, &v.performance.label);
+            let figures_of = *figures;
             let figures = figures.map_or("no comparable figures".to_string(), |f| {
                 let m = f.memory.value;
                 format!(
@@ -311,7 +316,10 @@ fn note(v: &Verdict, n: &Note, [mean, peak]: [ColumnUnit; 2]) -> String {
                     pct(f.performance.value)
                 )
             });
-            format!("{config}: {figures}; {}.", place_words(v, place))
+            format!(
+                "{config}: {figures}; {}.",
+                place_words(v, place, figures_of.as_ref())
+            )
         }
         Note::OomKilled { config, oom } => format!("{config}: not chosen: {}.", oom_words(oom)),
         Note::EveryRunFailed { config, runs, why } => {
@@ -451,14 +459,47 @@ fn note(v: &Verdict, n: &Note, [mean, peak]: [ColumnUnit; 2]) -> String {
     }
 }
 
+/// `; wall time 0.98x [0.80, 1.20], not over it beyond noise`: the guard
+/// beside a CPU figure, when there is one, after the budget's sentence.
+pub fn guard_words(v: &Verdict, guard: Option<&Ratio>) -> String {
+    match (&v.guard, guard) {
+        (Some(row), Some(g)) => format!(
+            "; {} {}, not over it beyond noise",
+            row.label,
+            ratio_words(g)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// `wall time 1.83x [1.52, 2.20]`: the guard that put a candidate over
+/// the budget, when it did.
+pub fn guard_over_words(
+    v: &Verdict,
+    over: bool,
+    figures: Option<&allocscope_analyze::verdict::Figures>,
+) -> Option<String> {
+    let row = v.guard.as_ref().filter(|_| over)?;
+    let g = figures.and_then(|f| f.guard);
+    Some(match g {
+        Some(g) => format!("{} {}", row.label, ratio_words(&g)),
+        None => row.label.clone(),
+    })
+}
+
 /// Where a candidate stands, in words.
-fn place_words(v: &Verdict, place: &Place) -> String {
+fn place_words(
+    v: &Verdict,
+    place: &Place,
+    figures: Option<&allocscope_analyze::verdict::Figures>,
+) -> String {
     let (mw, pw) = (&v.memory.label, &v.performance.label);
     let Place::Judged {
         open,
         memory,
         performance,
         more_rounds,
+        guard_over,
     } = place
     else {
         return match place {
@@ -486,10 +527,14 @@ fn place_words(v: &Verdict, place: &Place) -> String {
         Side::Open => why.push(format!("{mw} unsettled")),
         Side::Good => {}
     }
-    match performance {
-        Side::Bad => why.push(format!("over the {}% budget on {pw}", v.max_slowdown_pct)),
-        Side::Open => why.push(format!("{pw} unsettled against the budget")),
-        Side::Good => {}
+    match (performance, guard_over_words(v, *guard_over, figures)) {
+        (Side::Bad, Some(guard)) => why.push(format!(
+            "over the {}% budget on {guard}, whatever its {pw}",
+            v.max_slowdown_pct
+        )),
+        (Side::Bad, None) => why.push(format!("over the {}% budget on {pw}", v.max_slowdown_pct)),
+        (Side::Open, _) => why.push(format!("{pw} unsettled against the budget")),
+        (Side::Good, _) => {}
     }
     let verdict = if *open { "open" } else { "not chosen" };
     let more = more_rounds

@@ -233,7 +233,7 @@ mod tests {
         };
         assert_eq!(
             why(1),
-            Some("round 1: ranked 8th of 8 by mean RSS ratio 0.40x, wall time 3.00x over the 5% budget beyond one reading's noise (1.05x), kept 2")
+            Some("round 1: ranked 8th of 8 by mean RSS ratio 0.40x, CPU time 3.00x over the 5% budget beyond one reading's noise (1.05x), kept 2")
         );
         assert_eq!(
             why(8),

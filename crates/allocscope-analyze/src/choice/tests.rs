@@ -129,22 +129,84 @@ fn service(pss: bool, latency: bool) -> StoredExperiment {
     e
 }
 
+/// The rows `e` is judged by without flags: (memory, performance, guard).
+fn by_default(e: &StoredExperiment) -> (String, String, Option<String>) {
+    let table = metric_table::of_experiment(&e.info);
+    let m = measures(e, 0, &table, &JudgeSettings::default());
+    (m.memory.id, m.perf.id, m.guard.map(|g| g.id))
+}
+
 #[test]
-fn a_service_is_judged_by_its_end_of_load_memory_and_latency_by_default() {
+fn a_service_is_judged_by_its_end_of_load_memory_and_cpu_per_request_guarded_by_latency() {
     assert_eq!(
-        chosen(&service(true, true), None, None),
-        ("pss_end_load_bytes".to_string(), "p95_ms".to_string())
+        by_default(&service(true, true)),
+        (
+            "pss_end_load_bytes".to_string(),
+            "cpu_per_request_ms".to_string(),
+            Some("p95_ms".to_string())
+        )
     );
+    // A load command of its own: no count of requests, so the tree's CPU,
+    // guarded by the load's duration.
     assert_eq!(
-        chosen(&service(false, false), None, None),
-        ("rss_end_load_bytes".to_string(), "load_s".to_string())
+        by_default(&service(false, false)),
+        (
+            "rss_end_load_bytes".to_string(),
+            "cpu_s".to_string(),
+            Some("load_s".to_string())
+        )
     );
     // The mean over the server's whole life, when asked.
     assert_eq!(
         chosen(&service(true, true), tree("mean"), None).0,
         "mean_pss_bytes"
     );
-    assert_eq!(chosen(&fixture::experiment(), None, None).1, "wall_s");
+}
+
+#[test]
+fn a_batch_program_is_judged_by_its_cpu_time_guarded_by_its_wall_time() {
+    let e = fixture::experiment();
+    let (_, perf, guard) = by_default(&e);
+    assert_eq!((perf.as_str(), guard.as_deref()), ("cpu_s", Some("wall_s")));
+    // A row named on its own is judged alone, without a guard.
+    let table = metric_table::of_experiment(&e.info);
+    for named in ["wall_s", "cpu_s"] {
+        let judging = JudgeSettings {
+            perf_metric: Some(named.to_string()),
+            ..JudgeSettings::default()
+        };
+        let m = measures(&e, 0, &table, &judging);
+        assert_eq!((m.perf.id.as_str(), m.guard), (named, None));
+    }
+}
+
+#[test]
+fn a_fixed_duration_program_or_runs_without_cpu_times_are_judged_by_wall_time() {
+    // Every configuration's fastest run within 2%: the program ran for a
+    // set time, spending about the same CPU whatever it got done.
+    let mut flat = fixture::experiment();
+    for run in flat.configs.iter_mut().flat_map(|c| &mut c.runs) {
+        run.record.wall_s = 10.0 + 0.001 * f64::from(run.record.index);
+    }
+    assert_eq!(by_default(&flat).1, "wall_s");
+    assert_eq!(by_default(&flat).2, None);
+    // Runs stored without CPU times (they read 0).
+    let mut no_cpu = fixture::experiment();
+    for run in no_cpu.configs.iter_mut().flat_map(|c| &mut c.runs) {
+        (run.record.user_s, run.record.sys_s) = (0.0, 0.0);
+    }
+    assert_eq!(by_default(&no_cpu).1, "wall_s");
+    // A fixed-duration load with a count of its requests: CPU per request
+    // still measures the work.
+    let mut served = service(false, true);
+    for run in served.configs.iter_mut().flat_map(|c| &mut c.runs) {
+        let s = run.record.service.as_mut().expect("service");
+        s.load_end_s = Some(10.0);
+        if let Some(l) = s.latency.as_mut() {
+            l.p95_ms = 10.0;
+        }
+    }
+    assert_eq!(by_default(&served).1, "cpu_per_request_ms");
 }
 
 #[test]
