@@ -80,22 +80,82 @@ pub fn weighted_sum(terms: &[(f64, Growth)]) -> Option<Growth> {
     })
 }
 
+/// Growth beyond noise settles a series (and lets `--until settled` stop)
+/// only once it has been seen for this long. Nothing in a series that has
+/// grown steadily since it started tells a warm-up that will stop from a
+/// leak that will not: a server filling its caches, pools and JIT grows for
+/// seconds to minutes and then holds. A soak is meant to run for hours, so
+/// waiting 5 minutes before stopping on growth costs little, and stopping on
+/// a warm-up costs the whole run. Growth seen for less is still reported
+/// (`Settling::Rising`), with the span it was seen for.
+pub const PERSISTS_FOR_S: f64 = 300.0;
+
 /// Where a series stands: levelled off, growing, or not known yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Settling {
     /// The whole interval lies within ± the threshold: a plateau.
     Plateau,
-    /// The whole interval lies above the threshold: growth beyond noise.
+    /// The whole interval lies above the threshold, the slopes of the
+    /// window's halves agree, and the growth has been seen for at least
+    /// `PERSISTS_FOR_S`: growth that persists.
     Grows,
-    /// Neither yet (or falling beyond the threshold, still on its way to a
-    /// level).
+    /// Growth beyond noise whose halves agree, seen for less than
+    /// `PERSISTS_FOR_S`: reported as growth, but not settled.
+    Rising,
+    /// Neither yet: falling beyond the threshold, or growth that slows (a
+    /// concave approach to a level), still on its way to a level.
     Open,
 }
 
 impl Settling {
-    /// Plateau or growth beyond noise: more time would not change it.
+    /// Plateau or persistent growth: more time would not change it.
     pub fn is_settled(self) -> bool {
-        self != Settling::Open
+        matches!(self, Settling::Plateau | Settling::Grows)
+    }
+
+    /// `plateau`, `grows`, `rising` or `open`: the word the exports use.
+    pub fn word(self) -> &'static str {
+        match self {
+            Settling::Plateau => "plateau",
+            Settling::Grows => "grows",
+            Settling::Rising => "rising",
+            Settling::Open => "open",
+        }
+    }
+
+    /// Growth beyond noise, persistent or not yet.
+    pub fn grows(self) -> bool {
+        matches!(self, Settling::Grows | Settling::Rising)
+    }
+}
+
+/// Whether the growth of a window's later half agrees with its earlier
+/// half's: the later half's own interval lies above `level`'s threshold
+/// (the growth goes on now, beyond noise), it is not slower than the
+/// earlier half beyond noise, and not under half its rate (a concave
+/// approach to a level is slower, and an exponential one of time constant
+/// τ halves its rate every 0.7 τ: within a window of a few τ, where noise
+/// hides the difference, the ratio still shows it). A half too short for a
+/// line disagrees. Asking the later half alone to clear
+/// the threshold is a second test a wander of the noise must also pass: a
+/// soak looks at its series every few seconds, and one test at 95% would
+/// find growth in a flat series at some look far more often than 2.5%.
+pub fn halves_agree(early: Option<Growth>, late: Option<Growth>, level: f64) -> bool {
+    let (Some(early), Some(late)) = (early, late) else {
+        return false;
+    };
+    let slower = weighted_sum(&[(1.0, late), (-1.0, early)]).is_some_and(|d| d.ci_high < 0.0);
+    late.ci_low > settled_threshold(level) && !slower && late.per_hour >= early.per_hour / 2.0
+}
+
+/// The settling of a series whose window's interval says `by_interval`
+/// (`settling`): growth beyond noise needs its halves to agree (else it is
+/// open), and to have been seen for `PERSISTS_FOR_S` (else it is rising).
+pub fn persisting(by_interval: Settling, agree: bool, seen_s: f64) -> Settling {
+    match by_interval {
+        Settling::Grows if !agree => Settling::Open,
+        Settling::Grows if seen_s < PERSISTS_FOR_S => Settling::Rising,
+        s => s,
     }
 }
 
@@ -104,7 +164,8 @@ pub fn settled_threshold(level: f64) -> f64 {
     level.abs() * SETTLED_SHARE_PER_HOUR
 }
 
-/// Whether `growth` of a series at `level` has settled.
+/// What `growth`'s interval alone says of a series at `level`: `Plateau`,
+/// `Grows` or `Open` (`persisting` adds what its halves and span say).
 pub fn settling(growth: &Growth, level: f64) -> Settling {
     let threshold = settled_threshold(level);
     if growth.ci_low > -threshold && growth.ci_high < threshold {
@@ -123,7 +184,7 @@ pub fn settling(growth: &Growth, level: f64) -> Settling {
 /// W^(-3/2). `None` when it has settled, or when its centre sits on the
 /// threshold (no length of soak would settle it).
 pub fn time_to_settle(growth: &Growth, level: f64, elapsed_s: f64) -> Option<f64> {
-    if settling(growth, level).is_settled() {
+    if settling(growth, level) != Settling::Open {
         return None;
     }
     let threshold = settled_threshold(level);

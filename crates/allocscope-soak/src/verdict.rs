@@ -8,7 +8,6 @@
 use crate::config::{combine, separation, ConfigSummary, Separation};
 use crate::growth::{settling, weighted_sum, Growth, Settling};
 use crate::instance::InstanceSummary;
-use crate::window::WINDOW_SHARE;
 use allocscope_core::analyze::figures::Ratio;
 
 /// The configuration the others are set against: the one labelled
@@ -44,7 +43,8 @@ pub struct ConfigVerdict {
     pub summary: ConfigSummary,
     /// Against the baseline; `None` for the baseline itself.
     pub separation: Option<Separation>,
-    /// Why it grows, when it grows beyond noise (`Settling::Grows`).
+    /// Why it grows, when it grows beyond noise (`Settling::Grows` or
+    /// `Rising`).
     pub cause: Option<Cause>,
     /// When it settled on its plateau: it has been flat at least since this
     /// far into its segment (its recent window's start).
@@ -107,9 +107,12 @@ pub fn verdict(configs: &[(String, Vec<InstanceSummary>)], elapsed_s: f64) -> Op
             };
             Some(ConfigVerdict {
                 label: label.clone(),
-                cause: (summary.settling == Settling::Grows).then(|| cause(replicas, &summary)),
+                cause: summary
+                    .settling
+                    .grows()
+                    .then(|| cause(replicas, &summary)),
                 settled_by_s: (summary.settling == Settling::Plateau)
-                    .then_some((summary.end_s - summary.start_s) * (1.0 - WINDOW_SHARE)),
+                    .then_some(summary.window_start_s - summary.start_s),
                 separation,
                 summary,
             })
@@ -145,7 +148,7 @@ fn cause(replicas: &[InstanceSummary], summary: &ConfigSummary) -> Cause {
             Some(Settling::Plateau) => Cause::OutsideHeap,
             _ => Cause::Unclear,
         },
-        Settling::Open => Cause::Unclear,
+        Settling::Open | Settling::Rising => Cause::Unclear,
         Settling::Grows => match weighted_sum(&[(1.0, summary.growth), (-1.0, live)]) {
             Some(rest)
                 if settling(&rest, level) == Settling::Grows && free == Some(Settling::Grows) =>
