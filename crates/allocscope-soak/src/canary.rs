@@ -145,7 +145,7 @@ fn figures(out: &mut String, judged: Option<&ConfigVerdict>) {
                 level: s.level,
                 level_at_s: s.level_at_s,
                 growth: s.growth,
-                grows: s.settling.grows(),
+                settling: s.settling,
                 start_s: s.start_s,
                 window_start_s: s.window_start_s,
                 end_s: s.end_s,

@@ -15,8 +15,8 @@
 //! theirs, its degrees of freedom Welch–Satterthwaite's.
 
 use crate::growth::{
-    persisting, settling, time_to_narrow, time_to_settle, weighted_sum, Growth, Settling,
-    PERSISTS_FOR_S,
+    all_agree, persisting, settling, time_to_narrow, time_to_settle, weighted_sum, Growth,
+    Settling, PERSISTS_FOR_S,
 };
 use crate::instance::InstanceSummary;
 use allocscope_core::analyze::figures::{Estimate, Ratio};
@@ -76,8 +76,11 @@ pub fn combine(replicas: &[InstanceSummary]) -> Option<ConfigSummary> {
     };
     let shares: Vec<(f64, Growth)> = replicas.iter().map(|r| (1.0 / n, r.growth)).collect();
     let growth = weighted_sum(&shares)?;
-    let seen_s = replicas.iter().map(|r| r.seen_s).fold(f64::INFINITY, f64::min);
-    let agree = replicas.iter().all(|r| r.halves_agree);
+    let seen_s = replicas
+        .iter()
+        .map(|r| r.seen_s)
+        .fold(f64::INFINITY, f64::min);
+    let agree = all_agree(replicas.iter().map(|r| r.halves_agree));
     let settling = persisting(settling(&growth, level.median), agree, seen_s);
     let elapsed_s = mean(&|r| r.end_s - r.start_s);
     let periods: Option<Vec<f64>> = replicas.iter().map(|r| r.period_s).collect();

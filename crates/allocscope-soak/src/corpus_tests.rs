@@ -23,7 +23,13 @@ fn shapes_that_level_off_are_called_growth_under_one_percent_of_the_time() {
         let mut alarms = 0;
         let mut count = 0;
         for (c, condition) in [CONDITIONS[1], CONDITIONS[3]].into_iter().enumerate() {
-            let run = decisions(shape, condition, PLATEAU_SOAKS / 2, SEED + (10 * s + c) as u64, 2);
+            let run = decisions(
+                shape,
+                condition,
+                PLATEAU_SOAKS / 2,
+                SEED + (10 * s + c) as u64,
+                2,
+            );
             alarms += run.iter().filter(|d| d.false_alarm(truth)).count();
             count += run.len();
         }

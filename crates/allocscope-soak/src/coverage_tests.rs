@@ -99,11 +99,17 @@ fn simulate_cell(shape: Shape, tau_s: f64, sims: usize, seed: u64) -> Cell {
         let g = summary.growth;
         cell.growth_covered += usize::from(within(true_growth, g.ci_low, g.ci_high));
         // Naive: a fixed MAX_BLOCKS blocks, read as independent.
-        let naive =
-            theil_sen(&block_medians(from(&sim.noisy, summary.window_start_s), MAX_BLOCKS), Z975).expect("naive fit");
+        let naive = theil_sen(
+            &block_medians(from(&sim.noisy, summary.window_start_s), MAX_BLOCKS),
+            Z975,
+        )
+        .expect("naive fit");
         cell.naive_covered +=
             usize::from(within(true_growth / 3600.0, naive.ci_low, naive.ci_high));
-        let truth_window: Vec<f64> = from(&sim.truth, summary.window_start_s).iter().map(|p| p.1).collect();
+        let truth_window: Vec<f64> = from(&sim.truth, summary.window_start_s)
+            .iter()
+            .map(|p| p.1)
+            .collect();
         let true_plateau = median(&truth_window).expect("truth");
         cell.plateau_covered += usize::from(within(
             true_plateau,

@@ -167,7 +167,11 @@ const COLUMNS: [&str; 7] = [
 
 /// A table's header: `configuration` or `instance`, then `COLUMNS`.
 pub fn header(instances: bool) -> Vec<&'static str> {
-    let first = if instances { "instance" } else { "configuration" };
+    let first = if instances {
+        "instance"
+    } else {
+        "configuration"
+    };
     std::iter::once(first).chain(COLUMNS).collect()
 }
 
@@ -197,6 +201,7 @@ pub fn cells(row: &Row) -> Vec<String> {
                 factor_text(h.factor),
                 format_seconds(h.observed_s)
             ),
+            Reach::Slowing => "not projected: its growth slows".into(),
             Reach::NotGrowing => "no growth to project".into(),
         },
     };

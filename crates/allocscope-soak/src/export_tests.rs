@@ -140,7 +140,10 @@ fn the_json_holds_the_verdict_as_data_with_its_text_beside_it() -> anyhow::Resul
     assert_eq!(arena["reasons"][0]["reason"], "plateau_lower");
     assert_eq!(arena["reasons"][1]["reason"], "grows_slower");
     let text = json["soak"]["verdict_text"].as_str().unwrap_or_default();
-    assert!(text.starts_with("Use glibc:arena_max=2: plateau "), "{text}");
+    assert!(
+        text.starts_with("Use glibc:arena_max=2: plateau "),
+        "{text}"
+    );
     Ok(())
 }
 

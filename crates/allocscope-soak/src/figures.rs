@@ -50,8 +50,7 @@ pub struct Figures {
 impl Figures {
     /// Flat at least since its recent window began, when on a plateau.
     pub fn settled_at_s(&self) -> Option<f64> {
-        (self.settling == Settling::Plateau)
-            .then_some(self.window_start_s - self.start_s)
+        (self.settling == Settling::Plateau).then_some(self.window_start_s - self.start_s)
     }
 
     /// The projections to a day and a week, each `None` once reached.
@@ -60,7 +59,7 @@ impl Figures {
             level: self.level,
             level_at_s: self.level_at_s,
             growth: self.growth,
-            grows: self.settling.grows(),
+            settling: self.settling,
             start_s: self.start_s,
             window_start_s: self.window_start_s,
             end_s: self.end_s,
@@ -146,14 +145,14 @@ impl Row {
         // Each a value with its interval, or three blanks; beside it how
         // far it reaches and why a blank is blank.
         let horizons = of.projections();
-        for (h, names) in horizons.iter().zip([PROJECTION_24H_REACH, PROJECTION_7D_REACH]) {
+        for (h, names) in horizons
+            .iter()
+            .zip([PROJECTION_24H_REACH, PROJECTION_7D_REACH])
+        {
             out.push((names[0], Cell::Text(reach_word(*h).into())));
             out.push((names[1], opt(h.map(|h| h.factor))));
         }
-        out.push((
-            "growth_estimated_from_s",
-            n(of.end_s - of.window_start_s),
-        ));
+        out.push(("growth_estimated_from_s", n(of.end_s - of.window_start_s)));
         let [day, week] = horizons.map(|h| match h.map(|h| h.reach) {
             Some(Reach::Projected(p)) => Some([p.value, p.ci_low, p.ci_high]),
             _ => None,
@@ -191,6 +190,7 @@ pub fn reach_word(horizon: Option<Horizon>) -> &'static str {
     match horizon.map(|h| h.reach) {
         Some(Reach::Projected(_)) => "projected",
         Some(Reach::TooFar) => "too_far",
+        Some(Reach::Slowing) => "slowing",
         Some(Reach::NotGrowing) => "not_growing",
         None => "reached",
     }

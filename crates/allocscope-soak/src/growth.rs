@@ -129,34 +129,83 @@ impl Settling {
     }
 }
 
+/// A half of a window needs this many blocks for its slope's interval to
+/// mean anything: Sen's interval of 3 points is the range of their 3
+/// slopes, and 3 whole-period means of a leak in 1 s steps (sampled every
+/// 200 ms, 7 s seen) put the halves' intervals at [14.9, 16.8] and [13.0,
+/// 14.4] GiB/h, "slower beyond noise" from the sampling's phase alone.
+pub const MIN_HALF_BLOCKS: usize = 8;
+
 /// Whether the growth of a window's later half agrees with its earlier
-/// half's: the later half's own interval lies above `level`'s threshold
-/// (the growth goes on now, beyond noise), it is not slower than the
-/// earlier half beyond noise, and not under half its rate (a concave
+/// half's, once the whole window's interval has found growth beyond noise
+/// (`None`: a half has too few blocks to tell, `MIN_HALF_BLOCKS`): the
+/// later half is not slower than the earlier beyond noise, its rate is
+/// above `level`'s threshold, and not under half the earlier's (a concave
 /// approach to a level is slower, and an exponential one of time constant
 /// τ halves its rate every 0.7 τ: within a window of a few τ, where noise
-/// hides the difference, the ratio still shows it). A half too short for a
-/// line disagrees. Asking the later half alone to clear
-/// the threshold is a second test a wander of the noise must also pass: a
-/// soak looks at its series every few seconds, and one test at 95% would
-/// find growth in a flat series at some look far more often than 2.5%.
-pub fn halves_agree(early: Option<Growth>, late: Option<Growth>, level: f64) -> bool {
-    let (Some(early), Some(late)) = (early, late) else {
-        return false;
-    };
+/// hides the difference, the ratio still shows it). The later half's own
+/// interval is not asked to clear the threshold: with half the samples and
+/// its own dependence it is far wider than the window's, and a real leak in
+/// steps (4 MiB a second sampled every 200 ms, its pairs within a step all
+/// of slope 0) left its lower bound at 0 over 14 s, calling 14 GiB/h "not
+/// settled"; the window's interval is the test of noise, the halves the
+/// test of shape.
+pub fn halves_agree(early: Option<Growth>, late: Option<Growth>, level: f64) -> Option<bool> {
+    let (early, late) = (early?, late?);
     let slower = weighted_sum(&[(1.0, late), (-1.0, early)]).is_some_and(|d| d.ci_high < 0.0);
-    late.ci_low > settled_threshold(level) && !slower && late.per_hour >= early.per_hour / 2.0
+    Some(
+        late.per_hour > settled_threshold(level)
+            && !slower
+            && late.per_hour >= early.per_hour / 2.0,
+    )
+}
+
+/// The halves of several replicas together: one slower disagrees, all
+/// agreeing agree, else (a replica too short to tell) unknown.
+pub fn all_agree(halves: impl IntoIterator<Item = Option<bool>>) -> Option<bool> {
+    let mut all = Some(true);
+    for agree in halves {
+        match agree {
+            Some(false) => return Some(false),
+            None => all = None,
+            Some(true) => {}
+        }
+    }
+    all
 }
 
 /// The settling of a series whose window's interval says `by_interval`
-/// (`settling`): growth beyond noise needs its halves to agree (else it is
-/// open), and to have been seen for `PERSISTS_FOR_S` (else it is rising).
-pub fn persisting(by_interval: Settling, agree: bool, seen_s: f64) -> Settling {
-    match by_interval {
-        Settling::Grows if !agree => Settling::Open,
-        Settling::Grows if seen_s < PERSISTS_FOR_S => Settling::Rising,
-        s => s,
+/// (`settling`): growth beyond noise whose halves disagree is open (a
+/// concave approach to a level); growth beyond noise is rising while its
+/// halves are too short to tell its shape or it has been seen for less
+/// than `PERSISTS_FOR_S`, and grows after.
+pub fn persisting(by_interval: Settling, agree: Option<bool>, seen_s: f64) -> Settling {
+    match (by_interval, agree) {
+        (Settling::Grows, Some(false)) => Settling::Open,
+        (Settling::Grows, None) => Settling::Rising,
+        (Settling::Grows, Some(true)) if seen_s < PERSISTS_FOR_S => Settling::Rising,
+        (s, _) => s,
     }
+}
+
+/// A part of a growth (the live heap's, the allocator's free memory's)
+/// under this share of the whole does not account for it.
+pub const MINOR_SHARE: f64 = 0.1;
+
+/// What a part of a series' growth says about it, for telling a leak from
+/// fragmentation: `Plateau` when it is flat at `level`'s threshold or its
+/// whole interval lies within ± `MINOR_SHARE` of the `whole` growth's lower
+/// bound, else what its interval says. The level's threshold (1% an hour)
+/// is what hours of soak resolve; over seconds a part a thousandth of the
+/// growth is not flat by it (glibc's live heap grew 5 KiB a second, its
+/// arenas' bookkeeping, while its free memory grew 4 MiB a second), yet it
+/// plainly does not account for the growth.
+pub fn part_settling(part: &Growth, whole: &Growth, level: f64) -> Settling {
+    let bound = MINOR_SHARE * whole.ci_low.max(0.0);
+    if part.ci_low > -bound && part.ci_high < bound {
+        return Settling::Plateau;
+    }
+    settling(part, level)
 }
 
 /// The threshold of `settling` for a series at `level`, per hour.

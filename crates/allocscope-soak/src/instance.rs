@@ -5,7 +5,8 @@
 
 use crate::blocks::{thin, whole_periods, Blocks};
 use crate::growth::{
-    growth, halves_agree, persisting, settling, time_to_settle, Growth, Settling, PERSISTS_FOR_S,
+    growth, halves_agree, persisting, settling, time_to_settle, Growth, Settling, MIN_HALF_BLOCKS,
+    PERSISTS_FOR_S,
 };
 use crate::level::plateau;
 use crate::window::{after_restart, GrowthWindow};
@@ -38,8 +39,9 @@ pub struct InstanceSummary {
     pub period_s: Option<f64>,
     /// How long the growth has been seen (`GrowthWindow::seen_s`).
     pub seen_s: f64,
-    /// The slopes of the window's halves agree (`growth::halves_agree`).
-    pub halves_agree: bool,
+    /// The slopes of the window's halves agree (`growth::halves_agree`;
+    /// `None`: a half too short to tell).
+    pub halves_agree: Option<bool>,
     /// The plateau: the median of the window's block medians (or means
     /// over whole periods), with its 95% interval (`level.rs`).
     pub plateau: Estimate,
@@ -76,7 +78,11 @@ pub fn summarize(series: &InstanceSeries) -> Option<InstanceSummary> {
     let blocks_now = blocks(points, window.period_s)?;
     let memory_growth = growth(&blocks_now)?;
     let level = plateau(&blocks_now)?;
-    let half = |s: &[(f64, f64)]| blocks(s, window.period_s).and_then(|b| growth(&b));
+    let half = |s: &[(f64, f64)]| {
+        blocks(s, window.period_s)
+            .filter(|b| b.points.len() >= MIN_HALF_BLOCKS)
+            .and_then(|b| growth(&b))
+    };
     let agree = halves_agree(half(early), half(late), level.median);
     let growth_of = |s: &[(f64, f64)]| {
         let [points, ..] = window.split(after_restart(s, series.restart_s));

@@ -41,9 +41,13 @@ pub fn period_s(series: &[(f64, f64)]) -> Option<f64> {
     };
     let max_lag = (n as f64 / MIN_PERIODS) as usize;
     let crossed = (1..=max_lag).find(|&lag| acf(lag) < 0.0)?;
-    let (lag, peak) = (crossed..=max_lag)
-        .map(|lag| (lag, acf(lag)))
-        .fold((0, f64::NEG_INFINITY), |best, x| if x.1 > best.1 { x } else { best });
+    let (lag, peak) =
+        (crossed..=max_lag)
+            .map(|lag| (lag, acf(lag)))
+            .fold(
+                (0, f64::NEG_INFINITY),
+                |best, x| if x.1 > best.1 { x } else { best },
+            );
     // The autocorrelation of a finite series falls as (n - lag)/n; the peak
     // is judged against what a perfectly periodic series would reach there.
     let reach = (n - lag) as f64 / n as f64;

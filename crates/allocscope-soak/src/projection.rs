@@ -6,7 +6,7 @@
 //! given, and a series that does not grow beyond noise (a plateau, a level
 //! it returns to each period) is judged by its level, not extrapolated.
 
-use crate::growth::Growth;
+use crate::growth::{settling, Growth, Settling};
 use allocscope_core::analyze::figures::Estimate;
 
 /// The ages since the segment's start that a soak projects to: a day and a
@@ -61,8 +61,12 @@ pub enum Reach {
     /// Growth beyond noise, but the horizon lies more than `MAX_FACTOR`
     /// times the estimated span away: no figure.
     TooFar,
-    /// No growth beyond noise (a plateau, a periodic level, or not settled):
-    /// the level is the figure, not a line through it.
+    /// Growth beyond noise that slows (its window's later half is slower
+    /// than its earlier: a concave approach to a level): not a line.
+    Slowing,
+    /// No growth beyond noise (a plateau, a periodic level, or an interval
+    /// that still straddles the threshold): the level is the figure, not a
+    /// line through it.
     NotGrowing,
 }
 
@@ -84,8 +88,9 @@ pub struct Basis {
     pub level: Estimate,
     pub level_at_s: f64,
     pub growth: Growth,
-    /// It grows beyond noise (`Settling::grows`).
-    pub grows: bool,
+    /// Its settling: a line is carried only through growth (`Grows` or
+    /// `Rising`).
+    pub settling: Settling,
     pub start_s: f64,
     /// Where its growth window starts, and its last sample.
     pub window_start_s: f64,
@@ -101,8 +106,13 @@ pub fn horizons(basis: &Basis) -> Vec<Horizon> {
         .filter(|&&age| basis.start_s + age > basis.end_s)
         .map(|&age| {
             let factor = age / observed_s;
-            let reach = if !basis.grows {
-                Reach::NotGrowing
+            let beyond_noise = settling(&basis.growth, basis.level.median) == Settling::Grows;
+            let reach = if !basis.settling.grows() {
+                if basis.settling == Settling::Open && beyond_noise {
+                    Reach::Slowing
+                } else {
+                    Reach::NotGrowing
+                }
             } else if factor > MAX_FACTOR {
                 Reach::TooFar
             } else {
@@ -174,7 +184,11 @@ mod tests {
             level: level(),
             level_at_s: end_s,
             growth: rate(2.0, 1.0, 4.0),
-            grows,
+            settling: if grows {
+                Settling::Grows
+            } else {
+                Settling::Plateau
+            },
             start_s: 0.0,
             window_start_s,
             end_s,
@@ -199,6 +213,20 @@ mod tests {
     #[test]
     fn a_series_that_does_not_grow_is_not_extrapolated() {
         let h = horizons(&basis(false, 2.0 * HOUR, 12.0 * HOUR));
+        assert!(h.iter().all(|h| h.reach == Reach::NotGrowing));
+    }
+
+    #[test]
+    fn growth_beyond_noise_whose_halves_disagree_is_slowing_not_flat() {
+        let open = |growth| Basis {
+            growth,
+            settling: Settling::Open,
+            ..basis(false, 2.0 * HOUR, 12.0 * HOUR)
+        };
+        // Level 100, threshold 1 an hour: [1.5, 4] is beyond it.
+        let h = horizons(&open(rate(2.0, 1.5, 4.0)));
+        assert!(h.iter().all(|h| h.reach == Reach::Slowing));
+        let h = horizons(&open(rate(2.0, 0.5, 4.0)));
         assert!(h.iter().all(|h| h.reach == Reach::NotGrowing));
     }
 

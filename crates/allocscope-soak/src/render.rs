@@ -4,8 +4,8 @@
 //! take to decide.
 
 use crate::growth::{Growth, Settling, PERSISTS_FOR_S};
-use crate::verdict::{Cause, ConfigVerdict, Outcome, Verdict};
 use crate::projection::{Horizon, Reach, COVERS, MAX_FACTOR};
+use crate::verdict::{Cause, ConfigVerdict, Outcome, Verdict};
 use allocscope_core::analyze::figures::Ratio;
 use allocscope_core::units::{format_bytes, format_seconds, ColumnUnit, Unit};
 
@@ -53,7 +53,13 @@ pub fn horizon_text(h: &Horizon) -> String {
             "{reach}: not projected, beyond the {MAX_FACTOR:.0}x a line is carried; a soak \
              closer to that long would tell"
         ),
-        Reach::NotGrowing => format!("{reach}: no growth beyond noise to project; judged by its level"),
+        Reach::Slowing => format!(
+            "{reach}: not projected, its growth slows (a concave approach to a level), which \
+             a line does not follow"
+        ),
+        Reach::NotGrowing => {
+            format!("{reach}: no growth beyond noise to project; judged by its level")
+        }
     }
 }
 

@@ -27,17 +27,33 @@ pub enum Shape {
     },
     /// Slow convergence to a plateau `share` above the start:
     /// `share (1 - e^(-t/tau))`, as fragmentation that saturates.
-    Saturates { share: f64, tau_s: f64 },
+    Saturates {
+        share: f64,
+        tau_s: f64,
+    },
     /// Flat, then a step of `share` at `at_s`, flat after.
-    Step { share: f64, at_s: f64 },
+    Step {
+        share: f64,
+        at_s: f64,
+    },
     /// A collector's sawtooth: from the level up by `share` over each
     /// `period_s`, then back.
-    Sawtooth { share: f64, period_s: f64 },
+    Sawtooth {
+        share: f64,
+        period_s: f64,
+    },
     /// A periodic load: `share` times a sine of `period_s`.
-    Periodic { share: f64, period_s: f64 },
+    Periodic {
+        share: f64,
+        period_s: f64,
+    },
     /// A warm-up of `share` over `warm_s`, flat, and at `at_s` a restart
     /// that starts it over.
-    Restart { share: f64, warm_s: f64, at_s: f64 },
+    Restart {
+        share: f64,
+        warm_s: f64,
+        at_s: f64,
+    },
     /// Linear growth of `share_per_hour` under a sawtooth of `share` every
     /// `period_s`.
     LeakUnderSawtooth {
@@ -121,9 +137,7 @@ impl Shape {
                         share_per_hour,
                         share,
                         period_s,
-                    } => {
-                        share_per_hour * hours(t_s) + share * ((t_s + phase_s) / period_s).fract()
-                    }
+                    } => share_per_hour * hours(t_s) + share * ((t_s + phase_s) / period_s).fract(),
                 })
     }
 
@@ -146,7 +160,11 @@ impl Shape {
                 }
                 Shape::Saturates { share, tau_s } => share * 3600.0 / tau_s * (-t_s / tau_s).exp(),
                 Shape::Step { .. } | Shape::Sawtooth { .. } | Shape::Periodic { .. } => 0.0,
-                Shape::Restart { share, warm_s, at_s } => {
+                Shape::Restart {
+                    share,
+                    warm_s,
+                    at_s,
+                } => {
                     if since_restart(t_s, at_s) < warm_s {
                         share * 3600.0 / warm_s
                     } else {

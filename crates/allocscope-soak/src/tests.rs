@@ -97,7 +97,7 @@ fn replica(level: f64, growth: f64, half: f64) -> InstanceSummary {
         window_start_s: 2.0 * HOUR,
         period_s: None,
         seen_s: 2.0 * HOUR,
-        halves_agree: true,
+        halves_agree: Some(true),
         plateau: Estimate {
             median: level,
             ci_low: level * 0.99,

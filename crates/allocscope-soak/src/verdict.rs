@@ -6,7 +6,7 @@
 //! take at the current noise. `render.rs` says it in sentences.
 
 use crate::config::{combine, separation, ConfigSummary, Separation};
-use crate::growth::{settling, weighted_sum, Growth, Settling};
+use crate::growth::{part_settling, settling, weighted_sum, Growth, Settling};
 use crate::instance::InstanceSummary;
 use allocscope_core::analyze::figures::Ratio;
 
@@ -107,10 +107,7 @@ pub fn verdict(configs: &[(String, Vec<InstanceSummary>)], elapsed_s: f64) -> Op
             };
             Some(ConfigVerdict {
                 label: label.clone(),
-                cause: summary
-                    .settling
-                    .grows()
-                    .then(|| cause(replicas, &summary)),
+                cause: summary.settling.grows().then(|| cause(replicas, &summary)),
                 settled_by_s: (summary.settling == Settling::Plateau)
                     .then_some(summary.window_start_s - summary.start_s),
                 separation,
@@ -127,7 +124,9 @@ pub fn verdict(configs: &[(String, Vec<InstanceSummary>)], elapsed_s: f64) -> Op
 }
 
 /// Why a growing configuration grows: its replicas' live heap and
-/// allocator free memory set against its memory. A flat live heap leaves
+/// allocator free memory set against its memory, each flat when it is
+/// under a tenth of the memory's growth (`growth::part_settling`). A flat
+/// live heap leaves
 /// the growth to the allocator when its free memory grows, and to memory
 /// outside the heap when that is flat too (a database's file cache grew
 /// 16 MiB/h under pgbench with 0.13 MiB free in glibc's arenas); a growing
@@ -141,8 +140,9 @@ fn cause(replicas: &[InstanceSummary], summary: &ConfigSummary) -> Cause {
         return Cause::Unmeasured;
     };
     let level = summary.level.median;
-    let free = combined(replicas, |r| r.allocator_free_growth).map(|f| settling(&f, level));
-    match settling(&live, level) {
+    let part = |g: &Growth| part_settling(g, &summary.growth, level);
+    let free = combined(replicas, |r| r.allocator_free_growth).map(|f| part(&f));
+    match part(&live) {
         Settling::Plateau => match free {
             Some(Settling::Grows) => Cause::AllocatorHolds,
             Some(Settling::Plateau) => Cause::OutsideHeap,

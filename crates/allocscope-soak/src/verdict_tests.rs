@@ -31,7 +31,7 @@ fn replica(plateau_mib: f64, memory: Growth, live: Option<Growth>) -> InstanceSu
         window_start_s: HOUR,
         period_s: None,
         seen_s: 2.0 * HOUR,
-        halves_agree: true,
+        halves_agree: Some(true),
         plateau: Estimate {
             median: level,
             ci_low: level * 0.99,
