@@ -158,13 +158,40 @@ impl Decision {
     }
 }
 
-/// One simulated soak of `shape` under `condition`.
+/// How long a simulated soak may run and how often it looks.
+#[derive(Debug, Clone, Copy)]
+pub struct Length {
+    pub duration_s: f64,
+    pub look_every_s: f64,
+}
+
+/// The corpus's soaks: an hour, looked at every 2 minutes.
+pub const HOUR_SOAK: Length = Length {
+    duration_s: DURATION_S,
+    look_every_s: LOOK_EVERY_S,
+};
+
+/// One simulated soak of `shape` under `condition`, an hour long.
 pub fn decide(shape: Shape, condition: Condition, rng: &mut SplitMix64) -> Decision {
+    decide_over(shape, condition, HOUR_SOAK, rng)
+}
+
+/// One simulated soak of `shape` under `condition`, `length` long.
+pub fn decide_over(
+    shape: Shape,
+    condition: Condition,
+    length: Length,
+    rng: &mut SplitMix64,
+) -> Decision {
+    let Length {
+        duration_s,
+        look_every_s,
+    } = length;
     let noise = Noise {
         sd: condition.noise_share * LEVEL,
         tau_s: condition.tau_s,
     };
-    let sim = series(shape, noise, condition.step_s, DURATION_S, rng);
+    let sim = series(shape, noise, condition.step_s, duration_s, rng);
     let restart_s = match shape {
         Shape::Restart { at_s, .. } => Some(at_s),
         _ => None,
@@ -180,8 +207,8 @@ pub fn decide(shape: Shape, condition: Condition, rng: &mut SplitMix64) -> Decis
         summarize(&instance).map(|s| s.settling)
     };
     let mut last = None;
-    let mut at = LOOK_EVERY_S;
-    while at < DURATION_S {
+    let mut at = look_every_s;
+    while at < duration_s {
         let now = judge(at).filter(|s| s.is_settled());
         if now.is_some() && now == last {
             return Decision {
@@ -190,11 +217,11 @@ pub fn decide(shape: Shape, condition: Condition, rng: &mut SplitMix64) -> Decis
             };
         }
         last = now;
-        at += LOOK_EVERY_S;
+        at += look_every_s;
     }
     Decision {
-        settling: judge(DURATION_S).unwrap_or(Settling::Open),
-        at_s: DURATION_S,
+        settling: judge(duration_s).unwrap_or(Settling::Open),
+        at_s: duration_s,
     }
 }
 
@@ -207,6 +234,19 @@ pub fn decisions(
     seed: u64,
     threads: usize,
 ) -> Vec<Decision> {
+    decisions_over(shape, condition, HOUR_SOAK, count, seed, threads)
+}
+
+/// `count` soaks `length` long of `shape` under `condition` from `seed`,
+/// on `threads` threads.
+pub fn decisions_over(
+    shape: Shape,
+    condition: Condition,
+    length: Length,
+    count: usize,
+    seed: u64,
+    threads: usize,
+) -> Vec<Decision> {
     let threads = threads.max(1);
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
@@ -215,7 +255,7 @@ pub fn decisions(
                     let mut rng = SplitMix64::new(seed ^ (k as u64).wrapping_mul(0x9E37_79B9));
                     (k..count)
                         .step_by(threads)
-                        .map(|_| decide(shape, condition, &mut rng))
+                        .map(|_| decide_over(shape, condition, length, &mut rng))
                         .collect::<Vec<_>>()
                 })
             })

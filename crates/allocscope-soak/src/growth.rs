@@ -152,11 +152,7 @@ pub const MIN_HALF_BLOCKS: usize = 8;
 pub fn halves_agree(early: Option<Growth>, late: Option<Growth>, level: f64) -> Option<bool> {
     let (early, late) = (early?, late?);
     let slower = weighted_sum(&[(1.0, late), (-1.0, early)]).is_some_and(|d| d.ci_high < 0.0);
-    Some(
-        late.ci_low > settled_threshold(level)
-            && !slower
-            && late.per_hour >= early.per_hour / 2.0,
-    )
+    Some(late.ci_low > settled_threshold(level) && !slower && late.per_hour >= early.per_hour / 2.0)
 }
 
 /// The halves of several replicas together: one slower disagrees, all
