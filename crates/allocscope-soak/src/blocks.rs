@@ -99,8 +99,18 @@ pub fn whole_periods(window: &[(f64, f64)], period_s: f64) -> Option<Blocks> {
         from = to;
     }
     let fit = theil_sen(&points, Z975)?;
-    let r = lag1_autocorrelation(&residuals(&points, &fit)).clamp(0.0, MAX_BLOCK_CORRELATION);
     let m = points.len() as f64;
+    // Their correlation counts when it is beyond what independent blocks
+    // show, as `thin` merges on: the lag-1 autocorrelation of 6 period
+    // means wanders by ±0.4 alone, and read as it came it gave one degree
+    // of freedom (t = 12.7) to some of a leak's 6 whole seconds and not
+    // others, the same leak's free memory then growing or not by turns.
+    let r = lag1_autocorrelation(&residuals(&points, &fit));
+    let r = if r > Z95 / m.sqrt() {
+        r.min(MAX_BLOCK_CORRELATION)
+    } else {
+        0.0
+    };
     Some(Blocks {
         points,
         inflation: (1.0 + r) / (1.0 - r),
