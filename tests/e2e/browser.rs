@@ -7,9 +7,9 @@ use crate::common::*;
 use std::path::Path;
 use std::process::Command;
 
-const CHROMIUM: &str = "/usr/bin/chromium";
+pub const CHROMIUM: &str = "/usr/bin/chromium";
 
-fn chromium(profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
+pub fn chromium(profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
     let profile_arg = format!("--user-data-dir={}", profile.display());
     let mut args = vec![
         "--headless",

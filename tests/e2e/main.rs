@@ -42,6 +42,7 @@ mod soak_launched;
 mod soak_live;
 mod soak_resume;
 mod soak_scenario;
+mod soak_shapes;
 mod store;
 mod structure;
 mod thp;

@@ -63,7 +63,9 @@ fn a_soak_shows_its_progress_and_rewrites_its_page_while_it_runs() {
         let rate = growth.starts_with("    growth ") && growth.contains("iB/h [");
         assert!(rate, "{growth}\n{text}");
         assert!(
-            growth.contains("settled by ") || growth.contains("open"),
+            growth.contains("settled by ")
+                || growth.contains("open")
+                || growth.contains("rising, seen "),
             "{growth}"
         );
     }

@@ -5,9 +5,9 @@
 //! those growths carry no cause); then the verdict.
 
 use crate::config::by_label;
-use crate::growth::Settling;
-use crate::projection::at_horizons;
-use crate::render::{bytes_text, growth_text, render};
+use crate::growth::{Settling, PERSISTS_FOR_S};
+use crate::projection::{horizons, Basis};
+use crate::render::{bytes_text, growth_text, horizon_text, render};
 use crate::verdict::{ConfigVerdict, Verdict};
 use crate::watched::{ProcSplit, Source, Watched};
 use allocscope_core::units::{format_bytes, format_seconds};
@@ -125,6 +125,11 @@ fn figures(out: &mut String, judged: Option<&ConfigVerdict>) {
             let state = match s.settling {
                 Settling::Plateau => "settled: flat".to_string(),
                 Settling::Grows => "settled: grows beyond noise".to_string(),
+                Settling::Rising => format!(
+                    "grows beyond noise, seen for {} (not settled until {})",
+                    format_seconds(s.seen_s),
+                    format_seconds(PERSISTS_FOR_S)
+                ),
                 Settling::Open => match s.settles_after_s {
                     Some(at) => format!("not settled (would at about {})", format_seconds(at)),
                     None => "not settled".to_string(),
@@ -136,15 +141,17 @@ fn figures(out: &mut String, judged: Option<&ConfigVerdict>) {
                 bytes_text(s.level.median, s.level.ci_low, s.level.ci_high),
                 growth_text(&s.growth)
             );
-            if let Some(p) =
-                at_horizons(&s.level, s.level_at_s, &s.growth, s.start_s, s.end_s).first()
-            {
-                let _ = writeln!(
-                    out,
-                    "  projection at {}: {} (a projection of the current growth, not a measurement)",
-                    format_seconds(p.at_s - s.start_s),
-                    bytes_text(p.value, p.ci_low, p.ci_high)
-                );
+            let basis = Basis {
+                level: s.level,
+                level_at_s: s.level_at_s,
+                growth: s.growth,
+                settling: s.settling,
+                start_s: s.start_s,
+                window_start_s: s.window_start_s,
+                end_s: s.end_s,
+            };
+            if let Some(h) = horizons(&basis).first() {
+                let _ = writeln!(out, "  {}", horizon_text(h));
             }
         }
         None => {

@@ -14,7 +14,10 @@
 //! own intervals measure: the mean of their rates, its standard error from
 //! theirs, its degrees of freedom Welch–Satterthwaite's.
 
-use crate::growth::{settling, time_to_narrow, time_to_settle, weighted_sum, Growth, Settling};
+use crate::growth::{
+    all_agree, persisting, settling, time_to_narrow, time_to_settle, weighted_sum, Growth,
+    Settling, PERSISTS_FOR_S,
+};
 use crate::instance::InstanceSummary;
 use allocscope_analyze::figures::{Estimate, Ratio};
 use allocscope_analyze::interval::{t975, welch_log_ratio};
@@ -36,6 +39,12 @@ pub struct ConfigSummary {
     /// `projection::at_horizons` projects from and beyond.
     pub start_s: f64,
     pub end_s: f64,
+    /// The mean of the replicas' growth windows' starts.
+    pub window_start_s: f64,
+    /// The shortest time a replica's growth has been seen.
+    pub seen_s: f64,
+    /// Every replica repeats: the longest of their periods.
+    pub period_s: Option<f64>,
     /// The mean of the replicas' growth rates (per hour).
     pub growth: Growth,
     pub settling: Settling,
@@ -67,14 +76,28 @@ pub fn combine(replicas: &[InstanceSummary]) -> Option<ConfigSummary> {
     };
     let shares: Vec<(f64, Growth)> = replicas.iter().map(|r| (1.0 / n, r.growth)).collect();
     let growth = weighted_sum(&shares)?;
+    let seen_s = replicas
+        .iter()
+        .map(|r| r.seen_s)
+        .fold(f64::INFINITY, f64::min);
+    let agree = all_agree(replicas.iter().map(|r| r.halves_agree));
+    let settling = persisting(settling(&growth, level.median), agree, seen_s);
+    let elapsed_s = mean(&|r| r.end_s - r.start_s);
+    let periods: Option<Vec<f64>> = replicas.iter().map(|r| r.period_s).collect();
     Some(ConfigSummary {
         replicas: replicas.len(),
         level,
         level_at_s: mean(&|r| r.plateau_at_s),
         start_s: mean(&|r| r.start_s),
         end_s: mean(&|r| r.end_s),
-        settling: settling(&growth, level.median),
-        settles_after_s: time_to_settle(&growth, level.median, mean(&|r| r.end_s - r.start_s)),
+        window_start_s: mean(&|r| r.window_start_s),
+        seen_s,
+        period_s: periods.and_then(|p| p.into_iter().reduce(f64::max)),
+        settling,
+        settles_after_s: match settling {
+            Settling::Rising => Some(elapsed_s + PERSISTS_FOR_S - seen_s),
+            _ => time_to_settle(&growth, level.median, elapsed_s),
+        },
         growth,
     })
 }

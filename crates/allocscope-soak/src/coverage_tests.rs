@@ -9,10 +9,10 @@
 use crate::blocks::{block_medians, MAX_BLOCKS};
 use crate::growth::{Settling, SETTLED_SHARE_PER_HOUR};
 use crate::instance::{summarize, InstanceSeries};
-use crate::projection::{at_horizons, HORIZONS_S};
+use crate::projection::{project, HORIZONS_S};
 use crate::simulate::{series, Noise, Shape, LEVEL};
 use crate::theil_sen::{theil_sen, Z975};
-use crate::window::recent;
+use crate::window::from;
 use allocscope_analyze::stats::median;
 use allocscope_core::rng::SplitMix64;
 
@@ -99,28 +99,33 @@ fn simulate_cell(shape: Shape, tau_s: f64, sims: usize, seed: u64) -> Cell {
         let g = summary.growth;
         cell.growth_covered += usize::from(within(true_growth, g.ci_low, g.ci_high));
         // Naive: a fixed MAX_BLOCKS blocks, read as independent.
-        let naive =
-            theil_sen(&block_medians(recent(&sim.noisy), MAX_BLOCKS), Z975).expect("naive fit");
+        let naive = theil_sen(
+            &block_medians(from(&sim.noisy, summary.window_start_s), MAX_BLOCKS),
+            Z975,
+        )
+        .expect("naive fit");
         cell.naive_covered +=
             usize::from(within(true_growth / 3600.0, naive.ci_low, naive.ci_high));
-        let truth_window: Vec<f64> = recent(&sim.truth).iter().map(|p| p.1).collect();
+        let truth_window: Vec<f64> = from(&sim.truth, summary.window_start_s)
+            .iter()
+            .map(|p| p.1)
+            .collect();
         let true_plateau = median(&truth_window).expect("truth");
         cell.plateau_covered += usize::from(within(
             true_plateau,
             summary.plateau.ci_low,
             summary.plateau.ci_high,
         ));
-        let day = at_horizons(
+        let day = project(
             &summary.plateau,
             summary.plateau_at_s,
             &g,
-            summary.start_s,
-            summary.end_s,
-        )[0];
+            summary.start_s + HORIZONS_S[0],
+        );
         let true_day = shape.value(summary.start_s + HORIZONS_S[0], sim.phase_s);
         cell.projection_covered += usize::from(within(true_day, day.ci_low, day.ci_high));
         cell.plateau += usize::from(summary.settling == Settling::Plateau);
-        cell.grows += usize::from(summary.settling == Settling::Grows);
+        cell.grows += usize::from(summary.settling.grows());
         cell.half_widths.push((g.ci_high - g.ci_low) / 2.0 / LEVEL);
     }
     cell

@@ -1,14 +1,17 @@
 //! A stored soak rendered by `allocscope report --soak ID`: JSON (schema
-//! `allocscope-soak/1`, a `soak` block with a row of figures per
+//! `allocscope-soak/2`, a `soak` block with the verdict as data
+//! (`verdict_json.rs`) and its text beside it, and a row of figures per
 //! configuration and per instance), CSV (those rows, one per line) and
 //! Markdown (the summary, then the configurations' and instances' tables),
 //! which is also the text report. The HTML is `page.rs`.
 
-use crate::figures::{rows, settling_word, Cell, Row};
-use crate::growth::Growth;
-use crate::render::{bytes_text, growth_text, ratio_text, render};
+use crate::figures::{rows, Cell, Row};
+use crate::growth::{Growth, Settling};
+use crate::projection::Reach;
+use crate::render::{bytes_text, factor_text, growth_text, ratio_text, render};
 use crate::stored::SoakRecord;
 use crate::verdict::Verdict;
+use crate::verdict_json::verdict_json;
 use allocscope_core::units::format_seconds;
 use allocscope_report::format::{csv_line, num};
 use serde_json::{json, Map, Value};
@@ -28,27 +31,40 @@ pub fn figures(record: &SoakRecord) -> Rendered {
 
 /// The summary: what was soaked, for how long, on what, and the verdict.
 pub fn summary(record: &SoakRecord, verdict: Option<&Verdict>) -> String {
-    let mut out = format!(
-        "Soak {}: `allocscope {}`, {} instances over {}.\n",
+    let mut out = context(record)
+        .iter()
+        .map(|line| format!("{line}\n"))
+        .collect::<String>();
+    out.push_str(&verdict_text(verdict));
+    out.push('\n');
+    out
+}
+
+/// What was soaked, for how long, and from when it is judged: a line each.
+pub fn context(record: &SoakRecord) -> Vec<String> {
+    let mut lines = vec![format!(
+        "Soak {}: `allocscope {}`, {} instances over {}.",
         record.id,
         record.arguments.join(" "),
         record.instances.len(),
         format_seconds(record.elapsed_s)
-    );
+    )];
     if let Some(from) = record.raw_from_s() {
-        let _ = writeln!(
-            out,
+        lines.push(format!(
             "Judged on the samples from {} on: the store keeps the last hour of samples in \
              full; older ones are rolled up without the working set and the live heap.",
             format_seconds(from)
-        );
+        ));
     }
+    lines
+}
+
+/// The verdict in sentences, or why there is none.
+pub fn verdict_text(verdict: Option<&Verdict>) -> String {
     match verdict {
-        Some(v) => out.push_str(&render(v)),
-        None => out.push_str("No verdict: too few samples for a level and a growth rate."),
+        Some(v) => render(v),
+        None => "No verdict: too few samples for a level and a growth rate.".into(),
     }
-    out.push('\n');
-    out
 }
 
 pub fn json(record: &SoakRecord, rendered: &Rendered) -> serde_json::Result<String> {
@@ -59,13 +75,14 @@ pub fn json(record: &SoakRecord, rendered: &Rendered) -> serde_json::Result<Stri
             .collect()
     };
     let value = json!({
-        "schema": "allocscope-soak/1",
+        "schema": "allocscope-soak/2",
         "soak": {
             "id": record.id,
             "arguments": record.arguments,
             "elapsed_s": record.elapsed_s,
             "statistics_from_s": record.raw_from_s(),
-            "verdict": rendered.verdict.as_ref().map(render),
+            "verdict": rendered.verdict.as_ref().map(verdict_json),
+            "verdict_text": rendered.verdict.as_ref().map(render),
             "configurations": objects(false),
             "instances": objects(true),
         }
@@ -116,34 +133,78 @@ pub fn csv(rendered: &Rendered) -> String {
 pub fn markdown(record: &SoakRecord, rendered: &Rendered) -> String {
     let mut out = format!("# allocscope soak {}\n\n", record.id);
     out.push_str(&summary(record, rendered.verdict.as_ref()));
-    for (title, instances) in [("Configurations", false), ("Instances", true)] {
+    for (title, instances) in TABLES {
         let _ = writeln!(
             out,
-            "\n## {title}\n\n| {} | level | growth | settled | at 24 h (projected) | live heap growth | allocator free growth | plateau vs baseline |\n|---|---|---|---|---|---|---|---|",
-            if instances { "instance" } else { "configuration" }
+            "\n## {title}\n\n| {} |\n|{}",
+            header(instances).join(" | "),
+            "---|".repeat(COLUMNS.len() + 1)
         );
         for row in rendered
             .rows
             .iter()
             .filter(|r| r.instance.is_some() == instances)
         {
-            let _ = writeln!(out, "| {} |", markdown_cells(row).join(" | "));
+            let _ = writeln!(out, "| {} |", cells(row).join(" | "));
         }
     }
     out
 }
 
-fn markdown_cells(row: &Row) -> Vec<String> {
+/// The two tables: their titles, and whether they hold instances.
+pub const TABLES: [(&str, bool); 2] = [("Configurations", false), ("Instances", true)];
+
+/// The tables' columns after the first.
+const COLUMNS: [&str; 7] = [
+    "level",
+    "growth",
+    "settled",
+    "at 24 h (projected)",
+    "live heap growth",
+    "allocator free growth",
+    "plateau vs baseline",
+];
+
+/// A table's header: `configuration` or `instance`, then `COLUMNS`.
+pub fn header(instances: bool) -> Vec<&'static str> {
+    let first = if instances {
+        "instance"
+    } else {
+        "configuration"
+    };
+    std::iter::once(first).chain(COLUMNS).collect()
+}
+
+/// A row's cells, in words, under `header`.
+pub fn cells(row: &Row) -> Vec<String> {
     let f = &row.figures;
     let growth = |g: Option<Growth>| g.map_or("-".into(), |g| growth_text(&g));
     let settled = match (f.settled_at_s(), f.settles_after_s) {
         (Some(at), _) => format!("flat since {}", format_seconds(at)),
+        (None, Some(at)) if f.settling == Settling::Rising => {
+            format!("rising (persists at about {})", format_seconds(at))
+        }
         (None, Some(at)) => format!("open (would at about {})", format_seconds(at)),
-        (None, None) => settling_word(f.settling).to_string(),
+        (None, None) => f.settling.word().to_string(),
     };
-    let day = f.projections()[0].map_or("reached".into(), |p| {
-        bytes_text(p.value, p.ci_low, p.ci_high)
-    });
+    let day = match f.projections()[0] {
+        None => "reached".into(),
+        Some(h) => match h.reach {
+            Reach::Projected(p) => format!(
+                "{} ({} the {} seen)",
+                bytes_text(p.value, p.ci_low, p.ci_high),
+                factor_text(h.factor),
+                format_seconds(h.observed_s)
+            ),
+            Reach::TooFar => format!(
+                "not projected: {} the {} seen",
+                factor_text(h.factor),
+                format_seconds(h.observed_s)
+            ),
+            Reach::Slowing => "not projected: its growth slows".into(),
+            Reach::NotGrowing => "no growth to project".into(),
+        },
+    };
     vec![
         row.instance.clone().unwrap_or_else(|| row.config.clone()),
         bytes_text(f.level.median, f.level.ci_low, f.level.ci_high),

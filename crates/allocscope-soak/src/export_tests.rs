@@ -106,7 +106,44 @@ fn the_report_picks_the_configuration_that_levels_off_with_its_projection() -> a
     assert_eq!(json["soak"]["instances"].as_array().map(Vec::len), Some(4));
     let glibc = &json["soak"]["configurations"][0];
     assert!(glibc["slope_ci_low_bytes_per_h"].as_f64() > Some(0.0));
-    assert!(glibc["projection_24h_bytes"].as_f64() > glibc["level_bytes"].as_f64());
+    // Ten minutes, growth read from the last five: a day is 288x that, too
+    // far for a figure; the flat configuration is not extrapolated.
+    assert_eq!(glibc["projection_24h"], "too_far");
+    let factor = glibc["projection_24h_factor"].as_f64().unwrap_or_default();
+    assert!((280.0..300.0).contains(&factor), "{factor}");
+    assert!(glibc["projection_24h_bytes"].is_null());
+    assert!(text.contains("not projected: 28"), "{text}");
+    let flat = &json["soak"]["configurations"][1];
+    assert_eq!(flat["projection_24h"], "not_growing");
+    Ok(())
+}
+
+#[test]
+fn the_json_holds_the_verdict_as_data_with_its_text_beside_it() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let (_store, record) = stored(dir.path())?;
+    let json: serde_json::Value = serde_json::from_str(&json(&record, &figures(&record))?)?;
+    let verdict = &json["soak"]["verdict"];
+    assert_eq!(verdict["baseline"], "glibc");
+    assert_eq!(verdict["outcome"]["kind"], "pick");
+    assert_eq!(verdict["outcome"]["label"], "glibc:arena_max=2");
+    assert!(verdict["outcome"]["plateau_ratio"]["value"].as_f64() < Some(1.0));
+    let [glibc, arena] = [&verdict["configurations"][0], &verdict["configurations"][1]];
+    // glibc grows 360 MiB/h, seen for under 5 minutes: rising, the
+    // allocator holding it.
+    assert_eq!(glibc["settling"], "rising");
+    assert_eq!(glibc["cause"], "allocator_holds");
+    assert!(glibc["growth"]["ci_low"].as_f64() > Some(300.0 * MIB));
+    assert_eq!(glibc["reasons"], serde_json::json!([]));
+    assert_eq!(arena["settling"], "plateau");
+    assert!(arena["cause"].is_null());
+    assert_eq!(arena["reasons"][0]["reason"], "plateau_lower");
+    assert_eq!(arena["reasons"][1]["reason"], "grows_slower");
+    let text = json["soak"]["verdict_text"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("Use glibc:arena_max=2: plateau "),
+        "{text}"
+    );
     Ok(())
 }
 

@@ -8,9 +8,8 @@
 use crate::config::combine;
 use crate::growth::{Growth, Settling};
 use crate::instance::InstanceSummary;
-use crate::projection::{at_horizons, Projection, HORIZONS_S};
+use crate::projection::{horizons, Basis, Horizon, Reach, HORIZONS_S};
 use crate::verdict::{combined, Verdict};
-use crate::window::WINDOW_SHARE;
 use allocscope_analyze::figures::{Estimate, Ratio};
 
 /// A column's value: a number (absent when unknown) or a word.
@@ -37,6 +36,8 @@ pub struct Figures {
     /// replicas' means).
     pub start_s: f64,
     pub end_s: f64,
+    /// Where its growth window starts (after the warm-up).
+    pub window_start_s: f64,
     pub growth: Growth,
     pub settling: Settling,
     pub settles_after_s: Option<f64>,
@@ -49,20 +50,21 @@ pub struct Figures {
 impl Figures {
     /// Flat at least since its recent window began, when on a plateau.
     pub fn settled_at_s(&self) -> Option<f64> {
-        (self.settling == Settling::Plateau)
-            .then_some((self.end_s - self.start_s) * (1.0 - WINDOW_SHARE))
+        (self.settling == Settling::Plateau).then_some(self.window_start_s - self.start_s)
     }
 
     /// The projections to a day and a week, each `None` once reached.
-    pub fn projections(&self) -> [Option<Projection>; 2] {
-        let at = at_horizons(
-            &self.level,
-            self.level_at_s,
-            &self.growth,
-            self.start_s,
-            self.end_s,
-        );
-        HORIZONS_S.map(|h| at.iter().find(|p| p.at_s == self.start_s + h).copied())
+    pub fn projections(&self) -> [Option<Horizon>; 2] {
+        let at = horizons(&Basis {
+            level: self.level,
+            level_at_s: self.level_at_s,
+            growth: self.growth,
+            settling: self.settling,
+            start_s: self.start_s,
+            window_start_s: self.window_start_s,
+            end_s: self.end_s,
+        });
+        HORIZONS_S.map(|h| at.iter().find(|p| p.age_s == h).copied())
     }
 }
 
@@ -86,6 +88,7 @@ pub fn rows(
                     level_at_s: c.level_at_s,
                     start_s: c.start_s,
                     end_s: c.end_s,
+                    window_start_s: c.window_start_s,
                     growth: c.growth,
                     settling: c.settling,
                     settles_after_s: c.settles_after_s,
@@ -107,6 +110,7 @@ pub fn rows(
                     level_at_s: s.plateau_at_s,
                     start_s: s.start_s,
                     end_s: s.end_s,
+                    window_start_s: s.window_start_s,
                     growth: s.growth,
                     settling: s.settling,
                     settles_after_s: s.settles_after_s,
@@ -118,15 +122,6 @@ pub fn rows(
         }
     }
     rows
-}
-
-/// `plateau`, `grows` or `open`.
-pub fn settling_word(settling: Settling) -> &'static str {
-    match settling {
-        Settling::Plateau => "plateau",
-        Settling::Grows => "grows",
-        Settling::Open => "open",
-    }
 }
 
 impl Row {
@@ -143,14 +138,25 @@ impl Row {
             ("slope_bytes_per_h", n(of.growth.per_hour)),
             ("slope_ci_low_bytes_per_h", n(of.growth.ci_low)),
             ("slope_ci_high_bytes_per_h", n(of.growth.ci_high)),
-            ("settling", Cell::Text(settling_word(of.settling).into())),
+            ("settling", Cell::Text(of.settling.word().into())),
             ("settled_at_s", opt(of.settled_at_s())),
             ("settles_after_s", opt(of.settles_after_s)),
         ];
-        // Each a value with its interval, or three blanks.
-        let [day, week] = of
-            .projections()
-            .map(|p| p.map(|p| [p.value, p.ci_low, p.ci_high]));
+        // Each a value with its interval, or three blanks; beside it how
+        // far it reaches and why a blank is blank.
+        let horizons = of.projections();
+        for (h, names) in horizons
+            .iter()
+            .zip([PROJECTION_24H_REACH, PROJECTION_7D_REACH])
+        {
+            out.push((names[0], Cell::Text(reach_word(*h).into())));
+            out.push((names[1], opt(h.map(|h| h.factor))));
+        }
+        out.push(("growth_estimated_from_s", n(of.end_s - of.window_start_s)));
+        let [day, week] = horizons.map(|h| match h.map(|h| h.reach) {
+            Some(Reach::Projected(p)) => Some([p.value, p.ci_low, p.ci_high]),
+            _ => None,
+        });
         let slope = |g: Option<Growth>| g.map(|g| [g.per_hour, g.ci_low, g.ci_high]);
         for (names, values) in [
             (PROJECTION_24H, day),
@@ -178,6 +184,20 @@ impl Row {
     }
 }
 
+/// `projected`, `too_far` (beyond `projection::MAX_FACTOR`), `not_growing`
+/// (judged by its level) or `reached` (the soak ran past the horizon).
+pub fn reach_word(horizon: Option<Horizon>) -> &'static str {
+    match horizon.map(|h| h.reach) {
+        Some(Reach::Projected(_)) => "projected",
+        Some(Reach::TooFar) => "too_far",
+        Some(Reach::Slowing) => "slowing",
+        Some(Reach::NotGrowing) => "not_growing",
+        None => "reached",
+    }
+}
+
+const PROJECTION_24H_REACH: [&str; 2] = ["projection_24h", "projection_24h_factor"];
+const PROJECTION_7D_REACH: [&str; 2] = ["projection_7d", "projection_7d_factor"];
 const PROJECTION_24H: [&str; 3] = [
     "projection_24h_bytes",
     "projection_24h_ci_low_bytes",

@@ -3,10 +3,13 @@
 //! settled, and the growth of its live heap and of its allocator's free
 //! memory apart, which say whether the program or the allocator grows.
 
-use crate::blocks::thin;
-use crate::growth::{growth, settling, time_to_settle, Growth, Settling};
+use crate::blocks::{thin, whole_periods, Blocks};
+use crate::growth::{
+    growth, halves_agree, persisting, settling, time_to_settle, Growth, Settling, MIN_HALF_BLOCKS,
+    PERSISTS_FOR_S,
+};
 use crate::level::plateau;
-use crate::window::{after_restart, recent};
+use crate::window::{after_restart, GrowthWindow};
 use allocscope_analyze::figures::Estimate;
 
 /// One instance's series, each `(t_s, bytes)` in time order.
@@ -29,37 +32,78 @@ pub struct InstanceSummary {
     /// The segment's first and last sample times.
     pub start_s: f64,
     pub end_s: f64,
-    /// The plateau: the median of the recent window's block medians, with
-    /// its 95% interval (`level.rs`).
+    /// Where the growth window starts: after the warm-up (`window.rs`).
+    pub window_start_s: f64,
+    /// The segment's period when it repeats: the level and growth are then
+    /// read over whole periods.
+    pub period_s: Option<f64>,
+    /// How long the growth has been seen (`GrowthWindow::seen_s`).
+    pub seen_s: f64,
+    /// The slopes of the window's halves agree (`growth::halves_agree`;
+    /// `None`: a half too short to tell).
+    pub halves_agree: Option<bool>,
+    /// The plateau: the median of the window's block medians (or means
+    /// over whole periods), with its 95% interval (`level.rs`).
     pub plateau: Estimate,
     /// The time the plateau stands for: the median time of those blocks.
     pub plateau_at_s: f64,
     pub growth: Growth,
     pub settling: Settling,
-    /// For an open instance: the time since the segment's start at which it
-    /// would settle at the current noise and centre (`growth::time_to_settle`).
+    /// For an open or rising instance: the time since the segment's start
+    /// at which it would settle at the current noise and centre
+    /// (`growth::time_to_settle`), or have been seen growing for
+    /// `PERSISTS_FOR_S`.
     pub settles_after_s: Option<f64>,
     pub live_heap_growth: Option<Growth>,
     pub allocator_free_growth: Option<Growth>,
 }
 
-/// The summary of one instance; `None` when its memory's recent window has
-/// too few samples for a line (under 3 times).
+/// A window's blocks: whole periods for a periodic series, else thinned
+/// block medians.
+fn blocks(points: &[(f64, f64)], period_s: Option<f64>) -> Option<Blocks> {
+    period_s
+        .and_then(|p| whole_periods(points, p))
+        .or_else(|| thin(points))
+}
+
+/// The summary of one instance; `None` when its memory's window has too
+/// few samples for a line (under 3 times).
 pub fn summarize(series: &InstanceSeries) -> Option<InstanceSummary> {
     let segment = after_restart(series.memory, series.restart_s);
-    let blocks = thin(recent(segment))?;
-    let memory_growth = growth(&blocks)?;
-    let level = plateau(&blocks)?;
+    if segment.is_empty() {
+        return None;
+    }
+    let window = GrowthWindow::of(segment);
+    let [points, early, late] = window.split(segment);
+    let blocks_now = blocks(points, window.period_s)?;
+    let memory_growth = growth(&blocks_now)?;
+    let level = plateau(&blocks_now)?;
+    let half = |s: &[(f64, f64)]| {
+        blocks(s, window.period_s)
+            .filter(|b| b.points.len() >= MIN_HALF_BLOCKS)
+            .and_then(|b| growth(&b))
+    };
+    let agree = halves_agree(half(early), half(late), level.median);
     let growth_of = |s: &[(f64, f64)]| {
-        thin(recent(after_restart(s, series.restart_s))).and_then(|b| growth(&b))
+        let [points, ..] = window.split(after_restart(s, series.restart_s));
+        blocks(points, window.period_s).and_then(|b| growth(&b))
     };
     let (start_s, end_s) = (segment[0].0, segment[segment.len() - 1].0);
+    let settling = persisting(settling(&memory_growth, level.median), agree, window.seen_s);
+    let settles_after_s = match settling {
+        Settling::Rising => Some(end_s - start_s + PERSISTS_FOR_S - window.seen_s),
+        _ => time_to_settle(&memory_growth, level.median, end_s - start_s),
+    };
     Some(InstanceSummary {
         start_s,
         end_s,
-        plateau_at_s: blocks.points[blocks.points.len() / 2].0,
-        settling: settling(&memory_growth, level.median),
-        settles_after_s: time_to_settle(&memory_growth, level.median, end_s - start_s),
+        window_start_s: points[0].0,
+        period_s: window.period_s,
+        seen_s: window.seen_s,
+        halves_agree: agree,
+        plateau_at_s: blocks_now.points[blocks_now.points.len() / 2].0,
+        settling,
+        settles_after_s,
         plateau: level,
         growth: memory_growth,
         live_heap_growth: growth_of(series.live_heap),

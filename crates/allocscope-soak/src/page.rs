@@ -1,5 +1,7 @@
 //! A stored soak as one self-contained HTML page (the core's `page_head`,
-//! no script, no network): its Markdown report as text, memory over time
+//! no script, no network), the answer first as `compare`'s is: the verdict
+//! in a card, what was soaked, the configurations' and the instances' tables
+//! as HTML tables, then memory over time
 //! per configuration (each replica thin, their median bold) with each
 //! configuration's projection drawn on as a dashed line in its band, and the
 //! breakdown over time of one instance per configuration (the core's
@@ -7,7 +9,7 @@
 //! While the soak runs (`live.rs`) the page reloads itself.
 
 use crate::config::by_label;
-use crate::export::{markdown, Rendered};
+use crate::export::{cells, context, header, verdict_text, Rendered, TABLES};
 use crate::figures::Row;
 use crate::projection::project;
 use crate::render::bytes_text;
@@ -24,9 +26,10 @@ use std::time::Duration;
 
 /// Points per line at most.
 const MAX_POINTS: usize = 600;
-/// How far past the last sample the projection is drawn, as a share of the
-/// soak's length: far enough to see where it heads, near enough to keep
-/// the measured part readable (the table gives the day and the week).
+/// How far past the last sample the projection of a growing configuration
+/// is drawn, as a share of the soak's length: far enough to see where it
+/// heads, near enough to keep the measured part readable, and well within
+/// `projection::MAX_FACTOR` (the table gives the day and the week).
 const PROJECTED_SHARE: f64 = 0.5;
 
 /// The page; with `refresh`, one that reloads itself that often.
@@ -39,9 +42,29 @@ pub fn html(record: &SoakRecord, rendered: &Rendered, refresh: Option<Duration>)
         );
         out = out.replacen("<title>", &meta, 1);
     }
-    out.push_str("<pre>");
-    out.push_str(&escape(&markdown(record, rendered)));
-    out.push_str("</pre>\n");
+    let verdict = verdict_text(rendered.verdict.as_ref());
+    out.push_str(&format!(
+        "<div class=\"verdict card\" id=\"verdict\"><p>{}</p></div>\n",
+        escape(&verdict)
+    ));
+    for line in context(record) {
+        out.push_str(&format!("<p>{}</p>\n", escape(&line)));
+    }
+    for (title, instances) in TABLES {
+        out.push_str(&format!("<h2>{title}</h2>\n<table>\n<tr>"));
+        for name in header(instances) {
+            out.push_str(&format!("<th>{}</th>", escape(name)));
+        }
+        out.push_str("</tr>\n");
+        for row in (rendered.rows.iter()).filter(|r| r.instance.is_some() == instances) {
+            out.push_str("<tr>");
+            for cell in cells(row) {
+                out.push_str(&format!("<td>{}</td>", escape(&cell)));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+    }
     let mut plots = vec![memory(record, rendered)];
     let panels: Vec<(String, Vec<(f64, &Breakdown)>)> = first_of_each(record)
         .into_iter()
@@ -57,12 +80,11 @@ pub fn html(record: &SoakRecord, rendered: &Rendered, refresh: Option<Duration>)
         let title = "Where the memory went over time (one instance per configuration)";
         plots.push(stacked_panels(&panels, "soak_breakdown", title));
     }
+    // Each plot's title is drawn in it; a caption would say it twice.
     for plot in plots {
         out.push_str(&format!(
-            "<figure id=\"plot-{}\">\n{}<figcaption>{}</figcaption></figure>\n",
-            plot.name,
-            plot.svg,
-            escape(&plot.title)
+            "<figure id=\"plot-{}\">\n{}</figure>\n",
+            plot.name, plot.svg
         ));
     }
     out.push_str("</body></html>\n");
@@ -116,7 +138,11 @@ fn memory(record: &SoakRecord, rendered: &Rendered) -> Plot {
     };
     let top = (record.instances.iter())
         .flat_map(|i| i.series.memory.iter().map(|p| p.1))
-        .chain(configs.iter().map(|r| projected(r, t_max).ci_high))
+        .chain(
+            (configs.iter())
+                .filter(|r| r.figures.settling.grows())
+                .map(|r| projected(r, t_max).ci_high),
+        )
         .fold(1.0, f64::max);
     let title = "Memory over time per configuration (projection dashed, in its band)";
     let mut chart = Chart::new(
@@ -144,6 +170,11 @@ fn memory(record: &SoakRecord, rendered: &Rendered) -> Plot {
         chart
             .svg
             .titled(&tip, |svg| svg.polyline(&bold, colour(c), 2.5, 1.0));
+        legend.push((row.config.clone(), colour(c)));
+        // Only growth beyond noise is carried on; a level is not a line.
+        if !row.figures.settling.grows() {
+            continue;
+        }
         let from = row.figures.level_at_s;
         let ends = [projected(row, from), projected(row, t_max)];
         let band: Vec<(f64, f64)> = (ends.iter().map(|p| (p.at_s, p.ci_high)))
@@ -161,7 +192,6 @@ fn memory(record: &SoakRecord, rendered: &Rendered) -> Plot {
             svg.area(&band, &format!("{}33", colour(c)));
             svg.dashed(&line, colour(c), 2.0);
         });
-        legend.push((row.config.clone(), colour(c)));
     }
     chart.legend(&legend);
     chart.note(

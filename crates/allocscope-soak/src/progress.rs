@@ -5,7 +5,7 @@
 //! draws it.
 
 use crate::config::ConfigSummary;
-use crate::growth::Settling;
+use crate::growth::{Settling, PERSISTS_FOR_S};
 use crate::render::{bytes_text, growth_text};
 use allocscope_core::units::format_seconds;
 
@@ -72,6 +72,12 @@ pub fn block(configs: &[ConfigNow], pace: &Pace) -> Vec<String> {
         let state = match (s.settling, c.settles_in_s()) {
             (Settling::Plateau, _) => format!("settled{by}: flat"),
             (Settling::Grows, _) => format!("settled{by}: grows beyond noise"),
+            // Growth beyond noise not yet seen for PERSISTS_FOR_S.
+            (Settling::Rising, _) => format!(
+                "rising, seen {} of {}",
+                format_seconds(s.seen_s),
+                format_seconds(PERSISTS_FOR_S)
+            ),
             (Settling::Open, Some(t)) => {
                 format!("open, would settle in about {}", format_seconds(t))
             }
@@ -132,6 +138,9 @@ mod tests {
                 level_at_s: 450.0,
                 start_s: 0.0,
                 end_s: 600.0,
+                window_start_s: 300.0,
+                seen_s: 300.0,
+                period_s: None,
                 growth: rate,
                 settling,
                 settles_after_s,

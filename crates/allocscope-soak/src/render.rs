@@ -3,7 +3,8 @@
 //! when the pick settled; or the leak no allocator fixes; or what it would
 //! take to decide.
 
-use crate::growth::{Growth, Settling};
+use crate::growth::{Growth, Settling, PERSISTS_FOR_S};
+use crate::projection::{Horizon, Reach, COVERS, MAX_FACTOR};
 use crate::verdict::{Cause, ConfigVerdict, Outcome, Verdict};
 use allocscope_analyze::figures::Ratio;
 use allocscope_core::units::{format_bytes, format_seconds, ColumnUnit, Unit};
@@ -33,6 +34,44 @@ pub fn growth_text(growth: &Growth) -> String {
     )
 }
 
+/// A horizon in words: `at 24 h (2.4x the 10.0 h the growth was
+/// estimated from): 1.20 GiB [1.10 GiB, 1.31 GiB], a projection ...`, or
+/// why there is no figure.
+pub fn horizon_text(h: &Horizon) -> String {
+    let reach = format!(
+        "at {} ({} the {} the growth was estimated from)",
+        format_seconds(h.age_s),
+        factor_text(h.factor),
+        format_seconds(h.observed_s)
+    );
+    match h.reach {
+        Reach::Projected(p) => format!(
+            "{reach}: {}, a projection, not a measurement ({COVERS})",
+            bytes_text(p.value, p.ci_low, p.ci_high)
+        ),
+        Reach::TooFar => format!(
+            "{reach}: not projected, beyond the {MAX_FACTOR:.0}x a line is carried; a soak \
+             closer to that long would tell"
+        ),
+        Reach::Slowing => format!(
+            "{reach}: not projected, its growth slows (a concave approach to a level), which \
+             a line does not follow"
+        ),
+        Reach::NotGrowing => {
+            format!("{reach}: no growth beyond noise to project; judged by its level")
+        }
+    }
+}
+
+/// `2.4x`, `144x`.
+pub fn factor_text(factor: f64) -> String {
+    if factor < 10.0 {
+        format!("{factor:.1}x")
+    } else {
+        format!("{factor:.0}x")
+    }
+}
+
 /// `0.52x [0.49, 0.55]`, or without an interval with one replica a side.
 pub fn ratio_text(ratio: &Ratio) -> String {
     if ratio.ci_low.is_finite() && ratio.ci_high.is_finite() {
@@ -52,7 +91,7 @@ pub fn ratio_text(ratio: &Ratio) -> String {
 fn course(config: &ConfigVerdict) -> String {
     let label = &config.label;
     match (config.summary.settling, config.cause) {
-        (Settling::Grows, cause) => {
+        (Settling::Grows | Settling::Rising, cause) => {
             let why = match cause {
                 Some(Cause::Leak) => " with its live heap: a leak in the program",
                 Some(Cause::LeakAndAllocator) => {
@@ -76,8 +115,16 @@ fn course(config: &ConfigVerdict) -> String {
                      its live heap)"
                 }
             };
+            let seen = match config.summary.settling {
+                Settling::Rising => format!(
+                    " (seen for {}, under the {} after which growth counts as settled)",
+                    format_seconds(config.summary.seen_s),
+                    format_seconds(PERSISTS_FOR_S)
+                ),
+                _ => String::new(),
+            };
             format!(
-                "{label} still grows {}{why}",
+                "{label} still grows {}{seen}{why}",
                 growth_text(&config.summary.growth)
             )
         }
@@ -205,7 +252,7 @@ fn inconclusive(
 /// The course of each configuration that grows beyond noise, but `skip`.
 fn growing(verdict: &Verdict, skip: Option<&str>) -> Vec<String> {
     (verdict.configs.iter())
-        .filter(|c| Some(c.label.as_str()) != skip && c.summary.settling == Settling::Grows)
+        .filter(|c| Some(c.label.as_str()) != skip && c.summary.settling.grows())
         .map(course)
         .collect()
 }

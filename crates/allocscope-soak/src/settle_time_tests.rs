@@ -11,7 +11,7 @@ use allocscope_analyze::stats::median;
 use allocscope_core::rng::SplitMix64;
 
 const HOUR: f64 = 3600.0;
-const LOOK_S: f64 = 4.0 * HOUR;
+const LOOK_S: f64 = HOUR;
 const LONGEST_S: f64 = 24.0 * HOUR;
 const SIMS: usize = 200;
 

@@ -1,6 +1,8 @@
-//! Simulated memory series with a known truth, for the coverage tests:
-//! a noise-free shape (flat, linear growth, a staircase, growth that levels
-//! off) plus AR(1) noise, the autocorrelated wander of memory sampled often.
+//! Simulated memory series with a known truth, for the coverage tests and
+//! the labelled corpus (`corpus.rs`): a noise-free shape (flat, linear
+//! growth, a staircase, growth that levels off, a warm-up, a saturating
+//! climb, a step, a sawtooth, a periodic load, a leak under a sawtooth)
+//! plus AR(1) noise, the autocorrelated wander of memory sampled often.
 
 use allocscope_core::rng::SplitMix64;
 
@@ -23,6 +25,42 @@ pub enum Shape {
         share_per_hour: f64,
         until_s: f64,
     },
+    /// Slow convergence to a plateau `share` above the start:
+    /// `share (1 - e^(-t/tau))`, as fragmentation that saturates.
+    Saturates {
+        share: f64,
+        tau_s: f64,
+    },
+    /// Flat, then a step of `share` at `at_s`, flat after.
+    Step {
+        share: f64,
+        at_s: f64,
+    },
+    /// A collector's sawtooth: from the level up by `share` over each
+    /// `period_s`, then back.
+    Sawtooth {
+        share: f64,
+        period_s: f64,
+    },
+    /// A periodic load: `share` times a sine of `period_s`.
+    Periodic {
+        share: f64,
+        period_s: f64,
+    },
+    /// A warm-up of `share` over `warm_s`, flat, and at `at_s` a restart
+    /// that starts it over.
+    Restart {
+        share: f64,
+        warm_s: f64,
+        at_s: f64,
+    },
+    /// Linear growth of `share_per_hour` under a sawtooth of `share` every
+    /// `period_s`.
+    LeakUnderSawtooth {
+        share_per_hour: f64,
+        share: f64,
+        period_s: f64,
+    },
 }
 
 impl Shape {
@@ -44,6 +82,28 @@ impl Shape {
                     until_s / 3600.0
                 )
             }
+            Shape::Saturates { share, tau_s } => {
+                format!("{} saturating, tau {:.0} min", pct(share), tau_s / 60.0)
+            }
+            Shape::Step { share, at_s } => {
+                format!("step {} at {:.0} min", pct(share), at_s / 60.0)
+            }
+            Shape::Sawtooth { share, period_s } => {
+                format!("sawtooth {} every {:.0} s", pct(share), period_s)
+            }
+            Shape::Periodic { share, period_s } => {
+                format!("periodic {} every {:.0} min", pct(share), period_s / 60.0)
+            }
+            Shape::Restart { at_s, .. } => format!("restart at {:.0} min", at_s / 60.0),
+            Shape::LeakUnderSawtooth {
+                share_per_hour,
+                period_s,
+                ..
+            } => format!(
+                "{}/h under a sawtooth every {:.0} s",
+                pct(share_per_hour),
+                period_s
+            ),
         }
     }
 
@@ -60,6 +120,24 @@ impl Shape {
                         share_per_hour,
                         until_s,
                     } => share_per_hour * hours(t_s.min(until_s)),
+                    Shape::Saturates { share, tau_s } => share * (1.0 - (-t_s / tau_s).exp()),
+                    Shape::Step { share, at_s } => share * f64::from(u8::from(t_s >= at_s)),
+                    Shape::Sawtooth { share, period_s } => {
+                        share * ((t_s + phase_s) / period_s).fract()
+                    }
+                    Shape::Periodic { share, period_s } => {
+                        share * (std::f64::consts::TAU * (t_s + phase_s) / period_s).sin()
+                    }
+                    Shape::Restart {
+                        share,
+                        warm_s,
+                        at_s,
+                    } => share * (since_restart(t_s, at_s) / warm_s).min(1.0),
+                    Shape::LeakUnderSawtooth {
+                        share_per_hour,
+                        share,
+                        period_s,
+                    } => share_per_hour * hours(t_s) + share * ((t_s + phase_s) / period_s).fract(),
                 })
     }
 
@@ -80,7 +158,30 @@ impl Shape {
                         0.0
                     }
                 }
+                Shape::Saturates { share, tau_s } => share * 3600.0 / tau_s * (-t_s / tau_s).exp(),
+                Shape::Step { .. } | Shape::Sawtooth { .. } | Shape::Periodic { .. } => 0.0,
+                Shape::Restart {
+                    share,
+                    warm_s,
+                    at_s,
+                } => {
+                    if since_restart(t_s, at_s) < warm_s {
+                        share * 3600.0 / warm_s
+                    } else {
+                        0.0
+                    }
+                }
+                Shape::LeakUnderSawtooth { share_per_hour, .. } => share_per_hour,
             }
+    }
+}
+
+/// The time since the last restart at `at_s` (since 0 before it).
+fn since_restart(t_s: f64, at_s: f64) -> f64 {
+    if t_s >= at_s {
+        t_s - at_s
+    } else {
+        t_s
     }
 }
 
@@ -119,6 +220,9 @@ pub fn series(
 ) -> Simulated {
     let phase = match shape {
         Shape::Steps { every_s, .. } => uniform(rng) * every_s,
+        Shape::Sawtooth { period_s, .. }
+        | Shape::Periodic { period_s, .. }
+        | Shape::LeakUnderSawtooth { period_s, .. } => uniform(rng) * period_s,
         _ => 0.0,
     };
     let phi = (-step_s / noise.tau_s).exp();

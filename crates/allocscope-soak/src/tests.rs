@@ -4,7 +4,7 @@
 use crate::config::{combine, separation};
 use crate::growth::{settling, Growth, Settling};
 use crate::instance::{summarize, InstanceSeries, InstanceSummary};
-use crate::projection::at_horizons;
+use crate::projection::project;
 use crate::simulate::{series, Noise, Shape, LEVEL};
 use allocscope_analyze::figures::Estimate;
 use allocscope_analyze::interval::t975;
@@ -94,6 +94,10 @@ fn replica(level: f64, growth: f64, half: f64) -> InstanceSummary {
     InstanceSummary {
         start_s: 0.0,
         end_s: 4.0 * HOUR,
+        window_start_s: 2.0 * HOUR,
+        period_s: None,
+        seen_s: 2.0 * HOUR,
+        halves_agree: Some(true),
         plateau: Estimate {
             median: level,
             ci_low: level * 0.99,
@@ -189,15 +193,8 @@ fn growth_rates_within_noise_say_when_they_would_separate() {
 #[test]
 fn a_configuration_projects_from_its_combined_level_and_growth() {
     let config = combine(&[replica(100.0, 1.0, 0.5), replica(100.0, 3.0, 0.5)]).expect("combined");
-    let [day, week] = at_horizons(
-        &config.level,
-        config.level_at_s,
-        &config.growth,
-        config.start_s,
-        config.end_s,
-    )[..] else {
-        panic!("two horizons");
-    };
+    let [day, week] =
+        [24.0, 168.0].map(|h| project(&config.level, config.level_at_s, &config.growth, h * HOUR));
     // 100 at 3 hours, 2 an hour: 142 at 24 hours, 430 at a week.
     assert_eq!((day.at_s, day.value), (24.0 * HOUR, 142.0));
     assert_eq!((week.at_s, week.value), (168.0 * HOUR, 430.0));

@@ -6,9 +6,8 @@
 //! take at the current noise. `render.rs` says it in sentences.
 
 use crate::config::{combine, separation, ConfigSummary, Separation};
-use crate::growth::{settling, weighted_sum, Growth, Settling};
+use crate::growth::{part_settling, settling, weighted_sum, Growth, Settling};
 use crate::instance::InstanceSummary;
-use crate::window::WINDOW_SHARE;
 use allocscope_analyze::figures::Ratio;
 
 /// The configuration the others are set against: the one labelled
@@ -44,7 +43,8 @@ pub struct ConfigVerdict {
     pub summary: ConfigSummary,
     /// Against the baseline; `None` for the baseline itself.
     pub separation: Option<Separation>,
-    /// Why it grows, when it grows beyond noise (`Settling::Grows`).
+    /// Why it grows, when it grows beyond noise (`Settling::Grows` or
+    /// `Rising`).
     pub cause: Option<Cause>,
     /// When it settled on its plateau: it has been flat at least since this
     /// far into its segment (its recent window's start).
@@ -107,9 +107,9 @@ pub fn verdict(configs: &[(String, Vec<InstanceSummary>)], elapsed_s: f64) -> Op
             };
             Some(ConfigVerdict {
                 label: label.clone(),
-                cause: (summary.settling == Settling::Grows).then(|| cause(replicas, &summary)),
+                cause: summary.settling.grows().then(|| cause(replicas, &summary)),
                 settled_by_s: (summary.settling == Settling::Plateau)
-                    .then_some((summary.end_s - summary.start_s) * (1.0 - WINDOW_SHARE)),
+                    .then_some(summary.window_start_s - summary.start_s),
                 separation,
                 summary,
             })
@@ -124,7 +124,9 @@ pub fn verdict(configs: &[(String, Vec<InstanceSummary>)], elapsed_s: f64) -> Op
 }
 
 /// Why a growing configuration grows: its replicas' live heap and
-/// allocator free memory set against its memory. A flat live heap leaves
+/// allocator free memory set against its memory, each flat when it is
+/// under a tenth of the memory's growth (`growth::part_settling`). A flat
+/// live heap leaves
 /// the growth to the allocator when its free memory grows, and to memory
 /// outside the heap when that is flat too (a database's file cache grew
 /// 16 MiB/h under pgbench with 0.13 MiB free in glibc's arenas); a growing
@@ -138,14 +140,15 @@ fn cause(replicas: &[InstanceSummary], summary: &ConfigSummary) -> Cause {
         return Cause::Unmeasured;
     };
     let level = summary.level.median;
-    let free = combined(replicas, |r| r.allocator_free_growth).map(|f| settling(&f, level));
-    match settling(&live, level) {
+    let part = |g: &Growth| part_settling(g, &summary.growth, level);
+    let free = combined(replicas, |r| r.allocator_free_growth).map(|f| part(&f));
+    match part(&live) {
         Settling::Plateau => match free {
             Some(Settling::Grows) => Cause::AllocatorHolds,
             Some(Settling::Plateau) => Cause::OutsideHeap,
             _ => Cause::Unclear,
         },
-        Settling::Open => Cause::Unclear,
+        Settling::Open | Settling::Rising => Cause::Unclear,
         Settling::Grows => match weighted_sum(&[(1.0, summary.growth), (-1.0, live)]) {
             Some(rest)
                 if settling(&rest, level) == Settling::Grows && free == Some(Settling::Grows) =>

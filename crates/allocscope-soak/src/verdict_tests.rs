@@ -28,6 +28,10 @@ fn replica(plateau_mib: f64, memory: Growth, live: Option<Growth>) -> InstanceSu
     InstanceSummary {
         start_s: 0.0,
         end_s: 2.0 * HOUR,
+        window_start_s: HOUR,
+        period_s: None,
+        seen_s: 2.0 * HOUR,
+        halves_agree: Some(true),
         plateau: Estimate {
             median: level,
             ci_low: level * 0.99,

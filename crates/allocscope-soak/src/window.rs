@@ -1,12 +1,11 @@
 //! Which samples the estimators read: those after the last restart (an
 //! instance restarted, or a soak resumed, starts a new plateau), and of
-//! those the recent window, the segment's last half.
+//! those the growth window: from the end of the warm-up MSER-5 finds
+//! (`warmup.rs`), or the segment's last half when it finds no steady state
+//! yet; with the segment's period when it repeats (`period.rs`).
 
-/// Share of the segment, by time, that the recent window covers: the first
-/// half holds the warm-up and the growth towards a plateau, which the
-/// growth rate "now" must not average in; the window still lengthens with
-/// the soak, so the interval narrows as it runs.
-pub const WINDOW_SHARE: f64 = 0.5;
+use crate::period::period_s;
+use crate::warmup::{warm_up, WarmUp};
 
 /// The points at or after `restart_s` (all of them for `None`); `series` is
 /// in time order.
@@ -17,14 +16,48 @@ pub fn after_restart(series: &[(f64, f64)], restart_s: Option<f64>) -> &[(f64, f
     }
 }
 
-/// The recent window of a segment in time order: its points in the last
-/// `WINDOW_SHARE` of the time it spans.
-pub fn recent(segment: &[(f64, f64)]) -> &[(f64, f64)] {
-    let (Some(first), Some(last)) = (segment.first(), segment.last()) else {
-        return segment;
-    };
-    let from = last.0 - (last.0 - first.0) * WINDOW_SHARE;
-    &segment[segment.partition_point(|p| p.0 < from)..]
+/// The points at or after `from_s`.
+pub fn from(series: &[(f64, f64)], from_s: f64) -> &[(f64, f64)] {
+    &series[series.partition_point(|p| p.0 < from_s)..]
+}
+
+/// The window of a segment the growth and the level are read from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GrowthWindow {
+    pub warm_up: WarmUp,
+    /// The period of the segment after its warm-up, when it repeats.
+    pub period_s: Option<f64>,
+    /// How long the growth has been seen: the window's span (after the
+    /// warm-up, or the segment's last half without a steady state: the
+    /// first half is where a warm-up would be).
+    pub seen_s: f64,
+}
+
+impl GrowthWindow {
+    /// The window of `segment` (in time order, not empty).
+    pub fn of(segment: &[(f64, f64)]) -> GrowthWindow {
+        let warm_up = warm_up(segment);
+        let (start, end) = match (segment.first(), segment.last()) {
+            (Some(a), Some(b)) => (a.0, b.0),
+            _ => (0.0, 0.0),
+        };
+        GrowthWindow {
+            warm_up,
+            period_s: period_s(from(segment, warm_up.from_s)),
+            seen_s: end - warm_up.from_s.max(start),
+        }
+    }
+
+    /// The window's points of `series` and its two halves by time.
+    pub fn split<'a>(&self, series: &'a [(f64, f64)]) -> [&'a [(f64, f64)]; 3] {
+        let window = from(series, self.warm_up.from_s);
+        let middle = match (window.first(), window.last()) {
+            (Some(a), Some(b)) => (a.0 + b.0) / 2.0,
+            _ => 0.0,
+        };
+        let cut = window.partition_point(|p| p.0 < middle);
+        [window, &window[..cut], &window[cut..]]
+    }
 }
 
 #[cfg(test)]
@@ -44,10 +77,11 @@ mod tests {
     }
 
     #[test]
-    fn the_window_is_the_last_half_of_the_time() {
-        let s = series(11);
-        assert_eq!(recent(&s).first(), Some(&(5.0, 5.0)));
-        assert_eq!(recent(&s[6..]).first(), Some(&(8.0, 8.0)));
-        assert!(recent(&[]).is_empty());
+    fn growth_without_a_steady_state_is_read_and_seen_from_the_last_half() {
+        let s = series(101);
+        let w = GrowthWindow::of(&s);
+        assert_eq!((w.warm_up.from_s, w.seen_s, w.period_s), (50.0, 50.0, None));
+        let [window, early, late] = w.split(&s);
+        assert_eq!((window.len(), early.len(), late.len()), (51, 25, 26));
     }
 }
