@@ -102,7 +102,7 @@ fn a_word_no_row_answers_to_is_refused_naming_those_that_do() {
     );
     let err = error(flags(None, Some("qps")).settle(&service));
     assert!(
-        err.contains("wall, cpu, p50, p95, p99, load nor a --metric (ops)"),
+        err.contains("wall, cpu, p50, p95, p99, load, cpu_per_request nor a --metric (ops)"),
         "{err}"
     );
 }
