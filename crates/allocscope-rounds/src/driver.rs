@@ -239,13 +239,19 @@ fn progress_line(
 ) -> String {
     let name = |c: usize| configs.get(c).map_or("?", |c| c.as_str());
     let with_why = |(c, why): &(usize, String)| format!("{} ({why})", name(*c));
+    // A candidate dropped in an earlier round runs no more: the judge may
+    // find it open again on its old runs (the one that outranked it became
+    // open itself), but it is dropped, not open.
+    let still_open: Vec<&(usize, String)> = (decision.open.iter())
+        .filter(|(c, _)| open.contains(c))
+        .collect();
     let mut line = format!("allocscope: round {round}: ");
-    if decision.open.is_empty() && decision.unresolvable.is_empty() {
+    if still_open.is_empty() && decision.unresolvable.is_empty() {
         line.push_str("every candidate settled");
-    } else if decision.open.is_empty() {
+    } else if still_open.is_empty() {
         line.push_str("every candidate settled or unresolvable");
     } else {
-        let open: Vec<String> = decision.open.iter().map(with_why).collect();
+        let open: Vec<String> = still_open.into_iter().map(with_why).collect();
         line.push_str(&format!("open: {}", open.join(", ")));
     }
     if !stopped.is_empty() {

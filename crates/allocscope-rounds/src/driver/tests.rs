@@ -364,3 +364,25 @@ fn a_shard_with_fewer_configurations_merges_its_runs_under_their_names() {
         "round 1's only configuration is the plan's third"
     );
 }
+
+/// A candidate the driver dropped in an earlier round and the judge finds
+/// open again on its old runs is said dropped, never open and dropped at
+/// once.
+#[test]
+fn a_candidate_dropped_earlier_is_not_said_open() {
+    let configs = names();
+    let decision = Decision {
+        open: vec![(1, "why one".into()), (2, "why two".into())],
+        ..Decision::default()
+    };
+    let line = progress_line(&configs, 4, &decision, &[], &[0, 1]);
+    assert!(
+        line.contains(&format!("open: {} (why one)", configs[1])),
+        "{line}"
+    );
+    assert!(!line.contains("why two"), "{line}");
+    assert!(
+        line.ends_with(&format!("; dropped: {}", configs[2..].join(", "))),
+        "{line}"
+    );
+}
