@@ -31,6 +31,45 @@ pub fn chromium(profile: &Path, extra: &[&str], url: &str) -> std::process::Outp
         .expect("chromium runs")
 }
 
+/// Where the element `id` of `page` (a file in `dir`) stands when the page
+/// is opened at 1280x800 in Chromium, and its text: the dumped DOM and
+/// `card TOP BOTTOM TEXT` (or `no card`), measured by a frame written
+/// beside the page.
+pub fn element_box(dir: &Path, page: &str, id: &str, profile: &Path) -> (String, String) {
+    let frame = dir.join("frame.html");
+    let html = format!(
+        "<!DOCTYPE html><html><body style=\"margin:0\">\
+         <iframe id=\"r\" src=\"{page}\" width=\"1280\" height=\"800\" style=\"border:0\"></iframe>\
+         <pre id=\"out\">not loaded</pre><script>\
+         document.getElementById('r').addEventListener('load', () => {{\
+           const d = document.getElementById('r').contentDocument;\
+           const card = d && d.getElementById('{id}');\
+           const b = card && card.getBoundingClientRect();\
+           document.getElementById('out').textContent = b\
+             ? 'card ' + Math.round(b.top) + ' ' + Math.round(b.bottom) + ' ' + card.innerText\
+             : 'no card';\
+         }});</script></body></html>"
+    );
+    std::fs::write(&frame, html).expect("frame written");
+    let url = format!("file://{}", frame.display());
+    let dom = chromium(
+        profile,
+        &[
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ],
+        &url,
+    );
+    assert!(dom.status.success(), "{}", stderr(&dom));
+    let dom = stdout(&dom);
+    let measured = (dom.split("<pre id=\"out\">").nth(1))
+        .and_then(|rest| rest.split("</pre>").next())
+        .unwrap_or_default()
+        .to_string();
+    (dom, measured)
+}
+
 #[test]
 fn demo_html_report_opens_in_headless_chromium_without_errors() {
     if !require(
@@ -104,39 +143,7 @@ fn demo_html_report_shows_the_verdict_without_scrolling_at_1280x800() {
     let scratch = Scratch::new();
     let (_, out) = quick_kv_demo(&scratch);
     let html = out.join("kv.html").canonicalize().expect("kv.html written");
-    let frame = out.join("frame.html");
-    std::fs::write(
-        &frame,
-        "<!DOCTYPE html><html><body style=\"margin:0\">\
-         <iframe id=\"r\" src=\"kv.html\" width=\"1280\" height=\"800\" style=\"border:0\"></iframe>\
-         <pre id=\"out\">not loaded</pre><script>\
-         document.getElementById('r').addEventListener('load', () => {\
-           const d = document.getElementById('r').contentDocument;\
-           const card = d && d.getElementById('answer');\
-           const b = card && card.getBoundingClientRect();\
-           document.getElementById('out').textContent = b\
-             ? 'card ' + Math.round(b.top) + ' ' + Math.round(b.bottom) + ' ' + card.innerText\
-             : 'no card';\
-         });</script></body></html>",
-    )
-    .expect("frame written");
-    let url = format!("file://{}", frame.display());
-    let dom = chromium(
-        &scratch.path("profile-frame"),
-        &[
-            "--allow-file-access-from-files",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-        ],
-        &url,
-    );
-    assert!(dom.status.success(), "{}", stderr(&dom));
-    let dom = stdout(&dom);
-    let measured = dom
-        .split("<pre id=\"out\">")
-        .nth(1)
-        .and_then(|rest| rest.split("</pre>").next())
-        .unwrap_or_default();
+    let (dom, measured) = element_box(&out, "kv.html", "answer", &scratch.path("profile-frame"));
     let mut words = measured.split_whitespace();
     assert_eq!(words.next(), Some("card"), "{dom}");
     let top: f64 = words.next().and_then(|w| w.parse().ok()).expect("top");

@@ -7,7 +7,7 @@
 //! is opened in Chromium at 1280x800: the verdict card above the fold, HTML
 //! tables, no Markdown, each title once.
 
-use crate::browser::{chromium, CHROMIUM};
+use crate::browser::{chromium, element_box, CHROMIUM};
 use crate::common::*;
 use crate::record::db_arg;
 use serde_json::Value;
@@ -82,37 +82,12 @@ fn page_in_chromium(scratch: &Scratch) {
         html.matches("Memory over time per configuration").count(),
         1
     );
-    let frame = scratch.path("frame.html");
-    std::fs::write(
-        &frame,
-        "<!DOCTYPE html><html><body style=\"margin:0\">\
-         <iframe id=\"r\" src=\"soak.html\" width=\"1280\" height=\"800\" style=\"border:0\"></iframe>\
-         <pre id=\"out\">not loaded</pre><script>\
-         document.getElementById('r').addEventListener('load', () => {\
-           const d = document.getElementById('r').contentDocument;\
-           const card = d && d.getElementById('verdict');\
-           const b = card && card.getBoundingClientRect();\
-           document.getElementById('out').textContent = b\
-             ? 'card ' + Math.round(b.top) + ' ' + Math.round(b.bottom) + ' ' + card.innerText\
-             : 'no card';\
-         });</script></body></html>",
-    )
-    .expect("frame written");
-    let url = format!("file://{}", frame.display());
-    let dom = chromium(
+    let (dom, measured) = element_box(
+        page.parent().expect("the page's folder"),
+        "soak.html",
+        "verdict",
         &scratch.path("profile-frame"),
-        &[
-            "--allow-file-access-from-files",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-        ],
-        &url,
     );
-    assert!(dom.status.success(), "{}", stderr(&dom));
-    let dom = stdout(&dom);
-    let measured = (dom.split("<pre id=\"out\">").nth(1))
-        .and_then(|rest| rest.split("</pre>").next())
-        .unwrap_or_default();
     let mut words = measured.split_whitespace();
     assert_eq!(words.next(), Some("card"), "{dom}");
     let top: f64 = words.next().and_then(|w| w.parse().ok()).expect("top");
