@@ -107,7 +107,7 @@ fn page_in_chromium(scratch: &Scratch) {
 }
 
 #[test]
-fn a_warm_up_is_a_plateau_a_sawtooth_is_not_growth_and_a_kept_heap_is_a_leak() {
+fn a_warm_up_is_never_growth_a_sawtooth_is_not_growth_and_a_kept_heap_is_a_leak() {
     if !require_allocator("jemalloc")
         || !require(
             Path::new(CHROMIUM).exists(),
