@@ -50,10 +50,24 @@ const DEFAULT_CPU: [&str; 2] = ["cpu_per_request_ms", "cpu_s"];
 /// took up to 30 ms longer on a busy 2-core machine).
 pub const FLAT_WALLS: f64 = 0.02;
 
+/// The shortest fastest run a fixed duration is told from: programs are
+/// told to run for seconds (`wrk -d 3s`, a benchmark's `--duration`), and
+/// the fastest runs of a 0.1 s program agree within 2% (2 ms) by chance
+/// in one experiment and not in the next.
+pub const FIXED_MIN_S: f64 = 1.0;
+
+/// The share of one core the tree's CPU time must hold over its wall time
+/// (median of the ok runs) for flat wall times to mean that the program
+/// was busy for a fixed time, so that its CPU time is not per unit of work.
+/// A program that sleeps through a set time (a 24 MiB allocation in a
+/// 0.1 s run holds 5-10% of a core) spends CPU on its work alone, and CPU
+/// judges it.
+pub const BUSY_SHARE: f64 = 0.25;
+
 /// The fastest runs of `row`, one per configuration, when every
-/// configuration's fastest is within `FLAT_WALLS` of the others' (at least
-/// 4 ok runs in all): a fixed-duration program (or load), whose CPU time is
-/// not per unit of work. Each run's value, for the median.
+/// configuration's fastest is within `FLAT_WALLS` of the others' and at
+/// least `FIXED_MIN_S` long (at least 4 ok runs in all): a fixed-duration
+/// program (or load). Each run's value, for the median.
 pub fn flat_fastest(experiment: &StoredExperiment, row: &MetricDef) -> Option<Vec<f64>> {
     let mut all: Vec<f64> = Vec::new();
     let mut fastest: Vec<f64> = Vec::new();
@@ -67,8 +81,24 @@ pub fn flat_fastest(experiment: &StoredExperiment, row: &MetricDef) -> Option<Ve
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), &w| {
             (lo.min(w), hi.max(w))
         });
-    let flat = all.len() >= 4 && fastest.len() >= 2 && lo > 0.0 && hi / lo <= 1.0 + FLAT_WALLS;
+    let flat = all.len() >= 4
+        && fastest.len() >= 2
+        && lo >= FIXED_MIN_S
+        && hi / lo <= 1.0 + FLAT_WALLS;
     flat.then_some(all)
+}
+
+/// True when the tree kept `BUSY_SHARE` of a core busy over its wall time
+/// (median of every ok run).
+fn busy(experiment: &StoredExperiment) -> bool {
+    let shares: Vec<f64> = experiment
+        .configs
+        .iter()
+        .flat_map(ok_runs)
+        .filter(|r| r.record.wall_s > 0.0)
+        .map(|r| (r.record.user_s + r.record.sys_s) / r.record.wall_s)
+        .collect();
+    super::stats::median(&shares).is_some_and(|share| share >= BUSY_SHARE)
 }
 
 /// True when some ok run of `config` has a value of `row`.
@@ -203,30 +233,33 @@ fn time_row<'a>(experiment: &StoredExperiment, table: &'a [MetricDef]) -> Option
 }
 
 /// The CPU row without `--perf-metric`, when every configuration's ok runs
-/// measured it (a run stored without CPU times reads 0) and the time row
-/// is not flat: a fixed-duration program or load spends about the same
-/// CPU whatever it gets done, so there its time row (and the note that
-/// says to give a figure of its work) stays the budget's.
+/// measured it (a configuration whose runs were stored without CPU times
+/// reads 0 in each) and the program was not busy for a fixed time: such a
+/// program or load spends about the same CPU whatever it gets done, so
+/// there its time row (and the note that says to give a figure of its
+/// work) stays the budget's.
 fn cpu_row<'a>(
     experiment: &StoredExperiment,
     baseline: usize,
     table: &'a [MetricDef],
     time: &MetricDef,
 ) -> Option<&'a MetricDef> {
-    let positive = |row: &MetricDef| {
+    // Whether some run read more than 0, per configuration: one run of a
+    // short program may read 0 where its siblings do not.
+    let recorded = |row: &MetricDef| {
         experiment
             .configs
             .iter()
-            .flat_map(ok_runs)
-            .all(|r| (row.extract)(r).is_some_and(|v| v > 0.0))
+            .filter(|c| ok_runs(c).next().is_some())
+            .all(|c| ok_runs(c).any(|r| (row.extract)(r).is_some_and(|v| v > 0.0)))
     };
     let per_request = DEFAULT_CPU[0];
-    let flat = flat_fastest(experiment, time).is_some();
+    let flat = flat_fastest(experiment, time).is_some() && busy(experiment);
     DEFAULT_CPU
         .iter()
         .filter_map(|id| metric_table::find(table, id))
         .filter(|row| row.id == per_request || !flat)
-        .find(|row| measured_by_every_config(experiment, baseline, row) && positive(row))
+        .find(|row| measured_by_every_config(experiment, baseline, row) && recorded(row))
 }
 
 /// The performance row and its guard: `--perf-metric`'s alone, else the

@@ -180,14 +180,37 @@ fn a_batch_program_is_judged_by_its_cpu_time_guarded_by_its_wall_time() {
     }
 }
 
+/// The fixture with every run's wall time `wall_s` (1 ms apart) and its
+/// CPU time `share` of it.
+fn with_walls(wall_s: f64, share: f64) -> StoredExperiment {
+    let mut e = fixture::experiment();
+    for run in e.configs.iter_mut().flat_map(|c| &mut c.runs) {
+        run.record.wall_s = wall_s + 0.001 * f64::from(run.record.index);
+        (run.record.user_s, run.record.sys_s) = (share * run.record.wall_s, 0.0);
+    }
+    e
+}
+
+#[test]
+fn flat_walls_of_a_short_or_idle_program_leave_the_cpu_figure_judging() {
+    // A 0.1 s program's fastest runs agree within 2% by chance.
+    assert_eq!(by_default(&with_walls(0.1, 0.9)).1, "cpu_s");
+    // A program that sleeps through a set time spends CPU on its work.
+    assert_eq!(by_default(&with_walls(10.0, 0.05)).1, "cpu_s");
+    assert_eq!(by_default(&with_walls(10.0, 0.05)).2.as_deref(), Some("wall_s"));
+    // One run of a configuration reading 0 s of CPU (a run shorter than
+    // the clock's step) leaves its siblings' CPU measured.
+    let mut one_zero = with_walls(0.1, 0.9);
+    one_zero.configs[1].runs[0].record.user_s = 0.0;
+    assert_eq!(by_default(&one_zero).1, "cpu_s");
+}
+
 #[test]
 fn a_fixed_duration_program_or_runs_without_cpu_times_are_judged_by_wall_time() {
-    // Every configuration's fastest run within 2%: the program ran for a
-    // set time, spending about the same CPU whatever it got done.
-    let mut flat = fixture::experiment();
-    for run in flat.configs.iter_mut().flat_map(|c| &mut c.runs) {
-        run.record.wall_s = 10.0 + 0.001 * f64::from(run.record.index);
-    }
+    // Every configuration's fastest run within 2%, a core busy: the
+    // program ran for a set time, spending about the same CPU whatever it
+    // got done.
+    let flat = with_walls(10.0, 0.9);
     assert_eq!(by_default(&flat).1, "wall_s");
     assert_eq!(by_default(&flat).2, None);
     // Runs stored without CPU times (they read 0).
