@@ -236,6 +236,66 @@ fn a_candidate_on_the_budget_is_stopped_as_unresolvable_and_recommended_with_per
 }
 
 #[test]
+fn a_candidate_on_the_saving_still_open_at_max_runs_is_named_unresolvable_not_only_open() {
+    // The candidate's peak alternates 94% and 100% of the baseline's 100
+    // MiB: centred on the 3% saving, so no run count settles it, and
+    // --max-runs 6 ends the rounds at the futility rule's first look.
+    let scratch = Scratch::new();
+    let mapped = program("mapped");
+    let mapped = mapped.to_str().expect("utf-8");
+    let count = scratch.path("count");
+    let count = count.to_str().expect("utf-8");
+    let base = script(
+        &scratch,
+        "base.sh",
+        &format!("{mapped} 100 200\necho cost=100"),
+    );
+    let near = script(
+        &scratch,
+        "near.sh",
+        &format!(
+            "n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n > {count}\n\
+             if [ $((n % 2)) -eq 0 ]; then m=94; else m=100; fi\n\
+             {mapped} $m 200\necho cost=100"
+        ),
+    );
+    let variant = format!("near={near}");
+    let options = [
+        "-a",
+        "glibc",
+        "--variant",
+        &variant,
+        "--max-runs",
+        "6",
+        "--metric",
+        "cost=([0-9.]+)",
+        "--perf-metric",
+        "cost",
+        "--memory-metric",
+        "peak",
+    ];
+    let (output, json) = scratch.compare(&options, &[&base]);
+    let log = stderr(&output);
+    assert!(output.status.success(), "{log}");
+    assert!(
+        log.contains(
+            "allocscope: round 6: every candidate settled or unresolvable; stopped: near (no \
+             difference this experiment can resolve: peak PSS 0.9"
+        ),
+        "{log}"
+    );
+    let v = &json["verdict"];
+    assert_eq!(v["outcome"], "inconclusive", "{v}");
+    assert_eq!(v["unsettled"][0]["config"], "near", "{v}");
+    assert_eq!(v["unsettled"][0]["unresolvable_after"], 6, "{v}");
+    let reason = v["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("is within this machine's noise: no difference this experiment can resolve after 6 rounds"),
+        "{reason}"
+    );
+}
+
+#[test]
 fn auto_never_runs_more_than_max_runs_rounds() {
     let scratch = Scratch::new();
     // The baseline fails every run (its environment lacks the tunable the

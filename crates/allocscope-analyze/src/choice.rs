@@ -81,10 +81,8 @@ pub fn flat_fastest(experiment: &StoredExperiment, row: &MetricDef) -> Option<Ve
         .fold((f64::INFINITY, 0.0f64), |(lo, hi), &w| {
             (lo.min(w), hi.max(w))
         });
-    let flat = all.len() >= 4
-        && fastest.len() >= 2
-        && lo >= FIXED_MIN_S
-        && hi / lo <= 1.0 + FLAT_WALLS;
+    let flat =
+        all.len() >= 4 && fastest.len() >= 2 && lo >= FIXED_MIN_S && hi / lo <= 1.0 + FLAT_WALLS;
     flat.then_some(all)
 }
 

@@ -50,6 +50,10 @@ pub struct Standing {
     /// the verdict settles at when the rounds end: the futility rule's
     /// estimate (`unresolvable`).
     pub optimistic_more_rounds: Option<u32>,
+    /// `more_rounds` at the 95% the verdict settles at, without optimism:
+    /// what a candidate still open at the cap would need
+    /// (`unresolvable`).
+    pub end_more_rounds: Option<u32>,
     /// Open, and `--runs auto` stopped running it: no run count within its
     /// `--max-runs` could settle it (`unresolvable`). Set by the judge.
     pub unresolvable: bool,
@@ -257,14 +261,22 @@ const FUTILITY_OPTIMISM: f64 = 1.5;
 /// threshold than measured, settling it would take more rounds than the
 /// cap leaves, counted at the 95% of the verdict at the end (the easiest
 /// look it would get). The optimism keeps a candidate whose effect lies
-/// beyond the threshold but was measured short of it early. At the cap
-/// nothing is left to save: a candidate open there is only open.
+/// beyond the threshold but was measured short of it early. At the cap no
+/// rounds are left to save, and a candidate still open there is
+/// unresolvable when settling it would take more rounds again than the
+/// experiment ran (`end_more_rounds`, no optimism: nothing is stopped on
+/// it): a candidate measured at its threshold (PSS 0.98x [0.96, 1.01]
+/// against a 3% saving) is one the experiment cannot tell, not one a few
+/// more rounds would settle.
 pub fn unresolvable(s: &Standing, rounds_done: u32, max_runs: u32) -> bool {
     let left = max_runs.saturating_sub(rounds_done);
-    rounds_done >= FUTILITY_FIRST_LOOK
-        && left > 0
-        && s.is_open()
-        && s.optimistic_more_rounds.is_some_and(|n| n > left)
+    if rounds_done < FUTILITY_FIRST_LOOK || !s.is_open() {
+        return false;
+    }
+    match left {
+        0 => s.end_more_rounds.is_some_and(|n| n > rounds_done),
+        _ => s.optimistic_more_rounds.is_some_and(|n| n > left),
+    }
 }
 
 /// A candidate's standing from its memory and performance log ratios.
@@ -286,6 +298,7 @@ pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Threshold
         oom_killed: None,
         ruled_out: None,
         optimistic_more_rounds: None,
+        end_more_rounds: None,
         unresolvable: false,
         every_run_failed: false,
         guard_over: false,
@@ -301,6 +314,7 @@ pub fn standing(memory: Option<&LogRatio>, perf: Option<&LogRatio>, t: Threshold
             ..t
         };
         s.optimistic_more_rounds = rounds_to_resolve(sides, at_the_end, FUTILITY_OPTIMISM);
+        s.end_more_rounds = rounds_to_resolve(sides, at_the_end, 0.0);
     }
     s
 }
@@ -316,7 +330,7 @@ pub fn guard(s: &mut Standing, guard: Option<&LogRatio>, t: Thresholds) {
     if side(guard, t.perf_max, t.alpha) == Side::Bad {
         s.performance = Side::Bad;
         s.guard_over = true;
-        (s.more_rounds, s.optimistic_more_rounds) = (None, None);
+        (s.more_rounds, s.optimistic_more_rounds, s.end_more_rounds) = (None, None, None);
     }
 }
 
@@ -343,7 +357,7 @@ pub(crate) fn outrank(standings: &mut [Standing]) {
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .map(|&(i, _)| i);
         if s.outranked_by.is_some() {
-            (s.more_rounds, s.optimistic_more_rounds) = (None, None);
+            (s.more_rounds, s.optimistic_more_rounds, s.end_more_rounds) = (None, None, None);
         }
     }
 }

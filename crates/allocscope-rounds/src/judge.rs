@@ -78,11 +78,13 @@ pub fn adaptive(
                 } else {
                     " left"
                 };
+                let within = match left {
+                    0 => String::new(),
+                    _ => format!(" in the {left} rounds{by}"),
+                };
                 decision.unresolvable.push((
                     j.index,
-                    format!(
-                        "no difference this experiment can resolve in the {left} rounds{by}: {why}"
-                    ),
+                    format!("no difference this experiment can resolve{within}: {why}"),
                 ));
             } else if s.is_open() {
                 decision

@@ -197,7 +197,10 @@ fn flat_walls_of_a_short_or_idle_program_leave_the_cpu_figure_judging() {
     assert_eq!(by_default(&with_walls(0.1, 0.9)).1, "cpu_s");
     // A program that sleeps through a set time spends CPU on its work.
     assert_eq!(by_default(&with_walls(10.0, 0.05)).1, "cpu_s");
-    assert_eq!(by_default(&with_walls(10.0, 0.05)).2.as_deref(), Some("wall_s"));
+    assert_eq!(
+        by_default(&with_walls(10.0, 0.05)).2.as_deref(),
+        Some("wall_s")
+    );
     // One run of a configuration reading 0 s of CPU (a run shorter than
     // the clock's step) leaves its siblings' CPU measured.
     let mut one_zero = with_walls(0.1, 0.9);

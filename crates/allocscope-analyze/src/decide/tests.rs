@@ -179,9 +179,29 @@ fn a_candidate_on_the_threshold_is_unresolvable_from_the_futility_look_and_stops
     // Not settled either way: the verdict stays open, never keep the default.
     assert_eq!(decide(&[stopped], &[0.97]), Decision::Inconclusive(vec![0]));
     // With rounds enough left (a cap of 20), it keeps running; at the cap
-    // it is only open.
+    // settling it would take more rounds than the experiment ran.
     assert!(!unresolvable(&s, FUTILITY_FIRST_LOOK, 20));
+    assert!(unresolvable(&s, 10, 10));
+}
+
+#[test]
+fn at_the_cap_a_candidate_a_few_rounds_from_settling_is_only_open() {
+    // 0.955x after 10 rounds, its interval across 0.97 at the per-look
+    // level: a few more rounds at 95% would settle it.
+    let s = standing(
+        Some(&lr(&[
+            0.93, 0.99, 0.94, 0.98, 0.92, 0.97, 0.95, 0.96, 0.94, 0.97,
+        ])),
+        Some(&same()),
+        looking(),
+    );
+    assert!(s.is_open(), "{s:?}");
+    assert!(s.end_more_rounds.is_some_and(|n| n <= 10), "{s:?}");
     assert!(!unresolvable(&s, 10, 10));
+    assert!(
+        !unresolvable(&s, FUTILITY_FIRST_LOOK - 1, FUTILITY_FIRST_LOOK - 1),
+        "too early"
+    );
 }
 
 #[test]
