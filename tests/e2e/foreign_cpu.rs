@@ -95,18 +95,31 @@ fn a_busy_neighbour_beside_one_run_makes_it_disturbed_on_the_screen_and_in_the_j
         run["disturbed"], true,
         "foreign cores of the runs: {loads:?}; {run}"
     );
-    // Named on the screen by configuration and run.
+    // Counted on the screen's first line, and by configuration below.
     let name = configs(&json)
         .iter()
         .find(|c| runs(c).iter().any(|r| r == *run))
         .and_then(|c| c["name"].as_str())
         .expect("its configuration");
-    let named = format!("{name} run {}", run["index"]);
-    let screen = stdout(&output);
+    let disturbed =
+        |c: &serde_json::Value| runs(c).iter().filter(|r| r["disturbed"] == true).count();
+    let total: usize = configs(&json).iter().map(disturbed).sum();
+    let of_name = configs(&json)
+        .iter()
+        .find(|c| c["name"] == name)
+        .map_or(0, disturbed);
+    let screen = scratch.screen();
+    let first = screen.lines().next().unwrap_or_default();
+    assert!(
+        first.contains(&format!("6/6 runs ok, {total} disturbed, ")),
+        "{first}"
+    );
     let joined = screen.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        joined.contains("runs disturbed by other work on the machine") && joined.contains(&named),
-        "{named} not named in:\n{screen}"
+        joined.contains(&format!(
+            "{total} of 6 runs disturbed by other work on the machine"
+        )) && joined.contains(&format!(" {name} {of_name}")),
+        "{name} not counted in:\n{screen}"
     );
     // `report --section runs` lists what ran beside each run.
     let db = scratch.db();
@@ -119,8 +132,12 @@ fn a_busy_neighbour_beside_one_run_makes_it_disturbed_on_the_screen_and_in_the_j
     ]);
     let text = stdout(&report);
     assert!(report.status.success(), "{}", stderr(&report));
+    let named = format!("{name} #{}", run["index"]);
     assert!(
-        text.contains("foreign cores") && text.contains("disturbed"),
-        "{text}"
+        text.contains("foreign cores")
+            && text
+                .lines()
+                .any(|l| l.contains(&named) && l.trim_end().ends_with("disturbed")),
+        "{named} not marked in:\n{text}"
     );
 }

@@ -84,7 +84,7 @@ pub fn is_disturbed_in(experiment: &StoredExperiment, r: &RunRecord) -> bool {
 
 /// One disturbed run, as the reports name it.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct DisturbedRun {
+pub struct DisturbedRun {
     pub config: String,
     pub index: u32,
     pub foreign_cores: f64,
@@ -92,7 +92,7 @@ pub(crate) struct DisturbedRun {
 
 /// The experiment's disturbed runs and how many runs measured foreign CPU.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Disturbance {
+pub struct Disturbance {
     pub rule: Rule,
     pub measured: usize,
     pub runs: Vec<DisturbedRun>,
@@ -125,32 +125,35 @@ impl Disturbance {
         })
     }
 
-    /// "2 of 24 runs disturbed by other work on the machine: ..."; `None`
-    /// when none was.
+    /// "2 of 24 runs disturbed by other work on the machine (...): glibc
+    /// 1, jemalloc 1 (1.02-1.48 cores); ..."; `None` when none was. How
+    /// many of each configuration's runs, not which: `report --section
+    /// runs` names each, and a busy machine disturbs dozens.
     pub fn sentence(&self) -> Option<String> {
-        if self.runs.is_empty() {
-            return None;
+        let lo = self.runs.iter().map(|d| d.foreign_cores).reduce(f64::min)?;
+        let hi = self.runs.iter().map(|d| d.foreign_cores).fold(lo, f64::max);
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for d in &self.runs {
+            match counts.iter_mut().find(|(name, _)| *name == d.config) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((&d.config, 1)),
+            }
         }
-        let named: Vec<String> = self
-            .runs
-            .iter()
-            .map(|d| {
-                format!(
-                    "{} run {} ({:.2} cores)",
-                    d.config, d.index, d.foreign_cores
-                )
-            })
-            .collect();
+        let counts: Vec<String> = counts.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        let cores = match hi - lo < 0.005 {
+            true => format!("{lo:.2} cores"),
+            false => format!("{lo:.2}-{hi:.2} cores"),
+        };
         Some(format!(
             "{} of {} runs disturbed by other work on the machine (foreign CPU over {:.2} \
-             cores, the typical {:.2} + {:.2}): {}; their rounds are left out of the \
-             performance ratio",
+             cores, the typical {:.2} + {:.2}): {} ({cores}); their rounds are left out of the \
+             performance ratio (report --section runs names each run)",
             self.runs.len(),
             self.measured,
             self.rule.limit_cores(),
             self.rule.typical_cores,
             self.rule.excess_cores(),
-            named.join(", ")
+            counts.join(", ")
         ))
     }
 }
@@ -200,7 +203,22 @@ mod tests {
             "{sentence}"
         );
         assert!(
-            sentence.contains(&format!("{name} run 2 (1.05 cores)")),
+            sentence.contains(&format!("{name} 1 (1.05 cores)")),
+            "{sentence}"
+        );
+        // Two more beside another configuration: counted per configuration,
+        // with the range of their loads.
+        let mut more = burst.clone();
+        for run in &mut more.configs[2].runs[..2] {
+            run.record.foreign_cpu_s = Some(1.30 * run.record.wall_s);
+        }
+        let sentence = Disturbance::of(&more)
+            .and_then(|d| d.sentence())
+            .unwrap_or_default();
+        let other = more.configs[2].config.name.clone();
+        assert!(
+            sentence.starts_with("3 of 15 runs disturbed")
+                && sentence.contains(&format!("{name} 1, {other} 2 (1.05-1.30 cores)")),
             "{sentence}"
         );
         assert!(is_disturbed_in(&burst, &burst.configs[1].runs[1].record));
