@@ -457,6 +457,14 @@ pub struct SoakArgs {
     /// The SQLite store: each instance a recording of its own.
     #[arg(long, default_value = "allocscope.db", value_name = "FILE")]
     pub db: PathBuf,
+    /// Serve every instance's current values for Prometheus at
+    /// http://ADDR:PORT/metrics, labelled by configuration and replica
+    /// (loopback unless --metrics-public).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
+    /// Allow --metrics on an address other machines can reach.
+    #[arg(long)]
+    pub metrics_public: bool,
     /// No progress lines.
     #[arg(short, long)]
     pub quiet: bool,

@@ -7,13 +7,18 @@
 
 use crate::cli::SoakArgs;
 use crate::options::soak::{resumed, SoakSettings};
+use allocscope_cluster::executor::Executor;
 use allocscope_core::run::Interrupt;
 use allocscope_core::store::Store;
 use allocscope_core::units::format_seconds;
+use allocscope_core::usage_error::UsageError;
+use allocscope_record::prometheus::{self, Current};
 use allocscope_soak::canary::report;
+use allocscope_soak::error::SoakError;
 use allocscope_soak::live::{write_page, Live};
 use allocscope_soak::verdict::verdict;
-use allocscope_soak::watch::{by_label, watch, Instances, Settings, Soaked};
+use allocscope_soak::watch::{by_label, watch, Instances, Publish, Settings, Soaked};
+use allocscope_soak::watched::Watched;
 
 /// The soak's settings and store: a new soak begun, or (`--resume ID`)
 /// soak ID's stored arguments; with whether it is resumed, its id and the
@@ -48,6 +53,8 @@ fn begun(args: &SoakArgs) -> anyhow::Result<(SoakSettings, Store, bool, i64, f64
 
 pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
     let interrupt = Interrupt::install()?;
+    // Bound before the soak is stored: a port in use stops it here.
+    let publish = publisher(args)?;
     let (options, mut store, resumed, soak_id, began_unix) = begun(args)?;
     let submitter = match &options.recipe {
         Some(recipe) => {
@@ -100,6 +107,7 @@ pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
             progress: !options.quiet,
             page: options.html.clone(),
         }),
+        publish,
     };
     let soaked = match (submitter, &options.recipe) {
         (Some(engine), Some(recipe)) => {
@@ -112,6 +120,34 @@ pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
         write_page(&store, soak_id, path, None)?;
     }
     Ok(code)
+}
+
+/// `--metrics`: the server started on its address (taken from this command
+/// line, on `--resume` too), and what makes each instance's last sample the
+/// current value of its series.
+fn publisher(args: &SoakArgs) -> anyhow::Result<Option<Publish>> {
+    let Some(text) = &args.metrics else {
+        return Ok(None);
+    };
+    let address = prometheus::parse_address(text, args.metrics_public)?;
+    if args.cluster.executor != Executor::Local {
+        return Err(UsageError::from(SoakError::MetricsOnJobs).into());
+    }
+    let shared = prometheus::start(address, args.quiet)?;
+    Ok(Some(Box::new(move |watched: &[Watched]| {
+        let values = watched.iter().map(|w| Current {
+            recording: w.name.clone(),
+            config: w.label.clone(),
+            replica: Some(w.replica().to_string()),
+            sample: w.last,
+            elapsed_s: w.last.map_or(0.0, |s| s.t_s),
+            samples_total: w.sampling.sampler().ticks(),
+            sampler_cpu_s: w.sampler_cpu_s(),
+        });
+        if let Ok(mut current) = shared.lock() {
+            *current = values.collect();
+        }
+    })))
 }
 
 /// The report and verdict of the soaked instances, and how the soak ended;

@@ -178,6 +178,7 @@ pub fn instance(plan: &ClusterPlan, cell: &CellArgs) -> anyhow::Result<i32> {
         duration: options.duration,
         until_settled: false,
         live: None,
+        publish: None,
     };
     let interrupt = Interrupt::install()?;
     let soaked = watch(

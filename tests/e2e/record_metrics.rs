@@ -1,5 +1,6 @@
-//! `record --metrics`: the page checked by promtool and scraped by a real
-//! Prometheus server started here on 127.0.0.1, and the address errors.
+//! `record --metrics` and `soak --metrics`: the page checked by promtool
+//! and scraped by a real Prometheus server started here on 127.0.0.1, and
+//! the address errors.
 
 use crate::common::*;
 use crate::record::{churn, db_arg, Guard};
@@ -90,6 +91,13 @@ fn metrics_pass_promtool_and_a_real_prometheus_scrapes_them() {
         stderr(&checked)
     );
 
+    let answer = scraped_by_prometheus(&scratch, &address, "allocscope_rss_bytes");
+    assert!(answer.contains("\"job\":\"allocscope\""), "{answer}");
+}
+
+/// A real Prometheus started here scraping `address` every second: its
+/// answer to `query` once a series of it came back.
+fn scraped_by_prometheus(scratch: &Scratch, address: &str, query: &str) -> String {
     let config = scratch.path("prometheus.yml");
     std::fs::write(
         &config,
@@ -115,11 +123,55 @@ fn metrics_pass_promtool_and_a_real_prometheus_scrapes_them() {
     );
     let mut answer = String::new();
     let scraped = wait_until(Duration::from_secs(30), || {
-        answer = http_get(web, "/api/v1/query?query=allocscope_rss_bytes").unwrap_or_default();
-        answer.contains("\"__name__\":\"allocscope_rss_bytes\"")
+        answer = http_get(web, &format!("/api/v1/query?query={query}")).unwrap_or_default();
+        answer.contains(&format!("\"__name__\":\"{query}\""))
     });
     assert!(scraped, "Prometheus never scraped allocscope: {answer}");
-    assert!(answer.contains("\"job\":\"allocscope\""), "{answer}");
+    answer
+}
+
+/// `soak --metrics`: every instance a series of its own, labelled by its
+/// configuration and replica, scraped by a real Prometheus while the soak
+/// runs.
+#[test]
+fn a_soak_serves_each_instance_labelled_by_configuration_and_replica() {
+    if !require_program("prometheus", "prometheus") {
+        return;
+    }
+    let scratch = Scratch::new();
+    let db = db_arg(&scratch);
+    let address = format!("127.0.0.1:{}", free_port());
+    let hold = program("hold");
+    let mut args = crate::soak_launched::glibc_soak_args(&db, "2", "40s");
+    args.extend(["--metrics", &address, "--"]);
+    args.extend([hold.to_str().expect("utf-8"), "blocks", "16", "60000"]);
+    let soak = Guard(
+        scratch
+            .command(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("soak starts"),
+    );
+    let answer = scraped_by_prometheus(&scratch, &address, "allocscope_rss_bytes");
+    for config in ["glibc", "glibc:arena_max=1"] {
+        for replica in ["1", "2"] {
+            let labels = format!(
+                "\"config\":\"{config}\",\"instance\":\"{address}\",\"job\":\"allocscope\",\
+                 \"recording\":\"{config}#{replica}\",\"replica\":\"{replica}\""
+            );
+            assert!(answer.contains(&labels), "{labels} not in {answer}");
+        }
+    }
+    // Ctrl-C ends the soak as usual, its instances stopped.
+    let pid = soak.0.id().to_string();
+    let stopped = Command::new("kill").args(["-INT", &pid]).status();
+    assert!(stopped.is_ok_and(|s| s.success()), "SIGINT to {pid}");
+    let mut soak = soak;
+    let ended = wait_until(Duration::from_secs(20), || {
+        soak.0.try_wait().is_ok_and(|s| s.is_some())
+    });
+    assert!(ended, "the soak did not end at Ctrl-C");
 }
 
 #[test]
@@ -160,6 +212,36 @@ fn a_metrics_port_in_use_is_an_error_before_recording_starts() {
         "{}",
         stderr(&public)
     );
+}
+
+#[test]
+fn a_soak_refuses_a_port_in_use_and_metrics_on_jobs_before_anything_is_stored() {
+    let scratch = Scratch::new();
+    let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = taken.local_addr().expect("address").to_string();
+    let db = db_arg(&scratch);
+    let soak = |extra: &[&str]| {
+        let mut args = vec!["soak", "-a", "glibc", "--duration", "5s", "--db", &db];
+        args.extend_from_slice(extra);
+        args.extend(["--", "sleep", "10"]);
+        scratch.run(&args)
+    };
+    let in_use = soak(&["--metrics", &address]);
+    assert_eq!(in_use.status.code(), Some(2), "{}", stderr(&in_use));
+    assert!(
+        stderr(&in_use).contains("already in use"),
+        "{}",
+        stderr(&in_use)
+    );
+    let port = free_port().to_string();
+    let on_jobs = soak(&["--metrics", &port, "--executor", "slurm", "--dry-run"]);
+    assert_eq!(on_jobs.status.code(), Some(2), "{}", stderr(&on_jobs));
+    assert!(
+        stderr(&on_jobs).contains("soak --metrics serves the instances this process samples"),
+        "{}",
+        stderr(&on_jobs)
+    );
+    assert!(!scratch.db().exists(), "nothing stored");
 }
 
 #[test]

@@ -44,6 +44,8 @@ pub enum SoakError {
     ServerWithoutPort { instances: usize },
     #[error("soak --executor k8s only writes the manifest (--dry-run): its pods' shards are on a volume this process cannot follow; apply it, then `allocscope merge` the shards, or use --executor slurm")]
     K8sWithoutDryRun,
+    #[error("soak --metrics serves the instances this process samples, and with --executor each instance is sampled by a job of its own; drop --metrics, or soak without --executor")]
+    MetricsOnJobs,
     #[error("--resume {id}: no soak {id} in '{db}'")]
     NoSuchSoak { id: i64, db: String },
     #[error("--resume {id}: {why}; start a new soak instead")]

@@ -51,7 +51,13 @@ pub struct Settings {
     pub until_settled: bool,
     /// What it shows while it runs; `None` for nothing (a cluster job's).
     pub live: Option<Live>,
+    /// Told every instance after each pass (`--metrics`); `None` for
+    /// nothing.
+    pub publish: Option<Publish>,
 }
+
+/// What `--metrics` serves, handed the instances after each pass.
+pub type Publish = Box<dyn Fn(&[Watched])>;
 
 /// Why the soak stopped: `complete` (the duration), `settled`,
 /// `interrupted`, `exited` (every instance) or `failed` (the store, or an
@@ -160,6 +166,9 @@ impl Hooks<Watched> for Soaking<'_> {
     ) -> anyhow::Result<Option<&'static str>> {
         if watched.iter().any(|w| w.appender.due(now)) {
             commit_together(self.store, now, watched.iter_mut().map(|w| &mut w.appender))?;
+        }
+        if let Some(publish) = &self.settings.publish {
+            publish(watched);
         }
         let elapsed_s = unix_now() - self.settings.began_unix;
         if let Some(showing) = self.showing.as_mut() {

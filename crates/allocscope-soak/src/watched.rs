@@ -133,6 +133,15 @@ impl Watched {
         self.ended.is_none()
     }
 
+    /// Which of its configuration's instances it is: `2` of `glibc#2`, the
+    /// pid of `glibc=4243` in place.
+    pub fn replica(&self) -> &str {
+        let name = self.name.as_str();
+        name.rsplit_once('#')
+            .or_else(|| name.rsplit_once('='))
+            .map_or(name, |(_, replica)| replica)
+    }
+
     pub fn pid(&self) -> Option<i32> {
         match &self.source {
             Source::Attached(a) => Some(a.pid),

@@ -159,8 +159,11 @@ pub fn render(values: &[Current]) -> String {
             .iter()
             .filter_map(|c| {
                 let v = (family.value)(c)?;
+                let replica = (c.replica.as_deref())
+                    .map(|r| format!(",replica=\"{}\"", escape(r)))
+                    .unwrap_or_default();
                 Some(format!(
-                    "{}{{recording=\"{}\",config=\"{}\"}} {}\n",
+                    "{}{{recording=\"{}\",config=\"{}\"{replica}}} {}\n",
                     family.name,
                     escape(&c.recording),
                     escape(&c.config),
@@ -204,6 +207,7 @@ mod tests {
         let current = Current {
             recording: "web \"a\"\\b".into(),
             config: "glibc:arena_max=2".into(),
+            replica: None,
             sample: Some(Sample {
                 rss_bytes: 1024,
                 pss_bytes: None,
@@ -223,6 +227,30 @@ mod tests {
         assert!(!text.contains("allocscope_pss_bytes"), "no PSS yet");
         assert!(text.contains("allocscope_elapsed_seconds{") && text.contains("} 1.5\n"));
         assert!(text.contains("# TYPE allocscope_samples_total counter\n"));
+    }
+
+    #[test]
+    fn a_soak_instance_carries_its_replica_beside_its_configuration() {
+        let instance = |replica: &str, rss_bytes| Current {
+            recording: format!("jemalloc#{replica}"),
+            config: "jemalloc".into(),
+            replica: Some(replica.into()),
+            sample: Some(Sample {
+                rss_bytes,
+                ..Sample::default()
+            }),
+            ..Current::default()
+        };
+        let text = render(&[instance("1", 4096), instance("2", 8192)]);
+        assert!(text.contains(
+            "allocscope_rss_bytes{recording=\"jemalloc#1\",config=\"jemalloc\",replica=\"1\"} 4096\n"
+        ), "{text}");
+        assert!(text.contains(",replica=\"2\"} 8192\n"), "{text}");
+        assert_eq!(
+            text.matches("# TYPE allocscope_rss_bytes").count(),
+            1,
+            "{text}"
+        );
     }
 
     #[test]

@@ -11,6 +11,9 @@ use std::sync::{Arc, Mutex};
 pub struct Current {
     pub recording: String,
     pub config: String,
+    /// A soak instance's replica (`2` of `glibc#2`, the pid of one in
+    /// place); `None` for a run or a recording.
+    pub replica: Option<String>,
     pub sample: Option<Sample>,
     pub elapsed_s: f64,
     pub samples_total: u64,
