@@ -60,9 +60,9 @@ fn soak_pid_compares_a_glibc_and_a_jemalloc_instance_in_place_and_stores_both() 
         let block: Vec<&str> = text
             .lines()
             .skip_while(|l| !l.starts_with(&format!("{label} (pid {pid}, ")))
-            .take(4)
+            .take(5)
             .collect();
-        assert_eq!(block.len(), 4, "{label}'s block in:\n{text}");
+        assert_eq!(block.len(), 5, "{label}'s block in:\n{text}");
         // 64 MiB held flat: a level of 64 to 80 MiB that does not grow.
         let level: f64 = block[1]
             .trim_start()
@@ -81,8 +81,10 @@ fn soak_pid_compares_a_glibc_and_a_jemalloc_instance_in_place_and_stores_both() 
             block[2].contains("no growth beyond noise to project; judged by its level"),
             "{text}"
         );
+        // An idle holder's CPU time, read in place from /proc.
+        assert!(block[3].starts_with("  CPU time 0.0"), "{text}");
         assert!(
-            block[3].contains(&format!("pid {pid} at the end: anon ")),
+            block[4].contains(&format!("pid {pid} at the end: anon ")),
             "{text}"
         );
     }

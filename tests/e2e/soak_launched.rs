@@ -256,3 +256,58 @@ fn an_instance_that_crashes_is_recorded_and_the_others_go_on_or_it_restarts() {
     );
     assert!(text.contains("  glibc#2 ran to the end: RSS "), "{text}");
 }
+
+/// Under glibc:arena_max=1 the command holds half the memory and spins a
+/// loop 0.5 s in every 0.6 s (under glibc 0.1 s): the lower plateau costs
+/// several times the CPU, over the 5% budget, so glibc is kept, the
+/// candidate named "not chosen" with its CPU figure, and each instance's
+/// CPU time is in the JSON.
+#[test]
+fn a_lower_plateau_that_costs_cpu_beyond_the_budget_is_not_chosen() {
+    let _heavy = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let db = db_arg(&scratch);
+    let hold = program("hold");
+    let script = format!(
+        "case \"$GLIBC_TUNABLES\" in *arena_max*) spin=0.5 mib=8;; *) spin=0.1 mib=16;; esac\n\
+         (while :; do timeout $spin sh -c 'while :; do :; done'; sleep 0.1; done) &\n\
+         exec {} blocks $mib 60000",
+        hold.display()
+    );
+    let mut args = glibc_soak_args(&db, "2", "16s");
+    args.extend(["--", "sh", "-c", &script]);
+    let output = scratch.run(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let verdict = text.lines().last().unwrap_or_default();
+    assert!(
+        verdict.starts_with("Keep glibc: ")
+            && verdict.contains("glibc:arena_max=1 not chosen: CPU time ")
+            && verdict.contains("of glibc's, over the 5% budget"),
+        "{text}"
+    );
+    let report = scratch.run(&["report", "--db", &db, "--soak", "1", "--export-json", "-"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let json: serde_json::Value = serde_json::from_slice(&report.stdout).expect("JSON");
+    let soak = &json["soak"];
+    for instance in soak["instances"].as_array().expect("instances") {
+        let cores = instance["cpu_cores"].as_f64().unwrap_or_default();
+        assert!(cores > 0.05, "{instance}");
+    }
+    let candidate = &soak["verdict"]["configurations"][1];
+    assert_eq!(candidate["label"], "glibc:arena_max=1", "{candidate}");
+    assert_eq!(candidate["cpu"]["over_budget"], true, "{candidate}");
+    assert!(
+        candidate["cpu"]["ratio"]["ci_low"]
+            .as_f64()
+            .unwrap_or_default()
+            > 1.05,
+        "{candidate}"
+    );
+    let reasons = candidate["reasons"].as_array().expect("reasons");
+    assert!(
+        reasons.iter().any(|r| r["reason"] == "cpu_over_budget"),
+        "{candidate}"
+    );
+    assert_eq!(soak["verdict"]["outcome"]["kind"], "keep_baseline");
+}

@@ -50,6 +50,11 @@ pub struct Sample {
     /// Cumulative over the live processes of the tree.
     pub minor_faults: u64,
     pub major_faults: u64,
+    /// CPU time of the tree's live processes and of the children they
+    /// waited for, cumulative like the faults; `None` in a sample stored
+    /// before schema 20.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_s: Option<f64>,
     /// Live heap summed over the processes whose heap probe reported it
     /// (`compare --heap`); absent without the probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]

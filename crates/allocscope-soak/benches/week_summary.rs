@@ -36,6 +36,7 @@ fn main() {
         memory: &memory,
         live_heap: &heap,
         allocator_free: &free,
+        cpu: &[],
         restart_s: None,
     };
     let mut times_ms = Vec::new();

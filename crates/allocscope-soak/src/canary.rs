@@ -7,7 +7,7 @@
 use crate::config::by_label;
 use crate::growth::{Settling, PERSISTS_FOR_S};
 use crate::projection::{horizons, Basis};
-use crate::render::{bytes_text, growth_text, horizon_text, render};
+use crate::render::{bytes_text, growth_text, horizon_text, ratio_text, render};
 use crate::verdict::{ConfigVerdict, Verdict};
 use crate::watched::{ProcSplit, Source, Watched};
 use allocscope_core::units::{format_bytes, format_seconds};
@@ -152,6 +152,12 @@ fn figures(out: &mut String, judged: Option<&ConfigVerdict>) {
             };
             if let Some(h) = horizons(&basis).first() {
                 let _ = writeln!(out, "  {}", horizon_text(h));
+            }
+            if let Some(cpu) = &c.cpu {
+                let against = (cpu.ratio.as_ref())
+                    .map(|r| format!(", {} of the baseline's", ratio_text(r)))
+                    .unwrap_or_default();
+                let _ = writeln!(out, "  CPU time {:.2} cores{against}", cpu.cores);
             }
         }
         None => {

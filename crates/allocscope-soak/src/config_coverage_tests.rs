@@ -34,6 +34,7 @@ fn replica(shape: Shape, scale: f64, rng: &mut SplitMix64) -> InstanceSummary {
         memory: &memory,
         live_heap: &[],
         allocator_free: &[],
+        cpu: &[],
         restart_s: None,
     };
     summarize(&instance).expect("summary")

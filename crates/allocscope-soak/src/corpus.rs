@@ -202,6 +202,7 @@ pub fn decide_over(
             memory: &sim.noisy[..upto],
             live_heap: &[],
             allocator_free: &[],
+            cpu: &[],
             restart_s: restart_s.filter(|&r| r <= until_s),
         };
         summarize(&instance).map(|s| s.settling)

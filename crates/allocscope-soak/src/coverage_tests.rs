@@ -90,6 +90,7 @@ fn simulate_cell(shape: Shape, tau_s: f64, sims: usize, seed: u64) -> Cell {
             memory: &sim.noisy,
             live_heap: &[],
             allocator_free: &[],
+            cpu: &[],
             restart_s: None,
         };
         let Some(summary) = summarize(&instance) else {

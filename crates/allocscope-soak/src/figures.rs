@@ -45,6 +45,11 @@ pub struct Figures {
     pub allocator_free: Option<Growth>,
     /// A configuration's plateau over the baseline's.
     pub ratio: Option<Ratio>,
+    /// CPU time per second over its growth window, in cores (a
+    /// configuration: its replicas' mean).
+    pub cpu_cores: Option<f64>,
+    /// A configuration's CPU time over the baseline's.
+    pub cpu_ratio: Option<Ratio>,
 }
 
 impl Figures {
@@ -97,6 +102,8 @@ pub fn rows(
                     ratio: judged
                         .and_then(|j| j.separation.as_ref())
                         .map(|s| s.plateau_ratio),
+                    cpu_cores: judged.and_then(|j| j.cpu.as_ref()).map(|c| c.cores),
+                    cpu_ratio: judged.and_then(|j| j.cpu.as_ref()).and_then(|c| c.ratio),
                 },
             });
         }
@@ -117,6 +124,8 @@ pub fn rows(
                     live_heap: s.live_heap_growth,
                     allocator_free: s.allocator_free_growth,
                     ratio: None,
+                    cpu_cores: s.cpu_cores,
+                    cpu_ratio: None,
                 },
             });
         }
@@ -168,18 +177,16 @@ impl Row {
             out.extend(names.into_iter().zip(values.map(opt)));
         }
         let finite = |v: f64| Some(v).filter(|v| v.is_finite());
-        let r = of.ratio;
-        out.extend([
-            ("plateau_ratio", opt(r.map(|r| r.value))),
-            (
-                "plateau_ratio_ci_low",
+        let ratio = |r: Option<Ratio>| {
+            [
+                opt(r.map(|r| r.value)),
                 opt(r.and_then(|r| finite(r.ci_low))),
-            ),
-            (
-                "plateau_ratio_ci_high",
                 opt(r.and_then(|r| finite(r.ci_high))),
-            ),
-        ]);
+            ]
+        };
+        out.extend(PLATEAU_RATIO.into_iter().zip(ratio(of.ratio)));
+        out.push(("cpu_cores", opt(of.cpu_cores)));
+        out.extend(CPU_RATIO.into_iter().zip(ratio(of.cpu_ratio)));
         out
     }
 }
@@ -196,6 +203,12 @@ pub fn reach_word(horizon: Option<Horizon>) -> &'static str {
     }
 }
 
+const PLATEAU_RATIO: [&str; 3] = [
+    "plateau_ratio",
+    "plateau_ratio_ci_low",
+    "plateau_ratio_ci_high",
+];
+const CPU_RATIO: [&str; 3] = ["cpu_ratio", "cpu_ratio_ci_low", "cpu_ratio_ci_high"];
 const PROJECTION_24H_REACH: [&str; 2] = ["projection_24h", "projection_24h_factor"];
 const PROJECTION_7D_REACH: [&str; 2] = ["projection_7d", "projection_7d_factor"];
 const PROJECTION_24H: [&str; 3] = [

@@ -21,6 +21,8 @@ pub struct InstanceSeries<'a> {
     pub live_heap: &'a [(f64, f64)],
     /// The free memory the allocator holds; empty without the probe.
     pub allocator_free: &'a [(f64, f64)],
+    /// The tree's cumulative CPU seconds; empty where samples lack it.
+    pub cpu: &'a [(f64, f64)],
     /// When the instance last restarted (or the soak resumed): the
     /// estimators read only what came after.
     pub restart_s: Option<f64>,
@@ -56,6 +58,25 @@ pub struct InstanceSummary {
     pub settles_after_s: Option<f64>,
     pub live_heap_growth: Option<Growth>,
     pub allocator_free_growth: Option<Growth>,
+    /// The tree's CPU time per second over the growth window, in cores
+    /// (`cpu_cores`).
+    pub cpu_cores: Option<f64>,
+}
+
+/// CPU seconds per second over the points of a cumulative CPU series from
+/// `from_s` on: the sum of its rises over the time they span. A fall (a
+/// process of the tree ended unwaited-for, its CPU gone from the sum) adds
+/// nothing, so the rate errs low, never negative. `None` over under a
+/// second or fewer than 3 points.
+pub fn cpu_cores(cpu: &[(f64, f64)], from_s: f64) -> Option<f64> {
+    let points: Vec<&(f64, f64)> = cpu.iter().filter(|(t, _)| *t >= from_s).collect();
+    let (first, last) = (points.first()?, points.last()?);
+    let span_s = last.0 - first.0;
+    if points.len() < 3 || span_s < 1.0 {
+        return None;
+    }
+    let rises: f64 = points.windows(2).map(|w| (w[1].1 - w[0].1).max(0.0)).sum();
+    Some(rises / span_s)
 }
 
 /// A window's blocks: whole periods for a periodic series, else thinned
@@ -108,5 +129,6 @@ pub fn summarize(series: &InstanceSeries) -> Option<InstanceSummary> {
         growth: memory_growth,
         live_heap_growth: growth_of(series.live_heap),
         allocator_free_growth: growth_of(series.allocator_free),
+        cpu_cores: cpu_cores(after_restart(series.cpu, series.restart_s), points[0].0),
     })
 }

@@ -5,7 +5,7 @@
 
 use crate::growth::{Growth, Settling, PERSISTS_FOR_S};
 use crate::projection::{Horizon, Reach, COVERS, MAX_FACTOR};
-use crate::verdict::{Cause, ConfigVerdict, Outcome, Verdict};
+use crate::verdict::{Cause, ConfigVerdict, Outcome, Verdict, CPU_BUDGET};
 use allocscope_analyze::figures::Ratio;
 use allocscope_core::units::{format_bytes, format_seconds, ColumnUnit, Unit};
 
@@ -169,6 +169,7 @@ pub fn render(verdict: &Verdict) -> String {
                     .filter(|c| &c.label == label)
                     .map(course),
             );
+            parts.extend(over_budget(verdict));
             format!("{}.", parts.join("; "))
         }
         Outcome::KeepBaseline => {
@@ -176,11 +177,17 @@ pub fn render(verdict: &Verdict) -> String {
                 format!(
                     "Only {baseline} was soaked: there is no other configuration to set against it"
                 )
-            } else {
+            } else if over_budget(verdict).is_empty() {
                 format!(
                     "Keep {baseline}: every other configuration grows faster or plateaus higher"
                 )
+            } else {
+                format!(
+                    "Keep {baseline}: every other configuration grows faster, plateaus higher or \
+                     costs more CPU time than the budget"
+                )
             }];
+            parts.extend(over_budget(verdict));
             parts.extend(growing(verdict, None));
             format!("{}.", parts.join("; "))
         }
@@ -247,6 +254,24 @@ fn inconclusive(
     }
     parts.extend(growing(verdict, None));
     format!("{}.", parts.join("; "))
+}
+
+/// Each configuration whose CPU time lies over the budget, which rules it
+/// out whatever its memory: `jemalloc not chosen: CPU time 1.31x [1.22,
+/// 1.41] of glibc's, over the 5% budget`.
+fn over_budget(verdict: &Verdict) -> Vec<String> {
+    let budget_pct = 100.0 * (CPU_BUDGET - 1.0);
+    (verdict.configs.iter())
+        .filter_map(|c| {
+            let cpu = c.cpu.as_ref().filter(|cpu| cpu.over_budget)?;
+            Some(format!(
+                "{} not chosen: CPU time {} of {}'s, over the {budget_pct:.0}% budget",
+                c.label,
+                ratio_text(cpu.ratio.as_ref()?),
+                verdict.baseline
+            ))
+        })
+        .collect()
 }
 
 /// The course of each configuration that grows beyond noise, but `skip`.

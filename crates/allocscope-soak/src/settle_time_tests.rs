@@ -21,6 +21,7 @@ fn summary_until(memory: &[(f64, f64)], until_s: f64) -> InstanceSummary {
         memory: &memory[..end],
         live_heap: &[],
         allocator_free: &[],
+        cpu: &[],
         restart_s: None,
     };
     summarize(&instance).expect("summary")

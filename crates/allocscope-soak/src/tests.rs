@@ -32,6 +32,7 @@ fn a_restart_resets_the_plateau() {
         memory: &memory,
         live_heap: &[],
         allocator_free: &[],
+        cpu: &[],
         restart_s,
     };
     let restarted = summarize(&instance(Some(4.5 * HOUR))).expect("summary");
@@ -64,6 +65,7 @@ fn the_live_heap_and_the_allocators_free_memory_grow_apart() {
         memory: &memory,
         live_heap: &heap,
         allocator_free: &free,
+        cpu: &[],
         restart_s: None,
     };
     let summary = summarize(&instance).expect("summary");
@@ -82,6 +84,7 @@ fn the_live_heap_and_the_allocators_free_memory_grow_apart() {
     let no_probe = InstanceSeries {
         live_heap: &[],
         allocator_free: &[],
+        cpu: &[],
         ..instance
     };
     assert_eq!(
@@ -115,6 +118,7 @@ fn replica(level: f64, growth: f64, half: f64) -> InstanceSummary {
         settles_after_s: None,
         live_heap_growth: None,
         allocator_free_growth: None,
+        cpu_cores: None,
     }
 }
 

@@ -9,6 +9,7 @@ use crate::config::{combine, separation, ConfigSummary, Separation};
 use crate::growth::{part_settling, settling, weighted_sum, Growth, Settling};
 use crate::instance::InstanceSummary;
 use allocscope_analyze::figures::Ratio;
+use allocscope_analyze::interval::welch_log_ratio;
 
 /// The configuration the others are set against: the one labelled
 /// `glibc` (the allocator every program already has), else the first.
@@ -49,6 +50,53 @@ pub struct ConfigVerdict {
     /// When it settled on its plateau: it has been flat at least since this
     /// far into its segment (its recent window's start).
     pub settled_by_s: Option<f64>,
+    /// Its CPU time per second against the baseline's; `None` where its
+    /// samples or the baseline's carry no CPU time.
+    pub cpu: Option<CpuCost>,
+}
+
+/// A configuration's CPU time, and for one set against the baseline what
+/// it costs: the budget `compare` judges by (`--max-slowdown`'s default).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuCost {
+    /// The mean of its replicas' CPU time per second over their growth
+    /// windows, in cores (`instance::cpu_cores`).
+    pub cores: f64,
+    /// Its replicas' rates over the baseline's: Welch's t on their logs,
+    /// as the plateaus' (`config::separation`); NaN bounds with one
+    /// replica on a side. `None` for the baseline.
+    pub ratio: Option<Ratio>,
+    /// The ratio's whole interval lies over the budget: never picked.
+    pub over_budget: bool,
+}
+
+/// The budget a configuration's CPU time may exceed the baseline's by, as
+/// a ratio: `compare`'s default `--max-slowdown`.
+pub const CPU_BUDGET: f64 = 1.0 + allocscope_core::judging::DEFAULT_MAX_SLOWDOWN_PCT / 100.0;
+
+/// `replicas`' CPU cost against `baseline`'s replicas (`None` for the
+/// baseline itself); `None` when a replica on either side has no rate.
+fn cpu_cost(replicas: &[InstanceSummary], baseline: Option<&[InstanceSummary]>) -> Option<CpuCost> {
+    let rates =
+        |rs: &[InstanceSummary]| rs.iter().map(|r| r.cpu_cores).collect::<Option<Vec<f64>>>();
+    let ours = rates(replicas)?;
+    let cores = ours.iter().sum::<f64>() / ours.len() as f64;
+    let ratio = match baseline {
+        None => None,
+        Some(base) => {
+            let theirs = rates(base)?;
+            let positive = ours.iter().chain(&theirs).all(|&c| c > 0.0);
+            positive
+                .then(|| welch_log_ratio(&ours, &theirs))
+                .flatten()
+                .map(|r| r.ratio())
+        }
+    };
+    Some(CpuCost {
+        cores,
+        over_budget: ratio.is_some_and(|r| r.ci_low > CPU_BUDGET),
+        ratio,
+    })
 }
 
 /// What the soak concludes.
@@ -106,6 +154,7 @@ pub fn verdict(configs: &[(String, Vec<InstanceSummary>)], elapsed_s: f64) -> Op
                 Some(separation(replicas, base_replicas, elapsed_s)?)
             };
             Some(ConfigVerdict {
+                cpu: cpu_cost(replicas, (i != base).then_some(base_replicas.as_slice())),
                 label: label.clone(),
                 cause: summary.settling.grows().then(|| cause(replicas, &summary)),
                 settled_by_s: (summary.settling == Settling::Plateau)
@@ -188,6 +237,10 @@ fn outcome(configs: &[ConfigVerdict]) -> Outcome {
         let faster = s.growths_separate && difference > 0.0;
         let lower = s.levels_separate && s.plateau_ratio.value < 1.0;
         let higher = s.levels_separate && s.plateau_ratio.value > 1.0;
+        // What it saves does not count when it costs CPU beyond the budget.
+        if config.cpu.as_ref().is_some_and(|c| c.over_budget) {
+            continue;
+        }
         if slower || (lower && !faster) {
             better.push((config, s.plateau_ratio));
         } else if !(faster || higher) {

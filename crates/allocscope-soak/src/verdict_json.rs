@@ -5,7 +5,7 @@
 //! words (`render.rs`); the JSON carries that text beside the data.
 
 use crate::growth::Growth;
-use crate::verdict::{Cause, ConfigVerdict, Outcome, Verdict};
+use crate::verdict::{Cause, ConfigVerdict, Outcome, Verdict, CPU_BUDGET};
 use allocscope_analyze::figures::{Estimate, Ratio};
 use serde_json::{json, Value};
 
@@ -89,13 +89,19 @@ fn config(c: &ConfigVerdict) -> Value {
         "settled_by_s": c.settled_by_s,
         "settles_after_s": s.settles_after_s,
         "cause": c.cause.map(cause_word),
+        "cpu": c.cpu.as_ref().map(|cpu| json!({
+            "cores": finite(cpu.cores),
+            "ratio": cpu.ratio.as_ref().map(ratio),
+            "over_budget": cpu.over_budget,
+        })),
         "reasons": reasons(c),
     })
 }
 
 /// How the configuration stands against the baseline, each a reason with
 /// its figures: its plateau lower or higher, its growth slower or faster,
-/// or neither yet with what would separate them. The baseline has none.
+/// or neither yet with what would separate them; and its CPU time over the
+/// budget, which rules it out. The baseline has none.
 fn reasons(c: &ConfigVerdict) -> Vec<Value> {
     let Some(s) = &c.separation else {
         return Vec::new();
@@ -124,6 +130,14 @@ fn reasons(c: &ConfigVerdict) -> Vec<Value> {
             "growth_difference": rate(&s.growth_difference),
             "growths_separate_after_s": s.growths_separate_at_s,
             "plateaus_separate_with_replicas": s.levels_separate_with_replicas,
+        }));
+    }
+    if let Some(cpu) = c.cpu.as_ref().filter(|cpu| cpu.over_budget) {
+        let budget_pct = 100.0 * (CPU_BUDGET - 1.0);
+        out.push(json!({
+            "reason": "cpu_over_budget",
+            "cpu_ratio": cpu.ratio.as_ref().map(ratio),
+            "budget_pct": finite(budget_pct),
         }));
     }
     out

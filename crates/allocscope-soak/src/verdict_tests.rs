@@ -44,7 +44,63 @@ fn replica(plateau_mib: f64, memory: Growth, live: Option<Growth>) -> InstanceSu
         live_heap_growth: live,
         // The allocator holds what the live heap leaves of the growth.
         allocator_free_growth: live.and_then(|l| weighted_sum(&[(1.0, memory), (-1.0, l)])),
+        cpu_cores: None,
     }
+}
+
+/// `replica` spending `cores` of CPU time a second.
+fn with_cpu(r: InstanceSummary, cores: f64) -> InstanceSummary {
+    InstanceSummary {
+        cpu_cores: Some(cores),
+        ..r
+    }
+}
+
+#[test]
+fn a_lower_plateau_that_costs_cpu_beyond_the_budget_is_not_chosen_with_its_figure() {
+    let flat = || rate(0.0, 2.0);
+    let glibc = vec![
+        with_cpu(replica(1000.0, flat(), None), 0.50),
+        with_cpu(replica(1020.0, flat(), None), 0.51),
+    ];
+    let cheap = |cores: [f64; 2]| {
+        vec![
+            with_cpu(replica(600.0, flat(), None), cores[0]),
+            with_cpu(replica(610.0, flat(), None), cores[1]),
+        ]
+    };
+    // 40% less memory at 30% more CPU: over the 5% budget, not picked.
+    let configs = vec![
+        ("glibc".to_string(), glibc.clone()),
+        ("tcmalloc".into(), cheap([0.65, 0.66])),
+    ];
+    let v = verdict(&configs, 2.0 * HOUR).expect("verdict");
+    assert_eq!(v.outcome, Outcome::KeepBaseline, "{v:?}");
+    let cpu = v.configs[1].cpu.as_ref().expect("CPU measured");
+    assert!(cpu.over_budget, "{cpu:?}");
+    let ratio = cpu.ratio.expect("against glibc");
+    assert!(
+        (ratio.value - 1.30).abs() < 0.02 && ratio.ci_low > 1.05,
+        "{ratio:?}"
+    );
+    let text = render(&v);
+    assert!(
+        text.contains("costs more CPU time than the budget")
+            && text.contains("tcmalloc not chosen: CPU time 1.30x [")
+            && text.contains("of glibc's, over the 5% budget"),
+        "{text}"
+    );
+    // The same saving within the budget is picked.
+    let configs = vec![
+        ("glibc".to_string(), glibc),
+        ("tcmalloc".into(), cheap([0.50, 0.52])),
+    ];
+    let v = verdict(&configs, 2.0 * HOUR).expect("verdict");
+    assert!(
+        matches!(&v.outcome, Outcome::Pick { label, .. } if label == "tcmalloc"),
+        "{v:?}"
+    );
+    assert!(!v.configs[1].cpu.as_ref().is_some_and(|c| c.over_budget));
 }
 
 #[test]

@@ -39,6 +39,9 @@ pub struct Series {
     pub memory: Vec<(f64, f64)>,
     pub live_heap: Vec<(f64, f64)>,
     pub allocator_free: Vec<(f64, f64)>,
+    /// The tree's cumulative CPU seconds.
+    #[serde(default)]
+    pub cpu: Vec<(f64, f64)>,
 }
 
 impl Series {
@@ -54,6 +57,7 @@ impl Series {
         self.memory.extend(memory.map(|m| (t, m as f64)));
         (self.live_heap).extend(sample.live_heap_bytes.map(|b| (t, b as f64)));
         (self.allocator_free).extend(sample.breakdown.map(|b| (t, b.allocator_free_bytes as f64)));
+        self.cpu.extend(sample.cpu_s.map(|c| (t, c)));
     }
 
     /// The instance's summary since `restart_s`; `None` with too few samples.
@@ -62,6 +66,7 @@ impl Series {
             memory: &self.memory,
             live_heap: &self.live_heap,
             allocator_free: &self.allocator_free,
+            cpu: &self.cpu,
             restart_s,
         })
     }

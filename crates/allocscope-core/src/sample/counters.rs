@@ -132,8 +132,10 @@ impl Counters {
             tree: Vec::with_capacity(pids.len()),
             split_known: true,
         };
+        let mut cpu_ticks = 0u64;
         for (pid, Known { stat, memory, .. }) in self.read(pids, allowance_s) {
             sample.processes += 1;
+            cpu_ticks = cpu_ticks.saturating_add(stat.cpu_ticks);
             sample.threads = sample.threads.saturating_add(stat.threads);
             sample.minor_faults = sample.minor_faults.saturating_add(stat.minor_faults);
             sample.major_faults = sample.major_faults.saturating_add(stat.major_faults);
@@ -150,6 +152,9 @@ impl Counters {
                     rss: memory.rss_parts.unwrap_or_default(),
                 });
             }
+        }
+        if sample.processes > 0 {
+            sample.cpu_s = Some(cpu_ticks as f64 / super::machine_cpu::clock_ticks_per_second());
         }
         counted
     }

@@ -93,7 +93,7 @@ pub fn parse_pressure_some_seconds(text: &str) -> Option<f64> {
 }
 
 /// USER_HZ, the unit of `/proc/stat`.
-fn clock_ticks_per_second() -> f64 {
+pub(crate) fn clock_ticks_per_second() -> f64 {
     // SAFETY: sysconf takes a plain integer and reads no memory of ours.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if hz > 0 {

@@ -27,6 +27,9 @@ pub struct Stat {
     pub threads: u32,
     /// Start time after boot, in clock ticks (`_SC_CLK_TCK`).
     pub start_ticks: u64,
+    /// CPU time in clock ticks: its own user and system time and that of
+    /// the children it has waited for (`utime + stime + cutime + cstime`).
+    pub cpu_ticks: u64,
     /// A hash of the comm (the program's name, changed by exec and kept by
     /// fork): processes with equal hashes are likely forks of one program
     /// that share pages.
@@ -83,6 +86,9 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
         major_faults: field(12)?.parse().ok()?,
         threads: field(20)?.parse().ok()?,
         start_ticks: field(22)?.parse().ok()?,
+        cpu_ticks: (14..=17)
+            .map(|n| field(n)?.parse::<u64>().ok())
+            .sum::<Option<u64>>()?,
         comm_hash: fnv1a(comm.as_bytes()),
     })
 }
@@ -275,6 +281,7 @@ mod tests {
                 major_faults: 0,
                 threads: 1,
                 start_ticks: 33356,
+                cpu_ticks: 0,
                 comm_hash: fnv1a(b"a b)c"),
             })
         );
@@ -292,6 +299,8 @@ mod tests {
                 major_faults: 13,
                 threads: 4,
                 start_ticks: 33826,
+                // utime 4 + stime 3 + cutime 5 + cstime 1.
+                cpu_ticks: 13,
                 comm_hash: fnv1a(b"python3"),
             })
         );

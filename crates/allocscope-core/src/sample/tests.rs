@@ -50,6 +50,26 @@ fn first_sample_always_reads_pss() {
 }
 
 #[test]
+fn a_tick_reads_the_trees_cpu_time_and_it_only_grows() {
+    let mut sampler = Sampler::new(0.0);
+    let before = sampler.sample(&[own_pid()], 0.0).cpu_s.expect("read");
+    // Spin this thread for 50 ms of its own CPU.
+    let spin = std::time::Instant::now();
+    let mut x = 0u64;
+    while spin.elapsed() < Duration::from_millis(50) {
+        x = std::hint::black_box(x.wrapping_add(1));
+    }
+    let after = sampler.sample(&[own_pid()], 0.1).cpu_s.expect("read");
+    // Clock ticks of 10 ms; other tests' threads add their own.
+    assert!(after - before >= 0.03, "{before} then {after}");
+    assert_eq!(
+        sampler.sample(&[], 0.2).cpu_s,
+        None,
+        "no process, no figure"
+    );
+}
+
+#[test]
 fn budget_spaces_out_pss_reads() {
     // 0.1% of a core: a read costing >= 10 µs waits >= 10 ms.
     let mut sampler = Sampler::new(0.001);

@@ -21,9 +21,9 @@ pub(super) const COLUMNS: &str = "t_s, rss_bytes, pss_bytes, uss_bytes, swap_byt
      breakdown_file_bytes, breakdown_shmem_bytes, cgroup_charge_bytes, \
      cgroup_working_set_bytes, cgroup_anon_bytes, cgroup_file_bytes, cgroup_shmem_bytes, \
      cgroup_kernel_bytes, cgroup_huge_pages_bytes, heap_stale_processes, \
-     breakdown_unknown_bytes";
+     breakdown_unknown_bytes, cpu_s";
 
-const COUNT: usize = 35;
+const COUNT: usize = 36;
 
 /// The breakdown's columns, in the order of `Breakdown::KEYS`, but for its
 /// last part (`kernel_bytes`), which is `cgroup_kernel_bytes`.
@@ -96,6 +96,7 @@ pub(super) fn values(owner: i64, s: &Sample, unstorable: &mut Unstorable) -> Vec
     values.extend(cgroup_values(s.cgroup.as_ref(), u));
     values.push(Value::Integer(s.heap_stale_processes.into()));
     values.push(unknown);
+    values.push(s.cpu_s.map_or(Value::Null, Value::Real));
     values
 }
 
@@ -168,6 +169,7 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Sample> {
         threads: r.get("threads")?,
         minor_faults: u64_at(r, "minor_faults")?,
         major_faults: u64_at(r, "major_faults")?,
+        cpu_s: r.get("cpu_s")?,
         live_heap_bytes: opt_u64_at(r, "live_heap_bytes")?,
         allocator_resident_bytes: opt_u64_at(r, "allocator_resident_bytes")?,
         allocator_retained_bytes: opt_u64_at(r, "allocator_retained_bytes")?,

@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `STEPS`.
-pub const SCHEMA_VERSION: u32 = 19;
+pub const SCHEMA_VERSION: u32 = 20;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -359,6 +359,13 @@ ALTER TABLE runs ADD COLUMN foreign_cpu_s REAL;
 ALTER TABLE runs ADD COLUMN cpu_pressure_s REAL;
 ";
 
+/// Version 20: each sample's CPU time of the tree (`model::Sample::cpu_s`;
+/// NULL in the rows stored before), for a soak's CPU per instance.
+const V20: &str = "
+ALTER TABLE samples ADD COLUMN cpu_s REAL;
+ALTER TABLE recording_samples ADD COLUMN cpu_s REAL;
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -418,6 +425,7 @@ const STEPS: [(&str, &str); SCHEMA_VERSION as usize] = [
     (V17, "adding the stderr_tail column"),
     (V18, "adding the served_tree column"),
     (V19, "adding the foreign CPU columns"),
+    (V20, "adding the samples' CPU column"),
 ];
 
 /// Moves the schema from `from` to `from + 1`.

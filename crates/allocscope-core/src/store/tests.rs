@@ -121,6 +121,7 @@ fn record(index: u32, status: RunStatus) -> RunRecord {
                 threads: 5,
                 minor_faults: 700,
                 major_faults: 1,
+                cpu_s: Some(0.25),
                 live_heap_bytes: Some(1 << 20),
                 allocator_resident_bytes: Some(2 << 20),
                 allocator_retained_bytes: None,
