@@ -2,7 +2,8 @@
 //! workspace (the root package's `src/` and each `crates/*/src`, each a crate
 //! of its own): no import loop between modules or between the files of one
 //! module (at any level of folders, the crate root's file included), no
-//! `#[path]` attribute (a module's file is where its name says); and the
+//! `#[path]` attribute (a module's file is where its name says), no file
+//! that no module declares (Rust skips it, tests and all); and the
 //! crates' graph, read from their manifests: the pipeline's crates
 //! (core, analyze, report, rounds) each depend only on the ones before them,
 //! and each feature crate on the core, on pipeline crates, and on no other
@@ -803,6 +804,46 @@ fn path_attributes(files: &[(String, String)]) -> Vec<String> {
         .collect()
 }
 
+/// The files no module declares: a `name.rs` (or `name/mod.rs`) whose
+/// parent module (`lib.rs`/`main.rs` at a crate's `src/` root, else the
+/// folder's own `dir.rs` or `dir/mod.rs`) has no `mod name;`. Rust never
+/// compiles such a file, tests in it included, and says nothing.
+fn undeclared_files(files: &[(String, String)]) -> Vec<String> {
+    let text_of = |rel: &str| files.iter().find(|(r, _)| r == rel).map(|(_, t)| t);
+    let declares = |parent: &str, name: &str| {
+        text_of(parent).is_some_and(|text| {
+            text.lines().any(|l| {
+                let l = l
+                    .trim_start()
+                    .trim_start_matches("pub ")
+                    .trim_start_matches("pub(crate) ");
+                l.strip_prefix("mod ")
+                    .is_some_and(|rest| rest.trim_end() == format!("{name};"))
+            })
+        })
+    };
+    files
+        .iter()
+        .filter_map(|(rel, _)| {
+            let (dir, file) = rel.rsplit_once('/')?;
+            if matches!(file, "lib.rs" | "main.rs") && dir.ends_with("src") {
+                return None;
+            }
+            // `a/b/mod.rs` is module `b` of folder `a`; `a/b/c.rs` module `c` of `a/b`.
+            let (dir, name) = match file {
+                "mod.rs" => dir.rsplit_once('/')?,
+                _ => (dir, file.strip_suffix(".rs")?),
+            };
+            let parents = if dir.ends_with("src") {
+                vec![format!("{dir}/lib.rs"), format!("{dir}/main.rs")]
+            } else {
+                vec![format!("{dir}.rs"), format!("{dir}/mod.rs")]
+            };
+            (!parents.iter().any(|p| declares(p, name))).then(|| rel.clone())
+        })
+        .collect()
+}
+
 /// Every Rust file of every crate's `src/`, as (path from the
 /// repository's root, text).
 fn all_source_texts() -> Vec<(String, String)> {
@@ -927,6 +968,29 @@ fn no_module_is_read_from_a_file_named_by_a_path_attribute() {
         "#[path] attributes (move the file where its module's name puts it):\n{}",
         found.join("\n")
     );
+}
+
+#[test]
+fn every_source_file_is_a_module_some_file_declares() {
+    let found = undeclared_files(&all_source_texts());
+    assert!(
+        found.is_empty(),
+        "files no module declares (never compiled, their tests never run):\n{}",
+        found.join("\n")
+    );
+    // Planted: a folder's file its parent does not declare.
+    let planted = [
+        ("crates/x/src/lib.rs", "mod a;\n"),
+        (
+            "crates/x/src/a/mod.rs",
+            "mod b;\n#[cfg(test)]\nmod tests;\n",
+        ),
+        ("crates/x/src/a/b.rs", ""),
+        ("crates/x/src/a/tests.rs", ""),
+        ("crates/x/src/a/orphan.rs", "#[test]\nfn never_runs() {}\n"),
+    ]
+    .map(|(r, t)| (r.to_string(), t.to_string()));
+    assert_eq!(undeclared_files(&planted), ["crates/x/src/a/orphan.rs"]);
 }
 
 #[test]

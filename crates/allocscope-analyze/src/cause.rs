@@ -89,7 +89,7 @@ pub fn explain(
 
 /// The configuration's median run by mean RSS among its ok runs with a
 /// breakdown, and that run's figures.
-fn where_went(config: &StoredConfig) -> Option<WhereWent> {
+pub fn where_went(config: &StoredConfig) -> Option<WhereWent> {
     let (run, m) = median_run(config)?;
     let mean = m.breakdown_mean?;
     let reclaim = run.record.reclaim.clone();

@@ -43,21 +43,6 @@ pub fn analyze(experiment: StoredExperiment, baseline: &str) -> Result<Analysis>
     analyze_with(experiment, baseline, &JudgeSettings::default())
 }
 
-/// `analyze` with a performance budget for the verdict, in percent, and the
-/// other judging settings at their defaults: what the verdict's tests vary.
-#[cfg(test)]
-pub fn analyze_with_budget(
-    experiment: StoredExperiment,
-    baseline: &str,
-    max_slowdown_pct: f64,
-) -> Result<Analysis> {
-    let judging = JudgeSettings {
-        max_slowdown_pct,
-        ..Default::default()
-    };
-    analyze_with(experiment, baseline, &judging)
-}
-
 /// The index of the configuration named `baseline`, or the error naming
 /// the configurations there are.
 fn baseline_index(experiment: &StoredExperiment, baseline: &str) -> Result<usize> {

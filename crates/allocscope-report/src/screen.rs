@@ -513,9 +513,9 @@ fn not_chosen(v: &Verdict) -> Option<String> {
         .explanation
         .iter()
         .flat_map(|n| match n {
-            // The open ones have a line of their own.
+            // The open and unresolvable ones have a line of their own.
             Note::Candidate {
-                place: Place::Judged { open: true, .. },
+                place: Place::Judged { open: true, .. } | Place::Unresolvable { .. },
                 ..
             } => Vec::new(),
             Note::Candidate {

@@ -1,10 +1,11 @@
 //! Where the memory went, on hand-built breakdowns: the words per
 //! configuration, and the cause each kind of difference is given.
 
+use crate::cause_words::{config_line, difference_line, reclaim_difference_line};
 use allocscope_analyze::cause::*;
 use allocscope_analyze::cause_figures::{at_reclaim, difference, difference_at_reclaim};
+use allocscope_core::judging::RuledOut;
 use allocscope_core::model::{Breakdown, Reclaim, ReclaimReach};
-use crate::cause_words::{config_line, difference_line, reclaim_difference_line};
 
 const MIB: u64 = 1 << 20;
 

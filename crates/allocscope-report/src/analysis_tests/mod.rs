@@ -207,3 +207,21 @@ fn higher_is_better_flips_the_verdict_on_a_user_metric() -> Result<()> {
     );
     Ok(())
 }
+
+/// `analyze` with a performance budget for the verdict, in percent, and the
+/// other judging settings at their defaults: what the verdict's tests vary.
+fn analyze_with_budget(
+    experiment: allocscope_core::model::StoredExperiment,
+    baseline: &str,
+    max_slowdown_pct: f64,
+) -> Result<types::Analysis> {
+    let judging = JudgeSettings {
+        max_slowdown_pct,
+        ..Default::default()
+    };
+    analyze_with(experiment, baseline, &judging)
+}
+
+mod cause;
+mod served;
+mod verdict;

@@ -3,12 +3,12 @@
 //! allocator is never kept, and one allocator everywhere withholds the
 //! verdict.
 
+use super::analyze_with_budget;
+use crate::verdict_words::{explanation, reason};
 use allocscope_analyze::served;
 use allocscope_analyze::verdict::Outcome;
-use allocscope_analyze::analyze_with_budget;
 use allocscope_core::fixture;
 use allocscope_core::model::{OwnApiUse, RunStatus, ServedPart, ServedTree, StoredExperiment, Via};
-use crate::verdict_words::{explanation, reason};
 
 const MIB: u64 = 1 << 20;
 
@@ -243,7 +243,11 @@ fn a_configuration_its_allocator_served_in_part_is_judged_as_asked() {
     };
     let part = largest_first(configs, trees(0.44));
     assert_eq!(served::mismatch(&part.configs[1]), None);
-    assert!(served::left_out(&part).is_empty(), "{:?}", served::left_out(&part));
+    assert!(
+        served::left_out(&part).is_empty(),
+        "{:?}",
+        served::left_out(&part)
+    );
     // Glibc's share is the tree's word only where the run's own check of
     // the command's maps agrees that glibc served it.
     let sliver = largest_first(["glibc", "glibc", "mimalloc"], trees(0.03));

@@ -1,11 +1,14 @@
 //! The verdict on hand-built experiments: a clear winner, a winner over
 //! budget, a saving within noise, too few runs, and multi-process trees.
 
-use allocscope_analyze::verdict::*;
-use allocscope_analyze::{analyze_with, analyze_with_budget, types::Analysis};
-use allocscope_core::fixture;
-use allocscope_core::model::RunStatus;
+use super::analyze_with_budget;
 use crate::verdict_words::{deploy_snippets, explanation, kept_words, reason};
+use allocscope_analyze::verdict::*;
+use allocscope_analyze::{analyze_with, types::Analysis};
+use allocscope_core::fixture;
+use allocscope_core::judging::JudgeSettings;
+use allocscope_core::model::RunStatus;
+use allocscope_core::model::StoredExperiment;
 
 const MIB: f64 = 1048576.0;
 
@@ -150,7 +153,7 @@ fn a_memory_ratio_whose_interval_straddles_the_threshold_is_inconclusive() {
     // What is settled of it comes first, then what is not.
     assert!(
         reason(&v).contains(
-            "jemalloc's wall time, 1.00x [0.99, 1.01], stays within the 5% budget; its mean RSS, \
+            "jemalloc's CPU time, 1.00x [0.99, 1.01], stays within the 5% budget; its mean RSS, \
              0.99x [0.87, 1.13], is not settled yet (about"
         ),
         "{}",
@@ -177,9 +180,26 @@ fn a_candidate_stopped_as_unresolvable_is_said_to_differ_by_no_more_than_the_exp
         ..JudgeSettings::default()
     };
     let e = experiment([GLIBC, noisy, SMALL_SLOWER]);
-    let v = analyze_with(e, "glibc", &judging)
-        .expect("analysis")
-        .verdict;
+    let analysis = analyze_with(e, "glibc", &judging).expect("analysis");
+    // On the screen it is on the open line alone, never also "not chosen".
+    let screen = crate::screen::ScreenReporter {
+        report: "allocscope report 1".into(),
+    };
+    let text = String::from_utf8(crate::Reporter::render(&screen, &analysis).expect("screen"))
+        .expect("utf-8")
+        .replace("\n  ", " ");
+    let line = |label: &str| {
+        (text.lines())
+            .find(|l| l.starts_with(label))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line("open: ").contains("jemalloc (mean RSS: no difference this experiment can resolve"),
+        "{text}"
+    );
+    assert!(!line("not chosen: ").contains("jemalloc"), "{text}");
+    let v = analysis.verdict;
     // Neither settled for it nor against it: open, never "keep the default".
     assert_eq!(v.outcome, Outcome::Inconclusive);
     assert_eq!(v.unsettled.len(), 1);
