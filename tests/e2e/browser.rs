@@ -188,7 +188,7 @@ fn demo_final_output_fits_one_screen() {
     crate::common::fits_one_screen(&screen);
     assert!(screen.contains("scenario 'kv' models"), "{screen}");
     assert!(
-        screen.lines().next().is_some_and(|l| l.ends_with("CPUs)")),
+        screen.lines().next().is_some_and(|l| l.ends_with(" CPUs")),
         "{screen}"
     );
 }

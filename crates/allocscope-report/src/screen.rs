@@ -121,11 +121,11 @@ impl Screen {
     }
 }
 
-/// `experiment 7 "nightly": 3 configs x 5 rounds, 14/15 runs ok, 0
-/// disturbed, 23.9 s on box (2 CPUs)`: the kernel and glibc are in
-/// `--section runs`; how many runs other work on the machine disturbed
-/// (`analyze::disturbed`) where the runs measured it, 0 included, and
-/// which in a warning below.
+/// `experiment 7 "nightly": 3 configs x 5 rounds, 14/15 ok, 0 disturbed,
+/// 23.9 s on 2 CPUs`: the runs ok, and how many runs other work on the
+/// machine disturbed (`analyze::disturbed`) where the runs measured it, 0
+/// included (which, in a warning below); the host's name, kernel and glibc
+/// are in `--section runs`, so the line fits 98 columns for a short name.
 fn ran(a: &Analysis) -> String {
     let e = &a.experiment;
     let name = super::table::quoted_name(e);
@@ -140,14 +140,12 @@ fn ran(a: &Analysis) -> String {
         "complete" => String::new(),
         other => format!(" ({other})"),
     };
-    // The host's first label: a cloud host's full name alone would wrap it.
-    let host = e.info.host.hostname.split('.').next().unwrap_or_default();
     let disturbed = allocscope_analyze::disturbed::Disturbance::of(e)
         .map(|d| format!(", {} disturbed", d.runs.len()))
         .unwrap_or_default();
     format!(
-        "experiment {}{name}{status}: {} configs x {} rounds, {ok}/{total} runs ok{disturbed}, {} \
-         on {host} ({} CPUs)",
+        "experiment {}{name}{status}: {} configs x {} rounds, {ok}/{total} ok{disturbed}, {} on \
+         {} CPUs",
         e.id,
         e.configs.len(),
         super::columns::runs_each(a, e.info.runs_per_config),
