@@ -255,6 +255,29 @@ fn an_instance_that_crashes_is_recorded_and_the_others_go_on_or_it_restarts() {
         "{text}"
     );
     assert!(text.contains("  glibc#2 ran to the end: RSS "), "{text}");
+    // The page marks the restart on the memory plot, why on hover.
+    let page = scratch.path("restarted.html");
+    let page_arg = page.to_str().expect("utf-8");
+    let report = scratch.run(&["report", "--db", &db, "--soak", "2", "--html", page_arg]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let html = std::fs::read_to_string(&page).expect("page written");
+    assert!(
+        html.contains("<title>glibc#2 restarted at 1.") && html.contains("dotted: a restart"),
+        "no restart drawn"
+    );
+    // It crashes a second after each start: every restart stored, drawn once.
+    let conn = rusqlite::Connection::open(scratch.db()).expect("store opens");
+    let stored: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM recording_restarts WHERE recording_id IN \
+             (SELECT id FROM recordings WHERE soak_id = 2)",
+            [],
+            |r| r.get(0),
+        )
+        .expect("restarts counted");
+    assert!(stored >= 1);
+    let drawn = html.matches(" restarted at ").count();
+    assert_eq!(i64::try_from(drawn).ok(), Some(stored), "each restart once");
 }
 
 /// Under glibc:arena_max=1 the command holds half the memory and spins a

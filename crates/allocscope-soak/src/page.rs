@@ -16,6 +16,7 @@ use crate::render::bytes_text;
 use crate::stored::{SoakRecord, StoredInstance};
 use allocscope_analyze::stats::median;
 use allocscope_core::model::Breakdown;
+use allocscope_core::units::format_seconds;
 use allocscope_report::html::page_head;
 use allocscope_report::svg::breakdown::stacked_panels;
 use allocscope_report::svg::chart::{Axis, Chart, Kind};
@@ -126,6 +127,25 @@ fn median_line(replicas: &[&[(f64, f64)]]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// A dotted line from the axis to `top` at each restart of `config`'s
+/// instances, its value on hover (`glibc#2 restarted at 1.00 s: crashed:
+/// ...`): the replica's statistics start again there.
+fn restart_marks(chart: &mut Chart, record: &SoakRecord, config: &str, colour: &str, top: f64) {
+    let instances = (record.instances.iter()).filter(|i| i.label() == config);
+    for instance in instances {
+        for (t_s, why) in &instance.restarts {
+            let x = chart.px(*t_s);
+            let line = [(x, chart.py(0.0)), (x, chart.py(top))];
+            let tip = format!(
+                "{} restarted at {}: {why}",
+                instance.name(),
+                format_seconds(*t_s)
+            );
+            chart.svg.titled(&tip, |svg| svg.dotted(&line, colour, 1.2));
+        }
+    }
+}
+
 fn memory(record: &SoakRecord, rendered: &Rendered) -> Plot {
     let configs: Vec<&Row> = (rendered.rows.iter())
         .filter(|r| r.instance.is_none())
@@ -165,6 +185,7 @@ fn memory(record: &SoakRecord, rendered: &Rendered) -> Plot {
             let line = at(&chart, &thinned(replica));
             chart.svg.polyline(&line, colour(c), 0.8, 0.5);
         }
+        restart_marks(&mut chart, record, &row.config, colour(c), top * 1.05);
         let bold = at(&chart, &thinned(&median_line(&members)));
         let tip = format!("{}: median of {} replicas", row.config, members.len());
         chart
@@ -194,10 +215,14 @@ fn memory(record: &SoakRecord, rendered: &Rendered) -> Plot {
         });
     }
     chart.legend(&legend);
-    chart.note(
-        0,
-        "thin: each replica; bold: their median; dashed: projection",
-    );
+    // One short note a row: the legend's column is about 26 characters wide.
+    let mut notes = vec!["dashed: projection", "bold: their median", "thin: each replica"];
+    if record.instances.iter().any(|i| !i.restarts.is_empty()) {
+        notes.insert(0, "dotted: a restart");
+    }
+    for (row, note) in notes.into_iter().enumerate() {
+        chart.note(row, note);
+    }
     Plot {
         name: "soak_memory",
         title: title.to_string(),

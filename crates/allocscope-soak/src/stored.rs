@@ -26,6 +26,8 @@ pub struct StoredInstance {
     pub series: Series,
     /// Its last restart's `t_s`: the statistics read what came after.
     pub restart_s: Option<f64>,
+    /// Every restart (and resume): its `t_s` and why, in time order.
+    pub restarts: Vec<(f64, String)>,
 }
 
 impl StoredInstance {
@@ -99,7 +101,8 @@ pub fn load(store: &Store, id: i64) -> anyhow::Result<SoakRecord> {
     let mut instances = Vec::new();
     for info in store.soak_recordings(id)? {
         let samples = store.raw_samples(info.id)?;
-        let restart_s = (store.recording_restarts(info.id)?.last()).map(|(t_s, _)| *t_s);
+        let restarts = store.recording_restarts(info.id)?;
+        let restart_s = restarts.last().map(|(t_s, _)| *t_s);
         let mut series = Series::default();
         for sample in &samples {
             series.push(sample, info.command.is_none());
@@ -109,6 +112,7 @@ pub fn load(store: &Store, id: i64) -> anyhow::Result<SoakRecord> {
             samples,
             series,
             restart_s,
+            restarts,
         });
     }
     let elapsed_s = (instances.iter()).fold(0.0, |m, i| i.info.elapsed_s.max(m));

@@ -98,6 +98,11 @@ impl Svg {
         self.path(points, stroke, width, 1.0, r#" stroke-dasharray="6,4""#);
     }
 
+    /// A dotted polyline: an event marked across a plot.
+    pub fn dotted(&mut self, points: &[(f64, f64)], stroke: &str, width: f64) {
+        self.path(points, stroke, width, 0.8, r#" stroke-dasharray="2,3""#);
+    }
+
     fn path(&mut self, points: &[(f64, f64)], stroke: &str, width: f64, opacity: f64, extra: &str) {
         if points.len() < 2 {
             return;
