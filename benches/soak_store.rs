@@ -7,12 +7,17 @@
 //! simulated minute at a time per instance (the roll-up is the same, and the
 //! week takes minutes, not hours). The store lives in `$ALLOCSCOPE_BENCH_DIR`
 //! (default /dev/shm). Printed: the store's size on disk (database plus WAL)
-//! after a day and at the end, against the 100 MiB a week may take.
+//! after a day and at the end, against the 100 MiB a week may take; and
+//! what the live page (`--html`, rewritten every `--report-every`) costs at
+//! the week's end: the CPU time of one rewrite from the store (the median of
+//! `PAGE_RENDERS`), as a share of a core at the default 1 min period,
+//! against the 1% it may take.
 
 use allocscope_core::model::{Breakdown, CgroupSample, Sample};
 use allocscope_core::store::{Ending, NewRecording, Store};
 use simulated::{own_memory_kib, simulated};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 #[path = "common/simulated.rs"]
 mod simulated;
@@ -76,7 +81,47 @@ fn run() -> anyhow::Result<()> {
         store.finish_recording(id, &ending)?;
     }
     report(&path, &format!("soak_store_{days}d_10x1s"));
+    page_cost(&store, soak, dir.path(), &format!("soak_live_page_{days}d_10x1s"))
+}
+
+/// Rewrites of the live page timed at the week's end.
+const PAGE_RENDERS: usize = 5;
+/// The live page's default period (`soak --report-every`).
+const PAGE_EVERY_S: f64 = 60.0;
+
+/// The CPU time of rewriting soak `soak`'s live page, as the soak does it
+/// every `--report-every` (load from the store, judge, render, write).
+fn page_cost(store: &Store, soak: i64, dir: &Path, name: &str) -> anyhow::Result<()> {
+    let page = dir.join("soak.html");
+    let mut cpu_s = Vec::with_capacity(PAGE_RENDERS);
+    for _ in 0..PAGE_RENDERS {
+        let before = process_cpu_s();
+        allocscope_soak::live::write_page(store, soak, &page, Some(Duration::from_secs(60)))?;
+        cpu_s.push(process_cpu_s() - before);
+    }
+    cpu_s.sort_by(f64::total_cmp);
+    let median = cpu_s[PAGE_RENDERS / 2];
+    let share_pct = 100.0 * median / PAGE_EVERY_S;
+    println!(
+        "{name} page_cpu_ms={:.1} page_kib={:.0} share_of_core_at_1m_pct={share_pct:.3} \
+         budget_pct=1 within_budget={}",
+        1e3 * median,
+        std::fs::metadata(&page).map_or(0, |m| m.len()) as f64 / 1024.0,
+        share_pct < 1.0
+    );
     Ok(())
+}
+
+/// This process's CPU time so far (user and system, every thread).
+fn process_cpu_s() -> f64 {
+    // SAFETY: getrusage writes one rusage we own.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    s(usage.ru_utime) + s(usage.ru_stime)
 }
 
 /// The sample with what a launched instance adds: its breakdown and live
