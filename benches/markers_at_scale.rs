@@ -15,6 +15,7 @@
 //! per figure (default 3). Goals (docs/usage.md, "Markers"): under 10 us a
 //! marker in `compare`, `report` under 2 s, nothing lost.
 
+use allocscope_core::sample::machine_cpu::rusage_cpu_seconds;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -170,7 +171,7 @@ fn median(costs: Vec<Cost>) -> Cost {
 /// Wall time and CPU time (user + system, allocscope and what it waited
 /// for) of one run of the binary, which must succeed.
 fn timed(args: &[&str], dir: Option<&Path>) -> anyhow::Result<Cost> {
-    let before = children_cpu_s();
+    let before = rusage_cpu_seconds(libc::RUSAGE_CHILDREN);
     let start = Instant::now();
     let mut command = Command::new(env!("CARGO_BIN_EXE_allocscope"));
     command
@@ -190,20 +191,8 @@ fn timed(args: &[&str], dir: Option<&Path>) -> anyhow::Result<Cost> {
     );
     Ok(Cost {
         wall_s,
-        cpu_s: children_cpu_s() - before,
+        cpu_s: rusage_cpu_seconds(libc::RUSAGE_CHILDREN) - before,
     })
-}
-
-/// The CPU time of this process's reaped children so far.
-fn children_cpu_s() -> f64 {
-    // SAFETY: getrusage writes into the zeroed struct we own.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
-        usage
-    };
-    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    s(usage.ru_utime) + s(usage.ru_stime)
 }
 
 fn stored_markers(db: &Path) -> anyhow::Result<usize> {

@@ -14,6 +14,7 @@
 //! against the 1% it may take.
 
 use allocscope_core::model::{Breakdown, CgroupSample, Sample};
+use allocscope_core::sample::machine_cpu::rusage_cpu_seconds;
 use allocscope_core::store::{Ending, NewRecording, Store};
 use simulated::{own_memory_kib, simulated};
 use std::path::{Path, PathBuf};
@@ -81,7 +82,12 @@ fn run() -> anyhow::Result<()> {
         store.finish_recording(id, &ending)?;
     }
     report(&path, &format!("soak_store_{days}d_10x1s"));
-    page_cost(&store, soak, dir.path(), &format!("soak_live_page_{days}d_10x1s"))
+    page_cost(
+        &store,
+        soak,
+        dir.path(),
+        &format!("soak_live_page_{days}d_10x1s"),
+    )
 }
 
 /// Rewrites of the live page timed at the week's end.
@@ -95,9 +101,9 @@ fn page_cost(store: &Store, soak: i64, dir: &Path, name: &str) -> anyhow::Result
     let page = dir.join("soak.html");
     let mut cpu_s = Vec::with_capacity(PAGE_RENDERS);
     for _ in 0..PAGE_RENDERS {
-        let before = process_cpu_s();
+        let before = rusage_cpu_seconds(libc::RUSAGE_SELF);
         allocscope_soak::live::write_page(store, soak, &page, Some(Duration::from_secs(60)))?;
-        cpu_s.push(process_cpu_s() - before);
+        cpu_s.push(rusage_cpu_seconds(libc::RUSAGE_SELF) - before);
     }
     cpu_s.sort_by(f64::total_cmp);
     let median = cpu_s[PAGE_RENDERS / 2];
@@ -110,18 +116,6 @@ fn page_cost(store: &Store, soak: i64, dir: &Path, name: &str) -> anyhow::Result
         share_pct < 1.0
     );
     Ok(())
-}
-
-/// This process's CPU time so far (user and system, every thread).
-fn process_cpu_s() -> f64 {
-    // SAFETY: getrusage writes one rusage we own.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    s(usage.ru_utime) + s(usage.ru_stime)
 }
 
 /// The sample with what a launched instance adds: its breakdown and live

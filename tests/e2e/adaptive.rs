@@ -34,6 +34,28 @@ fn script(scratch: &Scratch, name: &str, body: &str) -> String {
     path.to_str().expect("utf-8").to_string()
 }
 
+/// A script `name` whose shell variable `var` takes `odd` on its 1st, 3rd,
+/// ... run and `even` on the others (a count kept in the scratch
+/// directory), then runs `body`: a candidate centred between two values.
+fn alternating(
+    scratch: &Scratch,
+    name: &str,
+    var: &str,
+    [odd, even]: [&str; 2],
+    body: &str,
+) -> String {
+    let count = scratch.path(&format!("{name}.count"));
+    let count = count.to_str().expect("utf-8");
+    script(
+        scratch,
+        name,
+        &format!(
+            "n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n > {count}\n\
+             if [ $((n % 2)) -eq 0 ]; then {var}={even}; else {var}={odd}; fi\n{body}"
+        ),
+    )
+}
+
 #[test]
 fn auto_stops_early_and_recommends_a_clear_memory_saving() {
     let scratch = Scratch::new();
@@ -150,21 +172,17 @@ fn a_candidate_on_the_budget_is_stopped_as_unresolvable_and_recommended_with_per
     let scratch = Scratch::new();
     let mapped = program("mapped");
     let mapped = mapped.to_str().expect("utf-8");
-    let count = scratch.path("count");
-    let count = count.to_str().expect("utf-8");
     let base = script(
         &scratch,
         "base.sh",
         &format!("{mapped} 48 300\necho cost=100"),
     );
-    let cheap = script(
+    let cheap = alternating(
         &scratch,
         "cheap.sh",
-        &format!(
-            "n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n > {count}\n\
-             if [ $((n % 2)) -eq 0 ]; then v=108.15; else v=101.85; fi\n\
-             {mapped} 24 300\necho cost=$v"
-        ),
+        "v",
+        ["101.85", "108.15"],
+        &format!("{mapped} 24 300\necho cost=$v"),
     );
     let variant = format!("cheap={cheap}");
     let options = [
@@ -243,21 +261,17 @@ fn a_candidate_on_the_saving_still_open_at_max_runs_is_named_unresolvable_not_on
     let scratch = Scratch::new();
     let mapped = program("mapped");
     let mapped = mapped.to_str().expect("utf-8");
-    let count = scratch.path("count");
-    let count = count.to_str().expect("utf-8");
     let base = script(
         &scratch,
         "base.sh",
         &format!("{mapped} 100 200\necho cost=100"),
     );
-    let near = script(
+    let near = alternating(
         &scratch,
         "near.sh",
-        &format!(
-            "n=$(( $(cat {count} 2>/dev/null || echo 0) + 1 )); echo $n > {count}\n\
-             if [ $((n % 2)) -eq 0 ]; then m=94; else m=100; fi\n\
-             {mapped} $m 200\necho cost=100"
-        ),
+        "m",
+        ["100", "94"],
+        &format!("{mapped} $m 200\necho cost=100"),
     );
     let variant = format!("near={near}");
     let options = [

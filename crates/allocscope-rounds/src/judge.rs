@@ -72,15 +72,10 @@ pub fn adaptive(
                 decision.dropped.push(j.index);
             } else if s.unresolvable {
                 let why = why_open(j, &measures, &judging);
-                let left = cap.saturating_sub(rounds_done);
-                let by = if cap < max_runs {
-                    " --max-time leaves"
-                } else {
-                    " left"
-                };
-                let within = match left {
-                    0 => String::new(),
-                    _ => format!(" in the {left} rounds{by}"),
+                let within = match (cap.saturating_sub(rounds_done), cap < max_runs) {
+                    (0, _) => String::new(),
+                    (left, true) => format!(" in the {left} rounds --max-time leaves"),
+                    (left, false) => format!(" in the {left} rounds left"),
                 };
                 decision.unresolvable.push((
                     j.index,

@@ -9,7 +9,7 @@ use crate::growth::{
     PERSISTS_FOR_S,
 };
 use crate::level::plateau;
-use crate::window::{after_restart, GrowthWindow};
+use crate::window::{self, after_restart, GrowthWindow};
 use allocscope_analyze::figures::Estimate;
 
 /// One instance's series, each `(t_s, bytes)` in time order.
@@ -69,7 +69,7 @@ pub struct InstanceSummary {
 /// nothing, so the rate errs low, never negative. `None` over under a
 /// second or fewer than 3 points.
 pub fn cpu_cores(cpu: &[(f64, f64)], from_s: f64) -> Option<f64> {
-    let points: Vec<&(f64, f64)> = cpu.iter().filter(|(t, _)| *t >= from_s).collect();
+    let points = window::from(cpu, from_s);
     let (first, last) = (points.first()?, points.last()?);
     let span_s = last.0 - first.0;
     if points.len() < 3 || span_s < 1.0 {

@@ -216,7 +216,11 @@ fn memory(record: &SoakRecord, rendered: &Rendered) -> Plot {
     }
     chart.legend(&legend);
     // One short note a row: the legend's column is about 26 characters wide.
-    let mut notes = vec!["dashed: projection", "bold: their median", "thin: each replica"];
+    let mut notes = vec![
+        "dashed: projection",
+        "bold: their median",
+        "thin: each replica",
+    ];
     if record.instances.iter().any(|i| !i.restarts.is_empty()) {
         notes.insert(0, "dotted: a restart");
     }

@@ -173,11 +173,12 @@ pub fn render(verdict: &Verdict) -> String {
             format!("{}.", parts.join("; "))
         }
         Outcome::KeepBaseline => {
+            let over = over_budget(verdict);
             let mut parts = vec![if verdict.configs.len() == 1 {
                 format!(
                     "Only {baseline} was soaked: there is no other configuration to set against it"
                 )
-            } else if over_budget(verdict).is_empty() {
+            } else if over.is_empty() {
                 format!(
                     "Keep {baseline}: every other configuration grows faster or plateaus higher"
                 )
@@ -187,7 +188,7 @@ pub fn render(verdict: &Verdict) -> String {
                      costs more CPU time than the budget"
                 )
             }];
-            parts.extend(over_budget(verdict));
+            parts.extend(over);
             parts.extend(growing(verdict, None));
             format!("{}.", parts.join("; "))
         }

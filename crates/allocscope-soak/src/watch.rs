@@ -51,12 +51,13 @@ pub struct Settings {
     pub until_settled: bool,
     /// What it shows while it runs; `None` for nothing (a cluster job's).
     pub live: Option<Live>,
-    /// Told every instance after each pass (`--metrics`); `None` for
-    /// nothing.
+    /// Told every instance after each pass in which one kept a sample
+    /// (`--metrics`); `None` for nothing.
     pub publish: Option<Publish>,
 }
 
-/// What `--metrics` serves, handed the instances after each pass.
+/// What `--metrics` serves, handed the instances after each pass that
+/// sampled.
 pub type Publish = Box<dyn Fn(&[Watched])>;
 
 /// Why the soak stopped: `complete` (the duration), `settled`,
@@ -108,6 +109,7 @@ pub fn watch(
         settings,
         last_look: start,
         last_decision: None,
+        kept_since_publish: false,
     };
     let Stopped {
         status, failure, ..
@@ -137,6 +139,9 @@ struct Soaking<'a> {
     settings: &'a Settings,
     last_look: Instant,
     last_decision: Option<String>,
+    /// Some instance kept a sample since `publish` was last told: the loop
+    /// wakes every `MAX_NAP` and for each event, most of them without one.
+    kept_since_publish: bool,
 }
 
 impl Hooks<Watched> for Soaking<'_> {
@@ -150,6 +155,7 @@ impl Hooks<Watched> for Soaking<'_> {
     fn ticked(&mut self, w: &mut Watched, _: Instant, kept: Option<&Sample>) -> anyhow::Result<()> {
         if let Some(sample) = kept {
             w.keep(sample);
+            self.kept_since_publish = true;
         }
         w.appender.hold(kept);
         Ok(())
@@ -168,7 +174,9 @@ impl Hooks<Watched> for Soaking<'_> {
             commit_together(self.store, now, watched.iter_mut().map(|w| &mut w.appender))?;
         }
         if let Some(publish) = &self.settings.publish {
-            publish(watched);
+            if std::mem::take(&mut self.kept_since_publish) {
+                publish(watched);
+            }
         }
         let elapsed_s = unix_now() - self.settings.began_unix;
         if let Some(showing) = self.showing.as_mut() {

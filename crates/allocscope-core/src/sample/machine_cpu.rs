@@ -106,19 +106,21 @@ pub(crate) fn clock_ticks_per_second() -> f64 {
 /// User + system seconds of this process (every thread) and of the
 /// descendants it has waited for.
 fn own_cpu_seconds() -> f64 {
-    [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN]
-        .into_iter()
-        .map(|who| {
-            // SAFETY: an all-zero rusage is valid; getrusage writes into it.
-            let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-            // SAFETY: `usage` is a valid, writable rusage for the call.
-            if unsafe { libc::getrusage(who, &mut usage) } != 0 {
-                return 0.0;
-            }
-            let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-            s(usage.ru_utime) + s(usage.ru_stime)
-        })
-        .sum()
+    rusage_cpu_seconds(libc::RUSAGE_SELF) + rusage_cpu_seconds(libc::RUSAGE_CHILDREN)
+}
+
+/// User + system seconds `getrusage(who)` reports (`RUSAGE_SELF`: this
+/// process, every thread; `RUSAGE_CHILDREN`: the descendants it has
+/// waited for); 0 when it cannot be read.
+pub fn rusage_cpu_seconds(who: libc::c_int) -> f64 {
+    // SAFETY: an all-zero rusage is valid; getrusage writes into it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable rusage for the call.
+    if unsafe { libc::getrusage(who, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    s(usage.ru_utime) + s(usage.ru_stime)
 }
 
 #[cfg(test)]
