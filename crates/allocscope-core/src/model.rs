@@ -188,12 +188,15 @@ impl Breakdown {
 pub struct CgroupSample {
     /// `memory.current` (v1 `memory.usage_in_bytes`).
     pub charge_bytes: u64,
-    /// The charge minus inactive file pages, as Kubernetes computes it.
+    /// The group's pages less its inactive file pages (Kubernetes' working
+    /// set), from `memory.stat`'s counters: the charge also holds the pages
+    /// CPUs keep in stock for the group.
     pub working_set_bytes: u64,
     pub anon_bytes: u64,
     pub file_bytes: u64,
     pub shmem_bytes: u64,
-    /// Kernel memory charged to the group (slab, stacks, page tables, ...).
+    /// Kernel memory charged to the group (slab, stacks, page tables,
+    /// socket buffers, ...).
     pub kernel_bytes: u64,
     pub huge_pages_bytes: u64,
 }

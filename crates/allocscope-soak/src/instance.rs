@@ -67,7 +67,7 @@ pub struct InstanceSummary {
 /// `from_s` on: the sum of its rises over the time they span. A fall (a
 /// process of the tree ended unwaited-for, its CPU gone from the sum) adds
 /// nothing, so the rate errs low, never negative. `None` over under a
-/// second or fewer than 3 points.
+/// second, fewer than 3 points, or under `MEASURABLE_CPU_S` of CPU.
 pub fn cpu_cores(cpu: &[(f64, f64)], from_s: f64) -> Option<f64> {
     let points = window::from(cpu, from_s);
     let (first, last) = (points.first()?, points.last()?);
@@ -76,8 +76,16 @@ pub fn cpu_cores(cpu: &[(f64, f64)], from_s: f64) -> Option<f64> {
         return None;
     }
     let rises: f64 = points.windows(2).map(|w| (w[1].1 - w[0].1).max(0.0)).sum();
-    Some(rises / span_s)
+    (rises >= MEASURABLE_CPU_S).then_some(rises / span_s)
 }
+
+/// The least CPU time a window's rate is read from: /proc counts it in
+/// clock ticks of 10 ms, so a second of it is 100 ticks and a rate read
+/// from it is within 1% (under the 5% budget it is judged by). An idle
+/// program's window holds a few ticks: two instances that slept through a
+/// 25 s window after a warm-up read 1 tick and 3, and their CPU "3.00x
+/// [3.00, 3.00]" ruled the second configuration out.
+pub const MEASURABLE_CPU_S: f64 = 1.0;
 
 /// A window's blocks: whole periods for a periodic series, else thinned
 /// block medians.
@@ -131,4 +139,22 @@ pub fn summarize(series: &InstanceSeries) -> Option<InstanceSummary> {
         allocator_free_growth: growth_of(series.allocator_free),
         cpu_cores: cpu_cores(after_restart(series.cpu, series.restart_s), points[0].0),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_needs_a_second_of_cpu_time_in_its_window() {
+        // 0.04 cores for 30 s: 1.2 s of CPU, 120 ticks.
+        let busy: Vec<(f64, f64)> = (0..=30).map(|t| (t as f64, 0.04 * t as f64)).collect();
+        let rate = cpu_cores(&busy, 0.0).expect("a second of CPU");
+        assert!((rate - 0.04).abs() < 1e-9, "{rate}");
+        // The same rate over its last 20 s: 0.8 s, not measured.
+        assert_eq!(cpu_cores(&busy, 10.0), None);
+        // An idle program's three ticks.
+        let idle: Vec<(f64, f64)> = (0..=25).map(|t| (t as f64, if t > 12 { 0.03 } else { 0.0 })).collect();
+        assert_eq!(cpu_cores(&idle, 0.0), None);
+    }
 }

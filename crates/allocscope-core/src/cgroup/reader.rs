@@ -81,7 +81,7 @@ mod tests {
         )?;
         let mut reader = Reader::open(Version::V2, dir.path())?;
         let first = reader.read();
-        assert_eq!(first.map(|s| s.working_set_bytes), Some(3072));
+        assert_eq!(first.map(|s| s.working_set_bytes), Some(2976));
         std::fs::write(dir.path().join("memory.current"), "8192\n")?;
         let second = reader.read();
         assert_eq!(
