@@ -108,10 +108,17 @@ pub fn soak(args: &SoakArgs) -> anyhow::Result<i32> {
             page: options.html.clone(),
         }),
         publish,
+        remote: None,
     };
     let soaked = match (submitter, &options.recipe) {
         (Some(engine), Some(recipe)) => {
-            super::soak_jobs::follow(engine, &mut store, recipe, soak_id, &interrupt)?
+            let until_settled = options.until_settled;
+            let following = super::soak_jobs::Following {
+                recipe,
+                soak_id,
+                until_settled,
+            };
+            super::soak_jobs::follow(engine, &mut store, &following, &interrupt)?
         }
         _ => watch(&mut store, &instances, &settings, &interrupt)?,
     };

@@ -4,7 +4,9 @@
 //! one configuration's one replica, soaked into a shard with what
 //! `soak::job` sends beside it); here each shard's recording is merged into
 //! the store as it comes in and its instance rebuilt, for the same
-//! statistics and verdict as a soak run here.
+//! statistics and verdict as a soak run here. Under `--until settled` the
+//! nodes send their instances so far through the plan's folder, and the
+//! soak stops them all once every configuration has settled (`soak::job`).
 
 use crate::cli::CellArgs;
 use crate::options::cell::round_configs;
@@ -16,12 +18,14 @@ use allocscope_core::run::Interrupt;
 use allocscope_core::store::Store;
 use allocscope_rounds::engine::{Ended, Engine, Round, Started};
 use allocscope_rounds::shard::{remove_store_files, with_suffix};
-use allocscope_soak::job::Sent;
+use allocscope_soak::job::{sends_now, settled_path, so_far_path, Sent, SettledLooks};
 use allocscope_soak::launch::Recipe;
-use allocscope_soak::watch::{watch, Instances, Settings, Soaked};
+use allocscope_soak::watch::{watch, Instances, Remote, Settings, Soaked, SETTLED_LOOK_EVERY};
 use allocscope_soak::watched::Watched;
 use anyhow::Context;
-use std::path::Path;
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// The plan: one round per instance, round `i` configuration `i / R`'s
 /// replica `i % R + 1`.
@@ -40,15 +44,25 @@ pub fn job_request(options: &SoakSettings, recipe: &Recipe) -> anyhow::Result<Jo
     })
 }
 
+/// The soak whose jobs `follow` follows.
+pub struct Following<'a> {
+    pub recipe: &'a Recipe,
+    pub soak_id: i64,
+    /// Stop every instance once every configuration has settled.
+    pub until_settled: bool,
+}
+
 /// Follows the jobs until each has sent its shard or ended without one;
-/// Ctrl-C cancels them (their nodes still send what they soaked).
+/// Ctrl-C cancels them (their nodes still send what they soaked). Under
+/// `until_settled`, with a folder the nodes share, it looks at what they
+/// sent so far as a soak run here looks at its instances.
 pub fn follow(
     mut engine: Box<dyn Engine>,
     store: &mut Store,
-    recipe: &Recipe,
-    soak_id: i64,
+    following: &Following,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Soaked> {
+    let (recipe, soak_id) = (following.recipe, following.soak_id);
     let replicas = recipe.replicas.clone().count();
     let rounds: Vec<Round> = (0..recipe.flavours.len() * replicas)
         .map(|i| Round {
@@ -65,10 +79,18 @@ pub fn follow(
     };
     let mut received: Vec<(u32, Watched)> = Vec::new();
     let (mut ended, mut cancelled, mut elapsed_s) = (0, false, 0.0_f64);
+    let mut settling = (engine.shared_dir())
+        .filter(|_| following.until_settled)
+        .map(|dir| RemoteSettling::new(dir, rounds.len()));
     while ended < rounds.len() {
         if interrupt.requested() && !cancelled {
             engine.cancel()?;
             cancelled = true;
+        }
+        if let Some(decision) = settling.as_mut().and_then(RemoteSettling::look) {
+            engine.say(&format!(
+                "allocscope: every configuration settled ({decision}): the instances stop at their next look"
+            ));
         }
         for end in engine.wait(store)? {
             ended += 1;
@@ -94,10 +116,74 @@ pub fn follow(
     Ok(Soaked {
         sampler_cpu_s: instances.iter().map(Watched::sampler_cpu_s).sum(),
         instances,
-        status: if cancelled { "interrupted" } else { "complete" },
+        status: match (cancelled, settling.is_some_and(|s| s.decided)) {
+            (true, _) => "interrupted",
+            (false, true) => "settled",
+            (false, false) => "complete",
+        },
         elapsed_s,
         failure: None,
     })
+}
+
+/// `--until settled` over the jobs: every `SETTLED_LOOK_EVERY`, what each
+/// instance's node sent so far, judged as a soak run here judges; once it
+/// settles, the file that ends every instance left in the shared folder.
+/// An instance that ends before its first look sends nothing so far, and
+/// the soak then runs its duration.
+struct RemoteSettling {
+    dir: PathBuf,
+    instances: usize,
+    looks: SettledLooks,
+    last: Instant,
+    decided: bool,
+}
+
+impl RemoteSettling {
+    fn new(dir: &Path, instances: usize) -> RemoteSettling {
+        RemoteSettling {
+            dir: dir.to_path_buf(),
+            instances,
+            looks: SettledLooks::default(),
+            last: Instant::now(),
+            decided: false,
+        }
+    }
+
+    /// The decision, at the look that settles it.
+    fn look(&mut self) -> Option<String> {
+        if self.decided || self.last.elapsed() < SETTLED_LOOK_EVERY {
+            return None;
+        }
+        self.last = Instant::now();
+        let sent = self.so_far();
+        if sent.len() < self.instances {
+            return None;
+        }
+        let elapsed_s = sent.iter().map(|s| s.elapsed_s).fold(0.0, f64::max);
+        let instances: Vec<Watched> = sent.into_iter().map(|s| s.received(0)).collect();
+        let decision = self.looks.look(&instances, elapsed_s)?;
+        let marked = std::fs::write(settled_path(&self.dir), &decision);
+        if let Err(error) = marked {
+            eprintln!(
+                "allocscope: cannot tell the instances to stop ({error}); they run their duration"
+            );
+        }
+        self.decided = true;
+        Some(decision)
+    }
+
+    /// What every node has sent so far that reads whole.
+    fn so_far(&self) -> Vec<Sent> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        (entries.flatten())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".so-far.json"))
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .filter_map(|text| serde_json::from_str(&text).ok())
+            .collect()
+    }
 }
 
 /// Whether `shard` is a soak instance's: what its node sent is beside it.
@@ -179,6 +265,7 @@ pub fn instance(plan: &ClusterPlan, cell: &CellArgs) -> anyhow::Result<i32> {
         until_settled: false,
         live: None,
         publish: None,
+        remote: options.until_settled.then(|| remote(&cell.out, index)),
     };
     let interrupt = Interrupt::install()?;
     let soaked = watch(
@@ -192,7 +279,7 @@ pub fn instance(plan: &ClusterPlan, cell: &CellArgs) -> anyhow::Result<i32> {
     let sent_path = cell.out.with_extension("json");
     std::fs::write(
         &sent_path,
-        serde_json::to_string(&Sent::new(w, index, soaked.elapsed_s))?,
+        serde_json::to_string(&Sent::new(&w, index, soaked.elapsed_s))?,
     )
     .with_context(|| format!("writing '{}'", sent_path.display()))?;
     std::fs::rename(&partial, &cell.out)
@@ -207,4 +294,34 @@ pub fn instance(plan: &ClusterPlan, cell: &CellArgs) -> anyhow::Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// A job's side of `--until settled`: at each look its instance so far sent
+/// beside its shard (`sends_now`), written whole and renamed into place;
+/// `settled` once the soak has left its file in the shard's folder.
+fn remote(shard: &Path, flavour: usize) -> Remote {
+    let folder = shard.parent().unwrap_or(Path::new("."));
+    let (settled, so_far) = (settled_path(folder), so_far_path(shard));
+    let partial = with_suffix(&so_far, ".partial");
+    let last_sent = Cell::new(f64::NEG_INFINITY);
+    Box::new(move |watched: &[Watched], elapsed_s: f64| {
+        if settled.exists() {
+            return Some("settled");
+        }
+        let [w] = watched else { return None };
+        if sends_now(elapsed_s, last_sent.get()) {
+            last_sent.set(elapsed_s);
+            let sent = serde_json::to_string(&Sent::new(w, flavour, elapsed_s));
+            let written = (sent.map_err(std::io::Error::other))
+                .and_then(|text| std::fs::write(&partial, text))
+                .and_then(|()| std::fs::rename(&partial, &so_far));
+            if let Err(error) = written {
+                eprintln!(
+                    "allocscope: cannot send {} so far to the soak: {error}",
+                    w.name
+                );
+            }
+        }
+        None
+    })
 }

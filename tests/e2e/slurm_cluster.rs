@@ -151,7 +151,8 @@ fn hostname() -> String {
 }
 
 /// slurm.conf for one node named after this host, with its CPUs and most
-/// of its memory; plus the munge key.
+/// of its memory, shared by up to 4 jobs that ask (`--shared-node`); plus
+/// the munge key.
 fn write_config(dir: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let key = dir.join("munge.key");
@@ -197,7 +198,7 @@ fn write_config(dir: &Path) -> PathBuf {
          MinJobAge=600\n\
          KillWait=5\n\
          NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={mem} State=UNKNOWN\n\
-         PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP\n",
+         PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES:4\n",
         ctld = free_port(),
         slurmd = free_port(),
         mem = total_mib.saturating_sub(512).max(256),

@@ -1,6 +1,7 @@
 //! `soak --executor slurm`: each instance a job of its own on the test
 //! suite's single-node Slurm cluster (slurm_cluster.rs), their shards
-//! merged into one soak with the verdict of the same soak run here; and
+//! merged into one soak with the verdict of the same soak run here; under
+//! `--until settled` the jobs stop once every configuration settled; and
 //! `--executor k8s --dry-run`'s manifest, one pod per instance, whose pods'
 //! `cell` runs here.
 
@@ -80,6 +81,73 @@ fn a_soak_of_four_slurm_jobs_merges_into_the_verdict_of_a_local_soak() {
         pick(&local),
         "Slurm:\n{report}\nhere:\n{local}"
     );
+}
+
+#[test]
+fn a_slurm_soak_until_settled_stops_its_jobs_once_every_configuration_settled() {
+    let Some(cluster) = SlurmCluster::start() else {
+        return;
+    };
+    let _heavy = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let grow = program("grow");
+    let db = db_arg(&scratch);
+    // 4 MiB a second for 15 s, then held: settled long before 150 s. The
+    // four jobs share the test's one node, so all of them run at once.
+    let args = [
+        "soak",
+        "-a",
+        "glibc",
+        "-a",
+        "glibc:arena_max=1",
+        "--replicas",
+        "2",
+        "--duration",
+        "150s",
+        "--interval",
+        "200ms",
+        "--db",
+        &db,
+        "--executor",
+        "slurm",
+        "--shared-node",
+        "--",
+        grow.to_str().expect("utf-8"),
+        "arenas",
+        "1000",
+        "4",
+    ];
+    let output = (scratch.command(&args))
+        .env("SLURM_CONF", &cluster.conf)
+        .output()
+        .expect("allocscope runs");
+    let (report, said) = (stdout(&output), stderr(&output));
+    assert!(output.status.success(), "{said}");
+    assert!(
+        said.contains("allocscope: every configuration settled (use glibc:arena_max=1)"),
+        "{said}"
+    );
+    let line = (said.lines())
+        .find(|l| l.starts_with("allocscope: soak settled after "))
+        .unwrap_or_else(|| panic!("the soak did not stop on settling:\n{said}"));
+    let seconds: f64 = line["allocscope: soak settled after ".len()..]
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!((20.0..120.0).contains(&seconds), "{said}");
+    println!("{line}");
+    assert!(
+        pick(&report).starts_with("Use glibc:arena_max=1"),
+        "{report}"
+    );
+    let stored = recordings(&scratch);
+    assert_eq!(stored.len(), 4, "{stored:?}");
+    for (name, status, samples, _) in &stored {
+        assert_eq!(status, "complete", "{name}");
+        // Stopped with the others, not at 150 s (750 samples).
+        assert!(*samples < 600, "{name}: {samples} samples");
+    }
 }
 
 #[test]

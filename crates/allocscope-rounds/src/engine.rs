@@ -6,7 +6,7 @@
 //! allocscope-cluster's `executor` chooses the engine once, from `--executor`.
 
 use allocscope_core::store::Store;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// One round to run: each listed configuration once.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +76,13 @@ pub trait Engine {
     /// A line for the user (not with `--quiet`), through the engine's own
     /// progress display.
     fn say(&self, line: &str);
+
+    /// A folder this process and the rounds' nodes both see while the
+    /// rounds run (a soak's instances send their series through it); `None`
+    /// for an engine without one.
+    fn shared_dir(&self) -> Option<&Path> {
+        None
+    }
 
     /// Where the rounds stand (the open candidates after a look): a line
     /// like `say`'s, unless the engine's display has a place of its own.

@@ -154,7 +154,9 @@ mod tests {
         // The same rate over its last 20 s: 0.8 s, not measured.
         assert_eq!(cpu_cores(&busy, 10.0), None);
         // An idle program's three ticks.
-        let idle: Vec<(f64, f64)> = (0..=25).map(|t| (t as f64, if t > 12 { 0.03 } else { 0.0 })).collect();
+        let idle: Vec<(f64, f64)> = (0..=25)
+            .map(|t| (t as f64, if t > 12 { 0.03 } else { 0.0 }))
+            .collect();
         assert_eq!(cpu_cores(&idle, 0.0), None);
     }
 }

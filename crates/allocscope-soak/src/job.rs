@@ -3,13 +3,58 @@
 //! statistics and the report read of it (its whole series, how it ended,
 //! its restarts), which the store keeps only rolled up after an hour; the
 //! soak rebuilds the instance from that once its recording is merged.
+//!
+//! Under `--until settled` the node also sends the instance so far, at each
+//! look, and the soak looks at them all as a soak run here looks at its
+//! instances; once every configuration has settled it leaves a file in the
+//! plan's folder, and each node ends its instance at its next look.
 
+use crate::watch::settled_decision;
 use crate::watched::{Series, Source, Watched};
 use allocscope_core::model::{RunStatus, Sample};
 use allocscope_core::run::sampling::SamplingLoop;
 use allocscope_core::store::{Appender, Ending};
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// Where a node sends its instance so far: beside its shard.
+pub fn so_far_path(shard: &Path) -> PathBuf {
+    shard.with_extension("so-far.json")
+}
+
+/// The file the soak leaves in the plan's folder once every configuration
+/// has settled, holding its decision.
+pub fn settled_path(plan_dir: &Path) -> PathBuf {
+    plan_dir.join("soak-settled")
+}
+
+/// Whether a node should send its instance so far at `elapsed_s`, last
+/// sent at `last_s`: at every look for the first 500 s, then every 1% of
+/// the elapsed time, so that a day's soak does not rewrite its whole series
+/// on the shared file system every few seconds.
+pub fn sends_now(elapsed_s: f64, last_s: f64) -> bool {
+    elapsed_s - last_s >= (elapsed_s / 100.0).max(crate::watch::SETTLED_LOOK_EVERY.as_secs_f64())
+}
+
+/// `until settled` over instances soaked elsewhere: what every
+/// configuration's verdict decides, once it decides the same at two looks
+/// in a row (the rule of a soak run here).
+#[derive(Default)]
+pub struct SettledLooks {
+    last: Option<String>,
+}
+
+impl SettledLooks {
+    /// The decision, when `instances` at `elapsed_s` settle it a second
+    /// time in a row.
+    pub fn look(&mut self, instances: &[Watched], elapsed_s: f64) -> Option<String> {
+        let decision = settled_decision(instances, elapsed_s);
+        let again = decision.is_some() && decision == self.last;
+        self.last = decision;
+        again.then(|| self.last.clone()).flatten()
+    }
+}
 
 /// One instance as its node sends it.
 #[derive(Serialize, Deserialize)]
@@ -42,23 +87,23 @@ pub struct SentEnding {
 
 impl Sent {
     /// Instance `w` of configuration `flavour`, soaked for `elapsed_s`.
-    pub fn new(w: Watched, flavour: usize, elapsed_s: f64) -> Sent {
+    pub fn new(w: &Watched, flavour: usize, elapsed_s: f64) -> Sent {
         Sent {
             pid: w.pid().unwrap_or_default(),
             sampler_cpu_s: w.sampler_cpu_s(),
-            label: w.label,
-            name: w.name,
+            label: w.label.clone(),
+            name: w.name.clone(),
             flavour,
-            series: w.series,
+            series: w.series.clone(),
             restart_s: w.restart_s,
             last: w.last,
-            ended: (w.ended).map(|e| SentEnding {
+            ended: (w.ended.clone()).map(|e| SentEnding {
                 status: e.status.to_string(),
                 exit_code: e.exit_code,
                 signal: e.signal,
                 message: e.message,
             }),
-            restarts: w.restarts,
+            restarts: w.restarts.clone(),
             started_unix: w.started_unix,
             elapsed_s,
         }

@@ -11,6 +11,7 @@
 
 use crate::config::{self, combine};
 use crate::instance::InstanceSummary;
+use crate::job::SettledLooks;
 use crate::launch::{self, Recipe};
 use crate::live::{Live, Showing};
 use crate::verdict::{verdict, Outcome};
@@ -27,7 +28,7 @@ use std::time::{Duration, Instant};
 /// The longest the loop sleeps before looking at Ctrl-C and the duration.
 const MAX_NAP: Duration = Duration::from_millis(100);
 /// How often `until_settled` looks whether every configuration settled.
-const SETTLED_LOOK_EVERY: Duration = Duration::from_secs(5);
+pub const SETTLED_LOOK_EVERY: Duration = Duration::from_secs(5);
 
 /// What the soak follows.
 pub enum Instances<'a> {
@@ -54,11 +55,20 @@ pub struct Settings {
     /// Told every instance after each pass in which one kept a sample
     /// (`--metrics`); `None` for nothing.
     pub publish: Option<Publish>,
+    /// An instance run as a cluster job: shown the instances at each
+    /// settled look; `None` for nothing.
+    pub remote: Option<Remote>,
 }
 
 /// What `--metrics` serves, handed the instances after each pass that
 /// sampled.
 pub type Publish = Box<dyn Fn(&[Watched])>;
+
+/// A cluster job's instance (`soak --executor slurm`), handed the instances
+/// and the elapsed seconds every `SETTLED_LOOK_EVERY`: it sends them to the
+/// soak that submitted it, which alone sees every configuration, and
+/// returns the status to end with once that soak has seen them settle.
+pub type Remote = Box<dyn Fn(&[Watched], f64) -> Option<&'static str>>;
 
 /// Why the soak stopped: `complete` (the duration), `settled`,
 /// `interrupted`, `exited` (every instance) or `failed` (the store, or an
@@ -108,7 +118,7 @@ pub fn watch(
         showing,
         settings,
         last_look: start,
-        last_decision: None,
+        looks: SettledLooks::default(),
         kept_since_publish: false,
     };
     let Stopped {
@@ -138,7 +148,7 @@ struct Soaking<'a> {
     showing: Option<Showing<'a>>,
     settings: &'a Settings,
     last_look: Instant,
-    last_decision: Option<String>,
+    looks: SettledLooks,
     /// Some instance kept a sample since `publish` was last told: the loop
     /// wakes every `MAX_NAP` and for each event, most of them without one.
     kept_since_publish: bool,
@@ -184,17 +194,19 @@ impl Hooks<Watched> for Soaking<'_> {
         }
         // Settled: every configuration settled and the verdict decided the
         // same at two looks in a row (every instance ended: `exited`).
-        let looks = self.settings.until_settled && watched.iter().any(|w| w.running());
-        if !looks || now - self.last_look < SETTLED_LOOK_EVERY {
+        let remote = self.settings.remote.as_ref();
+        let looks = self.settings.until_settled || remote.is_some();
+        if !looks
+            || !watched.iter().any(|w| w.running())
+            || now - self.last_look < SETTLED_LOOK_EVERY
+        {
             return Ok(None);
         }
         self.last_look = now;
-        let decision = settled_decision(watched, elapsed_s);
-        if decision.is_some() && decision == self.last_decision {
-            return Ok(Some("settled"));
+        if let Some(remote) = remote {
+            return Ok(remote(watched, elapsed_s));
         }
-        self.last_decision = decision;
-        Ok(None)
+        Ok(self.looks.look(watched, elapsed_s).map(|_| "settled"))
     }
 }
 
@@ -391,7 +403,7 @@ pub fn by_label(watched: &[Watched]) -> Option<Vec<(String, Vec<InstanceSummary>
 /// it decides something: the pick, keeping the baseline, or a leak
 /// everywhere. `None` while any configuration is open or it is
 /// inconclusive.
-fn settled_decision(watched: &[Watched], elapsed_s: f64) -> Option<String> {
+pub fn settled_decision(watched: &[Watched], elapsed_s: f64) -> Option<String> {
     let groups = by_label(watched)?;
     let settled = (groups.iter())
         .all(|(_, replicas)| combine(replicas).is_some_and(|c| c.settling.is_settled()));

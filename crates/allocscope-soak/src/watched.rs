@@ -32,7 +32,7 @@ pub enum Source {
 }
 
 /// The `(t_s, bytes)` series the statistics read, in time order.
-#[derive(Default, serde::Serialize, serde::Deserialize)]
+#[derive(Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Series {
     /// What the soak judges by: the cgroup's working set where the instance
     /// has a group, else PSS; RSS for an instance running in place.

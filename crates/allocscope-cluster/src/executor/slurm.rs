@@ -32,7 +32,8 @@ pub struct SlurmFlags {
     /// --slurm-arg=--partition=big --slurm-arg=--time=2:00:00.
     #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
     pub slurm_arg: Vec<String>,
-    /// Let other jobs share a node during a round (default: --exclusive).
+    /// Let other jobs share a node during a round (default: --exclusive;
+    /// with it, --oversubscribe).
     #[arg(long)]
     pub shared_node: bool,
 }
@@ -305,6 +306,10 @@ impl Engine for Slurm {
             eprintln!("{line}");
         }
     }
+
+    fn shared_dir(&self) -> Option<&Path> {
+        Some(&self.plan.dir)
+    }
 }
 
 /// `2 of 4 rounds ended, 1 pending, 1 running` from the tasks still queued
@@ -368,9 +373,12 @@ fn batch_script(job: &ArrayJob) -> String {
     if let Some(rounds) = job.rounds {
         script.push_str(&format!("#SBATCH --array=0-{}\n", rounds.saturating_sub(1)));
     }
-    if job.exclusive {
-        script.push_str("#SBATCH --exclusive\n");
-    }
+    // Sharing needs asking for where a partition shares nodes only on
+    // request (`OverSubscribe=YES`); elsewhere the partition decides.
+    script.push_str(match job.exclusive {
+        true => "#SBATCH --exclusive\n",
+        false => "#SBATCH --oversubscribe\n",
+    });
     script.push_str("#SBATCH --export=ALL\n");
     script.push_str("#SBATCH --nodes=1\n");
     script.push_str(&format!("#SBATCH --chdir={}\n", job.workdir.display()));
@@ -523,6 +531,7 @@ mod tests {
             ..job
         });
         assert!(!shared.contains("--exclusive"));
+        assert!(shared.contains("#SBATCH --oversubscribe\n"));
         // A job per round: no array in the script, the sbatch line gives
         // the round and the cell its configurations.
         let per_round = batch_script(&ArrayJob {
