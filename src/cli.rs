@@ -443,6 +443,15 @@ pub struct SoakArgs {
     /// ready, until it exits or the soak ends ({port}, {instance} filled).
     #[arg(long, value_name = "COMMAND", requires = "server")]
     pub load: Option<String>,
+    /// A figure the load prints, NAME=REGEX (the first capture group of
+    /// each matching line of its stdout or stderr, as it prints them),
+    /// judged under the same budget as CPU time, e.g. --metric
+    /// 'p95=95%.* ([0-9.]+) ms'. Repeatable.
+    #[arg(long = "metric", value_name = "NAME=REGEX", requires = "load")]
+    pub metric: Vec<String>,
+    /// A --metric for which more is better (throughput). Repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub higher_is_better: Vec<String>,
     /// Stop after this long (default: at Ctrl-C, or when every instance
     /// has exited).
     #[arg(long, value_name = "DUR", value_parser = values::parse_record_duration)]

@@ -27,9 +27,21 @@ pub fn parse_rounds(runs: Runs, args: &RoundArgs) -> Result<RoundSettings, Usage
         },
         Runs::Fixed(n) => Schedule::Fixed(n),
     };
-    let max_time = args.max_time;
+    Ok(RoundSettings {
+        schedule,
+        max_time: args.max_time,
+        metrics: parse_metrics(&args.metric, &args.higher_is_better)?,
+    })
+}
+
+/// `--metric NAME=REGEX` (each name once) and `--higher-is-better NAME`
+/// (each naming a `--metric`), as `compare` and `soak` take them.
+pub fn parse_metrics(
+    specs: &[String],
+    higher_is_better: &[String],
+) -> Result<Vec<UserMetric>, UsageError> {
     let mut metrics: Vec<UserMetric> = Vec::new();
-    for spec in &args.metric {
+    for spec in specs {
         let (name, pattern) = parse_spec(spec)?;
         if metrics.iter().any(|m| m.name == name) {
             return Err(UsageError::MetricTwice(name));
@@ -40,18 +52,14 @@ pub fn parse_rounds(runs: Runs, args: &RoundArgs) -> Result<RoundSettings, Usage
             higher_is_better: false,
         });
     }
-    for name in &args.higher_is_better {
+    for name in higher_is_better {
         let metric = metrics
             .iter_mut()
             .find(|m| &m.name == name)
             .ok_or_else(|| UsageError::HigherIsBetterUnknown(name.clone()))?;
         metric.higher_is_better = true;
     }
-    Ok(RoundSettings {
-        schedule,
-        max_time,
-        metrics,
-    })
+    Ok(metrics)
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 
 use super::parse::resolve_command;
 use super::record::{check_pid, logs_directory};
+use super::rounds::parse_metrics;
 use crate::cli::{Cli, Command, SoakArgs, Until};
 use allocscope_cluster::executor::{EngineArgs, Executor};
 use allocscope_core::sample::maps::mapped_paths_whole;
@@ -111,6 +112,7 @@ fn recipe(args: &SoakArgs) -> Result<Recipe, UsageError> {
         .map_err(|e| SoakError::Probe(format!("{e:#}")))?;
         flavours.push(Flavour { config, probe });
     }
+    let metrics = parse_metrics(&args.metric, &args.higher_is_better)?;
     Ok(Recipe {
         program,
         args: command[1..].to_vec(),
@@ -128,6 +130,7 @@ fn recipe(args: &SoakArgs) -> Result<Recipe, UsageError> {
                 .unwrap_or_else(|| format!("127.0.0.1:{PORT}")),
             ready_timeout: args.ready_timeout,
             load: args.load.clone(),
+            metrics,
         }),
     })
 }

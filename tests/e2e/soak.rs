@@ -60,9 +60,9 @@ fn soak_pid_compares_a_glibc_and_a_jemalloc_instance_in_place_and_stores_both() 
         let block: Vec<&str> = text
             .lines()
             .skip_while(|l| !l.starts_with(&format!("{label} (pid {pid}, ")))
-            .take(5)
+            .take(4)
             .collect();
-        assert_eq!(block.len(), 5, "{label}'s block in:\n{text}");
+        assert_eq!(block.len(), 4, "{label}'s block in:\n{text}");
         // 64 MiB held flat: a level of 64 to 80 MiB that does not grow.
         let level: f64 = block[1]
             .trim_start()
@@ -81,13 +81,14 @@ fn soak_pid_compares_a_glibc_and_a_jemalloc_instance_in_place_and_stores_both() 
             block[2].contains("no growth beyond noise to project; judged by its level"),
             "{text}"
         );
-        // An idle holder's CPU time, read in place from /proc.
-        assert!(block[3].starts_with("  CPU time 0.0"), "{text}");
         assert!(
-            block[4].contains(&format!("pid {pid} at the end: anon ")),
+            block[3].contains(&format!("pid {pid} at the end: anon ")),
             "{text}"
         );
     }
+    // An idle holder's CPU time, a few of /proc's 10 ms ticks in 20 s, is
+    // under the second of CPU a rate is read from: no figure, no ratio.
+    assert!(!text.contains("CPU time"), "{text}");
     assert!(
         text.contains("The heap probe cannot be injected into a running process"),
         "{text}"

@@ -142,6 +142,88 @@ fn soak_tells_the_allocators_fragmentation_from_the_programs_leak() {
     );
 }
 
+/// A server whose lower plateau (glibc:arena_max=1 holds 8 MiB of ballast,
+/// glibc 16) answers each request 20 ms late, under a load that prints its
+/// round trip's median every half second: the load's figure, read by
+/// `--metric` as the load prints it, rules the candidate out, and the
+/// readings are in the store and the JSON.
+#[test]
+fn a_lower_plateau_whose_load_is_slower_beyond_the_budget_is_not_chosen() {
+    let _heavy = one_heavy_test_at_a_time();
+    let scratch = Scratch::new();
+    let db = db_arg(&scratch);
+    let server = "import os, socket, sys, time\n\
+        slow = 'arena_max' in os.environ.get('GLIBC_TUNABLES', '')\n\
+        ballast = b'x' * ((8 if slow else 16) << 20)\n\
+        s = socket.socket()\n\
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n\
+        s.bind(('127.0.0.1', int(sys.argv[1])))\n\
+        s.listen(8)\n\
+        while True:\n\
+        \x20   c, _ = s.accept()\n\
+        \x20   while c.recv(64):\n\
+        \x20       time.sleep(0.02 if slow else 0)\n\
+        \x20       c.sendall(b'pong')\n";
+    let load = "python3 -c 'import socket, sys, time\n\
+        c = socket.create_connection((\"127.0.0.1\", int(sys.argv[1])))\n\
+        while True:\n\
+        \x20   rtts = []\n\
+        \x20   for i in range(5):\n\
+        \x20       t = time.perf_counter(); c.sendall(b\"ping\"); c.recv(64)\n\
+        \x20       rtts.append((time.perf_counter() - t) * 1000); time.sleep(0.1)\n\
+        \x20   print(\"rtt_ms %.3f\" % sorted(rtts)[2], flush=True)' {port}";
+    let mut args = glibc_soak_args(&db, "2", "16s");
+    args.extend([
+        "--server",
+        "--load",
+        load,
+        "--metric",
+        "rtt=rtt_ms ([0-9.]+)",
+        "--",
+        "python3",
+        "-c",
+        server,
+        "{port}",
+    ]);
+    let output = scratch.run(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let verdict = text.lines().last().unwrap_or_default();
+    assert!(
+        verdict.starts_with("Keep glibc: ")
+            && verdict.contains("glibc:arena_max=1 not chosen: the load's rtt ")
+            && verdict.contains("of glibc's, over the 5% budget"),
+        "{text}"
+    );
+    assert!(text.contains("  load rtt "), "{text}");
+    println!("{text}");
+    let conn = rusqlite::Connection::open(scratch.db()).expect("store opens");
+    let readings: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM recording_readings WHERE name = 'rtt'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("readings counted");
+    // 4 instances printing every half second for most of 16 s.
+    assert!(readings >= 40, "{readings} readings");
+    let report = scratch.run(&["report", "--db", &db, "--soak", "1", "--export-json", "-"]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let json: serde_json::Value = serde_json::from_slice(&report.stdout).expect("JSON");
+    let candidate = &json["soak"]["verdict"]["configurations"][1];
+    assert_eq!(candidate["label"], "glibc:arena_max=1", "{candidate}");
+    assert_eq!(candidate["load"][0]["name"], "rtt", "{candidate}");
+    assert_eq!(candidate["load"][0]["over_budget"], true, "{candidate}");
+    let reasons = candidate["reasons"].as_array().expect("reasons");
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r["reason"] == "load_over_budget" && r["metric"] == "rtt"),
+        "{candidate}"
+    );
+    assert_eq!(json["soak"]["verdict"]["outcome"]["kind"], "keep_baseline");
+}
+
 #[test]
 fn a_server_soak_gives_each_instance_its_own_port_and_load() {
     let _heavy = one_heavy_test_at_a_time();

@@ -10,7 +10,7 @@ use crate::projection::{horizons, Basis};
 use crate::render::{bytes_text, growth_text, horizon_text, ratio_text, render};
 use crate::verdict::{ConfigVerdict, Verdict};
 use crate::watched::{ProcSplit, Source, Watched};
-use allocscope_core::units::{format_bytes, format_seconds};
+use allocscope_core::units::{format_bytes, format_seconds, ColumnUnit, Unit};
 use std::fmt::Write;
 
 /// Said once in every `--pid` report.
@@ -158,6 +158,21 @@ fn figures(out: &mut String, judged: Option<&ConfigVerdict>) {
                     .map(|r| format!(", {} of the baseline's", ratio_text(r)))
                     .unwrap_or_default();
                 let _ = writeln!(out, "  CPU time {:.2} cores{against}", cpu.cores);
+            }
+            for load in &c.load {
+                let against = (load.ratio.as_ref())
+                    .map(|r| format!(", {} of the baseline's", ratio_text(r)))
+                    .unwrap_or_default();
+                let better = match load.higher_is_better {
+                    true => "higher",
+                    false => "lower",
+                };
+                let _ = writeln!(
+                    out,
+                    "  load {} {}{against} ({better} is better)",
+                    load.name,
+                    ColumnUnit::of(Unit::Number, load.value).show(load.value)
+                );
             }
         }
         None => {

@@ -9,6 +9,7 @@ use crate::growth::{
     PERSISTS_FOR_S,
 };
 use crate::level::plateau;
+use crate::load_figures::LoadFigure;
 use crate::window::{self, after_restart, GrowthWindow};
 use allocscope_analyze::figures::Estimate;
 
@@ -61,6 +62,8 @@ pub struct InstanceSummary {
     /// The tree's CPU time per second over the growth window, in cores
     /// (`cpu_cores`).
     pub cpu_cores: Option<f64>,
+    /// Its load's figures over the growth window (`load_figures.rs`).
+    pub load: Vec<LoadFigure>,
 }
 
 /// CPU seconds per second over the points of a cumulative CPU series from
@@ -138,6 +141,7 @@ pub fn summarize(series: &InstanceSeries) -> Option<InstanceSummary> {
         live_heap_growth: growth_of(series.live_heap),
         allocator_free_growth: growth_of(series.allocator_free),
         cpu_cores: cpu_cores(after_restart(series.cpu, series.restart_s), points[0].0),
+        load: Vec::new(),
     })
 }
 

@@ -10,11 +10,13 @@
 //! is, without the reaper: several instances run at once, so each is
 //! waited for by its pid (`run::Started`).
 
+use crate::load_figures::LoadTail;
 use allocscope_core::cgroup::Parent;
 use allocscope_core::model::Config;
 use allocscope_core::probe::ProbeLaunch;
 use allocscope_core::run::sampling::SamplingLoop;
 use allocscope_core::run::{self, Event, Start, Started};
+use allocscope_core::user_metric::UserMetric;
 use anyhow::Context;
 use std::ffi::OsString;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -48,6 +50,8 @@ pub struct Server {
     pub ready_timeout: Duration,
     /// `--load`, run with `sh -c` once the instance is ready.
     pub load: Option<String>,
+    /// `--metric`s read from the load's output as it runs.
+    pub metrics: Vec<UserMetric>,
 }
 
 /// One configuration of the soak: what its instances preload.
@@ -83,6 +87,9 @@ pub struct Running {
     pub command: Vec<String>,
     /// A server not ready yet: where to connect, and until when.
     pub awaiting: Option<(SocketAddr, Instant)>,
+    /// Its load's output, read as it grows, once the load runs with a
+    /// `--metric` to read.
+    pub load_tail: Option<LoadTail>,
 }
 
 /// A port nothing listens on now: bound on loopback and released.
@@ -150,6 +157,7 @@ pub fn start(
         port,
         command,
         awaiting,
+        load_tail: None,
     };
     Ok((running, sampling))
 }
@@ -169,7 +177,13 @@ impl Running {
         if let Some(load) = load {
             let dir = recipe.dir.join(name);
             let command = fill(load, self.port, &dir);
-            (self.started).start_load(&command, &dir.join("load.stdout"), &dir.join("load.stderr"));
+            let (stdout, stderr) = (dir.join("load.stdout"), dir.join("load.stderr"));
+            (self.started).start_load(&command, &stdout, &stderr);
+            let metrics = recipe
+                .server
+                .as_ref()
+                .is_some_and(|s| !s.metrics.is_empty());
+            self.load_tail = metrics.then(|| LoadTail::new([stdout, stderr]));
         }
         false
     }

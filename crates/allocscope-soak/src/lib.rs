@@ -46,6 +46,7 @@ pub mod label;
 pub mod launch;
 pub mod level;
 pub mod live;
+pub mod load_figures;
 pub mod page;
 pub mod period;
 pub mod progress;

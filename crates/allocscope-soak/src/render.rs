@@ -183,9 +183,17 @@ pub fn render(verdict: &Verdict) -> String {
                     "Keep {baseline}: every other configuration grows faster or plateaus higher"
                 )
             } else {
+                let what = match verdict
+                    .configs
+                    .iter()
+                    .any(|c| c.load.iter().any(|l| l.over_budget))
+                {
+                    true => "beyond the budget in CPU time or its load's figures",
+                    false => "more CPU time than the budget",
+                };
                 format!(
                     "Keep {baseline}: every other configuration grows faster, plateaus higher or \
-                     costs more CPU time than the budget"
+                     costs {what}"
                 )
             }];
             parts.extend(over);
@@ -257,20 +265,36 @@ fn inconclusive(
     format!("{}.", parts.join("; "))
 }
 
-/// Each configuration whose CPU time lies over the budget, which rules it
-/// out whatever its memory: `jemalloc not chosen: CPU time 1.31x [1.22,
-/// 1.41] of glibc's, over the 5% budget`.
+/// Each configuration whose CPU time or a load figure lies beyond the
+/// budget, which rules it out whatever its memory: `jemalloc not chosen:
+/// CPU time 1.31x [1.22, 1.41] of glibc's, over the 5% budget`, `... the
+/// load's rps 0.80x [0.76, 0.84] of glibc's, over the 5% budget` (a
+/// throughput is over it below 1/1.05).
 fn over_budget(verdict: &Verdict) -> Vec<String> {
     let budget_pct = 100.0 * (CPU_BUDGET - 1.0);
+    let baseline = &verdict.baseline;
     (verdict.configs.iter())
-        .filter_map(|c| {
-            let cpu = c.cpu.as_ref().filter(|cpu| cpu.over_budget)?;
-            Some(format!(
-                "{} not chosen: CPU time {} of {}'s, over the {budget_pct:.0}% budget",
+        .filter(|c| c.over_budget())
+        .map(|c| {
+            let cpu = (c.cpu.as_ref().filter(|cpu| cpu.over_budget)).and_then(|cpu| {
+                Some(format!(
+                    "CPU time {} of {baseline}'s",
+                    ratio_text(cpu.ratio.as_ref()?)
+                ))
+            });
+            let load = (c.load.iter().filter(|l| l.over_budget)).filter_map(|l| {
+                Some(format!(
+                    "the load's {} {} of {baseline}'s",
+                    l.name,
+                    ratio_text(l.ratio.as_ref()?)
+                ))
+            });
+            let costs: Vec<String> = cpu.into_iter().chain(load).collect();
+            format!(
+                "{} not chosen: {}, over the {budget_pct:.0}% budget",
                 c.label,
-                ratio_text(cpu.ratio.as_ref()?),
-                verdict.baseline
-            ))
+                costs.join(", ")
+            )
         })
         .collect()
 }

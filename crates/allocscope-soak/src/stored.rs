@@ -107,6 +107,9 @@ pub fn load(store: &Store, id: i64) -> anyhow::Result<SoakRecord> {
         for sample in &samples {
             series.push(sample, info.command.is_none());
         }
+        for reading in store.recording_readings(info.id)? {
+            crate::load_figures::push(&mut series.load, &reading);
+        }
         instances.push(StoredInstance {
             info,
             samples,

@@ -119,6 +119,7 @@ fn replica(level: f64, growth: f64, half: f64) -> InstanceSummary {
         live_heap_growth: None,
         allocator_free_growth: None,
         cpu_cores: None,
+        load: Vec::new(),
     }
 }
 

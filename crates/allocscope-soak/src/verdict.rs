@@ -53,6 +53,33 @@ pub struct ConfigVerdict {
     /// Its CPU time per second against the baseline's; `None` where its
     /// samples or the baseline's carry no CPU time.
     pub cpu: Option<CpuCost>,
+    /// Its load's figures against the baseline's (`--metric`), each that
+    /// every replica on both sides printed.
+    pub load: Vec<LoadCost>,
+}
+
+impl ConfigVerdict {
+    /// It costs beyond the budget in CPU time or a load figure: never
+    /// picked, whatever its memory.
+    pub fn over_budget(&self) -> bool {
+        self.cpu.as_ref().is_some_and(|c| c.over_budget) || self.load.iter().any(|l| l.over_budget)
+    }
+}
+
+/// One of a configuration's load figures (the median of each replica's
+/// readings over its growth window; the configuration's, their mean), and
+/// for one set against the baseline what it costs under the budget.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadCost {
+    pub name: String,
+    pub higher_is_better: bool,
+    pub value: f64,
+    /// Its replicas' figures over the baseline's (Welch's t on the logs);
+    /// `None` for the baseline.
+    pub ratio: Option<Ratio>,
+    /// The ratio's whole interval lies on the worse side of the budget:
+    /// over it for a latency, under its inverse for a throughput.
+    pub over_budget: bool,
 }
 
 /// A configuration's CPU time, and for one set against the baseline what
@@ -70,8 +97,8 @@ pub struct CpuCost {
     pub over_budget: bool,
 }
 
-/// The budget a configuration's CPU time may exceed the baseline's by, as
-/// a ratio: `compare`'s default `--max-slowdown`.
+/// The budget a configuration's CPU time (and a load figure) may be worse
+/// than the baseline's by, as a ratio: `compare`'s default `--max-slowdown`.
 pub const CPU_BUDGET: f64 = 1.0 + allocscope_core::judging::DEFAULT_MAX_SLOWDOWN_PCT / 100.0;
 
 /// `replicas`' CPU cost against `baseline`'s replicas (`None` for the
@@ -97,6 +124,41 @@ fn cpu_cost(replicas: &[InstanceSummary], baseline: Option<&[InstanceSummary]>) 
         over_budget: ratio.is_some_and(|r| r.ci_low > CPU_BUDGET),
         ratio,
     })
+}
+
+/// `replicas`' load figures against `baseline`'s (`None` for the baseline
+/// itself): each figure every replica has, set against the baseline's where
+/// every one of its replicas has it too.
+fn load_costs(replicas: &[InstanceSummary], baseline: Option<&[InstanceSummary]>) -> Vec<LoadCost> {
+    let values = |rs: &[InstanceSummary], name: &str| {
+        (rs.iter())
+            .map(|r| r.load.iter().find(|f| f.name == name).map(|f| f.median))
+            .collect::<Option<Vec<f64>>>()
+    };
+    let Some(first) = replicas.first() else {
+        return Vec::new();
+    };
+    (first.load.iter())
+        .filter_map(|figure| {
+            let ours = values(replicas, &figure.name)?;
+            let ratio = baseline
+                .and_then(|base| values(base, &figure.name))
+                .filter(|theirs| ours.iter().chain(theirs).all(|&v| v > 0.0))
+                .and_then(|theirs| welch_log_ratio(&ours, &theirs))
+                .map(|r| r.ratio());
+            let worse = |r: &Ratio| match figure.higher_is_better {
+                true => r.ci_high < 1.0 / CPU_BUDGET,
+                false => r.ci_low > CPU_BUDGET,
+            };
+            Some(LoadCost {
+                name: figure.name.clone(),
+                higher_is_better: figure.higher_is_better,
+                value: ours.iter().sum::<f64>() / ours.len() as f64,
+                over_budget: ratio.as_ref().is_some_and(worse),
+                ratio,
+            })
+        })
+        .collect()
 }
 
 /// What the soak concludes.
@@ -155,6 +217,7 @@ pub fn verdict(configs: &[(String, Vec<InstanceSummary>)], elapsed_s: f64) -> Op
             };
             Some(ConfigVerdict {
                 cpu: cpu_cost(replicas, (i != base).then_some(base_replicas.as_slice())),
+                load: load_costs(replicas, (i != base).then_some(base_replicas.as_slice())),
                 label: label.clone(),
                 cause: summary.settling.grows().then(|| cause(replicas, &summary)),
                 settled_by_s: (summary.settling == Settling::Plateau)
@@ -237,8 +300,8 @@ fn outcome(configs: &[ConfigVerdict]) -> Outcome {
         let faster = s.growths_separate && difference > 0.0;
         let lower = s.levels_separate && s.plateau_ratio.value < 1.0;
         let higher = s.levels_separate && s.plateau_ratio.value > 1.0;
-        // What it saves does not count when it costs CPU beyond the budget.
-        if config.cpu.as_ref().is_some_and(|c| c.over_budget) {
+        // What it saves does not count when it costs beyond the budget.
+        if config.over_budget() {
             continue;
         }
         if slower || (lower && !faster) {

@@ -94,6 +94,13 @@ fn config(c: &ConfigVerdict) -> Value {
             "ratio": cpu.ratio.as_ref().map(ratio),
             "over_budget": cpu.over_budget,
         })),
+        "load": c.load.iter().map(|l| json!({
+            "name": l.name,
+            "higher_is_better": l.higher_is_better,
+            "value": finite(l.value),
+            "ratio": l.ratio.as_ref().map(ratio),
+            "over_budget": l.over_budget,
+        })).collect::<Vec<_>>(),
         "reasons": reasons(c),
     })
 }
@@ -132,11 +139,20 @@ fn reasons(c: &ConfigVerdict) -> Vec<Value> {
             "plateaus_separate_with_replicas": s.levels_separate_with_replicas,
         }));
     }
+    let budget_pct = 100.0 * (CPU_BUDGET - 1.0);
     if let Some(cpu) = c.cpu.as_ref().filter(|cpu| cpu.over_budget) {
-        let budget_pct = 100.0 * (CPU_BUDGET - 1.0);
         out.push(json!({
             "reason": "cpu_over_budget",
             "cpu_ratio": cpu.ratio.as_ref().map(ratio),
+            "budget_pct": finite(budget_pct),
+        }));
+    }
+    for load in c.load.iter().filter(|l| l.over_budget) {
+        out.push(json!({
+            "reason": "load_over_budget",
+            "metric": load.name,
+            "higher_is_better": load.higher_is_better,
+            "load_ratio": load.ratio.as_ref().map(ratio),
             "budget_pct": finite(budget_pct),
         }));
     }

@@ -45,6 +45,7 @@ fn replica(plateau_mib: f64, memory: Growth, live: Option<Growth>) -> InstanceSu
         // The allocator holds what the live heap leaves of the growth.
         allocator_free_growth: live.and_then(|l| weighted_sum(&[(1.0, memory), (-1.0, l)])),
         cpu_cores: None,
+        load: Vec::new(),
     }
 }
 
@@ -292,5 +293,61 @@ fn growth_with_a_flat_live_heap_and_flat_free_memory_is_outside_the_heap() {
         render(&v).contains("while its live heap and its allocator's free memory are flat: it grows outside the malloc heap"),
         "{}",
         render(&v)
+    );
+}
+
+/// `replica` whose load printed `rps` requests a second (more is better).
+fn with_throughput(r: InstanceSummary, rps: f64) -> InstanceSummary {
+    let figure = crate::load_figures::LoadFigure {
+        name: "rps".into(),
+        higher_is_better: true,
+        median: rps,
+        readings: 20,
+    };
+    InstanceSummary {
+        load: vec![figure],
+        ..r
+    }
+}
+
+#[test]
+fn a_lower_plateau_whose_throughput_falls_beyond_the_budget_is_not_chosen() {
+    let flat = || rate(0.0, 2.0);
+    let glibc = vec![
+        with_throughput(replica(1000.0, flat(), None), 1000.0),
+        with_throughput(replica(1020.0, flat(), None), 1010.0),
+    ];
+    let lean = |rps: [f64; 2]| {
+        vec![
+            with_throughput(replica(600.0, flat(), None), rps[0]),
+            with_throughput(replica(610.0, flat(), None), rps[1]),
+        ]
+    };
+    // 40% less memory at 20% less throughput: under 1/1.05, not picked.
+    let configs = vec![
+        ("glibc".to_string(), glibc.clone()),
+        ("jemalloc".into(), lean([800.0, 805.0])),
+    ];
+    let v = verdict(&configs, 2.0 * HOUR).expect("verdict");
+    assert_eq!(v.outcome, Outcome::KeepBaseline, "{v:?}");
+    let load = &v.configs[1].load[0];
+    assert!(load.over_budget && load.higher_is_better, "{load:?}");
+    assert!(v.configs[0].load[0].ratio.is_none(), "the baseline's own");
+    let text = render(&v);
+    assert!(
+        text.contains("costs beyond the budget in CPU time or its load's figures")
+            && text.contains("jemalloc not chosen: the load's rps 0.80x [")
+            && text.contains("of glibc's, over the 5% budget"),
+        "{text}"
+    );
+    // More throughput is no cost: the saving is picked.
+    let configs = vec![
+        ("glibc".to_string(), glibc),
+        ("jemalloc".into(), lean([1200.0, 1210.0])),
+    ];
+    let v = verdict(&configs, 2.0 * HOUR).expect("verdict");
+    assert!(
+        matches!(&v.outcome, Outcome::Pick { label, .. } if label == "jemalloc"),
+        "{v:?}"
     );
 }

@@ -126,7 +126,7 @@ pub fn watch(
     } = engine.run(&mut watched, &mut soaking);
     let elapsed_s = elapsed();
     // A store that failed while finishing fails the soak too.
-    let finished = finish(soaking.store, &mut watched, status);
+    let finished = finish(soaking.store, recipe, &mut watched, status);
     let failure = failure.or(finished.err());
     Ok(Soaked {
         elapsed_s,
@@ -349,15 +349,23 @@ fn resume(
     Ok(w)
 }
 
-/// What is pending committed, each launched instance still running
-/// stopped, and each recording finished with how its soak ended. Every
+/// What is pending committed (its load's last figures too), each launched
+/// instance still running stopped, and each recording finished with how its soak ended. Every
 /// instance is stopped and every recording tried even when the store
 /// fails; the first error is returned.
-fn finish(store: &mut Store, watched: &mut [Watched], status: &'static str) -> anyhow::Result<()> {
+fn finish(
+    store: &mut Store,
+    recipe: Option<&Recipe>,
+    watched: &mut [Watched],
+    status: &'static str,
+) -> anyhow::Result<()> {
     let mut first_error = Ok(());
     for w in watched.iter_mut() {
         let flushed = w.appender.flush(store);
         first_error = first_error.and(flushed);
+        if let Some(recipe) = recipe {
+            first_error = first_error.and(w.read_load(store, recipe));
+        }
         match &mut w.source {
             Source::Launched {
                 running: Some(run), ..

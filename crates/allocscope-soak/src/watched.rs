@@ -4,6 +4,7 @@
 
 use crate::instance::{summarize, InstanceSeries, InstanceSummary};
 use crate::launch::{self, Recipe, Running};
+use crate::load_figures::{self, LoadSeries};
 use allocscope_core::model::{RunStatus, Sample};
 use allocscope_core::run::sampling::SamplingLoop;
 use allocscope_core::run::{classify_wait_status, unix_now, Clock, Event, Followed, Root};
@@ -42,6 +43,9 @@ pub struct Series {
     /// The tree's cumulative CPU seconds.
     #[serde(default)]
     pub cpu: Vec<(f64, f64)>,
+    /// What a server's load printed that a `--metric` matched.
+    #[serde(default)]
+    pub load: Vec<LoadSeries>,
 }
 
 impl Series {
@@ -62,12 +66,16 @@ impl Series {
 
     /// The instance's summary since `restart_s`; `None` with too few samples.
     pub fn summary(&self, restart_s: Option<f64>) -> Option<InstanceSummary> {
-        summarize(&InstanceSeries {
+        let summary = summarize(&InstanceSeries {
             memory: &self.memory,
             live_heap: &self.live_heap,
             allocator_free: &self.allocator_free,
             cpu: &self.cpu,
             restart_s,
+        })?;
+        Some(InstanceSummary {
+            load: load_figures::figures(&self.load, summary.window_start_s),
+            ..summary
         })
     }
 }
@@ -166,6 +174,7 @@ impl Watched {
         recipe: &Recipe,
         events: &Sender<Event>,
     ) -> anyhow::Result<()> {
+        self.read_load(store, recipe)?;
         let Source::Launched {
             running: Some(run), ..
         } = &mut self.source
@@ -182,6 +191,37 @@ impl Watched {
             return Ok(());
         };
         self.exited(ended, recipe, store, events)
+    }
+
+    /// What its load printed since the last look that a `--metric` matches,
+    /// kept in its series and stored.
+    pub fn read_load(&mut self, store: &mut Store, recipe: &Recipe) -> anyhow::Result<()> {
+        let (
+            Source::Launched {
+                running: Some(run), ..
+            },
+            Some(server),
+        ) = (&mut self.source, &recipe.server)
+        else {
+            return Ok(());
+        };
+        let Some(tail) = run.load_tail.as_mut() else {
+            return Ok(());
+        };
+        let lines = tail.lines();
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let t_s = unix_now() - self.started_unix;
+        let readings = load_figures::readings(&server.metrics, &lines, t_s);
+        if readings.is_empty() {
+            return Ok(());
+        }
+        store.add_readings(self.appender.id, &readings)?;
+        for reading in &readings {
+            load_figures::push(&mut self.series.load, reading);
+        }
+        Ok(())
     }
 
     /// Its tick's sample, if it kept one: joins the series.

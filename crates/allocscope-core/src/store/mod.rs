@@ -36,3 +36,4 @@ pub use open::Store;
 pub use recordings::{Ending, NewRecording};
 pub use schema::SCHEMA_VERSION;
 pub use shard::schema_version_of;
+pub use soaks::Reading;

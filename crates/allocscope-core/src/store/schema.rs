@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::Connection;
 
 /// The schema this build writes. Bump it and add a step to `STEPS`.
-pub const SCHEMA_VERSION: u32 = 20;
+pub const SCHEMA_VERSION: u32 = 21;
 
 pub(super) const V1: &str = "
 CREATE TABLE experiments (
@@ -366,6 +366,19 @@ ALTER TABLE samples ADD COLUMN cpu_s REAL;
 ALTER TABLE recording_samples ADD COLUMN cpu_s REAL;
 ";
 
+/// Version 21: what a soak instance's load printed that a `--metric`
+/// matched, each match a reading at the time the soak read it.
+const V21: &str = "
+CREATE TABLE recording_readings (
+    recording_id     INTEGER NOT NULL REFERENCES recordings(id) ON DELETE CASCADE,
+    t_s              REAL NOT NULL,
+    name             TEXT NOT NULL,
+    value            REAL NOT NULL,
+    higher_is_better INTEGER NOT NULL
+);
+CREATE INDEX recording_readings_recording ON recording_readings(recording_id);
+";
+
 /// Reads the file's schema version.
 pub fn version(conn: &Connection) -> Result<u32> {
     conn.query_row("PRAGMA user_version", [], |row| row.get::<_, u32>(0))
@@ -426,6 +439,7 @@ const STEPS: [(&str, &str); SCHEMA_VERSION as usize] = [
     (V18, "adding the served_tree column"),
     (V19, "adding the foreign CPU columns"),
     (V20, "adding the samples' CPU column"),
+    (V21, "adding the recording_readings table"),
 ];
 
 /// Moves the schema from `from` to `from + 1`.

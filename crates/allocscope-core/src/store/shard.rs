@@ -89,7 +89,13 @@ fn copy_attached(conn: &mut Connection, soak_id: Option<i64>) -> Result<Vec<i64>
             params![old, soak_id],
         )?;
         let new = tx.last_insert_rowid();
-        for table in ["recording_samples", "recording_tiers"] {
+        let tables = [
+            "recording_samples",
+            "recording_tiers",
+            "recording_restarts",
+            "recording_readings",
+        ];
+        for table in tables {
             let kept = columns(&tx, table, &["recording_id"])?;
             tx.execute(
                 &format!(

@@ -20,6 +20,16 @@ pub struct StoredSoak {
     pub started_unix: f64,
 }
 
+/// A figure a soak instance's load printed (`--metric NAME=REGEX`), at the
+/// recording's `t_s` it was read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    pub name: String,
+    pub higher_is_better: bool,
+    pub t_s: f64,
+    pub value: f64,
+}
+
 impl Store {
     /// Stores a new soak started with `arguments` (allocscope's command line
     /// after the program's name); returns its id and the Unix time it began.
@@ -65,6 +75,38 @@ impl Store {
             )
             .with_context(|| format!("marking a restart of recording {id}"))?;
         Ok(())
+    }
+
+    /// Keeps what recording `id`'s load printed, read now.
+    pub fn add_readings(&mut self, id: i64, readings: &[Reading]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        for r in readings {
+            tx.execute(
+                "INSERT INTO recording_readings (recording_id, t_s, name, value, higher_is_better)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id, r.t_s, r.name, r.value, r.higher_is_better],
+            )?;
+        }
+        tx.commit()
+            .with_context(|| format!("storing the load's figures of recording {id}"))
+    }
+
+    /// What recording `id`'s load printed, in time order.
+    pub fn recording_readings(&self, id: i64) -> Result<Vec<Reading>> {
+        let mut query = self.conn.prepare(
+            "SELECT name, higher_is_better, t_s, value FROM recording_readings
+             WHERE recording_id = ?1 ORDER BY t_s, rowid",
+        )?;
+        let rows = query.query_map([id], |r| {
+            Ok(Reading {
+                name: r.get(0)?,
+                higher_is_better: r.get(1)?,
+                t_s: r.get(2)?,
+                value: r.get(3)?,
+            })
+        })?;
+        rows.collect::<rusqlite::Result<_>>()
+            .with_context(|| format!("reading the load's figures of recording {id}"))
     }
 
     /// The restarts of recording `id`'s instance, `(t_s, why)` in time order.
@@ -150,6 +192,43 @@ mod tests {
         let times: Vec<f64> = store.raw_samples(second)?.iter().map(|s| s.t_s).collect();
         assert_eq!(times, vec![1.0, 2.0]);
         assert!(store.raw_samples(first)?.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn a_recordings_load_figures_come_back_in_time_order() -> anyhow::Result<()> {
+        use crate::store::Reading;
+        let dir = tempfile::tempdir()?;
+        let mut store = Store::open(&dir.path().join("a.db"))?;
+        let (soak, _) = store.begin_soak(&["soak".to_string()])?;
+        let (id, _) = store.begin_recording(&NewRecording {
+            name: "soak glibc#1".into(),
+            config: "glibc".into(),
+            env: vec![],
+            command: None,
+            target_pid: 1,
+            target_start: 0,
+            interval_ms: 1000,
+            hostname: "h".into(),
+            soak_id: Some(soak),
+        })?;
+        let reading = |name: &str, t_s, value| Reading {
+            name: name.into(),
+            higher_is_better: name == "rps",
+            t_s,
+            value,
+        };
+        store.add_readings(id, &[reading("p95", 9.0, 12.5), reading("rps", 9.0, 800.0)])?;
+        store.add_readings(id, &[reading("p95", 4.0, 11.0)])?;
+        assert_eq!(
+            store.recording_readings(id)?,
+            vec![
+                reading("p95", 4.0, 11.0),
+                reading("p95", 9.0, 12.5),
+                reading("rps", 9.0, 800.0)
+            ]
+        );
+        assert!(store.recording_readings(id + 1)?.is_empty());
         Ok(())
     }
 }
