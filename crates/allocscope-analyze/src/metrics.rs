@@ -67,7 +67,11 @@ pub fn run_metrics(record: &RunRecord) -> RunMetrics {
         final_rss_bytes: samples.last().map(|s: &Sample| s.rss_bytes).unwrap_or(0),
         peak_pss_bytes: pss.iter().map(|&(_, v)| v).max(),
         mean_pss_bytes: time_weighted_mean(&pss),
-        ..cgroup_metrics(record, clock, breakdown_metrics(samples, heap_metrics(samples)))
+        ..cgroup_metrics(
+            record,
+            clock,
+            breakdown_metrics(samples, heap_metrics(samples)),
+        )
     }
 }
 
@@ -162,7 +166,8 @@ fn cgroup_series(record: &RunRecord, pick: fn(&CgroupSample) -> u64) -> Vec<(f64
 /// on the run's `Clock`; `None` for a run without one (no tick, so no mean).
 pub fn cgroup_mean(record: &RunRecord) -> Option<CgroupSample> {
     let clock = Clock::of(record);
-    let mean = |pick: fn(&CgroupSample) -> u64| clock.mean(&record.samples, &cgroup_series(record, pick));
+    let mean =
+        |pick: fn(&CgroupSample) -> u64| clock.mean(&record.samples, &cgroup_series(record, pick));
     Some(CgroupSample {
         charge_bytes: mean(|c| c.charge_bytes)?,
         working_set_bytes: mean(|c| c.working_set_bytes)?,
@@ -369,12 +374,29 @@ mod tests {
                 ..record(samples, 0)
             }
         };
-        let quiet = run(&[(0.0, 100, 0.0), (2.0, 100, 2.0), (2.0, 200, 2.0), (4.0, 200, 4.0)], 4.0);
+        let quiet = run(
+            &[
+                (0.0, 100, 0.0),
+                (2.0, 100, 2.0),
+                (2.0, 200, 2.0),
+                (4.0, 200, 4.0),
+            ],
+            4.0,
+        );
         let stalled = run(
-            &[(0.0, 100, 0.0), (2.0, 100, 2.0), (2.0, 200, 2.0), (6.0, 200, 2.0), (8.0, 200, 4.0)],
+            &[
+                (0.0, 100, 0.0),
+                (2.0, 100, 2.0),
+                (2.0, 200, 2.0),
+                (6.0, 200, 2.0),
+                (8.0, 200, 4.0),
+            ],
             8.0,
         );
-        assert_eq!((Clock::of(&quiet), Clock::of(&stalled)), (Clock::Work, Clock::Work));
+        assert_eq!(
+            (Clock::of(&quiet), Clock::of(&stalled)),
+            (Clock::Work, Clock::Work)
+        );
         for r in [&quiet, &stalled] {
             let m = run_metrics(r);
             assert_eq!((m.mean_rss_bytes, m.mean_pss_bytes), (150, Some(150)));
