@@ -18,9 +18,11 @@ use allocscope_core::run::Interrupt;
 use allocscope_core::store::Store;
 use allocscope_rounds::engine::{Ended, Engine, Round, Started};
 use allocscope_rounds::shard::{remove_store_files, with_suffix};
-use allocscope_soak::job::{sends_now, settled_path, so_far_path, Sent, SettledLooks};
+use allocscope_soak::job::{sends_now, settled_path, so_far_path, Sent};
 use allocscope_soak::launch::Recipe;
-use allocscope_soak::watch::{watch, Instances, Remote, Settings, Soaked, SETTLED_LOOK_EVERY};
+use allocscope_soak::watch::{
+    watch, Instances, Remote, Settings, SettledLooks, Soaked, SETTLED_LOOK_EVERY,
+};
 use allocscope_soak::watched::Watched;
 use anyhow::Context;
 use std::cell::Cell;

@@ -9,7 +9,6 @@
 //! instances; once every configuration has settled it leaves a file in the
 //! plan's folder, and each node ends its instance at its next look.
 
-use crate::watch::settled_decision;
 use crate::watched::{Series, Source, Watched};
 use allocscope_core::model::{RunStatus, Sample};
 use allocscope_core::run::sampling::SamplingLoop;
@@ -35,25 +34,6 @@ pub fn settled_path(plan_dir: &Path) -> PathBuf {
 /// on the shared file system every few seconds.
 pub fn sends_now(elapsed_s: f64, last_s: f64) -> bool {
     elapsed_s - last_s >= (elapsed_s / 100.0).max(crate::watch::SETTLED_LOOK_EVERY.as_secs_f64())
-}
-
-/// `until settled` over instances soaked elsewhere: what every
-/// configuration's verdict decides, once it decides the same at two looks
-/// in a row (the rule of a soak run here).
-#[derive(Default)]
-pub struct SettledLooks {
-    last: Option<String>,
-}
-
-impl SettledLooks {
-    /// The decision, when `instances` at `elapsed_s` settle it a second
-    /// time in a row.
-    pub fn look(&mut self, instances: &[Watched], elapsed_s: f64) -> Option<String> {
-        let decision = settled_decision(instances, elapsed_s);
-        let again = decision.is_some() && decision == self.last;
-        self.last = decision;
-        again.then(|| self.last.clone()).flatten()
-    }
 }
 
 /// One instance as its node sends it.

@@ -11,7 +11,6 @@
 
 use crate::config::{self, combine};
 use crate::instance::InstanceSummary;
-use crate::job::SettledLooks;
 use crate::launch::{self, Recipe};
 use crate::live::{Live, Showing};
 use crate::verdict::{verdict, Outcome};
@@ -421,6 +420,25 @@ pub fn settled_decision(watched: &[Watched], elapsed_s: f64) -> Option<String> {
         Outcome::LeakEverywhere => Some("a leak everywhere".into()),
         Outcome::OutsideHeapEverywhere => Some("growth outside the heap everywhere".into()),
         Outcome::Inconclusive { .. } => None,
+    }
+}
+
+/// `until settled`: what every configuration's verdict decides, once it
+/// decides the same at two looks in a row; over a soak's own instances, or
+/// over those its cluster jobs sent (`job.rs`).
+#[derive(Default)]
+pub struct SettledLooks {
+    last: Option<String>,
+}
+
+impl SettledLooks {
+    /// The decision, when `instances` at `elapsed_s` settle it a second
+    /// time in a row.
+    pub fn look(&mut self, instances: &[Watched], elapsed_s: f64) -> Option<String> {
+        let decision = settled_decision(instances, elapsed_s);
+        let again = decision.is_some() && decision == self.last;
+        self.last = decision;
+        again.then(|| self.last.clone()).flatten()
     }
 }
 
