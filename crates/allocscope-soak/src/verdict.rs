@@ -107,21 +107,13 @@ fn cpu_cost(replicas: &[InstanceSummary], baseline: Option<&[InstanceSummary]>) 
     let rates =
         |rs: &[InstanceSummary]| rs.iter().map(|r| r.cpu_cores).collect::<Option<Vec<f64>>>();
     let ours = rates(replicas)?;
-    let cores = ours.iter().sum::<f64>() / ours.len() as f64;
     let ratio = match baseline {
         None => None,
-        Some(base) => {
-            let theirs = rates(base)?;
-            let positive = ours.iter().chain(&theirs).all(|&c| c > 0.0);
-            positive
-                .then(|| welch_log_ratio(&ours, &theirs))
-                .flatten()
-                .map(|r| r.ratio())
-        }
+        Some(base) => replicas_ratio(&ours, &rates(base)?),
     };
     Some(CpuCost {
-        cores,
-        over_budget: ratio.is_some_and(|r| r.ci_low > CPU_BUDGET),
+        cores: mean(&ours),
+        over_budget: ratio.is_some_and(|r| beyond_budget(&r, false)),
         ratio,
     })
 }
@@ -143,22 +135,41 @@ fn load_costs(replicas: &[InstanceSummary], baseline: Option<&[InstanceSummary]>
             let ours = values(replicas, &figure.name)?;
             let ratio = baseline
                 .and_then(|base| values(base, &figure.name))
-                .filter(|theirs| ours.iter().chain(theirs).all(|&v| v > 0.0))
-                .and_then(|theirs| welch_log_ratio(&ours, &theirs))
-                .map(|r| r.ratio());
-            let worse = |r: &Ratio| match figure.higher_is_better {
-                true => r.ci_high < 1.0 / CPU_BUDGET,
-                false => r.ci_low > CPU_BUDGET,
-            };
+                .and_then(|theirs| replicas_ratio(&ours, &theirs));
             Some(LoadCost {
                 name: figure.name.clone(),
                 higher_is_better: figure.higher_is_better,
-                value: ours.iter().sum::<f64>() / ours.len() as f64,
-                over_budget: ratio.as_ref().is_some_and(worse),
+                value: mean(&ours),
+                over_budget: (ratio.as_ref())
+                    .is_some_and(|r| beyond_budget(r, figure.higher_is_better)),
                 ratio,
             })
         })
         .collect()
+}
+
+/// The replicas' figures over the baseline's replicas': Welch's t on their
+/// logs, as the plateaus' (`config::separation`); `None` unless every
+/// figure is positive.
+fn replicas_ratio(ours: &[f64], theirs: &[f64]) -> Option<Ratio> {
+    let positive = ours.iter().chain(theirs).all(|&v| v > 0.0);
+    positive
+        .then(|| welch_log_ratio(ours, theirs))
+        .flatten()
+        .map(|r| r.ratio())
+}
+
+/// The ratio's whole interval lies on the worse side of `CPU_BUDGET`: over
+/// it for a cost (CPU time, a latency), under its inverse for a throughput.
+fn beyond_budget(ratio: &Ratio, higher_is_better: bool) -> bool {
+    match higher_is_better {
+        true => ratio.ci_high < 1.0 / CPU_BUDGET,
+        false => ratio.ci_low > CPU_BUDGET,
+    }
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
 }
 
 /// What the soak concludes.
