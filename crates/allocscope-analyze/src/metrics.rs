@@ -50,8 +50,8 @@ pub fn of(run: &StoredRun) -> RunMetrics {
 /// largest single process's high-water mark.
 pub fn run_metrics(record: &RunRecord) -> RunMetrics {
     let samples = &record.samples;
-    let clock = Clock::of(record);
-    let time_weighted_mean = |series: &[(f64, u64)]| clock.mean(samples, series);
+    let weighting = Weighting::of(record);
+    let time_weighted_mean = |series: &[(f64, u64)]| weighting.mean(series);
     let rss: Vec<(f64, u64)> = samples.iter().map(|s| (s.t_s, s.rss_bytes)).collect();
     let pss = estimated(samples, |s| s.pss_bytes);
     let sampled_peak = rss.iter().map(|&(_, v)| v).max().unwrap_or(0);
@@ -69,7 +69,7 @@ pub fn run_metrics(record: &RunRecord) -> RunMetrics {
         mean_pss_bytes: time_weighted_mean(&pss),
         ..cgroup_metrics(
             record,
-            clock,
+            &weighting,
             breakdown_metrics(samples, heap_metrics(samples)),
         )
     }
@@ -108,26 +108,40 @@ impl Clock {
             false => Clock::Wall,
         }
     }
+}
 
-    /// The mean of `series` (`(t_s, value)` read at `samples`' ticks) on
-    /// this clock. On `Work` each point's time is the tree's CPU time at
-    /// that tick, never falling (a process that ended unwaited-for takes
-    /// its CPU time out of the tree's sum).
-    fn mean(self, samples: &[Sample], series: &[(f64, u64)]) -> Option<u64> {
-        if self == Clock::Wall {
+/// A run's means on its `Clock`: for `Work`, each tick's place on the
+/// tree's CPU time, found once for every series of the run.
+struct Weighting {
+    /// `(t_s, CPU seconds)` of each tick, the CPU time never falling (a
+    /// process that ended unwaited-for takes its CPU time out of the
+    /// tree's sum); `None` on `Wall`.
+    work: Option<Vec<(f64, f64)>>,
+}
+
+impl Weighting {
+    fn of(record: &RunRecord) -> Weighting {
+        let work = (Clock::of(record) == Clock::Work).then(|| {
+            let mut work = 0.0_f64;
+            (record.samples.iter())
+                .map(|s| {
+                    work = work.max(s.cpu_s.unwrap_or(0.0));
+                    (s.t_s, work)
+                })
+                .collect()
+        });
+        Weighting { work }
+    }
+
+    /// The mean of `series`, read at the run's ticks, on the run's clock.
+    fn mean(&self, series: &[(f64, u64)]) -> Option<u64> {
+        let Some(work) = &self.work else {
             return time_weighted_mean(series);
-        }
-        let mut work = 0.0_f64;
-        let clock: Vec<(f64, f64)> = (samples.iter())
-            .map(|s| {
-                work = work.max(s.cpu_s.unwrap_or(0.0));
-                (s.t_s, work)
-            })
-            .collect();
+        };
         let on_work: Vec<(f64, u64)> = (series.iter())
             .map(|&(t, v)| {
-                let at = clock.partition_point(|c| c.0 < t).min(clock.len() - 1);
-                (clock[at].1, v)
+                let at = work.partition_point(|c| c.0 < t).min(work.len() - 1);
+                (work[at].1, v)
             })
             .collect();
         time_weighted_mean(&on_work)
@@ -138,8 +152,8 @@ impl Clock {
 /// (never below the kernel's own peak, which sees between ticks) and
 /// time-weighted mean, and the working set's (sampled only: the kernel
 /// keeps no peak of it). All `None` for a run without a group.
-fn cgroup_metrics(record: &RunRecord, clock: Clock, metrics: RunMetrics) -> RunMetrics {
-    let time_weighted_mean = |series: &[(f64, u64)]| clock.mean(&record.samples, series);
+fn cgroup_metrics(record: &RunRecord, weighting: &Weighting, metrics: RunMetrics) -> RunMetrics {
+    let time_weighted_mean = |series: &[(f64, u64)]| weighting.mean(series);
     let charge = cgroup_series(record, |c| c.charge_bytes);
     let working_set = cgroup_series(record, |c| c.working_set_bytes);
     let peak = |series: &[(f64, u64)]| series.iter().map(|&(_, v)| v).max();
@@ -165,9 +179,8 @@ fn cgroup_series(record: &RunRecord, pick: fn(&CgroupSample) -> u64) -> Vec<(f64
 /// the charge and working set) weighted over the ticks that read the group
 /// on the run's `Clock`; `None` for a run without one (no tick, so no mean).
 pub fn cgroup_mean(record: &RunRecord) -> Option<CgroupSample> {
-    let clock = Clock::of(record);
-    let mean =
-        |pick: fn(&CgroupSample) -> u64| clock.mean(&record.samples, &cgroup_series(record, pick));
+    let weighting = Weighting::of(record);
+    let mean = |pick: fn(&CgroupSample) -> u64| weighting.mean(&cgroup_series(record, pick));
     Some(CgroupSample {
         charge_bytes: mean(|c| c.charge_bytes)?,
         working_set_bytes: mean(|c| c.working_set_bytes)?,
