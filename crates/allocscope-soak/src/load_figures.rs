@@ -66,42 +66,72 @@ pub fn figures(load: &[LoadSeries], from_s: f64) -> Vec<LoadFigure> {
 
 /// The load's stdout and stderr, read as they grow: each call returns the
 /// whole lines written since the last (a line still being written waits).
-/// A restarted instance's load writes its files anew, and a file shorter
-/// than what was read is read again from its start.
+/// Each file is opened once it exists and kept open, as it is looked at
+/// every tick. A file shorter than what was read (written anew) is read
+/// again from its start.
 pub struct LoadTail {
-    files: Vec<(PathBuf, u64, Vec<u8>)>,
+    files: Vec<Tailed>,
+}
+
+struct Tailed {
+    path: PathBuf,
+    file: Option<File>,
+    /// How far it has been read, and the start of a line not yet whole.
+    offset: u64,
+    partial: Vec<u8>,
 }
 
 impl LoadTail {
     pub fn new(files: impl IntoIterator<Item = PathBuf>) -> LoadTail {
+        let tailed = |path| Tailed {
+            path,
+            file: None,
+            offset: 0,
+            partial: Vec::new(),
+        };
         LoadTail {
-            files: files.into_iter().map(|p| (p, 0, Vec::new())).collect(),
+            files: files.into_iter().map(tailed).collect(),
         }
     }
 
     /// The whole lines written since the last call.
     pub fn lines(&mut self) -> Vec<String> {
         let mut lines = Vec::new();
-        for (path, offset, partial) in &mut self.files {
-            let Ok(file) = File::open(&*path) else {
-                continue;
-            };
-            let len = file.metadata().map_or(0, |m| m.len());
-            if len < *offset {
-                (*offset, *partial) = (0, Vec::new());
-            }
-            let mut buffer = vec![0; (len - *offset) as usize];
-            let Ok(read) = file.read_at(&mut buffer, *offset) else {
-                continue;
-            };
-            *offset += read as u64;
-            partial.extend_from_slice(&buffer[..read]);
-            if let Some(end) = partial.iter().rposition(|&b| b == b'\n') {
-                let whole: Vec<u8> = partial.drain(..=end).collect();
-                lines.extend(String::from_utf8_lossy(&whole).lines().map(str::to_string));
-            }
+        for tailed in &mut self.files {
+            lines.extend(tailed.new_lines());
         }
         lines
+    }
+}
+
+impl Tailed {
+    fn new_lines(&mut self) -> Vec<String> {
+        if self.file.is_none() {
+            self.file = File::open(&self.path).ok();
+        }
+        let Some(file) = &self.file else {
+            return Vec::new();
+        };
+        let len = file.metadata().map_or(0, |m| m.len());
+        if len < self.offset {
+            (self.offset, self.partial) = (0, Vec::new());
+        }
+        if len == self.offset {
+            return Vec::new();
+        }
+        let mut buffer = vec![0; (len - self.offset) as usize];
+        let Ok(read) = file.read_at(&mut buffer, self.offset) else {
+            return Vec::new();
+        };
+        self.offset += read as u64;
+        self.partial.extend_from_slice(&buffer[..read]);
+        let Some(end) = self.partial.iter().rposition(|&b| b == b'\n') else {
+            return Vec::new();
+        };
+        let whole: Vec<u8> = self.partial.drain(..=end).collect();
+        (String::from_utf8_lossy(&whole).lines())
+            .map(str::to_string)
+            .collect()
     }
 }
 
