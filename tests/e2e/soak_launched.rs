@@ -7,6 +7,7 @@
 
 use crate::common::*;
 use crate::record::db_arg;
+use std::process::Output;
 
 /// The recordings' (name, status, samples, samples with a live heap).
 pub fn recordings(scratch: &Scratch) -> Vec<(String, String, i64, i64)> {
@@ -142,6 +143,21 @@ fn soak_tells_the_allocators_fragmentation_from_the_programs_leak() {
     );
 }
 
+/// The soak's report, once it has kept glibc and ruled glibc:arena_max=1
+/// out on `cost` (`CPU time `, `the load's rtt `) over the 5% budget.
+fn kept_glibc_ruling_out(output: Output, cost: &str) -> String {
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let verdict = text.lines().last().unwrap_or_default();
+    assert!(
+        verdict.starts_with("Keep glibc: ")
+            && verdict.contains(&format!("glibc:arena_max=1 not chosen: {cost}"))
+            && verdict.contains("of glibc's, over the 5% budget"),
+        "{text}"
+    );
+    text
+}
+
 /// A server whose lower plateau (glibc:arena_max=1 holds 8 MiB of ballast,
 /// glibc 16) answers each request 20 ms late, under a load that prints its
 /// round trip's median every half second: the load's figure, read by
@@ -185,18 +201,8 @@ fn a_lower_plateau_whose_load_is_slower_beyond_the_budget_is_not_chosen() {
         server,
         "{port}",
     ]);
-    let output = scratch.run(&args);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let text = stdout(&output);
-    let verdict = text.lines().last().unwrap_or_default();
-    assert!(
-        verdict.starts_with("Keep glibc: ")
-            && verdict.contains("glibc:arena_max=1 not chosen: the load's rtt ")
-            && verdict.contains("of glibc's, over the 5% budget"),
-        "{text}"
-    );
+    let text = kept_glibc_ruling_out(scratch.run(&args), "the load's rtt ");
     assert!(text.contains("  load rtt "), "{text}");
-    println!("{text}");
     let conn = rusqlite::Connection::open(scratch.db()).expect("store opens");
     let readings: i64 = conn
         .query_row(
@@ -381,16 +387,7 @@ fn a_lower_plateau_that_costs_cpu_beyond_the_budget_is_not_chosen() {
     );
     let mut args = glibc_soak_args(&db, "2", "16s");
     args.extend(["--", "sh", "-c", &script]);
-    let output = scratch.run(&args);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let text = stdout(&output);
-    let verdict = text.lines().last().unwrap_or_default();
-    assert!(
-        verdict.starts_with("Keep glibc: ")
-            && verdict.contains("glibc:arena_max=1 not chosen: CPU time ")
-            && verdict.contains("of glibc's, over the 5% budget"),
-        "{text}"
-    );
+    kept_glibc_ruling_out(scratch.run(&args), "CPU time ");
     let report = scratch.run(&["report", "--db", &db, "--soak", "1", "--export-json", "-"]);
     assert!(report.status.success(), "{}", stderr(&report));
     let json: serde_json::Value = serde_json::from_slice(&report.stdout).expect("JSON");

@@ -146,14 +146,9 @@ impl Store {
 mod tests {
     use crate::store::{NewRecording, Store};
 
-    #[test]
-    fn a_soak_keeps_its_arguments_knows_its_recordings_and_reads_their_samples(
-    ) -> anyhow::Result<()> {
-        let dir = tempfile::tempdir()?;
-        let mut store = Store::open(&dir.path().join("a.db"))?;
-        let arguments = vec!["-a".to_string(), "glibc".into(), "--".into(), "grow".into()];
-        let (soak, _) = store.begin_soak(&arguments)?;
-        let new = |soak_id| NewRecording {
+    /// A soak instance's recording (`None`: a recording of no soak).
+    fn instance(soak_id: Option<i64>) -> NewRecording {
+        NewRecording {
             name: "soak glibc#1".into(),
             config: "glibc".into(),
             env: vec![],
@@ -163,10 +158,19 @@ mod tests {
             interval_ms: 1000,
             hostname: "h".into(),
             soak_id,
-        };
-        let (first, _) = store.begin_recording(&new(Some(soak)))?;
-        store.begin_recording(&new(None))?;
-        let (second, _) = store.begin_recording(&new(Some(soak)))?;
+        }
+    }
+
+    #[test]
+    fn a_soak_keeps_its_arguments_knows_its_recordings_and_reads_their_samples(
+    ) -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let mut store = Store::open(&dir.path().join("a.db"))?;
+        let arguments = vec!["-a".to_string(), "glibc".into(), "--".into(), "grow".into()];
+        let (soak, _) = store.begin_soak(&arguments)?;
+        let (first, _) = store.begin_recording(&instance(Some(soak)))?;
+        store.begin_recording(&instance(None))?;
+        let (second, _) = store.begin_recording(&instance(Some(soak)))?;
         let stored = store.soak(soak)?.expect("stored");
         assert_eq!(stored.arguments, arguments);
         assert!(stored.started_unix > 1.6e9, "{}", stored.started_unix);
@@ -201,17 +205,7 @@ mod tests {
         let dir = tempfile::tempdir()?;
         let mut store = Store::open(&dir.path().join("a.db"))?;
         let (soak, _) = store.begin_soak(&["soak".to_string()])?;
-        let (id, _) = store.begin_recording(&NewRecording {
-            name: "soak glibc#1".into(),
-            config: "glibc".into(),
-            env: vec![],
-            command: None,
-            target_pid: 1,
-            target_start: 0,
-            interval_ms: 1000,
-            hostname: "h".into(),
-            soak_id: Some(soak),
-        })?;
+        let (id, _) = store.begin_recording(&instance(Some(soak)))?;
         let reading = |name: &str, t_s, value| Reading {
             name: name.into(),
             higher_is_better: name == "rps",
