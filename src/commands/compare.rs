@@ -16,14 +16,16 @@ use allocscope_rounds::Schedule;
 use std::time::SystemTime;
 
 /// The exit code when every run ended `ok` and, under `--runs auto`, the
-/// verdict recommends a configuration for its memory with its performance
-/// not resolved when the rounds ran out (`Outcome::RecommendUnproven`): a
-/// script can tell it from a proven pick (0).
+/// rounds ran out on a verdict not proven: a configuration recommended for
+/// its memory with its performance not resolved
+/// (`Outcome::RecommendUnproven`), or the default kept with candidates
+/// still open that measured no saving (`Outcome::KeepUnproven`): a script
+/// can tell it from a proven answer (0).
 pub const EXIT_UNPROVEN: i32 = 3;
 
 /// Runs the rounds and returns the process exit code: 0 when every run
 /// ended `ok` (and every round left its runs), `EXIT_UNPROVEN` when then
-/// the pick's performance is unproven, 1 when some run did not end `ok`,
+/// the verdict is not proven, 1 when some run did not end `ok`,
 /// 128+signal when interrupted.
 pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
     for warning in &settings.warnings {
@@ -88,7 +90,11 @@ pub fn compare(settings: &CompareSettings) -> anyhow::Result<i32> {
         // Only a time box (`--runs auto` capped by --max-runs/--max-time)
         // leaves a pick unproven by the experiment's own rule; a fixed
         // `-r N` ran what was asked, and exits 0 as it always did.
-        true if adaptive && outcome == Outcome::RecommendUnproven => EXIT_UNPROVEN,
+        true if adaptive
+            && matches!(outcome, Outcome::RecommendUnproven | Outcome::KeepUnproven) =>
+        {
+            EXIT_UNPROVEN
+        }
         true => 0,
     })
 }

@@ -414,6 +414,26 @@ pub(crate) fn unproven_pick(standings: &[Standing], memory_ratio: &[f64]) -> Opt
         .map(|(i, _)| i)
 }
 
+/// At the time box, when nothing qualifies and no candidate is an
+/// `unproven_pick`: whether every candidate still open measured no saving
+/// beyond the minimum (its memory ratio at or above `memory_max`, with an
+/// interval: one round measures too little to keep anything on).
+/// The verdict then keeps the default with those named as not resolved,
+/// rather than "inconclusive" alone: nothing measured argues for a change,
+/// and the burden of proof is the candidate's. One open candidate whose
+/// figure shows a saving, however unsettled, keeps the verdict inconclusive.
+pub(crate) fn unproven_keep(standings: &[Standing], memory_ratio: &[f64], memory_max: f64) -> bool {
+    let mut open = standings
+        .iter()
+        .zip(memory_ratio)
+        .filter(|(s, _)| s.is_open())
+        .peekable();
+    open.peek().is_some()
+        && open.all(|(s, &m)| {
+            s.memory != Side::Good && s.memory_bounds.is_some() && m.is_finite() && m >= memory_max
+        })
+}
+
 /// What the adaptive schedule does after a round.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Schedule {

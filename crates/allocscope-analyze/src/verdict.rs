@@ -13,7 +13,7 @@
 
 use super::cause::{explain as explain_cause, Cause};
 use super::choice::{measures, Measures};
-use super::decide::{decide as decide_outcome, unproven_pick, Decision, Side};
+use super::decide::{decide as decide_outcome, unproven_keep, unproven_pick, Decision, Side};
 pub use super::deploy::{deploy, sh_quote, Deploy, KeptLimit, LimitLines};
 use super::judge::{judge_all, shown, Judged};
 use super::metric_table::MetricDef;
@@ -32,6 +32,11 @@ pub enum Outcome {
     RecommendUnproven,
     /// Every candidate is settled out: keep the baseline (`config` names it).
     KeepDefault,
+    /// The rounds ran out with nothing qualifying and no open candidate
+    /// measuring a saving beyond the minimum: keep the baseline (`config`
+    /// names it), the open ones named as not resolved
+    /// (`Reason::KeepUnproven`).
+    KeepUnproven,
     /// Some candidate is not settled yet; `config` is absent.
     Inconclusive,
 }
@@ -398,6 +403,21 @@ impl Context<'_> {
         verdict.kept_limit = self.kept_limit();
     }
 
+    /// At the time box: keep the baseline, the candidates still open (none
+    /// of which measured a saving beyond the minimum) named as not resolved.
+    fn keep_unproven(&self, verdict: &mut Verdict) {
+        let Reason::Inconclusive { baseline_rounds } = self.inconclusive_reason() else {
+            return;
+        };
+        verdict.outcome = Outcome::KeepUnproven;
+        verdict.reason = Reason::KeepUnproven {
+            baseline: self.base_name(),
+            baseline_rounds,
+        };
+        verdict.config = Some(self.base_name());
+        verdict.kept_limit = self.kept_limit();
+    }
+
     /// The verdict before deciding: inconclusive, with the explanation and
     /// the candidates still open.
     fn open_verdict(&self) -> Verdict {
@@ -506,10 +526,15 @@ pub fn decide(
         // The rounds ran out (an interrupted experiment's did not):
         // recommend what memory settled, with performance named unproven.
         Decision::Inconclusive(_) if experiment.status != "interrupted" => {
+            let memory_max = 1.0 - judging.min_saving_pct / 100.0;
             match unproven_pick(&standings, &memory_ratio) {
                 Some(k) => {
                     context.recommend_unproven(&mut verdict, k);
                     Some(k)
+                }
+                None if unproven_keep(&standings, &memory_ratio, memory_max) => {
+                    context.keep_unproven(&mut verdict);
+                    saved_most
                 }
                 None => {
                     verdict.kept_limit = context.kept_limit();

@@ -53,6 +53,13 @@ pub enum Reason {
         /// Candidates a race dropped on their first readings.
         dropped: usize,
     },
+    /// At the time box: no candidate qualified, and none still open
+    /// (`Verdict::unsettled`, each named as not resolved) measured a saving
+    /// beyond the minimum; the baseline is kept.
+    KeepUnproven {
+        baseline: String,
+        baseline_rounds: usize,
+    },
     /// Some candidate is open (`Verdict::unsettled`).
     Inconclusive { baseline_rounds: usize },
     /// No candidate besides the baseline.

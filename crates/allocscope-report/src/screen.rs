@@ -360,6 +360,20 @@ fn verdict_line(a: &Analysis) -> String {
     if let Reason::Inconclusive { baseline_rounds } = v.reason {
         return inconclusive(a, baseline_rounds);
     }
+    if let Reason::KeepUnproven {
+        baseline,
+        baseline_rounds: rounds,
+    } = &v.reason
+    {
+        let open = v.unsettled.len();
+        return format!(
+            "keep {baseline}, not proven: in {rounds} round{} no candidate measured a saving of \
+             {}% or more of {}; {open} still open, not resolved at this noise.",
+            if *rounds == 1 { "" } else { "s" },
+            v.min_saving_pct,
+            v.memory.label
+        );
+    }
     if let Reason::RecommendUnproven {
         baseline,
         memory: m,

@@ -117,6 +117,16 @@ pub fn reason(v: &Verdict) -> String {
                  keeping {pw} within {budget}% of the baseline, beyond run-to-run noise.{rest}"
             )
         }
+        Reason::KeepUnproven {
+            baseline,
+            baseline_rounds,
+        } => format!(
+            "Keep the default ({baseline}), not proven: in {baseline_rounds} round{} of the \
+             baseline no candidate measured a saving of {saving}% or more of {mw}, and those \
+             still open are not resolved at this noise. {}.",
+            if *baseline_rounds == 1 { "" } else { "s" },
+            open_candidates(v)
+        ),
         Reason::Inconclusive { baseline_rounds } => inconclusive(v, *baseline_rounds),
         Reason::NothingToCompare => "Inconclusive: there is no configuration besides the \
                                      baseline to compare; add -a CONFIG."
@@ -201,6 +211,16 @@ fn unsettled(v: &Verdict) -> String {
 /// How many rounds the baseline had, and of each unsettled candidate what
 /// is settled, then what is not.
 fn inconclusive(v: &Verdict, rounds: usize) -> String {
+    format!(
+        "Inconclusive after {rounds} round{} of the baseline. {}.",
+        if rounds == 1 { "" } else { "s" },
+        open_candidates(v)
+    )
+}
+
+/// Of each unsettled candidate what is settled, then what is not, and what
+/// would settle them.
+fn open_candidates(v: &Verdict) -> String {
     let parts: Vec<String> = v.unsettled.iter().map(|u| unsettled_words(v, u)).collect();
     // Candidates the futility rule stopped are past what rounds can settle.
     let more = if v.unsettled.iter().all(|u| u.unresolvable_after.is_some()) {
@@ -209,9 +229,7 @@ fn inconclusive(v: &Verdict, rounds: usize) -> String {
         "More rounds would settle it (--runs auto --max-runs N), or re-judge"
     };
     format!(
-        "Inconclusive after {rounds} round{} of the baseline. {}. {more} with other thresholds \
-         (allocscope report --min-saving/--max-slowdown).",
-        if rounds == 1 { "" } else { "s" },
+        "{}. {more} with other thresholds (allocscope report --min-saving/--max-slowdown)",
         parts.join(". ")
     )
 }
