@@ -219,6 +219,14 @@ fn a_lower_plateau_whose_load_is_slower_beyond_the_budget_is_not_chosen() {
     let candidate = &json["soak"]["verdict"]["configurations"][1];
     assert_eq!(candidate["label"], "glibc:arena_max=1", "{candidate}");
     assert_eq!(candidate["load"][0]["name"], "rtt", "{candidate}");
+    // The rows carry it too, for pandas: the candidate's ratio over 1.05.
+    let row = &json["soak"]["configurations"][1];
+    let ratio = row["load_rtt_ratio_ci_low"].as_f64().unwrap_or(0.0);
+    assert!(ratio > 1.05, "{row}");
+    assert!(
+        json["soak"]["instances"][0]["load_rtt"].as_f64().is_some(),
+        "{json}"
+    );
     assert_eq!(candidate["load"][0]["over_budget"], true, "{candidate}");
     let reasons = candidate["reasons"].as_array().expect("reasons");
     assert!(

@@ -5,7 +5,7 @@
 //! Markdown (the summary, then the configurations' and instances' tables),
 //! which is also the text report. The HTML is `page.rs`.
 
-use crate::figures::{rows, Cell, Row};
+use crate::figures::{load_names, rows, Cell, Row};
 use crate::growth::{Growth, Settling};
 use crate::projection::Reach;
 use crate::render::{bytes_text, factor_text, growth_text, ratio_text, render};
@@ -68,10 +68,11 @@ pub fn verdict_text(verdict: Option<&Verdict>) -> String {
 }
 
 pub fn json(record: &SoakRecord, rendered: &Rendered) -> serde_json::Result<String> {
+    let load = load_names(&rendered.rows);
     let objects = |instances: bool| -> Vec<Value> {
         (rendered.rows.iter())
             .filter(|r| r.instance.is_some() == instances)
-            .map(object)
+            .map(|row| object(row, &load))
             .collect()
     };
     let value = json!({
@@ -90,39 +91,50 @@ pub fn json(record: &SoakRecord, rendered: &Rendered) -> serde_json::Result<Stri
     serde_json::to_string_pretty(&value).map(|s| s + "\n")
 }
 
-fn object(row: &Row) -> Value {
+/// A row's figures, with the columns of the `load` figures.
+fn object(row: &Row, load: &[String]) -> Value {
     let mut map = Map::new();
     map.insert("config".into(), json!(row.config));
     if let Some(name) = &row.instance {
         map.insert("instance".into(), json!(name));
     }
-    for (name, cell) in row.columns() {
+    for (name, cell) in all_columns(row, load) {
         let value = match cell {
             Cell::Number(v) => json!(v.filter(|v| v.is_finite())),
             Cell::Text(t) => json!(t),
         };
-        map.insert(name.into(), value);
+        map.insert(name, value);
     }
     Value::Object(map)
 }
 
+/// A row's named columns, then those of the `load` figures.
+fn all_columns(row: &Row, load: &[String]) -> Vec<(String, Cell)> {
+    let fixed = row.columns().into_iter().map(|(n, c)| (n.to_string(), c));
+    fixed.chain(row.load_columns(load)).collect()
+}
+
 /// One line per configuration, then per instance (`instance` empty on a
-/// configuration's line).
+/// configuration's line); the load's figures last, blank where a row has
+/// none.
 pub fn csv(rendered: &Rendered) -> String {
     let Some(first) = rendered.rows.first() else {
         return String::new();
     };
-    let names = first.columns().into_iter().map(|c| c.0.to_string());
+    let load = load_names(&rendered.rows);
+    let names = all_columns(first, &load).into_iter().map(|c| c.0);
     let mut out = csv_line(
         ["config".to_string(), "instance".into()]
             .into_iter()
             .chain(names),
     );
     for row in &rendered.rows {
-        let cells = row.columns().into_iter().map(|(_, cell)| match cell {
-            Cell::Number(v) => num(v),
-            Cell::Text(t) => t,
-        });
+        let cells = all_columns(row, &load)
+            .into_iter()
+            .map(|(_, cell)| match cell {
+                Cell::Number(v) => num(v),
+                Cell::Text(t) => t,
+            });
         let head = [row.config.clone(), row.instance.clone().unwrap_or_default()];
         out.push_str(&csv_line(head.into_iter().chain(cells)));
     }

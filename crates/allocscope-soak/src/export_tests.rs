@@ -6,7 +6,7 @@ use crate::export::{csv, figures, json, markdown};
 use crate::page::html;
 use crate::stored::{load, SoakRecord};
 use allocscope_core::model::{Breakdown, Sample};
-use allocscope_core::store::{NewRecording, Store};
+use allocscope_core::store::{NewRecording, Reading, Store};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -35,13 +35,20 @@ fn sample(t: u32, replica: u32, free_per_s: f64) -> Sample {
 }
 
 fn stored(dir: &std::path::Path) -> anyhow::Result<(Store, SoakRecord)> {
+    stored_with_load(dir, &[])
+}
+
+/// `stored`, with a load figure `rtt` read every 10 s of each instance, at
+/// `rtt_ms` per configuration in order (none when empty).
+fn stored_with_load(dir: &std::path::Path, rtt_ms: &[f64]) -> anyhow::Result<(Store, SoakRecord)> {
     let mut store = Store::open(&dir.join("soak.db"))?;
     let arguments: Vec<String> = "soak -a glibc -a glibc:arena_max=2 --duration 10m -- grow"
         .split(' ')
         .map(String::from)
         .collect();
     let (soak, _) = store.begin_soak(&arguments)?;
-    for (config, free_per_s) in [("glibc", 0.1 * MIB), ("glibc:arena_max=2", 0.0)] {
+    let configs = [("glibc", 0.1 * MIB), ("glibc:arena_max=2", 0.0)];
+    for (k, (config, free_per_s)) in configs.into_iter().enumerate() {
         for replica in 1..=2 {
             let (id, _) = store.begin_recording(&NewRecording {
                 name: format!("soak {config}#{replica}"),
@@ -56,6 +63,17 @@ fn stored(dir: &std::path::Path) -> anyhow::Result<(Store, SoakRecord)> {
             })?;
             let samples: Vec<Sample> = (0..600).map(|t| sample(t, replica, free_per_s)).collect();
             store.append_samples(id, &samples)?;
+            if let Some(rtt) = rtt_ms.get(k) {
+                let readings: Vec<Reading> = (0..60)
+                    .map(|i| Reading {
+                        name: "rtt".into(),
+                        higher_is_better: false,
+                        t_s: f64::from(i * 10),
+                        value: rtt + f64::from(replica + i % 3) * 0.01,
+                    })
+                    .collect();
+                store.add_readings(id, &readings)?;
+            }
         }
     }
     let record = load(&store, soak)?;
@@ -159,5 +177,57 @@ fn a_live_page_reloads_itself_and_the_final_one_does_not() -> anyhow::Result<()>
         "{head}"
     );
     assert!(!html(&record, &rendered, None).contains("http-equiv=\"refresh\""));
+    Ok(())
+}
+
+#[test]
+fn the_csv_and_json_rows_carry_the_loads_figures_with_each_configurations_ratio(
+) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let (_store, record) = stored_with_load(dir.path(), &[10.0, 12.0])?;
+    let rendered = figures(&record);
+    let text = csv(&rendered);
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    let at = |name: &str| head.iter().position(|h| *h == name).expect(name);
+    let (value, ratio) = (at("load_rtt"), at("load_rtt_ratio"));
+    let (low, high) = (at("load_rtt_ratio_ci_low"), at("load_rtt_ratio_ci_high"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    // Every row as long as the header; 2 configurations and 4 instances.
+    assert_eq!(rows.len(), 6, "{text}");
+    assert!(rows.iter().all(|r| r.len() == head.len()), "{text}");
+    let number = |r: &[&str], k: usize| r[k].parse::<f64>().unwrap_or(f64::NAN);
+    let candidate = rows
+        .iter()
+        .find(|r| r[0] == "glibc:arena_max=2" && r[1].is_empty())
+        .expect("the candidate's row");
+    assert!((number(candidate, value) - 12.02).abs() < 0.02, "{text}");
+    let r = number(candidate, ratio);
+    assert!((r - 1.2).abs() < 0.01, "{text}");
+    assert!(
+        number(candidate, low) <= r && r <= number(candidate, high),
+        "{text}"
+    );
+    // The baseline has no ratio; an instance its own median, no ratio.
+    let base = rows
+        .iter()
+        .find(|r| r[0] == "glibc" && r[1].is_empty())
+        .expect("glibc");
+    assert!(base[ratio].is_empty() && !base[value].is_empty(), "{text}");
+    let instance = rows.iter().find(|r| !r[1].is_empty()).expect("an instance");
+    assert!(
+        number(instance, value) > 9.9 && instance[ratio].is_empty(),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&json(&record, &rendered)?)?;
+    let configs = &json["soak"]["configurations"];
+    assert!(
+        (configs[1]["load_rtt_ratio"].as_f64().unwrap_or(0.0) - 1.2).abs() < 0.01,
+        "{configs}"
+    );
+    assert!(
+        json["soak"]["instances"][0]["load_rtt"].as_f64().is_some(),
+        "{json}"
+    );
     Ok(())
 }

@@ -50,6 +50,17 @@ pub struct Figures {
     pub cpu_cores: Option<f64>,
     /// A configuration's CPU time over the baseline's.
     pub cpu_ratio: Option<Ratio>,
+    /// Its load's figures (`--metric`): an instance's median reading over
+    /// its growth window, a configuration's the mean of its replicas' with
+    /// its ratio to the baseline's.
+    pub load: Vec<LoadColumn>,
+}
+
+/// One load figure of a row.
+pub struct LoadColumn {
+    pub name: String,
+    pub value: f64,
+    pub ratio: Option<Ratio>,
 }
 
 impl Figures {
@@ -104,6 +115,13 @@ pub fn rows(
                         .map(|s| s.plateau_ratio),
                     cpu_cores: judged.and_then(|j| j.cpu.as_ref()).map(|c| c.cores),
                     cpu_ratio: judged.and_then(|j| j.cpu.as_ref()).and_then(|c| c.ratio),
+                    load: (judged.map_or(&[][..], |j| &j.load).iter())
+                        .map(|l| LoadColumn {
+                            name: l.name.clone(),
+                            value: l.value,
+                            ratio: l.ratio,
+                        })
+                        .collect(),
                 },
             });
         }
@@ -126,6 +144,13 @@ pub fn rows(
                     ratio: None,
                     cpu_cores: s.cpu_cores,
                     cpu_ratio: None,
+                    load: (s.load.iter())
+                        .map(|f| LoadColumn {
+                            name: f.name.clone(),
+                            value: f.median,
+                            ratio: None,
+                        })
+                        .collect(),
                 },
             });
         }
@@ -189,6 +214,42 @@ impl Row {
         out.extend(CPU_RATIO.into_iter().zip(ratio(of.cpu_ratio)));
         out
     }
+
+    /// Its load figures' columns for `names` (`load_names` of every row, so
+    /// that each row has the same): `load_NAME` and, on a configuration's
+    /// row, its ratio to the baseline's with the bounds; blank where it has
+    /// none.
+    pub fn load_columns(&self, names: &[String]) -> Vec<(String, Cell)> {
+        let mut out = Vec::new();
+        for name in names {
+            let figure = self.figures.load.iter().find(|l| &l.name == name);
+            let ratio = figure.and_then(|l| l.ratio);
+            let finite = |v: f64| Some(v).filter(|v| v.is_finite());
+            out.push((
+                format!("load_{name}"),
+                Cell::Number(figure.map(|l| l.value)),
+            ));
+            for (suffix, value) in [
+                ("ratio", ratio.map(|r| r.value)),
+                ("ratio_ci_low", ratio.and_then(|r| finite(r.ci_low))),
+                ("ratio_ci_high", ratio.and_then(|r| finite(r.ci_high))),
+            ] {
+                out.push((format!("load_{name}_{suffix}"), Cell::Number(value)));
+            }
+        }
+        out
+    }
+}
+
+/// The load figures any of `rows` has, in the order first met.
+pub fn load_names(rows: &[Row]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for load in rows.iter().flat_map(|r| &r.figures.load) {
+        if !names.contains(&load.name) {
+            names.push(load.name.clone());
+        }
+    }
+    names
 }
 
 /// `projected`, `too_far` (beyond `projection::MAX_FACTOR`), `not_growing`
