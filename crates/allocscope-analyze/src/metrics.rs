@@ -70,7 +70,7 @@ pub fn run_metrics(record: &RunRecord) -> RunMetrics {
         ..cgroup_metrics(
             record,
             &weighting,
-            breakdown_metrics(samples, heap_metrics(samples)),
+            breakdown_metrics(samples, &weighting, heap_metrics(samples, &weighting)),
         )
     }
 }
@@ -203,8 +203,8 @@ pub fn cgroup_at_peak(record: &RunRecord) -> Option<CgroupSample> {
         .max_by_key(|c| c.charge_bytes)
 }
 
-/// The breakdown's mean: each part time-weighted over the ticks that had a
-/// breakdown, then all scaled by one factor so that they add up to the
+/// The breakdown's mean: each part's mean on the run's clock (as its mean
+/// RSS) over the ticks that had a breakdown, then all scaled by one factor so that they add up to the
 /// run's mean RSS (the ticks without one, their probe reading stale or not
 /// made yet, are in the mean RSS the table shows: the split describes the
 /// ticks it was read on, and the line says how many those were). Then its
@@ -213,7 +213,8 @@ pub fn cgroup_at_peak(record: &RunRecord) -> Option<CgroupSample> {
 /// figures may still describe the climb to it), the most processes without
 /// allocator figures, and the share of the ticks the breakdown covers (the
 /// others' probe readings were stale); all `None` when no tick had one.
-fn breakdown_metrics(samples: &[Sample], metrics: RunMetrics) -> RunMetrics {
+fn breakdown_metrics(samples: &[Sample], weighting: &Weighting, metrics: RunMetrics) -> RunMetrics {
+    let time_weighted_mean = |series: &[(f64, u64)]| weighting.mean(series);
     let with: Vec<&Sample> = samples.iter().filter(|s| s.breakdown.is_some()).collect();
     let parts = |s: &Sample| s.breakdown.unwrap_or_default().parts();
     let mut mean = [0u64; Breakdown::COUNT];
@@ -278,10 +279,11 @@ fn scaled_to(parts: [u64; Breakdown::COUNT], total: u64) -> [u64; Breakdown::COU
     scaled
 }
 
-/// The heap probe's figures; the overhead ratio is the time-weighted mean
-/// RSS over the time-weighted mean live heap, both over the ticks that read
+/// The heap probe's figures; the overhead ratio is the mean RSS over the
+/// mean live heap (each on the run's clock), both over the ticks that read
 /// the live heap (so ticks before the probe started do not count).
-fn heap_metrics(samples: &[Sample]) -> RunMetrics {
+fn heap_metrics(samples: &[Sample], weighting: &Weighting) -> RunMetrics {
+    let time_weighted_mean = |series: &[(f64, u64)]| weighting.mean(series);
     let (live, rss): (Vec<_>, Vec<_>) = samples
         .iter()
         .filter_map(|s| Some(((s.t_s, s.live_heap_bytes?), (s.t_s, s.rss_bytes))))
@@ -378,6 +380,12 @@ mod tests {
             let samples = (ticks.iter())
                 .map(|&(t_s, rss, cpu)| Sample {
                     cpu_s: Some(cpu),
+                    live_heap_bytes: Some(rss / 2),
+                    breakdown: Some(Breakdown {
+                        live_heap_bytes: rss / 2,
+                        allocator_free_bytes: rss / 2,
+                        ..Breakdown::default()
+                    }),
                     ..sample(t_s, rss, Some(rss))
                 })
                 .collect();
@@ -413,6 +421,10 @@ mod tests {
         for r in [&quiet, &stalled] {
             let m = run_metrics(r);
             assert_eq!((m.mean_rss_bytes, m.mean_pss_bytes), (150, Some(150)));
+            // The "why" parts and the live heap on the same clock: they add
+            // up to the mean RSS the table shows.
+            let parts = m.breakdown_mean.expect("breakdown").total_bytes();
+            assert_eq!((parts, m.mean_live_heap_bytes), (150, Some(75)));
         }
         // Over wall time the stall moves it: 100 for 2 s, 200 for 6 s.
         let wall = RunRecord {
