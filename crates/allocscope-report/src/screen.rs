@@ -448,12 +448,7 @@ fn inconclusive(a: &Analysis, rounds: usize) -> String {
     // A candidate the futility rule stopped: more rounds would not settle
     // it, and the reason says what is settled before what is not.
     if v.unsettled.iter().any(|u| u.unresolvable_after.is_some()) {
-        let reason = reason(v);
-        let mut chars = reason.chars();
-        return chars
-            .next()
-            .map(|c| c.to_lowercase().chain(chars).collect())
-            .unwrap_or_default();
+        return lower_first(&reason(v));
     }
     let open = v.unsettled.len();
     let most = v.unsettled.iter().filter_map(|u| u.more_rounds).max();
@@ -510,11 +505,25 @@ fn cause_line(v: &Verdict) -> Option<String> {
     let (b, c) = (&cause.configs[b], &cause.configs[c]);
     let unit = ColumnUnit::of(Unit::Bytes, b.mean.total_bytes() as f64);
     let sentence = super::cause_words::cause_sentence(d, b, c, unit);
-    let sentence = sentence.strip_prefix("Cause: ").unwrap_or(&sentence);
+    // After the colon: "Cause: " dropped, or a sentence of its own begun
+    // in lower case ("the breakdown does not account for ...").
+    let sentence = match sentence.strip_prefix("Cause: ") {
+        Some(rest) => rest.to_string(),
+        None => lower_first(&sentence),
+    };
     Some(format!(
         "{} uses less than {}: {sentence}",
         d.candidate, d.baseline
     ))
+}
+
+/// `text` with its first letter in lower case.
+fn lower_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_lowercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// `tcmalloc (over the 5% budget), mimalloc (saves under 3%)`: each

@@ -62,6 +62,26 @@ fn the_screen_fits_100_columns_and_says_the_cause_once() -> Result<()> {
     Ok(())
 }
 
+/// A cause that is a sentence of its own ("Most of the difference is not
+/// heap ...") continues the why line after its colon in lower case.
+#[test]
+fn the_why_line_goes_on_in_lower_case_after_its_colon() -> Result<()> {
+    let mut a = super::breakdown_tests::analysis()?;
+    let cause = a.verdict.cause.as_mut().expect("the fixture names a cause");
+    let d = cause.difference.as_mut().expect("a difference");
+    d.cause = allocscope_analyze::cause::CauseKind::NotHeap;
+    let text = String::from_utf8(screen().render(&a)?)?.replace("\n  ", " ");
+    let why = text
+        .lines()
+        .find(|l| l.starts_with("why: "))
+        .unwrap_or_default();
+    assert!(
+        why.contains(" uses less than glibc: most of the difference is not heap"),
+        "{text}"
+    );
+    Ok(())
+}
+
 #[test]
 fn each_section_is_the_full_reports_own_part() -> Result<()> {
     let full = text(&TableReporter)?;
