@@ -253,35 +253,37 @@ fn a_candidate_on_the_budget_is_stopped_as_unresolvable_and_recommended_with_per
     );
 }
 
-#[test]
-fn a_candidate_on_the_saving_still_open_at_max_runs_is_named_unresolvable_not_only_open() {
-    // The candidate's peak alternates 93% and 100% of the baseline's 100
-    // MiB: centred on the 3% saving (a little below it, so its figure shows
-    // a saving and the verdict stays inconclusive), so no run count settles
-    // it, and --max-runs 6 ends the rounds at the futility rule's first look.
-    let scratch = Scratch::new();
+/// `compare -a glibc --variant NAME=...` under `--max-runs MAX_RUNS`, judged
+/// by peak PSS and a `cost` each run prints (100 on both sides): the
+/// baseline maps 100 MiB, the variant `mib` by turns (odd, even runs).
+fn peaks_alternating(
+    scratch: &Scratch,
+    name: &str,
+    mib: [&str; 2],
+    max_runs: &str,
+) -> (std::process::Output, Value) {
     let mapped = program("mapped");
     let mapped = mapped.to_str().expect("utf-8");
     let base = script(
-        &scratch,
+        scratch,
         "base.sh",
         &format!("{mapped} 100 200\necho cost=100"),
     );
-    let near = alternating(
-        &scratch,
-        "near.sh",
+    let candidate = alternating(
+        scratch,
+        &format!("{name}.sh"),
         "m",
-        ["100", "93"],
+        mib,
         &format!("{mapped} $m 200\necho cost=100"),
     );
-    let variant = format!("near={near}");
+    let variant = format!("{name}={candidate}");
     let options = [
         "-a",
         "glibc",
         "--variant",
         &variant,
         "--max-runs",
-        "6",
+        max_runs,
         "--metric",
         "cost=([0-9.]+)",
         "--perf-metric",
@@ -289,7 +291,17 @@ fn a_candidate_on_the_saving_still_open_at_max_runs_is_named_unresolvable_not_on
         "--memory-metric",
         "peak",
     ];
-    let (output, json) = scratch.compare(&options, &[&base]);
+    scratch.compare(&options, &[&base])
+}
+
+#[test]
+fn a_candidate_on_the_saving_still_open_at_max_runs_is_named_unresolvable_not_only_open() {
+    // The candidate's peak alternates 93% and 100% of the baseline's 100
+    // MiB: centred on the 3% saving (a little below it, so its figure shows
+    // a saving and the verdict stays inconclusive), so no run count settles
+    // it, and --max-runs 6 ends the rounds at the futility rule's first look.
+    let scratch = Scratch::new();
+    let (output, json) = peaks_alternating(&scratch, "near", ["100", "93"], "6");
     let log = stderr(&output);
     assert!(output.status.success(), "{log}");
     assert!(
@@ -316,36 +328,7 @@ fn at_the_cap_an_open_candidate_that_measured_no_saving_leaves_the_default_kept_
     // MiB: open after 3 rounds (its interval straddles the 3% saving), its
     // figure a cost, never a saving.
     let scratch = Scratch::new();
-    let mapped = program("mapped");
-    let mapped = mapped.to_str().expect("utf-8");
-    let base = script(
-        &scratch,
-        "base.sh",
-        &format!("{mapped} 100 200\necho cost=100"),
-    );
-    let wide = alternating(
-        &scratch,
-        "wide.sh",
-        "m",
-        ["100", "110"],
-        &format!("{mapped} $m 200\necho cost=100"),
-    );
-    let variant = format!("wide={wide}");
-    let options = [
-        "-a",
-        "glibc",
-        "--variant",
-        &variant,
-        "--max-runs",
-        "3",
-        "--metric",
-        "cost=([0-9.]+)",
-        "--perf-metric",
-        "cost",
-        "--memory-metric",
-        "peak",
-    ];
-    let (output, json) = scratch.compare(&options, &[&base]);
+    let (output, json) = peaks_alternating(&scratch, "wide", ["100", "110"], "3");
     let log = stderr(&output);
     assert_eq!(output.status.code(), Some(3), "not proven: exit 3\n{log}");
     let db = scratch.db();

@@ -13,7 +13,9 @@
 
 use super::cause::{explain as explain_cause, Cause};
 use super::choice::{measures, Measures};
-use super::decide::{decide as decide_outcome, unproven_keep, unproven_pick, Decision, Side};
+use super::decide::{
+    decide as decide_outcome, unproven_keep, unproven_pick, Decision, Side, Thresholds,
+};
 pub use super::deploy::{deploy, sh_quote, Deploy, KeptLimit, LimitLines};
 use super::judge::{judge_all, shown, Judged};
 use super::metric_table::MetricDef;
@@ -406,13 +408,10 @@ impl Context<'_> {
     /// At the time box: keep the baseline, the candidates still open (none
     /// of which measured a saving beyond the minimum) named as not resolved.
     fn keep_unproven(&self, verdict: &mut Verdict) {
-        let Reason::Inconclusive { baseline_rounds } = self.inconclusive_reason() else {
-            return;
-        };
         verdict.outcome = Outcome::KeepUnproven;
         verdict.reason = Reason::KeepUnproven {
             baseline: self.base_name(),
-            baseline_rounds,
+            baseline_rounds: self.baseline_rounds(),
         };
         verdict.config = Some(self.base_name());
         verdict.kept_limit = self.kept_limit();
@@ -455,9 +454,15 @@ impl Context<'_> {
         if self.judged.is_empty() {
             return Reason::NothingToCompare;
         }
-        let baseline_rounds = (self.experiment.configs.get(self.baseline))
-            .map_or(0, |c| super::metrics::ok_runs(c).count());
-        Reason::Inconclusive { baseline_rounds }
+        Reason::Inconclusive {
+            baseline_rounds: self.baseline_rounds(),
+        }
+    }
+
+    /// How many rounds the baseline ended `ok`.
+    fn baseline_rounds(&self) -> usize {
+        (self.experiment.configs.get(self.baseline))
+            .map_or(0, |c| super::metrics::ok_runs(c).count())
     }
 }
 
@@ -526,7 +531,12 @@ pub fn decide(
         // The rounds ran out (an interrupted experiment's did not):
         // recommend what memory settled, with performance named unproven.
         Decision::Inconclusive(_) if experiment.status != "interrupted" => {
-            let memory_max = 1.0 - judging.min_saving_pct / 100.0;
+            let memory_max = Thresholds::from_percent(
+                judging.min_saving_pct,
+                judging.max_slowdown_pct,
+                judging.decision_alpha,
+            )
+            .memory_max;
             match unproven_pick(&standings, &memory_ratio) {
                 Some(k) => {
                     context.recommend_unproven(&mut verdict, k);

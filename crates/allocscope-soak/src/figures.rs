@@ -201,17 +201,9 @@ impl Row {
             let values = values.map_or([None; 3], |v| v.map(Some));
             out.extend(names.into_iter().zip(values.map(opt)));
         }
-        let finite = |v: f64| Some(v).filter(|v| v.is_finite());
-        let ratio = |r: Option<Ratio>| {
-            [
-                opt(r.map(|r| r.value)),
-                opt(r.and_then(|r| finite(r.ci_low))),
-                opt(r.and_then(|r| finite(r.ci_high))),
-            ]
-        };
-        out.extend(PLATEAU_RATIO.into_iter().zip(ratio(of.ratio)));
+        out.extend(PLATEAU_RATIO.into_iter().zip(ratio_cells(of.ratio)));
         out.push(("cpu_cores", opt(of.cpu_cores)));
-        out.extend(CPU_RATIO.into_iter().zip(ratio(of.cpu_ratio)));
+        out.extend(CPU_RATIO.into_iter().zip(ratio_cells(of.cpu_ratio)));
         out
     }
 
@@ -223,22 +215,31 @@ impl Row {
         let mut out = Vec::new();
         for name in names {
             let figure = self.figures.load.iter().find(|l| &l.name == name);
-            let ratio = figure.and_then(|l| l.ratio);
-            let finite = |v: f64| Some(v).filter(|v| v.is_finite());
             out.push((
                 format!("load_{name}"),
                 Cell::Number(figure.map(|l| l.value)),
             ));
-            for (suffix, value) in [
-                ("ratio", ratio.map(|r| r.value)),
-                ("ratio_ci_low", ratio.and_then(|r| finite(r.ci_low))),
-                ("ratio_ci_high", ratio.and_then(|r| finite(r.ci_high))),
-            ] {
-                out.push((format!("load_{name}_{suffix}"), Cell::Number(value)));
+            let cells = ratio_cells(figure.and_then(|l| l.ratio));
+            for (suffix, cell) in ["ratio", "ratio_ci_low", "ratio_ci_high"]
+                .into_iter()
+                .zip(cells)
+            {
+                out.push((format!("load_{name}_{suffix}"), cell));
             }
         }
         out
     }
+}
+
+/// A ratio and its bounds as three cells, a bound blank where it is not
+/// finite (one replica a side), all three blank without a ratio.
+fn ratio_cells(r: Option<Ratio>) -> [Cell; 3] {
+    let finite = |v: f64| Some(v).filter(|v| v.is_finite());
+    [
+        Cell::Number(r.map(|r| r.value)),
+        Cell::Number(r.and_then(|r| finite(r.ci_low))),
+        Cell::Number(r.and_then(|r| finite(r.ci_high))),
+    ]
 }
 
 /// The load figures any of `rows` has, in the order first met.
